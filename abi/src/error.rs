@@ -1,0 +1,80 @@
+//! Error codes returned in `x0`.
+
+/// The result code of a syscall, returned in `x0`. Zero is success.
+///
+/// Codes are stable ABI. A syscall that fails changes no kernel state.
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// The call succeeded.
+    Ok = 0,
+    /// `x8` holds a number that is no syscall.
+    InvalidSyscall = 1,
+    /// The capability pointer names no capability (empty slot or out of range).
+    InvalidCapability = 2,
+    /// The capability is of the wrong type for this call.
+    WrongCapabilityType = 3,
+    /// The capability lacks a right this call needs.
+    MissingRights = 4,
+    /// A pointer argument is not a mapped, accessible user address range.
+    InvalidAddress = 5,
+    /// A length, alignment or other argument is out of range.
+    InvalidArgument = 6,
+    /// The kernel has no room left for the request.
+    OutOfResources = 7,
+    /// The syscall was refused by a policy filter.
+    Denied = 8,
+}
+
+impl ErrorCode {
+    /// Decodes a value user space read from `x0`.
+    pub const fn from_raw(raw: u64) -> Option<ErrorCode> {
+        Some(match raw {
+            0 => ErrorCode::Ok,
+            1 => ErrorCode::InvalidSyscall,
+            2 => ErrorCode::InvalidCapability,
+            3 => ErrorCode::WrongCapabilityType,
+            4 => ErrorCode::MissingRights,
+            5 => ErrorCode::InvalidAddress,
+            6 => ErrorCode::InvalidArgument,
+            7 => ErrorCode::OutOfResources,
+            8 => ErrorCode::Denied,
+            _ => return None,
+        })
+    }
+
+    /// The value written to `x0`.
+    pub const fn raw(self) -> u64 {
+        self as u64
+    }
+
+    /// A short description for people.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            ErrorCode::Ok => "success",
+            ErrorCode::InvalidSyscall => "no such syscall",
+            ErrorCode::InvalidCapability => "no capability in that slot",
+            ErrorCode::WrongCapabilityType => "capability of the wrong type",
+            ErrorCode::MissingRights => "capability lacks the needed rights",
+            ErrorCode::InvalidAddress => "bad user address",
+            ErrorCode::InvalidArgument => "bad argument",
+            ErrorCode::OutOfResources => "out of kernel resources",
+            ErrorCode::Denied => "denied by policy",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        for raw in 0..9 {
+            let code = ErrorCode::from_raw(raw).expect("defined");
+            assert_eq!(code.raw(), raw);
+            assert!(!code.describe().is_empty());
+        }
+        assert_eq!(ErrorCode::from_raw(9), None);
+    }
+}

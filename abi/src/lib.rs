@@ -1,0 +1,32 @@
+//! The Portcullis system-call ABI, shared by the kernel and user space.
+//!
+//! # Register convention
+//!
+//! | register | on entry (`svc #0`)                          | on return                      |
+//! |----------|----------------------------------------------|--------------------------------|
+//! | `x8`     | syscall number ([`Syscall`])                 | preserved                      |
+//! | `x0`     | capability pointer (or 0 where none is used) | error code ([`ErrorCode`], 0 = success) |
+//! | `x1`     | message info ([`MessageInfo`])               | message info of a reply        |
+//! | `x2..x7` | message registers / arguments                | message registers / results    |
+//!
+//! Every other general-purpose register, `sp`, the FP/SIMD registers and
+//! `tpidr_el0` are preserved across a syscall.
+//!
+//! Everything here is plain data so that it compiles for the host (unit
+//! tests) and for both AArch64 targets.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod message;
+pub mod syscall;
+
+pub use error::ErrorCode;
+pub use message::MessageInfo;
+pub use syscall::Syscall;
+
+/// Number of message registers carried in `x2..=x7`.
+pub const REGISTER_MESSAGE_WORDS: usize = 6;
+
+/// Largest buffer the debug console prints in one syscall, in bytes.
+pub const DEBUG_PRINT_MAX: usize = 256;

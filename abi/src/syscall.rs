@@ -1,0 +1,71 @@
+//! Syscall numbers (passed in `x8`).
+
+/// A system call, numbered as user space passes it in `x8`.
+///
+/// Numbers are stable ABI: new syscalls take new numbers, old numbers are
+/// never reused.
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syscall {
+    /// Does nothing and returns success: the cost of the entry path itself.
+    Null = 0,
+    /// Gives up the rest of the time slice to the next runnable thread of
+    /// the same priority.
+    Yield = 1,
+    /// Ends the calling thread. `x2` = exit status.
+    Exit = 2,
+    /// Writes `x3` bytes at user address `x2` to the debug console.
+    /// `x0` names the console capability (0 until capabilities arrive).
+    DebugPrint = 3,
+}
+
+impl Syscall {
+    /// Every syscall, in number order.
+    pub const ALL: [Syscall; 4] = [
+        Syscall::Null,
+        Syscall::Yield,
+        Syscall::Exit,
+        Syscall::DebugPrint,
+    ];
+
+    /// Decodes `x8`; `None` for a number no syscall has.
+    pub const fn from_number(number: u64) -> Option<Syscall> {
+        match number {
+            0 => Some(Syscall::Null),
+            1 => Some(Syscall::Yield),
+            2 => Some(Syscall::Exit),
+            3 => Some(Syscall::DebugPrint),
+            _ => None,
+        }
+    }
+
+    /// The number user space puts in `x8`.
+    pub const fn number(self) -> u64 {
+        self as u64
+    }
+
+    /// A short lower-case name, for traces and reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Syscall::Null => "null",
+            Syscall::Yield => "yield",
+            Syscall::Exit => "exit",
+            Syscall::DebugPrint => "debug_print",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip() {
+        for (i, s) in Syscall::ALL.iter().enumerate() {
+            assert_eq!(s.number(), i as u64);
+            assert_eq!(Syscall::from_number(s.number()), Some(*s));
+        }
+        assert_eq!(Syscall::from_number(Syscall::ALL.len() as u64), None);
+        assert_eq!(Syscall::from_number(u64::MAX), None);
+    }
+}

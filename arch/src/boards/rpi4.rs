@@ -1,0 +1,42 @@
+//! Raspberry Pi 4 (BCM2711) defaults, low-peripheral mode.
+
+use super::{Board, BoardInfo, PhysRange};
+
+/// PL011 UART0 (on GPIO14/15 with `dtoverlay=disable-bt`).
+pub const UART: u64 = 0xFE20_1000;
+/// The PL011 reference clock the firmware sets.
+pub const UART_CLOCK_HZ: u32 = 48_000_000;
+/// GIC-400 distributor.
+pub const GIC_DISTRIBUTOR: u64 = 0xFF84_1000;
+/// GIC-400 CPU interface.
+pub const GIC_CPU_INTERFACE: u64 = 0xFF84_2000;
+/// RAM every Pi 4 has below the VideoCore carve-out (1 GiB model).
+pub const RAM_LOW_SIZE: u64 = 0x3B40_0000;
+/// The firmware's spin table and stub live in the first page.
+pub const FIRMWARE_RESERVED: u64 = 0x1000;
+
+/// The board's defaults, used when there is no device tree.
+pub fn defaults() -> BoardInfo {
+    let mut ram = heapless::Vec::new();
+    let _ = ram.push(PhysRange {
+        start: 0,
+        size: RAM_LOW_SIZE,
+    });
+    let mut reserved = heapless::Vec::new();
+    let _ = reserved.push(PhysRange {
+        start: 0,
+        size: FIRMWARE_RESERVED,
+    });
+    BoardInfo {
+        board: Board::RaspberryPi4,
+        ram,
+        reserved,
+        uart: UART,
+        uart_clock_hz: UART_CLOCK_HZ,
+        gic_distributor: GIC_DISTRIBUTOR,
+        gic_cpu_interface: GIC_CPU_INTERFACE,
+        psci_hvc: false,
+        bootargs: heapless::String::new(),
+        from_device_tree: false,
+    }
+}

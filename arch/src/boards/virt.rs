@@ -1,0 +1,37 @@
+//! QEMU `virt` defaults (`-M virt,gic-version=2`), from QEMU's memory map.
+
+use super::{Board, BoardInfo, PhysRange};
+
+/// PL011 UART0.
+pub const UART: u64 = 0x0900_0000;
+/// The PL011 clock QEMU advertises (`apb-pclk`).
+pub const UART_CLOCK_HZ: u32 = 24_000_000;
+/// GICv2 distributor.
+pub const GIC_DISTRIBUTOR: u64 = 0x0800_0000;
+/// GICv2 CPU interface.
+pub const GIC_CPU_INTERFACE: u64 = 0x0801_0000;
+/// Start of RAM.
+pub const RAM_START: u64 = 0x4000_0000;
+/// QEMU's default RAM size for `virt`.
+pub const RAM_DEFAULT_SIZE: u64 = 128 << 20;
+
+/// The board's defaults, used when there is no device tree.
+pub fn defaults() -> BoardInfo {
+    let mut ram = heapless::Vec::new();
+    let _ = ram.push(PhysRange {
+        start: RAM_START,
+        size: RAM_DEFAULT_SIZE,
+    });
+    BoardInfo {
+        board: Board::QemuVirt,
+        ram,
+        reserved: heapless::Vec::new(),
+        uart: UART,
+        uart_clock_hz: UART_CLOCK_HZ,
+        gic_distributor: GIC_DISTRIBUTOR,
+        gic_cpu_interface: GIC_CPU_INTERFACE,
+        psci_hvc: true,
+        bootargs: heapless::String::new(),
+        from_device_tree: false,
+    }
+}

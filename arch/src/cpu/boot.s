@@ -1,0 +1,202 @@
+// Boot: from the loader's exception level (EL3, EL2 or EL1) to EL1 with the
+// MMU on and the kernel running in the high half, then `kernel_main`.
+//
+// Entry conditions we accept (see docs/boot.md):
+//   QEMU virt, ELF        EL1, x0 = device tree
+//   QEMU raspi4b, ELF     EL3, x0 = 0, all cores start here
+//   QEMU raspi4b, Image   EL2, x0 = device tree (with -dtb) or ATAGs
+//   Raspberry Pi 4        EL2, x0 = device tree, secondaries on the spin table
+//
+// Registers kept across the boot path (callee-saved in AAPCS64):
+//   x19 = x0 from the loader, x20 = entry EL, x23 = physical load address.
+
+.equ SCTLR_EL1_RES1, 0x30d00800
+.equ HCR_EL2_RW, (1 << 31)
+.equ SCR_EL3_BOOT, 0x4b1           // NS | RES1 | SMD | RW
+.equ SPSR_EL1H_MASKED, 0x3c5           // EL1h, D A I F masked
+.equ CPTR_EL2_RES1, 0x33ff
+.equ CPACR_EL1_FPEN, (3 << 20)
+
+// GIC-400 of the Raspberry Pi 4 (only touched when entered at EL3, where
+// nothing else has set the GIC up for the non-secure world).
+.equ RPI4_GICD, 0xff841000
+.equ RPI4_GICC, 0xff842000
+
+    .section .text.boot, "ax"
+    .global _start
+_start:
+    // arm64 Image header: lets the Pi firmware and QEMU load kernel8.img
+    // at the 2 MiB-aligned base + text_offset (0x80000).
+    b       primary_entry           // code0
+    .long   0                       // code1
+    .quad   0x80000                 // text_offset
+    .quad   _kernel_size            // image_size, bss and stack included
+    .quad   0x2                     // flags: little endian, 4 KiB pages
+    .quad   0                       // res2
+    .quad   0                       // res3
+    .quad   0                       // res4
+    .ascii  "ARM\x64"               // magic
+    .long   0                       // res5
+
+primary_entry:
+    mov     x19, x0
+    adr     x23, _start
+    mrs     x1, mpidr_el1
+    and     x1, x1, #0xff
+    cbz     x1, 1f
+    // Secondary cores (QEMU raspi4b ELF starts them all here) wait forever;
+    // the kernel is uniprocessor.
+park_secondary:
+    wfe
+    b       park_secondary
+1:
+    mrs     x20, CurrentEL
+    lsr     x20, x20, #2
+    cmp     x20, #3
+    b.eq    from_el3
+    cmp     x20, #2
+    b.eq    from_el2
+    b       el1_entry
+
+from_el3:
+    msr     cptr_el3, xzr           // no FP/SIMD traps to EL3
+    mov     x0, #SCR_EL3_BOOT
+    msr     scr_el3, x0
+    bl      gic_make_nonsecure
+    bl      prepare_el2_for_el1
+    mov     x0, #SPSR_EL1H_MASKED
+    msr     spsr_el3, x0
+    adr     x0, el1_entry
+    msr     elr_el3, x0
+    isb
+    eret
+
+from_el2:
+    bl      prepare_el2_for_el1
+    mov     x0, #SPSR_EL1H_MASKED
+    msr     spsr_el2, x0
+    adr     x0, el1_entry
+    msr     elr_el2, x0
+    isb
+    eret
+
+// EL2 settings so that EL1 runs AArch64 with nothing trapped to EL2:
+// the timers and counters, FP/SIMD and the PMU all belong to EL1.
+prepare_el2_for_el1:
+    mov     x0, #HCR_EL2_RW
+    msr     hcr_el2, x0
+    mrs     x0, cnthctl_el2
+    orr     x0, x0, #3              // EL1PCTEN | EL1PCEN
+    msr     cnthctl_el2, x0
+    msr     cntvoff_el2, xzr        // virtual counter == physical counter
+    mov     x0, #CPTR_EL2_RES1
+    msr     cptr_el2, x0
+    mrs     x0, pmcr_el0
+    ubfx    x0, x0, #11, #5         // PMCR_EL0.N
+    msr     mdcr_el2, x0            // HPMN = N: EL1 owns every counter
+    msr     hstr_el2, xzr
+    msr     vttbr_el2, xzr
+    ldr     x0, =SCTLR_EL1_RES1
+    msr     sctlr_el1, x0
+    ret
+
+// Entered at EL3 (QEMU raspi4b ELF): do what the Pi's armstub does, put
+// every interrupt in group 1 (non-secure) and enable both groups, so that
+// the kernel can use the GIC from non-secure EL1.
+gic_make_nonsecure:
+    ldr     x0, =RPI4_GICD
+    mov     w1, #3
+    str     w1, [x0]                // GICD_CTLR: EnableGrp0 | EnableGrp1
+    ldr     w2, [x0, #4]            // GICD_TYPER
+    and     w2, w2, #0x1f           // ITLinesNumber: (N + 1) * 32 interrupts
+    add     w2, w2, #1
+    add     x3, x0, #0x80           // GICD_IGROUPR0
+    mov     w4, #-1
+2:  str     w4, [x3], #4
+    subs    w2, w2, #1
+    b.ne    2b
+    ldr     x0, =RPI4_GICC
+    mov     w1, #0x3
+    str     w1, [x0]                // GICC_CTLR (secure view): both groups
+    mov     w1, #0xff
+    str     w1, [x0, #4]            // GICC_PMR: let every priority through
+    ret
+
+el1_entry:
+    msr     daifset, #0xf
+    ldr     x0, =SCTLR_EL1_RES1     // MMU and caches off, known state
+    msr     sctlr_el1, x0
+    isb
+    mov     x0, #CPACR_EL1_FPEN     // EL0 may use FP/SIMD (the kernel never does)
+    msr     cpacr_el1, x0
+
+    adrp    x0, __kernel_stack_top
+    add     x0, x0, :lo12:__kernel_stack_top
+    mov     sp, x0
+
+    // Zero .bss at its physical address.
+    adrp    x0, __bss_start
+    add     x0, x0, :lo12:__bss_start
+    adrp    x1, __bss_end
+    add     x1, x1, :lo12:__bss_end
+3:  cmp     x0, x1
+    b.hs    4f
+    stp     xzr, xzr, [x0], #16
+    b       3b
+4:
+    // Build the kernel's page tables with the MMU off (Rust, position
+    // independent: it only uses PC-relative addresses).
+    mov     x0, x23
+    mov     x1, x19
+    bl      early_map_kernel        // x0 = &BootMmuConfig (physical)
+    mov     x24, x0
+
+    // The tables (in .bss) were written with the data cache off: drop any
+    // stale lines so the table walker, which reads through the cache, sees
+    // what we wrote.
+    adrp    x0, __bss_start
+    add     x0, x0, :lo12:__bss_start
+    adrp    x1, __bss_end
+    add     x1, x1, :lo12:__bss_end
+    mrs     x2, ctr_el0
+    ubfx    x2, x2, #16, #4         // DminLine: log2(words)
+    mov     x3, #4
+    lsl     x3, x3, x2              // line size in bytes
+    sub     x4, x3, #1
+    bic     x0, x0, x4
+5:  dc      ivac, x0
+    add     x0, x0, x3
+    cmp     x0, x1
+    b.lo    5b
+    dsb     sy
+
+    ldp     x0, x1, [x24]           // mair, tcr
+    msr     mair_el1, x0
+    msr     tcr_el1, x1
+    ldp     x0, x1, [x24, #16]      // ttbr0 (identity, boot only), ttbr1
+    msr     ttbr0_el1, x0
+    msr     ttbr1_el1, x1
+    ldr     x0, [x24, #32]          // sctlr
+    isb
+    tlbi    vmalle1
+    dsb     nsh
+    isb
+    msr     sctlr_el1, x0
+    isb
+    ldr     x0, =high_entry
+    br      x0
+
+high_entry:
+    // Now running at the link address in the high half.
+    ldr     x0, =__kernel_stack_top
+    mov     sp, x0
+    ldr     x0, =exception_vectors
+    msr     vbar_el1, x0
+    isb
+    mov     x0, x19                 // device tree (physical), or 0/ATAGs
+    mov     x1, x20                 // entry EL
+    mov     x2, x23                 // physical load address
+    bl      kernel_main
+6:  wfe
+    b       6b
+    .ltorg

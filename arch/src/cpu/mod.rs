@@ -1,0 +1,14 @@
+//! The AArch64 CPU side: boot, exception vectors, returning to EL0, system
+//! registers, the generic timer, the PMU, TLB maintenance, user-memory
+//! access and ending a run. Built for the target only.
+
+pub mod early_map;
+pub mod power;
+pub mod registers;
+pub mod timer;
+pub mod tlb;
+pub mod phys;
+pub mod user_return;
+
+core::arch::global_asm!(include_str!("boot.s"));
+core::arch::global_asm!(include_str!("vectors.s"));

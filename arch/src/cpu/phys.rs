@@ -1,0 +1,77 @@
+//! Reaching physical memory once the MMU is on.
+//!
+//! RAM is reached through the linear map, except the kernel image, which
+//! the linear map leaves out (so that no writable alias of kernel text
+//! exists) and which is reached at its link address.
+
+use crate::layout::{phys_to_linear, KIMAGE_VBASE, TEXT_OFFSET};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Where the image was loaded (written once by the boot code).
+static IMAGE_PHYS_BASE: AtomicU64 = AtomicU64::new(0);
+/// Size of the image including .bss and the kernel stack.
+static IMAGE_SIZE: AtomicU64 = AtomicU64::new(0);
+
+/// Records where the boot loader put the image (called before the MMU is on).
+pub(crate) fn record_image_placement(phys_base: u64, size: u64) {
+    IMAGE_PHYS_BASE.store(phys_base, Ordering::Relaxed);
+    IMAGE_SIZE.store(size, Ordering::Relaxed);
+}
+
+/// The physical range the kernel image occupies: `(start, size)`.
+pub fn image_range() -> (u64, u64) {
+    (
+        IMAGE_PHYS_BASE.load(Ordering::Relaxed),
+        IMAGE_SIZE.load(Ordering::Relaxed),
+    )
+}
+
+/// The physical address of a kernel-image virtual address.
+pub fn kernel_virt_to_phys(va: u64) -> u64 {
+    va - (KIMAGE_VBASE + TEXT_OFFSET) + IMAGE_PHYS_BASE.load(Ordering::Relaxed)
+}
+
+/// The kernel virtual address through which physical `pa` is reached.
+pub fn phys_to_virt(pa: u64) -> u64 {
+    let (base, size) = image_range();
+    if pa >= base && pa - base < size {
+        pa - base + KIMAGE_VBASE + TEXT_OFFSET
+    } else {
+        phys_to_linear(pa)
+    }
+}
+
+/// Copies `out.len()` bytes from physical `pa`. The caller has checked the
+/// range is RAM (a user frame found by a page-table walk, or a table).
+pub fn read(pa: u64, out: &mut [u8]) {
+    let src = phys_to_virt(pa) as *const u8;
+    // SAFETY: the caller guarantees `pa..pa+len` is RAM, which is mapped
+    // readable in the linear map or the image window.
+    unsafe { core::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
+}
+
+/// Copies `data` to physical `pa` (same contract as `read`).
+pub fn write(pa: u64, data: &[u8]) {
+    let dst = phys_to_virt(pa) as *mut u8;
+    // SAFETY: as `read`; RAM is mapped writable in the linear map.
+    unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+}
+
+/// Fills the 4 KiB page at `pa` with zeros.
+pub fn zero_page(pa: u64) {
+    let dst = phys_to_virt(pa) as *mut u64;
+    // SAFETY: as `write`; the page is 4 KiB aligned RAM.
+    unsafe { core::ptr::write_bytes(dst, 0, 512) };
+}
+
+/// Reads the u64 at physical `pa` (8-byte aligned RAM).
+pub fn read_u64(pa: u64) -> u64 {
+    // SAFETY: as `read`; aligned.
+    unsafe { core::ptr::read_volatile(phys_to_virt(pa) as *const u64) }
+}
+
+/// Writes the u64 at physical `pa` (8-byte aligned RAM).
+pub fn write_u64(pa: u64, value: u64) {
+    // SAFETY: as `write`; aligned.
+    unsafe { core::ptr::write_volatile(phys_to_virt(pa) as *mut u64, value) }
+}

@@ -1,0 +1,82 @@
+//! Reading the system registers the kernel reports and decides on.
+
+use aarch64_cpu::registers::*;
+
+/// Syndrome, fault address and return address of the exception being handled.
+#[derive(Clone, Copy, Debug)]
+pub struct ExceptionSyndrome {
+    /// ESR_EL1.
+    pub esr: u64,
+    /// FAR_EL1 (meaningful for aborts only).
+    pub far: u64,
+}
+
+/// Reads ESR_EL1 and FAR_EL1.
+pub fn exception_syndrome() -> ExceptionSyndrome {
+    ExceptionSyndrome {
+        esr: ESR_EL1.get(),
+        far: FAR_EL1.get(),
+    }
+}
+
+/// The generic timer's frequency in Hz (CNTFRQ_EL0, set by firmware/QEMU).
+pub fn counter_frequency() -> u64 {
+    CNTFRQ_EL0.get()
+}
+
+/// The virtual counter (CNTVCT_EL0).
+pub fn counter() -> u64 {
+    CNTVCT_EL0.get()
+}
+
+/// ID_AA64MMFR0_EL1: physical address range and ASID size.
+pub fn memory_model_features() -> u64 {
+    ID_AA64MMFR0_EL1.get()
+}
+
+/// The MIDR_EL1 part number (0xd08 = Cortex-A72).
+pub fn cpu_part_number() -> u64 {
+    (MIDR_EL1.get() >> 4) & 0xfff
+}
+
+/// Enables the PMU cycle counter for EL0 and EL1 and lets EL0 read it
+/// (PMUSERENR_EL0.CR|EN), for the benchmarks. Under QEMU `-icount shift=0`
+/// it counts guest instructions.
+///
+/// aarch64-cpu has no PMU registers, hence the raw `msr`s.
+pub fn enable_cycle_counter() {
+    const PMCR_E: u64 = 1 << 0;
+    const PMCR_C: u64 = 1 << 2;
+    const PMCNTEN_CYCLES: u64 = 1 << 31;
+    const PMUSERENR_EN_CR: u64 = (1 << 0) | (1 << 2);
+    // SAFETY: PMU configuration has no memory-safety effect.
+    unsafe {
+        core::arch::asm!(
+            "mrs {t}, pmcr_el0",
+            "orr {t}, {t}, {e}",
+            "msr pmcr_el0, {t}",
+            "msr pmcntenset_el0, {c}",
+            "msr pmuserenr_el0, {u}",
+            "isb",
+            t = out(reg) _,
+            e = in(reg) PMCR_E | PMCR_C,
+            c = in(reg) PMCNTEN_CYCLES,
+            u = in(reg) PMUSERENR_EN_CR,
+            options(nostack),
+        )
+    };
+}
+
+/// The PMU cycle counter (PMCCNTR_EL0).
+pub fn cycle_counter() -> u64 {
+    let value: u64;
+    // SAFETY: reading a counter has no side effect.
+    unsafe { core::arch::asm!("mrs {0}, pmccntr_el0", out(reg) value, options(nostack)) };
+    value
+}
+
+/// Lets EL0 read the virtual counter (CNTKCTL_EL1.EL0VCTEN), and nothing
+/// else of the timer.
+pub fn allow_user_counter() {
+    CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET);
+}

@@ -1,0 +1,21 @@
+//! The EL1 virtual timer (CNTV), the kernel's tick.
+//!
+//! The virtual timer is used because it works unchanged whether the kernel
+//! was entered at EL1 (QEMU virt) or dropped there from EL2/EL3 (the boot
+//! code sets CNTVOFF_EL2 = 0): its interrupt is PPI 27 on both boards.
+
+use aarch64_cpu::registers::*;
+
+/// The virtual timer's interrupt ID (a PPI).
+pub const VIRTUAL_TIMER_INTID: u32 = 27;
+
+/// Arms the timer to fire `ticks` counter ticks from now.
+pub fn arm(ticks: u64) {
+    CNTV_TVAL_EL0.set(ticks.min(u64::from(u32::MAX >> 1)));
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
+}
+
+/// Stops the timer.
+pub fn disarm() {
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR);
+}

@@ -1,0 +1,66 @@
+//! The way back to EL0, FP/SIMD state moves and software PAN.
+//!
+//! # Software PAN
+//! The Cortex-A72 (Raspberry Pi 4, QEMU `-cpu cortex-a72`) predates
+//! ARMv8.1's PAN. The kernel gets the same guarantee — kernel code cannot
+//! touch user memory by accident — the way Linux's
+//! `CONFIG_ARM64_SW_TTBR0_PAN` does: while the kernel runs, TTBR0_EL1
+//! holds an empty table with the reserved ASID 0, so any access to a user
+//! address faults; `uaccess` opens the real address space only for the
+//! duration of an explicit copy, and the return to EL0 reinstalls it.
+
+use crate::context::{FpState, UserContext};
+use core::arch::asm;
+
+extern "C" {
+    fn restore_user_context(context: *const UserContext) -> !;
+    fn fp_save(state: *mut FpState);
+    fn fp_restore(state: *const FpState);
+}
+
+/// A table with no valid entry, for TTBR0 while the kernel runs.
+#[repr(C, align(4096))]
+struct EmptyTable([u64; 512]);
+
+static EMPTY_TABLE: EmptyTable = EmptyTable([0; 512]);
+
+/// TTBR0 value that maps nothing, with ASID 0.
+pub fn blocked_ttbr0() -> u64 {
+    crate::cpu::phys::kernel_virt_to_phys(core::ptr::addr_of!(EMPTY_TABLE) as u64)
+}
+
+/// Closes the user address space (call first thing on entry from EL0).
+pub fn block_user_access() {
+    crate::cpu::tlb::set_user_translation(blocked_ttbr0());
+}
+
+/// Returns to EL0 in `context` with address space `ttbr0` (root | ASID).
+///
+/// The context must stay at this address while the thread runs: the next
+/// exception from EL0 saves the registers into it.
+pub fn return_to_user(context: &mut UserContext, ttbr0: u64) -> ! {
+    // Whatever wrote the context (the kernel, later a tracer), the thread
+    // returns to EL0t with interrupts unmasked: only the flags and the
+    // software-step bit survive.
+    context.spsr &= crate::context::SPSR_USER_WRITABLE;
+    // SAFETY: TTBR0 maps the user half only; eret in restore_user_context
+    // synchronises the change before the first user instruction.
+    unsafe { asm!("msr ttbr0_el1, {0}", in(reg) ttbr0, options(nostack)) };
+    // SAFETY: `context` is a valid, live UserContext (the caller keeps it
+    // in the TCB); its SPSR was built by the kernel for EL0 (mode bits
+    // checked in `UserContext::is_el0_aarch64`).
+    unsafe { restore_user_context(context) }
+}
+
+/// Saves the live FP/SIMD registers into `state`.
+pub fn save_fp(state: &mut FpState) {
+    // SAFETY: `state` is a valid, aligned FpState; the kernel (softfloat)
+    // holds no FP values of its own.
+    unsafe { fp_save(state) }
+}
+
+/// Loads the FP/SIMD registers from `state`.
+pub fn restore_fp(state: &FpState) {
+    // SAFETY: as `save_fp`.
+    unsafe { fp_restore(state) }
+}

@@ -1,0 +1,200 @@
+// Exception vectors (VBAR_EL1) and the way back to EL0.
+//
+// The kernel has one stack (it never blocks on it: a thread that waits is
+// recorded in its TCB and the kernel returns to another thread). While a
+// thread runs at EL0, SP_EL1 points at that thread's saved-register block
+// (`UserContext`, see context.rs), so an exception from EL0 stores the
+// registers straight into the TCB and then switches to the kernel stack.
+// Offsets below must match `UserContext`.
+
+.equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
+.equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
+.equ FRAME_SIZE,      288               // sizeof(UserContext)
+
+// Exception kinds passed to the Rust handlers.
+.equ KIND_SYNC,   0
+.equ KIND_IRQ,    1
+.equ KIND_FIQ,    2
+.equ KIND_SERROR, 3
+
+.macro save_user_context
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    stp     x8, x9, [sp, #16 * 4]
+    stp     x10, x11, [sp, #16 * 5]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    stp     x18, x19, [sp, #16 * 9]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mov     x0, sp
+    adrp    x21, __kernel_stack_top
+    add     x21, x21, :lo12:__kernel_stack_top
+    mov     sp, x21
+.endm
+
+// A vector entry for an exception taken from EL1 itself: always a kernel
+// bug (the kernel runs with interrupts masked and never faults on purpose).
+.macro kernel_vector kind
+    .balign 0x80
+    sub     sp, sp, #FRAME_SIZE
+    stp     x0, x1, [sp]
+    mov     x1, #\kind
+    b       el1_exception_common
+.endm
+
+.macro user_vector handler
+    .balign 0x80
+    save_user_context
+    bl      \handler
+    b       .
+.endm
+
+.macro user_vector_other kind
+    .balign 0x80
+    save_user_context
+    mov     x1, #\kind
+    bl      portcullis_el0_other
+    b       .
+.endm
+
+    .section .text.vectors, "ax"
+    .balign 0x800
+    .global exception_vectors
+exception_vectors:
+    // Current EL with SP_EL0: never used (the kernel always runs on SP_EL1).
+    kernel_vector KIND_SYNC
+    kernel_vector KIND_IRQ
+    kernel_vector KIND_FIQ
+    kernel_vector KIND_SERROR
+    // Current EL with SP_EL1: kernel faults.
+    kernel_vector KIND_SYNC
+    kernel_vector KIND_IRQ
+    kernel_vector KIND_FIQ
+    kernel_vector KIND_SERROR
+    // Lower EL, AArch64: syscalls, user faults, interrupts while at EL0.
+    user_vector portcullis_el0_sync
+    user_vector portcullis_el0_irq
+    user_vector_other KIND_FIQ
+    user_vector_other KIND_SERROR
+    // Lower EL, AArch32: the kernel never starts AArch32 code.
+    user_vector_other KIND_SYNC
+    user_vector_other KIND_IRQ
+    user_vector_other KIND_FIQ
+    user_vector_other KIND_SERROR
+
+el1_exception_common:
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    stp     x8, x9, [sp, #16 * 4]
+    stp     x10, x11, [sp, #16 * 5]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    stp     x18, x19, [sp, #16 * 9]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    add     x21, sp, #FRAME_SIZE    // the faulting code's sp
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mov     x0, sp
+    bl      portcullis_el1_exception
+    b       .
+
+// restore_user_context(ctx: *const UserContext) -> !
+// Loads a thread's registers and returns to EL0. SP_EL1 stays pointing at
+// the context so the next exception from EL0 saves into it.
+    .global restore_user_context
+restore_user_context:
+    mov     sp, x0
+    ldp     x22, x23, [sp, #CTX_ELR_PAIR]
+    msr     elr_el1, x22
+    msr     spsr_el1, x23
+    ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    msr     sp_el0, x21
+    ldp     x0, x1, [sp, #16 * 0]
+    ldp     x2, x3, [sp, #16 * 1]
+    ldp     x4, x5, [sp, #16 * 2]
+    ldp     x6, x7, [sp, #16 * 3]
+    ldp     x8, x9, [sp, #16 * 4]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+    ldp     x18, x19, [sp, #16 * 9]
+    ldp     x20, x21, [sp, #16 * 10]
+    ldp     x22, x23, [sp, #16 * 11]
+    ldp     x24, x25, [sp, #16 * 12]
+    ldp     x26, x27, [sp, #16 * 13]
+    ldp     x28, x29, [sp, #16 * 14]
+    eret
+
+// fp_save(state: *mut FpState), fp_restore(state: *const FpState)
+// The kernel itself never uses FP/SIMD (softfloat target), so user FP state
+// only moves on a switch between threads.
+    .arch_extension fp
+    .arch_extension simd
+    .global fp_save
+fp_save:
+    stp     q0, q1, [x0, #32 * 0]
+    stp     q2, q3, [x0, #32 * 1]
+    stp     q4, q5, [x0, #32 * 2]
+    stp     q6, q7, [x0, #32 * 3]
+    stp     q8, q9, [x0, #32 * 4]
+    stp     q10, q11, [x0, #32 * 5]
+    stp     q12, q13, [x0, #32 * 6]
+    stp     q14, q15, [x0, #32 * 7]
+    stp     q16, q17, [x0, #32 * 8]
+    stp     q18, q19, [x0, #32 * 9]
+    stp     q20, q21, [x0, #32 * 10]
+    stp     q22, q23, [x0, #32 * 11]
+    stp     q24, q25, [x0, #32 * 12]
+    stp     q26, q27, [x0, #32 * 13]
+    stp     q28, q29, [x0, #32 * 14]
+    stp     q30, q31, [x0, #32 * 15]
+    mrs     x1, fpcr
+    mrs     x2, fpsr
+    add     x0, x0, #512
+    stp     x1, x2, [x0]
+    ret
+
+    .global fp_restore
+fp_restore:
+    ldp     q0, q1, [x0, #32 * 0]
+    ldp     q2, q3, [x0, #32 * 1]
+    ldp     q4, q5, [x0, #32 * 2]
+    ldp     q6, q7, [x0, #32 * 3]
+    ldp     q8, q9, [x0, #32 * 4]
+    ldp     q10, q11, [x0, #32 * 5]
+    ldp     q12, q13, [x0, #32 * 6]
+    ldp     q14, q15, [x0, #32 * 7]
+    ldp     q16, q17, [x0, #32 * 8]
+    ldp     q18, q19, [x0, #32 * 9]
+    ldp     q20, q21, [x0, #32 * 10]
+    ldp     q22, q23, [x0, #32 * 11]
+    ldp     q24, q25, [x0, #32 * 12]
+    ldp     q26, q27, [x0, #32 * 13]
+    ldp     q28, q29, [x0, #32 * 14]
+    ldp     q30, q31, [x0, #32 * 15]
+    add     x0, x0, #512
+    ldp     x1, x2, [x0]
+    msr     fpcr, x1
+    msr     fpsr, x2
+    ret

@@ -1,0 +1,268 @@
+//! Reading the board description from the flattened device tree.
+//!
+//! The loader passes the device tree's address in `x0`. Everything the
+//! kernel needs (RAM, UART, GIC, PSCI, the command line) is read from it;
+//! what is missing falls back to the board's documented defaults.
+//!
+//! Device addresses under `/soc` on the Raspberry Pi are VideoCore bus
+//! addresses (0x7e20_1000 for the UART); the `/soc` node's `ranges`
+//! translate them to CPU physical addresses (0xfe20_1000). The `fdt` crate
+//! does not translate, so `SocRanges` does.
+
+use crate::boards::{Board, BoardInfo, PhysRange};
+use fdt::node::FdtNode;
+use fdt::Fdt;
+
+/// Why a device tree could not be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceTreeError {
+    /// The blob does not start with the FDT magic or is malformed.
+    NotADeviceTree,
+    /// The tree describes a GICv3, which this kernel does not drive.
+    UnsupportedGicV3,
+    /// The tree names neither a QEMU virt nor a Raspberry Pi 4.
+    UnknownBoard,
+}
+
+impl DeviceTreeError {
+    /// A sentence for the boot log.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            DeviceTreeError::NotADeviceTree => "no valid device tree",
+            DeviceTreeError::UnsupportedGicV3 => {
+                "the device tree describes a GICv3; Portcullis drives GICv2/GIC-400 (use -M virt,gic-version=2)"
+            }
+            DeviceTreeError::UnknownBoard => "the device tree names an unknown board",
+        }
+    }
+}
+
+/// The FDT header magic, big endian.
+pub const FDT_MAGIC: u32 = 0xd00d_feed;
+
+/// Reads `totalsize` from an FDT header, if `header` starts with one.
+pub fn total_size(header: &[u8]) -> Option<usize> {
+    let magic = u32::from_be_bytes(header.get(0..4)?.try_into().ok()?);
+    if magic != FDT_MAGIC {
+        return None;
+    }
+    let size = u32::from_be_bytes(header.get(4..8)?.try_into().ok()?);
+    Some(size as usize)
+}
+
+/// Parses a device tree into the board description.
+pub fn parse(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
+    let fdt = Fdt::new(blob).map_err(|_| DeviceTreeError::NotADeviceTree)?;
+    let board = identify(&fdt).ok_or(DeviceTreeError::UnknownBoard)?;
+    let mut info = board.defaults();
+    info.from_device_tree = true;
+
+    let ram = read_ram(&fdt);
+    if !ram.is_empty() {
+        info.ram = ram;
+    }
+    for reservation in fdt.memory_reservations() {
+        let _ = info.reserved.push(PhysRange {
+            start: reservation.address() as u64,
+            size: reservation.size() as u64,
+        });
+    }
+
+    let soc = SocRanges::read(&fdt);
+    if let Some(uart) = find_enabled(&fdt, &["arm,pl011"]) {
+        if let Some(base) = first_reg(&uart).and_then(|a| soc.translate(a)) {
+            info.uart = base;
+        }
+    }
+    if find_enabled(&fdt, &["arm,gic-v3"]).is_some() {
+        return Err(DeviceTreeError::UnsupportedGicV3);
+    }
+    if let Some(gic) = find_enabled(&fdt, &["arm,gic-400", "arm,cortex-a15-gic"]) {
+        let mut regs = gic.reg().into_iter().flatten();
+        let distributor = regs.next().map(|r| r.starting_address as u64);
+        let cpu_interface = regs.next().map(|r| r.starting_address as u64);
+        if let Some(base) = distributor.and_then(|a| soc.translate(a)) {
+            info.gic_distributor = base;
+        }
+        if let Some(base) = cpu_interface.and_then(|a| soc.translate(a)) {
+            info.gic_cpu_interface = base;
+        }
+    }
+    info.psci_hvc = fdt
+        .find_node("/psci")
+        .and_then(|psci| psci.property("method"))
+        .and_then(|m| m.as_str())
+        .is_some_and(|m| m == "hvc");
+    if let Some(args) = fdt
+        .find_node("/chosen")
+        .and_then(|c| c.property("bootargs"))
+        .and_then(|p| p.as_str())
+    {
+        info.bootargs.clear();
+        // A command line longer than we keep is cut at a word boundary.
+        for word in args.split_ascii_whitespace() {
+            let needed = word.len() + usize::from(!info.bootargs.is_empty());
+            if info.bootargs.len() + needed > info.bootargs.capacity() {
+                break;
+            }
+            if !info.bootargs.is_empty() {
+                let _ = info.bootargs.push(' ');
+            }
+            let _ = info.bootargs.push_str(word);
+        }
+    }
+    Ok(info)
+}
+
+fn identify(fdt: &Fdt<'_>) -> Option<Board> {
+    let compatible = fdt.root().compatible();
+    let mut names = compatible.all();
+    names.find_map(|name| match name {
+        "linux,dummy-virt" => Some(Board::QemuVirt),
+        "raspberrypi,4-model-b" | "brcm,bcm2711" => Some(Board::RaspberryPi4),
+        _ => None,
+    })
+}
+
+fn read_ram(fdt: &Fdt<'_>) -> heapless::Vec<PhysRange, { crate::boards::MAX_RAM_RANGES }> {
+    let mut ram = heapless::Vec::new();
+    let Some(root) = fdt.find_node("/") else {
+        return ram;
+    };
+    for node in root.children() {
+        let is_memory = node
+            .property("device_type")
+            .and_then(|p| p.as_str())
+            .is_some_and(|t| t == "memory");
+        if !is_memory {
+            continue;
+        }
+        for region in node.reg().into_iter().flatten() {
+            let size = region.size.unwrap_or(0) as u64;
+            if size > 0 {
+                let _ = ram.push(PhysRange {
+                    start: region.starting_address as u64,
+                    size,
+                });
+            }
+        }
+    }
+    ram.sort_unstable_by_key(|r| r.start);
+    ram
+}
+
+/// The first node compatible with one of `names` whose status is not
+/// "disabled" (the Pi 4 tree lists five PL011s, only UART0 enabled).
+fn find_enabled<'b, 'a>(fdt: &'b Fdt<'a>, names: &[&str]) -> Option<FdtNode<'b, 'a>> {
+    fdt.all_nodes().find(|node| {
+        let compatible = node
+            .compatible()
+            .is_some_and(|c| c.all().any(|n| names.contains(&n)));
+        let enabled = node
+            .property("status")
+            .and_then(|p| p.as_str())
+            .is_none_or(|s| s == "okay" || s == "ok");
+        compatible && enabled
+    })
+}
+
+fn first_reg(node: &FdtNode<'_, '_>) -> Option<u64> {
+    node.reg()?.next().map(|r| r.starting_address as u64)
+}
+
+/// The address translation of the `/soc` bus, if the tree has one.
+struct SocRanges {
+    entries: heapless::Vec<(u64, u64, u64), 8>,
+}
+
+impl SocRanges {
+    fn read(fdt: &Fdt<'_>) -> Self {
+        let mut entries = heapless::Vec::new();
+        let Some(soc) = fdt.find_node("/soc") else {
+            return SocRanges { entries };
+        };
+        let child = soc.cell_sizes();
+        let parent_address_cells = fdt.root().cell_sizes().address_cells;
+        let Some(ranges) = soc.property("ranges") else {
+            return SocRanges { entries };
+        };
+        let cells: heapless::Vec<u32, 64> = ranges
+            .value
+            .chunks_exact(4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            .take(64)
+            .collect();
+        let stride = child.address_cells + parent_address_cells + child.size_cells;
+        if stride == 0 {
+            return SocRanges { entries };
+        }
+        for entry in cells.chunks_exact(stride) {
+            let (child_addr, rest) = entry.split_at(child.address_cells);
+            let (parent_addr, size) = rest.split_at(parent_address_cells);
+            let _ = entries.push((cells_to_u64(child_addr), cells_to_u64(parent_addr), cells_to_u64(size)));
+        }
+        SocRanges { entries }
+    }
+
+    /// Translates a bus address; addresses outside every range (for
+    /// example devices at the root of QEMU virt's tree) pass through.
+    fn translate(&self, address: u64) -> Option<u64> {
+        if self.entries.is_empty() {
+            return Some(address);
+        }
+        for &(child, parent, size) in &self.entries {
+            if address >= child && address - child < size {
+                return Some(parent + (address - child));
+            }
+        }
+        Some(address)
+    }
+}
+
+fn cells_to_u64(cells: &[u32]) -> u64 {
+    cells.iter().fold(0, |acc, &c| (acc << 32) | u64::from(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VIRT_V2: &[u8] = include_bytes!("../tests/fixtures/virt-gicv2.dtb");
+    const VIRT_V3: &[u8] = include_bytes!("../tests/fixtures/virt-gicv3.dtb");
+
+    #[test]
+    fn reads_qemu_virt() {
+        let info = parse(VIRT_V2).expect("valid tree");
+        assert_eq!(info.board, Board::QemuVirt);
+        assert_eq!(info.uart, 0x0900_0000);
+        assert_eq!(info.gic_distributor, 0x0800_0000);
+        assert_eq!(info.gic_cpu_interface, 0x0801_0000);
+        assert_eq!(info.ram.as_slice(), &[PhysRange { start: 0x4000_0000, size: 1 << 30 }]);
+        assert!(info.psci_hvc);
+        assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
+        assert!(info.from_device_tree);
+    }
+
+    #[test]
+    fn refuses_gicv3() {
+        assert_eq!(parse(VIRT_V3), Err(DeviceTreeError::UnsupportedGicV3));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert_eq!(parse(&[0u8; 64]), Err(DeviceTreeError::NotADeviceTree));
+        assert_eq!(total_size(&[0xd0, 0x0d, 0xfe, 0xed, 0, 0, 0x10, 0]), Some(0x1000));
+        assert_eq!(total_size(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn translates_soc_bus_addresses() {
+        let soc = SocRanges {
+            entries: heapless::Vec::from_slice(&[(0x7e00_0000, 0xfe00_0000, 0x180_0000), (0x4000_0000, 0xff80_0000, 0x80_0000)])
+                .unwrap(),
+        };
+        assert_eq!(soc.translate(0x7e20_1000), Some(0xfe20_1000));
+        assert_eq!(soc.translate(0x4004_1000), Some(0xff84_1000));
+        assert_eq!(soc.translate(0x0900_0000), Some(0x0900_0000));
+    }
+}

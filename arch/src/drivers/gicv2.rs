@@ -1,0 +1,111 @@
+//! GICv2 (QEMU virt with `gic-version=2`) and GIC-400 (Raspberry Pi 4).
+//!
+//! The kernel uses the non-secure view: on the Pi the firmware's armstub
+//! (or our EL3 boot path) has put every interrupt in group 1.
+
+use tock_registers::interfaces::{Readable, Writeable};
+use tock_registers::register_structs;
+use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
+
+register_structs! {
+    DistributorRegisters {
+        (0x000 => control: ReadWrite<u32>),
+        (0x004 => _reserved0),
+        (0x100 => set_enable: [ReadWrite<u32>; 32]),
+        (0x180 => clear_enable: [ReadWrite<u32>; 32]),
+        (0x200 => _reserved1),
+        (0x400 => priority: [ReadWrite<u32>; 255]),
+        (0x7fc => _reserved2),
+        (0x800 => @END),
+    }
+}
+
+register_structs! {
+    CpuInterfaceRegisters {
+        (0x00 => control: ReadWrite<u32>),
+        (0x04 => priority_mask: ReadWrite<u32>),
+        (0x08 => binary_point: ReadWrite<u32>),
+        (0x0c => acknowledge: ReadOnly<u32>),
+        (0x10 => end_of_interrupt: WriteOnly<u32>),
+        (0x14 => @END),
+    }
+}
+
+/// Interrupt IDs at and above this are spurious (1022, 1023).
+const SPURIOUS_FIRST: u32 = 1020;
+/// Default priority for enabled interrupts (lower is more urgent).
+const DEFAULT_PRIORITY: u32 = 0xa0;
+/// Let every priority above the lowest through.
+const PRIORITY_MASK_ALL: u32 = 0xf0;
+
+/// An acknowledged interrupt, to be completed with `end_of_interrupt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acknowledged {
+    raw: u32,
+}
+
+impl Acknowledged {
+    /// The interrupt ID.
+    pub fn id(self) -> u32 {
+        self.raw & 0x3ff
+    }
+}
+
+/// A GICv2 distributor and this CPU's interface, both mapped.
+pub struct GicV2 {
+    distributor: &'static DistributorRegisters,
+    cpu: &'static CpuInterfaceRegisters,
+}
+
+impl GicV2 {
+    /// Wraps the GIC whose distributor and CPU interface are mapped as
+    /// device memory at `distributor_va` and `cpu_va`.
+    ///
+    /// # Safety
+    /// Both addresses must map the GIC's registers for the kernel's life,
+    /// and nothing else may drive this GIC.
+    pub unsafe fn new(distributor_va: u64, cpu_va: u64) -> Self {
+        GicV2 {
+            // SAFETY: guaranteed by the caller.
+            distributor: unsafe { &*(distributor_va as *const DistributorRegisters) },
+            // SAFETY: guaranteed by the caller.
+            cpu: unsafe { &*(cpu_va as *const CpuInterfaceRegisters) },
+        }
+    }
+
+    /// Turns on the distributor and this CPU's interface.
+    pub fn init(&self) {
+        self.distributor.control.set(1);
+        self.cpu.priority_mask.set(PRIORITY_MASK_ALL);
+        self.cpu.binary_point.set(0);
+        self.cpu.control.set(1);
+    }
+
+    /// Enables interrupt `id` at the default priority.
+    pub fn enable(&self, id: u32) {
+        let word = (id / 4) as usize;
+        let shift = (id % 4) * 8;
+        if let Some(priority) = self.distributor.priority.get(word) {
+            let value = priority.get() & !(0xff << shift);
+            priority.set(value | (DEFAULT_PRIORITY << shift));
+        }
+        if let Some(enable) = self.distributor.set_enable.get((id / 32) as usize) {
+            enable.set(1 << (id % 32));
+        }
+    }
+
+    /// Acknowledges the highest-priority pending interrupt, if any.
+    pub fn acknowledge(&self) -> Option<Acknowledged> {
+        let raw = self.cpu.acknowledge.get();
+        if raw & 0x3ff >= SPURIOUS_FIRST {
+            None
+        } else {
+            Some(Acknowledged { raw })
+        }
+    }
+
+    /// Signals that handling `irq` is complete.
+    pub fn end_of_interrupt(&self, irq: Acknowledged) {
+        self.cpu.end_of_interrupt.set(irq.raw);
+    }
+}

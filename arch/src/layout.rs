@@ -1,0 +1,94 @@
+//! The kernel's virtual memory map (48-bit addresses, 4 KiB granule).
+//!
+//! | range (TTBR1, high half)          | what                                   |
+//! |-----------------------------------|----------------------------------------|
+//! | `LINEAR_BASE + pa`                | all RAM except the kernel image, RW, never executable |
+//! | `DEVICE_BASE + pa`                | MMIO pages the kernel maps, Device-nGnRE |
+//! | `DTB_WINDOW + pa`                 | the device tree, read at boot          |
+//! | `KIMAGE_VBASE + TEXT_OFFSET ..`   | the kernel image: text RX, rodata R, data RW |
+//!
+//! The low half (TTBR0) belongs to the running thread's address space and
+//! is tagged with its ASID; it holds the boot identity map only until the
+//! kernel runs at its link address.
+
+/// Base of the 1 GiB window the kernel image is linked in.
+pub const KIMAGE_VBASE: u64 = 0xFFFF_FFFF_C000_0000;
+/// Offset of the image inside its 1 GiB window (and the arm64 Image
+/// `text_offset`): the load address modulo 1 GiB must equal it.
+pub const TEXT_OFFSET: u64 = 0x8_0000;
+/// Virtual address of physical address 0 in the linear map.
+pub const LINEAR_BASE: u64 = 0xFFFF_0000_0000_0000;
+/// Virtual address of physical address 0 in the device window.
+pub const DEVICE_BASE: u64 = 0xFFFF_8000_0000_0000;
+/// Virtual address of physical address 0 in the device-tree window.
+pub const DTB_WINDOW: u64 = 0xFFFF_FE00_0000_0000;
+/// One page.
+pub const PAGE_SIZE: u64 = 4096;
+/// First address above the user half.
+pub const USER_END: u64 = 1 << 48;
+
+/// The linear-map address of a physical address.
+pub const fn phys_to_linear(pa: u64) -> u64 {
+    LINEAR_BASE + pa
+}
+
+/// The physical address behind a linear-map address, if it is one.
+pub const fn linear_to_phys(va: u64) -> Option<u64> {
+    if va >= LINEAR_BASE && va < DEVICE_BASE {
+        Some(va - LINEAR_BASE)
+    } else {
+        None
+    }
+}
+
+/// Is `va..va+len` entirely inside the user half?
+pub const fn is_user_range(va: u64, len: u64) -> bool {
+    match va.checked_add(len) {
+        Some(end) => end <= USER_END,
+        None => false,
+    }
+}
+
+/// Rounds `value` down to a page boundary.
+pub const fn page_floor(value: u64) -> u64 {
+    value & !(PAGE_SIZE - 1)
+}
+
+/// Rounds `value` up to a page boundary (saturating at the top page).
+pub const fn page_ceil(value: u64) -> u64 {
+    match value.checked_add(PAGE_SIZE - 1) {
+        Some(v) => v & !(PAGE_SIZE - 1),
+        None => u64::MAX & !(PAGE_SIZE - 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_do_not_overlap() {
+        assert!(LINEAR_BASE < DEVICE_BASE);
+        assert!(DEVICE_BASE < DTB_WINDOW);
+        assert!(DTB_WINDOW < KIMAGE_VBASE);
+        assert_eq!(KIMAGE_VBASE % (1 << 30), 0);
+    }
+
+    #[test]
+    fn user_ranges() {
+        assert!(is_user_range(0, 4096));
+        assert!(is_user_range(USER_END - 8, 8));
+        assert!(!is_user_range(USER_END - 8, 9));
+        assert!(!is_user_range(u64::MAX - 1, 4));
+        assert!(!is_user_range(KIMAGE_VBASE, 1));
+    }
+
+    #[test]
+    fn page_rounding() {
+        assert_eq!(page_floor(0x1fff), 0x1000);
+        assert_eq!(page_ceil(0x1001), 0x2000);
+        assert_eq!(page_ceil(0x1000), 0x1000);
+        assert_eq!(linear_to_phys(phys_to_linear(0x4000_0000)), Some(0x4000_0000));
+        assert_eq!(linear_to_phys(KIMAGE_VBASE), None);
+    }
+}

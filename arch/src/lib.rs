@@ -1,0 +1,26 @@
+//! Everything AArch64 and board-specific in Portcullis.
+//!
+//! Design principles:
+//!
+//! 1. This crate is the only place with `asm!`, system-register access and
+//!    MMIO; every `unsafe` block says why it is sound.
+//! 2. What can be computed without the hardware (exception decoding, page
+//!    table layout, device-tree parsing, register layouts) is plain safe
+//!    Rust that unit-tests on the host; only `cpu` and `drivers` are built
+//!    for the target alone.
+//! 3. A board's addresses live in one file under `boards/`; the device
+//!    tree overrides them.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+pub mod boards;
+pub mod context;
+pub mod device_tree;
+pub mod exception;
+pub mod layout;
+pub mod mmu;
+
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod cpu;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod drivers;

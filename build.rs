@@ -1,0 +1,175 @@
+//! Cross-builds the Portcullis image for the host package.
+//!
+//! The host package (the QEMU runner and the integration tests) needs the
+//! kernel ELF and the Raspberry Pi `kernel8.img`. This script builds them
+//! with a nested cargo:
+//!
+//! 1. the user programs (`init`) for `aarch64-unknown-none` (hard float:
+//!    user code may use FP/SIMD, the kernel saves it on thread switches);
+//! 2. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
+//!    touches FP/SIMD registers, so syscalls need not save them), embedding
+//!    the user ELFs through `PORTCULLIS_INIT_ELF`;
+//! 3. `kernel8.img`, a raw copy of the kernel's loadable segments that starts
+//!    with an arm64 Image header, through `llvm-objcopy` from the pinned
+//!    toolchain's `llvm-tools` component.
+//!
+//! The nested cargo uses its own target directory (`target/image`) so it
+//! does not wait for the lock the outer cargo holds, and it starts from a
+//! clean environment: variables such as `RUSTFLAGS`, `CARGO_BUILD_TARGET` or
+//! `CARGO_ENCODED_RUSTFLAGS` that the outer build sets for the host must not
+//! leak into the AArch64 build.
+//!
+//! Set `PORTCULLIS_SKIP_IMAGE=1` to skip the nested build (for example when
+//! only the host parser is being worked on); the runner then reports that
+//! the image is missing.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const USER_TARGET: &str = "aarch64-unknown-none";
+const KERNEL_TARGET: &str = "aarch64-unknown-none-softfloat";
+const PROFILE: &str = "image";
+
+fn main() {
+    let workspace = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let target_root = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let image_dir = target_root.join("image");
+
+    let kernel_elf = image_dir
+        .join(KERNEL_TARGET)
+        .join(PROFILE)
+        .join("portcullis-kernel");
+    let kernel_image = image_dir.join("kernel8.img");
+
+    println!("cargo:rustc-env=PORTCULLIS_WORKSPACE={}", workspace.display());
+    println!("cargo:rustc-env=PORTCULLIS_KERNEL_ELF={}", kernel_elf.display());
+    println!(
+        "cargo:rustc-env=PORTCULLIS_KERNEL_IMAGE={}",
+        kernel_image.display()
+    );
+    println!("cargo:rerun-if-env-changed=PORTCULLIS_SKIP_IMAGE");
+    for dir in ["abi", "arch", "entry", "microkernel", "init", "servers"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
+    }
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    println!("cargo:rerun-if-changed=rust-toolchain.toml");
+
+    if env::var_os("PORTCULLIS_SKIP_IMAGE").is_some() {
+        println!("cargo:warning=PORTCULLIS_SKIP_IMAGE is set: the AArch64 image is not rebuilt");
+        return;
+    }
+
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let user_elf_dir = image_dir.join(USER_TARGET).join(PROFILE);
+
+    nested_cargo(&cargo, &workspace, &image_dir)
+        .args(["build", "-p", "portcullis-init", "--features", "image"])
+        .args(["--target", USER_TARGET])
+        .run("user programs");
+
+    nested_cargo(&cargo, &workspace, &image_dir)
+        .args(["build", "-p", "portcullis-microkernel", "--features", "image"])
+        .args(["--target", KERNEL_TARGET])
+        .env("PORTCULLIS_INIT_ELF", user_elf_dir.join("portcullis-init"))
+        .run("kernel");
+
+    objcopy_to_binary(&kernel_elf, &kernel_image);
+}
+
+/// A cargo command for the AArch64 image with a scrubbed environment.
+fn nested_cargo(cargo: &str, workspace: &Path, image_dir: &Path) -> Command {
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace)
+        .arg("--quiet")
+        .env("CARGO_TARGET_DIR", image_dir);
+    for (key, _) in env::vars_os() {
+        let key = key.to_string_lossy();
+        let leaks_host_settings = key == "RUSTFLAGS"
+            || key == "RUSTDOCFLAGS"
+            || key == "RUSTC_WRAPPER"
+            || key == "RUSTC_WORKSPACE_WRAPPER"
+            || key == "TARGET"
+            || key == "HOST"
+            || key == "OUT_DIR"
+            || key == "PROFILE"
+            || key == "OPT_LEVEL"
+            || key == "DEBUG"
+            || key == "NUM_JOBS"
+            || key.starts_with("CARGO_ENCODED_")
+            || key.starts_with("CARGO_BUILD_")
+            || key.starts_with("CARGO_CFG_")
+            || key.starts_with("CARGO_FEATURE_")
+            || key.starts_with("CARGO_PKG_")
+            || key.starts_with("CARGO_MANIFEST_")
+            || key.starts_with("CARGO_PRIMARY_")
+            || key.starts_with("CARGO_MAKEFLAGS")
+            || key.starts_with("DEP_")
+            || key.starts_with("RUSTC_");
+        if leaks_host_settings {
+            command.env_remove(key.as_ref());
+        }
+    }
+    command.args(["--profile", PROFILE]);
+    command
+}
+
+trait RunChecked {
+    fn run(&mut self, what: &str);
+}
+
+impl RunChecked for Command {
+    fn run(&mut self, what: &str) {
+        let status = self
+            .status()
+            .unwrap_or_else(|e| panic!("cannot start cargo for the {what}: {e}"));
+        assert!(
+            status.success(),
+            "building the {what} for AArch64 failed ({status}); see the errors above"
+        );
+    }
+}
+
+/// Writes the kernel's loadable segments as a flat binary (`kernel8.img`).
+fn objcopy_to_binary(elf: &Path, image: &Path) {
+    let objcopy = find_llvm_objcopy();
+    let status = Command::new(&objcopy)
+        .args(["-O", "binary"])
+        .arg(elf)
+        .arg(image)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", objcopy.display()));
+    assert!(status.success(), "llvm-objcopy failed ({status})");
+}
+
+/// `llvm-objcopy` ships in the toolchain's `llvm-tools` component, under
+/// `<sysroot>/lib/rustlib/<host>/bin/`.
+fn find_llvm_objcopy() -> PathBuf {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let query = |args: &[&str]| -> String {
+        let out = Command::new(&rustc)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {rustc}: {e}"));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let sysroot = query(&["--print", "sysroot"]);
+    let host = query(&["-vV"])
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .expect("rustc -vV names the host");
+    let path = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin/llvm-objcopy");
+    assert!(
+        path.exists(),
+        "{} is missing: the llvm-tools component is needed (rust-toolchain.toml lists it; run `rustup toolchain install`)",
+        path.display()
+    );
+    path
+}
