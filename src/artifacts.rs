@@ -1,0 +1,157 @@
+//! Where the files QEMU boots live: the kernel ELF, `kernel8.img`, the DTB.
+//!
+//! `build.rs` exports the kernel paths at compile time. The files themselves
+//! may not exist (the kernel failed to build, or `PORTCULLIS_SKIP_IMAGE` was
+//! set), so every lookup checks the file and says what is missing.
+
+use std::env;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// File name of the Raspberry Pi 4 model B device tree blob.
+pub const RPI4_DTB_FILE_NAME: &str = "bcm2711-rpi-4-b.dtb";
+
+/// Environment variable that names a DTB to use (set by `qemu-run.sh`).
+pub const DTB_ENV: &str = "PORTCULLIS_DTB";
+
+/// The kernel ELF path exported by `build.rs`.
+const KERNEL_ELF: Option<&str> = option_env!("PORTCULLIS_KERNEL_ELF");
+/// The `kernel8.img` path exported by `build.rs`.
+const KERNEL_IMAGE: Option<&str> = option_env!("PORTCULLIS_KERNEL_IMAGE");
+/// The workspace root exported by `build.rs`.
+const WORKSPACE: Option<&str> = option_env!("PORTCULLIS_WORKSPACE");
+
+/// A boot file that is not there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArtifactError {
+    /// `build.rs` did not export the variable that names this file.
+    NotExported {
+        /// The compile-time variable that was missing.
+        variable: &'static str,
+    },
+    /// The path is known but no file is there.
+    Missing {
+        /// What the file is, for the message.
+        what: &'static str,
+        /// Where it was expected.
+        path: PathBuf,
+    },
+}
+
+impl fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArtifactError::NotExported { variable } => write!(
+                f,
+                "{variable} was not set when the runner was compiled: build.rs exports it; rebuild with `cargo build`"
+            ),
+            ArtifactError::Missing { what, path } => write!(
+                f,
+                "the {what} is missing at {}: build it with `cargo build` (build.rs cross-builds the kernel; check its errors, and that PORTCULLIS_SKIP_IMAGE is not set)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ArtifactError {}
+
+/// The kernel ELF (`-kernel` on virt, or on raspi4b with `--elf`).
+pub fn kernel_elf() -> Result<PathBuf, ArtifactError> {
+    existing_file(KERNEL_ELF, "PORTCULLIS_KERNEL_ELF", "kernel ELF")
+}
+
+/// The raw arm64 Image `kernel8.img` (`-kernel` on raspi4b).
+pub fn kernel_image() -> Result<PathBuf, ArtifactError> {
+    existing_file(KERNEL_IMAGE, "PORTCULLIS_KERNEL_IMAGE", "kernel8.img")
+}
+
+/// The workspace root: the folder that holds `qemu-run.sh` and `target/`.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(WORKSPACE.unwrap_or(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Where `qemu-run.sh` caches the Raspberry Pi 4 DTB.
+pub fn cached_rpi4_dtb() -> PathBuf {
+    workspace_root()
+        .join("target")
+        .join("firmware")
+        .join(RPI4_DTB_FILE_NAME)
+}
+
+/// The Raspberry Pi 4 DTB to pass with `-dtb`, if one can be found.
+///
+/// Looks at `explicit` (from `--dtb`), then `$PORTCULLIS_DTB`, then the
+/// cache of `qemu-run.sh`. An explicit path that does not exist is an
+/// error rather than a silent fallback: the user asked for that file.
+pub fn find_rpi4_dtb(explicit: Option<&Path>) -> Result<Option<PathBuf>, ArtifactError> {
+    if let Some(path) = explicit {
+        return require_file(path, "DTB given with --dtb").map(Some);
+    }
+    if let Some(path) = env::var_os(DTB_ENV).filter(|value| !value.is_empty()) {
+        return require_file(Path::new(&path), "DTB named by $PORTCULLIS_DTB").map(Some);
+    }
+    let cached = cached_rpi4_dtb();
+    Ok(cached.is_file().then_some(cached))
+}
+
+fn existing_file(
+    exported: Option<&'static str>,
+    variable: &'static str,
+    what: &'static str,
+) -> Result<PathBuf, ArtifactError> {
+    let path = exported.ok_or(ArtifactError::NotExported { variable })?;
+    require_file(Path::new(path), what)
+}
+
+fn require_file(path: &Path, what: &'static str) -> Result<PathBuf, ArtifactError> {
+    if path.is_file() {
+        Ok(path.to_path_buf())
+    } else {
+        Err(ArtifactError::Missing {
+            what,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cached_dtb_lives_under_target_firmware() {
+        let path = cached_rpi4_dtb();
+        assert!(path.ends_with("target/firmware/bcm2711-rpi-4-b.dtb"));
+        assert!(path.starts_with(workspace_root()));
+    }
+
+    #[test]
+    fn explicit_dtb_that_does_not_exist_is_an_error() {
+        let missing = Path::new("/nonexistent/portcullis/test.dtb");
+        assert_eq!(
+            find_rpi4_dtb(Some(missing)),
+            Err(ArtifactError::Missing {
+                what: "DTB given with --dtb",
+                path: missing.to_path_buf()
+            })
+        );
+    }
+
+    #[test]
+    fn explicit_dtb_that_exists_is_used() {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        assert_eq!(find_rpi4_dtb(Some(&manifest)), Ok(Some(manifest.clone())));
+    }
+
+    #[test]
+    fn missing_artifact_message_says_how_to_build() {
+        let error = ArtifactError::Missing {
+            what: "kernel ELF",
+            path: PathBuf::from("/x/kernel"),
+        };
+        let message = error.to_string();
+        assert!(message.contains("/x/kernel"));
+        assert!(message.contains("cargo build"));
+    }
+}

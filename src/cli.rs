@@ -1,0 +1,257 @@
+//! The `portcullis` command line, parsed by hand (no dependency needed for
+//! one subcommand and a handful of options).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::guest_mode::GuestMode;
+use crate::machine::Machine;
+use crate::qemu::Echo;
+use crate::session::{RunRequest, DEFAULT_TIMEOUT};
+
+/// The text `--help` prints.
+pub const HELP: &str = "\
+portcullis: boot the Portcullis microkernel in QEMU and report what it says
+
+USAGE:
+    portcullis run [OPTIONS]
+    portcullis --help
+
+OPTIONS (run):
+    --machine virt|raspi4b  QEMU machine (default virt). raspi4b needs QEMU 9+
+                            and boots kernel8.img at EL2 with bcm2711-rpi-4-b.dtb
+    --mode demo|test        what the guest runs (default demo): the demo, or the
+                            in-kernel test suite, which prints TAP
+    --elf                   raspi4b: boot the kernel ELF instead (entered at EL3)
+    --dtb PATH              raspi4b: the device tree to pass (default:
+                            $PORTCULLIS_DTB, else target/firmware/bcm2711-rpi-4-b.dtb)
+    --gdb                   start halted with a gdb stub on :1234 (no timeout)
+    --icount                run with -icount shift=0 (one tick per instruction)
+    --timeout SECS          kill QEMU after SECS seconds (default 120; 0 = never)
+    -h, --help              print this help
+
+The guest's UART is shown as it arrives. At the end a verdict line is printed
+on stderr. The exit status is the guest's: 0 success (demo ran / every test
+passed), 1 a test failed, 2 kernel panic; 124 if QEMU was killed at the
+timeout; 125 if QEMU or the kernel image could not be found; 64 for a bad
+command line. Environment: PORTCULLIS_QEMU names the QEMU executable,
+PORTCULLIS_DTB the raspi4b device tree.
+";
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CliCommand {
+    /// Print [`HELP`].
+    Help,
+    /// Boot the guest.
+    Run(RunRequest),
+}
+
+/// A command line the runner cannot follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CliError {
+    /// No subcommand was given.
+    NoCommand,
+    /// The first word is not a subcommand.
+    UnknownCommand(String),
+    /// An option `run` does not have.
+    UnknownOption(String),
+    /// An option that needs a value came last.
+    MissingValue(&'static str),
+    /// An option's value is not valid.
+    BadValue {
+        /// The option.
+        option: &'static str,
+        /// Why the value was refused.
+        reason: String,
+    },
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::NoCommand => f.write_str("no command given (try `portcullis run`)"),
+            CliError::UnknownCommand(word) => {
+                write!(f, "unknown command `{word}` (the command is `run`)")
+            }
+            CliError::UnknownOption(word) => write!(f, "unknown option `{word}`"),
+            CliError::MissingValue(option) => write!(f, "{option} needs a value"),
+            CliError::BadValue { option, reason } => write!(f, "{option}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// Parses the arguments after the program name.
+pub fn parse<I>(args: I) -> Result<CliCommand, CliError>
+where
+    I: IntoIterator<Item = String>,
+{
+    let mut args = args.into_iter();
+    match args.next().as_deref() {
+        None => Err(CliError::NoCommand),
+        Some("-h" | "--help" | "help") => Ok(CliCommand::Help),
+        Some("run") => parse_run(args),
+        Some(other) => Err(CliError::UnknownCommand(other.to_string())),
+    }
+}
+
+fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+    let mut request = RunRequest {
+        echo: Echo::Live,
+        ..RunRequest::captured(Machine::Virt, GuestMode::Demo)
+    };
+    while let Some(arg) = args.next() {
+        // Accept both `--option value` and `--option=value`.
+        let (option, inline_value) = match arg.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => {
+                (option.to_string(), Some(value.to_string()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &'static str| {
+            inline_value
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(CliError::MissingValue(name))
+        };
+        match option.as_str() {
+            "-h" | "--help" => return Ok(CliCommand::Help),
+            "--machine" => {
+                request.machine = value("--machine")?
+                    .parse()
+                    .map_err(|e| bad("--machine", e))?;
+            }
+            "--mode" => request.mode = value("--mode")?.parse().map_err(|e| bad("--mode", e))?,
+            "--timeout" => request.timeout = parse_timeout(&value("--timeout")?)?,
+            "--dtb" => request.dtb = Some(PathBuf::from(value("--dtb")?)),
+            "--elf" => request.elf = true,
+            "--gdb" => request.gdb = true,
+            "--icount" => request.icount = true,
+            _ => return Err(CliError::UnknownOption(arg)),
+        }
+    }
+    Ok(CliCommand::Run(request))
+}
+
+fn parse_timeout(text: &str) -> Result<Option<Duration>, CliError> {
+    let seconds: u64 = text.parse().map_err(|_| {
+        bad(
+            "--timeout",
+            format!("`{text}` is not a whole number of seconds"),
+        )
+    })?;
+    Ok((seconds > 0).then(|| Duration::from_secs(seconds)))
+}
+
+fn bad(option: &'static str, reason: impl ToString) -> CliError {
+    CliError::BadValue {
+        option,
+        reason: reason.to_string(),
+    }
+}
+
+/// The default timeout, for `--help` to agree with the code.
+pub fn default_timeout_seconds() -> u64 {
+    DEFAULT_TIMEOUT.as_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(words: &[&str]) -> Result<CliCommand, CliError> {
+        parse(
+            std::iter::once("run")
+                .chain(words.iter().copied())
+                .map(String::from),
+        )
+    }
+
+    fn request(words: &[&str]) -> RunRequest {
+        match run(words) {
+            Ok(CliCommand::Run(request)) => request,
+            other => panic!("{words:?} parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_a_live_virt_demo_with_a_timeout() {
+        let request = request(&[]);
+        assert_eq!(
+            (request.machine, request.mode),
+            (Machine::Virt, GuestMode::Demo)
+        );
+        assert_eq!(request.echo, Echo::Live);
+        assert_eq!(request.timeout, Some(DEFAULT_TIMEOUT));
+        assert!(!request.elf && !request.gdb && !request.icount);
+    }
+
+    #[test]
+    fn reads_every_option() {
+        let request = request(&[
+            "--machine",
+            "raspi4b",
+            "--mode=test",
+            "--elf",
+            "--gdb",
+            "--icount",
+            "--timeout",
+            "30",
+            "--dtb",
+            "/f/x.dtb",
+        ]);
+        assert_eq!(
+            (request.machine, request.mode),
+            (Machine::Raspi4b, GuestMode::Test)
+        );
+        assert!(request.elf && request.gdb && request.icount);
+        assert_eq!(request.timeout, Some(Duration::from_secs(30)));
+        assert_eq!(request.dtb, Some(PathBuf::from("/f/x.dtb")));
+    }
+
+    #[test]
+    fn timeout_0_means_no_limit() {
+        assert_eq!(request(&["--timeout", "0"]).timeout, None);
+    }
+
+    #[test]
+    fn refuses_bad_command_lines() {
+        assert_eq!(parse(Vec::new()), Err(CliError::NoCommand));
+        assert_eq!(
+            parse(vec!["boot".to_string()]),
+            Err(CliError::UnknownCommand("boot".into()))
+        );
+        assert_eq!(
+            run(&["--fast"]),
+            Err(CliError::UnknownOption("--fast".into()))
+        );
+        assert_eq!(
+            run(&["--machine"]),
+            Err(CliError::MissingValue("--machine"))
+        );
+        assert!(matches!(
+            run(&["--machine", "pc"]),
+            Err(CliError::BadValue {
+                option: "--machine",
+                ..
+            })
+        ));
+        assert!(matches!(
+            run(&["--timeout", "soon"]),
+            Err(CliError::BadValue {
+                option: "--timeout",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn help_is_recognised_everywhere() {
+        assert_eq!(parse(vec!["--help".to_string()]), Ok(CliCommand::Help));
+        assert_eq!(run(&["--machine", "virt", "-h"]), Ok(CliCommand::Help));
+        assert!(HELP.contains(&format!("default {}", default_timeout_seconds())));
+    }
+}

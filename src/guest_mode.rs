@@ -1,0 +1,69 @@
+//! What the guest runs after boot: the demo or the in-kernel test suite.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The guest's mode, passed as `portcullis.mode=` on the kernel command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GuestMode {
+    /// The demo: boot, show what the kernel does, exit 0.
+    #[default]
+    Demo,
+    /// The test suite: TAP on the UART, exit status 0 only if every test passed.
+    Test,
+}
+
+impl GuestMode {
+    /// Every mode, in the order `--help` lists them.
+    pub const ALL: [GuestMode; 2] = [GuestMode::Demo, GuestMode::Test];
+
+    /// The name used on the command line and in `portcullis.mode=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GuestMode::Demo => "demo",
+            GuestMode::Test => "test",
+        }
+    }
+}
+
+impl fmt::Display for GuestMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--mode` value that names no mode the guest knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownMode(pub String);
+
+impl fmt::Display for UnknownMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown mode `{}` (expected demo or test)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownMode {}
+
+impl FromStr for GuestMode {
+    type Err = UnknownMode;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        GuestMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == text)
+            .ok_or_else(|| UnknownMode(text.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_mode_name_back() {
+        for mode in GuestMode::ALL {
+            assert_eq!(mode.name().parse::<GuestMode>(), Ok(mode));
+        }
+        assert!("bench".parse::<GuestMode>().is_err());
+    }
+}

@@ -1,0 +1,63 @@
+//! `portcullis run ...`: boots the kernel in QEMU and exits with the
+//! guest's status. See `portcullis --help`.
+
+use std::process::ExitCode;
+
+use portcullis::cli::{self, CliCommand, HELP};
+use portcullis::session::{self, RunRequest};
+
+/// Exit status when QEMU or the kernel image cannot be found or started.
+const STATUS_CANNOT_RUN: u8 = 125;
+/// Exit status for a command line the runner does not understand (EX_USAGE).
+const STATUS_USAGE: u8 = 64;
+
+fn main() -> ExitCode {
+    match cli::parse(std::env::args().skip(1)) {
+        Ok(CliCommand::Help) => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Ok(CliCommand::Run(request)) => run(&request),
+        Err(error) => {
+            eprintln!("portcullis: {error}\n\n{HELP}");
+            ExitCode::from(STATUS_USAGE)
+        }
+    }
+}
+
+fn run(request: &RunRequest) -> ExitCode {
+    let prepared = match session::prepare(request) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            eprintln!("portcullis: {error}");
+            return ExitCode::from(STATUS_CANNOT_RUN);
+        }
+    };
+    for warning in &prepared.warnings {
+        eprintln!("portcullis: warning: {warning}");
+    }
+    eprintln!(
+        "portcullis: QEMU {} on {}: {}",
+        prepared.qemu.version,
+        request.machine,
+        prepared.command_line()
+    );
+    if request.gdb {
+        eprintln!("portcullis: {}", prepared.gdb_instructions());
+    }
+    match prepared.run() {
+        Ok(outcome) => {
+            if !outcome.guest_output.is_empty() && !outcome.guest_output.ends_with('\n') {
+                // Keep the verdict off the guest's last, unfinished line.
+                eprintln!();
+            }
+            eprintln!("portcullis: {}", outcome.verdict_line());
+            // Exit statuses above 255 cannot be reported; clamp to "failed".
+            ExitCode::from(u8::try_from(outcome.exit_code()).unwrap_or(1))
+        }
+        Err(error) => {
+            eprintln!("portcullis: {error}");
+            ExitCode::from(STATUS_CANNOT_RUN)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The QEMU command line for each machine.
+//!
+//! Every run passes `-semihosting` together with `portcullis.exit=semihosting`
+//! on the kernel command line, so the guest ends QEMU with its own status
+//! (0 passed, 1 a test failed, 2 kernel panic) on both machines; raspi4b has
+//! no PSCI, so this is the only way it can exit at all.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::guest_mode::GuestMode;
+use crate::machine::Machine;
+
+/// The TCP port QEMU's gdb stub listens on with `-s`.
+pub const GDB_PORT: u16 = 1234;
+
+/// What kind of file `-kernel` gets, which decides the entry exception level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelFormat {
+    /// The kernel ELF: entered at EL1 on virt, at EL3 on raspi4b.
+    Elf,
+    /// The raw arm64 Image `kernel8.img`: on raspi4b loaded at 0x80000 and
+    /// entered at EL2, as the Pi's firmware does.
+    Image,
+}
+
+/// Everything that decides one QEMU invocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// The machine model.
+    pub machine: Machine,
+    /// Demo or tests.
+    pub mode: GuestMode,
+    /// The file passed with `-kernel`.
+    pub kernel: PathBuf,
+    /// Whether `kernel` is the ELF or the raw Image.
+    pub format: KernelFormat,
+    /// The device tree passed with `-dtb` (raspi4b only; virt makes its own).
+    pub dtb: Option<PathBuf>,
+    /// Start halted with a gdb stub on [`GDB_PORT`] (`-s -S`).
+    pub gdb: bool,
+    /// One virtual nanosecond per guest instruction (`-icount shift=0`),
+    /// which makes cycle counts deterministic for benchmarks.
+    pub icount: bool,
+}
+
+impl LaunchConfig {
+    /// The kernel command line, which QEMU puts in `/chosen/bootargs`.
+    pub fn boot_args(&self) -> String {
+        format!(
+            "portcullis.mode={} portcullis.exit=semihosting",
+            self.mode.name()
+        )
+    }
+
+    /// The arguments after `qemu-system-aarch64`.
+    pub fn qemu_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push = |words: &[&str]| args.extend(words.iter().map(OsString::from));
+        match self.machine {
+            Machine::Virt => push(&[
+                "-M",
+                "virt,gic-version=2",
+                "-cpu",
+                "cortex-a72",
+                "-smp",
+                "2",
+                "-m",
+                "1G",
+            ]),
+            // raspi4b fixes its CPU (4 x Cortex-A72) and RAM (2 GiB).
+            Machine::Raspi4b => push(&["-M", "raspi4b"]),
+        }
+        push(&[
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "stdio",
+            "-no-reboot",
+            "-semihosting",
+        ]);
+        if self.icount {
+            push(&["-icount", "shift=0"]);
+        }
+        if self.gdb {
+            push(&["-s", "-S"]);
+        }
+        args.push("-kernel".into());
+        args.push(self.kernel.clone().into_os_string());
+        if let Some(dtb) = &self.dtb {
+            args.push("-dtb".into());
+            args.push(dtb.clone().into_os_string());
+        }
+        args.push("-append".into());
+        args.push(self.boot_args().into());
+        args
+    }
+}
+
+/// Renders a command so that it can be pasted into a shell.
+pub fn shell_command(program: &std::path::Path, args: &[OsString]) -> String {
+    std::iter::once(program.as_os_str())
+        .chain(args.iter().map(OsString::as_os_str))
+        .map(|word| shell_quote(&word.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(config: &LaunchConfig) -> Vec<String> {
+        config
+            .qemu_args()
+            .iter()
+            .map(|word| word.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn virt_test() -> LaunchConfig {
+        LaunchConfig {
+            machine: Machine::Virt,
+            mode: GuestMode::Test,
+            kernel: PathBuf::from("/k/portcullis-kernel"),
+            format: KernelFormat::Elf,
+            dtb: None,
+            gdb: false,
+            icount: false,
+        }
+    }
+
+    #[test]
+    fn virt_command_line_is_the_documented_one() {
+        assert_eq!(
+            words(&virt_test()).join(" "),
+            "-M virt,gic-version=2 -cpu cortex-a72 -smp 2 -m 1G -display none -monitor none \
+             -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
+             -append portcullis.mode=test portcullis.exit=semihosting"
+        );
+    }
+
+    #[test]
+    fn raspi4b_passes_the_dtb_and_no_cpu_or_memory() {
+        let config = LaunchConfig {
+            machine: Machine::Raspi4b,
+            mode: GuestMode::Demo,
+            kernel: PathBuf::from("/k/kernel8.img"),
+            format: KernelFormat::Image,
+            dtb: Some(PathBuf::from("/f/bcm2711-rpi-4-b.dtb")),
+            ..virt_test()
+        };
+        assert_eq!(
+            words(&config).join(" "),
+            "-M raspi4b -display none -monitor none -serial stdio -no-reboot -semihosting \
+             -kernel /k/kernel8.img -dtb /f/bcm2711-rpi-4-b.dtb \
+             -append portcullis.mode=demo portcullis.exit=semihosting"
+        );
+    }
+
+    #[test]
+    fn gdb_and_icount_add_their_flags() {
+        let config = LaunchConfig {
+            gdb: true,
+            icount: true,
+            ..virt_test()
+        };
+        let words = words(&config).join(" ");
+        assert!(words.contains(" -icount shift=0 "));
+        assert!(words.contains(" -s -S "));
+    }
+
+    #[test]
+    fn the_append_string_stays_one_argument() {
+        let args = words(&virt_test());
+        let append = args.iter().position(|word| word == "-append");
+        assert_eq!(
+            append.map(|i| args[i + 1].as_str()),
+            Some("portcullis.mode=test portcullis.exit=semihosting")
+        );
+    }
+
+    #[test]
+    fn shell_command_quotes_words_with_spaces() {
+        let rendered = shell_command(
+            std::path::Path::new("qemu-system-aarch64"),
+            &virt_test().qemu_args(),
+        );
+        assert!(rendered.starts_with("qemu-system-aarch64 -M virt,gic-version=2 "));
+        assert!(rendered.ends_with(" -append 'portcullis.mode=test portcullis.exit=semihosting'"));
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

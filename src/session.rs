@@ -1,0 +1,185 @@
+//! One boot from request to verdict: find QEMU and the kernel, build the
+//! command line, run it, judge the output.
+//!
+//! The CLI and the integration tests both go through here, so a test run
+//! and `./qemu-run.sh` boot the guest the same way.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::artifacts::{self, ArtifactError, RPI4_DTB_FILE_NAME};
+use crate::guest_mode::GuestMode;
+use crate::guest_output::RunOutcome;
+use crate::machine::Machine;
+use crate::qemu::{
+    run_to_completion, shell_command, Echo, KernelFormat, LaunchConfig, QemuBinary, QemuError,
+    GDB_PORT,
+};
+
+/// How long a run may take before QEMU is killed, unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the caller wants booted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    /// The machine model.
+    pub machine: Machine,
+    /// Demo or tests.
+    pub mode: GuestMode,
+    /// On raspi4b, boot the ELF (entered at EL3) instead of `kernel8.img`.
+    /// virt always boots the ELF.
+    pub elf: bool,
+    /// Wait for gdb on port 1234 before the first instruction.
+    pub gdb: bool,
+    /// Run with `-icount shift=0`.
+    pub icount: bool,
+    /// Kill QEMU after this long; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// A DTB to use on raspi4b instead of the one found by
+    /// [`artifacts::find_rpi4_dtb`].
+    pub dtb: Option<PathBuf>,
+    /// Show the output live, or only capture it.
+    pub echo: Echo,
+}
+
+impl RunRequest {
+    /// A captured run with the default timeout: what the tests use.
+    pub fn captured(machine: Machine, mode: GuestMode) -> RunRequest {
+        RunRequest {
+            machine,
+            mode,
+            elf: false,
+            gdb: false,
+            icount: false,
+            timeout: Some(DEFAULT_TIMEOUT),
+            dtb: None,
+            echo: Echo::Quiet,
+        }
+    }
+}
+
+/// Why a run could not happen at all (as opposed to a guest that failed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// QEMU is missing, too old, or could not be run.
+    Qemu(QemuError),
+    /// A file to boot is missing.
+    Artifact(ArtifactError),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Qemu(error) => error.fmt(f),
+            RunError::Artifact(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<QemuError> for RunError {
+    fn from(error: QemuError) -> Self {
+        RunError::Qemu(error)
+    }
+}
+
+impl From<ArtifactError> for RunError {
+    fn from(error: ArtifactError) -> Self {
+        RunError::Artifact(error)
+    }
+}
+
+/// A run that is ready to start: QEMU found, files found, command built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreparedRun {
+    /// The QEMU that will run.
+    pub qemu: QemuBinary,
+    /// The invocation.
+    pub config: LaunchConfig,
+    /// Things the user should know (e.g. raspi4b without a DTB).
+    pub warnings: Vec<String>,
+    /// The kernel ELF, for gdb's symbols (also when booting the Image).
+    pub symbols: PathBuf,
+    timeout: Option<Duration>,
+    echo: Echo,
+}
+
+/// Finds QEMU and the boot files for `request`.
+pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
+    let qemu = QemuBinary::locate()?;
+    qemu.check_supports(request.machine)?;
+    let elf = artifacts::kernel_elf()?;
+    let mut warnings = Vec::new();
+    let (kernel, format, dtb) = match request.machine {
+        Machine::Virt => {
+            if request.elf {
+                warnings.push("--elf changes nothing on virt: virt always boots the ELF".into());
+            }
+            (elf.clone(), KernelFormat::Elf, None)
+        }
+        Machine::Raspi4b => {
+            let (kernel, format) = if request.elf {
+                (elf.clone(), KernelFormat::Elf)
+            } else {
+                (artifacts::kernel_image()?, KernelFormat::Image)
+            };
+            let dtb = artifacts::find_rpi4_dtb(request.dtb.as_deref())?;
+            if dtb.is_none() {
+                warnings.push(format!(
+                    "no {RPI4_DTB_FILE_NAME} (looked at --dtb, ${}, {}): booting raspi4b without a device tree, so the kernel gets no memory map and no bootargs; ./qemu-run.sh --machine raspi4b fetches it",
+                    artifacts::DTB_ENV,
+                    artifacts::cached_rpi4_dtb().display()
+                ));
+            }
+            (kernel, format, dtb)
+        }
+    };
+    Ok(PreparedRun {
+        qemu,
+        config: LaunchConfig {
+            machine: request.machine,
+            mode: request.mode,
+            kernel,
+            format,
+            dtb,
+            gdb: request.gdb,
+            icount: request.icount,
+        },
+        warnings,
+        symbols: elf,
+        // Nobody steps through a kernel in gdb against a deadline.
+        timeout: if request.gdb { None } else { request.timeout },
+        echo: request.echo,
+    })
+}
+
+impl PreparedRun {
+    /// The QEMU command, ready to paste into a shell.
+    pub fn command_line(&self) -> String {
+        shell_command(&self.qemu.path, &self.config.qemu_args())
+    }
+
+    /// How to attach gdb to a `--gdb` run.
+    pub fn gdb_instructions(&self) -> String {
+        format!(
+            "QEMU waits for gdb on port {GDB_PORT}; attach with:\n  gdb-multiarch {} -ex 'target remote :{GDB_PORT}'\n(gdb-multiarch is a Debian package: apt-get install gdb-multiarch)",
+            self.symbols.display()
+        )
+    }
+
+    /// Boots the guest, waits for it, and judges what it printed.
+    pub fn run(&self) -> Result<RunOutcome, RunError> {
+        let mut command = Command::new(&self.qemu.path);
+        command.args(self.config.qemu_args());
+        let output = run_to_completion(command, self.timeout, self.echo)?;
+        Ok(RunOutcome::judge(self.config.mode, output))
+    }
+}
+
+/// Prepares and runs `request` in one step.
+pub fn boot(request: &RunRequest) -> Result<RunOutcome, RunError> {
+    prepare(request)?.run()
+}
