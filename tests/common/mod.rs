@@ -1,0 +1,65 @@
+//! Shared helpers for the tests that boot the guest in QEMU.
+//!
+//! Each boot has the runner's deadline (120 s). A failing boot panics with
+//! the verdict, the reasons and the guest's full output, so `cargo test`
+//! shows everything needed to debug it.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use portcullis::artifacts::{self, RPI4_DTB_FILE_NAME};
+use portcullis::{GuestMode, Machine, RunOutcome, RunRequest};
+
+/// Boots one at a time: the machine has two cores, and two emulated
+/// multi-core guests at once would only make each slower and closer to
+/// its deadline.
+static ONE_QEMU_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The request the tests start from: captured output, default deadline.
+pub fn request(machine: Machine, mode: GuestMode) -> RunRequest {
+    RunRequest::captured(machine, mode)
+}
+
+/// Boots `request` and returns the outcome, panicking with the full
+/// output unless the run passed.
+pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
+    let outcome = {
+        // A test that panicked while holding the lock poisons it; the lock
+        // only orders runs, so the other tests may still go ahead.
+        let _turn = ONE_QEMU_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        portcullis::boot(request)
+    };
+    let outcome = outcome.unwrap_or_else(|error| {
+        panic!(
+            "cannot boot {} ({} mode): {error}",
+            request.machine, request.mode
+        )
+    });
+    assert!(
+        outcome.passed(),
+        "{} ({} mode{}) failed:\n{outcome}",
+        request.machine,
+        request.mode,
+        if request.elf { ", ELF" } else { "" }
+    );
+    println!("{}", outcome.verdict_line());
+    outcome
+}
+
+/// The Raspberry Pi 4 DTB, or a failure that says how to fetch it: a
+/// raspi4b run without it would not test the real boot path.
+// Each test file compiles this module on its own; guest_virt has no use for it.
+#[allow(dead_code)]
+pub fn require_rpi4_dtb() -> PathBuf {
+    match artifacts::find_rpi4_dtb(None) {
+        Ok(Some(path)) => path,
+        Ok(None) => panic!(
+            "{RPI4_DTB_FILE_NAME} is missing (looked at ${} and {}): run `./qemu-run.sh --machine raspi4b` or `./qemu-run.sh test`, which fetch it",
+            artifacts::DTB_ENV,
+            artifacts::cached_rpi4_dtb().display()
+        ),
+        Err(error) => panic!("{error}"),
+    }
+}
