@@ -67,12 +67,12 @@ fn main() {
     let user_elf_dir = image_dir.join(USER_TARGET).join(PROFILE);
 
     nested_cargo(&cargo, &workspace, &image_dir)
-        .args(["build", "-p", "portcullis-init", "--features", "image"])
+        .args(["build", "--profile", PROFILE, "-p", "portcullis-init", "--features", "image"])
         .args(["--target", USER_TARGET])
         .run("user programs");
 
     nested_cargo(&cargo, &workspace, &image_dir)
-        .args(["build", "-p", "portcullis-microkernel", "--features", "image"])
+        .args(["build", "--profile", PROFILE, "-p", "portcullis-microkernel", "--features", "image"])
         .args(["--target", KERNEL_TARGET])
         .env("PORTCULLIS_INIT_ELF", user_elf_dir.join("portcullis-init"))
         .run("kernel");
@@ -85,7 +85,6 @@ fn nested_cargo(cargo: &str, workspace: &Path, image_dir: &Path) -> Command {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace)
-        .arg("--quiet")
         .env("CARGO_TARGET_DIR", image_dir);
     for (key, _) in env::vars_os() {
         let key = key.to_string_lossy();
@@ -114,7 +113,6 @@ fn nested_cargo(cargo: &str, workspace: &Path, image_dir: &Path) -> Command {
             command.env_remove(key.as_ref());
         }
     }
-    command.args(["--profile", PROFILE]);
     command
 }
 

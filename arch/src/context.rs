@@ -32,6 +32,18 @@ pub const SPSR_USER_WRITABLE: u64 = 0xF000_0000 | SPSR_SOFTWARE_STEP;
 pub const SPSR_MODE_MASK: u64 = 0b1_1111;
 
 impl UserContext {
+    /// All registers zero (usable in constants).
+    pub const fn zeroed() -> Self {
+        UserContext {
+            x: [0; 31],
+            sp: 0,
+            pc: 0,
+            spsr: 0,
+            tpidr: 0,
+            padding: 0,
+        }
+    }
+
     /// A context that starts at `pc` with stack `sp` and `x0 = arg`.
     pub fn new_user(pc: u64, sp: u64, arg: u64) -> Self {
         let mut ctx = UserContext {
@@ -92,13 +104,20 @@ pub struct FpState {
     pub fpsr: u64,
 }
 
-impl Default for FpState {
-    fn default() -> Self {
+impl FpState {
+    /// All registers zero (usable in constants).
+    pub const fn zeroed() -> Self {
         FpState {
             q: [0; 32],
             fpcr: 0,
             fpsr: 0,
         }
+    }
+}
+
+impl Default for FpState {
+    fn default() -> Self {
+        Self::zeroed()
     }
 }
 

@@ -13,8 +13,8 @@
 
 /// Base of the 1 GiB window the kernel image is linked in.
 pub const KIMAGE_VBASE: u64 = 0xFFFF_FFFF_C000_0000;
-/// Offset of the image inside its 1 GiB window (and the arm64 Image
-/// `text_offset`): the load address modulo 1 GiB must equal it.
+/// Offset of the image inside its window, and the arm64 Image
+/// `text_offset` (where the Pi firmware and QEMU raspi4b load kernel8.img).
 pub const TEXT_OFFSET: u64 = 0x8_0000;
 /// Virtual address of physical address 0 in the linear map.
 pub const LINEAR_BASE: u64 = 0xFFFF_0000_0000_0000;

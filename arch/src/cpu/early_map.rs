@@ -61,6 +61,13 @@ static mut POOL: TablePool = TablePool {
 };
 static mut POOL_USED: usize = 0;
 static mut KERNEL_ROOT: u64 = 0;
+/// Physical address of the device tree found at boot (0: none).
+static mut DEVICE_TREE_PA: u64 = 0;
+
+/// Where QEMU `virt` leaves the device tree when it boots an ELF (it does
+/// not pass it in x0 then): the start of RAM, when the device tree fits
+/// below the image (which is why kernel.ld loads it 2 MiB into RAM).
+const QEMU_VIRT_ELF_DEVICE_TREE: u64 = 0x4000_0000;
 static mut BOOT_CONFIG: BootMmuConfig = BootMmuConfig {
     mair: 0,
     tcr: 0,
@@ -185,12 +192,18 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
         &pages(to_va(stack_bottom), stack_bottom, end - stack_bottom, Permissions::KERNEL_RW),
     )?;
 
-    // The device tree, read-only, if x0 points at one.
-    if let Some((dtb_start, dtb_size)) = device_tree_pages(loader_x0) {
-        kernel.map(
-            &mut memory,
-            &pages(DTB_WINDOW + dtb_start, dtb_start, dtb_size, Permissions::KERNEL_RO),
-        )?;
+    // The device tree, read-only: where x0 points, or where QEMU virt
+    // puts it for an ELF.
+    for candidate in [loader_x0, QEMU_VIRT_ELF_DEVICE_TREE] {
+        if let Some((dtb_start, dtb_size)) = device_tree_pages(candidate) {
+            kernel.map(
+                &mut memory,
+                &pages(DTB_WINDOW + dtb_start, dtb_start, dtb_size, Permissions::KERNEL_RO),
+            )?;
+            // SAFETY: see the statics' note.
+            unsafe { DEVICE_TREE_PA = candidate };
+            break;
+        }
     }
 
     // The identity map of the text, only for the instructions between
@@ -237,11 +250,21 @@ fn device_tree_pages(address: u64) -> Option<(u64, u64)> {
     Some((first, last - first))
 }
 
-/// The device tree the loader passed, through its read-only window.
-pub fn device_tree(loader_x0: u64) -> Option<&'static [u8]> {
-    let (first, size) = device_tree_pages_mapped(loader_x0)?;
-    let offset = loader_x0 - first;
-    let va = DTB_WINDOW + loader_x0;
+/// Physical address of the device tree found at boot, if any.
+pub fn device_tree_address() -> Option<u64> {
+    // SAFETY: see the statics' note; written once at boot.
+    match unsafe { DEVICE_TREE_PA } {
+        0 => None,
+        pa => Some(pa),
+    }
+}
+
+/// The device tree found at boot, through its read-only window.
+pub fn device_tree() -> Option<&'static [u8]> {
+    let address = device_tree_address()?;
+    let (first, size) = device_tree_pages_mapped(address)?;
+    let offset = address - first;
+    let va = DTB_WINDOW + address;
     // SAFETY: `early_map_kernel` mapped exactly these pages read-only and
     // they are never unmapped or written.
     Some(unsafe { core::slice::from_raw_parts(va as *const u8, (size - offset) as usize) })

@@ -2,7 +2,10 @@
 //! registers, the generic timer, the PMU, TLB maintenance, user-memory
 //! access and ending a run. Built for the target only.
 
+pub mod console;
 pub mod early_map;
+pub mod kernel_cell;
+mod kernel_fault;
 pub mod power;
 pub mod registers;
 pub mod timer;

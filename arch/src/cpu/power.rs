@@ -1,6 +1,52 @@
 //! Ending a run: semihosting exit with a status, or PSCI SYSTEM_OFF.
 
 use core::arch::asm;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// Exit status of a run that ended in a kernel panic.
+pub const EXIT_KERNEL_PANIC: u32 = 2;
+
+/// How a run ends.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitMethod {
+    /// Stop the CPU (real hardware without PSCI).
+    Halt = 0,
+    /// PSCI SYSTEM_OFF through `hvc` (status is lost: QEMU exits 0).
+    Psci = 1,
+    /// Semihosting SYS_EXIT_EXTENDED with the status.
+    Semihosting = 2,
+}
+
+static EXIT_METHOD: AtomicU8 = AtomicU8::new(ExitMethod::Halt as u8);
+
+/// Chooses how `exit` ends the run.
+pub fn set_exit_method(method: ExitMethod) {
+    EXIT_METHOD.store(method as u8, Ordering::Relaxed);
+}
+
+/// The configured exit method.
+pub fn exit_method() -> ExitMethod {
+    match EXIT_METHOD.load(Ordering::Relaxed) {
+        2 => ExitMethod::Semihosting,
+        1 => ExitMethod::Psci,
+        _ => ExitMethod::Halt,
+    }
+}
+
+/// Ends the run with `status`, by the configured method.
+pub fn exit(status: u32) -> ! {
+    super::console::flush();
+    match exit_method() {
+        ExitMethod::Semihosting => semihosting_exit(status),
+        ExitMethod::Psci => psci_system_off(),
+        ExitMethod::Halt => {
+            super::console::write_str("[kernel] halted; power the board off\n");
+            super::console::flush();
+            halt()
+        }
+    }
+}
 
 /// Semihosting SYS_EXIT_EXTENDED.
 const SYS_EXIT_EXTENDED: u64 = 0x20;

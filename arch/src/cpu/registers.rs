@@ -80,3 +80,13 @@ pub fn cycle_counter() -> u64 {
 pub fn allow_user_counter() {
     CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET);
 }
+
+/// The user thread pointer of the thread whose state is in the CPU.
+pub fn user_thread_pointer() -> u64 {
+    TPIDR_EL0.get()
+}
+
+/// Loads a thread's user thread pointer.
+pub fn set_user_thread_pointer(value: u64) {
+    TPIDR_EL0.set(value);
+}

@@ -36,9 +36,13 @@ pub fn block_user_access() {
 
 /// Returns to EL0 in `context` with address space `ttbr0` (root | ASID).
 ///
-/// The context must stay at this address while the thread runs: the next
-/// exception from EL0 saves the registers into it.
-pub fn return_to_user(context: &mut UserContext, ttbr0: u64) -> ! {
+/// # Safety
+/// `context` must point at a live `UserContext` that stays at this address
+/// while the thread runs (the next exception from EL0 saves the registers
+/// into it), with no other reference to it in use.
+pub unsafe fn return_to_user(context: *mut UserContext, ttbr0: u64) -> ! {
+    // SAFETY: guaranteed by the caller.
+    let context = unsafe { &mut *context };
     // Whatever wrote the context (the kernel, later a tracer), the thread
     // returns to EL0t with interrupts unmasked: only the flags and the
     // software-step bit survive.
@@ -46,9 +50,8 @@ pub fn return_to_user(context: &mut UserContext, ttbr0: u64) -> ! {
     // SAFETY: TTBR0 maps the user half only; eret in restore_user_context
     // synchronises the change before the first user instruction.
     unsafe { asm!("msr ttbr0_el1, {0}", in(reg) ttbr0, options(nostack)) };
-    // SAFETY: `context` is a valid, live UserContext (the caller keeps it
-    // in the TCB); its SPSR was built by the kernel for EL0 (mode bits
-    // checked in `UserContext::is_el0_aarch64`).
+    // SAFETY: the caller guarantees the context is live and stays put; its
+    // SPSR was just forced to EL0t, so the eret cannot enter EL1.
     unsafe { restore_user_context(context) }
 }
 

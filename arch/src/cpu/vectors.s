@@ -48,6 +48,17 @@
 // bug (the kernel runs with interrupts masked and never faults on purpose).
 .macro kernel_vector kind
     .balign 0x80
+    // Report on a stack of its own, so that a kernel stack overflow (sp in
+    // the guard page) is reported instead of faulting again. TPIDRRO_EL0
+    // (unused by Portcullis) and SP_EL0 (already saved for the thread) are
+    // the scratch registers; the kernel does not return from here.
+    msr     tpidrro_el0, x0
+    mov     x0, sp
+    msr     sp_el0, x0
+    adrp    x0, __panic_stack_top
+    add     x0, x0, :lo12:__panic_stack_top
+    mov     sp, x0
+    mrs     x0, tpidrro_el0
     sub     sp, sp, #FRAME_SIZE
     stp     x0, x1, [sp]
     mov     x1, #\kind
@@ -109,7 +120,7 @@ el1_exception_common:
     stp     x24, x25, [sp, #16 * 12]
     stp     x26, x27, [sp, #16 * 13]
     stp     x28, x29, [sp, #16 * 14]
-    add     x21, sp, #FRAME_SIZE    // the faulting code's sp
+    mrs     x21, sp_el0             // the faulting code's sp
     stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     mrs     x22, elr_el1
     mrs     x23, spsr_el1
@@ -198,3 +209,9 @@ fp_restore:
     msr     fpcr, x1
     msr     fpsr, x2
     ret
+
+    .section .bss.panic_stack, "aw", %nobits
+    .balign 16
+__panic_stack_bottom:
+    .space  8192
+__panic_stack_top:

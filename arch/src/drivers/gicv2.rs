@@ -57,6 +57,10 @@ pub struct GicV2 {
     cpu: &'static CpuInterfaceRegisters,
 }
 
+// SAFETY: the registers are MMIO that only the (single) CPU owning the
+// GicV2 value touches; moving the handle between owners is fine.
+unsafe impl Send for GicV2 {}
+
 impl GicV2 {
     /// Wraps the GIC whose distributor and CPU interface are mapped as
     /// device memory at `distributor_va` and `cpu_va`.

@@ -1,0 +1,98 @@
+//! Which program the first user task runs.
+//!
+//! Until init can create threads itself (capabilities arrive with the next
+//! milestone), the kernel starts each boot-suite case by loading the init
+//! ELF into a fresh address space with a program selector in `x0`. The low
+//! byte selects the program, the rest is its parameter.
+
+/// Programs init knows.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootProgram {
+    /// The demo: greets from EL0 and shows a few syscalls.
+    Demo = 0,
+    /// Checks syscall results and error codes from EL0; exits 0 if all match.
+    Syscalls = 1,
+    /// Writes to address 0 (must fault).
+    NullWrite = 2,
+    /// Reads a kernel address (must fault).
+    ReadKernel = 3,
+    /// Executes an undefined instruction (must fault).
+    Undefined = 4,
+    /// Loads through a misaligned stack pointer (must fault).
+    SpAlignment = 5,
+    /// Writes to its own code (W^X: must fault).
+    WriteText = 6,
+    /// Jumps into its stack (W^X: must fault).
+    ExecuteStack = 7,
+    /// Spins for the parameter's number of milliseconds, then exits 0.
+    Spin = 8,
+    /// Fills the FP/SIMD registers from the parameter, spins, checks them.
+    FpCheck = 9,
+    /// Yields the parameter's number of times, then exits 0.
+    Yield = 10,
+}
+
+/// Bits of the selector above the program number.
+pub const PARAMETER_SHIFT: u32 = 8;
+
+/// A kernel text address user space probes (the kernel's link address).
+pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
+
+impl BootProgram {
+    /// Every program, by number.
+    pub const ALL: [BootProgram; 11] = [
+        BootProgram::Demo,
+        BootProgram::Syscalls,
+        BootProgram::NullWrite,
+        BootProgram::ReadKernel,
+        BootProgram::Undefined,
+        BootProgram::SpAlignment,
+        BootProgram::WriteText,
+        BootProgram::ExecuteStack,
+        BootProgram::Spin,
+        BootProgram::FpCheck,
+        BootProgram::Yield,
+    ];
+
+    /// A short name, used to name the thread.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BootProgram::Demo => "demo",
+            BootProgram::Syscalls => "syscalls",
+            BootProgram::NullWrite => "null-write",
+            BootProgram::ReadKernel => "read-kernel",
+            BootProgram::Undefined => "undefined",
+            BootProgram::SpAlignment => "sp-alignment",
+            BootProgram::WriteText => "write-text",
+            BootProgram::ExecuteStack => "execute-stack",
+            BootProgram::Spin => "spin",
+            BootProgram::FpCheck => "fp-check",
+            BootProgram::Yield => "yield",
+        }
+    }
+
+    /// The selector for this program with `parameter`.
+    pub const fn selector(self, parameter: u64) -> u64 {
+        (self as u64) | (parameter << PARAMETER_SHIFT)
+    }
+
+    /// Splits a selector into program and parameter.
+    pub fn decode(selector: u64) -> Option<(BootProgram, u64)> {
+        let program = *Self::ALL.get((selector & 0xff) as usize)?;
+        Some((program, selector >> PARAMETER_SHIFT))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_round_trip() {
+        for program in BootProgram::ALL {
+            assert_eq!(BootProgram::decode(program.selector(42)), Some((program, 42)));
+        }
+        assert_eq!(BootProgram::decode(200), None);
+    }
+}

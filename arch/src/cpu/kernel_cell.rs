@@ -1,0 +1,42 @@
+//! `KernelCell`: the kernel's global state on one CPU.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// Global state owned by the (single) CPU while it runs kernel code.
+///
+/// The kernel runs with interrupts masked and on one CPU, so no two pieces
+/// of kernel code run at once; the only way to reach the state twice is
+/// re-entry (a kernel fault while it is borrowed), which `with` detects
+/// and turns into a panic instead of two `&mut`.
+pub struct KernelCell<T> {
+    value: UnsafeCell<T>,
+    borrowed: AtomicBool,
+}
+
+// SAFETY: access is serialised by `with` (see the type's docs).
+unsafe impl<T: Send> Sync for KernelCell<T> {}
+
+impl<T> KernelCell<T> {
+    /// Wraps `value`.
+    pub const fn new(value: T) -> Self {
+        KernelCell {
+            value: UnsafeCell::new(value),
+            borrowed: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs `f` with exclusive access to the value.
+    ///
+    /// # Panics
+    /// If called while the value is already borrowed (a kernel bug).
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        if self.borrowed.swap(true, Ordering::Acquire) {
+            panic!("kernel state re-entered");
+        }
+        // SAFETY: the flag above guarantees this is the only live reference.
+        let result = f(unsafe { &mut *self.value.get() });
+        self.borrowed.store(false, Ordering::Release);
+        result
+    }
+}

@@ -1,0 +1,137 @@
+//! init: the first user program. The kernel loads it with a program
+//! selector in `x0` (see `abi::boot_program`): the demo, or one of the
+//! programs of the in-guest test suite.
+#![no_std]
+#![no_main]
+
+use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
+use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
+use sdk::println;
+use sdk::probe;
+use sdk::syscall::{self, raw_syscall};
+
+/// The program's entry, called by the SDK's `_start`.
+#[no_mangle]
+fn portcullis_main(selector: u64) -> i32 {
+    let Some((program, parameter)) = BootProgram::decode(selector) else {
+        println!("init: unknown program selector {selector:#x}");
+        return 2;
+    };
+    match program {
+        BootProgram::Demo => demo(),
+        BootProgram::Syscalls => syscall_checks(),
+        BootProgram::NullWrite => {
+            probe::write_u64(0);
+            1
+        }
+        BootProgram::ReadKernel => {
+            probe::read_u64(KERNEL_PROBE_ADDRESS);
+            1
+        }
+        BootProgram::Undefined => {
+            probe::undefined_instruction();
+            1
+        }
+        BootProgram::SpAlignment => {
+            probe::misaligned_stack_load();
+            1
+        }
+        BootProgram::WriteText => {
+            probe::write_u64(portcullis_main as *const () as u64);
+            1
+        }
+        BootProgram::ExecuteStack => {
+            // A `ret` on the stack: executable only if W^X were broken.
+            let code = [0xd65f_03c0_u32; 4];
+            probe::jump_to(code.as_ptr() as u64);
+            1
+        }
+        BootProgram::Spin => {
+            probe::spin_ms(parameter);
+            0
+        }
+        BootProgram::FpCheck => {
+            if probe::fp_registers_survive(parameter << 32, 60) {
+                0
+            } else {
+                println!("FP/SIMD registers changed while the thread was preempted");
+                1
+            }
+        }
+        BootProgram::Yield => {
+            for _ in 0..parameter {
+                if syscall::yield_now().is_err() {
+                    return 1;
+                }
+            }
+            0
+        }
+    }
+}
+
+fn demo() -> i32 {
+    let (_, frequency) = probe::counter();
+    println!("hello from EL0: init runs in its own address space");
+    println!("  the counter ticks at {frequency} Hz; the kernel's tick is 100 Hz");
+    let result = syscall::null();
+    println!("  null syscall -> {:?}", result);
+    let bogus = raw_syscall(99, 0, 0, 0).into_result();
+    println!("  syscall 99 -> {:?} (an error code, not a crash)", bogus);
+    let kernel = syscall::debug_print_raw(KERNEL_PROBE_ADDRESS, 8);
+    println!("  debug_print of a kernel address -> {:?}", kernel);
+    println!("  yielding, then exiting with status 0");
+    let _ = syscall::yield_now();
+    0
+}
+
+/// Checks the result of each syscall and each error path; returns the
+/// number of the first check that failed (0 when all pass).
+fn syscall_checks() -> i32 {
+    let text = b"syscall round trip: hello from EL0\n";
+    let big = [b'x'; DEBUG_PRINT_MAX + 1];
+    let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 10] = [
+        ("null returns Ok", syscall::null(), Ok(())),
+        ("unknown number", raw_syscall(999, 0, 0, 0).into_result(), Err(ErrorCode::InvalidSyscall)),
+        ("number u64::MAX", raw_syscall(u64::MAX, 0, 0, 0).into_result(), Err(ErrorCode::InvalidSyscall)),
+        ("debug_print of own memory", syscall::debug_print(text), Ok(())),
+        (
+            "debug_print of a kernel address",
+            syscall::debug_print_raw(KERNEL_PROBE_ADDRESS, 8),
+            Err(ErrorCode::InvalidAddress),
+        ),
+        (
+            "debug_print of an unmapped user address",
+            syscall::debug_print_raw(0x1000, 8),
+            Err(ErrorCode::InvalidAddress),
+        ),
+        (
+            "debug_print longer than the limit",
+            syscall::debug_print(&big),
+            Err(ErrorCode::InvalidArgument),
+        ),
+        (
+            "debug_print through a capability that does not exist",
+            raw_syscall(Syscall::DebugPrint.number(), 5, text.as_ptr() as u64, 4).into_result(),
+            Err(ErrorCode::InvalidCapability),
+        ),
+        (
+            "debug_print running off the end of the mapped stack",
+            syscall::debug_print_raw(0x0000_7fff_ffff_0000 - 4, 8),
+            Err(ErrorCode::InvalidAddress),
+        ),
+        ("yield returns Ok", syscall::yield_now(), Ok(())),
+    ];
+    for (number, (what, got, want)) in checks.iter().enumerate() {
+        if got != want {
+            println!("check {} ({what}) failed: got {got:?}, want {want:?}", number + 1);
+            return number as i32 + 1;
+        }
+    }
+    let changed = probe::registers_preserved_across_syscall();
+    if changed != 0 {
+        println!("{changed} callee registers changed across a syscall");
+        return checks.len() as i32 + 1;
+    }
+    println!("all {} syscall checks passed", checks.len() + 1);
+    0
+}

@@ -1,0 +1,260 @@
+//! User address spaces: a TTBR0 table tagged with an ASID, the frames it
+//! owns, loading a program into it, and copying from user memory.
+//!
+//! The kernel never dereferences a user pointer. `copy_from_user` walks
+//! the thread's own tables in software and reads the frames through the
+//! kernel's linear map, so a bad pointer is an error code, never a kernel
+//! fault, and no window opens onto user memory (software PAN stays shut).
+
+use crate::elf::{self, ElfError, Program};
+use crate::frames::FrameAllocator;
+use crate::platform::PhysMemory;
+use arch::layout::{page_ceil, page_floor, PAGE_SIZE};
+use arch::mmu::{
+    AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable, Permissions,
+    PhysAddr, TableMemory, VirtAddr,
+};
+
+/// Frames one address space may own (program, stack and page tables).
+pub const MAX_FRAMES: usize = 512;
+/// Top of the user stack (exclusive, 16-byte aligned).
+pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
+/// Pages of user stack; the page below stays unmapped as a guard.
+pub const USER_STACK_PAGES: u64 = 16;
+
+/// Why an address space could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpaceError {
+    /// The program file is not acceptable.
+    Elf(ElfError),
+    /// The page tables refused a mapping.
+    Map(MapError),
+    /// No RAM left, or the space owns its maximum number of frames.
+    OutOfMemory,
+}
+
+impl From<MapError> for SpaceError {
+    fn from(e: MapError) -> Self {
+        match e {
+            MapError::OutOfTables => SpaceError::OutOfMemory,
+            other => SpaceError::Map(other),
+        }
+    }
+}
+
+/// Why a user range could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserAccessError {
+    /// Some page of the range is unmapped, or not readable from EL0.
+    NotMapped,
+}
+
+/// One user address space.
+pub struct AddressSpace {
+    table: PageTable,
+    asid: AsidWithGeneration,
+    frames: heapless::Vec<u64, MAX_FRAMES>,
+}
+
+/// Table memory for a user space: frames from the allocator, recorded as
+/// owned by the space so they are freed with it.
+struct SpaceMemory<'a, M: PhysMemory> {
+    phys: &'a mut M,
+    allocator: &'a mut FrameAllocator,
+    owned: &'a mut heapless::Vec<u64, MAX_FRAMES>,
+}
+
+impl<M: PhysMemory> SpaceMemory<'_, M> {
+    fn frame(&mut self) -> Option<u64> {
+        if self.owned.is_full() {
+            return None;
+        }
+        let frame = self.allocator.allocate()?;
+        self.phys.zero_frame(frame);
+        let _ = self.owned.push(frame);
+        Some(frame)
+    }
+}
+
+impl<M: PhysMemory> TableMemory for SpaceMemory<'_, M> {
+    fn allocate_table(&mut self) -> Option<PhysAddr> {
+        self.frame().map(PhysAddr::new)
+    }
+
+    fn read_entry(&self, table: PhysAddr, index: usize) -> u64 {
+        self.phys.read_phys_u64(table.as_u64() + 8 * index as u64)
+    }
+
+    fn write_entry(&mut self, table: PhysAddr, index: usize, value: u64) {
+        self.phys.write_phys_u64(table.as_u64() + 8 * index as u64, value)
+    }
+}
+
+/// Read-only table access for walks.
+struct WalkMemory<'a, M: PhysMemory>(&'a M);
+
+impl<M: PhysMemory> TableMemory for WalkMemory<'_, M> {
+    fn allocate_table(&mut self) -> Option<PhysAddr> {
+        None
+    }
+
+    fn read_entry(&self, table: PhysAddr, index: usize) -> u64 {
+        self.0.read_phys_u64(table.as_u64() + 8 * index as u64)
+    }
+
+    fn write_entry(&mut self, _table: PhysAddr, _index: usize, _value: u64) {}
+}
+
+impl AddressSpace {
+    /// Builds a space holding `program` and a stack; returns it with the
+    /// program's entry point. On failure every frame taken is returned.
+    pub fn load<M: PhysMemory>(
+        phys: &mut M,
+        allocator: &mut FrameAllocator,
+        asid: AsidWithGeneration,
+        file: &[u8],
+    ) -> Result<(AddressSpace, u64), SpaceError> {
+        let program = elf::parse(file).map_err(SpaceError::Elf)?;
+        let mut owned = heapless::Vec::new();
+        let result = Self::populate(phys, allocator, &mut owned, &program, file);
+        match result {
+            Ok(table) => Ok((
+                AddressSpace {
+                    table,
+                    asid,
+                    frames: owned,
+                },
+                program.entry,
+            )),
+            Err(e) => {
+                for frame in owned {
+                    allocator.free(frame);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn populate<M: PhysMemory>(
+        phys: &mut M,
+        allocator: &mut FrameAllocator,
+        owned: &mut heapless::Vec<u64, MAX_FRAMES>,
+        program: &Program,
+        file: &[u8],
+    ) -> Result<PageTable, SpaceError> {
+        let mut memory = SpaceMemory {
+            phys,
+            allocator,
+            owned,
+        };
+        let table = PageTable::new(&mut memory, Half::Lower)?;
+        for segment in &program.segments {
+            let permissions = if segment.executable() {
+                Permissions::USER_RX
+            } else if segment.writable() {
+                Permissions::USER_RW
+            } else {
+                Permissions::USER_RO
+            };
+            let first = page_floor(segment.vaddr);
+            let end = page_ceil(segment.vaddr + segment.mem_size);
+            let mut page = first;
+            while page < end {
+                let frame = memory.frame().ok_or(SpaceError::OutOfMemory)?;
+                // Copy the part of the file that lands in this page.
+                let file_start = segment.vaddr;
+                let file_end = segment.vaddr + segment.file_size;
+                let from = page.max(file_start);
+                let to = (page + PAGE_SIZE).min(file_end);
+                if from < to {
+                    let offset = (segment.offset + (from - file_start)) as usize;
+                    let bytes = &file[offset..offset + (to - from) as usize];
+                    memory.phys.write_phys(frame + (from - page), bytes);
+                }
+                table.map(
+                    &mut memory,
+                    &Mapping {
+                        va: VirtAddr::new(page),
+                        pa: PhysAddr::new(frame),
+                        size: PAGE_SIZE,
+                        permissions,
+                        granularity: Granularity::Pages,
+                    },
+                )?;
+                page += PAGE_SIZE;
+            }
+        }
+        let stack_bottom = USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE;
+        for page in 0..USER_STACK_PAGES {
+            let frame = memory.frame().ok_or(SpaceError::OutOfMemory)?;
+            table.map(
+                &mut memory,
+                &Mapping {
+                    va: VirtAddr::new(stack_bottom + page * PAGE_SIZE),
+                    pa: PhysAddr::new(frame),
+                    size: PAGE_SIZE,
+                    permissions: Permissions::USER_RW,
+                    granularity: Granularity::Pages,
+                },
+            )?;
+        }
+        Ok(table)
+    }
+
+    /// The TTBR0_EL1 value: table root and ASID.
+    pub fn ttbr0(&self) -> u64 {
+        self.table.root().as_u64() | self.asid.asid().ttbr_bits()
+    }
+
+    /// The ASID (with its generation) this space holds.
+    pub fn asid(&self) -> AsidWithGeneration {
+        self.asid
+    }
+
+    /// Takes a new ASID (after a generation rollover).
+    pub fn set_asid(&mut self, asid: AsidWithGeneration) {
+        self.asid = asid;
+    }
+
+    /// Frames this space owns.
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Copies `out.len()` bytes from user address `va`. Every page must be
+    /// mapped for EL0 reading.
+    pub fn copy_from_user<M: PhysMemory>(
+        &self,
+        phys: &M,
+        va: u64,
+        out: &mut [u8],
+    ) -> Result<(), UserAccessError> {
+        let walker = WalkMemory(phys);
+        let mut done = 0usize;
+        while done < out.len() {
+            let address = va
+                .checked_add(done as u64)
+                .ok_or(UserAccessError::NotMapped)?;
+            let translation = self
+                .table
+                .translate(&walker, VirtAddr::new(address))
+                .map_err(|_| UserAccessError::NotMapped)?;
+            if translation.permissions.owner() != Owner::User {
+                return Err(UserAccessError::NotMapped);
+            }
+            let in_page = (PAGE_SIZE - (address % PAGE_SIZE)) as usize;
+            let chunk = in_page.min(out.len() - done);
+            phys.read_phys(translation.pa.as_u64(), &mut out[done..done + chunk]);
+            done += chunk;
+        }
+        Ok(())
+    }
+
+    /// Returns every frame to `allocator`. The caller flushes the ASID's
+    /// TLB entries before the frames can be reused.
+    pub fn release(self, allocator: &mut FrameAllocator) {
+        for frame in self.frames {
+            allocator.free(frame);
+        }
+    }
+}

@@ -1,0 +1,662 @@
+//! The kernel's state and its response to each event from EL0.
+//!
+//! The kernel is event driven and never blocks on its stack: every entry
+//! (syscall, fault, interrupt) updates the state here and returns a
+//! `Resume` saying where the CPU goes next. The arch glue then returns to
+//! that thread, idles, or ends the run.
+
+use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
+use crate::boot_suite::{evaluate, Case, Ended, Mode};
+use crate::fault::FaultReport;
+use crate::frames::FrameAllocator;
+use crate::platform::{Console, Platform};
+use crate::scheduler::{Priority, RunQueue};
+use crate::syscall::{self, Call, SyscallResult};
+use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
+use abi::boot_program::BootProgram;
+use abi::{ErrorCode, DEBUG_PRINT_MAX};
+use arch::context::UserContext;
+use arch::exception::ExceptionClass;
+use arch::mmu::{AsidAllocator, AsidBits};
+use core::fmt::Write;
+use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
+
+/// Exit status of a run whose every test passed.
+pub const EXIT_SUCCESS: u32 = 0;
+/// Exit status of a run with a failed test.
+pub const EXIT_TEST_FAILED: u32 = 1;
+
+/// Priority of the threads the boot suite starts.
+const BOOT_PRIORITY: Priority = 100;
+/// Most threads one boot-suite case starts.
+const MAX_CASE_THREADS: usize = 4;
+/// Bound on scheduling rounds in one return to user (each round handles
+/// one reschedule request).
+const MAX_SCHEDULING_ROUNDS: usize = 8;
+
+/// Where the CPU goes after the kernel has handled an event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Return to EL0 in this saved context, with this TTBR0 value.
+    User {
+        /// The thread's saved registers (inside the thread table).
+        context: *mut UserContext,
+        /// Its address space root and ASID.
+        ttbr0: u64,
+    },
+    /// Nothing is ready: wait for an interrupt.
+    Idle,
+    /// Everything has run: end the run with this status.
+    Shutdown {
+        /// 0 when every case passed.
+        status: u32,
+    },
+}
+
+/// An interrupt, as the arch glue classified it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interrupt {
+    /// The kernel's tick (already re-armed).
+    Timer,
+    /// Any other interrupt ID (no user driver can own one yet).
+    Other(u32),
+}
+
+/// Progress through the boot suite.
+struct Session {
+    mode: Mode,
+    cases: &'static [Case],
+    next_case: usize,
+    live: heapless::Vec<ThreadId, MAX_CASE_THREADS>,
+    ended: heapless::Vec<Ended, MAX_CASE_THREADS>,
+    passed: u32,
+    failed: u32,
+    finished: bool,
+}
+
+/// The whole kernel state.
+pub struct Kernel {
+    threads: [Thread; MAX_THREADS],
+    run_queue: RunQueue,
+    current: Option<ThreadId>,
+    /// The thread whose FP/SIMD registers and TPIDR_EL0 are in the CPU.
+    cpu_state_owner: Option<ThreadId>,
+    frames: FrameAllocator,
+    asids: AsidAllocator,
+    init_elf: &'static [u8],
+    session: Session,
+    ticks: u64,
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Kernel {
+    /// An idle kernel (a constant, so it can live in a static).
+    pub const fn new() -> Self {
+        Kernel {
+            threads: [Thread::EMPTY; MAX_THREADS],
+            run_queue: RunQueue::new(),
+            current: None,
+            cpu_state_owner: None,
+            frames: FrameAllocator::new(),
+            asids: AsidAllocator::new(AsidBits::Eight),
+            init_elf: &[],
+            session: Session {
+                mode: Mode::Demo,
+                cases: &[],
+                next_case: 0,
+                live: heapless::Vec::new(),
+                ended: heapless::Vec::new(),
+                passed: 0,
+                failed: 0,
+                finished: false,
+            },
+            ticks: 0,
+        }
+    }
+
+    /// Takes over RAM and the init program, and starts the boot suite.
+    ///
+    /// RAM is given beforehand through `frames_mut` (the allocator is too
+    /// large to build on the kernel stack and move in).
+    pub fn start<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        asid_bits: AsidBits,
+        init_elf: &'static [u8],
+        mode: Mode,
+    ) -> Resume {
+        self.asids = AsidAllocator::new(asid_bits);
+        self.init_elf = init_elf;
+        self.session.mode = mode;
+        self.session.cases = mode.cases();
+        if mode == Mode::Test {
+            let _ = write!(
+                Console(platform),
+                "TAP version 13\n1..{}\n",
+                self.session.cases.len()
+            );
+        }
+        self.start_next_case(platform);
+        self.resume(platform)
+    }
+
+    /// Free and used frames, for the boot log.
+    pub fn frames(&self) -> &FrameAllocator {
+        &self.frames
+    }
+
+    /// The frame allocator, to hand RAM to before `start`.
+    pub fn frames_mut(&mut self) -> &mut FrameAllocator {
+        &mut self.frames
+    }
+
+    /// Timer ticks seen so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// A synchronous exception from EL0: a syscall or a fault.
+    pub fn handle_el0_sync<P: Platform>(&mut self, platform: &mut P, esr: u64, far: u64) -> Resume {
+        let Some(current) = self.current else {
+            // The vectors only route EL0 exceptions here, and a thread was
+            // running at EL0: no current thread is a kernel bug.
+            panic!("exception from EL0 with no current thread");
+        };
+        match ExceptionClass::from_esr(esr) {
+            ExceptionClass::Svc64 => self.syscall(platform, current),
+            _ => {
+                let pc = self.threads[current.index()].context.pc;
+                self.fault(platform, current, FaultReport::new(esr, far, pc))
+            }
+        }
+    }
+
+    /// An exception from EL0 that no AArch64 user code can cause on
+    /// purpose (FIQ, SError, anything from AArch32): stop the thread.
+    pub fn handle_el0_unexpected<P: Platform>(&mut self, platform: &mut P, esr: u64, far: u64) -> Resume {
+        match self.current {
+            Some(current) => {
+                let pc = self.threads[current.index()].context.pc;
+                self.fault(platform, current, FaultReport::new(esr, far, pc))
+            }
+            None => self.resume(platform),
+        }
+    }
+
+    /// An interrupt taken while a thread ran at EL0 (`None`: spurious).
+    pub fn handle_el0_interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Option<Interrupt>) -> Resume {
+        if let Some(current) = self.current {
+            self.threads[current.index()].stats.irqs_from_el0 += 1;
+        }
+        if let Some(interrupt) = interrupt {
+            self.interrupt(platform, interrupt);
+        }
+        self.resume(platform)
+    }
+
+    /// An interrupt that woke the idle loop.
+    pub fn handle_idle_interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Interrupt) -> Resume {
+        self.interrupt(platform, interrupt);
+        self.resume(platform)
+    }
+
+    fn interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Interrupt) {
+        match interrupt {
+            Interrupt::Timer => {
+                self.ticks += 1;
+                if let Some(current) = self.current {
+                    let thread = &mut self.threads[current.index()];
+                    if self.run_queue.has_ready_at_or_above(thread.priority) {
+                        thread.work.insert(WorkFlags::NEED_RESCHED);
+                        thread.stats.preemptions += 1;
+                    }
+                }
+            }
+            Interrupt::Other(id) => {
+                let _ = writeln!(Console(platform), "[kernel] interrupt {id} has no handler; ignored");
+            }
+        }
+    }
+
+    fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId) -> Resume {
+        let thread = &mut self.threads[current.index()];
+        thread.stats.syscalls += 1;
+        let work = thread.work;
+        let slow = work.intersects(WorkFlags::SYSCALL_WORK);
+        let entry = if slow {
+            entry::syscall_enter_from_user_mode(&mut SyscallWork { work: &mut thread.work }, &mut thread.context, work)
+        } else {
+            SyscallEntry::Dispatch
+        };
+        match entry {
+            SyscallEntry::Dispatch => {
+                let result = match syscall::decode(&self.threads[current.index()].context) {
+                    Ok(call) => self.dispatch(platform, current, call),
+                    Err(code) => SyscallResult::Return(code),
+                };
+                let thread = &mut self.threads[current.index()];
+                match result {
+                    SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+                    SyscallResult::Yield => {
+                        thread.context.x[0] = ErrorCode::Ok.raw();
+                        thread.stats.yields += 1;
+                        thread.work.insert(WorkFlags::NEED_RESCHED);
+                    }
+                    SyscallResult::Exited(status) => {
+                        self.end_thread(platform, current, ThreadState::Exited(status));
+                        return self.resume(platform);
+                    }
+                }
+            }
+            SyscallEntry::Skipped(_) => {}
+            SyscallEntry::Killed => {
+                self.end_thread(platform, current, ThreadState::Exited(-1));
+                return self.resume(platform);
+            }
+        }
+        if slow {
+            let thread = &mut self.threads[current.index()];
+            let work = thread.work;
+            let outcome = entry::syscall_exit_to_user_mode(
+                &mut SyscallWork { work: &mut thread.work },
+                &mut thread.context,
+                entry,
+                work,
+            );
+            if outcome == UserReturn::Killed {
+                self.end_thread(platform, current, ThreadState::Exited(-1));
+            }
+        }
+        self.resume(platform)
+    }
+
+    fn dispatch<P: Platform>(&mut self, platform: &mut P, current: ThreadId, call: Call) -> SyscallResult {
+        match call {
+            Call::Null => SyscallResult::Return(ErrorCode::Ok),
+            Call::Yield => SyscallResult::Yield,
+            Call::Exit { status } => SyscallResult::Exited(status),
+            Call::DebugPrint { address, len } => {
+                let mut text = [0u8; DEBUG_PRINT_MAX];
+                let thread = &self.threads[current.index()];
+                let Some(space) = thread.space.as_ref() else {
+                    return SyscallResult::Return(ErrorCode::InvalidAddress);
+                };
+                if space.copy_from_user(platform, address, &mut text[..len]).is_err() {
+                    return SyscallResult::Return(ErrorCode::InvalidAddress);
+                }
+                self.print_user_text(platform, current, &text[..len]);
+                SyscallResult::Return(ErrorCode::Ok)
+            }
+        }
+    }
+
+    /// Prints a thread's text, each line prefixed with the thread's name
+    /// (as a TAP diagnostic in test mode, so it can never read as a result).
+    fn print_user_text<P: Platform>(&mut self, platform: &mut P, id: ThreadId, text: &[u8]) {
+        let test_mode = self.session.mode == Mode::Test;
+        let thread = &mut self.threads[id.index()];
+        let mut console = Console(platform);
+        for &byte in text {
+            if !thread.line_open {
+                if test_mode {
+                    let _ = console.write_str("# ");
+                }
+                let _ = write!(console, "[{}#{}] ", thread.name, id.0);
+                thread.line_open = true;
+            }
+            let shown = match byte {
+                b'\n' | b'\t' | 0x20..=0x7e => byte as char,
+                _ => '?',
+            };
+            let _ = console.write_char(shown);
+            if byte == b'\n' {
+                thread.line_open = false;
+            }
+        }
+    }
+
+    fn fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) -> Resume {
+        let test_mode = self.session.mode == Mode::Test;
+        let thread = &mut self.threads[id.index()];
+        let mut console = Console(platform);
+        if thread.line_open {
+            let _ = console.write_char('\n');
+            thread.line_open = false;
+        }
+        let prefix = if test_mode { "# " } else { "" };
+        let _ = writeln!(
+            console,
+            "{prefix}[kernel] thread {}#{} stopped: {report}",
+            thread.name, id.0
+        );
+        self.end_thread(platform, id, ThreadState::Faulted(report));
+        self.resume(platform)
+    }
+
+    /// Picks the thread to return to and runs its exit-to-user work.
+    fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        let mut last = None;
+        for _ in 0..MAX_SCHEDULING_ROUNDS {
+            let current = match self.current {
+                Some(current) => current,
+                None => match self.run_queue.dequeue() {
+                    Some((next, _)) => {
+                        self.switch_to(platform, next);
+                        next
+                    }
+                    None if self.session.finished => {
+                        return Resume::Shutdown {
+                            status: self.session.exit_status(),
+                        }
+                    }
+                    None => return Resume::Idle,
+                },
+            };
+            last = Some(current);
+            let thread = &mut self.threads[current.index()];
+            let work = thread.work;
+            let mut hooks = ExitWork {
+                work: &mut thread.work,
+                reschedule: false,
+            };
+            let _pending = entry::exit_to_user_mode(&mut hooks, work);
+            if !hooks.reschedule {
+                return self.user_resume(current);
+            }
+            // Round robin: back of its priority's queue, then pick again.
+            thread.state = ThreadState::Ready;
+            let priority = thread.priority;
+            self.current = None;
+            if self.run_queue.enqueue(current, priority).is_err() {
+                panic!("run queue overflow: more ready threads than thread slots");
+            }
+        }
+        // Every round asked for a reschedule: run what the last one picked.
+        match last {
+            Some(thread) if self.current == Some(thread) => self.user_resume(thread),
+            _ => match self.run_queue.dequeue() {
+                Some((next, _)) => {
+                    self.switch_to(platform, next);
+                    self.user_resume(next)
+                }
+                None => Resume::Idle,
+            },
+        }
+    }
+
+    fn user_resume(&mut self, id: ThreadId) -> Resume {
+        let thread = &mut self.threads[id.index()];
+        let ttbr0 = thread.space.as_ref().map_or(0, AddressSpace::ttbr0);
+        Resume::User {
+            context: &mut thread.context,
+            ttbr0,
+        }
+    }
+
+    /// Makes `next` the running thread: its ASID is current, its FP/SIMD
+    /// state and TPIDR_EL0 are in the CPU.
+    fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
+        self.current = Some(next);
+        let thread = &mut self.threads[next.index()];
+        thread.state = ThreadState::Running;
+        if let Some(space) = thread.space.as_mut() {
+            let assignment = self.asids.assign(Some(space.asid()));
+            if assignment.flush_all {
+                platform.flush_tlb_all();
+            }
+            space.set_asid(assignment.asid);
+        }
+        if self.cpu_state_owner == Some(next) {
+            return;
+        }
+        match self.cpu_state_owner {
+            Some(owner) => {
+                let Ok([outgoing, incoming]) = self.threads.get_disjoint_mut([owner.index(), next.index()]) else {
+                    unreachable!("owner and next differ and are in range");
+                };
+                platform.switch_thread_state(
+                    Some((&mut outgoing.fp, &mut outgoing.context.tpidr)),
+                    (&incoming.fp, incoming.context.tpidr),
+                );
+            }
+            None => {
+                let incoming = &self.threads[next.index()];
+                platform.switch_thread_state(None, (&incoming.fp, incoming.context.tpidr));
+            }
+        }
+        self.cpu_state_owner = Some(next);
+    }
+
+    /// Ends a thread: frees its memory, takes it off the CPU and the run
+    /// queue, and tells the boot suite.
+    fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        let thread = &mut self.threads[id.index()];
+        if thread.state == ThreadState::Ready {
+            self.run_queue.remove(id, thread.priority);
+        }
+        thread.state = state;
+        if let Some(space) = thread.space.take() {
+            space.release(&mut self.frames);
+            // No stale translation may reach the frames once reused.
+            platform.flush_tlb_all();
+        }
+        let ended = Ended {
+            state,
+            stats: thread.stats,
+        };
+        if self.cpu_state_owner == Some(id) {
+            self.cpu_state_owner = None;
+        }
+        if self.current == Some(id) {
+            self.current = None;
+        }
+        self.threads[id.index()] = Thread::EMPTY;
+        if let Some(position) = self.session.live.iter().position(|&t| t == id) {
+            self.session.live.swap_remove(position);
+            let _ = self.session.ended.push(ended);
+            if self.session.live.is_empty() {
+                self.finish_case(platform);
+                self.start_next_case(platform);
+            }
+        }
+    }
+
+    fn finish_case<P: Platform>(&mut self, platform: &mut P) {
+        let number = self.session.next_case;
+        let Some(case) = self.session.cases.get(number.wrapping_sub(1)) else {
+            return;
+        };
+        let verdict = evaluate(case.expect, &self.session.ended);
+        self.session.ended.clear();
+        self.report(platform, number, case.name, verdict);
+    }
+
+    fn report<P: Platform>(&mut self, platform: &mut P, number: usize, name: &str, verdict: Result<(), &str>) {
+        let mode = self.session.mode;
+        let mut console = Console(platform);
+        match (verdict, mode) {
+            (Ok(()), Mode::Test) => {
+                let _ = writeln!(console, "ok {number} - {name}");
+            }
+            (Err(reason), Mode::Test) => {
+                let _ = writeln!(console, "not ok {number} - {name}\n# {reason}");
+            }
+            (Ok(()), Mode::Demo) => {
+                let _ = writeln!(console, "[kernel] done: {name}");
+            }
+            (Err(reason), Mode::Demo) => {
+                let _ = writeln!(console, "[kernel] unexpected: {name}: {reason}");
+            }
+        }
+        match verdict {
+            Ok(()) => self.session.passed += 1,
+            Err(_) => self.session.failed += 1,
+        }
+    }
+
+    /// Starts the next case that can be started; marks the session
+    /// finished (and prints the summary) when none is left.
+    fn start_next_case<P: Platform>(&mut self, platform: &mut P) {
+        while let Some(case) = self.session.cases.get(self.session.next_case).copied() {
+            self.session.next_case += 1;
+            if self.session.mode == Mode::Demo {
+                let _ = writeln!(Console(platform), "[kernel] next: {}", case.name);
+            }
+            let mut failure = None;
+            for &selector in case.threads {
+                match self.spawn(platform, selector) {
+                    Ok(id) => {
+                        let _ = self.session.live.push(id);
+                    }
+                    Err(reason) => failure = Some(reason),
+                }
+            }
+            match failure {
+                None => return,
+                Some(reason) => {
+                    // Stop what did start; the case has failed.
+                    let started: heapless::Vec<ThreadId, MAX_CASE_THREADS> = self.session.live.clone();
+                    self.session.live.clear();
+                    for id in started {
+                        self.end_thread(platform, id, ThreadState::Exited(-1));
+                    }
+                    self.session.ended.clear();
+                    let number = self.session.next_case;
+                    self.report(platform, number, case.name, Err(reason));
+                }
+            }
+        }
+        self.session.finished = true;
+        let (passed, failed) = (self.session.passed, self.session.failed);
+        let mut console = Console(platform);
+        match self.session.mode {
+            Mode::Test => {
+                let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
+            }
+            Mode::Demo => {
+                let _ = writeln!(
+                    console,
+                    "[kernel] demo finished: {passed} of {} steps behaved as expected",
+                    passed + failed
+                );
+            }
+        }
+    }
+
+    /// Loads init with `selector` into a new address space and makes it
+    /// ready.
+    fn spawn<P: Platform>(&mut self, platform: &mut P, selector: u64) -> Result<ThreadId, &'static str> {
+        let index = self
+            .threads
+            .iter()
+            .position(|t| t.state == ThreadState::Free)
+            .ok_or("no free thread slot")?;
+        let id = ThreadId(index as u16);
+        let assignment = self.asids.assign(None);
+        if assignment.flush_all {
+            platform.flush_tlb_all();
+        }
+        let (space, entry) = AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
+            .map_err(|e| match e {
+                SpaceError::Elf(_) => "the init ELF is not loadable",
+                SpaceError::Map(_) => "mapping the init ELF failed",
+                SpaceError::OutOfMemory => "out of memory for a new address space",
+            })?;
+        let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
+        let thread = &mut self.threads[index];
+        *thread = Thread::EMPTY;
+        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
+        thread.state = ThreadState::Ready;
+        thread.name = name;
+        thread.space = Some(space);
+        thread.priority = BOOT_PRIORITY;
+        self.run_queue
+            .enqueue(id, BOOT_PRIORITY)
+            .map_err(|_| "run queue full")?;
+        Ok(id)
+    }
+
+    /// The thread on the CPU, if any.
+    pub fn current(&self) -> Option<ThreadId> {
+        self.current
+    }
+
+    /// A thread's control block.
+    pub fn thread(&self, id: ThreadId) -> &Thread {
+        &self.threads[id.index()]
+    }
+}
+
+impl Session {
+    fn exit_status(&self) -> u32 {
+        if self.failed == 0 {
+            EXIT_SUCCESS
+        } else {
+            EXIT_TEST_FAILED
+        }
+    }
+}
+
+/// Syscall entry work of a thread. No filter, tracer or audit server can
+/// be attached yet (they arrive with the forwarding work), so policy
+/// allows and the other stages keep the entry crate's defaults.
+struct SyscallWork<'a> {
+    work: &'a mut WorkFlags,
+}
+
+impl EntryHooks for SyscallWork<'_> {
+    type Regs = UserContext;
+
+    fn policy(&mut self, _regs: &mut UserContext) -> PolicyVerdict {
+        PolicyVerdict::Allow
+    }
+
+    fn current_work(&mut self) -> WorkFlags {
+        // A pending reschedule is left set for `Kernel::resume`, which
+        // requeues the thread once the syscall's exit work is done.
+        let mut work = *self.work;
+        work.remove(WorkFlags::NEED_RESCHED);
+        work
+    }
+
+    fn handle_notify_resume(&mut self) {
+        self.work.remove(WorkFlags::NOTIFY_RESUME);
+    }
+}
+
+/// Exit-to-user work of the thread about to return to EL0.
+struct ExitWork<'a> {
+    work: &'a mut WorkFlags,
+    reschedule: bool,
+}
+
+impl EntryHooks for ExitWork<'_> {
+    type Regs = UserContext;
+
+    fn policy(&mut self, _regs: &mut UserContext) -> PolicyVerdict {
+        PolicyVerdict::Allow
+    }
+
+    fn current_work(&mut self) -> WorkFlags {
+        let mut work = *self.work;
+        // Once a reschedule is decided, it is handled by the caller.
+        if self.reschedule {
+            work.remove(WorkFlags::NEED_RESCHED);
+        }
+        work
+    }
+
+    fn handle_need_resched(&mut self) {
+        self.work.remove(WorkFlags::NEED_RESCHED);
+        self.reschedule = true;
+    }
+
+    fn handle_notify_resume(&mut self) {
+        self.work.remove(WorkFlags::NOTIFY_RESUME);
+    }
+}

@@ -1,0 +1,37 @@
+//! The Portcullis kernel core.
+//!
+//! Design principles (the invariants to keep in mind when reading on):
+//!
+//! 1. **Event driven, one kernel stack.** Every entry from EL0 (syscall,
+//!    fault, interrupt) runs to completion and returns a [`kernel::Resume`]
+//!    saying where the CPU goes next. Nothing waits on the kernel stack; a
+//!    waiting thread is a state in its TCB.
+//! 2. **The kernel never panics because of user space.** Every value a
+//!    thread controls (registers, pointers, lengths, ELF contents) is
+//!    checked and answered with a typed [`abi::ErrorCode`] or, for a fault,
+//!    by stopping that thread alone.
+//! 3. **The kernel never dereferences a user pointer.** User memory is
+//!    read by walking the thread's page tables in software and reading the
+//!    frames through the linear map ([`address_space`]).
+//! 4. **One syscall path.** Every syscall goes through
+//!    [`kernel::Kernel::handle_el0_sync`]; a thread with entry work takes
+//!    the generic entry (`entry` crate) around the dispatch, a thread with
+//!    none skips it by testing one word.
+//! 5. **Hardware behind a trait.** The core is generic over
+//!    [`platform::Platform`], so everything here unit-tests on the host;
+//!    the target's implementation lives in `main.rs` over the arch crate.
+//! 6. **No heap.** Fixed-size tables (`heapless`), frames from the board's
+//!    RAM.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+pub mod address_space;
+pub mod boot_suite;
+pub mod elf;
+pub mod fault;
+pub mod frames;
+pub mod kernel;
+pub mod platform;
+pub mod scheduler;
+pub mod syscall;
+pub mod thread;

@@ -1,0 +1,304 @@
+//! The Portcullis kernel binary: boot, the hardware side of `Platform`, and
+//! the entry points the exception vectors call.
+//!
+//! Everything here is glue between the arch crate and the kernel core; the
+//! decisions are made in `microkernel::kernel`.
+#![no_std]
+#![no_main]
+
+use arch::boards::{Board, BoardInfo, PhysRange};
+use arch::context::{FpState, UserContext};
+use arch::cpu::kernel_cell::KernelCell;
+use arch::cpu::power::{self, ExitMethod};
+use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
+use arch::device_tree;
+use arch::drivers::gicv2::GicV2;
+use arch::mmu::AsidBits;
+use core::fmt::Write;
+use microkernel::boot_suite::Mode;
+use microkernel::frames::FrameAllocator;
+use microkernel::kernel::{Interrupt, Kernel, Resume};
+use microkernel::platform::{PhysMemory, Platform};
+
+/// The root task, built by build.rs for aarch64-unknown-none.
+static INIT_ELF: &[u8] = include_bytes!(env!("PORTCULLIS_INIT_ELF"));
+
+/// Kernel ticks per second: a 10 ms time slice.
+const TICKS_PER_SECOND: u64 = 100;
+
+static KERNEL: KernelCell<Kernel> = KernelCell::new(Kernel::new());
+static MACHINE: KernelCell<Machine> = KernelCell::new(Machine {
+    gic: None,
+    tick_interval: 0,
+    counter_frequency: 0,
+});
+
+macro_rules! kprintln {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(console::Writer, $($arg)*);
+    }};
+}
+
+/// The hardware the kernel core drives through `Platform`.
+struct Machine {
+    gic: Option<GicV2>,
+    tick_interval: u64,
+    counter_frequency: u64,
+}
+
+impl Machine {
+    /// Acknowledges the pending interrupt, if any, and classifies it.
+    fn take_interrupt(&mut self) -> Option<Interrupt> {
+        let gic = self.gic.as_ref()?;
+        let irq = gic.acknowledge()?;
+        let interrupt = if irq.id() == timer::VIRTUAL_TIMER_INTID {
+            timer::arm(self.tick_interval);
+            Interrupt::Timer
+        } else {
+            Interrupt::Other(irq.id())
+        };
+        gic.end_of_interrupt(irq);
+        Some(interrupt)
+    }
+}
+
+impl PhysMemory for Machine {
+    fn read_phys(&self, pa: u64, out: &mut [u8]) {
+        phys::read(pa, out)
+    }
+
+    fn write_phys(&mut self, pa: u64, data: &[u8]) {
+        phys::write(pa, data)
+    }
+
+    fn read_phys_u64(&self, pa: u64) -> u64 {
+        phys::read_u64(pa)
+    }
+
+    fn write_phys_u64(&mut self, pa: u64, value: u64) {
+        phys::write_u64(pa, value)
+    }
+
+    fn zero_frame(&mut self, pa: u64) {
+        phys::zero_page(pa)
+    }
+}
+
+impl Platform for Machine {
+    fn console_write(&mut self, text: &str) {
+        console::write_str(text)
+    }
+
+    fn flush_tlb_all(&mut self) {
+        tlb::flush_all()
+    }
+
+    fn flush_tlb_page(&mut self, asid: u16, va: u64) {
+        tlb::flush_page(asid, va)
+    }
+
+    fn switch_thread_state(&mut self, outgoing: Option<(&mut FpState, &mut u64)>, incoming: (&FpState, u64)) {
+        if let Some((fp, tpidr)) = outgoing {
+            user_return::save_fp(fp);
+            *tpidr = registers::user_thread_pointer();
+        }
+        user_return::restore_fp(incoming.0);
+        registers::set_user_thread_pointer(incoming.1);
+    }
+
+    fn counter(&self) -> u64 {
+        registers::counter()
+    }
+
+    fn counter_frequency(&self) -> u64 {
+        self.counter_frequency
+    }
+}
+
+/// Called by boot.s at the link address with the MMU on.
+#[no_mangle]
+extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! {
+    early_map::remove_identity_map();
+    let (info, note) = board_info();
+    let uart = match early_map::map_device(info.uart, 0x1000) {
+        Ok(va) => va,
+        Err(_) => power::halt(),
+    };
+    // SAFETY: `uart` maps the board's PL011 for good; only the console uses it.
+    unsafe { console::init(uart, info.uart_clock_hz) };
+    power::set_exit_method(exit_method(&info));
+
+    let frequency = registers::counter_frequency();
+    kprintln!(
+        "Portcullis {} on {} (entered at EL{}), RAM {} MiB, timer {} Hz",
+        env!("CARGO_PKG_VERSION"),
+        info.board.name(),
+        entry_el,
+        info.ram_bytes() >> 20,
+        frequency
+    );
+    if let Some(note) = note {
+        kprintln!("[kernel] {note}");
+    }
+
+    KERNEL.with(|kernel| take_ram(kernel.frames_mut(), &info));
+    let machine_ready = MACHINE.with(|machine| start_devices(machine, &info, frequency));
+    if let Err(what) = machine_ready {
+        kprintln!("KERNEL PANIC: {what}");
+        power::exit(power::EXIT_KERNEL_PANIC);
+    }
+    registers::enable_cycle_counter();
+    registers::allow_user_counter();
+
+    let mode = match Mode::from_option(info.boot_option("portcullis.mode")) {
+        Ok(mode) => mode,
+        Err(other) => {
+            kprintln!("[kernel] unknown portcullis.mode={other}; running the demo");
+            Mode::Demo
+        }
+    };
+    let free_mib = KERNEL.with(|kernel| (kernel.frames().available() * 4096) >> 20);
+    kprintln!(
+        "[kernel] {} MiB free for user space; running the {}",
+        free_mib,
+        if mode == Mode::Test { "in-guest tests" } else { "demo" }
+    );
+    let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
+    let resume = KERNEL.with(|kernel| {
+        MACHINE.with(|machine| kernel.start(machine, asid_bits, INIT_ELF, mode))
+    });
+    go(resume)
+}
+
+/// The board description: from the device tree when there is a usable
+/// one, else the defaults of the board that boots without one.
+fn board_info() -> (BoardInfo, Option<&'static str>) {
+    match early_map::device_tree().map(device_tree::parse) {
+        Some(Ok(info)) => (info, None),
+        Some(Err(error)) => (Board::RaspberryPi4.defaults(), Some(error.describe())),
+        // QEMU virt always passes a device tree; only a Pi-class boot
+        // (QEMU raspi4b ELF at EL3, or the raw image without -dtb) does not.
+        None => (
+            Board::RaspberryPi4.defaults(),
+            Some("no device tree: using the Raspberry Pi 4 defaults"),
+        ),
+    }
+}
+
+fn exit_method(info: &BoardInfo) -> ExitMethod {
+    if info.boot_option("portcullis.exit") == Some("semihosting") {
+        ExitMethod::Semihosting
+    } else if info.psci_hvc {
+        ExitMethod::Psci
+    } else {
+        ExitMethod::Halt
+    }
+}
+
+/// Maps RAM into the linear map and hands everything outside the kernel
+/// image, the device tree and firmware reservations to the frame allocator.
+fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
+    let (image, image_size) = phys::image_range();
+    let mut reserved: heapless::Vec<PhysRange, 12> = heapless::Vec::new();
+    let _ = reserved.push(PhysRange {
+        start: image,
+        size: image_size,
+    });
+    if let (Some(address), Some(dtb)) = (early_map::device_tree_address(), early_map::device_tree()) {
+        let _ = reserved.push(PhysRange {
+            start: address,
+            size: dtb.len() as u64,
+        });
+    }
+    for range in &info.reserved {
+        let _ = reserved.push(*range);
+    }
+    for ram in &info.ram {
+        if let Err(error) = early_map::map_linear(ram.start, ram.size) {
+            kprintln!("[kernel] RAM {:#x}+{:#x} left unused: {error:?}", ram.start, ram.size);
+            continue;
+        }
+        frames.add_ram(*ram, &reserved);
+    }
+}
+
+fn start_devices(machine: &mut Machine, info: &BoardInfo, frequency: u64) -> Result<(), &'static str> {
+    let distributor = early_map::map_device(info.gic_distributor, 0x1000).map_err(|_| "cannot map the GIC distributor")?;
+    let cpu_interface =
+        early_map::map_device(info.gic_cpu_interface, 0x2000).map_err(|_| "cannot map the GIC CPU interface")?;
+    // SAFETY: both addresses map this board's GIC for good; only the kernel
+    // drives it.
+    let gic = unsafe { GicV2::new(distributor, cpu_interface) };
+    gic.init();
+    gic.enable(timer::VIRTUAL_TIMER_INTID);
+    machine.gic = Some(gic);
+    machine.counter_frequency = frequency;
+    machine.tick_interval = (frequency / TICKS_PER_SECOND).max(1);
+    timer::arm(machine.tick_interval);
+    Ok(())
+}
+
+/// Goes where the kernel said.
+fn go(resume: Resume) -> ! {
+    match resume {
+        // SAFETY: the kernel returns the saved context of the thread it
+        // made current; it lives in the static thread table and no
+        // reference to it outlives `KERNEL.with`.
+        Resume::User { context, ttbr0 } => unsafe { user_return::return_to_user(context, ttbr0) },
+        Resume::Idle => idle(),
+        Resume::Shutdown { status } => power::exit(status),
+    }
+}
+
+/// Nothing to run: wait for an interrupt (still masked: WFI wakes anyway,
+/// and the GIC is polled here), and let the kernel react to it.
+fn idle() -> ! {
+    loop {
+        power::wait_for_interrupt();
+        let Some(interrupt) = MACHINE.with(Machine::take_interrupt) else {
+            continue;
+        };
+        let resume = KERNEL.with(|kernel| {
+            MACHINE.with(|machine| kernel.handle_idle_interrupt(machine, interrupt))
+        });
+        if resume != Resume::Idle {
+            go(resume);
+        }
+    }
+}
+
+/// A synchronous exception from EL0: a syscall or a user fault.
+#[no_mangle]
+extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
+    user_return::block_user_access();
+    let syndrome = registers::exception_syndrome();
+    go(KERNEL.with(|kernel| {
+        MACHINE.with(|machine| kernel.handle_el0_sync(machine, syndrome.esr, syndrome.far))
+    }))
+}
+
+/// An interrupt while a thread ran at EL0.
+#[no_mangle]
+extern "C" fn portcullis_el0_irq(_context: *mut UserContext) -> ! {
+    user_return::block_user_access();
+    let interrupt = MACHINE.with(Machine::take_interrupt);
+    go(KERNEL.with(|kernel| {
+        MACHINE.with(|machine| kernel.handle_el0_interrupt(machine, interrupt))
+    }))
+}
+
+/// FIQ, SError or anything from AArch32 at EL0: stop that thread.
+#[no_mangle]
+extern "C" fn portcullis_el0_other(_context: *mut UserContext, _kind: u64) -> ! {
+    user_return::block_user_access();
+    let syndrome = registers::exception_syndrome();
+    go(KERNEL.with(|kernel| {
+        MACHINE.with(|machine| kernel.handle_el0_unexpected(machine, syndrome.esr, syndrome.far))
+    }))
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    kprintln!("\nKERNEL PANIC: {info}");
+    power::exit(power::EXIT_KERNEL_PANIC)
+}

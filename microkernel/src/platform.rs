@@ -1,0 +1,50 @@
+//! What the kernel core needs from the hardware, as a trait.
+//!
+//! The target implements it with the arch crate (MMIO, system registers,
+//! the linear map); host tests implement it with plain memory. Keeping the
+//! core generic over it is what lets the scheduler, the syscall dispatch
+//! and the fault handling unit-test on the host.
+
+use arch::context::FpState;
+
+/// Access to physical RAM (the kernel reaches it through its linear map).
+pub trait PhysMemory {
+    /// Copies `out.len()` bytes from RAM at `pa`.
+    fn read_phys(&self, pa: u64, out: &mut [u8]);
+    /// Copies `data` to RAM at `pa`.
+    fn write_phys(&mut self, pa: u64, data: &[u8]);
+    /// Reads the aligned u64 at `pa`.
+    fn read_phys_u64(&self, pa: u64) -> u64;
+    /// Writes the aligned u64 at `pa`.
+    fn write_phys_u64(&mut self, pa: u64, value: u64);
+    /// Zeroes the 4 KiB frame at `pa`.
+    fn zero_frame(&mut self, pa: u64);
+}
+
+/// Everything else the core asks of the machine.
+pub trait Platform: PhysMemory {
+    /// Writes text to the kernel console.
+    fn console_write(&mut self, text: &str);
+    /// Forgets every TLB entry (after an ASID generation rollover).
+    fn flush_tlb_all(&mut self);
+    /// Forgets the TLB entries of page `va` in address space `asid`.
+    fn flush_tlb_page(&mut self, asid: u16, va: u64);
+    /// Moves per-thread CPU state that the exception entry does not save
+    /// (FP/SIMD registers, TPIDR_EL0) from the CPU into `outgoing` (if
+    /// any) and from `incoming` into the CPU.
+    fn switch_thread_state(&mut self, outgoing: Option<(&mut FpState, &mut u64)>, incoming: (&FpState, u64));
+    /// The virtual counter (CNTVCT_EL0).
+    fn counter(&self) -> u64;
+    /// Counter ticks per second (CNTFRQ_EL0).
+    fn counter_frequency(&self) -> u64;
+}
+
+/// `core::fmt::Write` onto a platform's console.
+pub struct Console<'a, P: Platform>(pub &'a mut P);
+
+impl<P: Platform> core::fmt::Write for Console<'_, P> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0.console_write(s);
+        Ok(())
+    }
+}

@@ -1,0 +1,19 @@
+//! Write Portcullis user programs: syscall stubs, the program entry point,
+//! console output and a panic handler.
+//!
+//! A program built with the SDK defines
+//! `#[no_mangle] fn portcullis_main(argument: u64) -> i32`; the SDK's
+//! `_start` calls it with the value the kernel passed in `x0` and exits
+//! with its result.
+#![cfg_attr(not(test), no_std)]
+#![deny(missing_docs)]
+
+pub mod console;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod probe;
+pub mod syscall;
+
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod runtime;
+
+pub use abi::{ErrorCode, Syscall};

@@ -1,0 +1,185 @@
+//! Deliberate faults and register checks, for programs that test the
+//! kernel (the boot suite, the fuzzer). Each fault probe does one precise
+//! thing the kernel must stop the thread for; none returns normally when
+//! the kernel is right.
+
+use core::arch::asm;
+
+/// Stores a word at `address` (expected to fault).
+pub fn write_u64(address: u64) {
+    // SAFETY: deliberately touches memory the program does not own; the
+    // kernel stops the thread, so nothing observes the store.
+    unsafe { asm!("str xzr, [{0}]", in(reg) address, options(nostack)) };
+}
+
+/// Loads a word from `address` (expected to fault).
+pub fn read_u64(address: u64) -> u64 {
+    let value: u64;
+    // SAFETY: as `write_u64`.
+    unsafe { asm!("ldr {0}, [{1}]", out(reg) value, in(reg) address, options(nostack, readonly)) };
+    value
+}
+
+/// Executes an undefined instruction.
+pub fn undefined_instruction() {
+    // SAFETY: the instruction traps; no state is changed.
+    unsafe { asm!("udf #0", options(nostack, nomem)) };
+}
+
+/// Loads through a misaligned stack pointer (SCTLR_EL1.SA0 is set).
+pub fn misaligned_stack_load() {
+    // SAFETY: the load traps before sp is used for anything else; sp is
+    // restored on the (unexpected) path where it does not.
+    unsafe {
+        asm!(
+            "mov {saved}, sp",
+            "add {tmp}, {saved}, #1",
+            "mov sp, {tmp}",
+            "ldr {tmp}, [sp]",
+            "mov sp, {saved}",
+            saved = out(reg) _,
+            tmp = out(reg) _,
+        )
+    };
+}
+
+/// Branches to `address` (expected to fault: not executable).
+pub fn jump_to(address: u64) {
+    // SAFETY: the branch traps at the target when it is not executable;
+    // if it were, the code there is a `ret` placed by the caller.
+    unsafe { asm!("blr {0}", in(reg) address, out("x30") _, clobber_abi("C")) };
+}
+
+/// Reads the virtual counter and its frequency.
+pub fn counter() -> (u64, u64) {
+    let (count, frequency): (u64, u64);
+    // SAFETY: the kernel lets EL0 read CNTVCT and CNTFRQ.
+    unsafe {
+        asm!("isb", "mrs {0}, cntvct_el0", "mrs {1}, cntfrq_el0", out(reg) count, out(reg) frequency, options(nostack, nomem))
+    };
+    (count, frequency)
+}
+
+/// Spins for `milliseconds` of counter time.
+pub fn spin_ms(milliseconds: u64) {
+    let (start, frequency) = counter();
+    let ticks = frequency / 1000 * milliseconds;
+    while counter().0.wrapping_sub(start) < ticks {
+        core::hint::spin_loop();
+    }
+}
+
+/// Fills v0..v31 from `seed`, spins `milliseconds` (long enough to be
+/// preempted), and checks every register still holds its value. All in one
+/// block so no compiler-generated code can use the registers in between.
+pub fn fp_registers_survive(seed: u64, milliseconds: u64) -> bool {
+    let (_, frequency) = counter();
+    let ticks = frequency / 1000 * milliseconds;
+    let mismatches: u64;
+    // SAFETY: only registers declared as clobbered are written.
+    unsafe {
+        asm!(
+            // v_i = seed + i (both halves).
+            "mov {value}, {seed}",
+            "dup v0.2d, {value}", "add {value}, {value}, #1",
+            "dup v1.2d, {value}", "add {value}, {value}, #1",
+            "dup v2.2d, {value}", "add {value}, {value}, #1",
+            "dup v3.2d, {value}", "add {value}, {value}, #1",
+            "dup v4.2d, {value}", "add {value}, {value}, #1",
+            "dup v5.2d, {value}", "add {value}, {value}, #1",
+            "dup v6.2d, {value}", "add {value}, {value}, #1",
+            "dup v7.2d, {value}", "add {value}, {value}, #1",
+            "dup v8.2d, {value}", "add {value}, {value}, #1",
+            "dup v9.2d, {value}", "add {value}, {value}, #1",
+            "dup v10.2d, {value}", "add {value}, {value}, #1",
+            "dup v11.2d, {value}", "add {value}, {value}, #1",
+            "dup v12.2d, {value}", "add {value}, {value}, #1",
+            "dup v13.2d, {value}", "add {value}, {value}, #1",
+            "dup v14.2d, {value}", "add {value}, {value}, #1",
+            "dup v15.2d, {value}", "add {value}, {value}, #1",
+            "dup v16.2d, {value}", "add {value}, {value}, #1",
+            "dup v17.2d, {value}", "add {value}, {value}, #1",
+            "dup v18.2d, {value}", "add {value}, {value}, #1",
+            "dup v19.2d, {value}", "add {value}, {value}, #1",
+            "dup v20.2d, {value}", "add {value}, {value}, #1",
+            "dup v21.2d, {value}", "add {value}, {value}, #1",
+            "dup v22.2d, {value}", "add {value}, {value}, #1",
+            "dup v23.2d, {value}", "add {value}, {value}, #1",
+            "dup v24.2d, {value}", "add {value}, {value}, #1",
+            "dup v25.2d, {value}", "add {value}, {value}, #1",
+            "dup v26.2d, {value}", "add {value}, {value}, #1",
+            "dup v27.2d, {value}", "add {value}, {value}, #1",
+            "dup v28.2d, {value}", "add {value}, {value}, #1",
+            "dup v29.2d, {value}", "add {value}, {value}, #1",
+            "dup v30.2d, {value}", "add {value}, {value}, #1",
+            "dup v31.2d, {value}",
+            // Spin on the counter.
+            "isb",
+            "mrs {start}, cntvct_el0",
+            "2:",
+            "isb",
+            "mrs {now}, cntvct_el0",
+            "sub {now}, {now}, {start}",
+            "cmp {now}, {ticks}",
+            "b.lo 2b",
+            // Count registers whose two lanes differ from seed + i.
+            "mov {bad}, #0",
+            "mov {value}, {seed}",
+            ".irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31",
+            "mov {now}, v\\n\\().d[0]",
+            "cmp {now}, {value}",
+            "cinc {bad}, {bad}, ne",
+            "mov {now}, v\\n\\().d[1]",
+            "cmp {now}, {value}",
+            "cinc {bad}, {bad}, ne",
+            "add {value}, {value}, #1",
+            ".endr",
+            seed = in(reg) seed,
+            ticks = in(reg) ticks,
+            value = out(reg) _,
+            start = out(reg) _,
+            now = out(reg) _,
+            bad = out(reg) mismatches,
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            options(nostack, nomem),
+        )
+    };
+    mismatches == 0
+}
+
+/// Makes a null syscall with x9..x17 and x20..x28 holding known values and
+/// returns how many of them the kernel changed (it must preserve them).
+pub fn registers_preserved_across_syscall() -> u64 {
+    let mut regs = [0u64; 18];
+    for (i, r) in regs.iter_mut().enumerate() {
+        *r = 0x5eed_0000_0000_0000 | (i as u64 * 0x1111);
+    }
+    let mut after = regs;
+    // SAFETY: a null syscall changes x0 only (x1..x7 declared clobbered).
+    unsafe {
+        asm!(
+            "svc #0",
+            inout("x9") after[0] => after[0], inout("x10") after[1] => after[1],
+            inout("x11") after[2] => after[2], inout("x12") after[3] => after[3],
+            inout("x13") after[4] => after[4], inout("x14") after[5] => after[5],
+            inout("x15") after[6] => after[6], inout("x16") after[7] => after[7],
+            inout("x17") after[8] => after[8], inout("x20") after[9] => after[9],
+            inout("x21") after[10] => after[10], inout("x22") after[11] => after[11],
+            inout("x23") after[12] => after[12], inout("x24") after[13] => after[13],
+            inout("x25") after[14] => after[14], inout("x26") after[15] => after[15],
+            inout("x27") after[16] => after[16], inout("x28") after[17] => after[17],
+            inout("x0") 0u64 => _, out("x1") _, out("x2") _, out("x3") _,
+            out("x4") _, out("x5") _, out("x6") _, out("x7") _,
+            in("x8") abi::Syscall::Null.number(),
+            options(nostack),
+        )
+    };
+    regs.iter().zip(after.iter()).filter(|(a, b)| a != b).count() as u64
+}

@@ -1,0 +1,82 @@
+//! Syscall stubs: the only place user space executes `svc`.
+//!
+//! Each stub follows the register convention in `abi` (x8 = number,
+//! x0 = capability, x1 = message info, x2..x7 = arguments; x0 = error code
+//! on return).
+
+use abi::{ErrorCode, Syscall};
+
+/// The raw result of a syscall: the error code register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawResult(pub u64);
+
+impl RawResult {
+    /// `Ok(())` for success, else the decoded error (unknown codes map to
+    /// `InvalidSyscall`, which no successful call returns).
+    pub fn into_result(self) -> Result<(), ErrorCode> {
+        match ErrorCode::from_raw(self.0) {
+            Some(ErrorCode::Ok) => Ok(()),
+            Some(code) => Err(code),
+            None => Err(ErrorCode::InvalidSyscall),
+        }
+    }
+}
+
+/// Makes syscall `number` with `x0`, `x2`, `x3` and returns x0.
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn raw_syscall(number: u64, x0: u64, x2: u64, x3: u64) -> RawResult {
+    let result: u64;
+    // SAFETY: `svc` enters the kernel, which reads the registers given
+    // here and writes x0 (and may write x1..x7 for future calls, hence
+    // their clobbers); it never touches this program's memory.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            inout("x0") x0 => result,
+            inout("x1") 0u64 => _,
+            inout("x2") x2 => _,
+            inout("x3") x3 => _,
+            out("x4") _, out("x5") _, out("x6") _, out("x7") _,
+            in("x8") number,
+            options(nostack),
+        );
+    }
+    RawResult(result)
+}
+
+/// On the host (unit tests of code using the SDK) there is no kernel.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn raw_syscall(_number: u64, _x0: u64, _x2: u64, _x3: u64) -> RawResult {
+    RawResult(ErrorCode::InvalidSyscall.raw())
+}
+
+/// Does nothing in the kernel: measures the entry path.
+pub fn null() -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::Null.number(), 0, 0, 0).into_result()
+}
+
+/// Lets another ready thread of the same priority run.
+pub fn yield_now() -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::Yield.number(), 0, 0, 0).into_result()
+}
+
+/// Ends the calling thread with `status`.
+pub fn exit(status: i32) -> ! {
+    raw_syscall(Syscall::Exit.number(), 0, status as i64 as u64, 0);
+    // The kernel never returns from exit; if it did, stop here.
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// Prints `text` (at most `abi::DEBUG_PRINT_MAX` bytes) on the kernel
+/// console.
+pub fn debug_print(text: &[u8]) -> Result<(), ErrorCode> {
+    debug_print_raw(text.as_ptr() as u64, text.len() as u64)
+}
+
+/// `debug_print` with an arbitrary pointer and length (for tests of the
+/// kernel's checks).
+pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::DebugPrint.number(), 0, address, len).into_result()
+}
