@@ -19,8 +19,8 @@ pub enum BootProgram {
     ReadKernel = 3,
     /// Executes an undefined instruction (must fault).
     Undefined = 4,
-    /// Loads through a misaligned stack pointer (must fault).
-    SpAlignment = 5,
+    /// Branches to a misaligned address (PC alignment fault).
+    MisalignedPc = 5,
     /// Writes to its own code (W^X: must fault).
     WriteText = 6,
     /// Jumps into its stack (W^X: must fault).
@@ -31,6 +31,8 @@ pub enum BootProgram {
     FpCheck = 9,
     /// Yields the parameter's number of times, then exits 0.
     Yield = 10,
+    /// An exclusive load from a misaligned address (alignment fault).
+    MisalignedExclusive = 11,
 }
 
 /// Bits of the selector above the program number.
@@ -41,18 +43,19 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 11] = [
+    pub const ALL: [BootProgram; 12] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
         BootProgram::ReadKernel,
         BootProgram::Undefined,
-        BootProgram::SpAlignment,
+        BootProgram::MisalignedPc,
         BootProgram::WriteText,
         BootProgram::ExecuteStack,
         BootProgram::Spin,
         BootProgram::FpCheck,
         BootProgram::Yield,
+        BootProgram::MisalignedExclusive,
     ];
 
     /// A short name, used to name the thread.
@@ -63,12 +66,13 @@ impl BootProgram {
             BootProgram::NullWrite => "null-write",
             BootProgram::ReadKernel => "read-kernel",
             BootProgram::Undefined => "undefined",
-            BootProgram::SpAlignment => "sp-alignment",
+            BootProgram::MisalignedPc => "misaligned-pc",
             BootProgram::WriteText => "write-text",
             BootProgram::ExecuteStack => "execute-stack",
             BootProgram::Spin => "spin",
             BootProgram::FpCheck => "fp-check",
             BootProgram::Yield => "yield",
+            BootProgram::MisalignedExclusive => "misaligned-exclusive",
         }
     }
 

@@ -50,8 +50,89 @@ pub fn total_size(header: &[u8]) -> Option<usize> {
     Some(size as usize)
 }
 
-/// Parses a device tree into the board description.
-pub fn parse(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
+const FDT_BEGIN_NODE: u32 = 1;
+const FDT_END_NODE: u32 = 2;
+const FDT_PROP: u32 = 3;
+const FDT_NOP: u32 = 4;
+const FDT_END: u32 = 9;
+
+fn be32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn put_be32(data: &mut [u8], at: usize, value: u32) -> Option<()> {
+    data.get_mut(at..at + 4)?.copy_from_slice(&value.to_be_bytes());
+    Some(())
+}
+
+/// Copies `blob` into `out` without the NOP tokens of its structure block
+/// and returns the copy's length.
+///
+/// Firmware and QEMU delete properties by overwriting them with NOPs, and
+/// the `fdt` crate's node skipping does not expect a NOP between a node's
+/// properties (it asserts). A tree without NOPs means the same.
+pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError> {
+    let bad = DeviceTreeError::NotADeviceTree;
+    let total = total_size(blob).ok_or(bad)?;
+    let struct_offset = be32(blob, 8).ok_or(bad)? as usize;
+    let strings_offset = be32(blob, 12).ok_or(bad)? as usize;
+    let struct_size = be32(blob, 36).ok_or(bad)? as usize;
+    let strings_size = be32(blob, 32).ok_or(bad)? as usize;
+    if total > blob.len() || total > out.len() || struct_offset.checked_add(struct_size).is_none_or(|e| e > total) {
+        return Err(bad);
+    }
+    // Header and memory reservations are copied as they are.
+    out[..struct_offset].copy_from_slice(&blob[..struct_offset]);
+    let mut read = struct_offset;
+    let mut write = struct_offset;
+    let struct_end = struct_offset + struct_size;
+    while read < struct_end {
+        let token = be32(blob, read).ok_or(bad)?;
+        let length = match token {
+            FDT_NOP => {
+                read += 4;
+                continue;
+            }
+            FDT_BEGIN_NODE => {
+                let name = blob.get(read + 4..struct_end).ok_or(bad)?;
+                let name_len = name.iter().position(|&b| b == 0).ok_or(bad)? + 1;
+                4 + name_len.div_ceil(4) * 4
+            }
+            FDT_PROP => {
+                let value_len = be32(blob, read + 4).ok_or(bad)? as usize;
+                12 + value_len.div_ceil(4) * 4
+            }
+            FDT_END_NODE | FDT_END => 4,
+            _ => return Err(bad),
+        };
+        let token_bytes = blob.get(read..read + length).ok_or(bad)?;
+        out.get_mut(write..write + length).ok_or(bad)?.copy_from_slice(token_bytes);
+        read += length;
+        write += length;
+        if token == FDT_END {
+            break;
+        }
+    }
+    let new_struct_size = write - struct_offset;
+    // Strings follow the structure block in the copy.
+    let strings = blob.get(strings_offset..strings_offset + strings_size).ok_or(bad)?;
+    let new_strings_offset = write;
+    out.get_mut(write..write + strings_size).ok_or(bad)?.copy_from_slice(strings);
+    let new_total = write + strings_size;
+    put_be32(out, 4, new_total as u32).ok_or(bad)?;
+    put_be32(out, 12, new_strings_offset as u32).ok_or(bad)?;
+    put_be32(out, 36, new_struct_size as u32).ok_or(bad)?;
+    Ok(new_total)
+}
+
+/// Parses a device tree into the board description, using `scratch` (at
+/// least as large as the tree) for a NOP-free copy (see `remove_nops`).
+pub fn parse(blob: &[u8], scratch: &mut [u8]) -> Result<BoardInfo, DeviceTreeError> {
+    let length = remove_nops(blob, scratch)?;
+    parse_compact(&scratch[..length])
+}
+
+fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
     let fdt = Fdt::new(blob).map_err(|_| DeviceTreeError::NotADeviceTree)?;
     let board = identify(&fdt).ok_or(DeviceTreeError::UnknownBoard)?;
     let mut info = board.defaults();
@@ -224,10 +305,15 @@ fn cells_to_u64(cells: &[u32]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const VIRT_V2: &[u8] = include_bytes!("../tests/fixtures/virt-gicv2.dtb");
+
+    pub(super) fn parse(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
+        let mut scratch = vec![0u8; 256 * 1024];
+        super::parse(blob, &mut scratch)
+    }
     const VIRT_V3: &[u8] = include_bytes!("../tests/fixtures/virt-gicv3.dtb");
 
     #[test]
@@ -264,5 +350,66 @@ mod tests {
         assert_eq!(soc.translate(0x7e20_1000), Some(0xfe20_1000));
         assert_eq!(soc.translate(0x4004_1000), Some(0xff84_1000));
         assert_eq!(soc.translate(0x0900_0000), Some(0x0900_0000));
+    }
+}
+
+#[cfg(test)]
+mod raspberry_pi_tests {
+    use super::tests::parse;
+    use super::*;
+
+    /// Debian's bcm2711-rpi-4-b.dtb (the one that goes on the SD card).
+    const RPI4: &[u8] = include_bytes!("../tests/fixtures/bcm2711-rpi-4-b.dtb");
+
+    #[test]
+    fn reads_raspberry_pi_4() {
+        let info = parse(RPI4).expect("valid tree");
+        assert_eq!(info.board, Board::RaspberryPi4);
+        assert_eq!(info.uart, 0xfe20_1000, "UART0 through the /soc ranges");
+        assert_eq!(info.gic_distributor, 0xff84_1000);
+        assert_eq!(info.gic_cpu_interface, 0xff84_2000);
+        assert!(!info.psci_hvc);
+        assert!(info.ram_bytes() > 0);
+    }
+}
+
+#[cfg(test)]
+mod raspi4b_qemu_tests {
+    use super::tests::parse;
+    use super::*;
+
+    #[test]
+    fn nops_are_removed_and_the_tree_shrinks() {
+        let mut out = vec![0u8; 256 * 1024];
+        let length = remove_nops(RASPI4B_QEMU, &mut out).expect("valid");
+        assert!(length < RASPI4B_QEMU.len());
+        assert_eq!(total_size(&out), Some(length));
+        // Removing NOPs again changes nothing.
+        let mut again = vec![0u8; 256 * 1024];
+        assert_eq!(remove_nops(&out[..length], &mut again), Ok(length));
+        assert_eq!(out[..length], again[..length]);
+    }
+
+    #[test]
+    fn truncated_trees_are_refused_not_panicked_on() {
+        let mut out = vec![0u8; 256 * 1024];
+        for cut in [0, 8, 40, 100, RASPI4B_QEMU.len() / 2, RASPI4B_QEMU.len() - 1] {
+            assert!(remove_nops(&RASPI4B_QEMU[..cut], &mut out).is_err());
+        }
+        let mut small = [0u8; 64];
+        assert!(remove_nops(RASPI4B_QEMU, &mut small).is_err());
+    }
+
+    /// The same tree as QEMU `-M raspi4b -dtb ... -append ...` passes it
+    /// (memory, bootargs and disabled nodes rewritten by QEMU).
+    const RASPI4B_QEMU: &[u8] = include_bytes!("../tests/fixtures/raspi4b-qemu.dtb");
+
+    #[test]
+    fn reads_qemu_raspi4b() {
+        let info = parse(RASPI4B_QEMU).expect("valid tree");
+        assert_eq!(info.board, Board::RaspberryPi4);
+        assert_eq!(info.uart, 0xfe20_1000);
+        assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
+        assert_eq!(info.ram_bytes(), 0x3c00_0000, "QEMU describes the low 960 MiB");
     }
 }

@@ -32,8 +32,13 @@ fn portcullis_main(selector: u64) -> i32 {
             probe::undefined_instruction();
             1
         }
-        BootProgram::SpAlignment => {
-            probe::misaligned_stack_load();
+        BootProgram::MisalignedPc => {
+            probe::jump_to(portcullis_main as *const () as u64 + 2);
+            1
+        }
+        BootProgram::MisalignedExclusive => {
+            let word = [0u64; 2];
+            probe::exclusive_load(word.as_ptr() as u64 + 4);
             1
         }
         BootProgram::WriteText => {

@@ -49,6 +49,9 @@ pub enum Expect {
     ExitZeroPreempted,
     /// Every thread exits 0 after exactly this many yields.
     ExitZeroAfterYields(u64),
+    /// Every thread stops with a data abort whose status is an alignment
+    /// fault.
+    AlignmentFault,
     /// Every thread faults with this class; for aborts, at this address
     /// (if given) and with this kind of fault status (if given).
     Fault {
@@ -100,6 +103,14 @@ pub fn evaluate(expect: Expect, ended: &[Ended]) -> Result<(), Failure> {
                 ThreadState::Faulted(_) => return Err("a thread faulted"),
                 _ => return Err("a thread did not end"),
             },
+            Expect::AlignmentFault => {
+                let ThreadState::Faulted(report) = thread.state else {
+                    return Err("a thread did not fault");
+                };
+                if report.status() != Some(FaultStatus::Alignment) {
+                    return Err("not an alignment fault");
+                }
+            }
             Expect::Fault {
                 class,
                 address,
@@ -169,9 +180,14 @@ pub const TEST_CASES: &[Case] = &[
         expect: fault(ExceptionClass::Unknown, None, None),
     },
     Case {
-        name: "misaligned stack pointer faults",
-        threads: &[BootProgram::SpAlignment.selector(0)],
-        expect: fault(ExceptionClass::SpAlignment, None, None),
+        name: "branch to a misaligned address is a PC alignment fault",
+        threads: &[BootProgram::MisalignedPc.selector(0)],
+        expect: fault(ExceptionClass::PcAlignment, None, None),
+    },
+    Case {
+        name: "misaligned exclusive load is an alignment fault",
+        threads: &[BootProgram::MisalignedExclusive.selector(0)],
+        expect: Expect::AlignmentFault,
     },
     Case {
         name: "user code is not writable (W^X)",

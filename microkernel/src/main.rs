@@ -26,7 +26,12 @@ static INIT_ELF: &[u8] = include_bytes!(env!("PORTCULLIS_INIT_ELF"));
 /// Kernel ticks per second: a 10 ms time slice.
 const TICKS_PER_SECOND: u64 = 100;
 
+/// Room for a NOP-free copy of the device tree (see `device_tree::parse`).
+const DEVICE_TREE_SCRATCH_BYTES: usize = 256 * 1024;
+
 static KERNEL: KernelCell<Kernel> = KernelCell::new(Kernel::new());
+static DEVICE_TREE_SCRATCH: KernelCell<[u8; DEVICE_TREE_SCRATCH_BYTES]> =
+    KernelCell::new([0; DEVICE_TREE_SCRATCH_BYTES]);
 static MACHINE: KernelCell<Machine> = KernelCell::new(Machine {
     gic: None,
     tick_interval: 0,
@@ -173,7 +178,9 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
 /// The board description: from the device tree when there is a usable
 /// one, else the defaults of the board that boots without one.
 fn board_info() -> (BoardInfo, Option<&'static str>) {
-    match early_map::device_tree().map(device_tree::parse) {
+    let parsed = early_map::device_tree()
+        .map(|blob| DEVICE_TREE_SCRATCH.with(|scratch| device_tree::parse(blob, scratch)));
+    match parsed {
         Some(Ok(info)) => (info, None),
         Some(Err(error)) => (Board::RaspberryPi4.defaults(), Some(error.describe())),
         // QEMU virt always passes a device tree; only a Pi-class boot

@@ -149,6 +149,7 @@ el1_entry:
     mov     x0, x23
     mov     x1, x19
     bl      early_map_kernel        // x0 = &BootMmuConfig (physical)
+    cbz     x0, boot_tables_failed
     mov     x24, x0
 
     // The tables (in .bss) were written with the data cache off: drop any
@@ -185,6 +186,12 @@ el1_entry:
     isb
     ldr     x0, =high_entry
     br      x0
+
+// The tables could not be built (see early_map.rs); nothing can be
+// printed yet (no MMU, board unknown). A debugger finds the CPU here.
+boot_tables_failed:
+    wfe
+    b       boot_tables_failed
 
 high_entry:
     // Now running at the link address in the high half.

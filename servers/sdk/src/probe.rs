@@ -26,21 +26,13 @@ pub fn undefined_instruction() {
     unsafe { asm!("udf #0", options(nostack, nomem)) };
 }
 
-/// Loads through a misaligned stack pointer (SCTLR_EL1.SA0 is set).
-pub fn misaligned_stack_load() {
-    // SAFETY: the load traps before sp is used for anything else; sp is
-    // restored on the (unexpected) path where it does not.
-    unsafe {
-        asm!(
-            "mov {saved}, sp",
-            "add {tmp}, {saved}, #1",
-            "mov sp, {tmp}",
-            "ldr {tmp}, [sp]",
-            "mov sp, {saved}",
-            saved = out(reg) _,
-            tmp = out(reg) _,
-        )
-    };
+/// An exclusive load from `address`: exclusives must be naturally aligned
+/// whatever SCTLR_EL1.A says, so a misaligned one is an alignment fault.
+pub fn exclusive_load(address: u64) -> u64 {
+    let value: u64;
+    // SAFETY: a load (expected to fault); the monitor is cleared after.
+    unsafe { asm!("ldxr {0}, [{1}]", "clrex", out(reg) value, in(reg) address, options(nostack)) };
+    value
 }
 
 /// Branches to `address` (expected to fault: not executable).
