@@ -95,7 +95,10 @@ mod tests {
     #[test]
     fn selectors_round_trip() {
         for program in BootProgram::ALL {
-            assert_eq!(BootProgram::decode(program.selector(42)), Some((program, 42)));
+            assert_eq!(
+                BootProgram::decode(program.selector(42)),
+                Some((program, 42))
+            );
         }
         assert_eq!(BootProgram::decode(200), None);
     }

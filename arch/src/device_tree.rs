@@ -61,7 +61,8 @@ fn be32(data: &[u8], at: usize) -> Option<u32> {
 }
 
 fn put_be32(data: &mut [u8], at: usize, value: u32) -> Option<()> {
-    data.get_mut(at..at + 4)?.copy_from_slice(&value.to_be_bytes());
+    data.get_mut(at..at + 4)?
+        .copy_from_slice(&value.to_be_bytes());
     Some(())
 }
 
@@ -78,7 +79,12 @@ pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError
     let strings_offset = be32(blob, 12).ok_or(bad)? as usize;
     let struct_size = be32(blob, 36).ok_or(bad)? as usize;
     let strings_size = be32(blob, 32).ok_or(bad)? as usize;
-    if total > blob.len() || total > out.len() || struct_offset.checked_add(struct_size).is_none_or(|e| e > total) {
+    if total > blob.len()
+        || total > out.len()
+        || struct_offset
+            .checked_add(struct_size)
+            .is_none_or(|e| e > total)
+    {
         return Err(bad);
     }
     // Header and memory reservations are copied as they are.
@@ -106,7 +112,9 @@ pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError
             _ => return Err(bad),
         };
         let token_bytes = blob.get(read..read + length).ok_or(bad)?;
-        out.get_mut(write..write + length).ok_or(bad)?.copy_from_slice(token_bytes);
+        out.get_mut(write..write + length)
+            .ok_or(bad)?
+            .copy_from_slice(token_bytes);
         read += length;
         write += length;
         if token == FDT_END {
@@ -115,9 +123,13 @@ pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError
     }
     let new_struct_size = write - struct_offset;
     // Strings follow the structure block in the copy.
-    let strings = blob.get(strings_offset..strings_offset + strings_size).ok_or(bad)?;
+    let strings = blob
+        .get(strings_offset..strings_offset + strings_size)
+        .ok_or(bad)?;
     let new_strings_offset = write;
-    out.get_mut(write..write + strings_size).ok_or(bad)?.copy_from_slice(strings);
+    out.get_mut(write..write + strings_size)
+        .ok_or(bad)?
+        .copy_from_slice(strings);
     let new_total = write + strings_size;
     put_be32(out, 4, new_total as u32).ok_or(bad)?;
     put_be32(out, 12, new_strings_offset as u32).ok_or(bad)?;
@@ -280,7 +292,11 @@ impl SocRanges {
         for entry in cells.chunks_exact(stride) {
             let (child_addr, rest) = entry.split_at(child.address_cells);
             let (parent_addr, size) = rest.split_at(parent_address_cells);
-            let _ = entries.push((cells_to_u64(child_addr), cells_to_u64(parent_addr), cells_to_u64(size)));
+            let _ = entries.push((
+                cells_to_u64(child_addr),
+                cells_to_u64(parent_addr),
+                cells_to_u64(size),
+            ));
         }
         SocRanges { entries }
     }
@@ -323,7 +339,13 @@ pub(crate) mod tests {
         assert_eq!(info.uart, 0x0900_0000);
         assert_eq!(info.gic_distributor, 0x0800_0000);
         assert_eq!(info.gic_cpu_interface, 0x0801_0000);
-        assert_eq!(info.ram.as_slice(), &[PhysRange { start: 0x4000_0000, size: 1 << 30 }]);
+        assert_eq!(
+            info.ram.as_slice(),
+            &[PhysRange {
+                start: 0x4000_0000,
+                size: 1 << 30
+            }]
+        );
         assert!(info.psci_hvc);
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert!(info.from_device_tree);
@@ -337,15 +359,21 @@ pub(crate) mod tests {
     #[test]
     fn rejects_garbage() {
         assert_eq!(parse(&[0u8; 64]), Err(DeviceTreeError::NotADeviceTree));
-        assert_eq!(total_size(&[0xd0, 0x0d, 0xfe, 0xed, 0, 0, 0x10, 0]), Some(0x1000));
+        assert_eq!(
+            total_size(&[0xd0, 0x0d, 0xfe, 0xed, 0, 0, 0x10, 0]),
+            Some(0x1000)
+        );
         assert_eq!(total_size(&[1, 2, 3]), None);
     }
 
     #[test]
     fn translates_soc_bus_addresses() {
         let soc = SocRanges {
-            entries: heapless::Vec::from_slice(&[(0x7e00_0000, 0xfe00_0000, 0x180_0000), (0x4000_0000, 0xff80_0000, 0x80_0000)])
-                .unwrap(),
+            entries: heapless::Vec::from_slice(&[
+                (0x7e00_0000, 0xfe00_0000, 0x180_0000),
+                (0x4000_0000, 0xff80_0000, 0x80_0000),
+            ])
+            .unwrap(),
         };
         assert_eq!(soc.translate(0x7e20_1000), Some(0xfe20_1000));
         assert_eq!(soc.translate(0x4004_1000), Some(0xff84_1000));
@@ -393,7 +421,14 @@ mod raspi4b_qemu_tests {
     #[test]
     fn truncated_trees_are_refused_not_panicked_on() {
         let mut out = vec![0u8; 256 * 1024];
-        for cut in [0, 8, 40, 100, RASPI4B_QEMU.len() / 2, RASPI4B_QEMU.len() - 1] {
+        for cut in [
+            0,
+            8,
+            40,
+            100,
+            RASPI4B_QEMU.len() / 2,
+            RASPI4B_QEMU.len() - 1,
+        ] {
             assert!(remove_nops(&RASPI4B_QEMU[..cut], &mut out).is_err());
         }
         let mut small = [0u8; 64];
@@ -410,6 +445,10 @@ mod raspi4b_qemu_tests {
         assert_eq!(info.board, Board::RaspberryPi4);
         assert_eq!(info.uart, 0xfe20_1000);
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
-        assert_eq!(info.ram_bytes(), 0x3c00_0000, "QEMU describes the low 960 MiB");
+        assert_eq!(
+            info.ram_bytes(),
+            0x3c00_0000,
+            "QEMU describes the low 960 MiB"
+        );
     }
 }

@@ -186,12 +186,24 @@ mod tests {
         assert_eq!(ExceptionClass::from_esr(0x5600_0000), ExceptionClass::Svc64);
         // A data abort from EL0: translation fault level 3 on a read.
         let esr = 0x9200_0007;
-        assert_eq!(ExceptionClass::from_esr(esr), ExceptionClass::DataAbortLower);
+        assert_eq!(
+            ExceptionClass::from_esr(esr),
+            ExceptionClass::DataAbortLower
+        );
         assert_eq!(FaultStatus::from_esr(esr), FaultStatus::Translation(3));
         assert!(!abort_was_write(esr));
-        assert_eq!(ExceptionClass::from_esr(0x0200_0000), ExceptionClass::Unknown);
-        assert_eq!(ExceptionClass::from_esr(0xbe00_0000), ExceptionClass::SError);
-        assert_eq!(ExceptionClass::from_esr(0x3f << 26), ExceptionClass::Other(0x3f));
+        assert_eq!(
+            ExceptionClass::from_esr(0x0200_0000),
+            ExceptionClass::Unknown
+        );
+        assert_eq!(
+            ExceptionClass::from_esr(0xbe00_0000),
+            ExceptionClass::SError
+        );
+        assert_eq!(
+            ExceptionClass::from_esr(0x3f << 26),
+            ExceptionClass::Other(0x3f)
+        );
     }
 
     #[test]

@@ -89,16 +89,32 @@ fn demo() -> i32 {
     0
 }
 
+/// One syscall check: what it tests, what the kernel returned, what it
+/// should have returned.
+type Check = (&'static str, Result<(), ErrorCode>, Result<(), ErrorCode>);
+
 /// Checks the result of each syscall and each error path; returns the
 /// number of the first check that failed (0 when all pass).
 fn syscall_checks() -> i32 {
     let text = b"syscall round trip: hello from EL0\n";
     let big = [b'x'; DEBUG_PRINT_MAX + 1];
-    let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 10] = [
+    let checks: [Check; 10] = [
         ("null returns Ok", syscall::null(), Ok(())),
-        ("unknown number", raw_syscall(999, 0, 0, 0).into_result(), Err(ErrorCode::InvalidSyscall)),
-        ("number u64::MAX", raw_syscall(u64::MAX, 0, 0, 0).into_result(), Err(ErrorCode::InvalidSyscall)),
-        ("debug_print of own memory", syscall::debug_print(text), Ok(())),
+        (
+            "unknown number",
+            raw_syscall(999, 0, 0, 0).into_result(),
+            Err(ErrorCode::InvalidSyscall),
+        ),
+        (
+            "number u64::MAX",
+            raw_syscall(u64::MAX, 0, 0, 0).into_result(),
+            Err(ErrorCode::InvalidSyscall),
+        ),
+        (
+            "debug_print of own memory",
+            syscall::debug_print(text),
+            Ok(()),
+        ),
         (
             "debug_print of a kernel address",
             syscall::debug_print_raw(KERNEL_PROBE_ADDRESS, 8),
@@ -128,7 +144,10 @@ fn syscall_checks() -> i32 {
     ];
     for (number, (what, got, want)) in checks.iter().enumerate() {
         if got != want {
-            println!("check {} ({what}) failed: got {got:?}, want {want:?}", number + 1);
+            println!(
+                "check {} ({what}) failed: got {got:?}, want {want:?}",
+                number + 1
+            );
             return number as i32 + 1;
         }
     }

@@ -86,7 +86,8 @@ impl<M: PhysMemory> TableMemory for SpaceMemory<'_, M> {
     }
 
     fn write_entry(&mut self, table: PhysAddr, index: usize, value: u64) {
-        self.phys.write_phys_u64(table.as_u64() + 8 * index as u64, value)
+        self.phys
+            .write_phys_u64(table.as_u64() + 8 * index as u64, value)
     }
 }
 

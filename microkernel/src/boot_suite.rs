@@ -172,7 +172,11 @@ pub const TEST_CASES: &[Case] = &[
     Case {
         name: "user read of a kernel address faults",
         threads: &[BootProgram::ReadKernel.selector(0)],
-        expect: fault(ExceptionClass::DataAbortLower, Some(KERNEL_PROBE_ADDRESS), None),
+        expect: fault(
+            ExceptionClass::DataAbortLower,
+            Some(KERNEL_PROBE_ADDRESS),
+            None,
+        ),
     },
     Case {
         name: "undefined instruction stops the thread",
@@ -206,17 +210,26 @@ pub const TEST_CASES: &[Case] = &[
     },
     Case {
         name: "two spinning threads are preempted round robin",
-        threads: &[BootProgram::Spin.selector(60), BootProgram::Spin.selector(60)],
+        threads: &[
+            BootProgram::Spin.selector(60),
+            BootProgram::Spin.selector(60),
+        ],
         expect: Expect::ExitZeroPreempted,
     },
     Case {
         name: "FP/SIMD registers survive preemption by another FP user",
-        threads: &[BootProgram::FpCheck.selector(1), BootProgram::FpCheck.selector(2)],
+        threads: &[
+            BootProgram::FpCheck.selector(1),
+            BootProgram::FpCheck.selector(2),
+        ],
         expect: Expect::ExitZeroPreempted,
     },
     Case {
         name: "yield hands the CPU between threads",
-        threads: &[BootProgram::Yield.selector(50), BootProgram::Yield.selector(50)],
+        threads: &[
+            BootProgram::Yield.selector(50),
+            BootProgram::Yield.selector(50),
+        ],
         expect: Expect::ExitZeroAfterYields(50),
     },
 ];
@@ -262,8 +275,16 @@ mod tests {
         };
         let expect = fault(ExceptionClass::DataAbortLower, Some(0), Some(false));
         assert_eq!(evaluate(expect, &[null_write]), Ok(()));
-        assert!(evaluate(fault(ExceptionClass::DataAbortLower, Some(8), None), &[null_write]).is_err());
-        assert!(evaluate(fault(ExceptionClass::DataAbortLower, None, Some(true)), &[null_write]).is_err());
+        assert!(evaluate(
+            fault(ExceptionClass::DataAbortLower, Some(8), None),
+            &[null_write]
+        )
+        .is_err());
+        assert!(evaluate(
+            fault(ExceptionClass::DataAbortLower, None, Some(true)),
+            &[null_write]
+        )
+        .is_err());
         assert!(evaluate(fault(ExceptionClass::Unknown, None, None), &[null_write]).is_err());
         assert!(evaluate(expect, &[exited(0)]).is_err());
     }
@@ -285,7 +306,11 @@ mod tests {
     #[test]
     fn every_case_has_threads_and_a_valid_selector() {
         for case in TEST_CASES.iter().chain(DEMO_CASES) {
-            assert!(!case.threads.is_empty() && case.threads.len() <= 4, "{}", case.name);
+            assert!(
+                !case.threads.is_empty() && case.threads.len() <= 4,
+                "{}",
+                case.name
+            );
             for &selector in case.threads {
                 assert!(BootProgram::decode(selector).is_some());
             }

@@ -178,7 +178,7 @@ pub(crate) mod tests {
         for (i, (vaddr, flags, bytes, mem_size)) in segments.iter().enumerate() {
             // Keep offset ≡ vaddr (mod page) as a linker does.
             let page_offset = (*vaddr % PAGE_SIZE) as usize;
-            while file.len() % PAGE_SIZE as usize != 0 {
+            while !file.len().is_multiple_of(PAGE_SIZE as usize) {
                 file.push(0);
             }
             let offset = file.len() + page_offset;
@@ -199,7 +199,10 @@ pub(crate) mod tests {
     fn accepts_a_well_formed_program() {
         let elf = build_elf(
             0x40_0000,
-            &[(0x40_0000, PF_R | PF_X, &[1, 2, 3, 4], 4), (0x40_1000, PF_R | PF_W, &[5], 0x2000)],
+            &[
+                (0x40_0000, PF_R | PF_X, &[1, 2, 3, 4], 4),
+                (0x40_1000, PF_R | PF_W, &[5], 0x2000),
+            ],
         );
         let program = parse(&elf).expect("valid");
         assert_eq!(program.entry, 0x40_0000);
@@ -217,7 +220,10 @@ pub(crate) mod tests {
 
     #[test]
     fn refuses_kernel_addresses_and_truncation() {
-        let kernel = build_elf(0xFFFF_0000_0000_0000, &[(0xFFFF_0000_0000_0000, PF_R | PF_X, &[0; 4], 4)]);
+        let kernel = build_elf(
+            0xFFFF_0000_0000_0000,
+            &[(0xFFFF_0000_0000_0000, PF_R | PF_X, &[0; 4], 4)],
+        );
         assert_eq!(parse(&kernel), Err(ElfError::OutsideUserSpace));
         let mut short = build_elf(0x40_0000, &[(0x40_0000, PF_R | PF_X, &[0; 64], 64)]);
         short.truncate(short.len() - 1);

@@ -46,7 +46,11 @@ impl fmt::Display for FaultReport {
                 write!(f, " at level {level}")?;
             }
             if self.class == ExceptionClass::DataAbortLower {
-                let access = if abort_was_write(self.esr) { "write" } else { "read" };
+                let access = if abort_was_write(self.esr) {
+                    "write"
+                } else {
+                    "read"
+                };
                 write!(f, ", {access}")?;
             }
         }
@@ -75,6 +79,9 @@ mod tests {
     #[test]
     fn undefined_instruction_has_no_address() {
         let report = FaultReport::new(0x0200_0000, 0xdead, 0x40_0000);
-        assert_eq!(report.to_string(), "undefined instruction, pc 0x400000, esr 0x02000000");
+        assert_eq!(
+            report.to_string(),
+            "undefined instruction, pc 0x400000, esr 0x02000000"
+        );
     }
 }

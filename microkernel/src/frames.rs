@@ -56,7 +56,15 @@ impl FrameAllocator {
         for piece in pieces {
             let start = piece.start.div_ceil(PAGE_SIZE) * PAGE_SIZE;
             let end = piece.end() & !(PAGE_SIZE - 1);
-            if end > start && self.ranges.push(PhysRange { start, size: end - start }).is_err() {
+            if end > start
+                && self
+                    .ranges
+                    .push(PhysRange {
+                        start,
+                        size: end - start,
+                    })
+                    .is_err()
+            {
                 self.lost += (end - start) / PAGE_SIZE;
             }
         }

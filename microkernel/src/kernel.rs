@@ -178,7 +178,12 @@ impl Kernel {
 
     /// An exception from EL0 that no AArch64 user code can cause on
     /// purpose (FIQ, SError, anything from AArch32): stop the thread.
-    pub fn handle_el0_unexpected<P: Platform>(&mut self, platform: &mut P, esr: u64, far: u64) -> Resume {
+    pub fn handle_el0_unexpected<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        esr: u64,
+        far: u64,
+    ) -> Resume {
         match self.current {
             Some(current) => {
                 let pc = self.threads[current.index()].context.pc;
@@ -189,7 +194,11 @@ impl Kernel {
     }
 
     /// An interrupt taken while a thread ran at EL0 (`None`: spurious).
-    pub fn handle_el0_interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Option<Interrupt>) -> Resume {
+    pub fn handle_el0_interrupt<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        interrupt: Option<Interrupt>,
+    ) -> Resume {
         if let Some(current) = self.current {
             self.threads[current.index()].stats.irqs_from_el0 += 1;
         }
@@ -200,7 +209,11 @@ impl Kernel {
     }
 
     /// An interrupt that woke the idle loop.
-    pub fn handle_idle_interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Interrupt) -> Resume {
+    pub fn handle_idle_interrupt<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        interrupt: Interrupt,
+    ) -> Resume {
         self.interrupt(platform, interrupt);
         self.resume(platform)
     }
@@ -218,7 +231,10 @@ impl Kernel {
                 }
             }
             Interrupt::Other(id) => {
-                let _ = writeln!(Console(platform), "[kernel] interrupt {id} has no handler; ignored");
+                let _ = writeln!(
+                    Console(platform),
+                    "[kernel] interrupt {id} has no handler; ignored"
+                );
             }
         }
     }
@@ -229,7 +245,13 @@ impl Kernel {
         let work = thread.work;
         let slow = work.intersects(WorkFlags::SYSCALL_WORK);
         let entry = if slow {
-            entry::syscall_enter_from_user_mode(&mut SyscallWork { work: &mut thread.work }, &mut thread.context, work)
+            entry::syscall_enter_from_user_mode(
+                &mut SyscallWork {
+                    work: &mut thread.work,
+                },
+                &mut thread.context,
+                work,
+            )
         } else {
             SyscallEntry::Dispatch
         };
@@ -263,7 +285,9 @@ impl Kernel {
             let thread = &mut self.threads[current.index()];
             let work = thread.work;
             let outcome = entry::syscall_exit_to_user_mode(
-                &mut SyscallWork { work: &mut thread.work },
+                &mut SyscallWork {
+                    work: &mut thread.work,
+                },
                 &mut thread.context,
                 entry,
                 work,
@@ -275,7 +299,12 @@ impl Kernel {
         self.resume(platform)
     }
 
-    fn dispatch<P: Platform>(&mut self, platform: &mut P, current: ThreadId, call: Call) -> SyscallResult {
+    fn dispatch<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        call: Call,
+    ) -> SyscallResult {
         match call {
             Call::Null => SyscallResult::Return(ErrorCode::Ok),
             Call::Yield => SyscallResult::Yield,
@@ -286,7 +315,10 @@ impl Kernel {
                 let Some(space) = thread.space.as_ref() else {
                     return SyscallResult::Return(ErrorCode::InvalidAddress);
                 };
-                if space.copy_from_user(platform, address, &mut text[..len]).is_err() {
+                if space
+                    .copy_from_user(platform, address, &mut text[..len])
+                    .is_err()
+                {
                     return SyscallResult::Return(ErrorCode::InvalidAddress);
                 }
                 self.print_user_text(platform, current, &text[..len]);
@@ -320,7 +352,12 @@ impl Kernel {
         }
     }
 
-    fn fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) -> Resume {
+    fn fault<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        id: ThreadId,
+        report: FaultReport,
+    ) -> Resume {
         let test_mode = self.session.mode == Mode::Test;
         let thread = &mut self.threads[id.index()];
         let mut console = Console(platform);
@@ -416,7 +453,9 @@ impl Kernel {
         }
         match self.cpu_state_owner {
             Some(owner) => {
-                let Ok([outgoing, incoming]) = self.threads.get_disjoint_mut([owner.index(), next.index()]) else {
+                let Ok([outgoing, incoming]) =
+                    self.threads.get_disjoint_mut([owner.index(), next.index()])
+                else {
                     unreachable!("owner and next differ and are in range");
                 };
                 platform.switch_thread_state(
@@ -476,7 +515,13 @@ impl Kernel {
         self.report(platform, number, case.name, verdict);
     }
 
-    fn report<P: Platform>(&mut self, platform: &mut P, number: usize, name: &str, verdict: Result<(), &str>) {
+    fn report<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        number: usize,
+        name: &str,
+        verdict: Result<(), &str>,
+    ) {
         let mode = self.session.mode;
         let mut console = Console(platform);
         match (verdict, mode) {
@@ -520,7 +565,8 @@ impl Kernel {
                 None => return,
                 Some(reason) => {
                     // Stop what did start; the case has failed.
-                    let started: heapless::Vec<ThreadId, MAX_CASE_THREADS> = self.session.live.clone();
+                    let started: heapless::Vec<ThreadId, MAX_CASE_THREADS> =
+                        self.session.live.clone();
                     self.session.live.clear();
                     for id in started {
                         self.end_thread(platform, id, ThreadState::Exited(-1));
@@ -550,7 +596,11 @@ impl Kernel {
 
     /// Loads init with `selector` into a new address space and makes it
     /// ready.
-    fn spawn<P: Platform>(&mut self, platform: &mut P, selector: u64) -> Result<ThreadId, &'static str> {
+    fn spawn<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        selector: u64,
+    ) -> Result<ThreadId, &'static str> {
         let index = self
             .threads
             .iter()
@@ -561,12 +611,13 @@ impl Kernel {
         if assignment.flush_all {
             platform.flush_tlb_all();
         }
-        let (space, entry) = AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
-            .map_err(|e| match e {
-                SpaceError::Elf(_) => "the init ELF is not loadable",
-                SpaceError::Map(_) => "mapping the init ELF failed",
-                SpaceError::OutOfMemory => "out of memory for a new address space",
-            })?;
+        let (space, entry) =
+            AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
+                .map_err(|e| match e {
+                    SpaceError::Elf(_) => "the init ELF is not loadable",
+                    SpaceError::Map(_) => "mapping the init ELF failed",
+                    SpaceError::OutOfMemory => "out of memory for a new address space",
+                })?;
         let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
         let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;

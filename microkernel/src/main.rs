@@ -102,7 +102,11 @@ impl Platform for Machine {
         tlb::flush_page(asid, va)
     }
 
-    fn switch_thread_state(&mut self, outgoing: Option<(&mut FpState, &mut u64)>, incoming: (&FpState, u64)) {
+    fn switch_thread_state(
+        &mut self,
+        outgoing: Option<(&mut FpState, &mut u64)>,
+        incoming: (&FpState, u64),
+    ) {
         if let Some((fp, tpidr)) = outgoing {
             user_return::save_fp(fp);
             *tpidr = registers::user_thread_pointer();
@@ -166,12 +170,15 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     kprintln!(
         "[kernel] {} MiB free for user space; running the {}",
         free_mib,
-        if mode == Mode::Test { "in-guest tests" } else { "demo" }
+        if mode == Mode::Test {
+            "in-guest tests"
+        } else {
+            "demo"
+        }
     );
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
-    let resume = KERNEL.with(|kernel| {
-        MACHINE.with(|machine| kernel.start(machine, asid_bits, INIT_ELF, mode))
-    });
+    let resume = KERNEL
+        .with(|kernel| MACHINE.with(|machine| kernel.start(machine, asid_bits, INIT_ELF, mode)));
     go(resume)
 }
 
@@ -211,7 +218,8 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
         start: image,
         size: image_size,
     });
-    if let (Some(address), Some(dtb)) = (early_map::device_tree_address(), early_map::device_tree()) {
+    if let (Some(address), Some(dtb)) = (early_map::device_tree_address(), early_map::device_tree())
+    {
         let _ = reserved.push(PhysRange {
             start: address,
             size: dtb.len() as u64,
@@ -222,17 +230,26 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     }
     for ram in &info.ram {
         if let Err(error) = early_map::map_linear(ram.start, ram.size) {
-            kprintln!("[kernel] RAM {:#x}+{:#x} left unused: {error:?}", ram.start, ram.size);
+            kprintln!(
+                "[kernel] RAM {:#x}+{:#x} left unused: {error:?}",
+                ram.start,
+                ram.size
+            );
             continue;
         }
         frames.add_ram(*ram, &reserved);
     }
 }
 
-fn start_devices(machine: &mut Machine, info: &BoardInfo, frequency: u64) -> Result<(), &'static str> {
-    let distributor = early_map::map_device(info.gic_distributor, 0x1000).map_err(|_| "cannot map the GIC distributor")?;
-    let cpu_interface =
-        early_map::map_device(info.gic_cpu_interface, 0x2000).map_err(|_| "cannot map the GIC CPU interface")?;
+fn start_devices(
+    machine: &mut Machine,
+    info: &BoardInfo,
+    frequency: u64,
+) -> Result<(), &'static str> {
+    let distributor = early_map::map_device(info.gic_distributor, 0x1000)
+        .map_err(|_| "cannot map the GIC distributor")?;
+    let cpu_interface = early_map::map_device(info.gic_cpu_interface, 0x2000)
+        .map_err(|_| "cannot map the GIC CPU interface")?;
     // SAFETY: both addresses map this board's GIC for good; only the kernel
     // drives it.
     let gic = unsafe { GicV2::new(distributor, cpu_interface) };
@@ -289,9 +306,8 @@ extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
 extern "C" fn portcullis_el0_irq(_context: *mut UserContext) -> ! {
     user_return::block_user_access();
     let interrupt = MACHINE.with(Machine::take_interrupt);
-    go(KERNEL.with(|kernel| {
-        MACHINE.with(|machine| kernel.handle_el0_interrupt(machine, interrupt))
-    }))
+    go(KERNEL
+        .with(|kernel| MACHINE.with(|machine| kernel.handle_el0_interrupt(machine, interrupt))))
 }
 
 /// FIQ, SError or anything from AArch32 at EL0: stop that thread.

@@ -32,7 +32,11 @@ pub trait Platform: PhysMemory {
     /// Moves per-thread CPU state that the exception entry does not save
     /// (FP/SIMD registers, TPIDR_EL0) from the CPU into `outgoing` (if
     /// any) and from `incoming` into the CPU.
-    fn switch_thread_state(&mut self, outgoing: Option<(&mut FpState, &mut u64)>, incoming: (&FpState, u64));
+    fn switch_thread_state(
+        &mut self,
+        outgoing: Option<(&mut FpState, &mut u64)>,
+        incoming: (&FpState, u64),
+    );
     /// The virtual counter (CNTVCT_EL0).
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).

@@ -113,7 +113,13 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| rq.dequeue()).collect();
         assert_eq!(
             order,
-            vec![(ThreadId(4), 255), (ThreadId(2), 200), (ThreadId(1), 10), (ThreadId(3), 10), (ThreadId(5), 0)]
+            vec![
+                (ThreadId(4), 255),
+                (ThreadId(2), 200),
+                (ThreadId(1), 10),
+                (ThreadId(3), 10),
+                (ThreadId(5), 0)
+            ]
         );
         assert!(rq.is_empty());
     }

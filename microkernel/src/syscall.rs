@@ -87,7 +87,10 @@ mod tests {
     fn decodes_each_syscall() {
         assert_eq!(decode(&regs(0, 0, 0, 0)), Ok(Call::Null));
         assert_eq!(decode(&regs(1, 0, 0, 0)), Ok(Call::Yield));
-        assert_eq!(decode(&regs(2, 0, (-3i64) as u64, 0)), Ok(Call::Exit { status: -3 }));
+        assert_eq!(
+            decode(&regs(2, 0, (-3i64) as u64, 0)),
+            Ok(Call::Exit { status: -3 })
+        );
         assert_eq!(
             decode(&regs(3, 0, 0x40_0000, 5)),
             Ok(Call::DebugPrint {
@@ -100,13 +103,25 @@ mod tests {
     #[test]
     fn bad_arguments_get_typed_errors() {
         assert_eq!(decode(&regs(999, 0, 0, 0)), Err(ErrorCode::InvalidSyscall));
-        assert_eq!(decode(&regs(u64::MAX, 0, 0, 0)), Err(ErrorCode::InvalidSyscall));
-        assert_eq!(decode(&regs(3, 7, 0x40_0000, 5)), Err(ErrorCode::InvalidCapability));
-        assert_eq!(decode(&regs(3, 0, 0x40_0000, 257)), Err(ErrorCode::InvalidArgument));
+        assert_eq!(
+            decode(&regs(u64::MAX, 0, 0, 0)),
+            Err(ErrorCode::InvalidSyscall)
+        );
+        assert_eq!(
+            decode(&regs(3, 7, 0x40_0000, 5)),
+            Err(ErrorCode::InvalidCapability)
+        );
+        assert_eq!(
+            decode(&regs(3, 0, 0x40_0000, 257)),
+            Err(ErrorCode::InvalidArgument)
+        );
         assert_eq!(
             decode(&regs(3, 0, abi::boot_program::KERNEL_PROBE_ADDRESS, 8)),
             Err(ErrorCode::InvalidAddress)
         );
-        assert_eq!(decode(&regs(3, 0, u64::MAX - 2, 8)), Err(ErrorCode::InvalidAddress));
+        assert_eq!(
+            decode(&regs(3, 0, u64::MAX - 2, 8)),
+            Err(ErrorCode::InvalidAddress)
+        );
     }
 }

@@ -15,8 +15,8 @@ use super::phys::{self, record_image_placement};
 use crate::device_tree;
 use crate::layout::{DEVICE_BASE, DTB_WINDOW, KIMAGE_VBASE, LINEAR_BASE, PAGE_SIZE, TEXT_OFFSET};
 use crate::mmu::{
-    mair_el1, tcr_el1, AsidBits, Granularity, Half, MapError, Mapping, PageTable, PhysAddr,
-    PhysicalAddressRange, Permissions, TableMemory, VirtAddr, ENTRIES_PER_TABLE,
+    mair_el1, tcr_el1, AsidBits, Granularity, Half, MapError, Mapping, PageTable, Permissions,
+    PhysAddr, PhysicalAddressRange, TableMemory, VirtAddr, ENTRIES_PER_TABLE,
 };
 use aarch64_cpu::registers::{Readable, ID_AA64MMFR0_EL1};
 use core::ptr::{addr_of, addr_of_mut};
@@ -123,7 +123,11 @@ impl TableMemory for PoolMemory {
     fn read_entry(&self, table: PhysAddr, index: usize) -> u64 {
         // SAFETY: `table` is a pool table (the mapper only passes tables it
         // got from `allocate_table` or found linked in them) and index < 512.
-        unsafe { self.table_ptr(table).add(index % ENTRIES_PER_TABLE).read_volatile() }
+        unsafe {
+            self.table_ptr(table)
+                .add(index % ENTRIES_PER_TABLE)
+                .read_volatile()
+        }
     }
 
     fn write_entry(&mut self, table: PhysAddr, index: usize, value: u64) {
@@ -156,12 +160,12 @@ pub extern "C" fn early_map_kernel(phys_base: u64, loader_x0: u64) -> *const Boo
 fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
     // With the MMU off these are physical addresses (adrp is PC-relative).
     let (start, text_end, rodata_end, guard, stack_bottom, end) = (
-            symbol(addr_of!(__image_start)),
-            symbol(addr_of!(__text_end)),
-            symbol(addr_of!(__rodata_end)),
-            symbol(addr_of!(__kernel_stack_guard)),
-            symbol(addr_of!(__kernel_stack_bottom)),
-            symbol(addr_of!(__image_end)),
+        symbol(addr_of!(__image_start)),
+        symbol(addr_of!(__text_end)),
+        symbol(addr_of!(__rodata_end)),
+        symbol(addr_of!(__kernel_stack_guard)),
+        symbol(addr_of!(__kernel_stack_bottom)),
+        symbol(addr_of!(__image_end)),
     );
     record_image_placement(phys_base, end - start);
     let mut memory = PoolMemory { mmu_on: false };
@@ -178,18 +182,41 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
 
     // The image, W^X: text RX, rodata R, data+bss RW, then the kernel
     // stack above an unmapped guard page.
-    kernel.map(&mut memory, &pages(to_va(start), start, text_end - start, Permissions::KERNEL_RX))?;
     kernel.map(
         &mut memory,
-        &pages(to_va(text_end), text_end, rodata_end - text_end, Permissions::KERNEL_RO),
+        &pages(
+            to_va(start),
+            start,
+            text_end - start,
+            Permissions::KERNEL_RX,
+        ),
     )?;
     kernel.map(
         &mut memory,
-        &pages(to_va(rodata_end), rodata_end, guard - rodata_end, Permissions::KERNEL_RW),
+        &pages(
+            to_va(text_end),
+            text_end,
+            rodata_end - text_end,
+            Permissions::KERNEL_RO,
+        ),
     )?;
     kernel.map(
         &mut memory,
-        &pages(to_va(stack_bottom), stack_bottom, end - stack_bottom, Permissions::KERNEL_RW),
+        &pages(
+            to_va(rodata_end),
+            rodata_end,
+            guard - rodata_end,
+            Permissions::KERNEL_RW,
+        ),
+    )?;
+    kernel.map(
+        &mut memory,
+        &pages(
+            to_va(stack_bottom),
+            stack_bottom,
+            end - stack_bottom,
+            Permissions::KERNEL_RW,
+        ),
     )?;
 
     // The device tree, read-only: where x0 points, or where QEMU virt
@@ -198,7 +225,12 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
         if let Some((dtb_start, dtb_size)) = device_tree_pages(candidate) {
             kernel.map(
                 &mut memory,
-                &pages(DTB_WINDOW + dtb_start, dtb_start, dtb_size, Permissions::KERNEL_RO),
+                &pages(
+                    DTB_WINDOW + dtb_start,
+                    dtb_start,
+                    dtb_size,
+                    Permissions::KERNEL_RO,
+                ),
             )?;
             // SAFETY: see the statics' note.
             unsafe { DEVICE_TREE_PA = candidate };
@@ -208,7 +240,10 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
 
     // The identity map of the text, only for the instructions between
     // turning the MMU on and jumping to the link address.
-    identity.map(&mut memory, &pages(start, start, text_end - start, Permissions::KERNEL_RX))?;
+    identity.map(
+        &mut memory,
+        &pages(start, start, text_end - start, Permissions::KERNEL_RX),
+    )?;
 
     let mmfr0 = ID_AA64MMFR0_EL1.get();
     // SAFETY: see the statics' note.
@@ -231,7 +266,7 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
 /// The page range holding the device tree at `address`, if one is there.
 /// Reads the header with the MMU off (physical == address).
 fn device_tree_pages(address: u64) -> Option<(u64, u64)> {
-    if address == 0 || address % 8 != 0 {
+    if address == 0 || !address.is_multiple_of(8) {
         return None;
     }
     let mut header = [0u8; 8];
@@ -271,7 +306,7 @@ pub fn device_tree() -> Option<&'static [u8]> {
 }
 
 fn device_tree_pages_mapped(loader_x0: u64) -> Option<(u64, u64)> {
-    if loader_x0 == 0 || loader_x0 % 8 != 0 {
+    if loader_x0 == 0 || !loader_x0.is_multiple_of(8) {
         return None;
     }
     let kernel = kernel_table();

@@ -26,9 +26,20 @@ extern "C" fn portcullis_el1_exception(frame: *const UserContext) -> ! {
         }
         let _ = write!(out, ")");
     }
-    let _ = writeln!(out, "\n  sp {:#018x}  lr {:#018x}  spsr {:#010x}", frame.sp, frame.x[30], frame.spsr);
+    let _ = writeln!(
+        out,
+        "\n  sp {:#018x}  lr {:#018x}  spsr {:#010x}",
+        frame.sp, frame.x[30], frame.spsr
+    );
     for (i, pair) in frame.x[..30].chunks(2).enumerate() {
-        let _ = writeln!(out, "  x{:<2} {:#018x}  x{:<2} {:#018x}", 2 * i, pair[0], 2 * i + 1, pair[1]);
+        let _ = writeln!(
+            out,
+            "  x{:<2} {:#018x}  x{:<2} {:#018x}",
+            2 * i,
+            pair[0],
+            2 * i + 1,
+            pair[1]
+        );
     }
     power::exit(power::EXIT_KERNEL_PANIC)
 }

@@ -6,11 +6,11 @@ pub mod console;
 pub mod early_map;
 pub mod kernel_cell;
 mod kernel_fault;
+pub mod phys;
 pub mod power;
 pub mod registers;
 pub mod timer;
 pub mod tlb;
-pub mod phys;
 pub mod user_return;
 
 core::arch::global_asm!(include_str!("boot.s"));

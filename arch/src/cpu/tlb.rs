@@ -7,7 +7,15 @@ use core::arch::asm;
 pub fn flush_all() {
     // SAFETY: TLB invalidation has no memory-safety effect; the barriers
     // make it complete before later translations.
-    unsafe { asm!("dsb ishst", "tlbi vmalle1", "dsb nsh", "isb", options(nostack)) };
+    unsafe {
+        asm!(
+            "dsb ishst",
+            "tlbi vmalle1",
+            "dsb nsh",
+            "isb",
+            options(nostack)
+        )
+    };
 }
 
 /// Invalidates the entries for page `va` tagged with `asid`.

@@ -55,7 +55,9 @@ impl Pl011 {
         // Divisor = clock / (16 * baud), in 16.6 fixed point.
         let divisor_x64 = (u64::from(clock_hz) * 4).div_ceil(u64::from(BAUD));
         self.registers.integer_baud.set((divisor_x64 >> 6) as u32);
-        self.registers.fractional_baud.set((divisor_x64 & 0x3f) as u32);
+        self.registers
+            .fractional_baud
+            .set((divisor_x64 & 0x3f) as u32);
         self.registers.line_control.set(LINE_8N1_FIFO);
         self.registers.control.set(CONTROL_ENABLE_TX_RX);
     }

@@ -173,5 +173,8 @@ pub fn registers_preserved_across_syscall() -> u64 {
             options(nostack),
         )
     };
-    regs.iter().zip(after.iter()).filter(|(a, b)| a != b).count() as u64
+    regs.iter()
+        .zip(after.iter())
+        .filter(|(a, b)| a != b)
+        .count() as u64
 }
