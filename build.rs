@@ -44,8 +44,14 @@ fn main() {
         .join("portcullis-kernel");
     let kernel_image = image_dir.join("kernel8.img");
 
-    println!("cargo:rustc-env=PORTCULLIS_WORKSPACE={}", workspace.display());
-    println!("cargo:rustc-env=PORTCULLIS_KERNEL_ELF={}", kernel_elf.display());
+    println!(
+        "cargo:rustc-env=PORTCULLIS_WORKSPACE={}",
+        workspace.display()
+    );
+    println!(
+        "cargo:rustc-env=PORTCULLIS_KERNEL_ELF={}",
+        kernel_elf.display()
+    );
     println!(
         "cargo:rustc-env=PORTCULLIS_KERNEL_IMAGE={}",
         kernel_image.display()
@@ -67,12 +73,28 @@ fn main() {
     let user_elf_dir = image_dir.join(USER_TARGET).join(PROFILE);
 
     nested_cargo(&cargo, &workspace, &image_dir)
-        .args(["build", "--profile", PROFILE, "-p", "portcullis-init", "--features", "image"])
+        .args([
+            "build",
+            "--profile",
+            PROFILE,
+            "-p",
+            "portcullis-init",
+            "--features",
+            "image",
+        ])
         .args(["--target", USER_TARGET])
         .run("user programs");
 
     nested_cargo(&cargo, &workspace, &image_dir)
-        .args(["build", "--profile", PROFILE, "-p", "portcullis-microkernel", "--features", "image"])
+        .args([
+            "build",
+            "--profile",
+            PROFILE,
+            "-p",
+            "portcullis-microkernel",
+            "--features",
+            "image",
+        ])
         .args(["--target", KERNEL_TARGET])
         .env("PORTCULLIS_INIT_ELF", user_elf_dir.join("portcullis-init"))
         .run("kernel");

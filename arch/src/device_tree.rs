@@ -79,19 +79,20 @@ pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError
     let strings_offset = be32(blob, 12).ok_or(bad)? as usize;
     let struct_size = be32(blob, 36).ok_or(bad)? as usize;
     let strings_size = be32(blob, 32).ok_or(bad)? as usize;
-    if total > blob.len()
-        || total > out.len()
-        || struct_offset
-            .checked_add(struct_size)
-            .is_none_or(|e| e > total)
-    {
+    // The copy holds the content only: trees are often padded (QEMU virt
+    // pads to 1 MiB), and the padding need not fit in `out`.
+    let struct_end = struct_offset.checked_add(struct_size).ok_or(bad)?;
+    let strings_end = strings_offset.checked_add(strings_size).ok_or(bad)?;
+    if total > blob.len() || struct_end > total || strings_end > total {
+        return Err(bad);
+    }
+    if struct_end + strings_size > out.len() {
         return Err(bad);
     }
     // Header and memory reservations are copied as they are.
     out[..struct_offset].copy_from_slice(&blob[..struct_offset]);
     let mut read = struct_offset;
     let mut write = struct_offset;
-    let struct_end = struct_offset + struct_size;
     while read < struct_end {
         let token = be32(blob, read).ok_or(bad)?;
         let length = match token {
@@ -349,6 +350,16 @@ pub(crate) mod tests {
         assert!(info.psci_hvc);
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert!(info.from_device_tree);
+    }
+
+    #[test]
+    fn padded_trees_need_room_for_their_content_only() {
+        let mut padded = VIRT_V2.to_vec();
+        padded.resize(1 << 20, 0);
+        padded[4..8].copy_from_slice(&(1u32 << 20).to_be_bytes());
+        let mut scratch = vec![0u8; 64 * 1024];
+        let info = super::parse(&padded, &mut scratch).expect("content fits");
+        assert_eq!(info.board, Board::QemuVirt);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use arch::boards::{Board, BoardInfo, PhysRange};
 use arch::context::{FpState, UserContext};
+use arch::cpu::crash::Crash;
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
@@ -158,6 +159,15 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     }
     registers::enable_cycle_counter();
     registers::allow_user_counter();
+    if let Some(value) = info.boot_option("portcullis.crash") {
+        match Crash::from_option(value) {
+            Some(crash) => {
+                kprintln!("[kernel] crashing on purpose (portcullis.crash={value})");
+                crash.trigger();
+            }
+            None => kprintln!("[kernel] unknown portcullis.crash={value}; ignored"),
+        }
+    }
 
     let mode = match Mode::from_option(info.boot_option("portcullis.mode")) {
         Ok(mode) => mode,

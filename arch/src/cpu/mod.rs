@@ -3,6 +3,7 @@
 //! access and ending a run. Built for the target only.
 
 pub mod console;
+pub mod crash;
 pub mod early_map;
 pub mod kernel_cell;
 mod kernel_fault;

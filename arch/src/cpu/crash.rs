@@ -1,0 +1,49 @@
+//! Deliberate kernel faults, to test that a kernel bug is reported and
+//! ends the run with a failure status (boot option `portcullis.crash=`).
+
+use core::arch::asm;
+
+/// A kernel fault to cause on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crash {
+    /// Load from an address nothing maps in the kernel half.
+    DataAbort,
+    /// Recurse until the kernel stack runs into its guard page.
+    StackOverflow,
+}
+
+impl Crash {
+    /// From the boot option's value.
+    pub fn from_option(value: &str) -> Option<Crash> {
+        match value {
+            "data-abort" => Some(Crash::DataAbort),
+            "stack-overflow" => Some(Crash::StackOverflow),
+            _ => None,
+        }
+    }
+
+    /// Faults the kernel; does not return.
+    pub fn trigger(self) -> ! {
+        match self {
+            Crash::DataAbort => {
+                // An address in the device window that nothing maps.
+                let address: u64 = crate::layout::DEVICE_BASE + 0xdead_0000;
+                // SAFETY: deliberately faults; the EL1 vector reports it
+                // and never returns here.
+                unsafe { asm!("ldr {0}, [{0}]", inout(reg) address => _, options(nostack)) };
+            }
+            Crash::StackOverflow => {
+                recurse(0);
+            }
+        }
+        panic!("the deliberate kernel fault did not fault");
+    }
+}
+
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let mut frame = [depth; 64];
+    // Keep the frame alive and the recursion from being optimised away.
+    core::hint::black_box(&mut frame);
+    recurse(depth + 1).wrapping_add(frame[(depth % 64) as usize])
+}
