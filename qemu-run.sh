@@ -58,8 +58,11 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
 # rust-toolchain.toml pins, targets and components included.
 ensure_toolchain() {
 	have rustup || die "rustup is missing: install Rust with rustup (https://rustup.rs), then run this again"
-	rustup toolchain install >/dev/null ||
+	local output
+	if ! output="$(rustup toolchain install 2>&1)"; then
+		echo "$output" >&2
 		die "\`rustup toolchain install\` failed: the toolchain pinned in rust-toolchain.toml is needed"
+	fi
 }
 
 # --------------------------------------------------------------------- QEMU
@@ -264,8 +267,9 @@ run_tests() {
 	ensure_toolchain
 	ensure_qemu
 	ensure_rpi4_dtb || die "the raspi4b tests need $DTB_NAME (see above)"
-	say "cargo test --workspace $*"
-	cargo test --workspace "$@" || status=$?
+	# --no-fail-fast: one failing test binary must not hide the others.
+	say "cargo test --workspace --no-fail-fast $*"
+	cargo test --workspace --no-fail-fast "$@" || status=$?
 	say "tests finished in $((SECONDS - started)) s (status $status)"
 	return "$status"
 }
