@@ -1,0 +1,408 @@
+//! The kernel core's response to events from EL0, on the host: a fake
+//! platform stands in for the hardware, and a small hand-made ELF for init.
+//!
+//! These check the guarantees of docs/kernel.md at the level of kernel
+//! state: a syscall's result lands in x0, a fault stops only its thread,
+//! user pointers are checked, the timer preempts round robin, every case of
+//! the boot suite runs and the run ends with the suite's status.
+
+use abi::boot_program::BootProgram;
+use abi::{ErrorCode, Syscall};
+use arch::boards::PhysRange;
+use arch::context::{FpState, UserContext};
+use arch::mmu::AsidBits;
+use microkernel::address_space::USER_STACK_TOP;
+use microkernel::boot_suite::{Mode, TEST_CASES};
+use microkernel::kernel::{Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
+use microkernel::platform::{PhysMemory, Platform};
+use std::collections::HashMap;
+
+const RAM: PhysRange = PhysRange {
+    start: 0x1000_0000,
+    size: 32 << 20,
+};
+const SVC: u64 = 0x15 << 26;
+/// Data abort from EL0, translation fault level 0, write.
+const NULL_WRITE_ESR: u64 = (0x24 << 26) | (1 << 6) | 0b000100;
+const CODE: u64 = 0x40_0000;
+const DATA: u64 = 0x40_1000;
+const GREETING: &[u8] = b"hello from the fake EL0\n";
+
+#[derive(Default)]
+struct FakeMachine {
+    frames: HashMap<u64, Vec<u8>>,
+    console: String,
+    tlb_flushes: usize,
+    fp_switches: usize,
+}
+
+impl FakeMachine {
+    fn frame(&mut self, pa: u64) -> &mut Vec<u8> {
+        let base = pa & !0xfff;
+        assert!(
+            (RAM.start..RAM.end()).contains(&base),
+            "access outside RAM: {pa:#x}"
+        );
+        self.frames.entry(base).or_insert_with(|| vec![0; 4096])
+    }
+}
+
+impl PhysMemory for FakeMachine {
+    fn read_phys(&self, pa: u64, out: &mut [u8]) {
+        let base = pa & !0xfff;
+        let offset = (pa & 0xfff) as usize;
+        match self.frames.get(&base) {
+            Some(frame) => out.copy_from_slice(&frame[offset..offset + out.len()]),
+            None => out.fill(0),
+        }
+    }
+
+    fn write_phys(&mut self, pa: u64, data: &[u8]) {
+        let offset = (pa & 0xfff) as usize;
+        self.frame(pa)[offset..offset + data.len()].copy_from_slice(data);
+    }
+
+    fn read_phys_u64(&self, pa: u64) -> u64 {
+        let mut bytes = [0; 8];
+        self.read_phys(pa, &mut bytes);
+        u64::from_le_bytes(bytes)
+    }
+
+    fn write_phys_u64(&mut self, pa: u64, value: u64) {
+        self.write_phys(pa, &value.to_le_bytes());
+    }
+
+    fn zero_frame(&mut self, pa: u64) {
+        self.frame(pa).fill(0);
+    }
+}
+
+impl Platform for FakeMachine {
+    fn console_write(&mut self, text: &str) {
+        self.console.push_str(text);
+    }
+
+    fn flush_tlb_all(&mut self) {
+        self.tlb_flushes += 1;
+    }
+
+    fn flush_tlb_page(&mut self, _asid: u16, _va: u64) {
+        self.tlb_flushes += 1;
+    }
+
+    fn switch_thread_state(
+        &mut self,
+        _outgoing: Option<(&mut FpState, &mut u64)>,
+        _incoming: (&FpState, u64),
+    ) {
+        self.fp_switches += 1;
+    }
+
+    fn counter(&self) -> u64 {
+        0
+    }
+
+    fn counter_frequency(&self) -> u64 {
+        62_500_000
+    }
+}
+
+/// A minimal AArch64 executable: one RX page of code, one RW page holding
+/// the greeting.
+fn init_elf() -> &'static [u8] {
+    let mut file = vec![0u8; 0x3000];
+    file[0..4].copy_from_slice(b"\x7fELF");
+    file[4] = 2;
+    file[5] = 1;
+    file[6] = 1;
+    file[16..18].copy_from_slice(&2u16.to_le_bytes());
+    file[18..20].copy_from_slice(&183u16.to_le_bytes());
+    file[24..32].copy_from_slice(&CODE.to_le_bytes());
+    file[32..40].copy_from_slice(&64u64.to_le_bytes());
+    file[54..56].copy_from_slice(&56u16.to_le_bytes());
+    file[56..58].copy_from_slice(&2u16.to_le_bytes());
+    for (i, (vaddr, flags, offset)) in [(CODE, 5u32, 0x1000u64), (DATA, 6, 0x2000)]
+        .into_iter()
+        .enumerate()
+    {
+        let ph = 64 + i * 56;
+        file[ph..ph + 4].copy_from_slice(&1u32.to_le_bytes());
+        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
+        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
+        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
+        file[ph + 32..ph + 40].copy_from_slice(&0x1000u64.to_le_bytes());
+        file[ph + 40..ph + 48].copy_from_slice(&0x1000u64.to_le_bytes());
+    }
+    file[0x2000..0x2000 + GREETING.len()].copy_from_slice(GREETING);
+    Box::leak(file.into_boxed_slice())
+}
+
+struct Harness {
+    kernel: Box<Kernel>,
+    machine: FakeMachine,
+    resume: Resume,
+}
+
+impl Harness {
+    fn start(mode: Mode) -> Harness {
+        let mut kernel = Box::new(Kernel::new());
+        let mut machine = FakeMachine::default();
+        kernel.frames_mut().add_ram(RAM, &[]);
+        let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), mode);
+        Harness {
+            kernel,
+            machine,
+            resume,
+        }
+    }
+
+    /// The registers of the thread the kernel resumed.
+    fn context(&mut self) -> &mut UserContext {
+        match self.resume {
+            // SAFETY (test): the pointer is into the boxed kernel, which
+            // lives as long as the harness, and no other reference is live.
+            Resume::User { context, .. } => unsafe { &mut *context },
+            ref other => panic!(
+                "expected a return to user, got {other:?}\n{}",
+                self.machine.console
+            ),
+        }
+    }
+
+    fn syscall(&mut self, number: u64, args: [u64; 4]) -> u64 {
+        let ctx = self.context();
+        ctx.x[8] = number;
+        ctx.x[0] = args[0];
+        ctx.x[2] = args[1];
+        ctx.x[3] = args[2];
+        ctx.x[4] = args[3];
+        let before = ctx as *mut UserContext;
+        self.resume = self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
+        match self.resume {
+            Resume::User { context, .. } if context == before => self.context().x[0],
+            _ => u64::MAX,
+        }
+    }
+
+    fn exit(&mut self, status: i64) {
+        self.syscall(Syscall::Exit.number(), [0, status as u64, 0, 0]);
+    }
+
+    fn fault(&mut self, esr: u64, far: u64) {
+        self.resume = self.kernel.handle_el0_sync(&mut self.machine, esr, far);
+    }
+
+    fn tick(&mut self) {
+        self.resume = self
+            .kernel
+            .handle_el0_interrupt(&mut self.machine, Some(Interrupt::Timer));
+    }
+
+    fn selector(&mut self) -> u64 {
+        self.context().x[0]
+    }
+}
+
+#[test]
+fn a_new_thread_starts_at_the_entry_with_its_selector_and_stack() {
+    let mut h = Harness::start(Mode::Test);
+    let ctx = *h.context();
+    assert_eq!(ctx.pc, CODE);
+    assert_eq!(ctx.sp, USER_STACK_TOP);
+    assert_eq!(ctx.x[0], TEST_CASES[0].threads[0]);
+    assert!(ctx.is_el0_aarch64());
+    assert!(h.machine.console.starts_with("TAP version 13\n1.."));
+    match h.resume {
+        Resume::User { ttbr0, .. } => {
+            assert_ne!(ttbr0 >> 48, 0, "user space runs with a non-zero ASID")
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn syscall_results_land_in_x0() {
+    let mut h = Harness::start(Mode::Test);
+    assert_eq!(
+        h.syscall(Syscall::Null.number(), [0; 4]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(h.syscall(999, [0; 4]), ErrorCode::InvalidSyscall.raw());
+    assert_eq!(
+        h.syscall(
+            Syscall::DebugPrint.number(),
+            [0, DATA, GREETING.len() as u64, 0]
+        ),
+        0
+    );
+    assert!(
+        h.machine
+            .console
+            .contains("# [syscalls#0] hello from the fake EL0\n"),
+        "{}",
+        h.machine.console
+    );
+}
+
+#[test]
+fn user_pointers_are_checked_not_dereferenced() {
+    let mut h = Harness::start(Mode::Test);
+    let print = Syscall::DebugPrint.number();
+    // Unmapped user page, the page after the data page, a kernel address,
+    // and a range running off the top of the stack.
+    assert_eq!(
+        h.syscall(print, [0, 0x1000, 8, 0]),
+        ErrorCode::InvalidAddress.raw()
+    );
+    assert_eq!(
+        h.syscall(print, [0, DATA + 0xffc, 8, 0]),
+        ErrorCode::InvalidAddress.raw()
+    );
+    assert_eq!(
+        h.syscall(print, [0, 0xffff_0000_0000_0000, 8, 0]),
+        ErrorCode::InvalidAddress.raw()
+    );
+    assert_eq!(
+        h.syscall(print, [0, USER_STACK_TOP - 4, 8, 0]),
+        ErrorCode::InvalidAddress.raw()
+    );
+    assert_eq!(
+        h.syscall(print, [0, DATA, 257, 0]),
+        ErrorCode::InvalidArgument.raw()
+    );
+    // The code page is readable from EL0, so printing from it is fine.
+    assert_eq!(h.syscall(print, [0, CODE, 4, 0]), ErrorCode::Ok.raw());
+}
+
+#[test]
+fn a_fault_stops_only_the_faulting_thread_and_the_suite_goes_on() {
+    let mut h = Harness::start(Mode::Test);
+    h.exit(0); // case 1 passes
+    assert_eq!(
+        BootProgram::decode(h.selector()).map(|p| p.0),
+        Some(BootProgram::NullWrite)
+    );
+    h.fault(NULL_WRITE_ESR, 0);
+    assert!(
+        h.machine.console.contains("ok 2 - "),
+        "{}",
+        h.machine.console
+    );
+    assert!(h
+        .machine
+        .console
+        .contains("stopped: data abort (EL0), translation fault at level 0, write, address 0x0"));
+    // The next case's thread runs.
+    assert_eq!(
+        BootProgram::decode(h.selector()).map(|p| p.0),
+        Some(BootProgram::ReadKernel)
+    );
+}
+
+#[test]
+fn a_wrong_outcome_is_reported_as_not_ok_and_fails_the_run() {
+    let mut h = Harness::start(Mode::Test);
+    h.exit(3); // case 1 expects status 0
+    assert!(
+        h.machine.console.contains("not ok 1 - "),
+        "{}",
+        h.machine.console
+    );
+    // Finish the rest by exiting each thread; the run must end failed.
+    for _ in 0..200 {
+        if let Resume::Shutdown { status } = h.resume {
+            assert_eq!(status, EXIT_TEST_FAILED);
+            assert!(h.machine.console.contains("failed\n"));
+            return;
+        }
+        h.exit(0);
+    }
+    panic!("the suite did not finish:\n{}", h.machine.console);
+}
+
+#[test]
+fn the_timer_preempts_round_robin_and_yield_hands_over() {
+    let mut h = Harness::start(Mode::Test);
+    // Run cases until the two-thread spin case.
+    let spin = BootProgram::Spin.selector(60);
+    let mut guard = 0;
+    while !matches!(TEST_CASES.get(case_index(&h.machine.console)), Some(c) if c.threads == [spin, spin])
+    {
+        h.exit(0);
+        guard += 1;
+        assert!(guard < 50, "never reached the two-spinner case");
+    }
+    let first = h.context() as *mut UserContext;
+    h.tick();
+    let second = h.context() as *mut UserContext;
+    assert_ne!(first, second, "a tick with another ready thread switches");
+    h.tick();
+    assert_eq!(
+        h.context() as *mut UserContext,
+        first,
+        "and switches back (round robin)"
+    );
+    assert!(h.machine.fp_switches >= 2, "FP state moves on a switch");
+    // Yield hands over too.
+    assert_eq!(
+        h.syscall(Syscall::Yield.number(), [0; 4]),
+        u64::MAX,
+        "yield resumes the other thread"
+    );
+    assert_eq!(h.context() as *mut UserContext, second);
+}
+
+/// Index of the case now running: the number of result lines so far.
+fn case_index(console: &str) -> usize {
+    console
+        .lines()
+        .filter(|l| l.starts_with("ok ") || l.starts_with("not ok "))
+        .count()
+}
+
+#[test]
+fn a_single_thread_is_not_preempted_by_its_own_tick() {
+    let mut h = Harness::start(Mode::Test);
+    let before = h.context() as *mut UserContext;
+    h.tick();
+    h.tick();
+    assert_eq!(h.context() as *mut UserContext, before);
+    assert_eq!(h.kernel.ticks(), 2);
+}
+
+#[test]
+fn the_demo_ends_with_success_when_its_steps_behave() {
+    let mut h = Harness::start(Mode::Demo);
+    h.exit(0);
+    h.fault(NULL_WRITE_ESR, 0);
+    assert_eq!(
+        h.resume,
+        Resume::Shutdown {
+            status: EXIT_SUCCESS
+        },
+        "{}",
+        h.machine.console
+    );
+    assert!(h.machine.console.contains("demo finished: 2 of 2"));
+}
+
+#[test]
+fn every_frame_is_returned_when_threads_end() {
+    let mut h = Harness::start(Mode::Test);
+    let free_at_start = {
+        // Frames in use now belong to the one running thread.
+        h.kernel.frames().allocated()
+    };
+    assert!(free_at_start > 0);
+    for _ in 0..200 {
+        if matches!(h.resume, Resume::Shutdown { .. }) {
+            break;
+        }
+        h.exit(0);
+    }
+    assert_eq!(h.kernel.frames().allocated(), 0, "no frame leaks");
+    assert!(
+        h.machine.tlb_flushes > 0,
+        "freed frames are flushed from the TLB before reuse"
+    );
+}
