@@ -21,6 +21,12 @@ fn every_in_kernel_test_passes_on_raspi4b_from_kernel8_img() {
         .expect("judged present by boot_expecting_pass");
     assert_eq!(summary.failed, 0, "{outcome}");
     assert!(summary.passed > 0, "{outcome}");
+    // kernel8.img is entered at EL2, as the Pi's firmware enters it.
+    let banner = outcome.report.banner.as_deref().unwrap_or_default();
+    assert!(
+        banner.contains("EL2"),
+        "banner does not say the kernel was entered at EL2: {banner:?}\n{outcome}"
+    );
 }
 
 #[test]

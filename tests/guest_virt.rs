@@ -27,7 +27,7 @@ fn demo_on_virt_prints_the_banner_and_exits_0() {
     assert_eq!(outcome.end, ProcessEnd::Exited(0), "{outcome}");
     let banner = outcome.report.banner.as_deref().unwrap_or_default();
     assert!(
-        banner.contains("virt"),
-        "banner does not name the board: {banner:?}\n{outcome}"
+        banner.contains("virt") && banner.contains("EL1"),
+        "banner does not say virt and EL1: {banner:?}\n{outcome}"
     );
 }
