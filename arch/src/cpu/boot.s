@@ -103,11 +103,14 @@ prepare_el2_for_el1:
 // Entered at EL3 (QEMU raspi4b ELF): do what the Pi's armstub does, put
 // every interrupt in group 1 (non-secure) and enable both groups, so that
 // the kernel can use the GIC from non-secure EL1.
+// A GIC without the security extensions (QEMU's raspi4b model) has one
+// group that the kernel enables itself: leave it alone.
 gic_make_nonsecure:
     ldr     x0, =RPI4_GICD
+    ldr     w2, [x0, #4]            // GICD_TYPER
+    tbz     w2, #10, 3f             // SecurityExtn
     mov     w1, #3
     str     w1, [x0]                // GICD_CTLR: EnableGrp0 | EnableGrp1
-    ldr     w2, [x0, #4]            // GICD_TYPER
     and     w2, w2, #0x1f           // ITLinesNumber: (N + 1) * 32 interrupts
     add     w2, w2, #1
     add     x3, x0, #0x80           // GICD_IGROUPR0
@@ -120,7 +123,7 @@ gic_make_nonsecure:
     str     w1, [x0]                // GICC_CTLR (secure view): both groups
     mov     w1, #0xff
     str     w1, [x0, #4]            // GICC_PMR: let every priority through
-    ret
+3:  ret
 
 el1_entry:
     msr     daifset, #0xf

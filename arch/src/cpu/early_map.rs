@@ -61,13 +61,15 @@ static mut POOL: TablePool = TablePool {
 };
 static mut POOL_USED: usize = 0;
 static mut KERNEL_ROOT: u64 = 0;
-/// Physical address of the device tree found at boot (0: none).
-static mut DEVICE_TREE_PA: u64 = 0;
+/// Physical address of the device tree found at boot (`u64::MAX`: none;
+/// 0 is a valid place for one).
+static mut DEVICE_TREE_PA: u64 = u64::MAX;
 
-/// Where QEMU `virt` leaves the device tree when it boots an ELF (it does
-/// not pass it in x0 then): the start of RAM, when the device tree fits
-/// below the image (which is why kernel.ld loads it 2 MiB into RAM).
-const QEMU_VIRT_ELF_DEVICE_TREE: u64 = 0x4000_0000;
+/// Where QEMU leaves the device tree when it boots an ELF (it does not pass
+/// it in x0 then). `virt`: the start of RAM, when the tree fits below the
+/// image (which is why kernel.ld loads it 2 MiB into RAM). `raspi4b` with
+/// `-dtb`: physical address 0.
+const QEMU_ELF_DEVICE_TREES: [u64; 2] = [0x4000_0000, 0];
 static mut BOOT_CONFIG: BootMmuConfig = BootMmuConfig {
     mair: 0,
     tcr: 0,
@@ -221,7 +223,12 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
 
     // The device tree, read-only: where x0 points, or where QEMU virt
     // puts it for an ELF.
-    for candidate in [loader_x0, QEMU_VIRT_ELF_DEVICE_TREE] {
+    let candidates = [
+        loader_x0,
+        QEMU_ELF_DEVICE_TREES[0],
+        QEMU_ELF_DEVICE_TREES[1],
+    ];
+    for candidate in candidates {
         if let Some((dtb_start, dtb_size)) = device_tree_pages(candidate) {
             kernel.map(
                 &mut memory,
@@ -266,14 +273,15 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
 /// The page range holding the device tree at `address`, if one is there.
 /// Reads the header with the MMU off (physical == address).
 fn device_tree_pages(address: u64) -> Option<(u64, u64)> {
-    if address == 0 || !address.is_multiple_of(8) {
+    if !address.is_multiple_of(8) {
         return None;
     }
     let mut header = [0u8; 8];
     for (i, byte) in header.iter_mut().enumerate() {
-        // SAFETY: the loader passes x0 = device tree address (RAM), or 0
-        // (handled above), or an ATAG list address (RAM): either way
-        // eight bytes of RAM to read.
+        // SAFETY: the candidates are x0 from the loader (a device tree or
+        // ATAG list in RAM, or 0) and the fixed addresses above, all of
+        // them readable memory on the boards that pass them; with the MMU
+        // off a read has no side effect there.
         *byte = unsafe { ((address + i as u64) as *const u8).read_volatile() };
     }
     let size = device_tree::total_size(&header)? as u64;
@@ -289,7 +297,7 @@ fn device_tree_pages(address: u64) -> Option<(u64, u64)> {
 pub fn device_tree_address() -> Option<u64> {
     // SAFETY: see the statics' note; written once at boot.
     match unsafe { DEVICE_TREE_PA } {
-        0 => None,
+        u64::MAX => None,
         pa => Some(pa),
     }
 }
@@ -306,9 +314,6 @@ pub fn device_tree() -> Option<&'static [u8]> {
 }
 
 fn device_tree_pages_mapped(loader_x0: u64) -> Option<(u64, u64)> {
-    if loader_x0 == 0 || !loader_x0.is_multiple_of(8) {
-        return None;
-    }
     let kernel = kernel_table();
     let memory = PoolMemory { mmu_on: true };
     kernel
