@@ -29,6 +29,8 @@ OPTIONS (run):
     --gdb                   start halted with a gdb stub on :1234 (no timeout)
     --icount                run with -icount shift=0 (one tick per instruction)
     --timeout SECS          kill QEMU after SECS seconds (default 120; 0 = never)
+    --boot-option KEY=VALUE add a word to the kernel command line (repeatable),
+                            e.g. portcullis.crash=data-abort|stack-overflow
     -h, --help              print this help
 
 The guest's UART is shown as it arrives. At the end a verdict line is printed
@@ -130,6 +132,13 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
             "--elf" => request.elf = true,
             "--gdb" => request.gdb = true,
             "--icount" => request.icount = true,
+            "--boot-option" => {
+                let word = value("--boot-option")?;
+                if !word.contains('=') || word.contains(char::is_whitespace) {
+                    return Err(bad("--boot-option", "expected one KEY=VALUE word"));
+                }
+                request.boot_options.push(word);
+            }
             _ => return Err(CliError::UnknownOption(arg)),
         }
     }

@@ -42,6 +42,8 @@ pub struct RunRequest {
     pub dtb: Option<PathBuf>,
     /// Show the output live, or only capture it.
     pub echo: Echo,
+    /// More `key=value` words for the kernel command line.
+    pub boot_options: Vec<String>,
 }
 
 impl RunRequest {
@@ -56,6 +58,7 @@ impl RunRequest {
             timeout: Some(DEFAULT_TIMEOUT),
             dtb: None,
             echo: Echo::Quiet,
+            boot_options: Vec::new(),
         }
     }
 }
@@ -147,6 +150,7 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             dtb,
             gdb: request.gdb,
             icount: request.icount,
+            boot_options: request.boot_options.clone(),
         },
         warnings,
         symbols: elf,

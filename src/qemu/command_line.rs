@@ -42,15 +42,23 @@ pub struct LaunchConfig {
     /// One virtual nanosecond per guest instruction (`-icount shift=0`),
     /// which makes cycle counts deterministic for benchmarks.
     pub icount: bool,
+    /// More `key=value` words for the kernel command line (for example
+    /// `portcullis.crash=data-abort`).
+    pub boot_options: Vec<String>,
 }
 
 impl LaunchConfig {
     /// The kernel command line, which QEMU puts in `/chosen/bootargs`.
     pub fn boot_args(&self) -> String {
-        format!(
+        let mut args = format!(
             "portcullis.mode={} portcullis.exit=semihosting",
             self.mode.name()
-        )
+        );
+        for option in &self.boot_options {
+            args.push(' ');
+            args.push_str(option);
+        }
+        args
     }
 
     /// The arguments after `qemu-system-aarch64`.
@@ -141,6 +149,7 @@ mod tests {
             dtb: None,
             gdb: false,
             icount: false,
+            boot_options: Vec::new(),
         }
     }
 

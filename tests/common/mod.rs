@@ -20,9 +20,11 @@ pub fn request(machine: Machine, mode: GuestMode) -> RunRequest {
     RunRequest::captured(machine, mode)
 }
 
-/// Boots `request` and returns the outcome, panicking with the full
-/// output unless the run passed.
-pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
+/// Boots `request` (one QEMU at a time) and returns the outcome, whatever
+/// it is; panics only if QEMU could not be started.
+// Each test file compiles this module on its own; not all use this.
+#[allow(dead_code)]
+pub fn boot_serialised(request: &RunRequest) -> RunOutcome {
     let outcome = {
         // A test that panicked while holding the lock poisons it; the lock
         // only orders runs, so the other tests may still go ahead.
@@ -31,12 +33,20 @@ pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         portcullis::boot(request)
     };
-    let outcome = outcome.unwrap_or_else(|error| {
+    outcome.unwrap_or_else(|error| {
         panic!(
             "cannot boot {} ({} mode): {error}",
             request.machine, request.mode
         )
-    });
+    })
+}
+
+/// Boots `request` and returns the outcome, panicking with the full
+/// output unless the run passed.
+// Each test file compiles this module on its own; not all use this.
+#[allow(dead_code)]
+pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
+    let outcome = boot_serialised(request);
     assert!(
         outcome.passed(),
         "{} ({} mode{}) failed:\n{outcome}",
