@@ -33,6 +33,12 @@ pub enum BootProgram {
     Yield = 10,
     /// An exclusive load from a misaligned address (alignment fault).
     MisalignedExclusive = 11,
+    /// The benchmark rows run in one thread (parameter: `bench::BenchParameter`).
+    Bench = 12,
+    /// Measures yield round trips to a `BenchYieldPartner` (same parameter).
+    BenchYieldPing = 13,
+    /// Yields back to `BenchYieldPing` until it is done.
+    BenchYieldPartner = 14,
 }
 
 /// Bits of the selector above the program number.
@@ -43,7 +49,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 12] = [
+    pub const ALL: [BootProgram; 15] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -56,6 +62,9 @@ impl BootProgram {
         BootProgram::FpCheck,
         BootProgram::Yield,
         BootProgram::MisalignedExclusive,
+        BootProgram::Bench,
+        BootProgram::BenchYieldPing,
+        BootProgram::BenchYieldPartner,
     ];
 
     /// A short name, used to name the thread.
@@ -73,6 +82,9 @@ impl BootProgram {
             BootProgram::FpCheck => "fp-check",
             BootProgram::Yield => "yield",
             BootProgram::MisalignedExclusive => "misaligned-exclusive",
+            BootProgram::Bench => "bench",
+            BootProgram::BenchYieldPing => "bench-ping",
+            BootProgram::BenchYieldPartner => "bench-pong",
         }
     }
 

@@ -17,6 +17,7 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod boot_program;
 pub mod error;
 pub mod message;

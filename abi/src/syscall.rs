@@ -17,15 +17,21 @@ pub enum Syscall {
     /// Writes `x3` bytes at user address `x2` to the debug console.
     /// `x0` names the console capability (0 until capabilities arrive).
     DebugPrint = 3,
+    /// Benchmark mode only (`portcullis.mode=bench`): `x2 = 1` makes every
+    /// later syscall of this thread return at once from the vector (the
+    /// architecture's floor: `svc` + `eret`), except `BenchFloor` itself
+    /// with `x2 = 0`, which ends it. Elsewhere: `InvalidSyscall`.
+    BenchFloor = 4,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 4] = [
+    pub const ALL: [Syscall; 5] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
         Syscall::DebugPrint,
+        Syscall::BenchFloor,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -35,6 +41,7 @@ impl Syscall {
             1 => Some(Syscall::Yield),
             2 => Some(Syscall::Exit),
             3 => Some(Syscall::DebugPrint),
+            4 => Some(Syscall::BenchFloor),
             _ => None,
         }
     }
@@ -51,6 +58,7 @@ impl Syscall {
             Syscall::Yield => "yield",
             Syscall::Exit => "exit",
             Syscall::DebugPrint => "debug_print",
+            Syscall::BenchFloor => "bench_floor",
         }
     }
 }

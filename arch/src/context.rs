@@ -21,6 +21,12 @@ pub struct UserContext {
     padding: u64,
 }
 
+/// Where the kernel keeps a thread's work word relative to its saved
+/// registers: right after them (the fast path in `cpu/vectors.s` reads it
+/// at `SP_EL1 + WORK_FLAGS_OFFSET`; the kernel's TCB layout is checked
+/// against this constant at build time).
+pub const WORK_FLAGS_OFFSET: usize = core::mem::size_of::<UserContext>();
+
 /// SPSR value for a fresh EL0 AArch64 thread: EL0t, interrupts enabled.
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).

@@ -4,6 +4,9 @@
 #![no_std]
 #![no_main]
 
+mod bench;
+
+use abi::bench::BenchParameter;
 use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
 use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
 use sdk::println;
@@ -35,6 +38,11 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::MisalignedPc => {
             probe::jump_to(portcullis_main as *const () as u64 + 2);
             1
+        }
+        BootProgram::Bench => bench::run_single_thread_rows(BenchParameter::decode(parameter)),
+        BootProgram::BenchYieldPing => bench::run_yield_ping(BenchParameter::decode(parameter)),
+        BootProgram::BenchYieldPartner => {
+            bench::run_yield_partner(BenchParameter::decode(parameter))
         }
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];

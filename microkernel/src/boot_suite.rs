@@ -17,6 +17,8 @@ pub enum Mode {
     Demo,
     /// Run the in-guest tests and print TAP.
     Test,
+    /// Run the benchmarks and print `BENCH` lines.
+    Bench,
 }
 
 impl Mode {
@@ -25,6 +27,7 @@ impl Mode {
         match value {
             None | Some("demo") => Ok(Mode::Demo),
             Some("test") => Ok(Mode::Test),
+            Some("bench") => Ok(Mode::Bench),
             Some(other) => Err(other),
         }
     }
@@ -34,6 +37,7 @@ impl Mode {
         match self {
             Mode::Demo => DEMO_CASES,
             Mode::Test => TEST_CASES,
+            Mode::Bench => BENCH_CASES,
         }
     }
 }
@@ -234,6 +238,25 @@ pub const TEST_CASES: &[Case] = &[
     },
 ];
 
+/// The benchmark suite: the rows of one thread, then yield round trips
+/// between two address spaces. The kernel adds the run's
+/// `abi::bench::BenchParameter` to each selector.
+pub const BENCH_CASES: &[Case] = &[
+    Case {
+        name: "benchmarks in one thread",
+        threads: &[BootProgram::Bench.selector(0)],
+        expect: Expect::ExitZero,
+    },
+    Case {
+        name: "yield round trips between two address spaces",
+        threads: &[
+            BootProgram::BenchYieldPing.selector(0),
+            BootProgram::BenchYieldPartner.selector(0),
+        ],
+        expect: Expect::ExitZero,
+    },
+];
+
 /// What the demo shows.
 pub const DEMO_CASES: &[Case] = &[
     Case {
@@ -305,7 +328,7 @@ mod tests {
 
     #[test]
     fn every_case_has_threads_and_a_valid_selector() {
-        for case in TEST_CASES.iter().chain(DEMO_CASES) {
+        for case in TEST_CASES.iter().chain(DEMO_CASES).chain(BENCH_CASES) {
             assert!(
                 !case.threads.is_empty() && case.threads.len() <= 4,
                 "{}",

@@ -13,7 +13,7 @@ use crate::platform::{Console, Platform};
 use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
-use abi::boot_program::BootProgram;
+use abi::boot_program::{BootProgram, PARAMETER_SHIFT};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
@@ -72,6 +72,10 @@ struct Session {
     passed: u32,
     failed: u32,
     finished: bool,
+    /// Bench mode: the run's `abi::bench::BenchParameter`, encoded.
+    bench_parameter: u64,
+    /// Bench mode: `BENCH` lines the programs printed.
+    bench_results: u32,
 }
 
 /// The whole kernel state.
@@ -86,6 +90,8 @@ pub struct Kernel {
     init_elf: &'static [u8],
     session: Session,
     ticks: u64,
+    /// The benchmark syscall floor is installed in the CPU.
+    floor_installed: bool,
 }
 
 impl Default for Kernel {
@@ -114,9 +120,18 @@ impl Kernel {
                 passed: 0,
                 failed: 0,
                 finished: false,
+                bench_parameter: 0,
+                bench_results: 0,
             },
             ticks: 0,
+            floor_installed: false,
         }
+    }
+
+    /// Bench mode: the parameter handed to the benchmark programs (see
+    /// `abi::bench::BenchParameter::encode`). Call before `start`.
+    pub fn set_bench_parameter(&mut self, encoded: u64) {
+        self.session.bench_parameter = encoded;
     }
 
     /// Takes over RAM and the init program, and starts the boot suite.
@@ -309,6 +324,14 @@ impl Kernel {
             Call::Null => SyscallResult::Return(ErrorCode::Ok),
             Call::Yield => SyscallResult::Yield,
             Call::Exit { status } => SyscallResult::Exited(status),
+            Call::BenchFloor { on } => {
+                if self.session.mode != Mode::Bench {
+                    return SyscallResult::Return(ErrorCode::InvalidSyscall);
+                }
+                self.threads[current.index()].syscall_floor = on;
+                self.install_floor(platform, on);
+                SyscallResult::Return(ErrorCode::Ok)
+            }
             Call::DebugPrint { address, len } => {
                 let mut text = [0u8; DEBUG_PRINT_MAX];
                 let thread = &self.threads[current.index()];
@@ -332,6 +355,18 @@ impl Kernel {
     fn print_user_text<P: Platform>(&mut self, platform: &mut P, id: ThreadId, text: &[u8]) {
         let test_mode = self.session.mode == Mode::Test;
         let thread = &mut self.threads[id.index()];
+        if self.session.mode == Mode::Bench {
+            // The benchmark programs speak the runner's line protocol
+            // themselves: no prefix, and the kernel counts their results.
+            if !thread.line_open && text.starts_with(b"BENCH ") {
+                self.session.bench_results += 1;
+            }
+            thread.line_open = text.last() != Some(&b'\n');
+            if let Ok(text) = core::str::from_utf8(text) {
+                platform.console_write(text);
+            }
+            return;
+        }
         let mut console = Console(platform);
         for &byte in text {
             if !thread.line_open {
@@ -439,6 +474,8 @@ impl Kernel {
     /// state and TPIDR_EL0 are in the CPU.
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.current = Some(next);
+        let floor = self.threads[next.index()].syscall_floor;
+        self.install_floor(platform, floor);
         let thread = &mut self.threads[next.index()];
         thread.state = ThreadState::Running;
         if let Some(space) = thread.space.as_mut() {
@@ -471,6 +508,15 @@ impl Kernel {
         self.cpu_state_owner = Some(next);
     }
 
+    /// Makes the CPU's syscall path match the running thread's floor flag
+    /// (the floor is per thread, so no other thread's syscalls are lost).
+    fn install_floor<P: Platform>(&mut self, platform: &mut P, on: bool) {
+        if self.floor_installed != on {
+            platform.set_syscall_floor(on);
+            self.floor_installed = on;
+        }
+    }
+
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
@@ -493,6 +539,7 @@ impl Kernel {
         }
         if self.current == Some(id) {
             self.current = None;
+            self.install_floor(platform, false);
         }
         self.threads[id.index()] = Thread::EMPTY;
         if let Some(position) = self.session.live.iter().position(|&t| t == id) {
@@ -531,10 +578,10 @@ impl Kernel {
             (Err(reason), Mode::Test) => {
                 let _ = writeln!(console, "not ok {number} - {name}\n# {reason}");
             }
-            (Ok(()), Mode::Demo) => {
+            (Ok(()), Mode::Demo | Mode::Bench) => {
                 let _ = writeln!(console, "[kernel] done: {name}");
             }
-            (Err(reason), Mode::Demo) => {
+            (Err(reason), Mode::Demo | Mode::Bench) => {
                 let _ = writeln!(console, "[kernel] unexpected: {name}: {reason}");
             }
         }
@@ -549,11 +596,16 @@ impl Kernel {
     fn start_next_case<P: Platform>(&mut self, platform: &mut P) {
         while let Some(case) = self.session.cases.get(self.session.next_case).copied() {
             self.session.next_case += 1;
-            if self.session.mode == Mode::Demo {
+            if self.session.mode != Mode::Test {
                 let _ = writeln!(Console(platform), "[kernel] next: {}", case.name);
             }
+            let parameter = match self.session.mode {
+                Mode::Bench => self.session.bench_parameter << PARAMETER_SHIFT,
+                _ => 0,
+            };
             let mut failure = None;
             for &selector in case.threads {
+                let selector = selector | parameter;
                 match self.spawn(platform, selector) {
                     Ok(id) => {
                         let _ = self.session.live.push(id);
@@ -589,6 +641,13 @@ impl Kernel {
                     console,
                     "[kernel] demo finished: {passed} of {} steps behaved as expected",
                     passed + failed
+                );
+            }
+            Mode::Bench => {
+                let _ = writeln!(
+                    console,
+                    "# portcullis-bench: {} results",
+                    self.session.bench_results
                 );
             }
         }

@@ -6,6 +6,7 @@
 #![no_std]
 #![no_main]
 
+use abi::bench::BenchParameter;
 use arch::boards::{Board, BoardInfo, PhysRange};
 use arch::context::{FpState, UserContext};
 use arch::cpu::crash::Crash;
@@ -116,6 +117,10 @@ impl Platform for Machine {
         registers::set_user_thread_pointer(incoming.1);
     }
 
+    fn set_syscall_floor(&mut self, on: bool) {
+        user_return::set_syscall_floor(on)
+    }
+
     fn counter(&self) -> u64 {
         registers::counter()
     }
@@ -180,12 +185,26 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     kprintln!(
         "[kernel] {} MiB free for user space; running the {}",
         free_mib,
-        if mode == Mode::Test {
-            "in-guest tests"
-        } else {
-            "demo"
+        match mode {
+            Mode::Test => "in-guest tests",
+            Mode::Bench => "benchmarks",
+            Mode::Demo => "demo",
         }
     );
+    if mode == Mode::Bench {
+        let parameter = BenchParameter::from_options(
+            info.boot_option("portcullis.bench.iterations"),
+            info.boot_option("portcullis.bench.filter"),
+            info.boot_option("portcullis.counter"),
+        );
+        match parameter {
+            Ok(parameter) => KERNEL.with(|kernel| kernel.set_bench_parameter(parameter.encode())),
+            Err(reason) => {
+                kprintln!("[kernel] {reason}");
+                power::exit(microkernel::kernel::EXIT_TEST_FAILED);
+            }
+        }
+    }
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
     let resume = KERNEL
         .with(|kernel| MACHINE.with(|machine| kernel.start(machine, asid_bits, INIT_ELF, mode)));

@@ -37,6 +37,9 @@ pub trait Platform: PhysMemory {
         outgoing: Option<(&mut FpState, &mut u64)>,
         incoming: (&FpState, u64),
     );
+    /// Turns the benchmark syscall floor on or off (see
+    /// `abi::Syscall::BenchFloor`).
+    fn set_syscall_floor(&mut self, on: bool);
     /// The virtual counter (CNTVCT_EL0).
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).

@@ -19,6 +19,11 @@ pub enum Call {
         /// Exit status (x2, signed).
         status: i64,
     },
+    /// `Syscall::BenchFloor`: turn the benchmark floor on or off.
+    BenchFloor {
+        /// On (x2 == 1) or off (x2 == 0).
+        on: bool,
+    },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`.
     DebugPrint {
         /// User address of the text.
@@ -49,6 +54,11 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Exit => Ok(Call::Exit {
             status: context.x[2] as i64,
         }),
+        Syscall::BenchFloor => match context.x[2] {
+            0 => Ok(Call::BenchFloor { on: false }),
+            1 => Ok(Call::BenchFloor { on: true }),
+            _ => Err(ErrorCode::InvalidArgument),
+        },
         Syscall::DebugPrint => {
             // Until capabilities exist the console is implicit: slot 0.
             if capability != 0 {

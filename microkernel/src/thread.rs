@@ -56,10 +56,18 @@ pub struct ThreadStats {
 }
 
 /// A thread control block.
+///
+/// `repr(C)` with the saved registers first and the work word right after
+/// them: the inline fast path in `arch/src/cpu/vectors.s` finds the work
+/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below).
+#[repr(C)]
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
     pub context: UserContext,
+    /// Entry and exit work (see the `entry` crate); the fast path reads
+    /// this one word.
+    pub work: WorkFlags,
     /// FP/SIMD registers, saved only when another thread takes the CPU.
     pub fp: FpState,
     /// Life-cycle state.
@@ -68,26 +76,25 @@ pub struct Thread {
     pub name: &'static str,
     /// Its address space.
     pub space: Option<AddressSpace>,
-    /// Entry and exit work (see the `entry` crate); the fast path reads
-    /// this one word.
-    pub work: WorkFlags,
     /// Scheduling priority.
     pub priority: Priority,
     /// Counters.
     pub stats: ThreadStats,
     /// The thread's console output is mid-line (no prefix needed).
     pub line_open: bool,
+    /// The thread runs with the benchmark syscall floor on.
+    pub syscall_floor: bool,
 }
 
 impl Thread {
     /// An unused slot.
     pub const EMPTY: Thread = Thread {
         context: UserContext::zeroed(),
+        work: WorkFlags::empty(),
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: "",
         space: None,
-        work: WorkFlags::empty(),
         priority: 0,
         stats: ThreadStats {
             syscalls: 0,
@@ -96,5 +103,10 @@ impl Thread {
             yields: 0,
         },
         line_open: false,
+        syscall_floor: false,
     };
 }
+
+// The fast path's view of the TCB (see the struct's docs).
+const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK_FLAGS_OFFSET);
+const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);

@@ -98,6 +98,8 @@ impl Platform for FakeMachine {
         self.fp_switches += 1;
     }
 
+    fn set_syscall_floor(&mut self, _on: bool) {}
+
     fn counter(&self) -> u64 {
         0
     }

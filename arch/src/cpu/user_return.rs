@@ -67,3 +67,21 @@ pub fn restore_fp(state: &FpState) {
     // SAFETY: as `save_fp`.
     unsafe { fp_restore(state) }
 }
+
+extern "C" {
+    static exception_vectors: u8;
+    static floor_vectors: u8;
+}
+
+/// Switches the EL0 syscall path between the real one and the benchmark
+/// floor (every SVC returns at once; see `abi::Syscall::BenchFloor`).
+pub fn set_syscall_floor(on: bool) {
+    let table = if on {
+        core::ptr::addr_of!(floor_vectors)
+    } else {
+        core::ptr::addr_of!(exception_vectors)
+    };
+    // SAFETY: both tables are complete vector tables in kernel text; they
+    // differ only in what an SVC from EL0 does.
+    unsafe { asm!("msr vbar_el1, {0}", "isb", in(reg) table as u64, options(nostack)) };
+}

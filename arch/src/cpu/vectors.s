@@ -10,6 +10,9 @@
 .equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
 .equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
 .equ FRAME_SIZE,      288               // sizeof(UserContext)
+.equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
+.equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
+.equ SYSCALL_BENCH_FLOOR, 4             // abi::Syscall::BenchFloor
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -72,6 +75,28 @@
     b       .
 .endm
 
+// EL0 synchronous exceptions start with the inline fast path: a `Null`
+// syscall (x8 == 0) from a thread with no work at all (its work word, right
+// after its saved registers, is zero) returns at once. Anything else falls
+// through to the full save and the generic entry. x9/x10 are parked in
+// their own context slots while the checks run.
+.macro user_sync_vector
+    .balign 0x80
+    stp     x9, x10, [sp, #16 * 4 + 8]
+    mrs     x9, esr_el1
+    lsr     x10, x9, #26
+    cmp     x10, #EC_SVC64
+    b.ne    1f
+    cbnz    x8, 1f
+    ldr     x10, [sp, #WORK_FLAGS_OFFSET]
+    cbnz    x10, 1f
+    mov     x0, xzr
+    ldp     x9, x10, [sp, #16 * 4 + 8]
+    eret
+1:  ldp     x9, x10, [sp, #16 * 4 + 8]
+    b       el0_sync_slow
+.endm
+
 .macro user_vector_other kind
     .balign 0x80
     save_user_context
@@ -80,10 +105,19 @@
     b       .
 .endm
 
-    .section .text.vectors, "ax"
+// Benchmark-only floor (see abi::Syscall::BenchFloor): every SVC returns at
+// once, except BenchFloor itself, which takes the normal path to end it.
+.macro floor_sync_vector
+    .balign 0x80
+    cmp     x8, #SYSCALL_BENCH_FLOOR
+    b.eq    el0_sync_slow
+    eret
+.endm
+
+.macro vector_table name, el0_sync
     .balign 0x800
-    .global exception_vectors
-exception_vectors:
+    .global \name
+\name:
     // Current EL with SP_EL0: never used (the kernel always runs on SP_EL1).
     kernel_vector KIND_SYNC
     kernel_vector KIND_IRQ
@@ -95,7 +129,7 @@ exception_vectors:
     kernel_vector KIND_FIQ
     kernel_vector KIND_SERROR
     // Lower EL, AArch64: syscalls, user faults, interrupts while at EL0.
-    user_vector portcullis_el0_sync
+    \el0_sync
     user_vector portcullis_el0_irq
     user_vector_other KIND_FIQ
     user_vector_other KIND_SERROR
@@ -104,6 +138,16 @@ exception_vectors:
     user_vector_other KIND_IRQ
     user_vector_other KIND_FIQ
     user_vector_other KIND_SERROR
+.endm
+
+    .section .text.vectors, "ax"
+    vector_table exception_vectors, user_sync_vector
+    vector_table floor_vectors, floor_sync_vector
+
+el0_sync_slow:
+    save_user_context
+    bl      portcullis_el0_sync
+    b       .
 
 el1_exception_common:
     stp     x2, x3, [sp, #16 * 1]

@@ -12,6 +12,8 @@ pub mod console;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod timing;
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod runtime;

@@ -80,3 +80,9 @@ pub fn debug_print(text: &[u8]) -> Result<(), ErrorCode> {
 pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::DebugPrint.number(), 0, address, len).into_result()
 }
+
+/// Benchmark mode only: turn the syscall floor on or off for this thread
+/// (see `abi::Syscall::BenchFloor`).
+pub fn bench_floor(on: bool) -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::BenchFloor.number(), 0, u64::from(on), 0).into_result()
+}

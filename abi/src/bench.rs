@@ -1,0 +1,137 @@
+//! The benchmark suite's shared vocabulary: row names and how the kernel
+//! passes the run's parameters to the benchmark programs.
+//!
+//! The host runner selects rows and iterations with boot options
+//! (`portcullis.bench.iterations=N`, `portcullis.bench.filter=TEXT`,
+//! `portcullis.counter=instructions|cycles`); the kernel encodes them into
+//! the program selector's parameter.
+
+/// Every benchmark row, in the order they run. A row's index is its bit in
+/// `BenchParameter::rows`.
+pub const ROWS: [&str; 5] = [
+    "floor_svc_eret",
+    "null_syscall",
+    "syscall_slow_path_error",
+    "yield_no_switch",
+    "yield_switch_round_trip",
+];
+
+/// Iterations when the boot options do not say.
+pub const DEFAULT_ITERATIONS: u32 = 10_000;
+/// Most iterations one row can record (the programs keep every sample).
+pub const MAX_ITERATIONS: u32 = 20_000;
+/// Untimed iterations before the timed ones.
+pub const WARM_UP_ITERATIONS: u32 = 100;
+
+/// What one benchmark run measures and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchParameter {
+    /// Timed iterations per row.
+    pub iterations: u32,
+    /// Bit `i` set: run `ROWS[i]`.
+    pub rows: u32,
+    /// The counter counts instructions (QEMU `-icount shift=0`), not cycles.
+    pub instructions: bool,
+}
+
+const ITERATION_BITS: u32 = 24;
+const ROW_BITS: u32 = 23;
+
+impl BenchParameter {
+    /// From the boot options' values (each `None` when absent). An unknown
+    /// counter name or a bad number is an error for the boot log.
+    pub fn from_options(
+        iterations: Option<&str>,
+        filter: Option<&str>,
+        counter: Option<&str>,
+    ) -> Result<Self, &'static str> {
+        let iterations = match iterations {
+            None => DEFAULT_ITERATIONS,
+            Some(text) => match text.parse::<u32>() {
+                Ok(n) if (1..=MAX_ITERATIONS).contains(&n) => n,
+                _ => return Err("portcullis.bench.iterations must be 1..=20000"),
+            },
+        };
+        let rows = ROWS
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| filter.is_none_or(|f| name.contains(f)))
+            .fold(0, |mask, (i, _)| mask | (1 << i));
+        if rows == 0 {
+            return Err("portcullis.bench.filter matches no benchmark");
+        }
+        let instructions = match counter {
+            None | Some("cycles") => false,
+            Some("instructions") => true,
+            Some(_) => return Err("portcullis.counter must be instructions or cycles"),
+        };
+        Ok(BenchParameter {
+            iterations,
+            rows,
+            instructions,
+        })
+    }
+
+    /// Packs the parameter (fits the selector's 56 parameter bits).
+    pub const fn encode(self) -> u64 {
+        (self.iterations as u64)
+            | ((self.rows as u64) << ITERATION_BITS)
+            | ((self.instructions as u64) << (ITERATION_BITS + ROW_BITS))
+    }
+
+    /// Unpacks a parameter made by `encode`.
+    pub const fn decode(raw: u64) -> Self {
+        BenchParameter {
+            iterations: (raw & ((1 << ITERATION_BITS) - 1)) as u32,
+            rows: ((raw >> ITERATION_BITS) & ((1 << ROW_BITS) - 1)) as u32,
+            instructions: (raw >> (ITERATION_BITS + ROW_BITS)) & 1 == 1,
+        }
+    }
+
+    /// Should row `name` run?
+    pub fn runs(&self, name: &str) -> bool {
+        ROWS.iter()
+            .position(|row| *row == name)
+            .is_some_and(|i| self.rows & (1 << i) != 0)
+    }
+
+    /// The unit the counter measures.
+    pub const fn unit(&self) -> &'static str {
+        if self.instructions {
+            "instructions"
+        } else {
+            "cycles"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_run_everything_in_cycles() {
+        let p = BenchParameter::from_options(None, None, None).unwrap();
+        assert_eq!(p.iterations, DEFAULT_ITERATIONS);
+        assert!(ROWS.iter().all(|row| p.runs(row)));
+        assert_eq!(p.unit(), "cycles");
+    }
+
+    #[test]
+    fn filter_iterations_and_unit_round_trip() {
+        let p =
+            BenchParameter::from_options(Some("500"), Some("yield"), Some("instructions")).unwrap();
+        assert!(p.runs("yield_no_switch") && p.runs("yield_switch_round_trip"));
+        assert!(!p.runs("null_syscall"));
+        assert_eq!(BenchParameter::decode(p.encode()), p);
+        assert!(p.encode() < 1 << 56, "fits the selector's parameter bits");
+    }
+
+    #[test]
+    fn bad_options_are_errors() {
+        assert!(BenchParameter::from_options(Some("0"), None, None).is_err());
+        assert!(BenchParameter::from_options(Some("x"), None, None).is_err());
+        assert!(BenchParameter::from_options(None, Some("nothing-matches"), None).is_err());
+        assert!(BenchParameter::from_options(None, None, Some("ns")).is_err());
+    }
+}

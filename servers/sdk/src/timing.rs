@@ -1,0 +1,48 @@
+//! Timing primitives for benchmarks: the PMU cycle counter read from EL0
+//! (the kernel sets PMUSERENR_EL0), around exactly one operation.
+//!
+//! Each function is one `asm!` block, so nothing the compiler schedules
+//! can land between the two counter reads. Under QEMU `-icount shift=0`
+//! the counter advances one per guest instruction.
+
+use core::arch::asm;
+
+/// The counter delta of two back-to-back reads: the cost of the
+/// measurement itself, subtracted from every sample.
+pub fn empty_delta() -> u64 {
+    let (start, end): (u64, u64);
+    // SAFETY: reads a counter EL0 may read; no memory access.
+    unsafe {
+        asm!(
+            "mrs {0}, pmccntr_el0",
+            "mrs {1}, pmccntr_el0",
+            out(reg) start,
+            out(reg) end,
+            options(nostack, nomem),
+        )
+    };
+    end.wrapping_sub(start)
+}
+
+/// Counter delta around one `svc #0` with `x8 = number` and `x2 = arg`
+/// (the syscall's result is discarded).
+pub fn timed_syscall(number: u64, arg: u64) -> u64 {
+    let (start, end): (u64, u64);
+    // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else.
+    unsafe {
+        asm!(
+            "mrs {start}, pmccntr_el0",
+            "svc #0",
+            "mrs {end}, pmccntr_el0",
+            start = out(reg) start,
+            end = out(reg) end,
+            inout("x0") 0u64 => _,
+            inout("x1") 0u64 => _,
+            inout("x2") arg => _,
+            out("x3") _, out("x4") _, out("x5") _, out("x6") _, out("x7") _,
+            in("x8") number,
+            options(nostack),
+        )
+    };
+    end.wrapping_sub(start)
+}
