@@ -12,6 +12,10 @@
 #                                  (ARGS go to cargo test)
 #   ./qemu-run.sh bench            reserved: benchmarks arrive with issue 7
 #   ./qemu-run.sh lint             rustfmt and clippy (host and AArch64 crates)
+#   ./qemu-run.sh sdcard [--out FILE]
+#                                  write a bootable Raspberry Pi 4 SD card image
+#                                  (default target/sdcard/portcullis-rpi4.img;
+#                                  scripts/sdcard.sh --help has the details)
 #   ./qemu-run.sh --help           this text
 #
 # Boot options (passed to the runner, `cargo run -- run --help` has more):
@@ -267,6 +271,7 @@ run_tests() {
 	ensure_toolchain
 	ensure_qemu
 	ensure_rpi4_dtb || die "the raspi4b tests need $DTB_NAME (see above)"
+	"$ROOT/scripts/sdcard.sh" --prepare || die "the SD card image test needs mtools, dosfstools and the Pi firmware (see above)"
 	# --no-fail-fast: one failing test binary must not hide the others.
 	say "cargo test --workspace --no-fail-fast $*"
 	cargo test --workspace --no-fail-fast "$@" || status=$?
@@ -306,6 +311,7 @@ main() {
 		say "benchmarks arrive with issue 7; \`bench\` is reserved for them"
 		exit 2
 		;;
+	sdcard) shift && exec "$ROOT/scripts/sdcard.sh" "$@" ;;
 	lint)
 		shift
 		[ "$#" -eq 0 ] || die "lint takes no arguments"
@@ -320,4 +326,8 @@ main() {
 	esac
 }
 
-main "$@"
+# scripts/sdcard.sh sources this file for its set-up helpers; only a run
+# of this file itself runs a command.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi
