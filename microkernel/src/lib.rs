@@ -30,6 +30,7 @@ pub mod boot_suite;
 pub mod elf;
 pub mod fault;
 pub mod frames;
+pub mod ipc;
 pub mod kernel;
 pub mod platform;
 pub mod scheduler;

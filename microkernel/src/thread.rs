@@ -33,6 +33,22 @@ pub enum ThreadState {
     Exited(i64),
     /// Stopped by a fault it caused.
     Faulted(FaultReport),
+    /// Waiting in an endpoint's queue to send (`Send` or `Call`).
+    BlockedOnSend {
+        /// The endpoint's index.
+        endpoint: u32,
+        /// The badge of the capability it sends through.
+        badge: u64,
+        /// A `Call`: after the transfer it waits for the reply.
+        call: bool,
+    },
+    /// Waiting in an endpoint's queue to receive.
+    BlockedOnReceive {
+        /// The endpoint's index.
+        endpoint: u32,
+    },
+    /// Sent a `Call` and waits for the receiver's reply.
+    BlockedOnReply,
 }
 
 impl ThreadState {
@@ -84,6 +100,23 @@ pub struct Thread {
     pub line_open: bool,
     /// The thread runs with the benchmark syscall floor on.
     pub syscall_floor: bool,
+    /// Neighbours in the endpoint queue the thread waits in.
+    pub queue_links: QueueLinks,
+    /// The caller this thread owes a reply (set when it received a `Call`).
+    pub reply_to: Option<ThreadId>,
+    /// Physical address of the thread's IPC buffer page (message words
+    /// beyond the registers), if it has one.
+    pub ipc_buffer: Option<u64>,
+}
+
+/// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
+/// enqueue, dequeue and removal of any thread, no per-endpoint storage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLinks {
+    /// The thread queued before this one.
+    pub previous: Option<ThreadId>,
+    /// The thread queued after this one.
+    pub next: Option<ThreadId>,
 }
 
 impl Thread {
@@ -104,6 +137,12 @@ impl Thread {
         },
         line_open: false,
         syscall_floor: false,
+        queue_links: QueueLinks {
+            previous: None,
+            next: None,
+        },
+        reply_to: None,
+        ipc_buffer: None,
     };
 }
 

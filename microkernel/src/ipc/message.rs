@@ -1,0 +1,63 @@
+//! Moving a message from one thread to another.
+//!
+//! A message is the message-info word (`x1`) and up to
+//! `MAX_MESSAGE_WORDS` words: the first `REGISTER_MESSAGE_WORDS` travel in
+//! `x2..x7`, the rest in the threads' IPC buffers (word `i` at byte `8 * i`
+//! of the buffer page), copied through physical memory. A message longer
+//! than either side's buffer allows is cut to what fits, and the receiver's
+//! message info says how many words arrived.
+
+use crate::platform::PhysMemory;
+use crate::thread::{Thread, ThreadId};
+use abi::{ErrorCode, MessageInfo, REGISTER_MESSAGE_WORDS};
+
+/// Longest message, in words.
+pub const MAX_MESSAGE_WORDS: usize = 64;
+
+/// The message `from` is sending, as its message info says.
+pub fn sent_info(thread: &Thread) -> MessageInfo {
+    MessageInfo::from(thread.context.x[1])
+}
+
+/// Does the message fit in registers (the fast path's condition)?
+pub fn fits_in_registers(info: MessageInfo) -> bool {
+    (info.length() as usize) <= REGISTER_MESSAGE_WORDS && info.caps() == 0
+}
+
+/// Copies the message of `from` to `to`: x1 (message info, length as
+/// delivered, no capabilities yet), x2..x7, buffer words, `badge` in x8
+/// and `Ok` in x0.
+pub fn transfer<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    from: ThreadId,
+    to: ThreadId,
+    badge: u64,
+) {
+    let info = sent_info(&threads[from.index()]);
+    let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
+    let buffers = (
+        threads[from.index()].ipc_buffer,
+        threads[to.index()].ipc_buffer,
+    );
+    let length = match buffers {
+        (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
+            for word in REGISTER_MESSAGE_WORDS..wanted {
+                let value = phys.read_phys_u64(source + 8 * word as u64);
+                phys.write_phys_u64(target + 8 * word as u64, value);
+            }
+            wanted
+        }
+        _ => wanted.min(REGISTER_MESSAGE_WORDS),
+    };
+    let registers: [u64; REGISTER_MESSAGE_WORDS] = {
+        let x = &threads[from.index()].context.x;
+        [x[2], x[3], x[4], x[5], x[6], x[7]]
+    };
+    let delivered = info.with_length(length as u8).with_caps(0);
+    let receiver = &mut threads[to.index()].context;
+    receiver.x[0] = ErrorCode::Ok.raw();
+    receiver.x[1] = delivered.into();
+    receiver.x[2..2 + REGISTER_MESSAGE_WORDS].copy_from_slice(&registers);
+    receiver.x[8] = badge;
+}

@@ -1,0 +1,228 @@
+//! Synchronous IPC through endpoints.
+//!
+//! The operations here change thread and endpoint state only; they return
+//! what the scheduler must do next (`Effects`). The rules:
+//!
+//! * A send meets the first waiting receiver (FIFO), or the sender waits
+//!   (or, non-blocking, gets `WouldBlock`). A receive meets the first
+//!   waiting sender, or the receiver waits (or gets `WouldBlock`).
+//! * A `Call` is a send after which the caller waits for the reply; the
+//!   receiver then owes it a reply (`reply_to`). When a `Call` meets a
+//!   waiting receiver, the CPU goes straight to the receiver (the caller
+//!   is blocked anyway): the same switch the fast path makes.
+//! * `Reply` delivers to the thread owed a reply and makes it ready;
+//!   `ReplyRecv` replies, then receives, and when the receive blocks the
+//!   CPU goes straight to the caller it replied to.
+//! * The badge of the sender's capability arrives in the receiver's `x8`.
+
+pub mod message;
+pub mod queue;
+
+use crate::platform::PhysMemory;
+use crate::thread::{Thread, ThreadId, ThreadState};
+use abi::ErrorCode;
+use message::transfer;
+use queue::{EndpointQueue, Waiting};
+
+/// Where the CPU goes after an IPC operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// The calling thread carries on (its x0 holds the result).
+    Continue,
+    /// The calling thread waits; run the next ready thread.
+    Blocked,
+    /// The calling thread waits; run this thread next, directly.
+    SwitchTo(ThreadId),
+}
+
+/// Most threads one IPC operation can make ready.
+pub const MAX_WOKEN: usize = 3;
+
+/// What an IPC operation asks of the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effects {
+    /// Where the CPU goes.
+    pub next: Next,
+    /// Threads that became ready and must join the run queue, in order.
+    pub woken: [Option<ThreadId>; MAX_WOKEN],
+}
+
+impl Effects {
+    fn new(next: Next) -> Effects {
+        Effects {
+            next,
+            woken: [None; MAX_WOKEN],
+        }
+    }
+
+    fn wake(mut self, thread: ThreadId) -> Effects {
+        if let Some(free) = self.woken.iter_mut().find(|w| w.is_none()) {
+            *free = Some(thread);
+        }
+        self
+    }
+
+    /// The woken threads.
+    pub fn woken(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.woken.iter().flatten().copied()
+    }
+}
+
+/// Why an IPC operation failed (mapped to `ErrorCode` by the kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpcError {
+    /// A non-blocking operation found no partner.
+    WouldBlock,
+    /// `Reply` with nobody owed a reply.
+    NoReplyTarget,
+}
+
+/// How a send behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendKind {
+    /// Wait for a receiver (`Send`, `Call`) or not (`NBSend`).
+    pub blocking: bool,
+    /// A `Call`: wait for the reply afterwards.
+    pub call: bool,
+}
+
+/// `sender` sends its message through endpoint `endpoint` (index
+/// `endpoint_index`) with `badge`.
+pub fn send<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    endpoint: &mut EndpointQueue,
+    endpoint_index: u32,
+    sender: ThreadId,
+    badge: u64,
+    kind: SendKind,
+) -> Result<Effects, IpcError> {
+    if endpoint.waiting() == Waiting::Receivers {
+        let receiver = endpoint.pop_front(threads).unwrap_or(sender);
+        transfer(phys, threads, sender, receiver, badge);
+        if kind.call {
+            let effects = Effects::new(Next::SwitchTo(receiver));
+            return Ok(wait_for_reply(threads, sender, receiver, effects));
+        }
+        threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
+        threads[receiver.index()].state = ThreadState::Ready;
+        return Ok(Effects::new(Next::Continue).wake(receiver));
+    }
+    if !kind.blocking {
+        return Err(IpcError::WouldBlock);
+    }
+    threads[sender.index()].state = ThreadState::BlockedOnSend {
+        endpoint: endpoint_index,
+        badge,
+        call: kind.call,
+    };
+    endpoint.push_back(threads, sender, Waiting::Senders);
+    Ok(Effects::new(Next::Blocked))
+}
+
+/// `receiver` receives from endpoint `endpoint`.
+pub fn receive<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    endpoint: &mut EndpointQueue,
+    endpoint_index: u32,
+    receiver: ThreadId,
+    blocking: bool,
+) -> Result<Effects, IpcError> {
+    if endpoint.waiting() == Waiting::Senders {
+        let sender = endpoint.pop_front(threads).unwrap_or(receiver);
+        let ThreadState::BlockedOnSend { badge, call, .. } = threads[sender.index()].state else {
+            unreachable!("only blocked senders wait in a sender queue");
+        };
+        transfer(phys, threads, sender, receiver, badge);
+        if call {
+            return Ok(wait_for_reply(
+                threads,
+                sender,
+                receiver,
+                Effects::new(Next::Continue),
+            ));
+        }
+        threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
+        threads[sender.index()].state = ThreadState::Ready;
+        return Ok(Effects::new(Next::Continue).wake(sender));
+    }
+    if !blocking {
+        return Err(IpcError::WouldBlock);
+    }
+    threads[receiver.index()].state = ThreadState::BlockedOnReceive {
+        endpoint: endpoint_index,
+    };
+    endpoint.push_back(threads, receiver, Waiting::Receivers);
+    Ok(Effects::new(Next::Blocked))
+}
+
+/// `replier` replies to the thread it owes a reply; that thread is ready
+/// afterwards (returned).
+pub fn reply<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    replier: ThreadId,
+) -> Result<ThreadId, IpcError> {
+    let caller = threads[replier.index()]
+        .reply_to
+        .take()
+        .ok_or(IpcError::NoReplyTarget)?;
+    if threads[caller.index()].state != ThreadState::BlockedOnReply {
+        return Err(IpcError::NoReplyTarget);
+    }
+    transfer(phys, threads, replier, caller, 0);
+    threads[caller.index()].state = ThreadState::Ready;
+    threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+    Ok(caller)
+}
+
+/// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
+/// waits, the CPU goes straight to the caller just replied to.
+pub fn reply_receive<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    endpoint: &mut EndpointQueue,
+    endpoint_index: u32,
+    replier: ThreadId,
+) -> Result<Effects, IpcError> {
+    let replied = reply(phys, threads, replier).ok();
+    let effects = receive(phys, threads, endpoint, endpoint_index, replier, true)?;
+    Ok(match (effects.next, replied) {
+        (Next::Blocked, Some(caller)) => Effects {
+            next: Next::SwitchTo(caller),
+            woken: effects.woken,
+        },
+        (_, Some(caller)) => effects.wake(caller),
+        (_, None) => effects,
+    })
+}
+
+/// `caller` has delivered a `Call` to `receiver` and waits for the reply.
+fn wait_for_reply(
+    threads: &mut [Thread],
+    caller: ThreadId,
+    receiver: ThreadId,
+    effects: Effects,
+) -> Effects {
+    threads[caller.index()].state = ThreadState::BlockedOnReply;
+    match threads[receiver.index()].reply_to.replace(caller) {
+        // The receiver never answered its previous caller: that caller
+        // learns it will get no reply, instead of waiting forever.
+        Some(previous) if previous != caller => {
+            fail_waiter(threads, previous, ErrorCode::InvalidCapability);
+            effects.wake(previous)
+        }
+        _ => effects,
+    }
+}
+
+/// Wakes a blocked thread with error `code` in x0.
+pub fn fail_waiter(threads: &mut [Thread], thread: ThreadId, code: ErrorCode) {
+    let waiter = &mut threads[thread.index()];
+    waiter.context.x[0] = code.raw();
+    waiter.state = ThreadState::Ready;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+//! The IPC rules, on plain thread tables.
+
+use super::queue::{EndpointQueue, Waiting};
+use super::*;
+use crate::platform::PhysMemory;
+use abi::MessageInfo;
+use std::collections::HashMap;
+
+#[derive(Default)]
+struct Ram(HashMap<u64, u64>);
+
+impl PhysMemory for Ram {
+    fn read_phys(&self, _pa: u64, _out: &mut [u8]) {
+        unreachable!("IPC copies words")
+    }
+    fn write_phys(&mut self, _pa: u64, _data: &[u8]) {
+        unreachable!("IPC copies words")
+    }
+    fn read_phys_u64(&self, pa: u64) -> u64 {
+        self.0.get(&pa).copied().unwrap_or(0)
+    }
+    fn write_phys_u64(&mut self, pa: u64, value: u64) {
+        self.0.insert(pa, value);
+    }
+    fn zero_frame(&mut self, _pa: u64) {}
+}
+
+fn threads(n: usize) -> Vec<Thread> {
+    (0..n).map(|_| Thread::EMPTY).collect()
+}
+
+fn message(thread: &mut Thread, label: u64, words: &[u64]) {
+    thread.context.x[1] = MessageInfo::with(label, words.len() as u8).into();
+    for (i, w) in words.iter().take(6).enumerate() {
+        thread.context.x[2 + i] = *w;
+    }
+}
+
+const SEND: SendKind = SendKind {
+    blocking: true,
+    call: false,
+};
+const CALL: SendKind = SendKind {
+    blocking: true,
+    call: true,
+};
+
+#[test]
+fn a_sender_waits_until_a_receiver_comes() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (client, server) = (ThreadId(0), ThreadId(1));
+    message(&mut t[0], 7, &[10, 20]);
+    let e = send(&mut ram, &mut t, &mut ep, 3, client, 0xb0, SEND).unwrap();
+    assert_eq!(e.next, Next::Blocked);
+    assert_eq!(
+        t[0].state,
+        ThreadState::BlockedOnSend {
+            endpoint: 3,
+            badge: 0xb0,
+            call: false
+        }
+    );
+    let e = receive(&mut ram, &mut t, &mut ep, 3, server, true).unwrap();
+    assert_eq!(e.next, Next::Continue);
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![client]);
+    assert_eq!(t[0].state, ThreadState::Ready);
+    let got = &t[1].context;
+    assert_eq!((got.x[0], got.x[2], got.x[3], got.x[8]), (0, 10, 20, 0xb0));
+    assert_eq!(MessageInfo::from(got.x[1]).label(), 7);
+    assert_eq!(ep.waiting(), Waiting::Nobody);
+}
+
+#[test]
+fn a_receiver_waits_until_a_sender_comes() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    assert_eq!(
+        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), true)
+            .unwrap()
+            .next,
+        Next::Blocked
+    );
+    message(&mut t[0], 1, &[5]);
+    let e = send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 9, SEND).unwrap();
+    assert_eq!(e.next, Next::Continue);
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(1)]);
+    assert_eq!((t[1].context.x[2], t[1].context.x[8]), (5, 9));
+    assert_eq!(t[1].state, ThreadState::Ready);
+}
+
+#[test]
+fn call_switches_to_the_receiver_and_reply_returns() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (client, server) = (ThreadId(0), ThreadId(1));
+    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    message(&mut t[0], 2, &[1, 2, 3]);
+    let e = send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap();
+    assert_eq!(e.next, Next::SwitchTo(server));
+    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    assert_eq!(t[1].reply_to, Some(client));
+    message(&mut t[1], 99, &[42]);
+    assert_eq!(reply(&mut ram, &mut t, server), Ok(client));
+    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!((t[0].context.x[0], t[0].context.x[2]), (0, 42));
+    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 99);
+    assert_eq!(
+        reply(&mut ram, &mut t, server),
+        Err(IpcError::NoReplyTarget)
+    );
+}
+
+#[test]
+fn reply_recv_goes_straight_back_to_the_caller() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (client, server) = (ThreadId(0), ThreadId(1));
+    message(&mut t[0], 1, &[]);
+    send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap(); // waits as a sender
+    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap(); // gets the call
+    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    let e = reply_receive(&mut ram, &mut t, &mut ep, 0, server).unwrap();
+    assert_eq!(e.next, Next::SwitchTo(client));
+    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[1].state, ThreadState::BlockedOnReceive { endpoint: 0 });
+}
+
+#[test]
+fn senders_are_served_in_fifo_order_with_their_badges() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(4), EndpointQueue::EMPTY);
+    for i in 0..3u16 {
+        message(&mut t[i as usize], 0, &[u64::from(i)]);
+        send(
+            &mut ram,
+            &mut t,
+            &mut ep,
+            0,
+            ThreadId(i),
+            100 + u64::from(i),
+            SEND,
+        )
+        .unwrap();
+    }
+    for i in 0..3 {
+        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(3), true).unwrap();
+        assert_eq!((t[3].context.x[2], t[3].context.x[8]), (i, 100 + i));
+    }
+}
+
+#[test]
+fn non_blocking_operations_never_wait() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let nb = SendKind {
+        blocking: false,
+        call: false,
+    };
+    assert_eq!(
+        send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, nb),
+        Err(IpcError::WouldBlock)
+    );
+    assert_eq!(
+        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), false),
+        Err(IpcError::WouldBlock)
+    );
+    assert_eq!(ep.waiting(), Waiting::Nobody);
+    assert_eq!(t[0].state, ThreadState::Free, "unchanged");
+}
+
+#[test]
+fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
+    t[0].ipc_buffer = Some(0x1000);
+    t[1].ipc_buffer = Some(0x2000);
+    let words: Vec<u64> = (0..10).collect();
+    message(&mut t[0], 0, &words);
+    for w in 6..10 {
+        ram.write_phys_u64(0x1000 + 8 * w, w * 11);
+    }
+    receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), true).unwrap();
+    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, SEND).unwrap();
+    assert_eq!(MessageInfo::from(t[1].context.x[1]).length(), 10);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 99);
+    // A receiver without a buffer gets the register words only.
+    receive(&mut ram, &mut t, &mut ep, 0, ThreadId(2), true).unwrap();
+    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, SEND).unwrap();
+    assert_eq!(MessageInfo::from(t[2].context.x[1]).length(), 6);
+}
+
+#[test]
+fn a_new_call_fails_the_unanswered_previous_caller() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
+    let server = ThreadId(2);
+    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, CALL).unwrap();
+    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    let e = send(&mut ram, &mut t, &mut ep, 0, ThreadId(1), 0, CALL).unwrap();
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(0)]);
+    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_ne!(t[0].context.x[0], 0, "the first caller gets an error");
+    assert_eq!(t[2].reply_to, Some(ThreadId(1)));
+}
