@@ -48,7 +48,7 @@ SDCARD_SCRIPT="$SDCARD_ROOT/scripts/sdcard.sh"
 # qemu-run.sh's helpers: the apt-source reading (debian_mirror), the DTB
 # download (ensure_rpi4_dtb) and the toolchain set-up. Sourcing it defines
 # them without running its main.
-# shellcheck source=../qemu-run.sh
+# shellcheck source=SCRIPTDIR/../qemu-run.sh
 . "$SDCARD_ROOT/qemu-run.sh"
 
 say() { echo "sdcard: $*" >&2; }
