@@ -83,8 +83,12 @@ pub struct Kernel {
     threads: [Thread; MAX_THREADS],
     run_queue: RunQueue,
     current: Option<ThreadId>,
-    /// The thread whose FP/SIMD registers and TPIDR_EL0 are in the CPU.
-    cpu_state_owner: Option<ThreadId>,
+    /// The thread whose TPIDR_EL0 is in the CPU (the last one to run).
+    thread_pointer_owner: Option<ThreadId>,
+    /// The thread whose FP/SIMD registers are in the CPU.
+    fp_owner: Option<ThreadId>,
+    /// EL0 may use FP/SIMD without trapping (the current thread owns it).
+    fp_access: bool,
     frames: FrameAllocator,
     asids: AsidAllocator,
     init_elf: &'static [u8],
@@ -107,7 +111,9 @@ impl Kernel {
             threads: [Thread::EMPTY; MAX_THREADS],
             run_queue: RunQueue::new(),
             current: None,
-            cpu_state_owner: None,
+            thread_pointer_owner: None,
+            fp_owner: None,
+            fp_access: true,
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
             init_elf: &[],
@@ -184,6 +190,7 @@ impl Kernel {
         };
         match ExceptionClass::from_esr(esr) {
             ExceptionClass::Svc64 => self.syscall(platform, current),
+            ExceptionClass::FpAccess => self.take_fp(platform, current),
             _ => {
                 let pc = self.threads[current.index()].context.pc;
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
@@ -485,27 +492,44 @@ impl Kernel {
             }
             space.set_asid(assignment.asid);
         }
-        if self.cpu_state_owner == Some(next) {
-            return;
+        if self.thread_pointer_owner != Some(next) {
+            let incoming = self.threads[next.index()].context.tpidr;
+            let outgoing = self
+                .thread_pointer_owner
+                .map(|owner| &mut self.threads[owner.index()].context.tpidr);
+            platform.switch_thread_pointer(outgoing, incoming);
+            self.thread_pointer_owner = Some(next);
         }
-        match self.cpu_state_owner {
-            Some(owner) => {
-                let Ok([outgoing, incoming]) =
-                    self.threads.get_disjoint_mut([owner.index(), next.index()])
-                else {
-                    unreachable!("owner and next differ and are in range");
-                };
-                platform.switch_thread_state(
-                    Some((&mut outgoing.fp, &mut outgoing.context.tpidr)),
-                    (&incoming.fp, incoming.context.tpidr),
-                );
-            }
-            None => {
-                let incoming = &self.threads[next.index()];
-                platform.switch_thread_state(None, (&incoming.fp, incoming.context.tpidr));
-            }
+        // FP/SIMD moves lazily: a thread that does not own the registers
+        // traps on its first FP instruction (see `take_fp`).
+        let owns_fp = self.fp_owner == Some(next);
+        if self.fp_access != owns_fp {
+            platform.set_fp_access(owns_fp);
+            self.fp_access = owns_fp;
         }
-        self.cpu_state_owner = Some(next);
+    }
+
+    /// The current thread used FP/SIMD without owning the registers: move
+    /// the owner's state out and the thread's in, then retry.
+    fn take_fp<P: Platform>(&mut self, platform: &mut P, current: ThreadId) -> Resume {
+        if self.fp_owner != Some(current) {
+            match self.fp_owner {
+                Some(owner) => {
+                    let Ok([outgoing, incoming]) = self
+                        .threads
+                        .get_disjoint_mut([owner.index(), current.index()])
+                    else {
+                        unreachable!("owner and current differ and are in range");
+                    };
+                    platform.move_fp_state(Some(&mut outgoing.fp), &incoming.fp);
+                }
+                None => platform.move_fp_state(None, &self.threads[current.index()].fp),
+            }
+            self.fp_owner = Some(current);
+        }
+        platform.set_fp_access(true);
+        self.fp_access = true;
+        self.resume(platform)
     }
 
     /// Makes the CPU's syscall path match the running thread's floor flag
@@ -534,8 +558,11 @@ impl Kernel {
             state,
             stats: thread.stats,
         };
-        if self.cpu_state_owner == Some(id) {
-            self.cpu_state_owner = None;
+        if self.fp_owner == Some(id) {
+            self.fp_owner = None;
+        }
+        if self.thread_pointer_owner == Some(id) {
+            self.thread_pointer_owner = None;
         }
         if self.current == Some(id) {
             self.current = None;

@@ -104,17 +104,22 @@ impl Platform for Machine {
         tlb::flush_page(asid, va)
     }
 
-    fn switch_thread_state(
-        &mut self,
-        outgoing: Option<(&mut FpState, &mut u64)>,
-        incoming: (&FpState, u64),
-    ) {
-        if let Some((fp, tpidr)) = outgoing {
-            user_return::save_fp(fp);
-            *tpidr = registers::user_thread_pointer();
+    fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64) {
+        if let Some(saved) = outgoing {
+            *saved = registers::user_thread_pointer();
         }
-        user_return::restore_fp(incoming.0);
-        registers::set_user_thread_pointer(incoming.1);
+        registers::set_user_thread_pointer(incoming);
+    }
+
+    fn set_fp_access(&mut self, enabled: bool) {
+        registers::set_user_fp_access(enabled)
+    }
+
+    fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState) {
+        if let Some(saved) = outgoing {
+            user_return::save_fp(saved);
+        }
+        user_return::restore_fp(incoming);
     }
 
     fn set_syscall_floor(&mut self, on: bool) {

@@ -29,14 +29,15 @@ pub trait Platform: PhysMemory {
     fn flush_tlb_all(&mut self);
     /// Forgets the TLB entries of page `va` in address space `asid`.
     fn flush_tlb_page(&mut self, asid: u16, va: u64);
-    /// Moves per-thread CPU state that the exception entry does not save
-    /// (FP/SIMD registers, TPIDR_EL0) from the CPU into `outgoing` (if
-    /// any) and from `incoming` into the CPU.
-    fn switch_thread_state(
-        &mut self,
-        outgoing: Option<(&mut FpState, &mut u64)>,
-        incoming: (&FpState, u64),
-    );
+    /// Saves the CPU's TPIDR_EL0 into `outgoing` (if given) and loads
+    /// `incoming` (moved on every switch: two instructions).
+    fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64);
+    /// Lets EL0 use FP/SIMD, or makes its next FP/SIMD instruction trap
+    /// (CPACR_EL1.FPEN), so FP state moves only when a thread uses it.
+    fn set_fp_access(&mut self, enabled: bool);
+    /// Saves the live FP/SIMD registers into `outgoing` (if given) and
+    /// loads `incoming`.
+    fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState);
     /// Turns the benchmark syscall floor on or off (see
     /// `abi::Syscall::BenchFloor`).
     fn set_syscall_floor(&mut self, on: bool);

@@ -90,3 +90,15 @@ pub fn user_thread_pointer() -> u64 {
 pub fn set_user_thread_pointer(value: u64) {
     TPIDR_EL0.set(value);
 }
+
+/// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD
+/// instruction to EL1 (0b01). EL1 never uses FP/SIMD (softfloat kernel).
+pub fn set_user_fp_access(enabled: bool) {
+    let fpen = if enabled {
+        CPACR_EL1::FPEN::TrapNothing
+    } else {
+        CPACR_EL1::FPEN::TrapEl0
+    };
+    CPACR_EL1.write(fpen);
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
+}
