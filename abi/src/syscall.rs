@@ -22,16 +22,40 @@ pub enum Syscall {
     /// architecture's floor: `svc` + `eret`), except `BenchFloor` itself
     /// with `x2 = 0`, which ends it. Elsewhere: `InvalidSyscall`.
     BenchFloor = 4,
+    /// Sends the message (x1, x2..x7, IPC buffer) through the endpoint
+    /// capability `x0`; waits for a receiver.
+    Send = 5,
+    /// `Send` without waiting: `WouldBlock` when no receiver waits.
+    NBSend = 6,
+    /// Receives from the endpoint capability `x0`; waits for a sender.
+    /// Returns the message in x1..x7 and the sender's badge in x8.
+    Recv = 7,
+    /// `Recv` without waiting: `WouldBlock` when no sender waits.
+    NBRecv = 8,
+    /// Sends through `x0` and waits for the reply (returned like `Recv`,
+    /// badge 0).
+    Call = 9,
+    /// Replies (x1, x2..x7) to the thread whose `Call` this thread received.
+    Reply = 10,
+    /// `Reply` (if a reply is owed), then `Recv` on `x0`.
+    ReplyRecv = 11,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 5] = [
+    pub const ALL: [Syscall; 12] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
         Syscall::DebugPrint,
         Syscall::BenchFloor,
+        Syscall::Send,
+        Syscall::NBSend,
+        Syscall::Recv,
+        Syscall::NBRecv,
+        Syscall::Call,
+        Syscall::Reply,
+        Syscall::ReplyRecv,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -42,6 +66,13 @@ impl Syscall {
             2 => Some(Syscall::Exit),
             3 => Some(Syscall::DebugPrint),
             4 => Some(Syscall::BenchFloor),
+            5 => Some(Syscall::Send),
+            6 => Some(Syscall::NBSend),
+            7 => Some(Syscall::Recv),
+            8 => Some(Syscall::NBRecv),
+            9 => Some(Syscall::Call),
+            10 => Some(Syscall::Reply),
+            11 => Some(Syscall::ReplyRecv),
             _ => None,
         }
     }
@@ -59,6 +90,13 @@ impl Syscall {
             Syscall::Exit => "exit",
             Syscall::DebugPrint => "debug_print",
             Syscall::BenchFloor => "bench_floor",
+            Syscall::Send => "send",
+            Syscall::NBSend => "nb_send",
+            Syscall::Recv => "recv",
+            Syscall::NBRecv => "nb_recv",
+            Syscall::Call => "call",
+            Syscall::Reply => "reply",
+            Syscall::ReplyRecv => "reply_recv",
         }
     }
 }

@@ -9,6 +9,7 @@
 use crate::elf::{self, ElfError, Program};
 use crate::frames::FrameAllocator;
 use crate::platform::PhysMemory;
+use abi::IPC_BUFFER_ADDRESS;
 use arch::layout::{page_ceil, page_floor, PAGE_SIZE};
 use arch::mmu::{
     AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable, Permissions,
@@ -54,6 +55,7 @@ pub struct AddressSpace {
     table: PageTable,
     asid: AsidWithGeneration,
     frames: heapless::Vec<u64, MAX_FRAMES>,
+    ipc_buffer: u64,
 }
 
 /// Table memory for a user space: frames from the allocator, recorded as
@@ -119,11 +121,12 @@ impl AddressSpace {
         let mut owned = heapless::Vec::new();
         let result = Self::populate(phys, allocator, &mut owned, &program, file);
         match result {
-            Ok(table) => Ok((
+            Ok((table, ipc_buffer)) => Ok((
                 AddressSpace {
                     table,
                     asid,
                     frames: owned,
+                    ipc_buffer,
                 },
                 program.entry,
             )),
@@ -142,7 +145,7 @@ impl AddressSpace {
         owned: &mut heapless::Vec<u64, MAX_FRAMES>,
         program: &Program,
         file: &[u8],
-    ) -> Result<PageTable, SpaceError> {
+    ) -> Result<(PageTable, u64), SpaceError> {
         let mut memory = SpaceMemory {
             phys,
             allocator,
@@ -199,7 +202,24 @@ impl AddressSpace {
                 },
             )?;
         }
-        Ok(table)
+        let ipc_buffer = memory.frame().ok_or(SpaceError::OutOfMemory)?;
+        table.map(
+            &mut memory,
+            &Mapping {
+                va: VirtAddr::new(IPC_BUFFER_ADDRESS),
+                pa: PhysAddr::new(ipc_buffer),
+                size: PAGE_SIZE,
+                permissions: Permissions::USER_RW,
+                granularity: Granularity::Pages,
+            },
+        )?;
+        Ok((table, ipc_buffer))
+    }
+
+    /// Physical address of the IPC buffer page (mapped at
+    /// `abi::IPC_BUFFER_ADDRESS`).
+    pub fn ipc_buffer(&self) -> u64 {
+        self.ipc_buffer
     }
 
     /// The TTBR0_EL1 value: table root and ASID.

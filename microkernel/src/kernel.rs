@@ -331,6 +331,7 @@ impl Kernel {
             Call::Null => SyscallResult::Return(ErrorCode::Ok),
             Call::Yield => SyscallResult::Yield,
             Call::Exit { status } => SyscallResult::Exited(status),
+            Call::Ipc { .. } => SyscallResult::Return(ErrorCode::InvalidCapability),
             Call::BenchFloor { on } => {
                 if self.session.mode != Mode::Bench {
                     return SyscallResult::Return(ErrorCode::InvalidSyscall);
@@ -710,6 +711,7 @@ impl Kernel {
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.state = ThreadState::Ready;
         thread.name = name;
+        thread.ipc_buffer = Some(space.ipc_buffer());
         thread.space = Some(space);
         thread.priority = BOOT_PRIORITY;
         self.run_queue

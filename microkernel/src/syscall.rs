@@ -4,8 +4,35 @@
 //! that can be checked without kernel state); the kernel then carries the
 //! call out and writes one `SyscallResult` back in one place.
 
-use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
+use crate::ipc::message::MAX_MESSAGE_WORDS;
+use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
+
+/// Which IPC operation a syscall asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpcOperation {
+    /// `Send`.
+    Send,
+    /// `NBSend`.
+    NBSend,
+    /// `Recv`.
+    Recv,
+    /// `NBRecv`.
+    NBRecv,
+    /// `Call`.
+    Call,
+    /// `Reply` (no capability).
+    Reply,
+    /// `ReplyRecv`.
+    ReplyRecv,
+}
+
+impl IpcOperation {
+    /// Does the operation send the caller's message?
+    pub fn sends(self) -> bool {
+        !matches!(self, IpcOperation::Recv | IpcOperation::NBRecv)
+    }
+}
 
 /// A syscall with its arguments, decoded and range-checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +50,14 @@ pub enum Call {
     BenchFloor {
         /// On (x2 == 1) or off (x2 == 0).
         on: bool,
+    },
+    /// An IPC operation through the endpoint capability at slot
+    /// `capability` (ignored by `Reply`).
+    Ipc {
+        /// The operation.
+        operation: IpcOperation,
+        /// The endpoint capability's slot (x0).
+        capability: u64,
     },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`.
     DebugPrint {
@@ -54,6 +89,13 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Exit => Ok(Call::Exit {
             status: context.x[2] as i64,
         }),
+        Syscall::Send => ipc(context, IpcOperation::Send),
+        Syscall::NBSend => ipc(context, IpcOperation::NBSend),
+        Syscall::Recv => ipc(context, IpcOperation::Recv),
+        Syscall::NBRecv => ipc(context, IpcOperation::NBRecv),
+        Syscall::Call => ipc(context, IpcOperation::Call),
+        Syscall::Reply => ipc(context, IpcOperation::Reply),
+        Syscall::ReplyRecv => ipc(context, IpcOperation::ReplyRecv),
         Syscall::BenchFloor => match context.x[2] {
             0 => Ok(Call::BenchFloor { on: false }),
             1 => Ok(Call::BenchFloor { on: true }),
@@ -78,6 +120,21 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
     }
+}
+
+/// Checks an IPC syscall's message info (capability transfer arrives
+/// later: a message claiming capabilities is refused).
+fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode> {
+    if operation.sends() {
+        let info = MessageInfo::from(context.x[1]);
+        if info.length() as usize > MAX_MESSAGE_WORDS || info.caps() != 0 {
+            return Err(ErrorCode::InvalidArgument);
+        }
+    }
+    Ok(Call::Ipc {
+        operation,
+        capability: context.x[0],
+    })
 }
 
 #[cfg(test)]
@@ -108,6 +165,26 @@ mod tests {
                 len: 5
             })
         );
+    }
+
+    #[test]
+    fn ipc_messages_are_checked() {
+        let mut ctx = regs(9, 4, 0, 0);
+        ctx.x[1] = MessageInfo::with(3, 64).into();
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::Ipc {
+                operation: IpcOperation::Call,
+                capability: 4
+            })
+        );
+        ctx.x[1] = MessageInfo::with(3, 65).into();
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        // A receive ignores x1 (it is an output).
+        ctx.x[8] = 7;
+        assert!(decode(&ctx).is_ok());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod console;
+pub mod ipc;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;
