@@ -66,6 +66,24 @@ pub fn kernel_image() -> Result<PathBuf, ArtifactError> {
     existing_file(KERNEL_IMAGE, "PORTCULLIS_KERNEL_IMAGE", "kernel8.img")
 }
 
+/// The init ELF (the EL0 programs the kernel embeds), for the profile
+/// aid's symbols. `build.rs` builds it beside the kernel:
+/// `target/image/aarch64-unknown-none/image/portcullis-init`, where the
+/// kernel is `target/image/<kernel target>/image/portcullis-kernel`.
+pub fn init_elf() -> Result<PathBuf, ArtifactError> {
+    let kernel = KERNEL_ELF.ok_or(ArtifactError::NotExported {
+        variable: "PORTCULLIS_KERNEL_ELF",
+    })?;
+    let image_dir = Path::new(kernel)
+        .ancestors()
+        .nth(3)
+        .unwrap_or(Path::new(""));
+    require_file(
+        &image_dir.join("aarch64-unknown-none/image/portcullis-init"),
+        "init ELF",
+    )
+}
+
 /// The workspace root: the folder that holds `qemu-run.sh` and `target/`.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(WORKSPACE.unwrap_or(env!("CARGO_MANIFEST_DIR")))

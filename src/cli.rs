@@ -1,12 +1,17 @@
 //! The `portcullis` command line, parsed by hand (no dependency needed for
-//! one subcommand and a handful of options).
+//! three subcommands and a handful of options each).
+
+mod bench;
+mod words;
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::bench::BenchOptions;
 use crate::guest_mode::GuestMode;
 use crate::machine::Machine;
+use crate::profile::ProfileOptions;
 use crate::qemu::Echo;
 use crate::session::{RunRequest, DEFAULT_TIMEOUT};
 
@@ -16,13 +21,16 @@ portcullis: boot the Portcullis microkernel in QEMU and report what it says
 
 USAGE:
     portcullis run [OPTIONS]
+    portcullis bench [OPTIONS]
+    portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS]
     portcullis --help
 
 OPTIONS (run):
     --machine virt|raspi4b  QEMU machine (default virt). raspi4b needs QEMU 9+
                             and boots kernel8.img at EL2 with bcm2711-rpi-4-b.dtb
-    --mode demo|test        what the guest runs (default demo): the demo, or the
-                            in-kernel test suite, which prints TAP
+    --mode demo|test|bench  what the guest runs (default demo): the demo, the
+                            in-kernel test suite, which prints TAP, or the
+                            benchmarks (raw; `portcullis bench` reads them)
     --elf                   raspi4b: boot the kernel ELF instead (entered at EL3)
     --dtb PATH              raspi4b: the device tree to pass (default:
                             $PORTCULLIS_DTB, else target/firmware/bcm2711-rpi-4-b.dtb)
@@ -32,6 +40,25 @@ OPTIONS (run):
     --boot-option KEY=VALUE add a word to the kernel command line (repeatable),
                             e.g. portcullis.crash=data-abort|stack-overflow
     -h, --help              print this help
+
+OPTIONS (bench): boot the benchmark suite (under -icount shift=0, so the
+numbers are guest instructions), print a table and one JSON object per result
+on stdout (the guest's output and the verdict go to stderr) and write the JSON
+lines to target/bench/latest.json (its previous contents move to
+target/bench/previous.json)
+    --machine virt|raspi4b  QEMU machine (default virt)
+    --iterations N          timed iterations per benchmark (guest default 10000)
+    --filter TEXT           only benchmarks whose name contains TEXT
+    --compare FILE          print each median's change against an earlier
+                            JSON-lines file (e.g. target/bench/previous.json)
+    --json FILE             write the JSON lines to FILE instead
+    --update-docs           regenerate docs/bench/results.md and results.svg
+    --no-icount             count cycles of the emulator instead of instructions
+    --timeout SECS          kill QEMU after SECS seconds (default 300; 0 = never)
+
+profile NAME: run benchmark NAME twice (N and 2N iterations, default N = 100)
+with QEMU logging every executed instruction, and print each kernel and init
+symbol's instructions per iteration (see docs/bench/profiling.md).
 
 The guest's UART is shown as it arrives. At the end a verdict line is printed
 on stderr. The exit status is the guest's: 0 success (demo ran / every test
@@ -48,6 +75,10 @@ pub enum CliCommand {
     Help,
     /// Boot the guest.
     Run(RunRequest),
+    /// Run the benchmark suite.
+    Bench(BenchOptions),
+    /// Profile one benchmark.
+    Profile(ProfileOptions),
 }
 
 /// A command line the runner cannot follow.
@@ -75,7 +106,10 @@ impl fmt::Display for CliError {
         match self {
             CliError::NoCommand => f.write_str("no command given (try `portcullis run`)"),
             CliError::UnknownCommand(word) => {
-                write!(f, "unknown command `{word}` (the command is `run`)")
+                write!(
+                    f,
+                    "unknown command `{word}` (the commands are run, bench and profile)"
+                )
             }
             CliError::UnknownOption(word) => write!(f, "unknown option `{word}`"),
             CliError::MissingValue(option) => write!(f, "{option} needs a value"),
@@ -96,6 +130,8 @@ where
         None => Err(CliError::NoCommand),
         Some("-h" | "--help" | "help") => Ok(CliCommand::Help),
         Some("run") => parse_run(args),
+        Some("bench") => bench::parse_bench(args),
+        Some("profile") => bench::parse_profile(args),
         Some(other) => Err(CliError::UnknownCommand(other.to_string())),
     }
 }

@@ -1,4 +1,5 @@
-//! What the guest runs after boot: the demo or the in-kernel test suite.
+//! What the guest runs after boot: the demo, the in-kernel test suite or
+//! the benchmark suite.
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,17 +12,21 @@ pub enum GuestMode {
     Demo,
     /// The test suite: TAP on the UART, exit status 0 only if every test passed.
     Test,
+    /// The benchmark suite: one `BENCH ...` line per benchmark (see
+    /// [`crate::bench`]), exit status 0 only if every benchmark ran.
+    Bench,
 }
 
 impl GuestMode {
     /// Every mode, in the order `--help` lists them.
-    pub const ALL: [GuestMode; 2] = [GuestMode::Demo, GuestMode::Test];
+    pub const ALL: [GuestMode; 3] = [GuestMode::Demo, GuestMode::Test, GuestMode::Bench];
 
     /// The name used on the command line and in `portcullis.mode=`.
     pub fn name(self) -> &'static str {
         match self {
             GuestMode::Demo => "demo",
             GuestMode::Test => "test",
+            GuestMode::Bench => "bench",
         }
     }
 }
@@ -38,7 +43,11 @@ pub struct UnknownMode(pub String);
 
 impl fmt::Display for UnknownMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown mode `{}` (expected demo or test)", self.0)
+        write!(
+            f,
+            "unknown mode `{}` (expected demo, test or bench)",
+            self.0
+        )
     }
 }
 
@@ -64,6 +73,7 @@ mod tests {
         for mode in GuestMode::ALL {
             assert_eq!(mode.name().parse::<GuestMode>(), Ok(mode));
         }
-        assert!("bench".parse::<GuestMode>().is_err());
+        assert_eq!("bench".parse::<GuestMode>(), Ok(GuestMode::Bench));
+        assert!("benchmark".parse::<GuestMode>().is_err());
     }
 }

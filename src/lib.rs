@@ -30,14 +30,17 @@
 //! | `# ...` | diagnostics |
 //! | `# portcullis: N passed, M failed` | end of the test suite |
 //! | `KERNEL PANIC ...` | a panic; the decoded report follows |
+//! | `BENCH ...`, `BENCH-ERROR ...`, `# portcullis-bench: C results` | bench mode: see [`bench`] |
 
 #![deny(missing_docs)]
 
 pub mod artifacts;
+pub mod bench;
 pub mod cli;
 pub mod guest_mode;
 pub mod guest_output;
 pub mod machine;
+pub mod profile;
 pub mod qemu;
 pub mod session;
 

@@ -1,9 +1,11 @@
-//! `portcullis run ...`: boots the kernel in QEMU and exits with the
-//! guest's status. See `portcullis --help`.
+//! `portcullis run|bench|profile ...`: boots the kernel in QEMU and exits
+//! with the guest's status. See `portcullis --help`.
 
 use std::process::ExitCode;
 
+use portcullis::bench::run_bench_command;
 use portcullis::cli::{self, CliCommand, HELP};
+use portcullis::profile::run_profile_command;
 use portcullis::session::{self, RunRequest};
 
 /// Exit status when QEMU or the kernel image cannot be found or started.
@@ -18,6 +20,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(CliCommand::Run(request)) => run(&request),
+        Ok(CliCommand::Bench(options)) => ExitCode::from(run_bench_command(&options)),
+        Ok(CliCommand::Profile(options)) => ExitCode::from(run_profile_command(&options)),
         Err(error) => {
             eprintln!("portcullis: {error}\n\n{HELP}");
             ExitCode::from(STATUS_USAGE)

@@ -194,6 +194,7 @@ impl RunOutcome {
             let what = match self.mode {
                 GuestMode::Test => format!("{} tests passed", self.report.counted().passed),
                 GuestMode::Demo => "the demo ran".to_string(),
+                GuestMode::Bench => "the benchmarks ran".to_string(),
             };
             format!("PASS: {} mode, {what} in {seconds:.1} s", self.mode)
         } else {

@@ -20,8 +20,30 @@ use super::QemuError;
 pub enum Echo {
     /// Copy the guest's output to our stdout (and QEMU's stderr to ours) live.
     Live,
+    /// Copy both to our stderr live, keeping our stdout for results that
+    /// scripts read (the benchmark table and JSON lines).
+    LiveOnStderr,
     /// Only capture; the caller shows the output if something failed.
     Quiet,
+}
+
+impl Echo {
+    /// Where the guest's UART output is copied to, if anywhere.
+    fn guest_sink(self) -> Option<Box<dyn Write + Send>> {
+        match self {
+            Echo::Live => Some(Box::new(io::stdout())),
+            Echo::LiveOnStderr => Some(Box::new(io::stderr())),
+            Echo::Quiet => None,
+        }
+    }
+
+    /// Where QEMU's own messages are copied to, if anywhere.
+    fn qemu_sink(self) -> Option<Box<dyn Write + Send>> {
+        match self {
+            Echo::Live | Echo::LiveOnStderr => Some(Box::new(io::stderr())),
+            Echo::Quiet => None,
+        }
+    }
 }
 
 /// How the QEMU process ended.
@@ -70,11 +92,11 @@ pub fn run_to_completion(
     let stdout = child
         .stdout
         .take()
-        .map(|pipe| collect(pipe, (echo == Echo::Live).then(io::stdout)));
+        .map(|pipe| collect(pipe, echo.guest_sink()));
     let stderr = child
         .stderr
         .take()
-        .map(|pipe| collect(pipe, (echo == Echo::Live).then(io::stderr)));
+        .map(|pipe| collect(pipe, echo.qemu_sink()));
 
     let end = wait_with_deadline(&mut child, timeout);
     // The pipes close when the process is gone, so the readers finish.

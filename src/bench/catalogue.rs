@@ -1,0 +1,299 @@
+//! The one table that ties our benchmarks to their peers and goals: what
+//! each row measures, the Linux figure for the same kind of work, seL4's
+//! reference number, and the issue's target.
+//!
+//! The Linux numbers are the `icount-a` column of the Linux peer anchor
+//! (`shared/peers/linux/README.md`): Debian's `linux-image-6.1.0-57-arm64`
+//! 6.1.192-3 on the same QEMU (`virt`, Cortex-A72, `-icount shift=0`),
+//! instructions per operation, user and kernel together. The row that
+//! stands for a benchmark follows that README's "analog in our kernel"
+//! column. seL4's numbers are the ones issue 7 quotes (release build with
+//! the fastpath, same QEMU and CPU, measured the same way).
+//!
+//! Rows for benchmarks the guest does not run yet are kept here on
+//! purpose: the generated docs show them as "not yet measured", so the
+//! page says what is still missing.
+
+use super::target::Target;
+
+/// A Linux benchmark row that does the same kind of work.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinuxPeer {
+    /// The row's name in the peer README.
+    pub row: &'static str,
+    /// Instructions per operation (`icount-a`, or the boot named in `boot`).
+    pub instructions: f64,
+    /// The boot it comes from when it is not the main one (e.g. `audit=1`).
+    pub boot: Option<&'static str>,
+}
+
+/// One of our benchmarks, with everything the docs show beside it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CatalogueEntry {
+    /// The guest's benchmark name.
+    pub name: &'static str,
+    /// What one operation is.
+    pub what: &'static str,
+    /// The Linux rows for the same kind of work, closest analog first.
+    pub linux: &'static [LinuxPeer],
+    /// seL4's reference number for the same operation, as text.
+    pub sel4: Option<&'static str>,
+    /// The issue's goal for the median.
+    pub target: Option<Target>,
+}
+
+const fn linux(row: &'static str, instructions: f64) -> LinuxPeer {
+    LinuxPeer {
+        row,
+        instructions,
+        boot: None,
+    }
+}
+
+const GETPID: LinuxPeer = linux("getpid", 509.2);
+const FUTEX_PROCS_RT: LinuxPeer = linux("futex_procs_pingpong_rt", 14511.3);
+const PIPE_RT: LinuxPeer = linux("pipe_pingpong_rt", 15518.7);
+
+/// The round trip that the Notify and tracing targets are counted in.
+const IPC_ROUND_TRIP: &str = "ipc_round_trip_cross_as";
+/// The fast-path Call that the slow path is measured against.
+const IPC_CALL_FAST: &str = "ipc_call_one_way_cross_as";
+
+/// Every benchmark the docs list, in the order they are shown.
+pub const CATALOGUE: &[CatalogueEntry] = &[
+    CatalogueEntry {
+        name: "floor_svc_eret",
+        what: "SVC whose benchmark-only handler only does ERET: the architecture's floor",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "null_syscall",
+        what: "a syscall that does nothing, no work flags",
+        linux: &[GETPID],
+        sel4: Some("91"),
+        target: Some(Target::AtMost(40)),
+    },
+    CatalogueEntry {
+        name: "syscall_slow_path_error",
+        what: "a syscall through the generic (non-fast) path that returns an error",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "yield_no_switch",
+        what: "yield with no other thread ready",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "yield_switch_round_trip",
+        what: "two threads yield to each other: one round trip, two switches",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_same_as",
+        what: "Call, client to server, same address space (read in the sender before, in the receiver after)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: IPC_CALL_FAST,
+        what: "Call, client to server, different address spaces, fast path",
+        linux: &[],
+        sel4: Some("245"),
+        target: Some(Target::AtMost(120)),
+    },
+    CatalogueEntry {
+        name: "ipc_reply_recv_one_way_same_as",
+        what: "ReplyRecv, server to client, same address space",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_reply_recv_one_way_cross_as",
+        what: "ReplyRecv, server to client, different address spaces, fast path",
+        linux: &[],
+        sel4: Some("269"),
+        target: Some(Target::AtMost(130)),
+    },
+    CatalogueEntry {
+        name: "ipc_round_trip_same_as",
+        what: "Call + ReplyRecv round trip, same address space (read in the caller)",
+        linux: &[linux("futex_threads_pingpong_rt", 12436.8)],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: IPC_ROUND_TRIP,
+        what: "Call + ReplyRecv round trip, different address spaces",
+        linux: &[FUTEX_PROCS_RT, PIPE_RT],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_cross_as_higher_prio",
+        what: "Call one-way to a receiver of higher priority",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_cross_as_slow",
+        what: "Call one-way forced onto the slow path (a message one word too long for registers)",
+        linux: &[],
+        sel4: Some("~690–760"),
+        target: Some(Target::TimesAtMost {
+            base: IPC_CALL_FAST,
+            tenths: 20,
+        }),
+    },
+    CatalogueEntry {
+        name: "ipc_send_lower_prio",
+        what: "Send to a waiting receiver of lower priority (no switch)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "notification_signal_wait_cross_as",
+        what: "Signal to Wait wake-up across address spaces",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "policy_allow_cached_null_syscall",
+        what: "null syscall by a filtered thread whose verdict is a cached Allow",
+        linux: &[
+            linux("getpid_seccomp_allow_all", 743.4),
+            linux("getpid_seccomp_check5", 743.4),
+        ],
+        sel4: None,
+        target: Some(Target::AddsAtMost {
+            base: "null_syscall",
+            extra: 5,
+        }),
+    },
+    CatalogueEntry {
+        name: "policy_allow_cached_ipc_call_one_way_cross_as",
+        what: "fast-path Call by a filtered thread with a cached Allow: must stay on the fast path",
+        linux: &[],
+        sel4: None,
+        target: Some(Target::AddsAtMost {
+            base: IPC_CALL_FAST,
+            extra: 5,
+        }),
+    },
+    CatalogueEntry {
+        name: "policy_arg_rule_null_syscall",
+        what: "null syscall under a rule that inspects argument values",
+        linux: &[linux("getpid_seccomp_check5_arg_nocache", 881.5)],
+        sel4: None,
+        target: Some(Target::AddsAtMost {
+            base: "null_syscall",
+            extra: 30,
+        }),
+    },
+    CatalogueEntry {
+        name: "policy_notify_round_trip",
+        what: "a syscall whose verdict is Notify, answered by the policy server",
+        linux: &[
+            linux("getppid_seccomp_notif_continue", 11335.5),
+            linux("getppid_seccomp_notif_reply", 10771.8),
+        ],
+        sel4: None,
+        target: Some(Target::TimesAtMost {
+            base: IPC_ROUND_TRIP,
+            tenths: 25,
+        }),
+    },
+    CatalogueEntry {
+        name: "trace_syscall_entry_exit",
+        what: "a traced syscall: entry and exit stops answered by the tracer",
+        linux: &[
+            linux("getpid_ptrace_syscall", 20845.1),
+            linux("getpid_ptrace_syscall_getregs", 24613.2),
+        ],
+        sel4: None,
+        target: Some(Target::TimesAtMost {
+            base: IPC_ROUND_TRIP,
+            tenths: 50,
+        }),
+    },
+    CatalogueEntry {
+        name: "audit_lossy_null_syscall",
+        what: "an audited null syscall, lossy mode, the audit server draining the ring",
+        linux: &[LinuxPeer {
+            row: "getpid",
+            instructions: 702.3,
+            boot: Some("audit=1"),
+        }],
+        sel4: None,
+        target: Some(Target::AddsAtMost {
+            base: "null_syscall",
+            extra: 60,
+        }),
+    },
+    CatalogueEntry {
+        name: "user_dispatch_redirect",
+        what: "a redirected syscall through the thread's handler and back",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+];
+
+/// The catalogue entry for `name`, if it has one.
+pub fn entry(name: &str) -> Option<&'static CatalogueEntry> {
+    CATALOGUE.iter().find(|entry| entry.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::result::is_benchmark_name;
+
+    #[test]
+    fn names_are_unique_snake_case_and_targets_refer_to_listed_rows() {
+        for (index, row) in CATALOGUE.iter().enumerate() {
+            assert!(is_benchmark_name(row.name), "{}", row.name);
+            assert!(
+                CATALOGUE[..index]
+                    .iter()
+                    .all(|other| other.name != row.name),
+                "{} listed twice",
+                row.name
+            );
+            if let Some(Target::AddsAtMost { base, .. } | Target::TimesAtMost { base, .. }) =
+                row.target
+            {
+                assert!(entry(base).is_some(), "{}'s target names {base}", row.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_issue_targets_are_all_here() {
+        let with_target = CATALOGUE
+            .iter()
+            .filter(|entry| entry.target.is_some())
+            .count();
+        // null syscall, Call, ReplyRecv, slow path, cached Allow (syscall
+        // and IPC), argument rule, Notify, tracing, audit.
+        assert_eq!(with_target, 10);
+        assert_eq!(
+            entry("null_syscall")
+                .and_then(|entry| entry.linux.first())
+                .map(|peer| peer.instructions),
+            Some(509.2)
+        );
+    }
+}

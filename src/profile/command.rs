@@ -1,0 +1,130 @@
+//! `portcullis profile NAME`: where the instructions of one benchmark's
+//! operation go, per symbol.
+//!
+//! The benchmark runs twice under the instruction log, with N and 2N
+//! iterations; everything but the N extra iterations (boot, set-up,
+//! warm-up, the end of the run) is the same in both runs, so the
+//! difference divided by N is the cost of one iteration, symbol by symbol.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::capture::run_profiled;
+use super::fold::{fold, per_iteration, SymbolCounts};
+use super::report::profile_table;
+use super::symbols::SymbolTable;
+use crate::artifacts::{self, workspace_root};
+use crate::bench::{BenchOutcome, BenchSettings};
+use crate::guest_mode::GuestMode;
+use crate::guest_output::RunOutcome;
+use crate::machine::Machine;
+use crate::qemu::Echo;
+use crate::session;
+
+/// Iterations of the shorter run unless told otherwise (the longer run
+/// has twice as many).
+pub const DEFAULT_PROFILE_ITERATIONS: u32 = 100;
+
+/// What `portcullis profile` was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// The benchmark (passed as the guest's name filter).
+    pub name: String,
+    /// Iterations of the shorter run.
+    pub iterations: u32,
+    /// The machine model.
+    pub machine: Machine,
+    /// Kill each QEMU after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// Runs the command; returns the process exit status.
+pub fn run_profile_command(options: &ProfileOptions) -> u8 {
+    match profile(options) {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("portcullis: {message}");
+            1
+        }
+    }
+}
+
+fn profile(options: &ProfileOptions) -> Result<(), String> {
+    let workspace = workspace_root();
+    let kernel_elf = artifacts::kernel_elf().map_err(|e| e.to_string())?;
+    let init_elf = artifacts::init_elf().map_err(|e| e.to_string())?;
+    let kernel = read_symbols(&kernel_elf, &workspace)?;
+    let user = read_symbols(&init_elf, &workspace)?;
+
+    let short_iterations = options.iterations;
+    let long_iterations = options
+        .iterations
+        .checked_mul(2)
+        .ok_or("--iterations is too large to double")?;
+    let mut folded: Vec<SymbolCounts> = Vec::new();
+    let mut medians = String::new();
+    for iterations in [short_iterations, long_iterations] {
+        let settings = BenchSettings {
+            iterations: Some(iterations),
+            filter: Some(options.name.clone()),
+            timeout: options.timeout,
+            ..BenchSettings::new(options.machine)
+        };
+        let prepared =
+            session::prepare(&settings.run_request(Echo::Quiet)).map_err(|e| e.to_string())?;
+        eprintln!(
+            "portcullis: profiling {} with {iterations} iterations: {} {}",
+            options.name,
+            prepared.command_line(),
+            super::capture::PROFILE_QEMU_ARGS.join(" ")
+        );
+        let run = run_profiled(&prepared, options.timeout).map_err(|e| e.to_string())?;
+        let outcome = BenchOutcome::judge(
+            RunOutcome::judge(GuestMode::Bench, run.output),
+            settings.unit(),
+        );
+        if !outcome.passed() {
+            return Err(format!("the profiled run failed:\n{outcome}"));
+        }
+        let names: Vec<&str> = outcome
+            .report
+            .results
+            .iter()
+            .map(|result| result.name.as_str())
+            .collect();
+        if names != [options.name.as_str()] {
+            eprintln!(
+                "portcullis: warning: the filter `{}` ran {names:?}; the profile adds up all of them",
+                options.name
+            );
+        }
+        medians = outcome
+            .report
+            .results
+            .iter()
+            .map(|result| format!("{} median {} {}", result.name, result.median, result.unit))
+            .collect::<Vec<_>>()
+            .join(", ");
+        eprintln!(
+            "portcullis: {} instructions executed in {:.1} s",
+            run.pcs.total,
+            outcome.run.elapsed.as_secs_f32()
+        );
+        folded.push(fold(&run.pcs, &kernel, &user));
+    }
+    let rows = per_iteration(&folded[0], &folded[1], long_iterations - short_iterations);
+    println!(
+        "profile of {} ({long_iterations} − {short_iterations} iterations; the guest reports: {medians})\n",
+        options.name
+    );
+    print!("{}", profile_table(&rows));
+    Ok(())
+}
+
+fn read_symbols(elf: &Path, workspace: &Path) -> Result<SymbolTable, String> {
+    let table = SymbolTable::read(elf, workspace).map_err(|e| e.to_string())?;
+    if table.is_empty() {
+        return Err(format!("{} has no code symbols", elf.display()));
+    }
+    Ok(table)
+}
