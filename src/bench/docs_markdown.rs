@@ -168,7 +168,7 @@ mod tests {
         assert!(null_row.contains("`getpid` 509.2"), "{null_row}");
         assert!(null_row.contains("| 91 |"), "{null_row}");
         assert!(null_row.contains("met (31 ≤ 40)"), "{null_row}");
-        assert!(page.contains("| `ipc_call_one_way_cross_as` | ≤ 120 | not yet measured |"));
+        assert!(page.contains("| `ipc_call_one_way` | ≤ 120 | not yet measured |"));
         assert!(page.contains("`getpid` (audit=1) 702.3"));
         let floor_row = page
             .lines()

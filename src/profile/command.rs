@@ -14,12 +14,13 @@ use super::fold::{fold, per_iteration, SymbolCounts};
 use super::report::profile_table;
 use super::symbols::SymbolTable;
 use crate::artifacts::{self, workspace_root};
+use crate::bench::run::ITERATIONS_KEY;
 use crate::bench::{BenchOutcome, BenchSettings};
 use crate::guest_mode::GuestMode;
 use crate::guest_output::RunOutcome;
 use crate::machine::Machine;
 use crate::qemu::Echo;
-use crate::session;
+use crate::session::{self, RunRequest};
 
 /// Iterations of the shorter run unless told otherwise (the longer run
 /// has twice as many).
@@ -70,8 +71,8 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
             timeout: options.timeout,
             ..BenchSettings::new(options.machine)
         };
-        let prepared =
-            session::prepare(&settings.run_request(Echo::Quiet)).map_err(|e| e.to_string())?;
+        let prepared = session::prepare(&same_length_options(settings.run_request(Echo::Quiet)))
+            .map_err(|e| e.to_string())?;
         eprintln!(
             "portcullis: profiling {} with {iterations} iterations: {} {}",
             options.name,
@@ -121,10 +122,51 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes the iteration count with leading zeros (the guest reads
+/// `0100` as 100), so that both runs' command lines have the same length:
+/// the kernel's boot-option parsing then costs the same in both and
+/// cancels out of the difference.
+fn same_length_options(mut request: RunRequest) -> RunRequest {
+    for option in &mut request.boot_options {
+        if let Some(count) = option
+            .strip_prefix(ITERATIONS_KEY)
+            .and_then(|rest| rest.strip_prefix('='))
+            .and_then(|count| count.parse::<u32>().ok())
+        {
+            *option = format!("{ITERATIONS_KEY}={count:010}");
+        }
+    }
+    request
+}
+
 fn read_symbols(elf: &Path, workspace: &Path) -> Result<SymbolTable, String> {
     let table = SymbolTable::read(elf, workspace).map_err(|e| e.to_string())?;
     if table.is_empty() {
         return Err(format!("{} has no code symbols", elf.display()));
     }
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iteration_counts_are_padded_to_one_length() {
+        let request = BenchSettings {
+            iterations: Some(100),
+            filter: Some("null_syscall".into()),
+            ..BenchSettings::new(Machine::Virt)
+        }
+        .run_request(Echo::Quiet);
+        let padded = same_length_options(request).boot_options;
+        assert_eq!(
+            padded,
+            [
+                "portcullis.counter=instructions",
+                "portcullis.bench.iterations=0000000100",
+                "portcullis.bench.filter=null_syscall"
+            ]
+        );
+    }
 }
