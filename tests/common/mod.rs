@@ -16,6 +16,8 @@ use portcullis::{GuestMode, Machine, RunOutcome, RunRequest};
 static ONE_QEMU_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The request the tests start from: captured output, default deadline.
+// Each test file compiles this module on its own; bench_budget has no use for it.
+#[allow(dead_code)]
 pub fn request(machine: Machine, mode: GuestMode) -> RunRequest {
     RunRequest::captured(machine, mode)
 }
