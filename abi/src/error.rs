@@ -24,6 +24,14 @@ pub enum ErrorCode {
     OutOfResources = 7,
     /// The syscall was refused by a policy filter.
     Denied = 8,
+    /// The destination slot already holds a capability (delete it first).
+    SlotOccupied = 9,
+    /// The object was destroyed (its last capability deleted) while the
+    /// call used it, e.g. a thread blocked on an endpoint that went away.
+    ObjectDeleted = 10,
+    /// The Untyped capability has too little free memory left for the
+    /// objects asked for (revoke it to reclaim what was made from it).
+    NotEnoughMemory = 11,
 }
 
 impl ErrorCode {
@@ -39,6 +47,9 @@ impl ErrorCode {
             6 => ErrorCode::InvalidArgument,
             7 => ErrorCode::OutOfResources,
             8 => ErrorCode::Denied,
+            9 => ErrorCode::SlotOccupied,
+            10 => ErrorCode::ObjectDeleted,
+            11 => ErrorCode::NotEnoughMemory,
             _ => return None,
         })
     }
@@ -60,6 +71,9 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "bad argument",
             ErrorCode::OutOfResources => "out of kernel resources",
             ErrorCode::Denied => "denied by policy",
+            ErrorCode::SlotOccupied => "destination slot is not empty",
+            ErrorCode::ObjectDeleted => "the object was deleted",
+            ErrorCode::NotEnoughMemory => "untyped memory exhausted",
         }
     }
 }
@@ -70,11 +84,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 0..9 {
+        for raw in 0..12 {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
         }
-        assert_eq!(ErrorCode::from_raw(9), None);
+        assert_eq!(ErrorCode::from_raw(12), None);
+        assert_eq!(ErrorCode::from_raw(u64::MAX), None);
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod bench;
 pub mod boot_program;
+pub mod cap;
 pub mod error;
 pub mod message;
 pub mod syscall;
