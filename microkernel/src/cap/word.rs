@@ -1,0 +1,149 @@
+//! The capability word: what one slot holds.
+//!
+//! A capability is 16 bytes: a packed word (type, rights, object, flags)
+//! and a badge. The word is what the fast path tests; the badge is only
+//! read when a message is delivered.
+use super::ids::ObjectId;
+use abi::cap::{CapType, Rights};
+use modular_bitfield::prelude::*;
+
+/// Objects a capability word can name (its object field is 24 bits).
+pub const MAX_OBJECTS: usize = 1 << 24;
+
+/// The packed part of a capability.
+///
+/// Layout (low to high): `cap_type` 5 bits, `rights` 8 bits, `object`
+/// 24 bits, `badged` 1 bit, 26 bits reserved (zero) for object-specific
+/// state such as a frame's mapping.
+#[bitfield(bits = 64)]
+#[repr(u64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CapWord {
+    /// The `CapType` number; 0 (`Null`) marks an empty slot.
+    pub cap_type: B5,
+    /// What the holder may do with the object.
+    pub rights: Rights,
+    /// Index of the object in the object table.
+    pub object: B24,
+    /// A badge was minted into this capability (a badge of 0 is a badge
+    /// too), so it cannot be badged again.
+    pub badged: bool,
+    #[skip]
+    __: B26,
+}
+
+/// One capability: the word and the badge delivered with messages sent
+/// through it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capability {
+    word: CapWord,
+    badge: u64,
+}
+
+impl Capability {
+    /// The content of an empty slot.
+    pub const NULL: Capability = Capability {
+        word: CapWord::new(),
+        badge: 0,
+    };
+
+    /// An unbadged capability to `object` of type `cap_type` with `rights`.
+    pub fn new(cap_type: CapType, rights: Rights, object: ObjectId) -> Capability {
+        Capability {
+            word: CapWord::new()
+                .with_cap_type(cap_type.raw())
+                .with_rights(rights)
+                .with_object(object.0 & (MAX_OBJECTS as u32 - 1)),
+            badge: 0,
+        }
+    }
+
+    /// The type of the object (`Null` for an empty slot).
+    pub fn cap_type(&self) -> CapType {
+        // Only `new` writes the field, always from a `CapType`.
+        CapType::from_raw(self.word.cap_type().into()).unwrap_or(CapType::Null)
+    }
+
+    /// Is this the content of an empty slot?
+    pub fn is_null(&self) -> bool {
+        self.word.cap_type() == CapType::Null.raw()
+    }
+
+    /// What the holder may do.
+    pub fn rights(&self) -> Rights {
+        self.word.rights()
+    }
+
+    /// The object it refers to.
+    pub fn object(&self) -> ObjectId {
+        ObjectId(self.word.object())
+    }
+
+    /// The badge delivered with messages and signals sent through it
+    /// (0 if it was never badged).
+    pub fn badge(&self) -> u64 {
+        self.badge
+    }
+
+    /// Was a badge minted into it?
+    pub fn is_badged(&self) -> bool {
+        self.word.badged()
+    }
+
+    /// The packed word, for code that tests several fields at once.
+    pub fn word(&self) -> CapWord {
+        self.word
+    }
+
+    /// The same capability with `rights` instead.
+    pub(crate) fn with_rights(self, rights: Rights) -> Capability {
+        Capability {
+            word: self.word.with_rights(rights),
+            ..self
+        }
+    }
+
+    /// The same capability carrying `badge`.
+    pub(crate) fn with_badge(self, badge: u64) -> Capability {
+        Capability {
+            word: self.word.with_badged(true),
+            badge,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip() {
+        let cap = Capability::new(CapType::Endpoint, Rights::READ_WRITE, ObjectId(0xAB_CDEF));
+        assert_eq!(cap.cap_type(), CapType::Endpoint);
+        assert_eq!(cap.rights(), Rights::READ_WRITE);
+        assert_eq!(cap.object(), ObjectId(0xAB_CDEF));
+        assert_eq!(
+            (cap.badge(), cap.is_badged(), cap.is_null()),
+            (0, false, false)
+        );
+        let badged = cap.with_badge(0).with_rights(Rights::WRITE);
+        assert!(badged.is_badged());
+        assert_eq!(badged.badge(), 0);
+        assert_eq!(badged.rights(), Rights::WRITE);
+        assert_eq!(badged.object(), cap.object());
+    }
+
+    #[test]
+    fn layout_is_stable() {
+        let cap = Capability::new(CapType::Frame, Rights::ALL, ObjectId(5)).with_badge(9);
+        let raw: u64 = cap.word().into();
+        assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 37));
+    }
+
+    #[test]
+    fn null_is_empty() {
+        assert!(Capability::NULL.is_null());
+        assert_eq!(Capability::NULL.cap_type(), CapType::Null);
+        assert_eq!(u64::from(Capability::NULL.word()), 0);
+    }
+}
