@@ -8,13 +8,24 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 5] = [
+pub const ROWS: [&str; 11] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
     "yield_no_switch",
     "yield_switch_round_trip",
+    "ipc_call_one_way",
+    "ipc_reply_recv_one_way",
+    "ipc_round_trip",
+    "ipc_call_one_way_slow",
+    "ipc_reply_recv_one_way_slow",
+    "ipc_round_trip_slow",
 ];
+
+/// Message label of the IPC benchmark's register-only phase.
+pub const IPC_FAST_LABEL: u64 = 1;
+/// Message label of the phase with one word too many for registers.
+pub const IPC_SLOW_LABEL: u64 = 2;
 
 /// Iterations when the boot options do not say.
 pub const DEFAULT_ITERATIONS: u32 = 10_000;

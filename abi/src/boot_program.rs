@@ -39,7 +39,34 @@ pub enum BootProgram {
     BenchYieldPing = 13,
     /// Yields back to `BenchYieldPing` until it is done.
     BenchYieldPartner = 14,
+    /// Answers calls on the endpoint in slot `ENDPOINT_SLOT`: replies with
+    /// the sender's badge and each word plus one, until a `STOP` label.
+    IpcEchoServer = 15,
+    /// Calls the echo server with register-only and buffer messages and
+    /// checks the replies (parameter: the badge its capability carries).
+    IpcClient = 16,
+    /// Checks every IPC error path from one thread.
+    IpcErrors = 17,
+    /// Sends its parameter through the endpoint once (FIFO test).
+    IpcFifoSender = 18,
+    /// Receives three messages and checks they come in FIFO order.
+    IpcFifoReceiver = 19,
+    /// Benchmark server: answers calls, times one-way calls.
+    BenchIpcServer = 20,
+    /// Benchmark client: times calls, replies and round trips.
+    BenchIpcClient = 21,
 }
+
+/// The CNode slot of a boot-suite task's own CNode capability.
+pub const CNODE_SLOT: u64 = 0;
+/// The slot of the debug console capability (write right).
+pub const CONSOLE_SLOT: u64 = 1;
+/// The slot of the endpoint capability of IPC cases.
+pub const ENDPOINT_SLOT: u64 = 2;
+/// A second endpoint capability slot (other rights) in IPC cases.
+pub const SECOND_ENDPOINT_SLOT: u64 = 3;
+/// Label that ends the IPC echo server.
+pub const STOP_LABEL: u64 = 0x5709;
 
 /// Bits of the selector above the program number.
 pub const PARAMETER_SHIFT: u32 = 8;
@@ -49,7 +76,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 15] = [
+    pub const ALL: [BootProgram; 22] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -65,6 +92,13 @@ impl BootProgram {
         BootProgram::Bench,
         BootProgram::BenchYieldPing,
         BootProgram::BenchYieldPartner,
+        BootProgram::IpcEchoServer,
+        BootProgram::IpcClient,
+        BootProgram::IpcErrors,
+        BootProgram::IpcFifoSender,
+        BootProgram::IpcFifoReceiver,
+        BootProgram::BenchIpcServer,
+        BootProgram::BenchIpcClient,
     ];
 
     /// A short name, used to name the thread.
@@ -85,6 +119,13 @@ impl BootProgram {
             BootProgram::Bench => "bench",
             BootProgram::BenchYieldPing => "bench-ping",
             BootProgram::BenchYieldPartner => "bench-pong",
+            BootProgram::IpcEchoServer => "echo-server",
+            BootProgram::IpcClient => "ipc-client",
+            BootProgram::IpcErrors => "ipc-errors",
+            BootProgram::IpcFifoSender => "fifo-sender",
+            BootProgram::IpcFifoReceiver => "fifo-receiver",
+            BootProgram::BenchIpcServer => "bench-server",
+            BootProgram::BenchIpcClient => "bench-client",
         }
     }
 

@@ -32,6 +32,10 @@ pub enum ErrorCode {
     /// The Untyped capability has too little free memory left for the
     /// objects asked for (revoke it to reclaim what was made from it).
     NotEnoughMemory = 11,
+    /// A non-blocking IPC operation found no partner waiting.
+    WouldBlock = 12,
+    /// `Reply` with no caller waiting for this thread's reply.
+    NoReplyTarget = 13,
 }
 
 impl ErrorCode {
@@ -50,6 +54,8 @@ impl ErrorCode {
             9 => ErrorCode::SlotOccupied,
             10 => ErrorCode::ObjectDeleted,
             11 => ErrorCode::NotEnoughMemory,
+            12 => ErrorCode::WouldBlock,
+            13 => ErrorCode::NoReplyTarget,
             _ => return None,
         })
     }
@@ -74,6 +80,8 @@ impl ErrorCode {
             ErrorCode::SlotOccupied => "destination slot is not empty",
             ErrorCode::ObjectDeleted => "the object was deleted",
             ErrorCode::NotEnoughMemory => "untyped memory exhausted",
+            ErrorCode::WouldBlock => "no partner waiting",
+            ErrorCode::NoReplyTarget => "no caller waits for a reply",
         }
     }
 }
@@ -84,12 +92,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 0..12 {
+        for raw in 0..14 {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
         }
-        assert_eq!(ErrorCode::from_raw(12), None);
+        assert_eq!(ErrorCode::from_raw(14), None);
         assert_eq!(ErrorCode::from_raw(u64::MAX), None);
     }
 }

@@ -31,5 +31,9 @@ pub use syscall::Syscall;
 /// Number of message registers carried in `x2..=x7`.
 pub const REGISTER_MESSAGE_WORDS: usize = 6;
 
+/// Where every thread's IPC buffer page is mapped: message word `i`
+/// (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.
+pub const IPC_BUFFER_ADDRESS: u64 = 0x0000_7fff_ffff_1000;
+
 /// Largest buffer the debug console prints in one syscall, in bytes.
 pub const DEBUG_PRINT_MAX: usize = 256;

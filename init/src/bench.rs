@@ -2,14 +2,22 @@
 //! prints one `BENCH` line (the runner's protocol, see src/bench/ in the
 //! host package).
 
-use abi::bench::{BenchParameter, MAX_ITERATIONS, WARM_UP_ITERATIONS};
+use abi::bench::{
+    BenchParameter, IPC_FAST_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS,
+};
+use abi::boot_program::{ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
+use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
 use sdk::syscall;
-use sdk::timing::{empty_delta, timed_syscall};
+use sdk::timing::{empty_delta, now, timed_syscall};
 
 /// Every sample of the row being measured (kept to compute the median).
 static SAMPLES: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
+    spin::Mutex::new([0; MAX_ITERATIONS as usize]);
+
+/// A second sample array, for rows measured in the same loop.
+static SAMPLES_B: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
     spin::Mutex::new([0; MAX_ITERATIONS as usize]);
 
 /// An invalid syscall number: the full slow path that answers an error.
@@ -72,6 +80,149 @@ pub fn run_yield_partner(parameter: BenchParameter) -> i32 {
     0
 }
 
+/// The IPC benchmark client: for each phase (register-only, then one word
+/// too long for registers), `iterations` calls to the server, each timed
+/// round trip, and the reply's one-way time from the timestamp the server
+/// sends back (taken just before its `ReplyRecv`).
+pub fn run_ipc_client(parameter: BenchParameter) -> i32 {
+    let endpoint = Cptr(ENDPOINT_SLOT);
+    let overhead = (0..64).map(|_| empty_delta()).min().unwrap_or(0);
+    let phases = [
+        (
+            IPC_FAST_LABEL,
+            1u8,
+            "ipc_call_one_way",
+            "ipc_reply_recv_one_way",
+            "ipc_round_trip",
+        ),
+        (
+            IPC_SLOW_LABEL,
+            7u8,
+            "ipc_call_one_way_slow",
+            "ipc_reply_recv_one_way_slow",
+            "ipc_round_trip_slow",
+        ),
+    ];
+    for (label, length, call_row, reply_row, round_row) in phases {
+        // The server times the call row from this phase's calls.
+        if ![call_row, reply_row, round_row]
+            .iter()
+            .any(|row| parameter.runs(row))
+        {
+            continue;
+        }
+        let iterations = parameter.iterations.min(MAX_ITERATIONS) as usize;
+        let mut replies = SAMPLES.lock();
+        let mut rounds = SAMPLES_B.lock();
+        for i in 0..(WARM_UP_ITERATIONS as usize + iterations) {
+            let start = now();
+            let message = Message::new(label, &[start]).with_length(length);
+            let Ok(reply) = ipc::call(endpoint, &message) else {
+                println!("BENCH-ERROR name={round_row} reason=call failed");
+                return 1;
+            };
+            let end = now();
+            if let Some(slot) = i.checked_sub(WARM_UP_ITERATIONS as usize) {
+                replies[slot] = end.wrapping_sub(reply.words[0]).saturating_sub(overhead);
+                rounds[slot] = end.wrapping_sub(start).saturating_sub(overhead);
+            }
+        }
+        let reply_stats = summarise(&mut replies[..iterations], overhead);
+        let round_stats = summarise(&mut rounds[..iterations], overhead);
+        drop((replies, rounds));
+        if parameter.runs(reply_row) {
+            print_row(parameter, reply_row, reply_stats);
+        }
+        if parameter.runs(round_row) {
+            print_row(parameter, round_row, round_stats);
+        }
+    }
+    match ipc::call(endpoint, &Message::new(STOP_LABEL, &[])) {
+        Ok(_) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The IPC benchmark server: answers every call with a timestamp taken
+/// just before its `ReplyRecv`, and times each call's one-way trip from
+/// the timestamp the client sent.
+pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
+    let endpoint = Cptr(ENDPOINT_SLOT);
+    let overhead = (0..64).map(|_| empty_delta()).min().unwrap_or(0);
+    let Ok(mut received) = ipc::recv(endpoint) else {
+        return 1;
+    };
+    let mut samples = SAMPLES.lock();
+    let mut phase = received.message.info.label();
+    let mut seen = 0usize;
+    loop {
+        let arrived = now();
+        let label = received.message.info.label();
+        if label != phase {
+            report_call_phase(parameter, phase, &mut samples[..], seen, overhead);
+            phase = label;
+            seen = 0;
+        }
+        if label == STOP_LABEL {
+            return if ipc::reply(&Message::new(0, &[])).is_ok() {
+                0
+            } else {
+                1
+            };
+        }
+        if let Some(slot) = seen.checked_sub(WARM_UP_ITERATIONS as usize) {
+            if let Some(sample) = samples.get_mut(slot) {
+                *sample = arrived
+                    .wrapping_sub(received.message.words[0])
+                    .saturating_sub(overhead);
+            }
+        }
+        seen += 1;
+        let length = received.message.info.length();
+        let reply = Message::new(label, &[now()]).with_length(length);
+        match ipc::reply_recv(endpoint, &reply) {
+            Ok(next) => received = next,
+            Err(_) => return 1,
+        }
+    }
+}
+
+fn report_call_phase(
+    parameter: BenchParameter,
+    phase: u64,
+    samples: &mut [u64],
+    seen: usize,
+    overhead: u64,
+) {
+    let name = match phase {
+        IPC_FAST_LABEL => "ipc_call_one_way",
+        IPC_SLOW_LABEL => "ipc_call_one_way_slow",
+        _ => return,
+    };
+    let timed = seen
+        .saturating_sub(WARM_UP_ITERATIONS as usize)
+        .min(samples.len());
+    if parameter.runs(name) && timed > 0 {
+        let stats = summarise(&mut samples[..timed], overhead);
+        print_row(parameter, name, stats);
+    }
+}
+
+/// Statistics of recorded samples (already net of `overhead`).
+fn summarise(samples: &mut [u64], overhead: u64) -> Row {
+    samples.sort_unstable();
+    let count = samples.len();
+    let sum: u64 = samples.iter().sum();
+    Row {
+        iterations: count,
+        min: samples[0],
+        median: samples[count / 2],
+        mean_tenths: sum * 10 / count as u64,
+        max: samples[count - 1],
+        overhead,
+    }
+}
+
 /// One row's statistics, per operation, overhead already subtracted.
 struct Row {
     iterations: usize,
@@ -99,16 +250,7 @@ fn time_row(parameter: BenchParameter, mut operation: impl FnMut() -> u64) -> Ro
     for sample in samples.iter_mut() {
         *sample = operation().saturating_sub(overhead);
     }
-    samples.sort_unstable();
-    let sum: u64 = samples.iter().sum();
-    Row {
-        iterations,
-        min: samples[0],
-        median: samples[iterations / 2],
-        mean_tenths: sum * 10 / iterations as u64,
-        max: samples[iterations - 1],
-        overhead,
-    }
+    summarise(samples, overhead)
 }
 
 fn print_row(parameter: BenchParameter, name: &str, row: Row) {

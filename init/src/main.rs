@@ -5,6 +5,7 @@
 #![no_main]
 
 mod bench;
+mod ipc_tests;
 
 use abi::bench::BenchParameter;
 use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
@@ -44,6 +45,13 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BenchYieldPartner => {
             bench::run_yield_partner(BenchParameter::decode(parameter))
         }
+        BootProgram::IpcEchoServer => ipc_tests::echo_server(),
+        BootProgram::IpcClient => ipc_tests::client(parameter),
+        BootProgram::IpcErrors => ipc_tests::errors(),
+        BootProgram::IpcFifoSender => ipc_tests::fifo_sender(parameter),
+        BootProgram::IpcFifoReceiver => ipc_tests::fifo_receiver(),
+        BootProgram::BenchIpcServer => bench::run_ipc_server(BenchParameter::decode(parameter)),
+        BootProgram::BenchIpcClient => bench::run_ipc_client(BenchParameter::decode(parameter)),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);
@@ -106,7 +114,7 @@ type Check = (&'static str, Result<(), ErrorCode>, Result<(), ErrorCode>);
 fn syscall_checks() -> i32 {
     let text = b"syscall round trip: hello from EL0\n";
     let big = [b'x'; DEBUG_PRINT_MAX + 1];
-    let checks: [Check; 10] = [
+    let checks: [Check; 11] = [
         ("null returns Ok", syscall::null(), Ok(())),
         (
             "unknown number",
@@ -142,6 +150,11 @@ fn syscall_checks() -> i32 {
             "debug_print through a capability that does not exist",
             raw_syscall(Syscall::DebugPrint.number(), 5, text.as_ptr() as u64, 4).into_result(),
             Err(ErrorCode::InvalidCapability),
+        ),
+        (
+            "debug_print through the CNode capability (wrong type)",
+            raw_syscall(Syscall::DebugPrint.number(), 0, text.as_ptr() as u64, 4).into_result(),
+            Err(ErrorCode::WrongCapabilityType),
         ),
         (
             "debug_print running off the end of the mapped stack",

@@ -7,7 +7,8 @@
 //! programs' own output and the fault reports are shown.
 
 use crate::thread::{ThreadState, ThreadStats};
-use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
+use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
+use abi::cap::Rights;
 use arch::exception::{ExceptionClass, FaultStatus};
 
 /// What the kernel runs after boot.
@@ -77,7 +78,68 @@ pub struct Case {
     pub threads: &'static [u64],
     /// How they must end.
     pub expect: Expect,
+    /// Endpoints the kernel creates for the case.
+    pub endpoints: u8,
+    /// Endpoint capabilities handed to the case's threads (every thread
+    /// also gets its own CNode in slot 0 and the console in slot 1).
+    pub grants: &'static [Grant],
+    /// Thread priorities, by thread index (default `DEFAULT_PRIORITY`).
+    pub priorities: &'static [u8],
 }
+
+/// Priority of boot-suite threads unless a case says otherwise.
+pub const DEFAULT_PRIORITY: u8 = 100;
+
+/// An endpoint capability the kernel installs for a case.
+#[derive(Clone, Copy, Debug)]
+pub struct Grant {
+    /// Index of the receiving thread in `Case::threads`.
+    pub thread: u8,
+    /// Destination slot in its CNode.
+    pub slot: u64,
+    /// Index of the endpoint among the case's endpoints.
+    pub endpoint: u8,
+    /// Rights of the capability.
+    pub rights: Rights,
+    /// Badge (0: unbadged).
+    pub badge: u64,
+}
+
+const fn grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
+    Grant {
+        thread,
+        slot,
+        endpoint: 0,
+        rights,
+        badge,
+    }
+}
+
+const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Case {
+    Case {
+        name,
+        threads,
+        expect,
+        endpoints: 0,
+        grants: &[],
+        priorities: &[],
+    }
+}
+
+const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static [Grant]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        grants,
+        priorities: &[],
+    }
+}
+
+const RECEIVE: Rights = Rights::READ;
+const SEND: Rights = Rights::WRITE;
+const CLIENT_BADGE: u64 = 0x42;
 
 /// How one thread of a case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,78 +225,125 @@ const fn fault(class: ExceptionClass, address: Option<u64>, permission: Option<b
 
 /// The in-guest tests of the foundation.
 pub const TEST_CASES: &[Case] = &[
-    Case {
-        name: "syscall round trip from EL0 (results and error codes)",
-        threads: &[BootProgram::Syscalls.selector(0)],
-        expect: Expect::ExitZero,
-    },
-    Case {
-        name: "user write to address 0 faults and only that thread stops",
-        threads: &[BootProgram::NullWrite.selector(0)],
-        expect: fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
-    },
-    Case {
-        name: "user read of a kernel address faults",
-        threads: &[BootProgram::ReadKernel.selector(0)],
-        expect: fault(
+    case(
+        "syscall round trip from EL0 (results and error codes)",
+        &[BootProgram::Syscalls.selector(0)],
+        Expect::ExitZero,
+    ),
+    case(
+        "user write to address 0 faults and only that thread stops",
+        &[BootProgram::NullWrite.selector(0)],
+        fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
+    ),
+    case(
+        "user read of a kernel address faults",
+        &[BootProgram::ReadKernel.selector(0)],
+        fault(
             ExceptionClass::DataAbortLower,
             Some(KERNEL_PROBE_ADDRESS),
             None,
         ),
-    },
-    Case {
-        name: "undefined instruction stops the thread",
-        threads: &[BootProgram::Undefined.selector(0)],
-        expect: fault(ExceptionClass::Unknown, None, None),
-    },
-    Case {
-        name: "branch to a misaligned address is a PC alignment fault",
-        threads: &[BootProgram::MisalignedPc.selector(0)],
-        expect: fault(ExceptionClass::PcAlignment, None, None),
-    },
-    Case {
-        name: "misaligned exclusive load is an alignment fault",
-        threads: &[BootProgram::MisalignedExclusive.selector(0)],
-        expect: Expect::AlignmentFault,
-    },
-    Case {
-        name: "user code is not writable (W^X)",
-        threads: &[BootProgram::WriteText.selector(0)],
-        expect: fault(ExceptionClass::DataAbortLower, None, Some(true)),
-    },
-    Case {
-        name: "user stack is not executable (W^X)",
-        threads: &[BootProgram::ExecuteStack.selector(0)],
-        expect: fault(ExceptionClass::InstructionAbortLower, None, Some(true)),
-    },
-    Case {
-        name: "timer interrupts arrive while a user thread spins",
-        threads: &[BootProgram::Spin.selector(60)],
-        expect: Expect::ExitZeroWithInterrupts(3),
-    },
-    Case {
-        name: "two spinning threads are preempted round robin",
-        threads: &[
+    ),
+    case(
+        "undefined instruction stops the thread",
+        &[BootProgram::Undefined.selector(0)],
+        fault(ExceptionClass::Unknown, None, None),
+    ),
+    case(
+        "branch to a misaligned address is a PC alignment fault",
+        &[BootProgram::MisalignedPc.selector(0)],
+        fault(ExceptionClass::PcAlignment, None, None),
+    ),
+    case(
+        "misaligned exclusive load is an alignment fault",
+        &[BootProgram::MisalignedExclusive.selector(0)],
+        Expect::AlignmentFault,
+    ),
+    case(
+        "user code is not writable (W^X)",
+        &[BootProgram::WriteText.selector(0)],
+        fault(ExceptionClass::DataAbortLower, None, Some(true)),
+    ),
+    case(
+        "user stack is not executable (W^X)",
+        &[BootProgram::ExecuteStack.selector(0)],
+        fault(ExceptionClass::InstructionAbortLower, None, Some(true)),
+    ),
+    case(
+        "timer interrupts arrive while a user thread spins",
+        &[BootProgram::Spin.selector(60)],
+        Expect::ExitZeroWithInterrupts(3),
+    ),
+    case(
+        "two spinning threads are preempted round robin",
+        &[
             BootProgram::Spin.selector(60),
             BootProgram::Spin.selector(60),
         ],
-        expect: Expect::ExitZeroPreempted,
-    },
-    Case {
-        name: "FP/SIMD registers survive preemption by another FP user",
-        threads: &[
+        Expect::ExitZeroPreempted,
+    ),
+    case(
+        "FP/SIMD registers survive preemption by another FP user",
+        &[
             BootProgram::FpCheck.selector(1),
             BootProgram::FpCheck.selector(2),
         ],
-        expect: Expect::ExitZeroPreempted,
-    },
-    Case {
-        name: "yield hands the CPU between threads",
-        threads: &[
+        Expect::ExitZeroPreempted,
+    ),
+    case(
+        "yield hands the CPU between threads",
+        &[
             BootProgram::Yield.selector(50),
             BootProgram::Yield.selector(50),
         ],
-        expect: Expect::ExitZeroAfterYields(50),
+        Expect::ExitZeroAfterYields(50),
+    ),
+    IPC_CASES[0],
+    IPC_CASES[1],
+    IPC_CASES[2],
+];
+
+/// IPC cases of the in-guest suite.
+const IPC_CASES: [Case; 3] = [
+    ipc_case(
+        "IPC call and reply: badge delivered, fast and slow paths give the same result",
+        &[
+            BootProgram::IpcEchoServer.selector(0),
+            BootProgram::IpcClient.selector(CLIENT_BADGE),
+        ],
+        &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, CLIENT_BADGE),
+        ],
+    ),
+    ipc_case(
+        "IPC error paths: empty slot, wrong type, missing right, would block, no reply target",
+        &[BootProgram::IpcErrors.selector(0)],
+        &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(0, SECOND_ENDPOINT_SLOT, SEND, 0),
+        ],
+    ),
+    Case {
+        name: "IPC senders are served in FIFO order",
+        threads: &[
+            BootProgram::IpcFifoSender.selector(0),
+            BootProgram::IpcFifoSender.selector(1),
+            BootProgram::IpcFifoSender.selector(2),
+            BootProgram::IpcFifoReceiver.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, SEND, 100),
+            grant(1, ENDPOINT_SLOT, SEND, 101),
+            grant(2, ENDPOINT_SLOT, SEND, 102),
+            grant(3, ENDPOINT_SLOT, RECEIVE, 0),
+        ],
+        // Strictly decreasing: each sender runs until it blocks, so they
+        // queue in order 0, 1, 2 whatever the timer does; the receiver
+        // runs last.
+        priorities: &[103, 102, 101, 100],
     },
 ];
 
@@ -242,33 +351,44 @@ pub const TEST_CASES: &[Case] = &[
 /// between two address spaces. The kernel adds the run's
 /// `abi::bench::BenchParameter` to each selector.
 pub const BENCH_CASES: &[Case] = &[
-    Case {
-        name: "benchmarks in one thread",
-        threads: &[BootProgram::Bench.selector(0)],
-        expect: Expect::ExitZero,
-    },
-    Case {
-        name: "yield round trips between two address spaces",
-        threads: &[
+    case(
+        "benchmarks in one thread",
+        &[BootProgram::Bench.selector(0)],
+        Expect::ExitZero,
+    ),
+    case(
+        "yield round trips between two address spaces",
+        &[
             BootProgram::BenchYieldPing.selector(0),
             BootProgram::BenchYieldPartner.selector(0),
         ],
-        expect: Expect::ExitZero,
-    },
+        Expect::ExitZero,
+    ),
+    ipc_case(
+        "IPC call, reply and round trip between two address spaces",
+        &[
+            BootProgram::BenchIpcServer.selector(0),
+            BootProgram::BenchIpcClient.selector(0),
+        ],
+        &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, 0),
+        ],
+    ),
 ];
 
 /// What the demo shows.
 pub const DEMO_CASES: &[Case] = &[
-    Case {
-        name: "init greets from EL0",
-        threads: &[BootProgram::Demo.selector(0)],
-        expect: Expect::ExitZero,
-    },
-    Case {
-        name: "a faulting thread is stopped, the kernel carries on",
-        threads: &[BootProgram::NullWrite.selector(0)],
-        expect: fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
-    },
+    case(
+        "init greets from EL0",
+        &[BootProgram::Demo.selector(0)],
+        Expect::ExitZero,
+    ),
+    case(
+        "a faulting thread is stopped, the kernel carries on",
+        &[BootProgram::NullWrite.selector(0)],
+        fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
+    ),
 ];
 
 #[cfg(test)]

@@ -328,8 +328,15 @@ fn idle() -> ! {
 /// A synchronous exception from EL0: a syscall or a user fault.
 #[no_mangle]
 extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
-    user_return::block_user_access();
     let syndrome = registers::exception_syndrome();
+    // The IPC fast path touches no user memory, so it runs before the
+    // software-PAN switch (the return to EL0 installs the next TTBR0).
+    let fast =
+        KERNEL.with(|kernel| MACHINE.with(|machine| kernel.ipc_fast_path(machine, syndrome.esr)));
+    if let Some(resume) = fast {
+        go(resume);
+    }
+    user_return::block_user_access();
     go(KERNEL.with(|kernel| {
         MACHINE.with(|machine| kernel.handle_el0_sync(machine, syndrome.esr, syndrome.far))
     }))

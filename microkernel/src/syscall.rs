@@ -59,8 +59,11 @@ pub enum Call {
         /// The endpoint capability's slot (x0).
         capability: u64,
     },
-    /// `Syscall::DebugPrint` of `len` bytes at user address `address`.
+    /// `Syscall::DebugPrint` of `len` bytes at user address `address`
+    /// through the console capability at slot `console`.
     DebugPrint {
+        /// The console capability's slot (x0).
+        console: u64,
         /// User address of the text.
         address: u64,
         /// Its length (at most `DEBUG_PRINT_MAX`).
@@ -77,6 +80,8 @@ pub enum SyscallResult {
     Yield,
     /// The caller has ended; never return to it.
     Exited(i64),
+    /// An IPC operation ran; apply its effects on the scheduler.
+    Ipc(crate::ipc::Effects),
 }
 
 /// Decodes the caller's registers into a call, or the error to return.
@@ -102,10 +107,6 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             _ => Err(ErrorCode::InvalidArgument),
         },
         Syscall::DebugPrint => {
-            // Until capabilities exist the console is implicit: slot 0.
-            if capability != 0 {
-                return Err(ErrorCode::InvalidCapability);
-            }
             let len = context.x[3];
             if len > DEBUG_PRINT_MAX as u64 {
                 return Err(ErrorCode::InvalidArgument);
@@ -115,6 +116,7 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
                 return Err(ErrorCode::InvalidAddress);
             }
             Ok(Call::DebugPrint {
+                console: capability,
                 address,
                 len: len as usize,
             })
@@ -159,8 +161,9 @@ mod tests {
             Ok(Call::Exit { status: -3 })
         );
         assert_eq!(
-            decode(&regs(3, 0, 0x40_0000, 5)),
+            decode(&regs(3, 1, 0x40_0000, 5)),
             Ok(Call::DebugPrint {
+                console: 1,
                 address: 0x40_0000,
                 len: 5
             })
@@ -193,10 +196,6 @@ mod tests {
         assert_eq!(
             decode(&regs(u64::MAX, 0, 0, 0)),
             Err(ErrorCode::InvalidSyscall)
-        );
-        assert_eq!(
-            decode(&regs(3, 7, 0x40_0000, 5)),
-            Err(ErrorCode::InvalidCapability)
         );
         assert_eq!(
             decode(&regs(3, 0, 0x40_0000, 257)),

@@ -1,6 +1,7 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
 use crate::address_space::AddressSpace;
+use crate::cap::CNodeId;
 use crate::fault::FaultReport;
 use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
@@ -107,6 +108,8 @@ pub struct Thread {
     /// Physical address of the thread's IPC buffer page (message words
     /// beyond the registers), if it has one.
     pub ipc_buffer: Option<u64>,
+    /// The thread's CSpace: one CNode, capability pointers index it.
+    pub cspace: Option<CNodeId>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -143,6 +146,7 @@ impl Thread {
         },
         reply_to: None,
         ipc_buffer: None,
+        cspace: None,
     };
 }
 

@@ -27,6 +27,7 @@ const NULL_WRITE_ESR: u64 = (0x24 << 26) | (1 << 6) | 0b000100;
 const CODE: u64 = 0x40_0000;
 const DATA: u64 = 0x40_1000;
 const GREETING: &[u8] = b"hello from the fake EL0\n";
+const CONSOLE: u64 = abi::boot_program::CONSOLE_SLOT;
 
 #[derive(Default)]
 struct FakeMachine {
@@ -233,7 +234,7 @@ fn syscall_results_land_in_x0() {
     assert_eq!(
         h.syscall(
             Syscall::DebugPrint.number(),
-            [0, DATA, GREETING.len() as u64, 0]
+            [CONSOLE, DATA, GREETING.len() as u64, 0]
         ),
         0
     );
@@ -253,27 +254,36 @@ fn user_pointers_are_checked_not_dereferenced() {
     // Unmapped user page, the page after the data page, a kernel address,
     // and a range running off the top of the stack.
     assert_eq!(
-        h.syscall(print, [0, 0x1000, 8, 0]),
+        h.syscall(print, [CONSOLE, 0x1000, 8, 0]),
         ErrorCode::InvalidAddress.raw()
     );
     assert_eq!(
-        h.syscall(print, [0, DATA + 0xffc, 8, 0]),
+        h.syscall(print, [CONSOLE, DATA + 0xffc, 8, 0]),
         ErrorCode::InvalidAddress.raw()
     );
     assert_eq!(
-        h.syscall(print, [0, 0xffff_0000_0000_0000, 8, 0]),
+        h.syscall(print, [CONSOLE, 0xffff_0000_0000_0000, 8, 0]),
         ErrorCode::InvalidAddress.raw()
     );
     assert_eq!(
-        h.syscall(print, [0, USER_STACK_TOP - 4, 8, 0]),
+        h.syscall(print, [CONSOLE, USER_STACK_TOP - 4, 8, 0]),
         ErrorCode::InvalidAddress.raw()
     );
     assert_eq!(
-        h.syscall(print, [0, DATA, 257, 0]),
+        h.syscall(print, [CONSOLE, DATA, 257, 0]),
         ErrorCode::InvalidArgument.raw()
     );
+    // The console capability gates printing.
+    assert_eq!(
+        h.syscall(print, [9, CODE, 4, 0]),
+        ErrorCode::InvalidCapability.raw()
+    );
+    assert_eq!(
+        h.syscall(print, [0, CODE, 4, 0]),
+        ErrorCode::WrongCapabilityType.raw()
+    );
     // The code page is readable from EL0, so printing from it is fine.
-    assert_eq!(h.syscall(print, [0, CODE, 4, 0]), ErrorCode::Ok.raw());
+    assert_eq!(h.syscall(print, [CONSOLE, CODE, 4, 0]), ErrorCode::Ok.raw());
 }
 
 #[test]
@@ -414,5 +424,55 @@ fn every_frame_is_returned_when_threads_end() {
     assert!(
         h.machine.tlb_flushes > 0,
         "freed frames are flushed from the TLB before reuse"
+    );
+}
+
+#[test]
+fn a_deadlocked_case_fails_instead_of_hanging_and_ipc_moves_data() {
+    let mut h = Harness::start(Mode::Test);
+    let ipc_case = TEST_CASES
+        .iter()
+        .position(|c| c.name.starts_with("IPC call and reply"))
+        .expect("the IPC case exists");
+    while case_index(&h.machine.console) < ipc_case {
+        h.exit(0);
+    }
+    // The echo server (thread 0 of the case) receives on its endpoint.
+    let server = h.context() as *mut UserContext;
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]),
+        u64::MAX,
+        "the receive waits"
+    );
+    // The client calls with two words; the kernel switches to the server.
+    let client = h.context() as *mut UserContext;
+    assert_ne!(client, server);
+    h.context().x[1] = abi::MessageInfo::with(7, 2).into();
+    let _ = h.syscall(Syscall::Call.number(), [2, 11, 22, 0]);
+    assert_eq!(
+        h.context() as *mut UserContext,
+        server,
+        "a call to a waiting receiver switches to it"
+    );
+    let got = *h.context();
+    assert_eq!(
+        (got.x[0], got.x[2], got.x[3], got.x[8]),
+        (0, 11, 22, 0x42),
+        "words and badge arrive"
+    );
+    // The server receives again instead of replying: nothing can run.
+    let _ = h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]);
+    assert!(
+        h.machine.console.contains("[kernel] deadlock"),
+        "{}",
+        h.machine.console
+    );
+    assert!(h
+        .machine
+        .console
+        .contains(&format!("not ok {} - IPC call and reply", ipc_case + 1)));
+    assert!(
+        matches!(h.resume, Resume::User { .. }),
+        "the suite goes on with the next case"
     );
 }

@@ -62,6 +62,11 @@ impl Effects {
         self
     }
 
+    /// The caller carries on and `thread` became ready (a `Reply`).
+    pub fn continue_and_wake(thread: ThreadId) -> Effects {
+        Effects::new(Next::Continue).wake(thread)
+    }
+
     /// The woken threads.
     pub fn woken(&self) -> impl Iterator<Item = ThreadId> + '_ {
         self.woken.iter().flatten().copied()

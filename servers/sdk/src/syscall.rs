@@ -76,9 +76,16 @@ pub fn debug_print(text: &[u8]) -> Result<(), ErrorCode> {
 }
 
 /// `debug_print` with an arbitrary pointer and length (for tests of the
-/// kernel's checks).
+/// kernel's checks), through the console capability every task gets in
+/// `abi::boot_program::CONSOLE_SLOT`.
 pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
-    raw_syscall(Syscall::DebugPrint.number(), 0, address, len).into_result()
+    raw_syscall(
+        Syscall::DebugPrint.number(),
+        abi::boot_program::CONSOLE_SLOT,
+        address,
+        len,
+    )
+    .into_result()
 }
 
 /// Benchmark mode only: turn the syscall floor on or off for this thread

@@ -6,28 +6,51 @@
 //! that thread, idles, or ends the run.
 
 use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
-use crate::boot_suite::{evaluate, Case, Ended, Mode};
+use crate::boot_suite::{evaluate, Case, Ended, Mode, DEFAULT_PRIORITY};
+use crate::cap::{CNodeId, CapError, CapSpace, Capability, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
+use crate::ipc::queue::EndpointQueue;
+use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
 use crate::scheduler::{Priority, RunQueue};
+use crate::syscall::IpcOperation;
 use crate::syscall::{self, Call, SyscallResult};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, PARAMETER_SHIFT};
+use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
+use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
 use arch::mmu::{AsidAllocator, AsidBits};
 use core::fmt::Write;
+
+mod fast_path;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
 
 /// Exit status of a run whose every test passed.
 pub const EXIT_SUCCESS: u32 = 0;
 /// Exit status of a run with a failed test.
 pub const EXIT_TEST_FAILED: u32 = 1;
+/// The status recorded for threads stopped because their case deadlocked.
+pub const DEADLOCK_STATUS: i64 = -2;
 
-/// Priority of the threads the boot suite starts.
-const BOOT_PRIORITY: Priority = 100;
+/// Capability slots shared by every CNode.
+pub const MAX_SLOTS: usize = 4096;
+/// Kernel objects (endpoints, CNodes, the console, ...).
+pub const MAX_OBJECTS: usize = 1024;
+/// Radix of each boot-suite thread's CNode (16 slots).
+const THREAD_CNODE_RADIX: u8 = 4;
+/// Radix of the kernel's own CNode, which holds every object's original
+/// capability: slot 0 the console, 1.. one per thread CNode, then the
+/// current case's endpoints.
+const KERNEL_CNODE_RADIX: u8 = 7;
+const KERNEL_CONSOLE_SLOT: u64 = 0;
+const KERNEL_THREAD_CNODE_SLOTS: u64 = 1;
+const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u64;
+/// Most endpoints one case may ask for.
+const MAX_CASE_ENDPOINTS: u64 = 8;
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -96,6 +119,12 @@ pub struct Kernel {
     ticks: u64,
     /// The benchmark syscall floor is installed in the CPU.
     floor_installed: bool,
+    /// Every capability and kernel object.
+    caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
+    /// Each endpoint object's queue of waiting threads, by object index.
+    endpoints: [EndpointQueue; MAX_OBJECTS],
+    /// The kernel's CNode (original capabilities), made at `start`.
+    kernel_cnode: Option<CNodeId>,
 }
 
 impl Default for Kernel {
@@ -131,6 +160,9 @@ impl Kernel {
             },
             ticks: 0,
             floor_installed: false,
+            caps: CapSpace::new(),
+            endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
+            kernel_cnode: None,
         }
     }
 
@@ -153,6 +185,17 @@ impl Kernel {
     ) -> Resume {
         self.asids = AsidAllocator::new(asid_bits);
         self.init_elf = init_elf;
+        if let Err(error) = self.create_kernel_objects() {
+            let _ = writeln!(
+                Console(platform),
+                "[kernel] cannot create the kernel's objects: {error:?}"
+            );
+            self.session.finished = true;
+            self.session.failed += 1;
+            return Resume::Shutdown {
+                status: EXIT_TEST_FAILED,
+            };
+        }
         self.session.mode = mode;
         self.session.cases = mode.cases();
         if mode == Mode::Test {
@@ -164,6 +207,42 @@ impl Kernel {
         }
         self.start_next_case(platform);
         self.resume(platform)
+    }
+
+    /// The kernel CNode and the console object with its original
+    /// capability.
+    fn create_kernel_objects(&mut self) -> Result<(), CapError> {
+        let cnode = self.caps.create_cnode(KERNEL_CNODE_RADIX)?;
+        self.kernel_cnode = Some(cnode);
+        let console = self.caps.create_object(CapType::DebugConsole, 0, 0)?;
+        let slot = self.caps.slot(cnode, KERNEL_CONSOLE_SLOT)?;
+        self.caps.install_original(
+            slot,
+            Capability::new(CapType::DebugConsole, Rights::ALL, console),
+        )
+    }
+
+    fn kernel_slot(&self, index: u64) -> Result<SlotId, CapError> {
+        let cnode = self.kernel_cnode.ok_or(CapError::InvalidCapability)?;
+        self.caps.slot(cnode, index)
+    }
+
+    /// The capability at `cptr` in `thread`'s CSpace, checked for type and
+    /// rights.
+    fn thread_cap(
+        &self,
+        thread: ThreadId,
+        cptr: u64,
+        cap_type: CapType,
+        rights: Rights,
+    ) -> Result<Capability, ErrorCode> {
+        let cnode = self.threads[thread.index()]
+            .cspace
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let slot = self.caps.slot(cnode, cptr).map_err(ErrorCode::from)?;
+        self.caps
+            .lookup_typed(slot, cap_type, rights)
+            .map_err(ErrorCode::from)
     }
 
     /// Free and used frames, for the boot log.
@@ -295,6 +374,14 @@ impl Kernel {
                         self.end_thread(platform, current, ThreadState::Exited(status));
                         return self.resume(platform);
                     }
+                    SyscallResult::Ipc(effects) => {
+                        self.apply_ipc(platform, effects);
+                        if self.current != Some(current) {
+                            // The caller waits; whoever runs next goes
+                            // through the exit work in `resume`.
+                            return self.resume(platform);
+                        }
+                    }
                 }
             }
             SyscallEntry::Skipped(_) => {}
@@ -331,7 +418,10 @@ impl Kernel {
             Call::Null => SyscallResult::Return(ErrorCode::Ok),
             Call::Yield => SyscallResult::Yield,
             Call::Exit { status } => SyscallResult::Exited(status),
-            Call::Ipc { .. } => SyscallResult::Return(ErrorCode::InvalidCapability),
+            Call::Ipc {
+                operation,
+                capability,
+            } => self.ipc_syscall(platform, current, operation, capability),
             Call::BenchFloor { on } => {
                 if self.session.mode != Mode::Bench {
                     return SyscallResult::Return(ErrorCode::InvalidSyscall);
@@ -340,7 +430,16 @@ impl Kernel {
                 self.install_floor(platform, on);
                 SyscallResult::Return(ErrorCode::Ok)
             }
-            Call::DebugPrint { address, len } => {
+            Call::DebugPrint {
+                console,
+                address,
+                len,
+            } => {
+                if let Err(code) =
+                    self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE)
+                {
+                    return SyscallResult::Return(code);
+                }
                 let mut text = [0u8; DEBUG_PRINT_MAX];
                 let thread = &self.threads[current.index()];
                 let Some(space) = thread.space.as_ref() else {
@@ -354,6 +453,112 @@ impl Kernel {
                 }
                 self.print_user_text(platform, current, &text[..len]);
                 SyscallResult::Return(ErrorCode::Ok)
+            }
+        }
+    }
+
+    /// An IPC syscall: checks the endpoint capability, runs the operation
+    /// and reports what the scheduler must do.
+    fn ipc_syscall<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        operation: IpcOperation,
+        cptr: u64,
+    ) -> SyscallResult {
+        if operation == IpcOperation::Reply {
+            return match ipc::reply(platform, &mut self.threads, current) {
+                Ok(caller) => SyscallResult::Ipc(Effects::continue_and_wake(caller)),
+                Err(error) => SyscallResult::Return(ipc_error(error)),
+            };
+        }
+        let needed = if operation.sends() && operation != IpcOperation::ReplyRecv {
+            Rights::WRITE
+        } else {
+            Rights::READ
+        };
+        let cap = match self.thread_cap(current, cptr, CapType::Endpoint, needed) {
+            Ok(cap) => cap,
+            Err(code) => return SyscallResult::Return(code),
+        };
+        let index = cap.object().index();
+        let endpoint = &mut self.endpoints[index];
+        let threads = &mut self.threads;
+        let endpoint_id = index as u32;
+        let send = |blocking, call| SendKind { blocking, call };
+        let result = match operation {
+            IpcOperation::Send => ipc::send(
+                platform,
+                threads,
+                endpoint,
+                endpoint_id,
+                current,
+                cap.badge(),
+                send(true, false),
+            ),
+            IpcOperation::NBSend => ipc::send(
+                platform,
+                threads,
+                endpoint,
+                endpoint_id,
+                current,
+                cap.badge(),
+                send(false, false),
+            ),
+            IpcOperation::Call => ipc::send(
+                platform,
+                threads,
+                endpoint,
+                endpoint_id,
+                current,
+                cap.badge(),
+                send(true, true),
+            ),
+            IpcOperation::Recv => {
+                ipc::receive(platform, threads, endpoint, endpoint_id, current, true)
+            }
+            IpcOperation::NBRecv => {
+                ipc::receive(platform, threads, endpoint, endpoint_id, current, false)
+            }
+            IpcOperation::ReplyRecv => {
+                ipc::reply_receive(platform, threads, endpoint, endpoint_id, current)
+            }
+            IpcOperation::Reply => unreachable!("handled above"),
+        };
+        match result {
+            Ok(effects) => SyscallResult::Ipc(effects),
+            Err(error) => SyscallResult::Return(ipc_error(error)),
+        }
+    }
+
+    /// Applies what an IPC operation asked of the scheduler.
+    fn apply_ipc<P: Platform>(&mut self, platform: &mut P, effects: Effects) {
+        for thread in effects.woken() {
+            self.make_ready(thread);
+        }
+        match effects.next {
+            Next::Continue => {}
+            Next::Blocked => self.current = None,
+            Next::SwitchTo(thread) => {
+                self.current = None;
+                self.switch_to(platform, thread);
+            }
+        }
+    }
+
+    /// Puts a thread that stopped waiting into the run queue; asks the
+    /// current thread to yield if the woken one is more urgent.
+    fn make_ready(&mut self, thread: ThreadId) {
+        let priority = self.threads[thread.index()].priority;
+        self.threads[thread.index()].state = ThreadState::Ready;
+        if self.run_queue.enqueue(thread, priority).is_err() {
+            panic!("run queue overflow: more ready threads than thread slots");
+        }
+        if let Some(current) = self.current {
+            if priority > self.threads[current.index()].priority {
+                self.threads[current.index()]
+                    .work
+                    .insert(WorkFlags::NEED_RESCHED);
             }
         }
     }
@@ -434,6 +639,10 @@ impl Kernel {
                             status: self.session.exit_status(),
                         }
                     }
+                    None if self.case_is_deadlocked() => {
+                        self.break_deadlock(platform);
+                        continue;
+                    }
                     None => return Resume::Idle,
                 },
             };
@@ -466,6 +675,39 @@ impl Kernel {
                 }
                 None => Resume::Idle,
             },
+        }
+    }
+
+    /// Nothing can run and every thread of the running case waits in IPC:
+    /// with no timers or interrupts delivered to user space yet, nothing
+    /// will ever wake them.
+    fn case_is_deadlocked(&self) -> bool {
+        !self.session.live.is_empty()
+            && self.session.live.iter().all(|id| {
+                matches!(
+                    self.threads[id.index()].state,
+                    ThreadState::BlockedOnSend { .. }
+                        | ThreadState::BlockedOnReceive { .. }
+                        | ThreadState::BlockedOnReply
+                )
+            })
+    }
+
+    /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
+    /// which fails the case instead of hanging the run.
+    fn break_deadlock<P: Platform>(&mut self, platform: &mut P) {
+        let prefix = if self.session.mode == Mode::Test {
+            "# "
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            Console(platform),
+            "{prefix}[kernel] deadlock: every thread of the case waits in IPC; stopping them"
+        );
+        let live = self.session.live.clone();
+        for id in live {
+            self.end_thread(platform, id, ThreadState::Exited(DEADLOCK_STATUS));
         }
     }
 
@@ -545,6 +787,8 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        self.leave_ipc(id);
+        self.delete_kernel_slot(KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
@@ -580,6 +824,56 @@ impl Kernel {
         }
     }
 
+    /// Takes a thread out of every IPC relationship: its endpoint queue,
+    /// the server owing it a reply, the caller it owes one (which learns
+    /// no reply will come).
+    fn leave_ipc(&mut self, id: ThreadId) {
+        match self.threads[id.index()].state {
+            ThreadState::BlockedOnSend { endpoint, .. }
+            | ThreadState::BlockedOnReceive { endpoint } => {
+                self.endpoints[endpoint as usize].remove(&mut self.threads, id);
+            }
+            ThreadState::BlockedOnReply => {
+                for thread in self.threads.iter_mut() {
+                    if thread.reply_to == Some(id) {
+                        thread.reply_to = None;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(caller) = self.threads[id.index()].reply_to.take() {
+            if self.threads[caller.index()].state == ThreadState::BlockedOnReply {
+                ipc::fail_waiter(&mut self.threads, caller, ErrorCode::ObjectDeleted);
+                self.make_ready(caller);
+            }
+        }
+    }
+
+    /// Deletes the original capability in kernel CNode slot `index` (and
+    /// every capability derived from it). Threads waiting on a destroyed
+    /// endpoint wake with `ObjectDeleted`.
+    fn delete_kernel_slot(&mut self, index: u64) {
+        let Ok(slot) = self.kernel_slot(index) else {
+            return;
+        };
+        let Kernel {
+            caps,
+            endpoints,
+            threads,
+            run_queue,
+            ..
+        } = self;
+        let _ = caps.delete(slot, |object: ObjectId, cap_type: CapType| {
+            if cap_type == CapType::Endpoint {
+                endpoints[object.index()].drain(threads, |threads, waiter| {
+                    ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
+                    let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
+                });
+            }
+        });
+    }
+
     fn finish_case<P: Platform>(&mut self, platform: &mut P) {
         let number = self.session.next_case;
         let Some(case) = self.session.cases.get(number.wrapping_sub(1)) else {
@@ -587,6 +881,9 @@ impl Kernel {
         };
         let verdict = evaluate(case.expect, &self.session.ended);
         self.session.ended.clear();
+        for endpoint in 0..u64::from(case.endpoints) {
+            self.delete_kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint);
+        }
         self.report(platform, number, case.name, verdict);
     }
 
@@ -631,15 +928,23 @@ impl Kernel {
                 Mode::Bench => self.session.bench_parameter << PARAMETER_SHIFT,
                 _ => 0,
             };
-            let mut failure = None;
-            for &selector in case.threads {
+            let mut failure = self.create_case_endpoints(&case).err();
+            for (index, &selector) in case.threads.iter().enumerate() {
                 let selector = selector | parameter;
-                match self.spawn(platform, selector) {
+                let priority = case
+                    .priorities
+                    .get(index)
+                    .copied()
+                    .unwrap_or(DEFAULT_PRIORITY);
+                match self.spawn(platform, selector, priority) {
                     Ok(id) => {
                         let _ = self.session.live.push(id);
                     }
                     Err(reason) => failure = Some(reason),
                 }
+            }
+            if failure.is_none() {
+                failure = self.install_grants(&case).err();
             }
             match failure {
                 None => return,
@@ -681,12 +986,85 @@ impl Kernel {
         }
     }
 
+    fn create_case_endpoints(&mut self, case: &Case) -> Result<(), &'static str> {
+        if u64::from(case.endpoints) > MAX_CASE_ENDPOINTS {
+            return Err("the case asks for too many endpoints");
+        }
+        for endpoint in 0..u64::from(case.endpoints) {
+            let object = self
+                .caps
+                .create_object(CapType::Endpoint, 0, 0)
+                .map_err(|_| "no room for an endpoint")?;
+            self.endpoints[object.index()] = EndpointQueue::EMPTY;
+            let slot = self
+                .kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint)
+                .map_err(|_| "no kernel slot for an endpoint")?;
+            self.caps
+                .install_original(
+                    slot,
+                    Capability::new(CapType::Endpoint, Rights::ALL, object),
+                )
+                .map_err(|_| "cannot install an endpoint capability")?;
+        }
+        Ok(())
+    }
+
+    /// Mints each grant of the case from the endpoint's original.
+    fn install_grants(&mut self, case: &Case) -> Result<(), &'static str> {
+        for grant in case.grants {
+            let thread = self
+                .session
+                .live
+                .get(usize::from(grant.thread))
+                .copied()
+                .ok_or("a grant names a thread the case does not have")?;
+            let cnode = self.threads[thread.index()]
+                .cspace
+                .ok_or("the thread has no CSpace")?;
+            let source = self
+                .kernel_slot(KERNEL_ENDPOINT_SLOTS + u64::from(grant.endpoint))
+                .map_err(|_| "a grant names an endpoint the case does not have")?;
+            let target = self
+                .caps
+                .slot(cnode, grant.slot)
+                .map_err(|_| "a grant's slot is outside the CNode")?;
+            let badge = (grant.badge != 0).then_some(grant.badge);
+            self.caps
+                .mint(source, target, grant.rights, badge)
+                .map_err(|_| "minting a granted capability failed")?;
+        }
+        Ok(())
+    }
+
+    /// Gives a new thread its CSpace: a CNode whose original capability
+    /// stays in the kernel CNode, a copy of it in slot 0, and the console
+    /// in slot 1.
+    fn create_cspace(&mut self, thread: ThreadId) -> Result<CNodeId, CapError> {
+        let cnode = self.caps.create_cnode(THREAD_CNODE_RADIX)?;
+        let original = self.kernel_slot(KERNEL_THREAD_CNODE_SLOTS + thread.index() as u64)?;
+        self.caps.install_original(
+            original,
+            Capability::new(CapType::CNode, Rights::READ_WRITE, cnode.object()),
+        )?;
+        self.caps
+            .copy(original, self.caps.slot(cnode, CNODE_SLOT)?)?;
+        let console = self.kernel_slot(KERNEL_CONSOLE_SLOT)?;
+        self.caps.mint(
+            console,
+            self.caps.slot(cnode, CONSOLE_SLOT)?,
+            Rights::WRITE,
+            None,
+        )?;
+        Ok(cnode)
+    }
+
     /// Loads init with `selector` into a new address space and makes it
     /// ready.
     fn spawn<P: Platform>(
         &mut self,
         platform: &mut P,
         selector: u64,
+        priority: Priority,
     ) -> Result<ThreadId, &'static str> {
         let index = self
             .threads
@@ -706,6 +1084,14 @@ impl Kernel {
                     SpaceError::OutOfMemory => "out of memory for a new address space",
                 })?;
         let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
+        let cspace = match self.create_cspace(id) {
+            Ok(cnode) => cnode,
+            Err(_) => {
+                space.release(&mut self.frames);
+                self.delete_kernel_slot(KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                return Err("no room for the thread's CSpace");
+            }
+        };
         let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
@@ -713,9 +1099,10 @@ impl Kernel {
         thread.name = name;
         thread.ipc_buffer = Some(space.ipc_buffer());
         thread.space = Some(space);
-        thread.priority = BOOT_PRIORITY;
+        thread.cspace = Some(cspace);
+        thread.priority = priority;
         self.run_queue
-            .enqueue(id, BOOT_PRIORITY)
+            .enqueue(id, priority)
             .map_err(|_| "run queue full")?;
         Ok(id)
     }
@@ -797,5 +1184,13 @@ impl EntryHooks for ExitWork<'_> {
 
     fn handle_notify_resume(&mut self) {
         self.work.remove(WorkFlags::NOTIFY_RESUME);
+    }
+}
+
+/// The error code user space sees for an IPC failure.
+fn ipc_error(error: IpcError) -> ErrorCode {
+    match error {
+        IpcError::WouldBlock => ErrorCode::WouldBlock,
+        IpcError::NoReplyTarget => ErrorCode::NoReplyTarget,
     }
 }

@@ -1,0 +1,183 @@
+//! IPC programs of the in-guest suite. Each returns its exit status: 0
+//! when every check passed, else the number of the first failed check.
+
+use abi::boot_program::{CONSOLE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
+use abi::{ErrorCode, MessageInfo, Syscall};
+use sdk::ipc::{self, buffer_word, set_buffer_word, Cptr, Message};
+use sdk::println;
+use sdk::syscall::raw_syscall;
+
+const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
+
+/// The echo server's answer to `message` from `badge`: label + 1, word 0
+/// the badge, words 1.. the sent words 0.. plus one, the same length
+/// (buffer words too).
+fn echo(message: &Message, badge: u64) -> Message {
+    let length = message.info.length();
+    let mut words = [0u64; 6];
+    words[0] = badge;
+    for i in 1..6 {
+        words[i] = message.words[i - 1].wrapping_add(1);
+    }
+    for i in 6..usize::from(length) {
+        set_buffer_word(i, buffer_word(i).wrapping_add(1));
+    }
+    Message {
+        info: MessageInfo::with(message.info.label() + 1, length),
+        words,
+    }
+}
+
+/// Answers calls until one carries `STOP_LABEL`.
+pub fn echo_server() -> i32 {
+    let Ok(mut received) = ipc::recv(ENDPOINT) else {
+        return 1;
+    };
+    loop {
+        let answer = echo(&received.message, received.badge);
+        if received.message.info.label() == STOP_LABEL {
+            return if ipc::reply(&answer).is_ok() { 0 } else { 2 };
+        }
+        match ipc::reply_recv(ENDPOINT, &answer) {
+            Ok(next) => received = next,
+            Err(_) => return 3,
+        }
+    }
+}
+
+/// Calls the echo server: a register-only message (fast path) and the
+/// same message one word too long for registers (slow path) must give the
+/// same answer.
+pub fn client(badge: u64) -> i32 {
+    let words = [10, 20, 30, 40, 50, 60];
+    let short = Message::new(7, &words);
+    let Ok(fast) = ipc::call(ENDPOINT, &short) else {
+        return 1;
+    };
+    set_buffer_word(6, 700);
+    let Ok(slow) = ipc::call(ENDPOINT, &short.with_length(7)) else {
+        return 2;
+    };
+    let expected = [badge, 11, 21, 31, 41, 51];
+    if fast.words != expected || fast.info.label() != 8 || fast.info.length() != 6 {
+        println!(
+            "fast path reply {:?} (label {})",
+            fast.words,
+            fast.info.label()
+        );
+        return 3;
+    }
+    if slow.words != fast.words || slow.info.label() != 8 || slow.info.length() != 7 {
+        println!(
+            "slow path reply {:?} differs from the fast path's",
+            slow.words
+        );
+        return 4;
+    }
+    if buffer_word(6) != 701 {
+        println!("buffer word 6 came back as {}", buffer_word(6));
+        return 5;
+    }
+    match ipc::call(ENDPOINT, &Message::new(STOP_LABEL, &[])) {
+        Ok(_) => 0,
+        Err(_) => 6,
+    }
+}
+
+/// Every IPC error path. Slot 2 holds a receive-only endpoint capability,
+/// slot 3 a send-only one to the same endpoint; nobody else uses it.
+pub fn errors() -> i32 {
+    let receive_only = Cptr(ENDPOINT_SLOT);
+    let send_only = Cptr(SECOND_ENDPOINT_SLOT);
+    let nothing = Message::new(0, &[]);
+    let too_long = Message::new(0, &[]).with_length(65);
+    let checks: [(&str, Result<(), ErrorCode>, ErrorCode); 10] = [
+        (
+            "call through an empty slot",
+            ipc::call(Cptr(9), &nothing).map(drop),
+            ErrorCode::InvalidCapability,
+        ),
+        (
+            "call through a slot past the CNode",
+            ipc::call(Cptr(1 << 20), &nothing).map(drop),
+            ErrorCode::InvalidCapability,
+        ),
+        (
+            "call through the console",
+            ipc::call(Cptr(CONSOLE_SLOT), &nothing).map(drop),
+            ErrorCode::WrongCapabilityType,
+        ),
+        (
+            "send through a receive-only capability",
+            ipc::send(receive_only, &nothing),
+            ErrorCode::MissingRights,
+        ),
+        (
+            "receive through a send-only capability",
+            ipc::recv(send_only).map(drop),
+            ErrorCode::MissingRights,
+        ),
+        (
+            "non-blocking receive with no sender",
+            ipc::nb_recv(receive_only).map(drop),
+            ErrorCode::WouldBlock,
+        ),
+        (
+            "non-blocking send with no receiver",
+            ipc::nb_send(send_only, &nothing),
+            ErrorCode::WouldBlock,
+        ),
+        (
+            "reply with no caller",
+            ipc::reply(&nothing),
+            ErrorCode::NoReplyTarget,
+        ),
+        (
+            "a 65-word message",
+            ipc::send(send_only, &too_long),
+            ErrorCode::InvalidArgument,
+        ),
+        (
+            "debug print through an endpoint",
+            raw_syscall(Syscall::DebugPrint.number(), ENDPOINT_SLOT, 0x40_0000, 1).into_result(),
+            ErrorCode::WrongCapabilityType,
+        ),
+    ];
+    for (number, (what, got, want)) in checks.iter().enumerate() {
+        if *got != Err(*want) {
+            println!("check {} ({what}): got {got:?}, want {want:?}", number + 1);
+            return number as i32 + 1;
+        }
+    }
+    0
+}
+
+/// Sends `index` once; the receiver checks the order.
+pub fn fifo_sender(index: u64) -> i32 {
+    match ipc::send(ENDPOINT, &Message::new(1, &[index])) {
+        Ok(()) => 0,
+        Err(error) => {
+            println!("sender {index}: {error:?}");
+            1
+        }
+    }
+}
+
+/// Three senders queued in order 0, 1, 2 (badges 100, 101, 102) must be
+/// received in that order.
+pub fn fifo_receiver() -> i32 {
+    for expected in 0..3u64 {
+        match ipc::recv(ENDPOINT) {
+            Ok(r) if r.message.words[0] == expected && r.badge == 100 + expected => {}
+            Ok(r) => {
+                println!(
+                    "got word {} badge {} for sender {expected}",
+                    r.message.words[0], r.badge
+                );
+                return expected as i32 + 1;
+            }
+            Err(_) => return 10,
+        }
+    }
+    0
+}
