@@ -17,9 +17,9 @@ pub const ROWS: [&str; 11] = [
     "ipc_call_one_way",
     "ipc_reply_recv_one_way",
     "ipc_round_trip",
-    "ipc_call_one_way_slow",
-    "ipc_reply_recv_one_way_slow",
-    "ipc_round_trip_slow",
+    "ipc_slow_call_one_way",
+    "ipc_slow_reply_recv_one_way",
+    "ipc_slow_round_trip",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.

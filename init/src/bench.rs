@@ -98,9 +98,9 @@ pub fn run_ipc_client(parameter: BenchParameter) -> i32 {
         (
             IPC_SLOW_LABEL,
             7u8,
-            "ipc_call_one_way_slow",
-            "ipc_reply_recv_one_way_slow",
-            "ipc_round_trip_slow",
+            "ipc_slow_call_one_way",
+            "ipc_slow_reply_recv_one_way",
+            "ipc_slow_round_trip",
         ),
     ];
     for (label, length, call_row, reply_row, round_row) in phases {
@@ -196,7 +196,7 @@ fn report_call_phase(
 ) {
     let name = match phase {
         IPC_FAST_LABEL => "ipc_call_one_way",
-        IPC_SLOW_LABEL => "ipc_call_one_way_slow",
+        IPC_SLOW_LABEL => "ipc_slow_call_one_way",
         _ => return,
     };
     let timed = seen

@@ -16,8 +16,8 @@ fn echo(message: &Message, badge: u64) -> Message {
     let length = message.info.length();
     let mut words = [0u64; 6];
     words[0] = badge;
-    for i in 1..6 {
-        words[i] = message.words[i - 1].wrapping_add(1);
+    for (word, sent) in words[1..].iter_mut().zip(message.words) {
+        *word = sent.wrapping_add(1);
     }
     for i in 6..usize::from(length) {
         set_buffer_word(i, buffer_word(i).wrapping_add(1));

@@ -1,7 +1,7 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
 use crate::address_space::AddressSpace;
-use crate::cap::CNodeId;
+use crate::cap::{CNodeId, SlotId};
 use crate::fault::FaultReport;
 use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
@@ -110,6 +110,9 @@ pub struct Thread {
     pub ipc_buffer: Option<u64>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
+    /// The CSpace's first slot and radix, kept here for the fast path
+    /// (valid while `cspace` is `Some`).
+    pub cspace_slots: (SlotId, u8),
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -147,6 +150,7 @@ impl Thread {
         reply_to: None,
         ipc_buffer: None,
         cspace: None,
+        cspace_slots: (SlotId(0), 0),
     };
 }
 

@@ -145,7 +145,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         target: None,
     },
     CatalogueEntry {
-        name: "ipc_call_one_way_slow",
+        name: "ipc_slow_call_one_way",
         what: "Call one-way forced onto the slow path (a message one word too long for registers)",
         linux: &[],
         sel4: Some("~690–760"),
@@ -155,7 +155,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         }),
     },
     CatalogueEntry {
-        name: "ipc_reply_recv_one_way_slow",
+        name: "ipc_slow_reply_recv_one_way",
         what: "ReplyRecv one-way on the slow path (a message one word too long for registers)",
         linux: &[],
         sel4: None,
@@ -165,7 +165,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         }),
     },
     CatalogueEntry {
-        name: "ipc_round_trip_slow",
+        name: "ipc_slow_round_trip",
         what: "Call + ReplyRecv round trip on the slow path",
         linux: &[],
         sel4: None,

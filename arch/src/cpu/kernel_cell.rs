@@ -31,12 +31,15 @@ impl<T> KernelCell<T> {
     /// # Panics
     /// If called while the value is already borrowed (a kernel bug).
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        if self.borrowed.swap(true, Ordering::Acquire) {
+        // One CPU with interrupts masked: a plain load and store detect
+        // re-entry; no atomic read-modify-write is needed.
+        if self.borrowed.load(Ordering::Relaxed) {
             panic!("kernel state re-entered");
         }
+        self.borrowed.store(true, Ordering::Relaxed);
         // SAFETY: the flag above guarantees this is the only live reference.
         let result = f(unsafe { &mut *self.value.get() });
-        self.borrowed.store(false, Ordering::Release);
+        self.borrowed.store(false, Ordering::Relaxed);
         result
     }
 }

@@ -34,18 +34,20 @@ pub struct CapWord {
 
 /// One capability: the word and the badge delivered with messages sent
 /// through it.
+///
+/// The word is kept as a plain `u64` (the bitfield type is a byte array,
+/// alignment 1): with the kernel target's strict alignment a byte array is
+/// copied byte by byte through `memcpy`, and capabilities are copied on
+/// every syscall.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capability {
-    word: CapWord,
+    word: u64,
     badge: u64,
 }
 
 impl Capability {
     /// The content of an empty slot.
-    pub const NULL: Capability = Capability {
-        word: CapWord::new(),
-        badge: 0,
-    };
+    pub const NULL: Capability = Capability { word: 0, badge: 0 };
 
     /// An unbadged capability to `object` of type `cap_type` with `rights`.
     pub fn new(cap_type: CapType, rights: Rights, object: ObjectId) -> Capability {
@@ -53,7 +55,8 @@ impl Capability {
             word: CapWord::new()
                 .with_cap_type(cap_type.raw())
                 .with_rights(rights)
-                .with_object(object.0 & (MAX_OBJECTS as u32 - 1)),
+                .with_object(object.0 & (MAX_OBJECTS as u32 - 1))
+                .into(),
             badge: 0,
         }
     }
@@ -61,22 +64,22 @@ impl Capability {
     /// The type of the object (`Null` for an empty slot).
     pub fn cap_type(&self) -> CapType {
         // Only `new` writes the field, always from a `CapType`.
-        CapType::from_raw(self.word.cap_type().into()).unwrap_or(CapType::Null)
+        CapType::from_raw(self.word().cap_type().into()).unwrap_or(CapType::Null)
     }
 
     /// Is this the content of an empty slot?
     pub fn is_null(&self) -> bool {
-        self.word.cap_type() == CapType::Null.raw()
+        self.word().cap_type() == CapType::Null.raw()
     }
 
     /// What the holder may do.
     pub fn rights(&self) -> Rights {
-        self.word.rights()
+        self.word().rights()
     }
 
     /// The object it refers to.
     pub fn object(&self) -> ObjectId {
-        ObjectId(self.word.object())
+        ObjectId(self.word().object())
     }
 
     /// The badge delivered with messages and signals sent through it
@@ -87,18 +90,18 @@ impl Capability {
 
     /// Was a badge minted into it?
     pub fn is_badged(&self) -> bool {
-        self.word.badged()
+        self.word().badged()
     }
 
     /// The packed word, for code that tests several fields at once.
     pub fn word(&self) -> CapWord {
-        self.word
+        CapWord::from(self.word)
     }
 
     /// The same capability with `rights` instead.
     pub(crate) fn with_rights(self, rights: Rights) -> Capability {
         Capability {
-            word: self.word.with_rights(rights),
+            word: self.word().with_rights(rights).into(),
             ..self
         }
     }
@@ -106,7 +109,7 @@ impl Capability {
     /// The same capability carrying `badge`.
     pub(crate) fn with_badge(self, badge: u64) -> Capability {
         Capability {
-            word: self.word.with_badged(true),
+            word: self.word().with_badged(true).into(),
             badge,
         }
     }

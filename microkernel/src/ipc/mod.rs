@@ -39,7 +39,11 @@ pub enum Next {
 pub const MAX_WOKEN: usize = 3;
 
 /// What an IPC operation asks of the scheduler.
+///
+/// Aligned to 8 so the kernel target (strict alignment) copies it in
+/// words rather than through `memcpy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct Effects {
     /// Where the CPU goes.
     pub next: Next,

@@ -722,18 +722,24 @@ impl Kernel {
 
     /// Makes `next` the running thread: its ASID is current, its FP/SIMD
     /// state and TPIDR_EL0 are in the CPU.
+    #[inline]
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.current = Some(next);
-        let floor = self.threads[next.index()].syscall_floor;
-        self.install_floor(platform, floor);
         let thread = &mut self.threads[next.index()];
         thread.state = ThreadState::Running;
-        if let Some(space) = thread.space.as_mut() {
-            let assignment = self.asids.assign(Some(space.asid()));
-            if assignment.flush_all {
-                platform.flush_tlb_all();
-            }
-            space.set_asid(assignment.asid);
+        if thread.syscall_floor != self.floor_installed {
+            let floor = thread.syscall_floor;
+            self.install_floor(platform, floor);
+        }
+        let thread = &self.threads[next.index()];
+        // Same generation: the ASID is still this space's (one CPU, so no
+        // other CPU can be running with it). Otherwise take a new one.
+        if thread
+            .space
+            .as_ref()
+            .is_some_and(|space| space.asid().generation() != self.asids.generation())
+        {
+            self.refresh_asid(platform, next);
         }
         if self.thread_pointer_owner != Some(next) {
             let incoming = self.threads[next.index()].context.tpidr;
@@ -747,9 +753,29 @@ impl Kernel {
         // traps on its first FP instruction (see `take_fp`).
         let owns_fp = self.fp_owner == Some(next);
         if self.fp_access != owns_fp {
-            platform.set_fp_access(owns_fp);
-            self.fp_access = owns_fp;
+            self.change_fp_access(platform, owns_fp);
         }
+    }
+
+    /// A new ASID for `thread`'s space after a generation rollover (kept
+    /// out of line: `switch_to` is on the IPC fast path).
+    #[cold]
+    #[inline(never)]
+    fn refresh_asid<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
+        if let Some(space) = self.threads[thread.index()].space.as_mut() {
+            let assignment = self.asids.assign(Some(space.asid()));
+            if assignment.flush_all {
+                platform.flush_tlb_all();
+            }
+            space.set_asid(assignment.asid);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn change_fp_access<P: Platform>(&mut self, platform: &mut P, enabled: bool) {
+        platform.set_fp_access(enabled);
+        self.fp_access = enabled;
     }
 
     /// The current thread used FP/SIMD without owning the registers: move
@@ -777,6 +803,8 @@ impl Kernel {
 
     /// Makes the CPU's syscall path match the running thread's floor flag
     /// (the floor is per thread, so no other thread's syscalls are lost).
+    #[cold]
+    #[inline(never)]
     fn install_floor<P: Platform>(&mut self, platform: &mut P, on: bool) {
         if self.floor_installed != on {
             platform.set_syscall_floor(on);
@@ -1100,6 +1128,7 @@ impl Kernel {
         thread.ipc_buffer = Some(space.ipc_buffer());
         thread.space = Some(space);
         thread.cspace = Some(cspace);
+        thread.cspace_slots = self.caps.cnode_slots(cspace).unwrap_or((SlotId(0), 0));
         thread.priority = priority;
         self.run_queue
             .enqueue(id, priority)
