@@ -171,6 +171,9 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
     if find_enabled(&fdt, &["arm,gic-v3"]).is_some() {
         return Err(DeviceTreeError::UnsupportedGicV3);
     }
+    if let Some(gpio) = find_enabled(&fdt, &["brcm,bcm2711-gpio", "brcm,bcm2835-gpio"]) {
+        info.gpio = first_reg(&gpio).and_then(|a| soc.translate(a));
+    }
     if let Some(gic) = find_enabled(&fdt, &["arm,gic-400", "arm,cortex-a15-gic"]) {
         let mut regs = gic.reg().into_iter().flatten();
         let distributor = regs.next().map(|r| r.starting_address as u64);
@@ -193,8 +196,13 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
         .and_then(|p| p.as_str())
     {
         info.bootargs.clear();
-        // A command line longer than we keep is cut at a word boundary.
-        for word in args.split_ascii_whitespace() {
+        // Only the kernel's own words are kept: the Pi firmware puts ~200
+        // characters of its own before cmdline.txt, which must not push
+        // `portcullis.mode=` out. What is still too long is cut at a word.
+        for word in args
+            .split_ascii_whitespace()
+            .filter(|word| word.starts_with("portcullis."))
+        {
             let needed = word.len() + usize::from(!info.bootargs.is_empty());
             if info.bootargs.len() + needed > info.bootargs.capacity() {
                 break;
@@ -350,6 +358,7 @@ pub(crate) mod tests {
         assert!(info.psci_hvc);
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert!(info.from_device_tree);
+        assert_eq!(info.gpio, None);
     }
 
     #[test]
@@ -407,6 +416,7 @@ mod raspberry_pi_tests {
         assert_eq!(info.uart, 0xfe20_1000, "UART0 through the /soc ranges");
         assert_eq!(info.gic_distributor, 0xff84_1000);
         assert_eq!(info.gic_cpu_interface, 0xff84_2000);
+        assert_eq!(info.gpio, Some(0xfe20_0000));
         assert!(!info.psci_hvc);
         assert!(info.ram_bytes() > 0);
     }

@@ -144,6 +144,14 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
         Ok(va) => va,
         Err(_) => power::halt(),
     };
+    if let Some(gpio) = info
+        .gpio
+        .and_then(|pa| early_map::map_device(pa, 0x1000).ok())
+    {
+        // SAFETY: `gpio` maps the board's GPIO block; the kernel touches
+        // no other pin.
+        unsafe { arch::drivers::bcm2711_gpio::route_uart0(gpio) };
+    }
     // SAFETY: `uart` maps the board's PL011 for good; only the console uses it.
     unsafe { console::init(uart, info.uart_clock_hz) };
     power::set_exit_method(exit_method(&info));

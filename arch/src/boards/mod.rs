@@ -75,6 +75,9 @@ pub struct BoardInfo {
     pub gic_distributor: u64,
     /// GICv2 CPU-interface registers.
     pub gic_cpu_interface: u64,
+    /// The GPIO block whose pins the console needs routed (Pi 4: GPIO14/15
+    /// to UART0), if the board has one.
+    pub gpio: Option<u64>,
     /// Whether PSCI is reachable through `hvc` (QEMU virt at EL1).
     pub psci_hvc: bool,
     /// The kernel command line (`/chosen/bootargs`).
@@ -113,6 +116,25 @@ mod tests {
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert_eq!(info.boot_option("portcullis.exit"), Some("semihosting"));
         assert_eq!(info.boot_option("portcullis"), None);
+    }
+
+    #[test]
+    fn only_the_kernels_own_words_are_kept_from_a_long_firmware_command_line() {
+        // What a Pi 4's firmware puts before cmdline.txt, and then ours.
+        let firmware = "coherent_pool=1M 8250.nr_uarts=1 snd_bcm2835.enable_compat_alsa=0 \
+            snd_bcm2835.enable_hdmi=1 bcm2708_fb.fbwidth=1920 bcm2708_fb.fbheight=1080 \
+            bcm2708_fb.fbswap=1 smsc95xx.macaddr=DC:A6:32:00:00:00 vc_mem.mem_base=0x3eb00000 \
+            vc_mem.mem_size=0x3ff00000 console=ttyS0,115200 console=tty1";
+        let mut info = Board::RaspberryPi4.defaults();
+        info.bootargs.clear();
+        for word in firmware
+            .split_ascii_whitespace()
+            .chain(["portcullis.mode=test"])
+            .filter(|w| w.starts_with("portcullis."))
+        {
+            info.bootargs.push_str(word).unwrap();
+        }
+        assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use super::{Board, BoardInfo, PhysRange};
 
+/// GPIO block (function select and pull registers).
+pub const GPIO: u64 = 0xFE20_0000;
 /// PL011 UART0 (on GPIO14/15 with `dtoverlay=disable-bt`).
 pub const UART: u64 = 0xFE20_1000;
 /// The PL011 reference clock the firmware sets.
@@ -35,6 +37,7 @@ pub fn defaults() -> BoardInfo {
         uart_clock_hz: UART_CLOCK_HZ,
         gic_distributor: GIC_DISTRIBUTOR,
         gic_cpu_interface: GIC_CPU_INTERFACE,
+        gpio: Some(GPIO),
         psci_hvc: false,
         bootargs: heapless::String::new(),
         from_device_tree: false,

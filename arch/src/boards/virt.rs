@@ -30,6 +30,7 @@ pub fn defaults() -> BoardInfo {
         uart_clock_hz: UART_CLOCK_HZ,
         gic_distributor: GIC_DISTRIBUTOR,
         gic_cpu_interface: GIC_CPU_INTERFACE,
+        gpio: None,
         psci_hvc: true,
         bootargs: heapless::String::new(),
         from_device_tree: false,
