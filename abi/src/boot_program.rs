@@ -55,6 +55,11 @@ pub enum BootProgram {
     BenchIpcServer = 20,
     /// Benchmark client: times calls, replies and round trips.
     BenchIpcClient = 21,
+    /// Owns an endpoint: mints, copies and moves capabilities to it (every
+    /// error path), then revokes and deletes it while another thread waits.
+    CapOwner = 22,
+    /// Waits on the owner's endpoint; must wake with `ObjectDeleted`.
+    CapWaiter = 23,
 }
 
 /// The CNode slot of a boot-suite task's own CNode capability.
@@ -76,7 +81,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 22] = [
+    pub const ALL: [BootProgram; 24] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -99,6 +104,8 @@ impl BootProgram {
         BootProgram::IpcFifoReceiver,
         BootProgram::BenchIpcServer,
         BootProgram::BenchIpcClient,
+        BootProgram::CapOwner,
+        BootProgram::CapWaiter,
     ];
 
     /// A short name, used to name the thread.
@@ -126,6 +133,8 @@ impl BootProgram {
             BootProgram::IpcFifoReceiver => "fifo-receiver",
             BootProgram::BenchIpcServer => "bench-server",
             BootProgram::BenchIpcClient => "bench-client",
+            BootProgram::CapOwner => "cap-owner",
+            BootProgram::CapWaiter => "cap-waiter",
         }
     }
 

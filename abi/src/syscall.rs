@@ -39,11 +39,24 @@ pub enum Syscall {
     Reply = 10,
     /// `Reply` (if a reply is owed), then `Recv` on `x0`.
     ReplyRecv = 11,
+    /// In the CNode named by the CNode capability `x0` (write right):
+    /// copy the capability at index `x2` to empty index `x3`.
+    CapCopy = 12,
+    /// As `CapCopy`, with rights `x4` (a subset of the source's) and, if
+    /// `x6 == 1`, badge `x5` (endpoints and notifications, once).
+    CapMint = 13,
+    /// As `CapCopy`, but the capability leaves `x2`.
+    CapMove = 14,
+    /// Deletes the capability at `x2` and everything derived from it; the
+    /// last capability to an object destroys it.
+    CapDelete = 15,
+    /// Deletes everything derived from the capability at `x2`, keeping it.
+    CapRevoke = 16,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 12] = [
+    pub const ALL: [Syscall; 17] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -56,6 +69,11 @@ impl Syscall {
         Syscall::Call,
         Syscall::Reply,
         Syscall::ReplyRecv,
+        Syscall::CapCopy,
+        Syscall::CapMint,
+        Syscall::CapMove,
+        Syscall::CapDelete,
+        Syscall::CapRevoke,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -73,6 +91,11 @@ impl Syscall {
             9 => Some(Syscall::Call),
             10 => Some(Syscall::Reply),
             11 => Some(Syscall::ReplyRecv),
+            12 => Some(Syscall::CapCopy),
+            13 => Some(Syscall::CapMint),
+            14 => Some(Syscall::CapMove),
+            15 => Some(Syscall::CapDelete),
+            16 => Some(Syscall::CapRevoke),
             _ => None,
         }
     }
@@ -97,6 +120,11 @@ impl Syscall {
             Syscall::Call => "call",
             Syscall::Reply => "reply",
             Syscall::ReplyRecv => "reply_recv",
+            Syscall::CapCopy => "cap_copy",
+            Syscall::CapMint => "cap_mint",
+            Syscall::CapMove => "cap_move",
+            Syscall::CapDelete => "cap_delete",
+            Syscall::CapRevoke => "cap_revoke",
         }
     }
 }

@@ -181,3 +181,106 @@ pub fn fifo_receiver() -> i32 {
     }
     0
 }
+
+/// Owns the endpoint in slot 2 (the original capability). Checks the CNode
+/// operations and their errors, then revokes and deletes the endpoint
+/// while the waiter (which ran first) is blocked on it.
+pub fn cap_owner() -> i32 {
+    use abi::boot_program::CNODE_SLOT as CNODE;
+    use abi::cap::Rights;
+    use sdk::syscall::cnode;
+    let e = ENDPOINT_SLOT;
+    let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 10] = [
+        (
+            "mint a receive-only copy",
+            cnode::mint(CNODE, e, 4, Rights::READ, None),
+            Ok(()),
+        ),
+        (
+            "mint a badged copy",
+            cnode::mint(CNODE, e, 5, Rights::READ_WRITE, Some(7)),
+            Ok(()),
+        ),
+        (
+            "badge an already badged capability",
+            cnode::mint(CNODE, 5, 6, Rights::WRITE, Some(8)),
+            Err(ErrorCode::InvalidArgument),
+        ),
+        (
+            "mint more rights than the source holds",
+            cnode::mint(CNODE, 4, 6, Rights::READ_WRITE, None),
+            Err(ErrorCode::MissingRights),
+        ),
+        (
+            "copy onto an occupied slot",
+            cnode::copy(CNODE, e, 4),
+            Err(ErrorCode::SlotOccupied),
+        ),
+        (
+            "copy to a slot past the CNode",
+            cnode::copy(CNODE, e, 99),
+            Err(ErrorCode::InvalidCapability),
+        ),
+        ("move the badged copy", cnode::move_cap(CNODE, 5, 6), Ok(())),
+        (
+            "copy from the emptied slot",
+            cnode::copy(CNODE, 5, 7),
+            Err(ErrorCode::InvalidCapability),
+        ),
+        (
+            "CNode operation through a non-CNode capability",
+            cnode::copy(CONSOLE_SLOT, e, 7),
+            Err(ErrorCode::WrongCapabilityType),
+        ),
+        (
+            "revoke: every copy derived from the original goes",
+            cnode::revoke(CNODE, e),
+            Ok(()),
+        ),
+    ];
+    for (number, (what, got, want)) in checks.iter().enumerate() {
+        if got != want {
+            println!("check {} ({what}): got {got:?}, want {want:?}", number + 1);
+            return number as i32 + 1;
+        }
+    }
+    // The copies (ours in 4 and 6, the waiter's) are gone; the original stays.
+    if cnode::copy(CNODE, 4, 7) != Err(ErrorCode::InvalidCapability)
+        || cnode::copy(CNODE, 6, 7) != Err(ErrorCode::InvalidCapability)
+    {
+        return 20;
+    }
+    // Deleting the last capability destroys the endpoint: the waiter wakes.
+    if cnode::delete(CNODE, e).is_err() {
+        return 21;
+    }
+    match ipc::call(Cptr(e), &Message::new(0, &[])) {
+        Err(ErrorCode::InvalidCapability) => 0,
+        other => {
+            println!(
+                "IPC to the deleted endpoint: {:?}",
+                other.map(|m| m.info.label())
+            );
+            22
+        }
+    }
+}
+
+/// Blocks on the owner's endpoint until the owner destroys it.
+pub fn cap_waiter() -> i32 {
+    match ipc::recv(ENDPOINT) {
+        Err(ErrorCode::ObjectDeleted) => {}
+        other => {
+            println!(
+                "waiting on the destroyed endpoint returned {:?}",
+                other.map(|r| r.badge)
+            );
+            return 1;
+        }
+    }
+    // The owner's revoke removed this thread's capability too.
+    match ipc::recv(ENDPOINT) {
+        Err(ErrorCode::InvalidCapability) => 0,
+        _ => 2,
+    }
+}

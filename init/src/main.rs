@@ -52,6 +52,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::IpcFifoReceiver => ipc_tests::fifo_receiver(),
         BootProgram::BenchIpcServer => bench::run_ipc_server(BenchParameter::decode(parameter)),
         BootProgram::BenchIpcClient => bench::run_ipc_client(BenchParameter::decode(parameter)),
+        BootProgram::CapOwner => ipc_tests::cap_owner(),
+        BootProgram::CapWaiter => ipc_tests::cap_waiter(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -85,6 +85,10 @@ pub struct Case {
     pub grants: &'static [Grant],
     /// Thread priorities, by thread index (default `DEFAULT_PRIORITY`).
     pub priorities: &'static [u8],
+    /// Moves the first endpoint's original capability (after the grants
+    /// are minted from it) to this thread and slot, so that thread can
+    /// destroy the endpoint.
+    pub endpoint_owner: Option<(u8, u64)>,
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -123,6 +127,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         endpoints: 0,
         grants: &[],
         priorities: &[],
+        endpoint_owner: None,
     }
 }
 
@@ -134,6 +139,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         endpoints: 1,
         grants,
         priorities: &[],
+        endpoint_owner: None,
     }
 }
 
@@ -301,10 +307,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[0],
     IPC_CASES[1],
     IPC_CASES[2],
+    IPC_CASES[3],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 3] = [
+const IPC_CASES: [Case; 4] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -344,6 +351,17 @@ const IPC_CASES: [Case; 3] = [
         // queue in order 0, 1, 2 whatever the timer does; the receiver
         // runs last.
         priorities: &[103, 102, 101, 100],
+        endpoint_owner: None,
+    },
+    Case {
+        name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
+        threads: &[BootProgram::CapOwner.selector(0), BootProgram::CapWaiter.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        grants: &[grant(1, ENDPOINT_SLOT, RECEIVE, 0)],
+        // The waiter runs first and blocks; then the owner acts.
+        priorities: &[99, 100],
+        endpoint_owner: Some((0, ENDPOINT_SLOT)),
     },
 ];
 

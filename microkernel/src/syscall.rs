@@ -5,6 +5,7 @@
 //! call out and writes one `SyscallResult` back in one place.
 
 use crate::ipc::message::MAX_MESSAGE_WORDS;
+use abi::cap::Rights;
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 
@@ -34,6 +35,26 @@ impl IpcOperation {
     }
 }
 
+/// Which CNode operation a syscall asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapOperation {
+    /// Copy `source` to `target`.
+    Copy,
+    /// Mint `source` into `target` with fewer rights and maybe a badge.
+    Mint {
+        /// The new capability's rights.
+        rights: Rights,
+        /// Its badge, if one is set.
+        badge: Option<u64>,
+    },
+    /// Move `source` to `target`.
+    Move,
+    /// Delete `source` and its descendants.
+    Delete,
+    /// Delete `source`'s descendants.
+    Revoke,
+}
+
 /// A syscall with its arguments, decoded and range-checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Call {
@@ -58,6 +79,17 @@ pub enum Call {
         operation: IpcOperation,
         /// The endpoint capability's slot (x0).
         capability: u64,
+    },
+    /// A CNode operation in the CNode named by the capability at `cnode`.
+    Cap {
+        /// The operation.
+        operation: CapOperation,
+        /// The CNode capability's slot (x0).
+        cnode: u64,
+        /// Index of the source (or only) slot in that CNode (x2).
+        source: u64,
+        /// Index of the target slot (x3; unused by delete and revoke).
+        target: u64,
     },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`
     /// through the console capability at slot `console`.
@@ -101,6 +133,19 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Call => ipc(context, IpcOperation::Call),
         Syscall::Reply => ipc(context, IpcOperation::Reply),
         Syscall::ReplyRecv => ipc(context, IpcOperation::ReplyRecv),
+        Syscall::CapCopy => cap(context, CapOperation::Copy),
+        Syscall::CapMint => {
+            let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
+            let badge = match context.x[6] {
+                0 => None,
+                1 => Some(context.x[5]),
+                _ => return Err(ErrorCode::InvalidArgument),
+            };
+            cap(context, CapOperation::Mint { rights, badge })
+        }
+        Syscall::CapMove => cap(context, CapOperation::Move),
+        Syscall::CapDelete => cap(context, CapOperation::Delete),
+        Syscall::CapRevoke => cap(context, CapOperation::Revoke),
         Syscall::BenchFloor => match context.x[2] {
             0 => Ok(Call::BenchFloor { on: false }),
             1 => Ok(Call::BenchFloor { on: true }),
@@ -122,6 +167,15 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
     }
+}
+
+fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode> {
+    Ok(Call::Cap {
+        operation,
+        cnode: context.x[0],
+        source: context.x[2],
+        target: context.x[3],
+    })
 }
 
 /// Checks an IPC syscall's message info (capability transfer arrives
@@ -167,6 +221,35 @@ mod tests {
                 address: 0x40_0000,
                 len: 5
             })
+        );
+    }
+
+    #[test]
+    fn mint_arguments_are_checked() {
+        let mut ctx = regs(13, 0, 2, 3);
+        ctx.x[4] = Rights::READ.raw().into();
+        ctx.x[5] = 0x77;
+        ctx.x[6] = 1;
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::Cap {
+                operation: CapOperation::Mint {
+                    rights: Rights::READ,
+                    badge: Some(0x77)
+                },
+                cnode: 0,
+                source: 2,
+                target: 3
+            })
+        );
+        ctx.x[6] = 2;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        ctx.x[6] = 0;
+        ctx.x[4] = 1 << 7;
+        assert_eq!(
+            decode(&ctx),
+            Err(ErrorCode::InvalidArgument),
+            "reserved right bit"
         );
     }
 

@@ -14,8 +14,8 @@ use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
 use crate::scheduler::{Priority, RunQueue};
-use crate::syscall::IpcOperation;
 use crate::syscall::{self, Call, SyscallResult};
+use crate::syscall::{CapOperation, IpcOperation};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
@@ -422,6 +422,17 @@ impl Kernel {
                 operation,
                 capability,
             } => self.ipc_syscall(platform, current, operation, capability),
+            Call::Cap {
+                operation,
+                cnode,
+                source,
+                target,
+            } => SyscallResult::Return(
+                match self.cap_syscall(current, operation, cnode, source, target) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::BenchFloor { on } => {
                 if self.session.mode != Mode::Bench {
                     return SyscallResult::Return(ErrorCode::InvalidSyscall);
@@ -529,6 +540,91 @@ impl Kernel {
             Ok(effects) => SyscallResult::Ipc(effects),
             Err(error) => SyscallResult::Return(ipc_error(error)),
         }
+    }
+
+    /// A CNode operation through the caller's CNode capability `cnode_cptr`
+    /// (write right). Objects destroyed by a delete or revoke wake their
+    /// waiters with `ObjectDeleted`.
+    fn cap_syscall(
+        &mut self,
+        current: ThreadId,
+        operation: CapOperation,
+        cnode_cptr: u64,
+        source: u64,
+        target: u64,
+    ) -> Result<(), ErrorCode> {
+        let cnode_cap = self.thread_cap(current, cnode_cptr, CapType::CNode, Rights::WRITE)?;
+        let cnode = CNodeId(cnode_cap.object());
+        let source = self.caps.slot(cnode, source).map_err(ErrorCode::from)?;
+        let target = || self.caps.slot(cnode, target).map_err(ErrorCode::from);
+        match operation {
+            CapOperation::Copy => {
+                let target = target()?;
+                self.caps.copy(source, target)
+            }
+            CapOperation::Mint { rights, badge } => {
+                let target = target()?;
+                self.caps.mint(source, target, rights, badge)
+            }
+            CapOperation::Move => {
+                let target = target()?;
+                self.caps.move_cap(source, target)
+            }
+            CapOperation::Delete => {
+                return self.destroying(|caps, on_destroy| caps.delete(source, on_destroy))
+            }
+            CapOperation::Revoke => {
+                return self.destroying(|caps, on_destroy| caps.revoke(source, on_destroy))
+            }
+        }
+        .map_err(ErrorCode::from)
+    }
+
+    /// Runs a capability deletion; every object it destroys releases its
+    /// waiters (they wake with `ObjectDeleted`) and stops being anyone's
+    /// CSpace.
+    fn destroying(
+        &mut self,
+        operation: impl FnOnce(
+            &mut CapSpace<MAX_SLOTS, MAX_OBJECTS>,
+            &mut dyn FnMut(ObjectId, CapType),
+        ) -> Result<(), CapError>,
+    ) -> Result<(), ErrorCode> {
+        let Kernel {
+            caps,
+            endpoints,
+            threads,
+            run_queue,
+            current,
+            ..
+        } = self;
+        let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
+        let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
+            CapType::Endpoint => endpoints[object.index()].drain(threads, |threads, waiter| {
+                ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
+                let _ = woken.push(waiter);
+            }),
+            CapType::CNode => {
+                for thread in threads.iter_mut() {
+                    if thread.cspace.is_some_and(|c| c.object() == object) {
+                        thread.cspace = None;
+                    }
+                }
+            }
+            _ => {}
+        };
+        let result = operation(caps, &mut on_destroy);
+        for waiter in woken {
+            let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
+            if let Some(running) = *current {
+                if threads[waiter.index()].priority > threads[running.index()].priority {
+                    threads[running.index()]
+                        .work
+                        .insert(WorkFlags::NEED_RESCHED);
+                }
+            }
+        }
+        result.map_err(ErrorCode::from)
     }
 
     /// Applies what an IPC operation asked of the scheduler.
@@ -882,24 +978,9 @@ impl Kernel {
     /// every capability derived from it). Threads waiting on a destroyed
     /// endpoint wake with `ObjectDeleted`.
     fn delete_kernel_slot(&mut self, index: u64) {
-        let Ok(slot) = self.kernel_slot(index) else {
-            return;
-        };
-        let Kernel {
-            caps,
-            endpoints,
-            threads,
-            run_queue,
-            ..
-        } = self;
-        let _ = caps.delete(slot, |object: ObjectId, cap_type: CapType| {
-            if cap_type == CapType::Endpoint {
-                endpoints[object.index()].drain(threads, |threads, waiter| {
-                    ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
-                    let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
-                });
-            }
-        });
+        if let Ok(slot) = self.kernel_slot(index) {
+            let _ = self.destroying(|caps, on_destroy| caps.delete(slot, on_destroy));
+        }
     }
 
     fn finish_case<P: Platform>(&mut self, platform: &mut P) {
@@ -973,6 +1054,9 @@ impl Kernel {
             }
             if failure.is_none() {
                 failure = self.install_grants(&case).err();
+            }
+            if failure.is_none() {
+                failure = self.hand_over_endpoint(&case).err();
             }
             match failure {
                 None => return,
@@ -1062,6 +1146,33 @@ impl Kernel {
                 .map_err(|_| "minting a granted capability failed")?;
         }
         Ok(())
+    }
+
+    /// Moves the case's first endpoint's original capability to the
+    /// thread the case names as its owner.
+    fn hand_over_endpoint(&mut self, case: &Case) -> Result<(), &'static str> {
+        let Some((thread, slot)) = case.endpoint_owner else {
+            return Ok(());
+        };
+        let owner = self
+            .session
+            .live
+            .get(usize::from(thread))
+            .copied()
+            .ok_or("the endpoint owner is not a thread of the case")?;
+        let cnode = self.threads[owner.index()]
+            .cspace
+            .ok_or("the owner has no CSpace")?;
+        let source = self
+            .kernel_slot(KERNEL_ENDPOINT_SLOTS)
+            .map_err(|_| "the case has no endpoint")?;
+        let target = self
+            .caps
+            .slot(cnode, slot)
+            .map_err(|_| "the owner's slot is outside its CNode")?;
+        self.caps
+            .move_cap(source, target)
+            .map_err(|_| "moving the endpoint to its owner failed")
     }
 
     /// Gives a new thread its CSpace: a CNode whose original capability

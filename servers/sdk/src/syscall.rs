@@ -93,3 +93,91 @@ pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
 pub fn bench_floor(on: bool) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::BenchFloor.number(), 0, u64::from(on), 0).into_result()
 }
+
+/// The CNode operations, through the CNode capability at `cnode`.
+pub mod cnode {
+    use abi::cap::Rights;
+    use abi::{ErrorCode, Syscall};
+
+    fn op(
+        number: Syscall,
+        cnode: u64,
+        x2: u64,
+        x3: u64,
+        x4: u64,
+        x5: u64,
+        x6: u64,
+    ) -> Result<(), ErrorCode> {
+        super::raw_syscall6(number.number(), cnode, [x2, x3, x4, x5, x6]).into_result()
+    }
+
+    /// Copies the capability at `source` to the empty slot `target`.
+    pub fn copy(cnode: u64, source: u64, target: u64) -> Result<(), ErrorCode> {
+        op(Syscall::CapCopy, cnode, source, target, 0, 0, 0)
+    }
+
+    /// Mints `source` into `target` with `rights` and maybe a badge.
+    pub fn mint(
+        cnode: u64,
+        source: u64,
+        target: u64,
+        rights: Rights,
+        badge: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        let (badge, has_badge) = badge.map_or((0, 0), |b| (b, 1));
+        op(
+            Syscall::CapMint,
+            cnode,
+            source,
+            target,
+            rights.raw().into(),
+            badge,
+            has_badge,
+        )
+    }
+
+    /// Moves the capability at `source` to the empty slot `target`.
+    pub fn move_cap(cnode: u64, source: u64, target: u64) -> Result<(), ErrorCode> {
+        op(Syscall::CapMove, cnode, source, target, 0, 0, 0)
+    }
+
+    /// Deletes the capability at `slot` and everything derived from it.
+    pub fn delete(cnode: u64, slot: u64) -> Result<(), ErrorCode> {
+        op(Syscall::CapDelete, cnode, slot, 0, 0, 0, 0)
+    }
+
+    /// Deletes everything derived from the capability at `slot`.
+    pub fn revoke(cnode: u64, slot: u64) -> Result<(), ErrorCode> {
+        op(Syscall::CapRevoke, cnode, slot, 0, 0, 0, 0)
+    }
+}
+
+/// Makes syscall `number` with `x0` and arguments `x2..x6`; returns x0.
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn raw_syscall6(number: u64, x0: u64, args: [u64; 5]) -> RawResult {
+    let result: u64;
+    // SAFETY: as `raw_syscall`: the kernel reads these registers and
+    // writes x0..x7 only.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            inout("x0") x0 => result,
+            inout("x1") 0u64 => _,
+            inout("x2") args[0] => _,
+            inout("x3") args[1] => _,
+            inout("x4") args[2] => _,
+            inout("x5") args[3] => _,
+            inout("x6") args[4] => _,
+            out("x7") _,
+            in("x8") number,
+            options(nostack),
+        );
+    }
+    RawResult(result)
+}
+
+/// On the host there is no kernel.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn raw_syscall6(_number: u64, _x0: u64, _args: [u64; 5]) -> RawResult {
+    RawResult(ErrorCode::InvalidSyscall.raw())
+}
