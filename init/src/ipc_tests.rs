@@ -190,7 +190,7 @@ pub fn cap_owner() -> i32 {
     use abi::cap::Rights;
     use sdk::syscall::cnode;
     let e = ENDPOINT_SLOT;
-    let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 10] = [
+    let checks: [crate::Check; 10] = [
         (
             "mint a receive-only copy",
             cnode::mint(CNODE, e, 4, Rights::READ, None),
