@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 11] = [
+pub const ROWS: [&str; 12] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -20,6 +20,7 @@ pub const ROWS: [&str; 11] = [
     "ipc_slow_call_one_way",
     "ipc_slow_reply_recv_one_way",
     "ipc_slow_round_trip",
+    "notification_round_trip",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.

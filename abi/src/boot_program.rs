@@ -60,6 +60,18 @@ pub enum BootProgram {
     CapOwner = 22,
     /// Waits on the owner's endpoint; must wake with `ObjectDeleted`.
     CapWaiter = 23,
+    /// Polls, then signals the notification through two badged capabilities.
+    NotifySignaler = 24,
+    /// Takes the OR of both badges with one `Wait`; a `Poll` then gets 0.
+    NotifyWaiter = 25,
+    /// Waits on an empty notification (blocks) until it is signalled.
+    NotifySleeper = 26,
+    /// Signals the sleeper's notification once.
+    NotifyWaker = 27,
+    /// Benchmark: signals slot 2, waits on slot 3, timing the round trip.
+    BenchNotifyPing = 28,
+    /// Benchmark: waits on slot 2, signals slot 3, until ping is done.
+    BenchNotifyPong = 29,
 }
 
 /// The CNode slot of a boot-suite task's own CNode capability.
@@ -81,7 +93,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 24] = [
+    pub const ALL: [BootProgram; 30] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -106,6 +118,12 @@ impl BootProgram {
         BootProgram::BenchIpcClient,
         BootProgram::CapOwner,
         BootProgram::CapWaiter,
+        BootProgram::NotifySignaler,
+        BootProgram::NotifyWaiter,
+        BootProgram::NotifySleeper,
+        BootProgram::NotifyWaker,
+        BootProgram::BenchNotifyPing,
+        BootProgram::BenchNotifyPong,
     ];
 
     /// A short name, used to name the thread.
@@ -135,6 +153,12 @@ impl BootProgram {
             BootProgram::BenchIpcClient => "bench-client",
             BootProgram::CapOwner => "cap-owner",
             BootProgram::CapWaiter => "cap-waiter",
+            BootProgram::NotifySignaler => "signaler",
+            BootProgram::NotifyWaiter => "waiter",
+            BootProgram::NotifySleeper => "sleeper",
+            BootProgram::NotifyWaker => "waker",
+            BootProgram::BenchNotifyPing => "notify-ping",
+            BootProgram::BenchNotifyPong => "notify-pong",
         }
     }
 

@@ -52,11 +52,19 @@ pub enum Syscall {
     CapDelete = 15,
     /// Deletes everything derived from the capability at `x2`, keeping it.
     CapRevoke = 16,
+    /// ORs the badge of the notification capability `x0` (bit 0 if it is
+    /// unbadged) into the notification's word, waking its first waiter.
+    Signal = 17,
+    /// Waits on the notification capability `x0` until its word is not
+    /// zero; returns the word in `x8` and clears it.
+    Wait = 18,
+    /// `Wait` without waiting: returns the word (maybe 0) in `x8`.
+    Poll = 19,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 17] = [
+    pub const ALL: [Syscall; 20] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -74,6 +82,9 @@ impl Syscall {
         Syscall::CapMove,
         Syscall::CapDelete,
         Syscall::CapRevoke,
+        Syscall::Signal,
+        Syscall::Wait,
+        Syscall::Poll,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -96,6 +107,9 @@ impl Syscall {
             14 => Some(Syscall::CapMove),
             15 => Some(Syscall::CapDelete),
             16 => Some(Syscall::CapRevoke),
+            17 => Some(Syscall::Signal),
+            18 => Some(Syscall::Wait),
+            19 => Some(Syscall::Poll),
             _ => None,
         }
     }
@@ -125,6 +139,9 @@ impl Syscall {
             Syscall::CapMove => "cap_move",
             Syscall::CapDelete => "cap_delete",
             Syscall::CapRevoke => "cap_revoke",
+            Syscall::Signal => "signal",
+            Syscall::Wait => "wait",
+            Syscall::Poll => "poll",
         }
     }
 }

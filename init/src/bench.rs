@@ -5,7 +5,7 @@
 use abi::bench::{
     BenchParameter, IPC_FAST_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS,
 };
-use abi::boot_program::{ENDPOINT_SLOT, STOP_LABEL};
+use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
@@ -205,6 +205,54 @@ fn report_call_phase(
     if parameter.runs(name) && timed > 0 {
         let stats = summarise(&mut samples[..timed], overhead);
         print_row(parameter, name, stats);
+    }
+}
+
+/// Notification round trips: signal the partner's notification, wait on
+/// ours; the partner does the reverse.
+pub fn run_notify_ping(parameter: BenchParameter) -> i32 {
+    let (signal_to, wait_on) = (Cptr(ENDPOINT_SLOT), Cptr(SECOND_ENDPOINT_SLOT));
+    if !parameter.runs("notification_round_trip") {
+        // Release the partner, which waits for a first signal.
+        return if ipc::signal(signal_to).is_ok() { 0 } else { 1 };
+    }
+    measure(parameter, "notification_round_trip", || {
+        let start = now();
+        let ok = ipc::signal(signal_to).is_ok() && ipc::wait(wait_on).is_ok();
+        let end = now();
+        if ok {
+            end.wrapping_sub(start)
+        } else {
+            u64::MAX
+        }
+    });
+    // Tell the partner to stop: a signal with no round trip after it.
+    if ipc::signal(signal_to).is_ok() {
+        0
+    } else {
+        1
+    }
+}
+
+/// The other side of `run_notify_ping`: answers every signal until the
+/// ping has done all its rounds (and sent the final one).
+pub fn run_notify_pong(parameter: BenchParameter) -> i32 {
+    let (wait_on, signal_to) = (Cptr(ENDPOINT_SLOT), Cptr(SECOND_ENDPOINT_SLOT));
+    let rounds = if parameter.runs("notification_round_trip") {
+        parameter.iterations.min(MAX_ITERATIONS) + WARM_UP_ITERATIONS
+    } else {
+        0
+    };
+    for _ in 0..rounds {
+        if ipc::wait(wait_on).is_err() || ipc::signal(signal_to).is_err() {
+            return 1;
+        }
+    }
+    // The ping's final signal.
+    if ipc::wait(wait_on).is_ok() {
+        0
+    } else {
+        1
     }
 }
 

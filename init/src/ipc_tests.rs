@@ -284,3 +284,57 @@ pub fn cap_waiter() -> i32 {
         _ => 2,
     }
 }
+
+/// Polls (nothing yet), then signals through two capabilities whose
+/// badges are 0b001 and 0b100.
+pub fn notify_signaler() -> i32 {
+    if ipc::poll(Cptr(ENDPOINT_SLOT)) != Ok(0) {
+        return 1;
+    }
+    if ipc::signal(Cptr(ENDPOINT_SLOT)).is_err() || ipc::signal(Cptr(SECOND_ENDPOINT_SLOT)).is_err()
+    {
+        return 2;
+    }
+    0
+}
+
+/// One `Wait` takes both badges OR-ed; a `Poll` then finds nothing. A
+/// receive-only capability cannot signal.
+pub fn notify_waiter() -> i32 {
+    match ipc::wait(Cptr(ENDPOINT_SLOT)) {
+        Ok(0b101) => {}
+        other => {
+            println!("wait returned {other:?}, want Ok(5)");
+            return 1;
+        }
+    }
+    if ipc::poll(Cptr(ENDPOINT_SLOT)) != Ok(0) {
+        return 2;
+    }
+    if ipc::signal(Cptr(ENDPOINT_SLOT)) != Err(ErrorCode::MissingRights) {
+        return 3;
+    }
+    if ipc::wait(Cptr(CONSOLE_SLOT)) != Err(ErrorCode::WrongCapabilityType) {
+        return 4;
+    }
+    0
+}
+
+/// Blocks on an empty notification; must wake with the waker's badge.
+pub fn notify_sleeper() -> i32 {
+    match ipc::wait(Cptr(ENDPOINT_SLOT)) {
+        Ok(0b10) => 0,
+        other => {
+            println!("woke with {other:?}, want Ok(2)");
+            1
+        }
+    }
+}
+
+/// Signals once.
+pub fn notify_waker() -> i32 {
+    match ipc::signal(Cptr(ENDPOINT_SLOT)) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}

@@ -80,6 +80,8 @@ pub struct Case {
     pub expect: Expect,
     /// Endpoints the kernel creates for the case.
     pub endpoints: u8,
+    /// Notifications the kernel creates for the case.
+    pub notifications: u8,
     /// Endpoint capabilities handed to the case's threads (every thread
     /// also gets its own CNode in slot 0 and the console in slot 1).
     pub grants: &'static [Grant],
@@ -94,15 +96,33 @@ pub struct Case {
 /// Priority of boot-suite threads unless a case says otherwise.
 pub const DEFAULT_PRIORITY: u8 = 100;
 
-/// An endpoint capability the kernel installs for a case.
+/// One of a case's kernel objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseObject {
+    /// The case's endpoint with this index.
+    Endpoint(u8),
+    /// The case's notification with this index.
+    Notification(u8),
+}
+
+impl CaseObject {
+    /// The index among the case's objects of that kind.
+    pub const fn index(self) -> u8 {
+        match self {
+            CaseObject::Endpoint(i) | CaseObject::Notification(i) => i,
+        }
+    }
+}
+
+/// A capability the kernel installs for a case.
 #[derive(Clone, Copy, Debug)]
 pub struct Grant {
     /// Index of the receiving thread in `Case::threads`.
     pub thread: u8,
     /// Destination slot in its CNode.
     pub slot: u64,
-    /// Index of the endpoint among the case's endpoints.
-    pub endpoint: u8,
+    /// The object the capability names.
+    pub object: CaseObject,
     /// Rights of the capability.
     pub rights: Rights,
     /// Badge (0: unbadged).
@@ -113,7 +133,27 @@ const fn grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
     Grant {
         thread,
         slot,
-        endpoint: 0,
+        object: CaseObject::Endpoint(0),
+        rights,
+        badge,
+    }
+}
+
+const fn notification_grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
+    nth_notification_grant(0, thread, slot, rights, badge)
+}
+
+const fn nth_notification_grant(
+    index: u8,
+    thread: u8,
+    slot: u64,
+    rights: Rights,
+    badge: u64,
+) -> Grant {
+    Grant {
+        thread,
+        slot,
+        object: CaseObject::Notification(index),
         rights,
         badge,
     }
@@ -125,6 +165,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         threads,
         expect,
         endpoints: 0,
+        notifications: 0,
         grants: &[],
         priorities: &[],
         endpoint_owner: None,
@@ -137,6 +178,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         threads,
         expect: Expect::ExitZero,
         endpoints: 1,
+        notifications: 0,
         grants,
         priorities: &[],
         endpoint_owner: None,
@@ -308,10 +350,12 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[1],
     IPC_CASES[2],
     IPC_CASES[3],
+    IPC_CASES[4],
+    IPC_CASES[5],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 4] = [
+const IPC_CASES: [Case; 6] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -341,6 +385,7 @@ const IPC_CASES: [Case; 4] = [
         ],
         expect: Expect::ExitZero,
         endpoints: 1,
+        notifications: 0,
         grants: &[
             grant(0, ENDPOINT_SLOT, SEND, 100),
             grant(1, ENDPOINT_SLOT, SEND, 101),
@@ -358,10 +403,40 @@ const IPC_CASES: [Case; 4] = [
         threads: &[BootProgram::CapOwner.selector(0), BootProgram::CapWaiter.selector(0)],
         expect: Expect::ExitZero,
         endpoints: 1,
+        notifications: 0,
         grants: &[grant(1, ENDPOINT_SLOT, RECEIVE, 0)],
         // The waiter runs first and blocks; then the owner acts.
         priorities: &[99, 100],
         endpoint_owner: Some((0, ENDPOINT_SLOT)),
+    },
+    Case {
+        name: "notifications: signals OR their badges together; Poll never waits",
+        threads: &[BootProgram::NotifySignaler.selector(0), BootProgram::NotifyWaiter.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        grants: &[
+            notification_grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0b001),
+            notification_grant(0, SECOND_ENDPOINT_SLOT, SEND, 0b100),
+            notification_grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+        ],
+        // The signaler runs first and finishes before the waiter looks.
+        priorities: &[101, 100],
+        endpoint_owner: None,
+    },
+    Case {
+        name: "a signal wakes a thread waiting on the notification",
+        threads: &[BootProgram::NotifySleeper.selector(0), BootProgram::NotifyWaker.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        grants: &[
+            notification_grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            notification_grant(1, ENDPOINT_SLOT, SEND, 0b10),
+        ],
+        // The sleeper runs first and blocks; the waker's signal wakes it.
+        priorities: &[101, 100],
+        endpoint_owner: None,
     },
 ];
 
@@ -393,6 +468,25 @@ pub const BENCH_CASES: &[Case] = &[
             grant(1, ENDPOINT_SLOT, SEND, 0),
         ],
     ),
+    Case {
+        name: "notification round trips between two address spaces",
+        threads: &[
+            BootProgram::BenchNotifyPing.selector(0),
+            BootProgram::BenchNotifyPong.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 2,
+        // Ping signals notification 0 and waits on 1; pong the reverse.
+        grants: &[
+            nth_notification_grant(0, 0, ENDPOINT_SLOT, SEND, 0),
+            nth_notification_grant(1, 0, SECOND_ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(0, 1, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(1, 1, SECOND_ENDPOINT_SLOT, SEND, 0),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+    },
 ];
 
 /// What the demo shows.

@@ -35,6 +35,17 @@ impl IpcOperation {
     }
 }
 
+/// Which notification operation a syscall asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotificationOperation {
+    /// `Signal`.
+    Signal,
+    /// `Wait`.
+    Wait,
+    /// `Poll`.
+    Poll,
+}
+
 /// Which CNode operation a syscall asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CapOperation {
@@ -78,6 +89,13 @@ pub enum Call {
         /// The operation.
         operation: IpcOperation,
         /// The endpoint capability's slot (x0).
+        capability: u64,
+    },
+    /// A notification operation through the capability at `capability`.
+    Notification {
+        /// Signal, Wait or Poll.
+        operation: NotificationOperation,
+        /// The notification capability's slot (x0).
         capability: u64,
     },
     /// A CNode operation in the CNode named by the capability at `cnode`.
@@ -133,6 +151,9 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Call => ipc(context, IpcOperation::Call),
         Syscall::Reply => ipc(context, IpcOperation::Reply),
         Syscall::ReplyRecv => ipc(context, IpcOperation::ReplyRecv),
+        Syscall::Signal => notification(context, NotificationOperation::Signal),
+        Syscall::Wait => notification(context, NotificationOperation::Wait),
+        Syscall::Poll => notification(context, NotificationOperation::Poll),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -167,6 +188,16 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
     }
+}
+
+fn notification(
+    context: &UserContext,
+    operation: NotificationOperation,
+) -> Result<Call, ErrorCode> {
+    Ok(Call::Notification {
+        operation,
+        capability: context.x[0],
+    })
 }
 
 fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode> {

@@ -50,6 +50,11 @@ pub enum ThreadState {
     },
     /// Sent a `Call` and waits for the receiver's reply.
     BlockedOnReply,
+    /// Waiting for a notification's word to become non-zero.
+    BlockedOnNotification {
+        /// The notification's index.
+        notification: u32,
+    },
 }
 
 impl ThreadState {

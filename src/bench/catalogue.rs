@@ -189,8 +189,8 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         target: None,
     },
     CatalogueEntry {
-        name: "notification_signal_wait",
-        what: "Signal to Wait wake-up across address spaces",
+        name: "notification_round_trip",
+        what: "Signal to Wait wake-up across address spaces and back (two wake-ups; a notification carries no timestamp for a one-way time)",
         linux: &[],
         sel4: None,
         target: None,

@@ -16,6 +16,7 @@
 //! * The badge of the sender's capability arrives in the receiver's `x8`.
 
 pub mod message;
+pub mod notification;
 pub mod queue;
 
 use crate::platform::PhysMemory;
@@ -52,14 +53,14 @@ pub struct Effects {
 }
 
 impl Effects {
-    fn new(next: Next) -> Effects {
+    pub(crate) fn new(next: Next) -> Effects {
         Effects {
             next,
             woken: [None; MAX_WOKEN],
         }
     }
 
-    fn wake(mut self, thread: ThreadId) -> Effects {
+    pub(crate) fn wake(mut self, thread: ThreadId) -> Effects {
         if let Some(free) = self.woken.iter_mut().find(|w| w.is_none()) {
             *free = Some(thread);
         }

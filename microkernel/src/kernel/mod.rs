@@ -6,16 +6,17 @@
 //! that thread, idles, or ends the run.
 
 use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
-use crate::boot_suite::{evaluate, Case, Ended, Mode, DEFAULT_PRIORITY};
+use crate::boot_suite::{evaluate, Case, CaseObject, Ended, Mode, DEFAULT_PRIORITY};
 use crate::cap::{CNodeId, CapError, CapSpace, Capability, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
+use crate::ipc::notification::{self, Notification};
 use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
 use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
-use crate::syscall::{CapOperation, IpcOperation};
+use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
@@ -49,8 +50,9 @@ const KERNEL_CNODE_RADIX: u8 = 7;
 const KERNEL_CONSOLE_SLOT: u64 = 0;
 const KERNEL_THREAD_CNODE_SLOTS: u64 = 1;
 const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u64;
-/// Most endpoints one case may ask for.
+/// Most endpoints (and, separately, notifications) one case may ask for.
 const MAX_CASE_ENDPOINTS: u64 = 8;
+const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -123,6 +125,8 @@ pub struct Kernel {
     caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
     /// Each endpoint object's queue of waiting threads, by object index.
     endpoints: [EndpointQueue; MAX_OBJECTS],
+    /// Each notification object's word and waiters, by object index.
+    notifications: [Notification; MAX_OBJECTS],
     /// The kernel's CNode (original capabilities), made at `start`.
     kernel_cnode: Option<CNodeId>,
 }
@@ -162,6 +166,7 @@ impl Kernel {
             floor_installed: false,
             caps: CapSpace::new(),
             endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
+            notifications: [Notification::EMPTY; MAX_OBJECTS],
             kernel_cnode: None,
         }
     }
@@ -422,6 +427,10 @@ impl Kernel {
                 operation,
                 capability,
             } => self.ipc_syscall(platform, current, operation, capability),
+            Call::Notification {
+                operation,
+                capability,
+            } => self.notification_syscall(current, operation, capability),
             Call::Cap {
                 operation,
                 cnode,
@@ -470,6 +479,7 @@ impl Kernel {
 
     /// An IPC syscall: checks the endpoint capability, runs the operation
     /// and reports what the scheduler must do.
+    #[inline(never)]
     fn ipc_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -542,9 +552,49 @@ impl Kernel {
         }
     }
 
+    /// `Signal`, `Wait` or `Poll` through the notification capability at
+    /// `cptr` (signal: write right; wait and poll: read right).
+    #[inline(never)]
+    fn notification_syscall(
+        &mut self,
+        current: ThreadId,
+        operation: NotificationOperation,
+        cptr: u64,
+    ) -> SyscallResult {
+        let needed = match operation {
+            NotificationOperation::Signal => Rights::WRITE,
+            NotificationOperation::Wait | NotificationOperation::Poll => Rights::READ,
+        };
+        let cap = match self.thread_cap(current, cptr, CapType::Notification, needed) {
+            Ok(cap) => cap,
+            Err(code) => return SyscallResult::Return(code),
+        };
+        let index = cap.object().index();
+        let state = &mut self.notifications[index];
+        let threads = &mut self.threads;
+        let effects = match operation {
+            NotificationOperation::Signal => {
+                threads[current.index()].context.x[0] = ErrorCode::Ok.raw();
+                notification::signal(
+                    threads,
+                    state,
+                    notification::signal_bits(cap.badge(), cap.is_badged()),
+                )
+            }
+            NotificationOperation::Wait => {
+                notification::wait(threads, state, index as u32, current, true)
+            }
+            NotificationOperation::Poll => {
+                notification::wait(threads, state, index as u32, current, false)
+            }
+        };
+        SyscallResult::Ipc(effects)
+    }
+
     /// A CNode operation through the caller's CNode capability `cnode_cptr`
     /// (write right). Objects destroyed by a delete or revoke wake their
     /// waiters with `ObjectDeleted`.
+    #[inline(never)]
     fn cap_syscall(
         &mut self,
         current: ThreadId,
@@ -583,6 +633,7 @@ impl Kernel {
     /// Runs a capability deletion; every object it destroys releases its
     /// waiters (they wake with `ObjectDeleted`) and stops being anyone's
     /// CSpace.
+    #[inline(never)]
     fn destroying(
         &mut self,
         operation: impl FnOnce(
@@ -593,6 +644,7 @@ impl Kernel {
         let Kernel {
             caps,
             endpoints,
+            notifications,
             threads,
             run_queue,
             current,
@@ -604,6 +656,14 @@ impl Kernel {
                 ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
                 let _ = woken.push(waiter);
             }),
+            CapType::Notification => {
+                let state = &mut notifications[object.index()];
+                state.word = 0;
+                state.waiters.drain(threads, |threads, waiter| {
+                    ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
+                    let _ = woken.push(waiter);
+                });
+            }
             CapType::CNode => {
                 for thread in threads.iter_mut() {
                     if thread.cspace.is_some_and(|c| c.object() == object) {
@@ -661,6 +721,7 @@ impl Kernel {
 
     /// Prints a thread's text, each line prefixed with the thread's name
     /// (as a TAP diagnostic in test mode, so it can never read as a result).
+    #[inline(never)]
     fn print_user_text<P: Platform>(&mut self, platform: &mut P, id: ThreadId, text: &[u8]) {
         let test_mode = self.session.mode == Mode::Test;
         let thread = &mut self.threads[id.index()];
@@ -785,6 +846,7 @@ impl Kernel {
                     ThreadState::BlockedOnSend { .. }
                         | ThreadState::BlockedOnReceive { .. }
                         | ThreadState::BlockedOnReply
+                        | ThreadState::BlockedOnNotification { .. }
                 )
             })
     }
@@ -957,6 +1019,11 @@ impl Kernel {
             | ThreadState::BlockedOnReceive { endpoint } => {
                 self.endpoints[endpoint as usize].remove(&mut self.threads, id);
             }
+            ThreadState::BlockedOnNotification { notification } => {
+                self.notifications[notification as usize]
+                    .waiters
+                    .remove(&mut self.threads, id);
+            }
             ThreadState::BlockedOnReply => {
                 for thread in self.threads.iter_mut() {
                     if thread.reply_to == Some(id) {
@@ -992,6 +1059,9 @@ impl Kernel {
         self.session.ended.clear();
         for endpoint in 0..u64::from(case.endpoints) {
             self.delete_kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint);
+        }
+        for notification in 0..u64::from(case.notifications) {
+            self.delete_kernel_slot(KERNEL_NOTIFICATION_SLOTS + notification);
         }
         self.report(platform, number, case.name, verdict);
     }
@@ -1099,8 +1169,26 @@ impl Kernel {
     }
 
     fn create_case_endpoints(&mut self, case: &Case) -> Result<(), &'static str> {
-        if u64::from(case.endpoints) > MAX_CASE_ENDPOINTS {
-            return Err("the case asks for too many endpoints");
+        if u64::from(case.endpoints) > MAX_CASE_ENDPOINTS
+            || u64::from(case.notifications) > MAX_CASE_ENDPOINTS
+        {
+            return Err("the case asks for too many objects");
+        }
+        for notification in 0..u64::from(case.notifications) {
+            let object = self
+                .caps
+                .create_object(CapType::Notification, 0, 0)
+                .map_err(|_| "no room for a notification")?;
+            self.notifications[object.index()] = Notification::EMPTY;
+            let slot = self
+                .kernel_slot(KERNEL_NOTIFICATION_SLOTS + notification)
+                .map_err(|_| "no kernel slot for a notification")?;
+            self.caps
+                .install_original(
+                    slot,
+                    Capability::new(CapType::Notification, Rights::ALL, object),
+                )
+                .map_err(|_| "cannot install a notification capability")?;
         }
         for endpoint in 0..u64::from(case.endpoints) {
             let object = self
@@ -1133,9 +1221,13 @@ impl Kernel {
             let cnode = self.threads[thread.index()]
                 .cspace
                 .ok_or("the thread has no CSpace")?;
+            let first = match grant.object {
+                CaseObject::Endpoint(_) => KERNEL_ENDPOINT_SLOTS,
+                CaseObject::Notification(_) => KERNEL_NOTIFICATION_SLOTS,
+            };
             let source = self
-                .kernel_slot(KERNEL_ENDPOINT_SLOTS + u64::from(grant.endpoint))
-                .map_err(|_| "a grant names an endpoint the case does not have")?;
+                .kernel_slot(first + u64::from(grant.object.index()))
+                .map_err(|_| "a grant names an object the case does not have")?;
             let target = self
                 .caps
                 .slot(cnode, grant.slot)

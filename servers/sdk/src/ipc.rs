@@ -153,3 +153,22 @@ pub fn set_buffer_word(index: usize, value: u64) {
     // SAFETY: as `buffer_word`.
     unsafe { address.add(index % 512).write_volatile(value) }
 }
+
+/// Signals the notification `notification` (ORs its badge into the word).
+pub fn signal(notification: Cptr) -> Result<(), ErrorCode> {
+    invoke(Syscall::Signal, notification.0, &Message::new(0, &[])).status()
+}
+
+/// Waits until the notification's word is non-zero; returns and clears it.
+pub fn wait(notification: Cptr) -> Result<u64, ErrorCode> {
+    invoke(Syscall::Wait, notification.0, &Message::new(0, &[]))
+        .received()
+        .map(|r| r.badge)
+}
+
+/// Returns and clears the notification's word (maybe 0) without waiting.
+pub fn poll(notification: Cptr) -> Result<u64, ErrorCode> {
+    invoke(Syscall::Poll, notification.0, &Message::new(0, &[]))
+        .received()
+        .map(|r| r.badge)
+}

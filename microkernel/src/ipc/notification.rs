@@ -1,0 +1,132 @@
+//! Notifications: asynchronous signals. A notification holds a word;
+//! `Signal` ORs the signalling capability's badge into it, `Wait` takes the
+//! word (blocking while it is zero), `Poll` takes it without blocking.
+//! Each signal that finds a waiter hands that first waiter the whole word.
+
+use super::queue::{EndpointQueue, Waiting};
+use super::{Effects, Next};
+use crate::thread::{Thread, ThreadId, ThreadState};
+use abi::ErrorCode;
+
+/// A notification's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Notification {
+    /// Signalled bits not yet taken.
+    pub word: u64,
+    /// Threads blocked in `Wait`, first come first served.
+    pub waiters: EndpointQueue,
+}
+
+impl Notification {
+    /// A notification with no bits and no waiters.
+    pub const EMPTY: Notification = Notification {
+        word: 0,
+        waiters: EndpointQueue::EMPTY,
+    };
+}
+
+/// The bits a capability signals: its badge, or bit 0 if it has none.
+pub fn signal_bits(badge: u64, badged: bool) -> u64 {
+    if badged && badge != 0 {
+        badge
+    } else {
+        1
+    }
+}
+
+/// `Signal` with `bits`. The signaller continues; a woken waiter is
+/// reported.
+pub fn signal(threads: &mut [Thread], notification: &mut Notification, bits: u64) -> Effects {
+    notification.word |= bits;
+    match notification.waiters.pop_front(threads) {
+        Some(waiter) => {
+            deliver(threads, waiter, core::mem::take(&mut notification.word));
+            Effects::new(Next::Continue).wake(waiter)
+        }
+        None => Effects::new(Next::Continue),
+    }
+}
+
+/// `Wait` (`blocking`) or `Poll` by `thread` on notification `index`.
+pub fn wait(
+    threads: &mut [Thread],
+    notification: &mut Notification,
+    index: u32,
+    thread: ThreadId,
+    blocking: bool,
+) -> Effects {
+    if notification.word != 0 || !blocking {
+        deliver(threads, thread, core::mem::take(&mut notification.word));
+        return Effects::new(Next::Continue);
+    }
+    threads[thread.index()].state = ThreadState::BlockedOnNotification {
+        notification: index,
+    };
+    notification
+        .waiters
+        .push_back(threads, thread, Waiting::Receivers);
+    Effects::new(Next::Blocked)
+}
+
+/// `Ok` in x0 and the word in x8.
+fn deliver(threads: &mut [Thread], thread: ThreadId, word: u64) {
+    let context = &mut threads[thread.index()].context;
+    context.x[0] = ErrorCode::Ok.raw();
+    context.x[8] = word;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads(n: usize) -> Vec<Thread> {
+        (0..n).map(|_| Thread::EMPTY).collect()
+    }
+
+    #[test]
+    fn signals_or_together_until_taken() {
+        let mut t = threads(1);
+        let mut n = Notification::EMPTY;
+        signal(&mut t, &mut n, 0b001);
+        signal(&mut t, &mut n, 0b100);
+        assert_eq!(
+            wait(&mut t, &mut n, 0, ThreadId(0), true).next,
+            Next::Continue
+        );
+        assert_eq!(t[0].context.x[8], 0b101);
+        assert_eq!(n.word, 0);
+        wait(&mut t, &mut n, 0, ThreadId(0), false);
+        assert_eq!(
+            t[0].context.x[8], 0,
+            "poll of an empty notification returns 0"
+        );
+    }
+
+    #[test]
+    fn a_signal_wakes_the_first_waiter_with_the_word() {
+        let mut t = threads(2);
+        let mut n = Notification::EMPTY;
+        assert_eq!(
+            wait(&mut t, &mut n, 3, ThreadId(0), true).next,
+            Next::Blocked
+        );
+        assert_eq!(
+            wait(&mut t, &mut n, 3, ThreadId(1), true).next,
+            Next::Blocked
+        );
+        let e = signal(&mut t, &mut n, 0b10);
+        assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(0)]);
+        assert_eq!((t[0].context.x[0], t[0].context.x[8]), (0, 0b10));
+        assert_eq!(
+            t[1].state,
+            ThreadState::BlockedOnNotification { notification: 3 }
+        );
+        assert_eq!(n.word, 0);
+    }
+
+    #[test]
+    fn unbadged_capabilities_signal_bit_zero() {
+        assert_eq!(signal_bits(0, false), 1);
+        assert_eq!(signal_bits(0x40, true), 0x40);
+    }
+}
