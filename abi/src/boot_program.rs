@@ -72,6 +72,8 @@ pub enum BootProgram {
     BenchNotifyPing = 28,
     /// Benchmark: waits on slot 2, signals slot 3, until ping is done.
     BenchNotifyPong = 29,
+    /// Retypes objects from the 16 KiB Untyped in slot 2 and uses them.
+    UntypedUser = 30,
 }
 
 /// The CNode slot of a boot-suite task's own CNode capability.
@@ -93,7 +95,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 30] = [
+    pub const ALL: [BootProgram; 31] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -124,6 +126,7 @@ impl BootProgram {
         BootProgram::NotifyWaker,
         BootProgram::BenchNotifyPing,
         BootProgram::BenchNotifyPong,
+        BootProgram::UntypedUser,
     ];
 
     /// A short name, used to name the thread.
@@ -159,6 +162,7 @@ impl BootProgram {
             BootProgram::NotifyWaker => "waker",
             BootProgram::BenchNotifyPing => "notify-ping",
             BootProgram::BenchNotifyPong => "notify-pong",
+            BootProgram::UntypedUser => "untyped-user",
         }
     }
 

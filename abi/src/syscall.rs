@@ -60,11 +60,16 @@ pub enum Syscall {
     Wait = 18,
     /// `Wait` without waiting: returns the word (maybe 0) in `x8`.
     Poll = 19,
+    /// Makes `x5` objects of type `x2` (`abi::cap::CapType`; size
+    /// parameter `x3`: a CNode's radix, log2 of an Untyped's size, else 0)
+    /// from the Untyped capability `x0` (write right), their capabilities
+    /// in the caller's CNode at indices `x4 ..`.
+    Retype = 20,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 20] = [
+    pub const ALL: [Syscall; 21] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -85,6 +90,7 @@ impl Syscall {
         Syscall::Signal,
         Syscall::Wait,
         Syscall::Poll,
+        Syscall::Retype,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -110,6 +116,7 @@ impl Syscall {
             17 => Some(Syscall::Signal),
             18 => Some(Syscall::Wait),
             19 => Some(Syscall::Poll),
+            20 => Some(Syscall::Retype),
             _ => None,
         }
     }
@@ -142,6 +149,7 @@ impl Syscall {
             Syscall::Signal => "signal",
             Syscall::Wait => "wait",
             Syscall::Poll => "poll",
+            Syscall::Retype => "retype",
         }
     }
 }

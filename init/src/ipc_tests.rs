@@ -338,3 +338,73 @@ pub fn notify_waker() -> i32 {
         Err(_) => 1,
     }
 }
+
+/// Retypes objects from the 16 KiB Untyped in slot 2, uses them, checks
+/// the errors, and checks that revoking the Untyped reclaims its memory.
+pub fn untyped_user() -> i32 {
+    use abi::boot_program::CNODE_SLOT as CNODE;
+    use abi::cap::CapType;
+    use sdk::syscall::{cnode, retype};
+    let untyped = ENDPOINT_SLOT;
+    let checks: [crate::Check; 9] = [
+        (
+            "two endpoints",
+            retype(untyped, CapType::Endpoint, 0, 4, 2),
+            Ok(()),
+        ),
+        (
+            "a new endpoint works",
+            ipc::nb_recv(Cptr(4)).map(drop),
+            Err(ErrorCode::WouldBlock),
+        ),
+        (
+            "a notification",
+            retype(untyped, CapType::Notification, 0, 6, 1),
+            Ok(()),
+        ),
+        (
+            "into an occupied slot",
+            retype(untyped, CapType::Endpoint, 0, 4, 1),
+            Err(ErrorCode::SlotOccupied),
+        ),
+        (
+            "zero objects",
+            retype(untyped, CapType::Endpoint, 0, 8, 0),
+            Err(ErrorCode::InvalidArgument),
+        ),
+        (
+            "a type the kernel cannot make from user space yet",
+            retype(untyped, CapType::Tcb, 0, 8, 1),
+            Err(ErrorCode::InvalidArgument),
+        ),
+        (
+            "through the console capability",
+            retype(CONSOLE_SLOT, CapType::Endpoint, 0, 8, 1),
+            Err(ErrorCode::WrongCapabilityType),
+        ),
+        (
+            "an Untyped larger than its parent",
+            retype(untyped, CapType::Untyped, 20, 8, 1),
+            Err(ErrorCode::NotEnoughMemory),
+        ),
+        ("revoke the Untyped", cnode::revoke(CNODE, untyped), Ok(())),
+    ];
+    for (number, (what, got, want)) in checks.iter().enumerate() {
+        if got != want {
+            println!("check {} ({what}): got {got:?}, want {want:?}", number + 1);
+            return number as i32 + 1;
+        }
+    }
+    // Signal and poll before the revoke would have worked; after it the
+    // capabilities are gone and all 16 KiB are free again.
+    if ipc::nb_recv(Cptr(4)) != Err(ErrorCode::InvalidCapability) {
+        return 20;
+    }
+    match retype(untyped, CapType::Untyped, 14, 4, 1) {
+        Ok(()) => 0,
+        Err(error) => {
+            println!("the whole Untyped after the revoke: {error:?}");
+            21
+        }
+    }
+}

@@ -58,6 +58,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifyWaiter => ipc_tests::notify_waiter(),
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
+        BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),
         BootProgram::MisalignedExclusive => {

@@ -82,6 +82,8 @@ pub struct Case {
     pub endpoints: u8,
     /// Notifications the kernel creates for the case.
     pub notifications: u8,
+    /// Pages of Untyped memory the kernel makes for the case (0: none).
+    pub untyped_pages: u16,
     /// Endpoint capabilities handed to the case's threads (every thread
     /// also gets its own CNode in slot 0 and the console in slot 1).
     pub grants: &'static [Grant],
@@ -103,6 +105,8 @@ pub enum CaseObject {
     Endpoint(u8),
     /// The case's notification with this index.
     Notification(u8),
+    /// The case's Untyped memory (`Case::untyped_pages`).
+    Untyped,
 }
 
 impl CaseObject {
@@ -110,6 +114,7 @@ impl CaseObject {
     pub const fn index(self) -> u8 {
         match self {
             CaseObject::Endpoint(i) | CaseObject::Notification(i) => i,
+            CaseObject::Untyped => 0,
         }
     }
 }
@@ -166,6 +171,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         expect,
         endpoints: 0,
         notifications: 0,
+        untyped_pages: 0,
         grants: &[],
         priorities: &[],
         endpoint_owner: None,
@@ -179,6 +185,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
+        untyped_pages: 0,
         grants,
         priorities: &[],
         endpoint_owner: None,
@@ -352,10 +359,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[3],
     IPC_CASES[4],
     IPC_CASES[5],
+    IPC_CASES[6],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 6] = [
+const IPC_CASES: [Case; 7] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -386,6 +394,7 @@ const IPC_CASES: [Case; 6] = [
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
+        untyped_pages: 0,
         grants: &[
             grant(0, ENDPOINT_SLOT, SEND, 100),
             grant(1, ENDPOINT_SLOT, SEND, 101),
@@ -404,6 +413,7 @@ const IPC_CASES: [Case; 6] = [
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
+        untyped_pages: 0,
         grants: &[grant(1, ENDPOINT_SLOT, RECEIVE, 0)],
         // The waiter runs first and blocks; then the owner acts.
         priorities: &[99, 100],
@@ -415,6 +425,7 @@ const IPC_CASES: [Case; 6] = [
         expect: Expect::ExitZero,
         endpoints: 0,
         notifications: 1,
+        untyped_pages: 0,
         grants: &[
             notification_grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0b001),
             notification_grant(0, SECOND_ENDPOINT_SLOT, SEND, 0b100),
@@ -425,11 +436,29 @@ const IPC_CASES: [Case; 6] = [
         endpoint_owner: None,
     },
     Case {
+        name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
+        threads: &[BootProgram::UntypedUser.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 4,
+        grants: &[Grant {
+            thread: 0,
+            slot: ENDPOINT_SLOT,
+            object: CaseObject::Untyped,
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        }],
+        priorities: &[],
+        endpoint_owner: None,
+    },
+    Case {
         name: "a signal wakes a thread waiting on the notification",
         threads: &[BootProgram::NotifySleeper.selector(0), BootProgram::NotifyWaker.selector(0)],
         expect: Expect::ExitZero,
         endpoints: 0,
         notifications: 1,
+        untyped_pages: 0,
         grants: &[
             notification_grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             notification_grant(1, ENDPOINT_SLOT, SEND, 0b10),
@@ -477,6 +506,7 @@ pub const BENCH_CASES: &[Case] = &[
         expect: Expect::ExitZero,
         endpoints: 0,
         notifications: 2,
+        untyped_pages: 0,
         // Ping signals notification 0 and waits on 1; pong the reverse.
         grants: &[
             nth_notification_grant(0, 0, ENDPOINT_SLOT, SEND, 0),

@@ -87,6 +87,41 @@ impl FrameAllocator {
         Some(frame)
     }
 
+    /// `pages` physically contiguous frames, aligned to their total size
+    /// rounded up to a power of two (an Untyped's alignment), taken from
+    /// the untouched part of a RAM range. `None` when no range has room.
+    pub fn allocate_contiguous(&mut self, pages: u64) -> Option<u64> {
+        let bytes = pages.checked_mul(PAGE_SIZE)?;
+        let align = bytes.next_power_of_two();
+        for range in self.ranges.iter_mut() {
+            let start = range.start.checked_add(align - 1)? & !(align - 1);
+            let skip = start - range.start;
+            if range.size >= skip.checked_add(bytes)? {
+                // The skipped frames stay free for `allocate`.
+                let skipped = PhysRange {
+                    start: range.start,
+                    size: skip,
+                };
+                range.start = start + bytes;
+                range.size -= skip + bytes;
+                self.allocated += pages;
+                let mut frame = skipped.start;
+                while frame < skipped.end() {
+                    self.free_skipped(frame);
+                    frame += PAGE_SIZE;
+                }
+                return Some(start);
+            }
+        }
+        None
+    }
+
+    fn free_skipped(&mut self, frame: u64) {
+        if self.freed.push(frame).is_err() {
+            self.lost += 1;
+        }
+    }
+
     /// Returns a frame obtained from `allocate`.
     pub fn free(&mut self, frame: u64) {
         self.allocated = self.allocated.saturating_sub(1);
@@ -164,6 +199,22 @@ mod tests {
         assert_eq!(frames.allocate(), Some(a));
         assert_ne!(a, b);
         assert_eq!(frames.lost(), 0);
+    }
+
+    #[test]
+    fn contiguous_runs_are_aligned_and_skipped_frames_stay_usable() {
+        let mut frames = FrameAllocator::new();
+        frames.add_ram(range(0x1000, 0x20_0000), &[]);
+        let total = frames.available();
+        let run = frames.allocate_contiguous(4).unwrap();
+        assert_eq!(run % 0x4000, 0);
+        assert_eq!(frames.allocated(), 4);
+        assert_eq!(
+            frames.available(),
+            total - 4,
+            "frames skipped for alignment stay free"
+        );
+        assert_eq!(frames.allocate_contiguous(1 << 20), None);
     }
 
     #[test]

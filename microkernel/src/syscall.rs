@@ -5,7 +5,7 @@
 //! call out and writes one `SyscallResult` back in one place.
 
 use crate::ipc::message::MAX_MESSAGE_WORDS;
-use abi::cap::Rights;
+use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 
@@ -98,6 +98,19 @@ pub enum Call {
         /// The notification capability's slot (x0).
         capability: u64,
     },
+    /// `Retype` from the Untyped capability at `untyped`.
+    Retype {
+        /// The Untyped capability's slot (x0).
+        untyped: u64,
+        /// The type of the new objects.
+        object_type: CapType,
+        /// Radix / log2 size / 0, by type (x3).
+        size: u64,
+        /// First destination index in the caller's CNode (x4).
+        target: u64,
+        /// How many objects (x5).
+        count: u64,
+    },
     /// A CNode operation in the CNode named by the capability at `cnode`.
     Cap {
         /// The operation.
@@ -154,6 +167,13 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Signal => notification(context, NotificationOperation::Signal),
         Syscall::Wait => notification(context, NotificationOperation::Wait),
         Syscall::Poll => notification(context, NotificationOperation::Poll),
+        Syscall::Retype => Ok(Call::Retype {
+            untyped: context.x[0],
+            object_type: CapType::from_raw(context.x[2]).ok_or(ErrorCode::InvalidArgument)?,
+            size: context.x[3],
+            target: context.x[4],
+            count: context.x[5],
+        }),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;

@@ -53,6 +53,7 @@ const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u6
 /// Most endpoints (and, separately, notifications) one case may ask for.
 const MAX_CASE_ENDPOINTS: u64 = 8;
 const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
+const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -101,6 +102,8 @@ struct Session {
     bench_parameter: u64,
     /// Bench mode: `BENCH` lines the programs printed.
     bench_results: u32,
+    /// The running case's Untyped memory: first frame and page count.
+    untyped: Option<(u64, u64)>,
 }
 
 /// The whole kernel state.
@@ -161,6 +164,7 @@ impl Kernel {
                 finished: false,
                 bench_parameter: 0,
                 bench_results: 0,
+                untyped: None,
             },
             ticks: 0,
             floor_installed: false,
@@ -431,6 +435,18 @@ impl Kernel {
                 operation,
                 capability,
             } => self.notification_syscall(current, operation, capability),
+            Call::Retype {
+                untyped,
+                object_type,
+                size,
+                target,
+                count,
+            } => SyscallResult::Return(
+                match self.retype_syscall(current, untyped, object_type, size, target, count) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::Cap {
                 operation,
                 cnode,
@@ -589,6 +605,46 @@ impl Kernel {
             }
         };
         SyscallResult::Ipc(effects)
+    }
+
+    /// `Retype`: objects from the caller's Untyped capability into its own
+    /// CNode. The types the kernel can give state to so far: endpoints,
+    /// notifications, CNodes and smaller Untypeds.
+    #[inline(never)]
+    fn retype_syscall(
+        &mut self,
+        current: ThreadId,
+        untyped_cptr: u64,
+        object_type: CapType,
+        size: u64,
+        target: u64,
+        count: u64,
+    ) -> Result<(), ErrorCode> {
+        if !matches!(
+            object_type,
+            CapType::Endpoint | CapType::Notification | CapType::CNode | CapType::Untyped
+        ) {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        let cnode = self.threads[current.index()]
+            .cspace
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let untyped_slot = self
+            .caps
+            .slot(cnode, untyped_cptr)
+            .map_err(ErrorCode::from)?;
+        let made = self
+            .caps
+            .retype(untyped_slot, object_type, size, cnode, target, count)
+            .map_err(ErrorCode::from)?;
+        for object in made {
+            match object_type {
+                CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
+                CapType::Notification => self.notifications[object.index()] = Notification::EMPTY,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// A CNode operation through the caller's CNode capability `cnode_cptr`
@@ -1063,6 +1119,12 @@ impl Kernel {
         for notification in 0..u64::from(case.notifications) {
             self.delete_kernel_slot(KERNEL_NOTIFICATION_SLOTS + notification);
         }
+        self.delete_kernel_slot(KERNEL_UNTYPED_SLOT);
+        if let Some((base, pages)) = self.session.untyped.take() {
+            for page in 0..pages {
+                self.frames.free(base + page * arch::layout::PAGE_SIZE);
+            }
+        }
         self.report(platform, number, case.name, verdict);
     }
 
@@ -1174,6 +1236,24 @@ impl Kernel {
         {
             return Err("the case asks for too many objects");
         }
+        if case.untyped_pages > 0 {
+            let pages = u64::from(case.untyped_pages);
+            let base = self
+                .frames
+                .allocate_contiguous(pages)
+                .ok_or("no contiguous RAM for the case's Untyped")?;
+            self.session.untyped = Some((base, pages));
+            let object = self
+                .caps
+                .create_object(CapType::Untyped, base, pages * arch::layout::PAGE_SIZE)
+                .map_err(|_| "no room for an Untyped")?;
+            let slot = self
+                .kernel_slot(KERNEL_UNTYPED_SLOT)
+                .map_err(|_| "no kernel slot for the Untyped")?;
+            self.caps
+                .install_original(slot, Capability::new(CapType::Untyped, Rights::ALL, object))
+                .map_err(|_| "cannot install the Untyped capability")?;
+        }
         for notification in 0..u64::from(case.notifications) {
             let object = self
                 .caps
@@ -1224,6 +1304,7 @@ impl Kernel {
             let first = match grant.object {
                 CaseObject::Endpoint(_) => KERNEL_ENDPOINT_SLOTS,
                 CaseObject::Notification(_) => KERNEL_NOTIFICATION_SLOTS,
+                CaseObject::Untyped => KERNEL_UNTYPED_SLOT,
             };
             let source = self
                 .kernel_slot(first + u64::from(grant.object.index()))

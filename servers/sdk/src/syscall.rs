@@ -181,3 +181,21 @@ pub fn raw_syscall6(number: u64, x0: u64, args: [u64; 5]) -> RawResult {
 pub fn raw_syscall6(_number: u64, _x0: u64, _args: [u64; 5]) -> RawResult {
     RawResult(ErrorCode::InvalidSyscall.raw())
 }
+
+/// Makes `count` objects of `object_type` (size parameter `size`) from the
+/// Untyped capability at `untyped`, their capabilities at `target ..` in
+/// this thread's CNode.
+pub fn retype(
+    untyped: u64,
+    object_type: abi::cap::CapType,
+    size: u64,
+    target: u64,
+    count: u64,
+) -> Result<(), ErrorCode> {
+    raw_syscall6(
+        Syscall::Retype.number(),
+        untyped,
+        [u64::from(object_type.raw()), size, target, count, 0],
+    )
+    .into_result()
+}
