@@ -74,7 +74,15 @@ pub enum BootProgram {
     BenchNotifyPong = 29,
     /// Retypes objects from the 16 KiB Untyped in slot 2 and uses them.
     UntypedUser = 30,
+    /// Receives one fault message and resumes the faulter after the
+    /// faulting instruction.
+    FaultHandler = 31,
+    /// Loads from an unmapped address; its fault handler skips the load.
+    HandledFaulter = 32,
 }
+
+/// The unmapped address `HandledFaulter` loads from.
+pub const UNMAPPED_PROBE_ADDRESS: u64 = 0x1000;
 
 /// The CNode slot of a boot-suite task's own CNode capability.
 pub const CNODE_SLOT: u64 = 0;
@@ -95,7 +103,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 31] = [
+    pub const ALL: [BootProgram; 33] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -127,6 +135,8 @@ impl BootProgram {
         BootProgram::BenchNotifyPing,
         BootProgram::BenchNotifyPong,
         BootProgram::UntypedUser,
+        BootProgram::FaultHandler,
+        BootProgram::HandledFaulter,
     ];
 
     /// A short name, used to name the thread.
@@ -163,6 +173,8 @@ impl BootProgram {
             BootProgram::BenchNotifyPing => "notify-ping",
             BootProgram::BenchNotifyPong => "notify-pong",
             BootProgram::UntypedUser => "untyped-user",
+            BootProgram::FaultHandler => "fault-handler",
+            BootProgram::HandledFaulter => "handled-faulter",
         }
     }
 

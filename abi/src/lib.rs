@@ -21,6 +21,7 @@ pub mod bench;
 pub mod boot_program;
 pub mod cap;
 pub mod error;
+pub mod fault;
 pub mod message;
 pub mod syscall;
 

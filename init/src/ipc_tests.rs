@@ -5,6 +5,7 @@ use abi::boot_program::{CONSOLE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_
 use abi::{ErrorCode, MessageInfo, Syscall};
 use sdk::ipc::{self, buffer_word, set_buffer_word, Cptr, Message};
 use sdk::println;
+use sdk::probe;
 use sdk::syscall::raw_syscall;
 
 const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
@@ -407,4 +408,44 @@ pub fn untyped_user() -> i32 {
             21
         }
     }
+}
+
+/// Receives the faulter's fault message, checks it, and replies so the
+/// faulter resumes after the faulting load.
+pub fn fault_handler() -> i32 {
+    use abi::boot_program::UNMAPPED_PROBE_ADDRESS;
+    use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
+    const DATA_ABORT_FROM_EL0: u64 = 0x24;
+    let Ok(fault) = ipc::recv(ENDPOINT) else {
+        return 1;
+    };
+    let [class, address, _esr, pc, ..] = fault.message.words;
+    if fault.message.info.label() != FAULT_LABEL
+        || class != DATA_ABORT_FROM_EL0
+        || address != UNMAPPED_PROBE_ADDRESS
+    {
+        println!(
+            "fault message: label {:#x}, words {:x?}",
+            fault.message.info.label(),
+            fault.message.words
+        );
+        return 2;
+    }
+    // Resume after the 4-byte load that faulted.
+    match ipc::reply(&Message::new(FAULT_REPLY_SET_PC, &[pc + 4])) {
+        Ok(()) => 0,
+        Err(_) => 3,
+    }
+}
+
+/// Loads from an unmapped address; the handler resumes it after the load,
+/// with every register as it was.
+pub fn handled_faulter() -> i32 {
+    let before = probe::registers_preserved_across_syscall();
+    probe::read_u64(abi::boot_program::UNMAPPED_PROBE_ADDRESS);
+    // Still here: the fault was handled. Registers still behave.
+    if before != 0 || probe::registers_preserved_across_syscall() != 0 {
+        return 1;
+    }
+    0
 }

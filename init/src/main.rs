@@ -59,6 +59,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
+        BootProgram::FaultHandler => ipc_tests::fault_handler(),
+        BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),
         BootProgram::MisalignedExclusive => {

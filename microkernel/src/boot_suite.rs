@@ -93,6 +93,9 @@ pub struct Case {
     /// are minted from it) to this thread and slot, so that thread can
     /// destroy the endpoint.
     pub endpoint_owner: Option<(u8, u64)>,
+    /// `(thread, endpoint)`: that thread's faults go to that endpoint of
+    /// the case as fault messages.
+    pub fault_endpoints: &'static [(u8, u8)],
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -175,6 +178,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         grants: &[],
         priorities: &[],
         endpoint_owner: None,
+        fault_endpoints: &[],
     }
 }
 
@@ -189,6 +193,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         grants,
         priorities: &[],
         endpoint_owner: None,
+        fault_endpoints: &[],
     }
 }
 
@@ -360,10 +365,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[4],
     IPC_CASES[5],
     IPC_CASES[6],
+    IPC_CASES[7],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 7] = [
+const IPC_CASES: [Case; 8] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -406,6 +412,7 @@ const IPC_CASES: [Case; 7] = [
         // runs last.
         priorities: &[103, 102, 101, 100],
         endpoint_owner: None,
+        fault_endpoints: &[],
     },
     Case {
         name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
@@ -418,6 +425,7 @@ const IPC_CASES: [Case; 7] = [
         // The waiter runs first and blocks; then the owner acts.
         priorities: &[99, 100],
         endpoint_owner: Some((0, ENDPOINT_SLOT)),
+        fault_endpoints: &[],
     },
     Case {
         name: "notifications: signals OR their badges together; Poll never waits",
@@ -434,6 +442,7 @@ const IPC_CASES: [Case; 7] = [
         // The signaler runs first and finishes before the waiter looks.
         priorities: &[101, 100],
         endpoint_owner: None,
+        fault_endpoints: &[],
     },
     Case {
         name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
@@ -451,6 +460,20 @@ const IPC_CASES: [Case; 7] = [
         }],
         priorities: &[],
         endpoint_owner: None,
+        fault_endpoints: &[],
+    },
+    Case {
+        name: "faults go to the fault endpoint as messages; the handler's reply resumes the thread at a new PC",
+        threads: &[BootProgram::FaultHandler.selector(0), BootProgram::HandledFaulter.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        grants: &[grant(0, ENDPOINT_SLOT, RECEIVE, 0)],
+        // The handler waits first.
+        priorities: &[101, 100],
+        endpoint_owner: None,
+        fault_endpoints: &[(1, 0)],
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",
@@ -466,6 +489,7 @@ const IPC_CASES: [Case; 7] = [
         // The sleeper runs first and blocks; the waker's signal wakes it.
         priorities: &[101, 100],
         endpoint_owner: None,
+        fault_endpoints: &[],
     },
 ];
 
@@ -516,6 +540,7 @@ pub const BENCH_CASES: &[Case] = &[
         ],
         priorities: &[],
         endpoint_owner: None,
+        fault_endpoints: &[],
     },
 ];
 

@@ -42,6 +42,9 @@ pub enum ThreadState {
         badge: u64,
         /// A `Call`: after the transfer it waits for the reply.
         call: bool,
+        /// A fault message (built from `pending_fault`), not the thread's
+        /// registers, is sent; the reply resumes or stops the thread.
+        fault: bool,
     },
     /// Waiting in an endpoint's queue to receive.
     BlockedOnReceive {
@@ -50,6 +53,9 @@ pub enum ThreadState {
     },
     /// Sent a `Call` and waits for the receiver's reply.
     BlockedOnReply,
+    /// Faulted; its fault handler received the fault message and owes
+    /// the reply that resumes (or stops) it.
+    BlockedOnFaultReply,
     /// Waiting for a notification's word to become non-zero.
     BlockedOnNotification {
         /// The notification's index.
@@ -118,6 +124,11 @@ pub struct Thread {
     /// The CSpace's first slot and radix, kept here for the fast path
     /// (valid while `cspace` is `Some`).
     pub cspace_slots: (SlotId, u8),
+    /// Where the thread's faults go: an endpoint's index and the badge
+    /// the fault messages carry. `None`: a fault stops the thread.
+    pub fault_endpoint: Option<(u32, u64)>,
+    /// The fault being handled (while blocked on a fault endpoint).
+    pub pending_fault: Option<FaultReport>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -156,6 +167,8 @@ impl Thread {
         ipc_buffer: None,
         cspace: None,
         cspace_slots: (SlotId(0), 0),
+        fault_endpoint: None,
+        pending_fault: None,
     };
 }
 

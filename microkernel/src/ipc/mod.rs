@@ -21,6 +21,7 @@ pub mod queue;
 
 use crate::platform::PhysMemory;
 use crate::thread::{Thread, ThreadId, ThreadState};
+use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
 use abi::ErrorCode;
 use message::transfer;
 use queue::{EndpointQueue, Waiting};
@@ -125,6 +126,7 @@ pub fn send<M: PhysMemory>(
         endpoint: endpoint_index,
         badge,
         call: kind.call,
+        fault: false,
     };
     endpoint.push_back(threads, sender, Waiting::Senders);
     Ok(Effects::new(Next::Blocked))
@@ -141,9 +143,21 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if endpoint.waiting() == Waiting::Senders {
         let sender = endpoint.pop_front(threads).unwrap_or(receiver);
-        let ThreadState::BlockedOnSend { badge, call, .. } = threads[sender.index()].state else {
+        let ThreadState::BlockedOnSend {
+            badge, call, fault, ..
+        } = threads[sender.index()].state
+        else {
             unreachable!("only blocked senders wait in a sender queue");
         };
+        if fault {
+            deliver_fault(threads, sender, receiver, badge);
+            return Ok(owe_fault_reply(
+                threads,
+                sender,
+                receiver,
+                Effects::new(Next::Continue),
+            ));
+        }
         transfer(phys, threads, sender, receiver, badge);
         if call {
             return Ok(wait_for_reply(
@@ -167,8 +181,63 @@ pub fn receive<M: PhysMemory>(
     Ok(Effects::new(Next::Blocked))
 }
 
+/// `faulter` faulted (its report is in `pending_fault`) and has a fault
+/// endpoint: the fault goes to the first waiting receiver as a message, or
+/// the thread waits in the endpoint's queue. Its registers are untouched.
+pub fn send_fault(
+    threads: &mut [Thread],
+    endpoint: &mut EndpointQueue,
+    endpoint_index: u32,
+    faulter: ThreadId,
+    badge: u64,
+) -> Effects {
+    if endpoint.waiting() == Waiting::Receivers {
+        if let Some(handler) = endpoint.pop_front(threads) {
+            deliver_fault(threads, faulter, handler, badge);
+            threads[handler.index()].state = ThreadState::Ready;
+            let effects = Effects::new(Next::Blocked).wake(handler);
+            return owe_fault_reply(threads, faulter, handler, effects);
+        }
+    }
+    threads[faulter.index()].state = ThreadState::BlockedOnSend {
+        endpoint: endpoint_index,
+        badge,
+        call: true,
+        fault: true,
+    };
+    endpoint.push_back(threads, faulter, Waiting::Senders);
+    Effects::new(Next::Blocked)
+}
+
+/// The fault message of `faulter` into `handler`'s registers.
+fn deliver_fault(threads: &mut [Thread], faulter: ThreadId, handler: ThreadId, badge: u64) {
+    let report = threads[faulter.index()].pending_fault;
+    let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
+    let context = &mut threads[handler.index()].context;
+    context.x[0] = ErrorCode::Ok.raw();
+    context.x[1] = abi::MessageInfo::with(FAULT_LABEL, 4).into();
+    context.x[2..6].copy_from_slice(&words);
+    context.x[6] = 0;
+    context.x[7] = 0;
+    context.x[8] = badge;
+}
+
+fn owe_fault_reply(
+    threads: &mut [Thread],
+    faulter: ThreadId,
+    handler: ThreadId,
+    effects: Effects,
+) -> Effects {
+    let effects = wait_for_reply(threads, faulter, handler, effects);
+    threads[faulter.index()].state = ThreadState::BlockedOnFaultReply;
+    effects
+}
+
 /// `replier` replies to the thread it owes a reply; that thread is ready
-/// afterwards (returned).
+/// afterwards (returned). A faulted thread is resumed as the reply's label
+/// says (retry, new PC), or marked stopped (`ThreadState::Faulted`, which
+/// the kernel then cleans up) for `FAULT_REPLY_STOP`; its registers get
+/// no message.
 pub fn reply<M: PhysMemory>(
     phys: &mut M,
     threads: &mut [Thread],
@@ -178,6 +247,22 @@ pub fn reply<M: PhysMemory>(
         .reply_to
         .take()
         .ok_or(IpcError::NoReplyTarget)?;
+    if threads[caller.index()].state == ThreadState::BlockedOnFaultReply {
+        let label = message::sent_info(&threads[replier.index()]).label();
+        let new_pc = threads[replier.index()].context.x[2];
+        let faulted = &mut threads[caller.index()];
+        let report = faulted.pending_fault.take();
+        faulted.state = match (label, report) {
+            (FAULT_REPLY_SET_PC, _) => {
+                faulted.context.pc = new_pc;
+                ThreadState::Ready
+            }
+            (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
+            _ => ThreadState::Ready,
+        };
+        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+        return Ok(caller);
+    }
     if threads[caller.index()].state != ThreadState::BlockedOnReply {
         return Err(IpcError::NoReplyTarget);
     }
@@ -220,7 +305,7 @@ fn wait_for_reply(
         // The receiver never answered its previous caller: that caller
         // learns it will get no reply, instead of waiting forever.
         Some(previous) if previous != caller => {
-            fail_waiter(threads, previous, ErrorCode::InvalidCapability);
+            fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
             effects.wake(previous)
         }
         _ => effects,

@@ -57,7 +57,8 @@ fn a_sender_waits_until_a_receiver_comes() {
         ThreadState::BlockedOnSend {
             endpoint: 3,
             badge: 0xb0,
-            call: false
+            call: false,
+            fault: false
         }
     );
     let e = receive(&mut ram, &mut t, &mut ep, 3, server, true).unwrap();
@@ -195,4 +196,47 @@ fn a_new_call_fails_the_unanswered_previous_caller() {
     assert_eq!(t[0].state, ThreadState::Ready);
     assert_ne!(t[0].context.x[0], 0, "the first caller gets an error");
     assert_eq!(t[2].reply_to, Some(ThreadId(1)));
+}
+
+#[test]
+fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
+    use crate::fault::FaultReport;
+    use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (handler, faulter) = (ThreadId(0), ThreadId(1));
+    let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
+    t[1].context.x[0] = 0xdead;
+    t[1].pending_fault = Some(report);
+    // No handler waiting yet: the faulter queues like a caller.
+    assert_eq!(
+        send_fault(&mut t, &mut ep, 0, faulter, 9).next,
+        Next::Blocked
+    );
+    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
+    let got = t[0].context;
+    assert_eq!(MessageInfo::from(got.x[1]).label(), FAULT_LABEL);
+    assert_eq!(
+        (got.x[2], got.x[3], got.x[5], got.x[8]),
+        (0x24, 0x1000, 0x40_0100, 9)
+    );
+    assert_eq!(t[1].state, ThreadState::BlockedOnFaultReply);
+    // Resume at a new PC; the faulter's registers get no message.
+    message(&mut t[0], FAULT_REPLY_SET_PC, &[0x40_0104]);
+    assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
+    assert_eq!(
+        (t[1].state, t[1].context.pc, t[1].context.x[0]),
+        (ThreadState::Ready, 0x40_0104, 0xdead)
+    );
+    // A second fault, this time with the handler waiting: stop it.
+    t[1].pending_fault = Some(report);
+    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
+    let effects = send_fault(&mut t, &mut ep, 0, faulter, 9);
+    assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
+    message(&mut t[0], FAULT_REPLY_STOP, &[]);
+    assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
+    assert_eq!(
+        t[1].state,
+        ThreadState::Faulted(report),
+        "the kernel ends a thread in this state"
+    );
 }

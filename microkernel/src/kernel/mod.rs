@@ -708,10 +708,30 @@ impl Kernel {
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
         let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
-            CapType::Endpoint => endpoints[object.index()].drain(threads, |threads, waiter| {
-                ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
-                let _ = woken.push(waiter);
-            }),
+            CapType::Endpoint => {
+                endpoints[object.index()].drain(threads, |threads, waiter| {
+                    let faulted = matches!(
+                        threads[waiter.index()].state,
+                        ThreadState::BlockedOnSend { fault: true, .. }
+                    );
+                    if faulted {
+                        // No handler any more: the faulting instruction
+                        // runs again, faults again and stops the thread.
+                        threads[waiter.index()].state = ThreadState::Ready;
+                    } else {
+                        ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
+                    }
+                    let _ = woken.push(waiter);
+                });
+                for thread in threads.iter_mut() {
+                    if thread
+                        .fault_endpoint
+                        .is_some_and(|(e, _)| e as usize == object.index())
+                    {
+                        thread.fault_endpoint = None;
+                    }
+                }
+            }
             CapType::Notification => {
                 let state = &mut notifications[object.index()];
                 state.word = 0;
@@ -746,7 +766,13 @@ impl Kernel {
     /// Applies what an IPC operation asked of the scheduler.
     fn apply_ipc<P: Platform>(&mut self, platform: &mut P, effects: Effects) {
         for thread in effects.woken() {
-            self.make_ready(thread);
+            match self.threads[thread.index()].state {
+                // A fault handler replied "stop": the thread ends here.
+                ThreadState::Faulted(report) => {
+                    self.end_thread(platform, thread, ThreadState::Faulted(report))
+                }
+                _ => self.make_ready(thread),
+            }
         }
         match effects.next {
             Next::Continue => {}
@@ -827,6 +853,23 @@ impl Kernel {
             thread.line_open = false;
         }
         let prefix = if test_mode { "# " } else { "" };
+        if let Some((endpoint, badge)) = thread.fault_endpoint {
+            let _ = writeln!(
+                console,
+                "{prefix}[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
+                thread.name, id.0
+            );
+            thread.pending_fault = Some(report);
+            let effects = ipc::send_fault(
+                &mut self.threads,
+                &mut self.endpoints[endpoint as usize],
+                endpoint,
+                id,
+                badge,
+            );
+            self.apply_ipc(platform, effects);
+            return self.resume(platform);
+        }
         let _ = writeln!(
             console,
             "{prefix}[kernel] thread {}#{} stopped: {report}",
@@ -902,6 +945,7 @@ impl Kernel {
                     ThreadState::BlockedOnSend { .. }
                         | ThreadState::BlockedOnReceive { .. }
                         | ThreadState::BlockedOnReply
+                        | ThreadState::BlockedOnFaultReply
                         | ThreadState::BlockedOnNotification { .. }
                 )
             })
@@ -1029,7 +1073,7 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
-        self.leave_ipc(id);
+        self.leave_ipc(platform, id);
         self.delete_kernel_slot(KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
@@ -1069,7 +1113,7 @@ impl Kernel {
     /// Takes a thread out of every IPC relationship: its endpoint queue,
     /// the server owing it a reply, the caller it owes one (which learns
     /// no reply will come).
-    fn leave_ipc(&mut self, id: ThreadId) {
+    fn leave_ipc<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
         match self.threads[id.index()].state {
             ThreadState::BlockedOnSend { endpoint, .. }
             | ThreadState::BlockedOnReceive { endpoint } => {
@@ -1080,7 +1124,7 @@ impl Kernel {
                     .waiters
                     .remove(&mut self.threads, id);
             }
-            ThreadState::BlockedOnReply => {
+            ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
                 for thread in self.threads.iter_mut() {
                     if thread.reply_to == Some(id) {
                         thread.reply_to = None;
@@ -1090,9 +1134,18 @@ impl Kernel {
             _ => {}
         }
         if let Some(caller) = self.threads[id.index()].reply_to.take() {
-            if self.threads[caller.index()].state == ThreadState::BlockedOnReply {
-                ipc::fail_waiter(&mut self.threads, caller, ErrorCode::ObjectDeleted);
-                self.make_ready(caller);
+            match self.threads[caller.index()].state {
+                ThreadState::BlockedOnReply => {
+                    ipc::fail_waiter(&mut self.threads, caller, ErrorCode::ObjectDeleted);
+                    self.make_ready(caller);
+                }
+                // Its fault handler died: nobody can resume it sensibly.
+                ThreadState::BlockedOnFaultReply => {
+                    if let Some(report) = self.threads[caller.index()].pending_fault {
+                        self.end_thread(platform, caller, ThreadState::Faulted(report));
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -1186,6 +1239,9 @@ impl Kernel {
             }
             if failure.is_none() {
                 failure = self.install_grants(&case).err();
+            }
+            if failure.is_none() {
+                failure = self.set_fault_endpoints(&case).err();
             }
             if failure.is_none() {
                 failure = self.hand_over_endpoint(&case).err();
@@ -1317,6 +1373,27 @@ impl Kernel {
             self.caps
                 .mint(source, target, grant.rights, badge)
                 .map_err(|_| "minting a granted capability failed")?;
+        }
+        Ok(())
+    }
+
+    /// Gives the case's threads that have one their fault endpoint.
+    fn set_fault_endpoints(&mut self, case: &Case) -> Result<(), &'static str> {
+        for &(thread, endpoint) in case.fault_endpoints {
+            let id = self
+                .session
+                .live
+                .get(usize::from(thread))
+                .copied()
+                .ok_or("a fault endpoint names a thread the case does not have")?;
+            let slot = self
+                .kernel_slot(KERNEL_ENDPOINT_SLOTS + u64::from(endpoint))
+                .map_err(|_| "a fault endpoint names an endpoint the case does not have")?;
+            let cap = self
+                .caps
+                .lookup(slot)
+                .map_err(|_| "the fault endpoint does not exist")?;
+            self.threads[id.index()].fault_endpoint = Some((cap.object().index() as u32, 0));
         }
         Ok(())
     }
