@@ -4,10 +4,18 @@
 //!
 //! | register | on entry (`svc #0`)                          | on return                      |
 //! |----------|----------------------------------------------|--------------------------------|
-//! | `x8`     | syscall number ([`Syscall`])                 | preserved                      |
+//! | `x8`     | syscall number ([`Syscall`])                 | receive-type calls: the badge or notification word; other calls: preserved |
 //! | `x0`     | capability pointer (or 0 where none is used) | error code ([`ErrorCode`], 0 = success) |
-//! | `x1`     | message info ([`MessageInfo`])               | message info of a reply        |
-//! | `x2..x7` | message registers / arguments                | message registers / results    |
+//! | `x1`     | message info ([`MessageInfo`])               | calls that receive a message: its message info |
+//! | `x2..x7` | message registers / arguments                | calls that receive a message: message words 0..5; other calls: may change |
+//!
+//! The receive-type calls are `Recv`, `NBRecv`, `Call` (the reply),
+//! `ReplyRecv` (the next message), `Wait` and `Poll`. On success they write
+//! `x8`: the badge of the sender's capability (`Recv`, `NBRecv`,
+//! `ReplyRecv`; 0 if unbadged; a [`fault`] message carries its fault
+//! endpoint's badge), 0 (`Call`: a reply carries no badge), or
+//! the notification word taken (`Wait`, `Poll`, which write no message
+//! registers). A failing call writes `x0` alone.
 //!
 //! Every other general-purpose register, `sp`, the FP/SIMD registers and
 //! `tpidr_el0` are preserved across a syscall.
