@@ -17,6 +17,11 @@
 #                                  whole suite (no --filter/--iterations/--no-icount,
 #                                  on virt) also regenerates docs/bench/results.md
 #                                  and results.svg
+#   ./qemu-run.sh fuzz [--seed S] [--calls N]
+#                                  run the in-guest syscall fuzzer: N random
+#                                  syscalls (default 100000) from seed S (default:
+#                                  a new one, printed); TAP, one line per round;
+#                                  fails on a kernel panic or a broken invariant
 #   ./qemu-run.sh lint             rustfmt and clippy (host and AArch64 crates)
 #   ./qemu-run.sh sdcard [--out FILE]
 #                                  write a bootable Raspberry Pi 4 SD card image
@@ -302,6 +307,26 @@ run_bench() {
 	cargo run --quiet --release -p portcullis --bin portcullis -- bench "${args[@]}"
 }
 
+run_fuzz() {
+	local seed="" calls=100000
+	while [ "$#" -gt 0 ]; do
+		case "$1" in
+		--seed) seed="${2:?--seed needs a value}" && shift 2 ;;
+		--calls) calls="${2:?--calls needs a value}" && shift 2 ;;
+		*) die "fuzz: unknown option $1 (expected --seed S, --calls N)" ;;
+		esac
+	done
+	[ -n "$seed" ] || seed=$(( (RANDOM << 15) | RANDOM ))
+	say "fuzz: seed $seed, $calls syscalls (repeat with --seed $seed --calls $calls)"
+	ensure_toolchain
+	ensure_qemu
+	# A long run needs time: about 1 s per 100 000 syscalls, plus the boot.
+	local timeout=$(( 120 + calls / 20000 ))
+	cargo run --quiet --release -p portcullis --bin portcullis -- run --mode fuzz \
+		--boot-option "portcullis.fuzz.seed=$seed" --boot-option "portcullis.fuzz.calls=$calls" \
+		--timeout "$timeout"
+}
+
 run_lint() {
 	local failed=()
 	ensure_toolchain
@@ -335,6 +360,10 @@ main() {
 		run_bench "$@"
 		;;
 	sdcard) shift && exec "$ROOT/scripts/sdcard.sh" "$@" ;;
+	fuzz)
+		shift
+		run_fuzz "$@"
+		;;
 	lint)
 		shift
 		[ "$#" -eq 0 ] || die "lint takes no arguments"

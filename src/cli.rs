@@ -28,9 +28,13 @@ USAGE:
 OPTIONS (run):
     --machine virt|raspi4b  QEMU machine (default virt). raspi4b needs QEMU 9+
                             and boots kernel8.img at EL2 with bcm2711-rpi-4-b.dtb
-    --mode demo|test|bench  what the guest runs (default demo): the demo, the
-                            in-kernel test suite, which prints TAP, or the
-                            benchmarks (raw; `portcullis bench` reads them)
+    --mode demo|test|bench|fuzz
+                            what the guest runs (default demo): the demo, the
+                            in-kernel test suite, which prints TAP, the
+                            benchmarks (raw; `portcullis bench` reads them), or
+                            the syscall fuzzer (TAP, one result per round; set
+                            --boot-option portcullis.fuzz.seed=S and
+                            portcullis.fuzz.calls=N)
     --elf                   raspi4b: boot the kernel ELF instead (entered at EL3)
     --dtb PATH              raspi4b: the device tree to pass (default:
                             $PORTCULLIS_DTB, else target/firmware/bcm2711-rpi-4-b.dtb)

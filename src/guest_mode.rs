@@ -15,11 +15,24 @@ pub enum GuestMode {
     /// The benchmark suite: one `BENCH ...` line per benchmark (see
     /// [`crate::bench`]), exit status 0 only if every benchmark ran.
     Bench,
+    /// The syscall fuzzer: TAP, one result per round (the kernel survived
+    /// and its invariants held), judged like the test suite.
+    Fuzz,
 }
 
 impl GuestMode {
     /// Every mode, in the order `--help` lists them.
-    pub const ALL: [GuestMode; 3] = [GuestMode::Demo, GuestMode::Test, GuestMode::Bench];
+    pub const ALL: [GuestMode; 4] = [
+        GuestMode::Demo,
+        GuestMode::Test,
+        GuestMode::Bench,
+        GuestMode::Fuzz,
+    ];
+
+    /// Does the guest print TAP in this mode?
+    pub fn prints_tap(self) -> bool {
+        matches!(self, GuestMode::Test | GuestMode::Fuzz)
+    }
 
     /// The name used on the command line and in `portcullis.mode=`.
     pub fn name(self) -> &'static str {
@@ -27,6 +40,7 @@ impl GuestMode {
             GuestMode::Demo => "demo",
             GuestMode::Test => "test",
             GuestMode::Bench => "bench",
+            GuestMode::Fuzz => "fuzz",
         }
     }
 }
@@ -45,7 +59,7 @@ impl fmt::Display for UnknownMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown mode `{}` (expected demo, test or bench)",
+            "unknown mode `{}` (expected demo, test, bench or fuzz)",
             self.0
         )
     }

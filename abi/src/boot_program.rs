@@ -1,8 +1,9 @@
 //! Which program the first user task runs.
 //!
-//! Until init can create threads itself (capabilities arrive with the next
-//! milestone), the kernel starts each boot-suite case by loading the init
-//! ELF into a fresh address space with a program selector in `x0`. The low
+//! Until init can create threads itself (TCB objects are not built yet),
+//! the kernel starts each boot-suite case by loading the init ELF into a
+//! fresh address space with a program selector in `x0`, and gives each
+//! thread the capabilities the case lists. The low
 //! byte selects the program, the rest is its parameter.
 
 /// Programs init knows.
@@ -79,6 +80,38 @@ pub enum BootProgram {
     FaultHandler = 31,
     /// Loads from an unmapped address; its fault handler skips the load.
     HandledFaulter = 32,
+    /// Issues random syscalls (parameter: `FuzzParameter`).
+    Fuzzer = 33,
+}
+
+/// What one fuzzer thread does: its index in the round, its seed and how
+/// many syscalls it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FuzzParameter {
+    /// The thread's index in its round (0..=3).
+    pub index: u8,
+    /// The round's seed.
+    pub seed: u32,
+    /// Syscalls this thread makes (< 2^22).
+    pub calls: u32,
+}
+
+impl FuzzParameter {
+    /// Packs the parameter into the selector's 56 parameter bits.
+    pub const fn encode(self) -> u64 {
+        (self.index as u64 & 3)
+            | ((self.seed as u64) << 2)
+            | (((self.calls as u64) & ((1 << 22) - 1)) << 34)
+    }
+
+    /// Unpacks it.
+    pub const fn decode(raw: u64) -> Self {
+        FuzzParameter {
+            index: (raw & 3) as u8,
+            seed: (raw >> 2) as u32,
+            calls: ((raw >> 34) & ((1 << 22) - 1)) as u32,
+        }
+    }
 }
 
 /// The unmapped address `HandledFaulter` loads from.
@@ -103,7 +136,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 33] = [
+    pub const ALL: [BootProgram; 34] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -137,6 +170,7 @@ impl BootProgram {
         BootProgram::UntypedUser,
         BootProgram::FaultHandler,
         BootProgram::HandledFaulter,
+        BootProgram::Fuzzer,
     ];
 
     /// A short name, used to name the thread.
@@ -175,6 +209,7 @@ impl BootProgram {
             BootProgram::UntypedUser => "untyped-user",
             BootProgram::FaultHandler => "fault-handler",
             BootProgram::HandledFaulter => "handled-faulter",
+            BootProgram::Fuzzer => "fuzzer",
         }
     }
 
@@ -193,6 +228,17 @@ impl BootProgram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fuzz_parameters_round_trip() {
+        let p = FuzzParameter {
+            index: 2,
+            seed: 0xdead_beef,
+            calls: 40_000,
+        };
+        assert_eq!(FuzzParameter::decode(p.encode()), p);
+        assert!(p.encode() < 1 << 56);
+    }
 
     #[test]
     fn selectors_round_trip() {

@@ -15,7 +15,7 @@ pub enum Syscall {
     /// Ends the calling thread. `x2` = exit status.
     Exit = 2,
     /// Writes `x3` bytes at user address `x2` to the debug console.
-    /// `x0` names the console capability (0 until capabilities arrive).
+    /// `x0` names a DebugConsole capability with the write right.
     DebugPrint = 3,
     /// Benchmark mode only (`portcullis.mode=bench`): `x2 = 1` makes every
     /// later syscall of this thread return at once from the vector (the

@@ -5,6 +5,7 @@
 #![no_main]
 
 mod bench;
+mod fuzz;
 mod ipc_tests;
 
 use abi::bench::BenchParameter;
@@ -58,6 +59,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifyWaiter => ipc_tests::notify_waiter(),
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
+        BootProgram::Fuzzer => fuzz::run(parameter),
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::FaultHandler => ipc_tests::fault_handler(),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),

@@ -19,7 +19,7 @@ use arch::mmu::AsidBits;
 use core::fmt::Write;
 use microkernel::boot_suite::Mode;
 use microkernel::frames::FrameAllocator;
-use microkernel::kernel::{Interrupt, Kernel, Resume};
+use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
 use microkernel::platform::{PhysMemory, Platform};
 
 /// The root task, built by build.rs for aarch64-unknown-none.
@@ -201,9 +201,21 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
         match mode {
             Mode::Test => "in-guest tests",
             Mode::Bench => "benchmarks",
+            Mode::Fuzz => "syscall fuzzer",
             Mode::Demo => "demo",
         }
     );
+    if mode == Mode::Fuzz {
+        let seed = info
+            .boot_option("portcullis.fuzz.seed")
+            .and_then(parse_number)
+            .unwrap_or(1);
+        let calls = info
+            .boot_option("portcullis.fuzz.calls")
+            .and_then(parse_number)
+            .unwrap_or(100_000);
+        KERNEL.with(|kernel| kernel.set_fuzz_plan(FuzzPlan::new(seed as u32, calls)));
+    }
     if mode == Mode::Bench {
         let parameter = BenchParameter::from_options(
             info.boot_option("portcullis.bench.iterations"),
@@ -222,6 +234,14 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     let resume = KERNEL
         .with(|kernel| MACHINE.with(|machine| kernel.start(machine, asid_bits, INIT_ELF, mode)));
     go(resume)
+}
+
+/// A boot option's number, decimal or `0x` hexadecimal.
+fn parse_number(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
 }
 
 /// The board description: from the device tree when there is a usable

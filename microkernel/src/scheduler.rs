@@ -87,6 +87,13 @@ impl RunQueue {
         self.highest_priority().is_some_and(|p| p >= at_least)
     }
 
+    /// Is `thread` queued at any priority?
+    pub fn contains(&self, thread: ThreadId) -> bool {
+        self.ready
+            .iter()
+            .any(|queue| queue.iter().any(|&t| t == thread))
+    }
+
     /// Number of ready threads.
     pub fn len(&self) -> usize {
         self.ready.iter().map(Deque::len).sum()

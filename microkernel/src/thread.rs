@@ -108,8 +108,6 @@ pub struct Thread {
     pub priority: Priority,
     /// Counters.
     pub stats: ThreadStats,
-    /// The thread's console output is mid-line (no prefix needed).
-    pub line_open: bool,
     /// The thread runs with the benchmark syscall floor on.
     pub syscall_floor: bool,
     /// Neighbours in the endpoint queue the thread waits in.
@@ -157,7 +155,6 @@ impl Thread {
             preemptions: 0,
             yields: 0,
         },
-        line_open: false,
         syscall_floor: false,
         queue_links: QueueLinks {
             previous: None,

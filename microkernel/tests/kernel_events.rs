@@ -193,6 +193,7 @@ impl Harness {
 
     fn fault(&mut self, esr: u64, far: u64) {
         self.resume = self.kernel.handle_el0_sync(&mut self.machine, esr, far);
+        assert_eq!(self.kernel.check_invariants(), Ok(()));
     }
 
     fn tick(&mut self) {
@@ -421,6 +422,7 @@ fn every_frame_is_returned_when_threads_end() {
         h.exit(0);
     }
     assert_eq!(h.kernel.frames().allocated(), 0, "no frame leaks");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
     assert!(
         h.machine.tlb_flushes > 0,
         "freed frames are flushed from the TLB before reuse"

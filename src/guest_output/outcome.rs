@@ -141,7 +141,7 @@ impl RunOutcome {
         if report.banner.is_none() {
             failures.push(FailureReason::MissingBanner);
         }
-        if mode == GuestMode::Test {
+        if mode.prints_tap() {
             failures.extend(test_mode_failures(&report));
         }
         RunOutcome {
@@ -195,6 +195,7 @@ impl RunOutcome {
                 GuestMode::Test => format!("{} tests passed", self.report.counted().passed),
                 GuestMode::Demo => "the demo ran".to_string(),
                 GuestMode::Bench => "the benchmarks ran".to_string(),
+                GuestMode::Fuzz => format!("{} fuzz rounds passed", self.report.counted().passed),
             };
             format!("PASS: {} mode, {what} in {seconds:.1} s", self.mode)
         } else {

@@ -305,7 +305,16 @@ fn wait_for_reply(
         // The receiver never answered its previous caller: that caller
         // learns it will get no reply, instead of waiting forever.
         Some(previous) if previous != caller => {
-            fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
+            if threads[previous.index()].state == ThreadState::BlockedOnFaultReply {
+                // A faulted thread cannot take an error code: its handler
+                // moved on without an answer, so it stops (the kernel ends
+                // a woken thread in the `Faulted` state).
+                let stopped = threads[previous.index()].pending_fault.take();
+                threads[previous.index()].state =
+                    stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
+            } else {
+                fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
+            }
             effects.wake(previous)
         }
         _ => effects,

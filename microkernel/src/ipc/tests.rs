@@ -240,3 +240,24 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
         "the kernel ends a thread in this state"
     );
 }
+
+#[test]
+fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
+    use crate::fault::FaultReport;
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
+    let (handler, faulter, caller) = (ThreadId(0), ThreadId(1), ThreadId(2));
+    let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
+    t[1].pending_fault = Some(report);
+    t[1].context.x[0] = 0xdead;
+    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
+    send_fault(&mut t, &mut ep, 0, faulter, 0);
+    // The handler receives a Call instead of replying to the fault.
+    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
+    let e = send(&mut ram, &mut t, &mut ep, 0, caller, 0, CALL).unwrap();
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![faulter]);
+    assert_eq!(t[1].state, ThreadState::Faulted(report));
+    assert_eq!(
+        t[1].context.x[0], 0xdead,
+        "no error code written into a faulted thread"
+    );
+}

@@ -18,7 +18,7 @@ use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
-use abi::boot_program::{BootProgram, PARAMETER_SHIFT};
+use abi::boot_program::{BootProgram, FuzzParameter, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
@@ -28,6 +28,7 @@ use arch::mmu::{AsidAllocator, AsidBits};
 use core::fmt::Write;
 
 mod fast_path;
+mod invariants;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
 
 /// Exit status of a run whose every test passed.
@@ -104,6 +105,50 @@ struct Session {
     bench_results: u32,
     /// The running case's Untyped memory: first frame and page count.
     untyped: Option<(u64, u64)>,
+    /// Cases started so far (the TAP number of the running one).
+    started: usize,
+    /// Fuzz mode: the run's seed, syscalls per thread per round, rounds
+    /// still to start, and syscalls made so far.
+    fuzz: FuzzPlan,
+}
+
+/// How a fuzz run is divided into rounds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FuzzPlan {
+    seed: u32,
+    calls_per_thread: u32,
+    rounds: u32,
+    rounds_started: u32,
+    syscalls: u64,
+}
+
+impl FuzzPlan {
+    /// Most syscalls one fuzzer thread makes in one round: rounds are what
+    /// the invariants are checked between.
+    pub const CALLS_PER_THREAD: u32 = 5_000;
+    /// Fuzzer threads per round.
+    pub const THREADS: u32 = 3;
+
+    /// `calls` syscalls in all from `seed`.
+    pub fn new(seed: u32, calls: u64) -> FuzzPlan {
+        let per_round = u64::from(Self::CALLS_PER_THREAD * Self::THREADS);
+        FuzzPlan {
+            seed,
+            calls_per_thread: Self::CALLS_PER_THREAD
+                .min(calls.div_ceil(u64::from(Self::THREADS)).max(1) as u32),
+            rounds: calls.div_ceil(per_round).clamp(1, u64::from(u32::MAX)) as u32,
+            rounds_started: 0,
+            syscalls: 0,
+        }
+    }
+
+    /// The seed of round `round` (derived, so every round differs).
+    fn round_seed(&self, round: u32) -> u32 {
+        self.seed
+            .wrapping_mul(0x9e37_79b9)
+            .wrapping_add(round.wrapping_mul(0x85eb_ca6b))
+            ^ self.seed
+    }
 }
 
 /// The whole kernel state.
@@ -132,6 +177,8 @@ pub struct Kernel {
     notifications: [Notification; MAX_OBJECTS],
     /// The kernel's CNode (original capabilities), made at `start`.
     kernel_cnode: Option<CNodeId>,
+    /// The thread whose console line is unfinished (no newline yet).
+    open_line: Option<ThreadId>,
 }
 
 impl Default for Kernel {
@@ -165,6 +212,14 @@ impl Kernel {
                 bench_parameter: 0,
                 bench_results: 0,
                 untyped: None,
+                started: 0,
+                fuzz: FuzzPlan {
+                    seed: 0,
+                    calls_per_thread: 0,
+                    rounds: 0,
+                    rounds_started: 0,
+                    syscalls: 0,
+                },
             },
             ticks: 0,
             floor_installed: false,
@@ -172,7 +227,13 @@ impl Kernel {
             endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
             notifications: [Notification::EMPTY; MAX_OBJECTS],
             kernel_cnode: None,
+            open_line: None,
         }
+    }
+
+    /// Fuzz mode: how many syscalls from which seed. Call before `start`.
+    pub fn set_fuzz_plan(&mut self, plan: FuzzPlan) {
+        self.session.fuzz = plan;
     }
 
     /// Bench mode: the parameter handed to the benchmark programs (see
@@ -207,11 +268,23 @@ impl Kernel {
         }
         self.session.mode = mode;
         self.session.cases = mode.cases();
-        if mode == Mode::Test {
-            let _ = write!(
+        let plan = match mode {
+            Mode::Test => Some(self.session.cases.len()),
+            Mode::Fuzz => Some(self.session.fuzz.rounds as usize),
+            _ => None,
+        };
+        if let Some(plan) = plan {
+            let _ = write!(Console(platform), "TAP version 13\n1..{plan}\n");
+        }
+        if mode == Mode::Fuzz {
+            let fuzz = self.session.fuzz;
+            let _ = writeln!(
                 Console(platform),
-                "TAP version 13\n1..{}\n",
-                self.session.cases.len()
+                "# fuzz: seed {:#x}, {} rounds of {} threads x {} syscalls",
+                fuzz.seed,
+                fuzz.rounds,
+                FuzzPlan::THREADS,
+                fuzz.calls_per_thread
             );
         }
         self.start_next_case(platform);
@@ -803,30 +876,36 @@ impl Kernel {
 
     /// Prints a thread's text, each line prefixed with the thread's name
     /// (as a TAP diagnostic in test mode, so it can never read as a result).
+    /// Lines of different threads never share a console line.
     #[inline(never)]
     fn print_user_text<P: Platform>(&mut self, platform: &mut P, id: ThreadId, text: &[u8]) {
-        let test_mode = self.session.mode == Mode::Test;
-        let thread = &mut self.threads[id.index()];
+        let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
+        if self.open_line.is_some_and(|writer| writer != id) {
+            self.end_user_lines(platform);
+        }
+        let continuing = self.open_line == Some(id);
         if self.session.mode == Mode::Bench {
             // The benchmark programs speak the runner's line protocol
             // themselves: no prefix, and the kernel counts their results.
-            if !thread.line_open && text.starts_with(b"BENCH ") {
+            if !continuing && text.starts_with(b"BENCH ") {
                 self.session.bench_results += 1;
             }
-            thread.line_open = text.last() != Some(&b'\n');
+            self.open_line = (text.last() != Some(&b'\n')).then_some(id);
             if let Ok(text) = core::str::from_utf8(text) {
                 platform.console_write(text);
             }
             return;
         }
+        let thread = &self.threads[id.index()];
         let mut console = Console(platform);
+        let mut line_open = continuing;
         for &byte in text {
-            if !thread.line_open {
+            if !line_open {
                 if test_mode {
                     let _ = console.write_str("# ");
                 }
                 let _ = write!(console, "[{}#{}] ", thread.name, id.0);
-                thread.line_open = true;
+                line_open = true;
             }
             let shown = match byte {
                 b'\n' | b'\t' | 0x20..=0x7e => byte as char,
@@ -834,9 +913,10 @@ impl Kernel {
             };
             let _ = console.write_char(shown);
             if byte == b'\n' {
-                thread.line_open = false;
+                line_open = false;
             }
         }
+        self.open_line = line_open.then_some(id);
     }
 
     fn fault<P: Platform>(
@@ -845,13 +925,10 @@ impl Kernel {
         id: ThreadId,
         report: FaultReport,
     ) -> Resume {
-        let test_mode = self.session.mode == Mode::Test;
+        let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
+        self.end_user_lines(platform);
         let thread = &mut self.threads[id.index()];
         let mut console = Console(platform);
-        if thread.line_open {
-            let _ = console.write_char('\n');
-            thread.line_open = false;
-        }
         let prefix = if test_mode { "# " } else { "" };
         if let Some((endpoint, badge)) = thread.fault_endpoint {
             let _ = writeln!(
@@ -954,7 +1031,7 @@ impl Kernel {
     /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
     /// which fails the case instead of hanging the run.
     fn break_deadlock<P: Platform>(&mut self, platform: &mut P) {
-        let prefix = if self.session.mode == Mode::Test {
+        let prefix = if matches!(self.session.mode, Mode::Test | Mode::Fuzz) {
             "# "
         } else {
             ""
@@ -1160,11 +1237,26 @@ impl Kernel {
     }
 
     fn finish_case<P: Platform>(&mut self, platform: &mut P) {
-        let number = self.session.next_case;
-        let Some(case) = self.session.cases.get(number.wrapping_sub(1)) else {
+        let number = self.session.started;
+        let Some(case) = self
+            .session
+            .cases
+            .get(self.session.next_case.wrapping_sub(1))
+        else {
             return;
         };
-        let verdict = evaluate(case.expect, &self.session.ended);
+        let mut verdict = evaluate(case.expect, &self.session.ended);
+        // A fuzzer that finishes exits with the number of syscalls it made;
+        // one stopped early (deadlock, fault) counts what reached the kernel.
+        let syscalls: u64 = self
+            .session
+            .ended
+            .iter()
+            .map(|e| match e.state {
+                ThreadState::Exited(made) if made > 0 => made as u64,
+                _ => e.stats.syscalls,
+            })
+            .sum();
         self.session.ended.clear();
         for endpoint in 0..u64::from(case.endpoints) {
             self.delete_kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint);
@@ -1178,6 +1270,23 @@ impl Kernel {
                 self.frames.free(base + page * arch::layout::PAGE_SIZE);
             }
         }
+        if self.session.mode == Mode::Fuzz {
+            self.session.fuzz.syscalls += syscalls;
+            if verdict.is_ok() {
+                verdict = self.check_invariants();
+            }
+            let mut name: heapless::String<96> = heapless::String::new();
+            let _ = write!(
+                name,
+                "fuzz round {} (seed {:#x}): {syscalls} syscalls, invariants hold",
+                self.session.fuzz.rounds_started,
+                self.session
+                    .fuzz
+                    .round_seed(self.session.fuzz.rounds_started.saturating_sub(1))
+            );
+            self.report(platform, number, &name, verdict);
+            return;
+        }
         self.report(platform, number, case.name, verdict);
     }
 
@@ -1188,13 +1297,14 @@ impl Kernel {
         name: &str,
         verdict: Result<(), &str>,
     ) {
+        self.end_user_lines(platform);
         let mode = self.session.mode;
         let mut console = Console(platform);
         match (verdict, mode) {
-            (Ok(()), Mode::Test) => {
+            (Ok(()), Mode::Test | Mode::Fuzz) => {
                 let _ = writeln!(console, "ok {number} - {name}");
             }
-            (Err(reason), Mode::Test) => {
+            (Err(reason), Mode::Test | Mode::Fuzz) => {
                 let _ = writeln!(console, "not ok {number} - {name}\n# {reason}");
             }
             (Ok(()), Mode::Demo | Mode::Bench) => {
@@ -1210,16 +1320,47 @@ impl Kernel {
         }
     }
 
+    /// Ends any line a thread left open, so the kernel's next line starts
+    /// at the beginning (TAP results must).
+    fn end_user_lines<P: Platform>(&mut self, platform: &mut P) {
+        if self.open_line.take().is_some() {
+            platform.console_write("\n");
+        }
+    }
+
     /// Starts the next case that can be started; marks the session
     /// finished (and prints the summary) when none is left.
     fn start_next_case<P: Platform>(&mut self, platform: &mut P) {
-        while let Some(case) = self.session.cases.get(self.session.next_case).copied() {
+        loop {
+            // Fuzz mode runs its one case once per round.
+            let fuzz = &mut self.session.fuzz;
+            if self.session.mode == Mode::Fuzz
+                && self.session.next_case >= self.session.cases.len()
+                && fuzz.rounds_started < fuzz.rounds
+            {
+                self.session.next_case = 0;
+            }
+            let Some(case) = self.session.cases.get(self.session.next_case).copied() else {
+                break;
+            };
             self.session.next_case += 1;
-            if self.session.mode != Mode::Test {
+            self.session.started += 1;
+            if matches!(self.session.mode, Mode::Demo | Mode::Bench) {
                 let _ = writeln!(Console(platform), "[kernel] next: {}", case.name);
             }
             let parameter = match self.session.mode {
                 Mode::Bench => self.session.bench_parameter << PARAMETER_SHIFT,
+                Mode::Fuzz => {
+                    let fuzz = &mut self.session.fuzz;
+                    let round = fuzz.rounds_started;
+                    fuzz.rounds_started += 1;
+                    let parameter = FuzzParameter {
+                        index: 0,
+                        seed: fuzz.round_seed(round),
+                        calls: fuzz.calls_per_thread,
+                    };
+                    parameter.encode() << PARAMETER_SHIFT
+                }
                 _ => 0,
             };
             let mut failure = self.create_case_endpoints(&case).err();
@@ -1257,16 +1398,26 @@ impl Kernel {
                         self.end_thread(platform, id, ThreadState::Exited(-1));
                     }
                     self.session.ended.clear();
-                    let number = self.session.next_case;
+                    let number = self.session.started;
                     self.report(platform, number, case.name, Err(reason));
                 }
             }
         }
         self.session.finished = true;
+        self.end_user_lines(platform);
         let (passed, failed) = (self.session.passed, self.session.failed);
         let mut console = Console(platform);
         match self.session.mode {
             Mode::Test => {
+                let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
+            }
+            Mode::Fuzz => {
+                let fuzz = self.session.fuzz;
+                let _ = writeln!(
+                    console,
+                    "# fuzz: seed {:#x}, {} syscalls issued, 0 kernel panics, {failed} rounds with broken invariants",
+                    fuzz.seed, fuzz.syscalls
+                );
                 let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
             }
             Mode::Demo => {

@@ -199,3 +199,25 @@ pub fn retype(
     )
     .into_result()
 }
+
+/// Makes syscall `number` with every argument register `x0..x7` as given
+/// and returns `x0..x8` as the kernel left them (for the fuzzer and for
+/// tests that need arbitrary register contents).
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
+    let mut x = [
+        args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], number,
+    ];
+    // SAFETY: a syscall reads and writes x0..x8 and nothing else of this
+    // program's state (the IPC buffer page aside, which it owns).
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
+            inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
+            inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            options(nostack),
+        )
+    };
+    x
+}

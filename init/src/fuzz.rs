@@ -1,0 +1,106 @@
+//! The syscall fuzzer: random syscall numbers (valid ones mostly, and any
+//! value), random capability pointers, message infos and arguments,
+//! pointers into its own, unmapped, kernel and device memory. Blocking
+//! operations are mostly turned into their non-blocking variants so a
+//! round does not end in a deadlock at once (when it does, the kernel
+//! stops the round's threads, which is fine: the kernel surviving is what
+//! is tested).
+
+use abi::boot_program::FuzzParameter;
+use abi::{Syscall, IPC_BUFFER_ADDRESS};
+use sdk::println;
+use sdk::syscall::raw_syscall_registers;
+
+/// xorshift64*: small, fast, and the same sequence for the same seed.
+struct Random(u64);
+
+impl Random {
+    fn new(seed: u64) -> Random {
+        Random(seed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Addresses worth passing as pointers.
+const ADDRESSES: [u64; 8] = [
+    IPC_BUFFER_ADDRESS,
+    IPC_BUFFER_ADDRESS + 4090,
+    0x40_0000,             // own code (readable)
+    0x7fff_fffe_f000,      // own stack
+    0x1000,                // unmapped
+    0xffff_ffff_c008_0000, // kernel text
+    0x0900_0000,           // a device's physical address
+    0x0000_ffff_ffff_fff8, // top of the user half
+];
+
+fn argument(random: &mut Random) -> u64 {
+    match random.below(4) {
+        0 => random.below(64),
+        1 => ADDRESSES[random.below(ADDRESSES.len() as u64) as usize] + random.below(16),
+        2 => random.next(),
+        _ => random.below(1 << 16),
+    }
+}
+
+/// Picks a syscall number: a real one mostly (blocking ones mostly made
+/// non-blocking, exit rarely), sometimes any value.
+fn number(random: &mut Random) -> u64 {
+    let last = Syscall::ALL.len() as u64;
+    if random.below(100) >= 90 {
+        return random.next();
+    }
+    let mut number = random.below(last + 1);
+    let mostly = random.below(100) < 97;
+    number = match Syscall::from_number(number) {
+        Some(Syscall::Send | Syscall::Call) if mostly => Syscall::NBSend.number(),
+        Some(Syscall::Recv | Syscall::ReplyRecv) if mostly => Syscall::NBRecv.number(),
+        Some(Syscall::Wait) if mostly => Syscall::Poll.number(),
+        Some(Syscall::Exit) if random.below(2000) != 0 => Syscall::Yield.number(),
+        _ => number,
+    };
+    number
+}
+
+/// Runs the fuzzer; the exit status is the number of syscalls it made
+/// (the kernel counts only those that reach its generic path, not the
+/// inline Null fast path, so the fuzzer reports its own count).
+pub fn run(parameter: u64) -> i32 {
+    let parameter = FuzzParameter::decode(parameter);
+    let seed = (u64::from(parameter.seed) << 8) | u64::from(parameter.index);
+    println!(
+        "fuzzer {}: seed {:#x}, {} syscalls",
+        parameter.index, seed, parameter.calls
+    );
+    let mut random = Random::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for _ in 0..parameter.calls {
+        let number = number(&mut random);
+        let mut args = [0u64; 8];
+        args[0] = if random.below(10) < 7 {
+            random.below(20)
+        } else {
+            random.next()
+        };
+        // Message info: label, length up to past the limit, rarely caps.
+        args[1] =
+            random.below(1 << 20) << 9 | random.below(70) | ((random.below(10) == 0) as u64) << 7;
+        for slot in &mut args[2..] {
+            *slot = argument(&mut random);
+        }
+        if number == Syscall::DebugPrint.number() {
+            // Short prints only: the console is shared.
+            args[3] = random.below(8);
+        }
+        raw_syscall_registers(number, args);
+    }
+    parameter.calls as i32
+}

@@ -1,0 +1,115 @@
+//! The kernel's consistency checks, run by the fuzzer after every round
+//! (and by tests): the capability layer's own checks, plus everything that
+//! ties threads, queues and objects together.
+
+use super::Kernel;
+use crate::ipc::queue::Waiting;
+use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
+
+impl Kernel {
+    /// Checks every invariant; the first one broken is named.
+    pub fn check_invariants(&self) -> Result<(), &'static str> {
+        self.caps
+            .check_invariants()
+            .map_err(|_| "the capability layer's invariants are broken")?;
+        for (index, thread) in self.threads.iter().enumerate() {
+            let id = ThreadId(index as u16);
+            let queued = self.run_queue_contains(id);
+            match thread.state {
+                ThreadState::Ready if !queued => {
+                    return Err("a ready thread is not in the run queue")
+                }
+                ThreadState::Ready => {}
+                _ if queued => return Err("a thread that is not ready is in the run queue"),
+                ThreadState::Running if self.current != Some(id) => {
+                    return Err("a running thread is not the current one")
+                }
+                ThreadState::BlockedOnSend { endpoint, .. } => {
+                    self.queued_in(id, endpoint, Waiting::Senders, false)?
+                }
+                ThreadState::BlockedOnReceive { endpoint } => {
+                    self.queued_in(id, endpoint, Waiting::Receivers, false)?
+                }
+                ThreadState::BlockedOnNotification { notification } => {
+                    self.queued_in(id, notification, Waiting::Receivers, true)?
+                }
+                ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
+                    let owed = self
+                        .threads
+                        .iter()
+                        .filter(|t| t.reply_to == Some(id))
+                        .count();
+                    if owed != 1 {
+                        return Err(
+                            "a thread waiting for a reply is owed it by no thread, or by several",
+                        );
+                    }
+                }
+                _ => {}
+            }
+            if let Some(caller) = thread.reply_to {
+                let waiting = matches!(
+                    self.threads[caller.index()].state,
+                    ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply
+                );
+                if !waiting {
+                    return Err("a thread owes a reply to a thread that is not waiting for one");
+                }
+            }
+            if thread.state == ThreadState::Free
+                && (thread.space.is_some() || thread.cspace.is_some())
+            {
+                return Err("a free thread slot still holds an address space or CSpace");
+            }
+        }
+        if let Some(current) = self.current {
+            if self.threads[current.index()].state != ThreadState::Running {
+                return Err("the current thread is not running");
+            }
+        }
+        Ok(())
+    }
+
+    fn run_queue_contains(&self, id: ThreadId) -> bool {
+        self.run_queue.contains(id)
+    }
+
+    /// Walks the queue of endpoint (or notification) `index` and checks
+    /// `id` is in it exactly once and the queue holds `kind` waiters.
+    fn queued_in(
+        &self,
+        id: ThreadId,
+        index: u32,
+        kind: Waiting,
+        notification: bool,
+    ) -> Result<(), &'static str> {
+        let queue = if notification {
+            &self
+                .notifications
+                .get(index as usize)
+                .ok_or("a wait on a notification index out of range")?
+                .waiters
+        } else {
+            self.endpoints
+                .get(index as usize)
+                .ok_or("a wait on an endpoint index out of range")?
+        };
+        if queue.waiting() != kind {
+            return Err("a blocked thread's queue holds the other kind of waiter");
+        }
+        let mut cursor = queue.head();
+        let mut seen = 0;
+        for _ in 0..MAX_THREADS {
+            let Some(thread) = cursor else { break };
+            if thread == id {
+                seen += 1;
+            }
+            cursor = self.threads[thread.index()].queue_links.next;
+        }
+        match (seen, cursor) {
+            (1, None) => Ok(()),
+            (_, Some(_)) => Err("an endpoint queue is longer than the thread table (a cycle)"),
+            _ => Err("a blocked thread is missing from its queue"),
+        }
+    }
+}
