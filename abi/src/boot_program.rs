@@ -82,6 +82,16 @@ pub enum BootProgram {
     HandledFaulter = 32,
     /// Issues random syscalls (parameter: `FuzzParameter`).
     Fuzzer = 33,
+    /// Tries every slot of its CNode with every kind of operation and
+    /// checks exactly the granted ones are allowed.
+    Confined = 34,
+    /// Waits on the notification the confined task signals; the badge
+    /// must be the one the kernel minted.
+    BadgeWitness = 35,
+    /// Receives a call and exits without replying.
+    Quitter = 36,
+    /// Calls the quitter; must wake with `ObjectDeleted`.
+    AbandonedCaller = 37,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -136,7 +146,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 34] = [
+    pub const ALL: [BootProgram; 38] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -171,6 +181,10 @@ impl BootProgram {
         BootProgram::FaultHandler,
         BootProgram::HandledFaulter,
         BootProgram::Fuzzer,
+        BootProgram::Confined,
+        BootProgram::BadgeWitness,
+        BootProgram::Quitter,
+        BootProgram::AbandonedCaller,
     ];
 
     /// A short name, used to name the thread.
@@ -210,6 +224,10 @@ impl BootProgram {
             BootProgram::FaultHandler => "fault-handler",
             BootProgram::HandledFaulter => "handled-faulter",
             BootProgram::Fuzzer => "fuzzer",
+            BootProgram::Confined => "confined",
+            BootProgram::BadgeWitness => "badge-witness",
+            BootProgram::Quitter => "quitter",
+            BootProgram::AbandonedCaller => "abandoned-caller",
         }
     }
 

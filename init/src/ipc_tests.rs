@@ -449,3 +449,156 @@ pub fn handled_faulter() -> i32 {
     }
     0
 }
+
+/// What a confined task holds: slot 0 its CNode (read/write), 1 the
+/// console (write), 2 an endpoint (read only), 3 a notification (write
+/// only, badge 4); every other slot is empty.
+fn confined_slot(slot: u64) -> Option<(abi::cap::CapType, abi::cap::Rights)> {
+    use abi::cap::{CapType, Rights};
+    match slot {
+        0 => Some((CapType::CNode, Rights::READ_WRITE)),
+        1 => Some((CapType::DebugConsole, Rights::WRITE)),
+        2 => Some((CapType::Endpoint, Rights::READ)),
+        3 => Some((CapType::Notification, Rights::WRITE)),
+        _ => None,
+    }
+}
+
+/// The answer an operation needing `cap_type` with `right` must get
+/// through `slot`: the error for an empty slot, a wrong type or a missing
+/// right, else `allowed` (what the allowed operation returns here).
+fn expected(
+    slot: u64,
+    cap_type: abi::cap::CapType,
+    right: abi::cap::Rights,
+    allowed: Result<(), ErrorCode>,
+) -> Result<(), ErrorCode> {
+    match confined_slot(slot) {
+        None => Err(ErrorCode::InvalidCapability),
+        Some((held, _)) if held != cap_type => Err(ErrorCode::WrongCapabilityType),
+        Some((_, rights)) if !right.is_subset_of(rights) => Err(ErrorCode::MissingRights),
+        Some(_) => allowed,
+    }
+}
+
+/// Every slot 0..16 with every kind of operation: exactly what was granted
+/// is allowed, and everything else gets the precise error.
+pub fn confined() -> i32 {
+    use abi::boot_program::CNODE_SLOT as CNODE;
+    use abi::cap::{CapType, Rights};
+    use sdk::syscall::{cnode, debug_print_raw_via, retype};
+    let nothing = Message::new(0, &[]);
+    for slot in 0..16u64 {
+        let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 8] = [
+            (
+                "print",
+                debug_print_raw_via(slot, 0x40_0000, 0),
+                expected(slot, CapType::DebugConsole, Rights::WRITE, Ok(())),
+            ),
+            (
+                "nb_send",
+                ipc::nb_send(Cptr(slot), &nothing),
+                expected(
+                    slot,
+                    CapType::Endpoint,
+                    Rights::WRITE,
+                    Err(ErrorCode::WouldBlock),
+                ),
+            ),
+            (
+                "nb_recv",
+                ipc::nb_recv(Cptr(slot)).map(drop),
+                expected(
+                    slot,
+                    CapType::Endpoint,
+                    Rights::READ,
+                    Err(ErrorCode::WouldBlock),
+                ),
+            ),
+            (
+                "poll",
+                ipc::poll(Cptr(slot)).map(drop),
+                expected(slot, CapType::Notification, Rights::READ, Ok(())),
+            ),
+            // Signal last among the notification checks: it is allowed once,
+            // below, and wakes the witness.
+            (
+                "signal (wrong slots only)",
+                if slot == 3 {
+                    Ok(())
+                } else {
+                    ipc::signal(Cptr(slot))
+                },
+                expected(slot, CapType::Notification, Rights::WRITE, Ok(())),
+            ),
+            (
+                "copy into slot 15",
+                cnode::copy(slot, 1, 15),
+                expected(slot, CapType::CNode, Rights::WRITE, Ok(())),
+            ),
+            (
+                "retype",
+                retype(slot, CapType::Endpoint, 0, 14, 1),
+                expected(slot, CapType::Untyped, Rights::WRITE, Ok(())),
+            ),
+            (
+                "badge a copy",
+                cnode::mint(CNODE, slot, 13, Rights::NONE, Some(99)),
+                match confined_slot(slot) {
+                    None => Err(ErrorCode::InvalidCapability),
+                    // Only unbadged endpoint/notification capabilities take a badge.
+                    Some((CapType::Endpoint, _)) => Ok(()),
+                    Some(_) => Err(ErrorCode::InvalidArgument),
+                },
+            ),
+        ];
+        for (what, got, want) in checks {
+            if got != want {
+                println!("slot {slot}, {what}: got {got:?}, want {want:?}");
+                return slot as i32 + 1;
+            }
+        }
+        // Undo what succeeded, so every slot sees the same CNode.
+        let _ = cnode::delete(CNODE, 15);
+        let _ = cnode::delete(CNODE, 13);
+    }
+    // The one notification right held: signal. The witness must see the
+    // badge the kernel minted (4), not one of ours.
+    if ipc::signal(Cptr(SECOND_ENDPOINT_SLOT)).is_err() {
+        return 30;
+    }
+    0
+}
+
+/// Waits for the confined task's signal; the badge must be the minted 4.
+pub fn badge_witness() -> i32 {
+    match ipc::wait(Cptr(ENDPOINT_SLOT)) {
+        Ok(4) => 0,
+        other => {
+            println!("the notification arrived with {other:?}, want Ok(4)");
+            1
+        }
+    }
+}
+
+/// Receives one call and ends without replying.
+pub fn quitter() -> i32 {
+    match ipc::recv(ENDPOINT) {
+        Ok(_) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// Its server ends while owing the reply: the call returns ObjectDeleted.
+pub fn abandoned_caller() -> i32 {
+    match ipc::call(ENDPOINT, &Message::new(1, &[2])) {
+        Err(ErrorCode::ObjectDeleted) => 0,
+        other => {
+            println!(
+                "the abandoned call returned {:?}",
+                other.map(|m| m.info.label())
+            );
+            1
+        }
+    }
+}

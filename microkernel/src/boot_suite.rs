@@ -374,10 +374,12 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[5],
     IPC_CASES[6],
     IPC_CASES[7],
+    IPC_CASES[8],
+    IPC_CASES[9],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 8] = [
+const IPC_CASES: [Case; 10] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -482,6 +484,35 @@ const IPC_CASES: [Case; 8] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[(1, 0)],
+    },
+    Case {
+        name: "confinement: every slot x every operation, exactly the granted ones allowed; badges cannot be forged",
+        threads: &[BootProgram::Confined.selector(0), BootProgram::BadgeWitness.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 0,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(0, 0, SECOND_ENDPOINT_SLOT, SEND, 4),
+            nth_notification_grant(0, 1, ENDPOINT_SLOT, RECEIVE, 0),
+        ],
+        // The witness waits first; the confined task runs after.
+        priorities: &[100, 101],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+    },
+    Case {
+        name: "a server that ends while owing a reply: its caller wakes with ObjectDeleted",
+        threads: &[BootProgram::Quitter.selector(0), BootProgram::AbandonedCaller.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        grants: &[grant(0, ENDPOINT_SLOT, RECEIVE, 0), grant(1, ENDPOINT_SLOT, SEND, 0)],
+        priorities: &[101, 100],
+        endpoint_owner: None,
+        fault_endpoints: &[],
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",

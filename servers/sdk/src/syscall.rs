@@ -221,3 +221,8 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
     };
     x
 }
+
+/// `debug_print_raw` through the console capability at `console`.
+pub fn debug_print_raw_via(console: u64, address: u64, len: u64) -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::DebugPrint.number(), console, address, len).into_result()
+}
