@@ -489,7 +489,7 @@ pub fn confined() -> i32 {
     use sdk::syscall::{cnode, debug_print_raw_via, retype};
     let nothing = Message::new(0, &[]);
     for slot in 0..16u64 {
-        let checks: [(&str, Result<(), ErrorCode>, Result<(), ErrorCode>); 8] = [
+        let checks: [crate::Check; 8] = [
             (
                 "print",
                 debug_print_raw_via(slot, 0x40_0000, 0),
