@@ -87,7 +87,10 @@ pub struct ThreadStats {
 ///
 /// `repr(C)` with the saved registers first and the work word right after
 /// them: the inline fast path in `arch/src/cpu/vectors.s` finds the work
-/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below).
+/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below). The fields the
+/// syscall and IPC paths use come next, before the large ones (FP state,
+/// address space), so they stay within the 4 KiB reach of an immediate
+/// load offset.
 #[repr(C)]
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
@@ -96,37 +99,37 @@ pub struct Thread {
     /// Entry and exit work (see the `entry` crate); the fast path reads
     /// this one word.
     pub work: WorkFlags,
-    /// FP/SIMD registers, saved only when another thread takes the CPU.
-    pub fp: FpState,
     /// Life-cycle state.
     pub state: ThreadState,
-    /// A short name for reports.
-    pub name: &'static str,
-    /// Its address space.
-    pub space: Option<AddressSpace>,
     /// Scheduling priority.
     pub priority: Priority,
-    /// Counters.
-    pub stats: ThreadStats,
-    /// The thread runs with the benchmark syscall floor on.
-    pub syscall_floor: bool,
     /// Neighbours in the endpoint queue the thread waits in.
     pub queue_links: QueueLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
     pub reply_to: Option<ThreadId>,
-    /// Physical address of the thread's IPC buffer page (message words
-    /// beyond the registers), if it has one.
-    pub ipc_buffer: Option<u64>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
     /// The CSpace's first slot and radix, kept here for the fast path
     /// (valid while `cspace` is `Some`).
     pub cspace_slots: (SlotId, u8),
+    /// The thread runs with the benchmark syscall floor on.
+    pub syscall_floor: bool,
+    /// Physical address of the thread's IPC buffer page (message words
+    /// beyond the registers), if it has one.
+    pub ipc_buffer: Option<u64>,
     /// Where the thread's faults go: an endpoint's index and the badge
     /// the fault messages carry. `None`: a fault stops the thread.
     pub fault_endpoint: Option<(u32, u64)>,
     /// The fault being handled (while blocked on a fault endpoint).
     pub pending_fault: Option<FaultReport>,
+    /// Counters.
+    pub stats: ThreadStats,
+    /// A short name for reports.
+    pub name: &'static str,
+    /// FP/SIMD registers, saved only when another thread takes the CPU.
+    pub fp: FpState,
+    /// Its address space.
+    pub space: Option<AddressSpace>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)

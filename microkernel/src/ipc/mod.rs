@@ -247,29 +247,34 @@ pub fn reply<M: PhysMemory>(
         .reply_to
         .take()
         .ok_or(IpcError::NoReplyTarget)?;
-    if threads[caller.index()].state == ThreadState::BlockedOnFaultReply {
-        let label = message::sent_info(&threads[replier.index()]).label();
-        let new_pc = threads[replier.index()].context.x[2];
-        let faulted = &mut threads[caller.index()];
-        let report = faulted.pending_fault.take();
-        faulted.state = match (label, report) {
-            (FAULT_REPLY_SET_PC, _) => {
-                faulted.context.pc = new_pc;
-                ThreadState::Ready
-            }
-            (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
-            _ => ThreadState::Ready,
-        };
-        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
-        return Ok(caller);
-    }
-    if threads[caller.index()].state != ThreadState::BlockedOnReply {
-        return Err(IpcError::NoReplyTarget);
+    match threads[caller.index()].state {
+        ThreadState::BlockedOnReply => {}
+        ThreadState::BlockedOnFaultReply => return Ok(reply_to_fault(threads, replier, caller)),
+        _ => return Err(IpcError::NoReplyTarget),
     }
     transfer(phys, threads, replier, caller, 0);
     threads[caller.index()].state = ThreadState::Ready;
     threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
     Ok(caller)
+}
+
+/// Resumes (or stops) a faulted thread as its handler's reply label says.
+#[cold]
+fn reply_to_fault(threads: &mut [Thread], replier: ThreadId, caller: ThreadId) -> ThreadId {
+    let label = message::sent_info(&threads[replier.index()]).label();
+    let new_pc = threads[replier.index()].context.x[2];
+    let faulted = &mut threads[caller.index()];
+    let report = faulted.pending_fault.take();
+    faulted.state = match (label, report) {
+        (FAULT_REPLY_SET_PC, _) => {
+            faulted.context.pc = new_pc;
+            ThreadState::Ready
+        }
+        (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
+        _ => ThreadState::Ready,
+    };
+    threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+    caller
 }
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
