@@ -92,6 +92,11 @@ pub enum BootProgram {
     Quitter = 36,
     /// Calls the quitter; must wake with `ObjectDeleted`.
     AbandonedCaller = 37,
+    /// Sends its notification capability: refused through an endpoint
+    /// capability without grant, transferred through one with it.
+    CapGiver = 38,
+    /// Receives the capability and uses it (the badge came along).
+    CapTaker = 39,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -146,7 +151,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 38] = [
+    pub const ALL: [BootProgram; 40] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -185,6 +190,8 @@ impl BootProgram {
         BootProgram::BadgeWitness,
         BootProgram::Quitter,
         BootProgram::AbandonedCaller,
+        BootProgram::CapGiver,
+        BootProgram::CapTaker,
     ];
 
     /// A short name, used to name the thread.
@@ -228,6 +235,8 @@ impl BootProgram {
             BootProgram::BadgeWitness => "badge-witness",
             BootProgram::Quitter => "quitter",
             BootProgram::AbandonedCaller => "abandoned-caller",
+            BootProgram::CapGiver => "cap-giver",
+            BootProgram::CapTaker => "cap-taker",
         }
     }
 

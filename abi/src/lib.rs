@@ -44,5 +44,12 @@ pub const REGISTER_MESSAGE_WORDS: usize = 6;
 /// (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.
 pub const IPC_BUFFER_ADDRESS: u64 = 0x0000_7fff_ffff_1000;
 
+/// IPC buffer word where a sender lists the capability pointers of the
+/// capabilities it transfers (message info `caps` of them, at most 3).
+pub const IPC_BUFFER_SEND_CAPS_WORD: usize = 64;
+/// IPC buffer word where a receiver names the first slot of its CNode that
+/// received capabilities go to (consecutive slots, each must be empty).
+pub const IPC_BUFFER_RECEIVE_SLOT_WORD: usize = 72;
+
 /// Largest buffer the debug console prints in one syscall, in bytes.
 pub const DEBUG_PRINT_MAX: usize = 256;

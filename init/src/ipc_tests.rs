@@ -602,3 +602,48 @@ pub fn abandoned_caller() -> i32 {
         }
     }
 }
+
+/// Sends the notification capability in slot 4: through the send-only
+/// endpoint capability (no grant) it is refused; through the one with
+/// grant it arrives; a second transfer into the now occupied slot arrives
+/// without it.
+pub fn cap_giver() -> i32 {
+    use abi::IPC_BUFFER_SEND_CAPS_WORD;
+    ipc::set_buffer_word(IPC_BUFFER_SEND_CAPS_WORD, 4);
+    let with_cap = Message {
+        info: abi::MessageInfo::with(1, 0).with_caps(1),
+        words: [0; 6],
+    };
+    if ipc::send(Cptr(SECOND_ENDPOINT_SLOT), &with_cap) != Err(ErrorCode::MissingRights) {
+        return 1;
+    }
+    if ipc::send(ENDPOINT, &with_cap).is_err() {
+        return 2;
+    }
+    if ipc::send(ENDPOINT, &with_cap).is_err() {
+        return 3;
+    }
+    0
+}
+
+/// Receives the capability into slot 8 and uses it: signalling through it
+/// then polling returns its badge, 9, which the copy kept.
+pub fn cap_taker() -> i32 {
+    use abi::IPC_BUFFER_RECEIVE_SLOT_WORD;
+    ipc::set_buffer_word(IPC_BUFFER_RECEIVE_SLOT_WORD, 8);
+    match ipc::recv(ENDPOINT) {
+        Ok(r) if r.message.info.caps() == 1 => {}
+        other => {
+            println!("first message: {:?}", other.map(|r| r.message.info.caps()));
+            return 1;
+        }
+    }
+    if ipc::signal(Cptr(8)).is_err() || ipc::poll(Cptr(8)) != Ok(9) {
+        return 2;
+    }
+    // Slot 8 is taken now: the second message arrives without its capability.
+    match ipc::recv(ENDPOINT) {
+        Ok(r) if r.message.info.caps() == 0 => 0,
+        _ => 3,
+    }
+}

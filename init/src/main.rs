@@ -60,6 +60,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
         BootProgram::Fuzzer => fuzz::run(parameter),
+        BootProgram::CapGiver => ipc_tests::cap_giver(),
+        BootProgram::CapTaker => ipc_tests::cap_taker(),
         BootProgram::Confined => ipc_tests::confined(),
         BootProgram::BadgeWitness => ipc_tests::badge_witness(),
         BootProgram::Quitter => ipc_tests::quitter(),

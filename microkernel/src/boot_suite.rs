@@ -376,10 +376,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[7],
     IPC_CASES[8],
     IPC_CASES[9],
+    IPC_CASES[10],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 10] = [
+const IPC_CASES: [Case; 11] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -510,6 +511,24 @@ const IPC_CASES: [Case; 10] = [
         notifications: 0,
         untyped_pages: 0,
         grants: &[grant(0, ENDPOINT_SLOT, RECEIVE, 0), grant(1, ENDPOINT_SLOT, SEND, 0)],
+        priorities: &[101, 100],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+    },
+    Case {
+        name: "capability transfer: refused without the grant right, a badged copy arrives with it",
+        threads: &[BootProgram::CapTaker.selector(0), BootProgram::CapGiver.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 0,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, Rights::WRITE.union(Rights::GRANT), 0),
+            grant(1, SECOND_ENDPOINT_SLOT, SEND, 0),
+            nth_notification_grant(0, 1, 4, Rights::READ_WRITE, 9),
+        ],
+        // The taker waits first.
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],

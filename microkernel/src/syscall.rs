@@ -229,12 +229,17 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
     })
 }
 
-/// Checks an IPC syscall's message info (capability transfer arrives
-/// later: a message claiming capabilities is refused).
+/// Checks an IPC syscall's message info: at most `MAX_MESSAGE_WORDS`
+/// words; capabilities only with `Send`, `NBSend` and `Call`.
 fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode> {
     if operation.sends() {
         let info = MessageInfo::from(context.x[1]);
-        if info.length() as usize > MAX_MESSAGE_WORDS || info.caps() != 0 {
+        // Capabilities travel with sends and calls, not with replies.
+        let may_carry_caps = matches!(
+            operation,
+            IpcOperation::Send | IpcOperation::NBSend | IpcOperation::Call
+        );
+        if info.length() as usize > MAX_MESSAGE_WORDS || (info.caps() != 0 && !may_carry_caps) {
             return Err(ErrorCode::InvalidArgument);
         }
     }
@@ -318,7 +323,18 @@ mod tests {
         ctx.x[1] = MessageInfo::with(3, 65).into();
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
         ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
-        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        assert!(decode(&ctx).is_ok(), "a call may carry capabilities");
+        ctx.x[8] = 10;
+        ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+        assert_eq!(
+            decode(&{
+                let mut c = ctx;
+                c.x[8] = 10;
+                c
+            }),
+            Err(ErrorCode::InvalidArgument),
+            "a reply may not"
+        );
         // A receive ignores x1 (it is an output).
         ctx.x[8] = 7;
         assert!(decode(&ctx).is_ok());

@@ -51,6 +51,9 @@ pub struct Effects {
     pub next: Next,
     /// Threads that became ready and must join the run queue, in order.
     pub woken: [Option<ThreadId>; MAX_WOKEN],
+    /// A message went from the first thread to the second (the kernel
+    /// then moves any capabilities it carries).
+    pub delivered: Option<(ThreadId, ThreadId)>,
 }
 
 impl Effects {
@@ -58,7 +61,13 @@ impl Effects {
         Effects {
             next,
             woken: [None; MAX_WOKEN],
+            delivered: None,
         }
+    }
+
+    fn delivering(mut self, from: ThreadId, to: ThreadId) -> Effects {
+        self.delivered = Some((from, to));
+        self
     }
 
     pub(crate) fn wake(mut self, thread: ThreadId) -> Effects {
@@ -112,12 +121,14 @@ pub fn send<M: PhysMemory>(
         let receiver = endpoint.pop_front(threads).unwrap_or(sender);
         transfer(phys, threads, sender, receiver, badge);
         if kind.call {
-            let effects = Effects::new(Next::SwitchTo(receiver));
+            let effects = Effects::new(Next::SwitchTo(receiver)).delivering(sender, receiver);
             return Ok(wait_for_reply(threads, sender, receiver, effects));
         }
         threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
         threads[receiver.index()].state = ThreadState::Ready;
-        return Ok(Effects::new(Next::Continue).wake(receiver));
+        return Ok(Effects::new(Next::Continue)
+            .wake(receiver)
+            .delivering(sender, receiver));
     }
     if !kind.blocking {
         return Err(IpcError::WouldBlock);
@@ -159,17 +170,13 @@ pub fn receive<M: PhysMemory>(
             ));
         }
         transfer(phys, threads, sender, receiver, badge);
+        let effects = Effects::new(Next::Continue).delivering(sender, receiver);
         if call {
-            return Ok(wait_for_reply(
-                threads,
-                sender,
-                receiver,
-                Effects::new(Next::Continue),
-            ));
+            return Ok(wait_for_reply(threads, sender, receiver, effects));
         }
         threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
         threads[sender.index()].state = ThreadState::Ready;
-        return Ok(Effects::new(Next::Continue).wake(sender));
+        return Ok(effects.wake(sender));
     }
     if !blocking {
         return Err(IpcError::WouldBlock);
@@ -291,7 +298,7 @@ pub fn reply_receive<M: PhysMemory>(
     Ok(match (effects.next, replied) {
         (Next::Blocked, Some(caller)) => Effects {
             next: Next::SwitchTo(caller),
-            woken: effects.woken,
+            ..effects
         },
         (_, Some(caller)) => effects.wake(caller),
         (_, None) => effects,

@@ -10,6 +10,7 @@ use crate::boot_suite::{evaluate, Case, CaseObject, Ended, Mode, DEFAULT_PRIORIT
 use crate::cap::{CNodeId, CapError, CapSpace, Capability, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
+use crate::ipc::message;
 use crate::ipc::notification::{self, Notification};
 use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
@@ -21,7 +22,7 @@ use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, FuzzParameter, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
-use abi::{ErrorCode, DEBUG_PRINT_MAX};
+use abi::{ErrorCode, DEBUG_PRINT_MAX, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
 use arch::mmu::{AsidAllocator, AsidBits};
@@ -591,6 +592,13 @@ impl Kernel {
             Ok(cap) => cap,
             Err(code) => return SyscallResult::Return(code),
         };
+        // Capabilities travel only through an endpoint capability with the
+        // grant right; asking without it changes nothing.
+        let carries_caps =
+            operation.sends() && message::sent_info(&self.threads[current.index()]).caps() != 0;
+        if carries_caps && !cap.rights().grant() {
+            return SyscallResult::Return(ErrorCode::MissingRights);
+        }
         let index = cap.object().index();
         let endpoint = &mut self.endpoints[index];
         let threads = &mut self.threads;
@@ -636,9 +644,58 @@ impl Kernel {
             IpcOperation::Reply => unreachable!("handled above"),
         };
         match result {
-            Ok(effects) => SyscallResult::Ipc(effects),
+            Ok(effects) => {
+                if let Some((from, to)) = effects.delivered {
+                    if message::sent_info(&self.threads[from.index()]).caps() != 0 {
+                        self.transfer_caps(platform, from, to);
+                    }
+                }
+                SyscallResult::Ipc(effects)
+            }
             Err(error) => SyscallResult::Return(ipc_error(error)),
         }
+    }
+
+    /// Moves the capabilities a delivered message carries: the sender
+    /// lists them in its IPC buffer (words `IPC_BUFFER_SEND_CAPS_WORD..`),
+    /// the receiver names where they go (word
+    /// `IPC_BUFFER_RECEIVE_SLOT_WORD`). Each arrives as a copy (a child of
+    /// the sender's); the first that cannot (bad pointer, occupied or
+    /// missing slot) stops the transfer, and the receiver's message info
+    /// says how many arrived.
+    #[inline(never)]
+    fn transfer_caps<P: Platform>(&mut self, platform: &mut P, from: ThreadId, to: ThreadId) {
+        let wanted = message::sent_info(&self.threads[from.index()]).caps();
+        if wanted == 0 {
+            return;
+        }
+        let (sender, receiver) = (&self.threads[from.index()], &self.threads[to.index()]);
+        let mut moved = 0u8;
+        if let (Some(send_buffer), Some(receive_buffer), Some(source_cnode), Some(target_cnode)) = (
+            sender.ipc_buffer,
+            receiver.ipc_buffer,
+            sender.cspace,
+            receiver.cspace,
+        ) {
+            let first_target =
+                platform.read_phys_u64(receive_buffer + 8 * IPC_BUFFER_RECEIVE_SLOT_WORD as u64);
+            for i in 0..u64::from(wanted) {
+                let cptr = platform
+                    .read_phys_u64(send_buffer + 8 * (IPC_BUFFER_SEND_CAPS_WORD as u64 + i));
+                let slots = self.caps.slot(source_cnode, cptr).and_then(|source| {
+                    Ok((
+                        source,
+                        self.caps.slot(target_cnode, first_target.wrapping_add(i))?,
+                    ))
+                });
+                match slots.and_then(|(source, target)| self.caps.copy(source, target)) {
+                    Ok(()) => moved += 1,
+                    Err(_) => break,
+                }
+            }
+        }
+        let context = &mut self.threads[to.index()].context;
+        context.x[1] = abi::MessageInfo::from(context.x[1]).with_caps(moved).into();
     }
 
     /// `Signal`, `Wait` or `Poll` through the notification capability at

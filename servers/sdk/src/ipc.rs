@@ -137,7 +137,9 @@ pub fn reply_recv(endpoint: Cptr, message: &Message) -> Result<Received, ErrorCo
     invoke(Syscall::ReplyRecv, endpoint.0, message).received()
 }
 
-/// Word `index` (≥ 6) of this thread's IPC buffer.
+/// Word `index` of this thread's IPC buffer (message words 6.., the
+/// capability words of `abi::IPC_BUFFER_SEND_CAPS_WORD` and
+/// `abi::IPC_BUFFER_RECEIVE_SLOT_WORD`).
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub fn buffer_word(index: usize) -> u64 {
     let address = abi::IPC_BUFFER_ADDRESS as *const u64;
@@ -146,7 +148,7 @@ pub fn buffer_word(index: usize) -> u64 {
     unsafe { address.add(index % 512).read_volatile() }
 }
 
-/// Sets word `index` (≥ 6) of this thread's IPC buffer.
+/// Sets word `index` of this thread's IPC buffer.
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub fn set_buffer_word(index: usize, value: u64) {
     let address = abi::IPC_BUFFER_ADDRESS as *mut u64;
