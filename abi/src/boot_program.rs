@@ -111,6 +111,11 @@ pub struct FuzzParameter {
     pub calls: u32,
 }
 
+/// A fuzzer that made all its syscalls exits with this in the high 32 bits
+/// of its status and the count in the low 32 (a random `Exit` the fuzzer
+/// makes itself cannot be mistaken for it).
+pub const FUZZ_DONE: i64 = 0x4655_5a5a << 32;
+
 impl FuzzParameter {
     /// Packs the parameter into the selector's 56 parameter bits.
     pub const fn encode(self) -> u64 {

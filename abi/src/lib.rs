@@ -31,6 +31,7 @@ pub mod cap;
 pub mod error;
 pub mod fault;
 pub mod message;
+pub mod policy;
 pub mod syscall;
 
 pub use error::ErrorCode;

@@ -71,9 +71,9 @@ fn number(random: &mut Random) -> u64 {
     number
 }
 
-/// Runs the fuzzer; the exit status is the number of syscalls it made
-/// (the kernel counts only those that reach its generic path, not the
-/// inline Null fast path, so the fuzzer reports its own count).
+/// Runs the fuzzer; it exits with `FUZZ_DONE` and the number of syscalls
+/// it made (the kernel counts only those that reach its generic path, not
+/// the inline Null fast path, so the fuzzer reports its own count).
 pub fn run(parameter: u64) -> i32 {
     let parameter = FuzzParameter::decode(parameter);
     let seed = (u64::from(parameter.seed) << 8) | u64::from(parameter.index);
@@ -102,5 +102,6 @@ pub fn run(parameter: u64) -> i32 {
         }
         raw_syscall_registers(number, args);
     }
-    parameter.calls as i32
+    let status = abi::boot_program::FUZZ_DONE | i64::from(parameter.calls);
+    sdk::syscall::exit_with(status)
 }

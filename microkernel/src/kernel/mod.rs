@@ -19,7 +19,7 @@ use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
-use abi::boot_program::{BootProgram, FuzzParameter, PARAMETER_SHIFT};
+use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
@@ -1310,7 +1310,9 @@ impl Kernel {
             .ended
             .iter()
             .map(|e| match e.state {
-                ThreadState::Exited(made) if made > 0 => made as u64,
+                ThreadState::Exited(status) if status & !0xffff_ffff == FUZZ_DONE => {
+                    (status & 0xffff_ffff) as u64
+                }
                 _ => e.stats.syscalls,
             })
             .sum();

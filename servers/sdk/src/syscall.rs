@@ -69,6 +69,14 @@ pub fn exit(status: i32) -> ! {
     }
 }
 
+/// Ends the calling thread with a full 64-bit status.
+pub fn exit_with(status: i64) -> ! {
+    raw_syscall(Syscall::Exit.number(), 0, status as u64, 0);
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
 /// Prints `text` (at most `abi::DEBUG_PRINT_MAX` bytes) on the kernel
 /// console.
 pub fn debug_print(text: &[u8]) -> Result<(), ErrorCode> {
