@@ -97,6 +97,9 @@ pub enum BootProgram {
     CapGiver = 38,
     /// Receives the capability and uses it (the badge came along).
     CapTaker = 39,
+    /// Binds the IrqHandler in slot 2 to the notification in slot 3 and
+    /// takes two interrupts of the EL1 physical timer through it.
+    IrqUser = 40,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -156,7 +159,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 40] = [
+    pub const ALL: [BootProgram; 41] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -197,6 +200,7 @@ impl BootProgram {
         BootProgram::AbandonedCaller,
         BootProgram::CapGiver,
         BootProgram::CapTaker,
+        BootProgram::IrqUser,
     ];
 
     /// A short name, used to name the thread.
@@ -242,6 +246,7 @@ impl BootProgram {
             BootProgram::AbandonedCaller => "abandoned-caller",
             BootProgram::CapGiver => "cap-giver",
             BootProgram::CapTaker => "cap-taker",
+            BootProgram::IrqUser => "irq-user",
         }
     }
 

@@ -65,11 +65,19 @@ pub enum Syscall {
     /// from the Untyped capability `x0` (write right), their capabilities
     /// in the caller's CNode at indices `x4 ..`.
     Retype = 20,
+    /// Binds the IrqHandler capability `x0` (write right) to the
+    /// notification capability `x2` (write right) and lets the interrupt
+    /// through: each interrupt signals the notification (the IrqHandler
+    /// capability's badge, or bit 0) and is masked until acknowledged.
+    IrqSetNotification = 21,
+    /// Acknowledges the interrupt of the IrqHandler capability `x0` (write
+    /// right): it may arrive again.
+    IrqAck = 22,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 21] = [
+    pub const ALL: [Syscall; 23] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -91,6 +99,8 @@ impl Syscall {
         Syscall::Wait,
         Syscall::Poll,
         Syscall::Retype,
+        Syscall::IrqSetNotification,
+        Syscall::IrqAck,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -117,6 +127,8 @@ impl Syscall {
             18 => Some(Syscall::Wait),
             19 => Some(Syscall::Poll),
             20 => Some(Syscall::Retype),
+            21 => Some(Syscall::IrqSetNotification),
+            22 => Some(Syscall::IrqAck),
             _ => None,
         }
     }
@@ -150,6 +162,8 @@ impl Syscall {
             Syscall::Wait => "wait",
             Syscall::Poll => "poll",
             Syscall::Retype => "retype",
+            Syscall::IrqSetNotification => "irq_set_notification",
+            Syscall::IrqAck => "irq_ack",
         }
     }
 }

@@ -647,3 +647,52 @@ pub fn cap_taker() -> i32 {
         _ => 3,
     }
 }
+
+/// Takes two interrupts of the EL1 physical timer through the IrqHandler
+/// in slot 2, bound to the notification in slot 3 (badge 0x100).
+pub fn irq_user() -> i32 {
+    use sdk::physical_timer;
+    use sdk::syscall::{irq_ack, irq_set_notification};
+    let (handler, notification) = (ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT);
+    let (_, frequency) = probe::counter();
+    let checks: [crate::Check; 3] = [
+        (
+            "acknowledge before binding",
+            irq_ack(handler),
+            Err(ErrorCode::InvalidArgument),
+        ),
+        (
+            "bind through the console capability",
+            irq_set_notification(CONSOLE_SLOT, notification),
+            Err(ErrorCode::WrongCapabilityType),
+        ),
+        (
+            "bind the handler to the notification",
+            irq_set_notification(handler, notification),
+            Ok(()),
+        ),
+    ];
+    for (number, (what, got, want)) in checks.iter().enumerate() {
+        if got != want {
+            println!("check {} ({what}): got {got:?}, want {want:?}", number + 1);
+            return number as i32 + 1;
+        }
+    }
+    for round in 0..2 {
+        physical_timer::arm(frequency / 1000);
+        match ipc::wait(Cptr(notification)) {
+            Ok(0x100) => {}
+            other => {
+                println!("interrupt {round}: the notification gave {other:?}, want Ok(256)");
+                return 10 + round;
+            }
+        }
+        // The line stays high until the timer is re-armed or stopped; the
+        // kernel keeps the interrupt masked until the acknowledgement.
+        physical_timer::disarm();
+        if irq_ack(handler).is_err() {
+            return 20 + round;
+        }
+    }
+    0
+}

@@ -60,6 +60,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
         BootProgram::Fuzzer => fuzz::run(parameter),
+        BootProgram::IrqUser => ipc_tests::irq_user(),
         BootProgram::CapGiver => ipc_tests::cap_giver(),
         BootProgram::CapTaker => ipc_tests::cap_taker(),
         BootProgram::Confined => ipc_tests::confined(),

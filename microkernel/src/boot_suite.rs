@@ -9,6 +9,10 @@
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use abi::cap::Rights;
+
+/// The EL1 physical timer's interrupt (a PPI): the device the IRQ case
+/// gives to user space (the kernel ticks with the virtual timer).
+pub const PHYSICAL_TIMER_INTID: u32 = 30;
 use arch::exception::{ExceptionClass, FaultStatus};
 
 /// What the kernel runs after boot.
@@ -91,6 +95,8 @@ pub struct Case {
     pub notifications: u8,
     /// Pages of Untyped memory the kernel makes for the case (0: none).
     pub untyped_pages: u16,
+    /// An interrupt the kernel makes an IrqHandler for.
+    pub irq: Option<u32>,
     /// Endpoint capabilities handed to the case's threads (every thread
     /// also gets its own CNode in slot 0 and the console in slot 1).
     pub grants: &'static [Grant],
@@ -117,6 +123,8 @@ pub enum CaseObject {
     Notification(u8),
     /// The case's Untyped memory (`Case::untyped_pages`).
     Untyped,
+    /// The case's IrqHandler (`Case::irq`).
+    Irq,
 }
 
 impl CaseObject {
@@ -124,7 +132,7 @@ impl CaseObject {
     pub const fn index(self) -> u8 {
         match self {
             CaseObject::Endpoint(i) | CaseObject::Notification(i) => i,
-            CaseObject::Untyped => 0,
+            CaseObject::Untyped | CaseObject::Irq => 0,
         }
     }
 }
@@ -182,6 +190,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         endpoints: 0,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants: &[],
         priorities: &[],
         endpoint_owner: None,
@@ -197,6 +206,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         endpoints: 1,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants,
         priorities: &[],
         endpoint_owner: None,
@@ -377,10 +387,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[8],
     IPC_CASES[9],
     IPC_CASES[10],
+    IPC_CASES[11],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 11] = [
+const IPC_CASES: [Case; 12] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -412,6 +423,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, SEND, 100),
             grant(1, ENDPOINT_SLOT, SEND, 101),
@@ -432,6 +444,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants: &[grant(1, ENDPOINT_SLOT, RECEIVE, 0)],
         // The waiter runs first and blocks; then the owner acts.
         priorities: &[99, 100],
@@ -445,6 +458,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 0,
         notifications: 1,
         untyped_pages: 0,
+        irq: None,
         grants: &[
             notification_grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0b001),
             notification_grant(0, SECOND_ENDPOINT_SLOT, SEND, 0b100),
@@ -462,6 +476,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 0,
         notifications: 0,
         untyped_pages: 4,
+        irq: None,
         grants: &[Grant {
             thread: 0,
             slot: ENDPOINT_SLOT,
@@ -480,6 +495,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants: &[grant(0, ENDPOINT_SLOT, RECEIVE, 0)],
         // The handler waits first.
         priorities: &[101, 100],
@@ -493,6 +509,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 1,
         untyped_pages: 0,
+        irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             nth_notification_grant(0, 0, SECOND_ENDPOINT_SLOT, SEND, 4),
@@ -510,6 +527,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 0,
         untyped_pages: 0,
+        irq: None,
         grants: &[grant(0, ENDPOINT_SLOT, RECEIVE, 0), grant(1, ENDPOINT_SLOT, SEND, 0)],
         priorities: &[101, 100],
         endpoint_owner: None,
@@ -522,6 +540,7 @@ const IPC_CASES: [Case; 11] = [
         endpoints: 1,
         notifications: 1,
         untyped_pages: 0,
+        irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             grant(1, ENDPOINT_SLOT, Rights::WRITE.union(Rights::GRANT), 0),
@@ -534,12 +553,29 @@ const IPC_CASES: [Case; 11] = [
         fault_endpoints: &[],
     },
     Case {
+        name: "an interrupt reaches user space through its IrqHandler's notification and comes again after IrqAck",
+        threads: &[BootProgram::IrqUser.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        untyped_pages: 0,
+        irq: Some(PHYSICAL_TIMER_INTID),
+        grants: &[
+            Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+            nth_notification_grant(0, 0, SECOND_ENDPOINT_SLOT, Rights::READ_WRITE, 0x100),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+    },
+    Case {
         name: "a signal wakes a thread waiting on the notification",
         threads: &[BootProgram::NotifySleeper.selector(0), BootProgram::NotifyWaker.selector(0)],
         expect: Expect::ExitZero,
         endpoints: 0,
         notifications: 1,
         untyped_pages: 0,
+        irq: None,
         grants: &[
             notification_grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             notification_grant(1, ENDPOINT_SLOT, SEND, 0b10),
@@ -589,6 +625,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoints: 0,
         notifications: 2,
         untyped_pages: 0,
+        irq: None,
         // Ping signals notification 0 and waits on 1; pong the reverse.
         grants: &[
             nth_notification_grant(0, 0, ENDPOINT_SLOT, SEND, 0),
@@ -617,6 +654,7 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     endpoints: 1,
     notifications: 1,
     untyped_pages: 4,
+    irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, Rights::ALL, 10),
         grant(1, ENDPOINT_SLOT, Rights::ALL, 11),

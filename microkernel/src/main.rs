@@ -122,6 +122,16 @@ impl Platform for Machine {
         user_return::restore_fp(incoming);
     }
 
+    fn set_interrupt_enabled(&mut self, id: u32, enabled: bool) {
+        if let Some(gic) = self.gic.as_ref() {
+            if enabled {
+                gic.enable(id);
+            } else {
+                gic.disable(id);
+            }
+        }
+    }
+
     fn set_syscall_floor(&mut self, on: bool) {
         user_return::set_syscall_floor(on)
     }

@@ -38,6 +38,8 @@ pub trait Platform: PhysMemory {
     /// Saves the live FP/SIMD registers into `outgoing` (if given) and
     /// loads `incoming`.
     fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState);
+    /// Lets interrupt `id` through the interrupt controller, or stops it.
+    fn set_interrupt_enabled(&mut self, id: u32, enabled: bool);
     /// Turns the benchmark syscall floor on or off (see
     /// `abi::Syscall::BenchFloor`).
     fn set_syscall_floor(&mut self, on: bool);

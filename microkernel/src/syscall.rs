@@ -98,6 +98,19 @@ pub enum Call {
         /// The notification capability's slot (x0).
         capability: u64,
     },
+    /// `IrqSetNotification`: bind the handler at `handler` to the
+    /// notification at `notification`.
+    IrqSetNotification {
+        /// The IrqHandler capability's slot (x0).
+        handler: u64,
+        /// The notification capability's slot (x2).
+        notification: u64,
+    },
+    /// `IrqAck` through the handler at `handler`.
+    IrqAck {
+        /// The IrqHandler capability's slot (x0).
+        handler: u64,
+    },
     /// `Retype` from the Untyped capability at `untyped`.
     Retype {
         /// The Untyped capability's slot (x0).
@@ -167,6 +180,13 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::Signal => notification(context, NotificationOperation::Signal),
         Syscall::Wait => notification(context, NotificationOperation::Wait),
         Syscall::Poll => notification(context, NotificationOperation::Poll),
+        Syscall::IrqSetNotification => Ok(Call::IrqSetNotification {
+            handler: context.x[0],
+            notification: context.x[2],
+        }),
+        Syscall::IrqAck => Ok(Call::IrqAck {
+            handler: context.x[0],
+        }),
         Syscall::Retype => Ok(Call::Retype {
             untyped: context.x[0],
             object_type: CapType::from_raw(context.x[2]).ok_or(ErrorCode::InvalidArgument)?,

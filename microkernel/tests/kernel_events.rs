@@ -101,6 +101,8 @@ impl Platform for FakeMachine {
 
     fn set_syscall_floor(&mut self, _on: bool) {}
 
+    fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
+
     fn counter(&self) -> u64 {
         0
     }

@@ -75,10 +75,12 @@ pub fn cycle_counter() -> u64 {
     value
 }
 
-/// Lets EL0 read the virtual counter (CNTKCTL_EL1.EL0VCTEN), and nothing
-/// else of the timer.
+/// Lets EL0 read the virtual counter (CNTKCTL_EL1.EL0VCTEN) and program
+/// the EL1 physical timer (EL0PTEN). The kernel ticks with the virtual
+/// timer; the physical one is a device user space may own through an
+/// IrqHandler capability for its interrupt (PPI 30).
 pub fn allow_user_counter() {
-    CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET);
+    CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET + CNTKCTL_EL1::EL0PTEN::SET);
 }
 
 /// The user thread pointer of the thread whose state is in the CPU.

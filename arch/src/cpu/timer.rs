@@ -9,6 +9,9 @@ use aarch64_cpu::registers::*;
 /// The virtual timer's interrupt ID (a PPI).
 pub const VIRTUAL_TIMER_INTID: u32 = 27;
 
+/// The EL1 physical timer's interrupt ID: a device user space can drive.
+pub const PHYSICAL_TIMER_INTID: u32 = 30;
+
 /// Arms the timer to fire `ticks` counter ticks from now.
 pub fn arm(ticks: u64) {
     CNTV_TVAL_EL0.set(ticks.min(u64::from(u32::MAX >> 1)));

@@ -98,6 +98,13 @@ impl GicV2 {
         }
     }
 
+    /// Stops forwarding interrupt `id` (it stays pending until enabled).
+    pub fn disable(&self, id: u32) {
+        if let Some(clear) = self.distributor.clear_enable.get((id / 32) as usize) {
+            clear.set(1 << (id % 32));
+        }
+    }
+
     /// Acknowledges the highest-priority pending interrupt, if any.
     pub fn acknowledge(&self) -> Option<Acknowledged> {
         let raw = self.cpu.acknowledge.get();

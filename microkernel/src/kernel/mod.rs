@@ -56,6 +56,7 @@ const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u6
 const MAX_CASE_ENDPOINTS: u64 = 8;
 const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
+const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -88,6 +89,21 @@ pub enum Interrupt {
     Timer,
     /// Any other interrupt ID (no user driver can own one yet).
     Other(u32),
+}
+
+/// An IrqHandler object: the interrupt it stands for and the notification
+/// (with the bits to signal) it is bound to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IrqHandlerState {
+    intid: Option<u32>,
+    notification: Option<(ObjectId, u64)>,
+}
+
+impl IrqHandlerState {
+    const NONE: IrqHandlerState = IrqHandlerState {
+        intid: None,
+        notification: None,
+    };
 }
 
 /// Progress through the boot suite.
@@ -176,6 +192,8 @@ pub struct Kernel {
     endpoints: [EndpointQueue; MAX_OBJECTS],
     /// Each notification object's word and waiters, by object index.
     notifications: [Notification; MAX_OBJECTS],
+    /// Each IrqHandler object's interrupt and binding, by object index.
+    irq_handlers: [IrqHandlerState; MAX_OBJECTS],
     /// The kernel's CNode (original capabilities), made at `start`.
     kernel_cnode: Option<CNodeId>,
     /// The thread whose console line is unfinished (no newline yet).
@@ -227,6 +245,7 @@ impl Kernel {
             caps: CapSpace::new(),
             endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
             notifications: [Notification::EMPTY; MAX_OBJECTS],
+            irq_handlers: [IrqHandlerState::NONE; MAX_OBJECTS],
             kernel_cnode: None,
             open_line: None,
         }
@@ -414,13 +433,66 @@ impl Kernel {
                     }
                 }
             }
-            Interrupt::Other(id) => {
-                let _ = writeln!(
-                    Console(platform),
-                    "[kernel] interrupt {id} has no handler; ignored"
-                );
+            Interrupt::Other(id) => self.deliver_interrupt(platform, id),
+        }
+    }
+
+    /// An interrupt some IrqHandler stands for: masked until acknowledged,
+    /// and its notification signalled. One nobody handles is masked.
+    #[inline(never)]
+    fn deliver_interrupt<P: Platform>(&mut self, platform: &mut P, id: u32) {
+        platform.set_interrupt_enabled(id, false);
+        let binding = self
+            .irq_handlers
+            .iter()
+            .find(|h| h.intid == Some(id))
+            .and_then(|h| h.notification);
+        let Some((notification, bits)) = binding else {
+            let _ = writeln!(
+                Console(platform),
+                "[kernel] interrupt {id} has no handler; masked"
+            );
+            return;
+        };
+        let effects = notification::signal(
+            &mut self.threads,
+            &mut self.notifications[notification.index()],
+            bits,
+        );
+        for thread in effects.woken() {
+            self.make_ready(thread);
+        }
+    }
+
+    /// `IrqSetNotification` and `IrqAck`.
+    #[inline(never)]
+    fn irq_syscall<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        handler: u64,
+        notification: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        let handler = self.thread_cap(current, handler, CapType::IrqHandler, Rights::WRITE)?;
+        let state = self.irq_handlers[handler.object().index()];
+        let intid = state.intid.ok_or(ErrorCode::InvalidCapability)?;
+        match notification {
+            Some(cptr) => {
+                let target =
+                    self.thread_cap(current, cptr, CapType::Notification, Rights::WRITE)?;
+                let bits = notification::signal_bits(target.badge(), target.is_badged());
+                self.irq_handlers[handler.object().index()].notification =
+                    Some((target.object(), bits));
+                platform.set_interrupt_enabled(intid, true);
+            }
+            None => {
+                if state.notification.is_none() {
+                    return Err(ErrorCode::InvalidArgument);
+                }
+                platform.set_interrupt_enabled(intid, true);
             }
         }
+        Ok(())
     }
 
     fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId) -> Resume {
@@ -509,6 +581,21 @@ impl Kernel {
                 operation,
                 capability,
             } => self.notification_syscall(current, operation, capability),
+            Call::IrqSetNotification {
+                handler,
+                notification,
+            } => SyscallResult::Return(
+                match self.irq_syscall(platform, current, handler, Some(notification)) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::IrqAck { handler } => {
+                SyscallResult::Return(match self.irq_syscall(platform, current, handler, None) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
             Call::Retype {
                 untyped,
                 object_type,
@@ -527,7 +614,7 @@ impl Kernel {
                 source,
                 target,
             } => SyscallResult::Return(
-                match self.cap_syscall(current, operation, cnode, source, target) {
+                match self.cap_syscall(platform, current, operation, cnode, source, target) {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
                 },
@@ -781,8 +868,9 @@ impl Kernel {
     /// (write right). Objects destroyed by a delete or revoke wake their
     /// waiters with `ObjectDeleted`.
     #[inline(never)]
-    fn cap_syscall(
+    fn cap_syscall<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
         operation: CapOperation,
         cnode_cptr: u64,
@@ -807,10 +895,12 @@ impl Kernel {
                 self.caps.move_cap(source, target)
             }
             CapOperation::Delete => {
-                return self.destroying(|caps, on_destroy| caps.delete(source, on_destroy))
+                return self
+                    .destroying(platform, |caps, on_destroy| caps.delete(source, on_destroy))
             }
             CapOperation::Revoke => {
-                return self.destroying(|caps, on_destroy| caps.revoke(source, on_destroy))
+                return self
+                    .destroying(platform, |caps, on_destroy| caps.revoke(source, on_destroy))
             }
         }
         .map_err(ErrorCode::from)
@@ -820,8 +910,9 @@ impl Kernel {
     /// waiters (they wake with `ObjectDeleted`) and stops being anyone's
     /// CSpace.
     #[inline(never)]
-    fn destroying(
+    fn destroying<P: Platform>(
         &mut self,
+        platform: &mut P,
         operation: impl FnOnce(
             &mut CapSpace<MAX_SLOTS, MAX_OBJECTS>,
             &mut dyn FnMut(ObjectId, CapType),
@@ -831,12 +922,14 @@ impl Kernel {
             caps,
             endpoints,
             notifications,
+            irq_handlers,
             threads,
             run_queue,
             current,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
+        let mut silenced: heapless::Vec<u32, 8> = heapless::Vec::new();
         let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
             CapType::Endpoint => {
                 endpoints[object.index()].drain(threads, |threads, waiter| {
@@ -862,7 +955,22 @@ impl Kernel {
                     }
                 }
             }
+            CapType::IrqHandler => {
+                let state =
+                    core::mem::replace(&mut irq_handlers[object.index()], IrqHandlerState::NONE);
+                if let Some(intid) = state.intid {
+                    let _ = silenced.push(intid);
+                }
+            }
             CapType::Notification => {
+                for handler in irq_handlers.iter_mut() {
+                    if handler.notification.is_some_and(|(n, _)| n == object) {
+                        handler.notification = None;
+                        if let Some(intid) = handler.intid {
+                            let _ = silenced.push(intid);
+                        }
+                    }
+                }
                 let state = &mut notifications[object.index()];
                 state.word = 0;
                 state.waiters.drain(threads, |threads, waiter| {
@@ -880,6 +988,9 @@ impl Kernel {
             _ => {}
         };
         let result = operation(caps, &mut on_destroy);
+        for intid in silenced {
+            platform.set_interrupt_enabled(intid, false);
+        }
         for waiter in woken {
             let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
             if let Some(running) = *current {
@@ -1068,21 +1179,30 @@ impl Kernel {
         }
     }
 
-    /// Nothing can run and every thread of the running case waits in IPC:
-    /// with no timers or interrupts delivered to user space yet, nothing
-    /// will ever wake them.
+    /// Nothing can run and every thread of the running case waits in IPC
+    /// for something no thread and no interrupt can bring: nothing will
+    /// ever wake them.
     fn case_is_deadlocked(&self) -> bool {
         !self.session.live.is_empty()
-            && self.session.live.iter().all(|id| {
-                matches!(
-                    self.threads[id.index()].state,
+            && self
+                .session
+                .live
+                .iter()
+                .all(|id| match self.threads[id.index()].state {
                     ThreadState::BlockedOnSend { .. }
-                        | ThreadState::BlockedOnReceive { .. }
-                        | ThreadState::BlockedOnReply
-                        | ThreadState::BlockedOnFaultReply
-                        | ThreadState::BlockedOnNotification { .. }
-                )
-            })
+                    | ThreadState::BlockedOnReceive { .. }
+                    | ThreadState::BlockedOnReply
+                    | ThreadState::BlockedOnFaultReply => true,
+                    // An interrupt can still signal a notification an
+                    // IrqHandler is bound to.
+                    ThreadState::BlockedOnNotification { notification } => {
+                        !self.irq_handlers.iter().any(|h| {
+                            h.notification
+                                .is_some_and(|(n, _)| n.index() == notification as usize)
+                        })
+                    }
+                    _ => false,
+                })
     }
 
     /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
@@ -1208,7 +1328,7 @@ impl Kernel {
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
         self.leave_ipc(platform, id);
-        self.delete_kernel_slot(KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+        self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
@@ -1287,9 +1407,9 @@ impl Kernel {
     /// Deletes the original capability in kernel CNode slot `index` (and
     /// every capability derived from it). Threads waiting on a destroyed
     /// endpoint wake with `ObjectDeleted`.
-    fn delete_kernel_slot(&mut self, index: u64) {
+    fn delete_kernel_slot<P: Platform>(&mut self, platform: &mut P, index: u64) {
         if let Ok(slot) = self.kernel_slot(index) {
-            let _ = self.destroying(|caps, on_destroy| caps.delete(slot, on_destroy));
+            let _ = self.destroying(platform, |caps, on_destroy| caps.delete(slot, on_destroy));
         }
     }
 
@@ -1318,12 +1438,13 @@ impl Kernel {
             .sum();
         self.session.ended.clear();
         for endpoint in 0..u64::from(case.endpoints) {
-            self.delete_kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint);
+            self.delete_kernel_slot(platform, KERNEL_ENDPOINT_SLOTS + endpoint);
         }
         for notification in 0..u64::from(case.notifications) {
-            self.delete_kernel_slot(KERNEL_NOTIFICATION_SLOTS + notification);
+            self.delete_kernel_slot(platform, KERNEL_NOTIFICATION_SLOTS + notification);
         }
-        self.delete_kernel_slot(KERNEL_UNTYPED_SLOT);
+        self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
+        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
         if let Some((base, pages)) = self.session.untyped.take() {
             for page in 0..pages {
                 self.frames.free(base + page * arch::layout::PAGE_SIZE);
@@ -1502,6 +1623,25 @@ impl Kernel {
         {
             return Err("the case asks for too many objects");
         }
+        if let Some(intid) = case.irq {
+            let object = self
+                .caps
+                .create_object(CapType::IrqHandler, 0, 0)
+                .map_err(|_| "no room for an IrqHandler")?;
+            self.irq_handlers[object.index()] = IrqHandlerState {
+                intid: Some(intid),
+                notification: None,
+            };
+            let slot = self
+                .kernel_slot(KERNEL_IRQ_SLOT)
+                .map_err(|_| "no kernel slot for the IrqHandler")?;
+            self.caps
+                .install_original(
+                    slot,
+                    Capability::new(CapType::IrqHandler, Rights::ALL, object),
+                )
+                .map_err(|_| "cannot install the IrqHandler capability")?;
+        }
         if case.untyped_pages > 0 {
             let pages = u64::from(case.untyped_pages);
             let base = self
@@ -1571,6 +1711,7 @@ impl Kernel {
                 CaseObject::Endpoint(_) => KERNEL_ENDPOINT_SLOTS,
                 CaseObject::Notification(_) => KERNEL_NOTIFICATION_SLOTS,
                 CaseObject::Untyped => KERNEL_UNTYPED_SLOT,
+                CaseObject::Irq => KERNEL_IRQ_SLOT,
             };
             let source = self
                 .kernel_slot(first + u64::from(grant.object.index()))
@@ -1687,7 +1828,7 @@ impl Kernel {
             Ok(cnode) => cnode,
             Err(_) => {
                 space.release(&mut self.frames);
-                self.delete_kernel_slot(KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
                 return Err("no room for the thread's CSpace");
             }
         };

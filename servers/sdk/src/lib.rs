@@ -11,6 +11,8 @@
 pub mod console;
 pub mod ipc;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod physical_timer;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]

@@ -234,3 +234,20 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
 pub fn debug_print_raw_via(console: u64, address: u64, len: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::DebugPrint.number(), console, address, len).into_result()
 }
+
+/// Binds the IrqHandler capability `handler` to the notification
+/// capability `notification`: each interrupt signals it.
+pub fn irq_set_notification(handler: u64, notification: u64) -> Result<(), ErrorCode> {
+    raw_syscall(
+        Syscall::IrqSetNotification.number(),
+        handler,
+        notification,
+        0,
+    )
+    .into_result()
+}
+
+/// Acknowledges the interrupt of `handler`: it may arrive again.
+pub fn irq_ack(handler: u64) -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::IrqAck.number(), handler, 0, 0).into_result()
+}
