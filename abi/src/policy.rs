@@ -523,6 +523,12 @@ mod tests {
         heapless::Vec::from_slice(&buffer[..n]).unwrap()
     }
 
+    fn first_undefined_code() -> u16 {
+        (1..)
+            .find(|&c| ErrorCode::from_raw(c as u64).is_none())
+            .unwrap()
+    }
+
     /// A deterministic xorshift64* generator.
     struct Rng(u64);
 
@@ -579,11 +585,18 @@ mod tests {
     #[test]
     fn encode_refuses_what_decode_would() {
         let mut buffer = [0u8; BUFFER];
-        let cases: [(fn(&mut Rule), PolicyError); 5] = [
+        type Spoil = fn(&mut Rule);
+        let cases: [(Spoil, PolicyError); 5] = [
             (|r| r.args[0].register = 8, PolicyError::BadRegister),
             (|r| r.action = Action::Errno(0), PolicyError::BadErrno),
-            (|r| r.action = Action::Errno(14), PolicyError::BadErrno),
-            (|r| r.syscall = Some(21), PolicyError::BadSyscall),
+            (
+                |r| r.action = Action::Errno(first_undefined_code()),
+                PolicyError::BadErrno,
+            ),
+            (
+                |r| r.syscall = Some(Syscall::ALL.len() as u64),
+                PolicyError::BadSyscall,
+            ),
             (|r| r.label = Some(1 << LABEL_BITS), PolicyError::BadLabel),
         ];
         for (spoil, error) in cases {

@@ -34,6 +34,7 @@ pub mod frames;
 pub mod ipc;
 pub mod kernel;
 pub mod platform;
+pub mod policy;
 pub mod scheduler;
 pub mod syscall;
 pub mod thread;

@@ -1,0 +1,163 @@
+//! The per-thread verdict cache and the "no entry work" mask.
+//!
+//! Recomputed whenever the thread's filter stack changes (attach time).
+//! For each syscall number it keeps the verdict if that verdict is known
+//! from the number alone, so the entry needs no evaluation, no argument
+//! copy and no capability lookup; and it derives the mask of syscalls whose
+//! verdict is a constant `Allow`, which (with no tracer and no audit) may
+//! take the fast path.
+//!
+//! # What counts as "known from the number"
+//!
+//! A rule whose only condition is the syscall number is *unconditional*;
+//! one that also looks at the object type, label, badge or registers is
+//! *conditional*: the label and registers vary from call to call, and the
+//! object type and badge need a capability lookup. For one filter and one
+//! number, the rules that can apply are tried in order up to the first
+//! unconditional one (the ones after it are never reached); the filter's
+//! verdict is one of their actions, or `Allow` if no unconditional rule
+//! ends the list. Across the stack the verdict is the strictest of the
+//! filters', so it lies between the strictest of their least strict
+//! possible verdicts and the strictest of their strictest possible ones.
+//! When those two bounds are the same action, the verdict is constant and
+//! is cached. So a conditional rule costs nothing when every outcome is the
+//! same (a conditional `Errno` before an unconditional one of the same
+//! code), or when another filter's constant verdict is stricter anyway
+//! (`Kill`).
+
+use super::evaluate::evaluate;
+use super::facts::SyscallFacts;
+use super::filter::Filter;
+use abi::policy::Action;
+use abi::Syscall;
+
+/// How many syscall numbers the cache covers: `0..SYSCALL_COUNT`, every
+/// [`Syscall`]. Other numbers are never cached (they fail in dispatch).
+pub const SYSCALL_COUNT: usize = Syscall::ALL.len();
+
+// The mask is one u64 with a bit per syscall.
+const _: () = assert!(SYSCALL_COUNT <= 64);
+
+/// A thread's precomputed verdicts (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerdictCache {
+    /// Per number: the verdict, when it depends on the number alone.
+    verdicts: [Option<Action>; SYSCALL_COUNT],
+    /// Bit n: syscall n's verdict is a constant `Allow`.
+    no_entry_work: u64,
+    /// Bit n: a reachable rule for syscall n looks at the object type or
+    /// the badge, so evaluating it needs the capability lookup.
+    needs_capability: u64,
+}
+
+impl VerdictCache {
+    /// The cache of a thread with no filters: everything allowed.
+    pub const fn unfiltered() -> VerdictCache {
+        VerdictCache {
+            verdicts: [Some(Action::Allow); SYSCALL_COUNT],
+            no_entry_work: all_syscalls_mask(),
+            needs_capability: 0,
+        }
+    }
+
+    /// Precomputes the cache for the filter stack `filters`.
+    pub fn new(filters: &[&Filter]) -> VerdictCache {
+        let mut cache = VerdictCache {
+            verdicts: [None; SYSCALL_COUNT],
+            no_entry_work: 0,
+            needs_capability: 0,
+        };
+        for syscall in Syscall::ALL {
+            let number = syscall.number();
+            let (mut least, mut most) = (Action::Allow, Action::Allow);
+            for filter in filters {
+                let reach = reachable(filter, number);
+                least = least.max(reach.least);
+                most = most.max(reach.most);
+                if reach.needs_capability {
+                    cache.needs_capability |= 1 << number;
+                }
+            }
+            if least == most {
+                cache.verdicts[number as usize] = Some(least);
+                if least == Action::Allow {
+                    cache.no_entry_work |= 1 << number;
+                }
+            }
+        }
+        cache
+    }
+
+    /// Syscall `number`'s verdict if it depends on the number alone; `None`
+    /// if the filters must be evaluated (or the number is no syscall).
+    pub fn cached_verdict(&self, number: u64) -> Option<Action> {
+        *self.verdicts.get(usize::try_from(number).ok()?)?
+    }
+
+    /// Bit n set: syscall n's verdict is a constant `Allow`. Without a
+    /// tracer or audit, such a syscall needs no entry work at all.
+    pub fn no_entry_work_mask(&self) -> u64 {
+        self.no_entry_work
+    }
+
+    /// Whether evaluating syscall `number` needs the object type and badge
+    /// (a capability lookup before the check). False for cached numbers.
+    pub fn needs_capability(&self, number: u64) -> bool {
+        self.cached_verdict(number).is_none()
+            && number < 64
+            && self.needs_capability & (1 << number) != 0
+    }
+
+    /// The verdict for `facts`: cached, or evaluated over `filters`, which
+    /// must be the stack the cache was computed for.
+    pub fn verdict(&self, filters: &[&Filter], facts: &SyscallFacts) -> Action {
+        self.cached_verdict(facts.number)
+            .unwrap_or_else(|| evaluate(filters, facts))
+    }
+}
+
+const fn all_syscalls_mask() -> u64 {
+    if SYSCALL_COUNT == 64 {
+        u64::MAX
+    } else {
+        (1 << SYSCALL_COUNT) - 1
+    }
+}
+
+/// What one filter can answer for one syscall number.
+struct Reach {
+    /// The least strict verdict it can give.
+    least: Action,
+    /// The strictest verdict it can give.
+    most: Action,
+    /// A rule it can reach looks at the object type or the badge.
+    needs_capability: bool,
+}
+
+impl Reach {
+    fn add(&mut self, action: Action) {
+        self.least = self.least.min(action);
+        self.most = self.most.max(action);
+    }
+}
+
+/// The rules of `filter` that can decide syscall `number`: those that apply
+/// to it, up to the first unconditional one; past the last, the default
+/// `Allow`.
+fn reachable(filter: &Filter, number: u64) -> Reach {
+    // Kill is the strictest action, so the first `add` sets `least`.
+    let mut reach = Reach {
+        least: Action::Kill,
+        most: Action::Allow,
+        needs_capability: false,
+    };
+    for rule in filter.rules().iter().filter(|r| r.applies_to(number)) {
+        reach.add(rule.action);
+        reach.needs_capability |= rule.object_type.is_some() || rule.badge.is_some();
+        if !rule.is_conditional() {
+            return reach;
+        }
+    }
+    reach.add(Action::Allow);
+    reach
+}

@@ -1,0 +1,28 @@
+//! The seccomp-like policy engine: Filter objects, rule evaluation and the
+//! per-thread verdict cache.
+//!
+//! Pure, safe and host-tested; the syscall path calls it. The rule model
+//! and its wire format are shared with user space in [`abi::policy`];
+//! `docs/policy.md` describes both.
+//!
+//! * [`Filter`]: a Filter object's content, a decoded and validated
+//!   description. Loading new rules either succeeds or leaves the old ones.
+//! * [`SyscallFacts`]: what a rule can look at for one syscall.
+//! * [`evaluate`]: within a filter the first matching rule decides (no
+//!   match: `Allow`); across a thread's stacked filters the strictest
+//!   verdict wins.
+//! * [`VerdictCache`]: per syscall number, the verdict when it does not
+//!   depend on anything but the number, and from it the thread's "no entry
+//!   work" mask: the syscalls that may take the fast path.
+
+mod cache;
+mod evaluate;
+mod facts;
+mod filter;
+#[cfg(test)]
+mod tests;
+
+pub use cache::{VerdictCache, SYSCALL_COUNT};
+pub use evaluate::evaluate;
+pub use facts::SyscallFacts;
+pub use filter::Filter;
