@@ -1,0 +1,242 @@
+//! Build seccomp-like policy filters: a rule builder over `abi::policy`.
+//!
+//! ```
+//! use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
+//! use sdk::{ErrorCode, Syscall};
+//!
+//! let filter = FilterBuilder::new()
+//!     // Short prints only: a length of 4 KiB or more is refused.
+//!     .rule(
+//!         RuleBuilder::syscall(Syscall::DebugPrint)
+//!             .arg(3, ArgOp::Ge, 0x1000)
+//!             .action(Action::errno(ErrorCode::InvalidArgument)),
+//!     )
+//!     .rule(RuleBuilder::syscall(Syscall::Retype).action(Action::Kill))
+//!     .rule(RuleBuilder::syscall(Syscall::Call).label(2).action(Action::Notify))
+//!     .build()
+//!     .expect("within the limits");
+//! assert_eq!(filter.rules.len(), 3);
+//!
+//! let mut buffer = [0u8; sdk::policy::MAX_DESCRIPTION_BYTES];
+//! let bytes = sdk::policy::encode(&filter, &mut buffer).expect("valid");
+//! assert_eq!(sdk::policy::decode(bytes), Ok(filter));
+//! ```
+//!
+//! Rules are tried in the order they were added and the first that matches
+//! decides; a syscall no rule matches is allowed, so a deny-by-default
+//! filter ends with `RuleBuilder::any_syscall().action(...)`. A mistake
+//! (too many rules or comparisons, a register above `x7`, an `Errno` of 0)
+//! does not stop the chain: [`FilterBuilder::build`] reports the first one.
+
+use abi::cap::CapType;
+use abi::policy::{ArgMatch, Rule};
+use abi::Syscall;
+
+pub use abi::policy::{
+    decode, encode, Action, ArgOp, FilterDescription, PolicyError, MAX_ARGS_PER_RULE,
+    MAX_DESCRIPTION_BYTES, MAX_RULES,
+};
+
+/// One rule being built: what it matches. [`RuleBuilder::action`] ends it.
+#[derive(Clone, Debug)]
+pub struct RuleBuilder {
+    rule: Rule,
+    error: Option<PolicyError>,
+}
+
+impl RuleBuilder {
+    /// A rule for one syscall.
+    pub fn syscall(syscall: Syscall) -> RuleBuilder {
+        let mut builder = RuleBuilder::any_syscall();
+        builder.rule.syscall = Some(syscall.number());
+        builder
+    }
+
+    /// A rule for every syscall.
+    pub fn any_syscall() -> RuleBuilder {
+        RuleBuilder {
+            rule: Rule::new(Action::Allow),
+            error: None,
+        }
+    }
+
+    /// Only when the capability in `x0` names an object of type `object_type`.
+    pub fn object_type(mut self, object_type: CapType) -> RuleBuilder {
+        self.rule.object_type = Some(object_type);
+        self
+    }
+
+    /// Only when the message label (in `x1`) is `label`.
+    pub fn label(mut self, label: u64) -> RuleBuilder {
+        self.rule.label = Some(label);
+        self
+    }
+
+    /// Only when the capability in `x0` carries `badge` (0: unbadged).
+    pub fn badge(mut self, badge: u64) -> RuleBuilder {
+        self.rule.badge = Some(badge);
+        self
+    }
+
+    /// Only when `x[register] op value` (the whole register).
+    pub fn arg(self, register: u8, op: ArgOp, value: u64) -> RuleBuilder {
+        self.arg_masked(register, u64::MAX, op, value)
+    }
+
+    /// Only when `(x[register] & mask) op value`.
+    pub fn arg_masked(mut self, register: u8, mask: u64, op: ArgOp, value: u64) -> RuleBuilder {
+        let arg = ArgMatch {
+            register,
+            mask,
+            op,
+            value,
+        };
+        if let Err(error) = self.rule.push_arg(arg) {
+            self.error.get_or_insert(error);
+        }
+        self
+    }
+
+    /// What happens when the rule matches; the rule is complete.
+    pub fn action(mut self, action: Action) -> CompleteRule {
+        self.rule.action = action;
+        CompleteRule {
+            rule: self.rule,
+            error: self.error,
+        }
+    }
+}
+
+/// A rule with its action, ready for [`FilterBuilder::rule`].
+#[derive(Clone, Debug)]
+pub struct CompleteRule {
+    rule: Rule,
+    error: Option<PolicyError>,
+}
+
+/// A filter being built: rules in the order they are tried.
+#[derive(Clone, Debug, Default)]
+pub struct FilterBuilder {
+    description: FilterDescription,
+    error: Option<PolicyError>,
+}
+
+impl FilterBuilder {
+    /// No rules yet.
+    pub fn new() -> FilterBuilder {
+        FilterBuilder::default()
+    }
+
+    /// Adds a rule after the ones already added.
+    pub fn rule(mut self, rule: CompleteRule) -> FilterBuilder {
+        let added = match rule.error {
+            Some(error) => Err(error),
+            None => self.description.push(rule.rule),
+        };
+        if let Err(error) = added {
+            self.error.get_or_insert(error);
+        }
+        self
+    }
+
+    /// The description, or the first mistake made while building it.
+    pub fn build(self) -> Result<FilterDescription, PolicyError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        self.description.validate()?;
+        Ok(self.description)
+    }
+
+    /// Builds and encodes the description into `buffer` (at most
+    /// [`MAX_DESCRIPTION_BYTES`] are needed), ready for the kernel.
+    pub fn encode(self, buffer: &mut [u8]) -> Result<&[u8], PolicyError> {
+        let description = self.build()?;
+        encode(&description, buffer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi::ErrorCode;
+
+    #[test]
+    fn builds_the_rules_in_order() {
+        let d = FilterBuilder::new()
+            .rule(
+                RuleBuilder::syscall(Syscall::DebugPrint)
+                    .arg(2, ArgOp::Lt, 0x1000)
+                    .action(Action::Errno(5)),
+            )
+            .rule(
+                RuleBuilder::syscall(Syscall::Call)
+                    .object_type(CapType::Endpoint)
+                    .label(3)
+                    .badge(9)
+                    .arg_masked(4, 0xff, ArgOp::MaskedEq, 0x1234)
+                    .action(Action::Notify),
+            )
+            .rule(RuleBuilder::any_syscall().action(Action::Kill))
+            .build()
+            .unwrap();
+        let mut print = Rule::new(Action::Errno(5));
+        print.syscall = Some(3);
+        print
+            .push_arg(ArgMatch {
+                register: 2,
+                mask: u64::MAX,
+                op: ArgOp::Lt,
+                value: 0x1000,
+            })
+            .unwrap();
+        assert_eq!(d.rules[0], print);
+        let call = &d.rules[1];
+        assert_eq!(call.syscall, Some(Syscall::Call.number()));
+        assert_eq!(call.object_type, Some(CapType::Endpoint));
+        assert_eq!((call.label, call.badge), (Some(3), Some(9)));
+        assert_eq!((call.args[0].mask, call.args[0].value), (0xff, 0x1234));
+        assert_eq!(d.rules[2], Rule::new(Action::Kill));
+    }
+
+    #[test]
+    fn encodes_what_the_kernel_decodes() {
+        let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+        let builder = FilterBuilder::new()
+            .rule(RuleBuilder::syscall(Syscall::Exit).action(Action::Log))
+            .rule(RuleBuilder::any_syscall().action(Action::errno(ErrorCode::Denied)));
+        let expected = builder.clone().build().unwrap();
+        let bytes = builder.encode(&mut buffer).unwrap();
+        assert_eq!(decode(bytes), Ok(expected));
+    }
+
+    #[test]
+    fn reports_the_first_mistake() {
+        let too_many_args = (0..=MAX_ARGS_PER_RULE).fold(RuleBuilder::any_syscall(), |r, i| {
+            r.arg(i as u8, ArgOp::Eq, 0)
+        });
+        let built = FilterBuilder::new()
+            .rule(too_many_args.action(Action::Allow))
+            .rule(
+                RuleBuilder::any_syscall()
+                    .arg(8, ArgOp::Eq, 0)
+                    .action(Action::Allow),
+            )
+            .build();
+        assert_eq!(built, Err(PolicyError::TooManyArgs));
+        let bad_register = FilterBuilder::new().rule(
+            RuleBuilder::any_syscall()
+                .arg(8, ArgOp::Eq, 0)
+                .action(Action::Allow),
+        );
+        assert_eq!(bad_register.build(), Err(PolicyError::BadRegister));
+        let errno_zero =
+            FilterBuilder::new().rule(RuleBuilder::any_syscall().action(Action::Errno(0)));
+        let mut buffer = [0u8; 64];
+        assert_eq!(errno_zero.encode(&mut buffer), Err(PolicyError::BadErrno));
+        let too_many_rules = (0..=MAX_RULES).fold(FilterBuilder::new(), |f, _| {
+            f.rule(RuleBuilder::any_syscall().action(Action::Allow))
+        });
+        assert_eq!(too_many_rules.build(), Err(PolicyError::TooManyRules));
+    }
+}
