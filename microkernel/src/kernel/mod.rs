@@ -169,9 +169,13 @@ impl FuzzPlan {
 }
 
 /// The whole kernel state.
+///
+/// `repr(C)`, small and hot fields first: the kernel lives in one static,
+/// and fields past the reach of an immediate offset cost an extra
+/// instruction on every access (the IPC and syscall paths read `current`,
+/// the FP/TPIDR owners and the session on every entry).
+#[repr(C)]
 pub struct Kernel {
-    threads: [Thread; MAX_THREADS],
-    run_queue: RunQueue,
     current: Option<ThreadId>,
     /// The thread whose TPIDR_EL0 is in the CPU (the last one to run).
     thread_pointer_owner: Option<ThreadId>,
@@ -179,25 +183,27 @@ pub struct Kernel {
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
     fp_access: bool,
-    frames: FrameAllocator,
-    asids: AsidAllocator,
-    init_elf: &'static [u8],
-    session: Session,
-    ticks: u64,
     /// The benchmark syscall floor is installed in the CPU.
     floor_installed: bool,
-    /// Every capability and kernel object.
-    caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
+    /// The thread whose console line is unfinished (no newline yet).
+    open_line: Option<ThreadId>,
+    /// The kernel's CNode (original capabilities), made at `start`.
+    kernel_cnode: Option<CNodeId>,
+    ticks: u64,
+    init_elf: &'static [u8],
+    session: Session,
+    threads: [Thread; MAX_THREADS],
     /// Each endpoint object's queue of waiting threads, by object index.
     endpoints: [EndpointQueue; MAX_OBJECTS],
+    run_queue: RunQueue,
     /// Each notification object's word and waiters, by object index.
     notifications: [Notification; MAX_OBJECTS],
     /// Each IrqHandler object's interrupt and binding, by object index.
     irq_handlers: [IrqHandlerState; MAX_OBJECTS],
-    /// The kernel's CNode (original capabilities), made at `start`.
-    kernel_cnode: Option<CNodeId>,
-    /// The thread whose console line is unfinished (no newline yet).
-    open_line: Option<ThreadId>,
+    /// Every capability and kernel object.
+    caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
+    asids: AsidAllocator,
+    frames: FrameAllocator,
 }
 
 impl Default for Kernel {
@@ -1182,6 +1188,8 @@ impl Kernel {
     /// Nothing can run and every thread of the running case waits in IPC
     /// for something no thread and no interrupt can bring: nothing will
     /// ever wake them.
+    #[cold]
+    #[inline(never)]
     fn case_is_deadlocked(&self) -> bool {
         !self.session.live.is_empty()
             && self
@@ -1207,6 +1215,8 @@ impl Kernel {
 
     /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
     /// which fails the case instead of hanging the run.
+    #[cold]
+    #[inline(never)]
     fn break_deadlock<P: Platform>(&mut self, platform: &mut P) {
         let prefix = if matches!(self.session.mode, Mode::Test | Mode::Fuzz) {
             "# "
