@@ -10,9 +10,9 @@
 
 pub mod console;
 pub mod ipc;
-pub mod policy;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod physical_timer;
+pub mod policy;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;
