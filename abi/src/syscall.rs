@@ -67,8 +67,9 @@ pub enum Syscall {
     Retype = 20,
     /// Binds the IrqHandler capability `x0` (write right) to the
     /// notification capability `x2` (write right) and lets the interrupt
-    /// through: each interrupt signals the notification (the IrqHandler
-    /// capability's badge, or bit 0) and is masked until acknowledged.
+    /// through: each interrupt signals the notification (the badge of the
+    /// notification capability `x2`, or bit 0 if it is unbadged) and is
+    /// masked until acknowledged.
     IrqSetNotification = 21,
     /// Acknowledges the interrupt of the IrqHandler capability `x0` (write
     /// right): it may arrive again.
