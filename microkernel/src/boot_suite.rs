@@ -109,6 +109,8 @@ pub struct Case {
     /// `(thread, endpoint)`: that thread's faults go to that endpoint of
     /// the case as fault messages.
     pub fault_endpoints: &'static [(u8, u8)],
+    /// Radix of each thread's CNode (`None`: 16 slots).
+    pub cnode_radix: Option<u8>,
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -195,6 +197,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     }
 }
 
@@ -211,6 +214,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     }
 }
 
@@ -436,6 +440,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[103, 102, 101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
@@ -450,6 +455,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[99, 100],
         endpoint_owner: Some((0, ENDPOINT_SLOT)),
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "notifications: signals OR their badges together; Poll never waits",
@@ -468,6 +474,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
@@ -487,6 +494,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "faults go to the fault endpoint as messages; the handler's reply resumes the thread at a new PC",
@@ -501,6 +509,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[(1, 0)],
+        cnode_radix: None,
     },
     Case {
         name: "confinement: every slot x every operation, exactly the granted ones allowed; badges cannot be forged",
@@ -519,6 +528,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[100, 101],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "a server that ends while owing a reply: its caller wakes with ObjectDeleted",
@@ -532,6 +542,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "capability transfer: refused without the grant right, a badged copy arrives with it",
@@ -551,6 +562,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "an interrupt reaches user space through its IrqHandler's notification and comes again after IrqAck",
@@ -567,6 +579,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",
@@ -584,6 +597,7 @@ const IPC_CASES: [Case; 12] = [
         priorities: &[101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
 ];
 
@@ -636,6 +650,7 @@ pub const BENCH_CASES: &[Case] = &[
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
+        cnode_radix: None,
     },
 ];
 
@@ -687,6 +702,7 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     priorities: &[],
     endpoint_owner: None,
     fault_endpoints: &[],
+    cnode_radix: None,
 }];
 
 /// What the demo shows.

@@ -43,7 +43,8 @@ pub const DEADLOCK_STATUS: i64 = -2;
 pub const MAX_SLOTS: usize = 4096;
 /// Kernel objects (endpoints, CNodes, the console, ...).
 pub const MAX_OBJECTS: usize = 1024;
-/// Radix of each boot-suite thread's CNode (16 slots).
+/// Radix of each boot-suite thread's CNode (16 slots) unless its case
+/// asks for more (`Case::cnode_radix`).
 const THREAD_CNODE_RADIX: u8 = 4;
 /// Radix of the kernel's own CNode, which holds every object's original
 /// capability: slot 0 the console, 1.. one per thread CNode, then the
@@ -1561,7 +1562,8 @@ impl Kernel {
                     .get(index)
                     .copied()
                     .unwrap_or(DEFAULT_PRIORITY);
-                match self.spawn(platform, selector, priority) {
+                let radix = case.cnode_radix.unwrap_or(THREAD_CNODE_RADIX);
+                match self.spawn(platform, selector, priority, radix) {
                     Ok(id) => {
                         let _ = self.session.live.push(id);
                     }
@@ -1786,11 +1788,11 @@ impl Kernel {
             .map_err(|_| "moving the endpoint to its owner failed")
     }
 
-    /// Gives a new thread its CSpace: a CNode whose original capability
-    /// stays in the kernel CNode, a copy of it in slot 0, and the console
-    /// in slot 1.
-    fn create_cspace(&mut self, thread: ThreadId) -> Result<CNodeId, CapError> {
-        let cnode = self.caps.create_cnode(THREAD_CNODE_RADIX)?;
+    /// Gives a new thread its CSpace: a CNode of `2^radix` slots whose
+    /// original capability stays in the kernel CNode, a copy of it in slot
+    /// 0, and the console in slot 1.
+    fn create_cspace(&mut self, thread: ThreadId, radix: u8) -> Result<CNodeId, CapError> {
+        let cnode = self.caps.create_cnode(radix)?;
         let original = self.kernel_slot(KERNEL_THREAD_CNODE_SLOTS + thread.index() as u64)?;
         self.caps.install_original(
             original,
@@ -1815,6 +1817,7 @@ impl Kernel {
         platform: &mut P,
         selector: u64,
         priority: Priority,
+        cnode_radix: u8,
     ) -> Result<ThreadId, &'static str> {
         let index = self
             .threads
@@ -1834,7 +1837,7 @@ impl Kernel {
                     SpaceError::OutOfMemory => "out of memory for a new address space",
                 })?;
         let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
-        let cspace = match self.create_cspace(id) {
+        let cspace = match self.create_cspace(id, cnode_radix) {
             Ok(cnode) => cnode,
             Err(_) => {
                 space.release(&mut self.frames);
