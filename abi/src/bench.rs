@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 12] = [
+pub const ROWS: [&str; 16] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -20,6 +20,10 @@ pub const ROWS: [&str; 12] = [
     "ipc_slow_call_one_way",
     "ipc_slow_reply_recv_one_way",
     "ipc_slow_round_trip",
+    "null_syscall_scale_100",
+    "ipc_call_one_way_scale_100",
+    "null_syscall_scale_1000",
+    "ipc_call_one_way_scale_1000",
     "notification_round_trip",
 ];
 
@@ -27,6 +31,23 @@ pub const ROWS: [&str; 12] = [
 pub const IPC_FAST_LABEL: u64 = 1;
 /// Message label of the phase with one word too many for registers.
 pub const IPC_SLOW_LABEL: u64 = 2;
+/// Extra endpoints (each with its capability) the scale benchmark makes
+/// before each of its phases is timed, and the label of that phase's
+/// fast-path calls (`SCALE_STEPS[i].1`).
+pub const SCALE_STEPS: [(u64, u64, &str, &str); 2] = [
+    (
+        100,
+        3,
+        "null_syscall_scale_100",
+        "ipc_call_one_way_scale_100",
+    ),
+    (
+        1000,
+        4,
+        "null_syscall_scale_1000",
+        "ipc_call_one_way_scale_1000",
+    ),
+];
 
 /// Iterations when the boot options do not say.
 pub const DEFAULT_ITERATIONS: u32 = 10_000;

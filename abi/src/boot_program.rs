@@ -100,6 +100,10 @@ pub enum BootProgram {
     /// Binds the IrqHandler in slot 2 to the notification in slot 3 and
     /// takes two interrupts of the EL1 physical timer through it.
     IrqUser = 40,
+    /// Benchmark client of `BenchIpcServer` that first retypes endpoints
+    /// from the Untyped in slot 3 into its (1024-slot) CNode, then times
+    /// the null syscall and fast-path calls again (`bench::SCALE_STEPS`).
+    BenchScaleClient = 41,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -159,7 +163,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 41] = [
+    pub const ALL: [BootProgram; 42] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -201,6 +205,7 @@ impl BootProgram {
         BootProgram::CapGiver,
         BootProgram::CapTaker,
         BootProgram::IrqUser,
+        BootProgram::BenchScaleClient,
     ];
 
     /// A short name, used to name the thread.
@@ -247,6 +252,7 @@ impl BootProgram {
             BootProgram::CapGiver => "cap-giver",
             BootProgram::CapTaker => "cap-taker",
             BootProgram::IrqUser => "irq-user",
+            BootProgram::BenchScaleClient => "bench-scale",
         }
     }
 

@@ -3,7 +3,7 @@
 //! host package).
 
 use abi::bench::{
-    BenchParameter, IPC_FAST_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS,
+    BenchParameter, IPC_FAST_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS, SCALE_STEPS, WARM_UP_ITERATIONS,
 };
 use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
@@ -143,6 +143,64 @@ pub fn run_ipc_client(parameter: BenchParameter) -> i32 {
     }
 }
 
+/// The scale benchmark's client: for each step of `SCALE_STEPS`, retypes
+/// endpoints from the Untyped in `SECOND_ENDPOINT_SLOT` into its own CNode
+/// until that many extra endpoints (each with its capability) are alive,
+/// then times the null syscall and sends the server the step's fast-path
+/// calls (the server times them one-way, as for `ipc_call_one_way`).
+pub fn run_scale_client(parameter: BenchParameter) -> i32 {
+    use abi::cap::CapType;
+    let endpoint = Cptr(ENDPOINT_SLOT);
+    let untyped = SECOND_ENDPOINT_SLOT;
+    // The extra endpoints' capabilities go right after the Untyped's.
+    let first_extra = SECOND_ENDPOINT_SLOT + 1;
+    let mut made = 0u64;
+    for (extra, label, null_row, call_row) in SCALE_STEPS {
+        if !parameter.runs(null_row) && !parameter.runs(call_row) {
+            continue;
+        }
+        while made < extra {
+            let count = (extra - made).min(RETYPE_BATCH);
+            if let Err(code) =
+                syscall::retype(untyped, CapType::Endpoint, 0, first_extra + made, count)
+            {
+                println!("BENCH-ERROR name={null_row} reason=retype failed after {made} endpoints: {code:?}");
+                return 1;
+            }
+            made += count;
+        }
+        if parameter.runs(null_row) {
+            measure(parameter, null_row, || {
+                timed_syscall(Syscall::Null.number(), 0)
+            });
+        }
+        if parameter.runs(call_row) {
+            let iterations = parameter.iterations.min(MAX_ITERATIONS);
+            for _ in 0..(WARM_UP_ITERATIONS + iterations) {
+                // The timestamp the server subtracts. The baseline client
+                // (`run_ipc_client`) runs 2 more instructions between its
+                // timestamp and the SVC (a length check, a register move),
+                // so these rows read 2 below `ipc_call_one_way`.
+                let message = Message::new(label, &[now()]).with_length(FAST_LENGTH);
+                if ipc::call(endpoint, &message).is_err() {
+                    println!("BENCH-ERROR name={call_row} reason=call failed");
+                    return 1;
+                }
+            }
+        }
+    }
+    match ipc::call(endpoint, &Message::new(STOP_LABEL, &[])) {
+        Ok(_) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// Words in a fast-path (register-only) benchmark call.
+const FAST_LENGTH: u8 = 1;
+
+/// Most objects one retype makes (the kernel's `MAX_RETYPE_COUNT`).
+const RETYPE_BATCH: u64 = 64;
+
 /// The IPC benchmark server: answers every call with a timestamp taken
 /// just before its `ReplyRecv`, and times each call's one-way trip from
 /// the timestamp the client sent.
@@ -194,10 +252,17 @@ fn report_call_phase(
     seen: usize,
     overhead: u64,
 ) {
+    let scaled = SCALE_STEPS
+        .iter()
+        .find(|(_, label, _, _)| *label == phase)
+        .map(|(_, _, _, call_row)| *call_row);
     let name = match phase {
         IPC_FAST_LABEL => "ipc_call_one_way",
         IPC_SLOW_LABEL => "ipc_slow_call_one_way",
-        _ => return,
+        _ => match scaled {
+            Some(name) => name,
+            None => return,
+        },
     };
     let timed = seen
         .saturating_sub(WARM_UP_ITERATIONS as usize)

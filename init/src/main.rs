@@ -53,6 +53,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::IpcFifoReceiver => ipc_tests::fifo_receiver(),
         BootProgram::BenchIpcServer => bench::run_ipc_server(BenchParameter::decode(parameter)),
         BootProgram::BenchIpcClient => bench::run_ipc_client(BenchParameter::decode(parameter)),
+        BootProgram::BenchScaleClient => bench::run_scale_client(BenchParameter::decode(parameter)),
         BootProgram::BenchNotifyPing => bench::run_notify_ping(BenchParameter::decode(parameter)),
         BootProgram::BenchNotifyPong => bench::run_notify_pong(BenchParameter::decode(parameter)),
         BootProgram::NotifySignaler => ipc_tests::notify_signaler(),

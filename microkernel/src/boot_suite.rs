@@ -629,6 +629,37 @@ pub const BENCH_CASES: &[Case] = &[
             grant(1, ENDPOINT_SLOT, SEND, 0),
         ],
     ),
+    // The scale rows: the same server, a client whose 1024-slot CNode
+    // fills with up to 1000 endpoints retyped from its Untyped (1000 * 16
+    // bytes fit the 4 pages) before the null syscall and the fast-path
+    // Call are timed again.
+    Case {
+        name: "null syscall and IPC call with 100 and 1000 extra endpoints alive",
+        threads: &[
+            BootProgram::BenchIpcServer.selector(0),
+            BootProgram::BenchScaleClient.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, 0),
+            Grant {
+                thread: 1,
+                slot: SECOND_ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::READ_WRITE,
+                badge: 0,
+            },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: Some(10),
+    },
     Case {
         name: "notification round trips between two address spaces",
         threads: &[

@@ -82,6 +82,20 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         target: Some(Target::AtMost(40)),
     },
     CatalogueEntry {
+        name: "null_syscall_scale_100",
+        what: "null_syscall with 100 extra endpoints and capabilities alive (must stay flat)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "null_syscall_scale_1000",
+        what: "null_syscall with 1000 extra endpoints and capabilities alive (must stay flat)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
         name: "syscall_slow_path_error",
         what: "a syscall through the generic (non-fast) path that returns an error",
         linux: &[],
@@ -115,6 +129,20 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         linux: &[],
         sel4: Some("245"),
         target: Some(Target::AtMost(120)),
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_scale_100",
+        what: "ipc_call_one_way with 100 extra endpoints and capabilities alive (must stay flat; its client runs 2 instructions fewer before the SVC than the baseline's)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_scale_1000",
+        what: "ipc_call_one_way with 1000 extra endpoints and capabilities alive (must stay flat; its client runs 2 instructions fewer before the SVC than the baseline's)",
+        linux: &[],
+        sel4: None,
+        target: None,
     },
     CatalogueEntry {
         name: "ipc_reply_recv_one_way_same_as",
