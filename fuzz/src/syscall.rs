@@ -1,0 +1,135 @@
+//! Syscall decoding: the saved registers of any user thread, turned into a
+//! typed call before anything else looks at them.
+
+use super::bytes::Bytes;
+use abi::cap::CapType;
+use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
+use arch::context::UserContext;
+use arch::layout::is_user_range;
+use microkernel::ipc::message::MAX_MESSAGE_WORDS;
+use microkernel::syscall::{decode, Call, CapOperation, IpcOperation, NotificationOperation};
+
+/// The registers `decode` may read: `x0..=x8`.
+const ARGUMENT_REGISTERS: usize = 9;
+
+/// Decodes register sets read from `data`.
+///
+/// Input, repeated until it ends: a byte choosing the syscall number
+/// (below 128: that byte modulo the syscall count plus two, so mostly a
+/// real syscall; otherwise the next eight bytes, any number), then
+/// `x0..x7`, then the other registers' eight bytes.
+///
+/// Checks: decoding never panics; an unknown number is `InvalidSyscall`
+/// and a known one never is; a decoded call is the syscall the number
+/// names; its arguments are in range (a debug print's buffer is in the user
+/// half and at most `DEBUG_PRINT_MAX` bytes, a sending IPC's message info
+/// at most `MAX_MESSAGE_WORDS` words and capabilities only where allowed, a
+/// mint's rights defined bits only, its badge set exactly when `x6` is 1,
+/// a retype's type the one `x2` names); registers above `x8`, `sp`, `pc`
+/// and `tpidr` do not change the result.
+pub fn syscall_registers(data: &[u8]) {
+    let mut input = Bytes::new(data);
+    while !input.is_empty() {
+        let mut context = UserContext::zeroed();
+        let choice = input.u8();
+        context.x[8] = if choice < 128 {
+            u64::from(choice) % (Syscall::ALL.len() as u64 + 2)
+        } else {
+            input.u64()
+        };
+        for register in &mut context.x[..8] {
+            *register = input.u64();
+        }
+        let decoded = decode(&context);
+        check_call(&context, decoded);
+        let noise = input.u64();
+        let mut other = context;
+        for register in &mut other.x[ARGUMENT_REGISTERS..] {
+            *register = noise;
+        }
+        other.sp = noise;
+        other.pc = noise;
+        other.tpidr = noise;
+        assert_eq!(decode(&other), decoded, "a non-argument register mattered");
+    }
+}
+
+fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
+    let x = &context.x;
+    let Some(syscall) = Syscall::from_number(x[8]) else {
+        assert_eq!(decoded, Err(ErrorCode::InvalidSyscall));
+        return;
+    };
+    let call = match decoded {
+        Ok(call) => call,
+        Err(code) => {
+            assert!(code != ErrorCode::InvalidSyscall && code != ErrorCode::Ok);
+            return;
+        }
+    };
+    assert_eq!(
+        syscall_of(&call),
+        syscall,
+        "decoded {call:?} from {syscall:?}"
+    );
+    match call {
+        Call::DebugPrint { address, len, .. } => {
+            assert!(len <= DEBUG_PRINT_MAX && is_user_range(address, len as u64));
+        }
+        Call::Ipc { operation, .. } if operation.sends() => {
+            let info = MessageInfo::from(x[1]);
+            assert!(usize::from(info.length()) <= MAX_MESSAGE_WORDS);
+            let may_carry = matches!(
+                operation,
+                IpcOperation::Send | IpcOperation::NBSend | IpcOperation::Call
+            );
+            assert!(info.caps() == 0 || may_carry, "caps with {operation:?}");
+        }
+        Call::Cap {
+            operation: CapOperation::Mint { rights, badge },
+            ..
+        } => {
+            assert_eq!(u64::from(rights.raw()), x[4], "rights not as asked");
+            assert_eq!(badge, (x[6] == 1).then_some(x[5]));
+        }
+        Call::Retype { object_type, .. } => {
+            assert_eq!(Some(object_type), CapType::from_raw(x[2]));
+        }
+        _ => {}
+    }
+}
+
+/// The syscall a decoded call carries out.
+fn syscall_of(call: &Call) -> Syscall {
+    match *call {
+        Call::Null => Syscall::Null,
+        Call::Yield => Syscall::Yield,
+        Call::Exit { .. } => Syscall::Exit,
+        Call::BenchFloor { .. } => Syscall::BenchFloor,
+        Call::DebugPrint { .. } => Syscall::DebugPrint,
+        Call::IrqSetNotification { .. } => Syscall::IrqSetNotification,
+        Call::IrqAck { .. } => Syscall::IrqAck,
+        Call::Retype { .. } => Syscall::Retype,
+        Call::Ipc { operation, .. } => match operation {
+            IpcOperation::Send => Syscall::Send,
+            IpcOperation::NBSend => Syscall::NBSend,
+            IpcOperation::Recv => Syscall::Recv,
+            IpcOperation::NBRecv => Syscall::NBRecv,
+            IpcOperation::Call => Syscall::Call,
+            IpcOperation::Reply => Syscall::Reply,
+            IpcOperation::ReplyRecv => Syscall::ReplyRecv,
+        },
+        Call::Notification { operation, .. } => match operation {
+            NotificationOperation::Signal => Syscall::Signal,
+            NotificationOperation::Wait => Syscall::Wait,
+            NotificationOperation::Poll => Syscall::Poll,
+        },
+        Call::Cap { operation, .. } => match operation {
+            CapOperation::Copy => Syscall::CapCopy,
+            CapOperation::Mint { .. } => Syscall::CapMint,
+            CapOperation::Move => Syscall::CapMove,
+            CapOperation::Delete => Syscall::CapDelete,
+            CapOperation::Revoke => Syscall::CapRevoke,
+        },
+    }
+}
