@@ -72,21 +72,27 @@ pub struct Program {
     pub segments: heapless::Vec<Segment, MAX_SEGMENTS>,
 }
 
+/// The `N` bytes at `at`, or `Truncated`. The end is computed with
+/// `checked_add`: offsets come from the file, and one near `usize::MAX`
+/// must be refused, not wrap (found by the host fuzzer).
+fn bytes_at<const N: usize>(data: &[u8], at: usize) -> Result<[u8; N], ElfError> {
+    let end = at.checked_add(N).ok_or(ElfError::Truncated)?;
+    let bytes = data.get(at..end).ok_or(ElfError::Truncated)?;
+    let mut word = [0u8; N];
+    word.copy_from_slice(bytes);
+    Ok(word)
+}
+
 fn u16_at(data: &[u8], at: usize) -> Result<u16, ElfError> {
-    let bytes = data.get(at..at + 2).ok_or(ElfError::Truncated)?;
-    Ok(u16::from_le_bytes([bytes[0], bytes[1]]))
+    bytes_at(data, at).map(u16::from_le_bytes)
 }
 
 fn u32_at(data: &[u8], at: usize) -> Result<u32, ElfError> {
-    let bytes = data.get(at..at + 4).ok_or(ElfError::Truncated)?;
-    Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    bytes_at(data, at).map(u32::from_le_bytes)
 }
 
 fn u64_at(data: &[u8], at: usize) -> Result<u64, ElfError> {
-    let bytes = data.get(at..at + 8).ok_or(ElfError::Truncated)?;
-    let mut word = [0u8; 8];
-    word.copy_from_slice(bytes);
-    Ok(u64::from_le_bytes(word))
+    bytes_at(data, at).map(u64::from_le_bytes)
 }
 
 /// Checks `file` and lists its loadable segments.
@@ -230,6 +236,13 @@ pub(crate) mod tests {
         assert_eq!(parse(&short), Err(ElfError::Truncated));
         assert_eq!(parse(b"not an elf"), Err(ElfError::NotAnAarch64Executable));
         assert_eq!(parse(&[]), Err(ElfError::NotAnAarch64Executable));
+    }
+
+    #[test]
+    fn program_header_offset_near_the_top_is_truncated_not_wrapped() {
+        let mut elf = build_elf(0x40_0000, &[(0x40_0000, PF_R | PF_X, &[0; 4], 4)]);
+        elf[32..40].copy_from_slice(&(u64::MAX - 2).to_le_bytes());
+        assert_eq!(parse(&elf), Err(ElfError::Truncated));
     }
 
     #[test]
