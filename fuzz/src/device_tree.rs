@@ -3,23 +3,19 @@
 
 use arch::device_tree::{parse, remove_nops, total_size};
 
-/// Size of the FDT header; the fields `remove_nops` rewrites lie in it.
-const HEADER_BYTES: usize = 40;
-
 /// Reads `data` as a device tree blob, the way the kernel does at boot.
 ///
 /// Checks: `total_size`, `remove_nops` (with a buffer as large as the
 /// blob and with one half as large) and `parse` never panic; a NOP-free
-/// copy fits its buffer and, when the blob keeps its structure block after
-/// the header, states its own length as its total size and is a fixed
-/// point (removing NOPs again gives the same bytes); an accepted board
+/// copy fits its buffer, states its own length as its total size and is a
+/// fixed point (removing NOPs again gives the same bytes); an accepted board
 /// lists its RAM in ascending order, and the values the kernel logs at
 /// boot (total RAM, the boot options) can be computed.
 pub fn device_tree(data: &[u8]) {
     let _ = total_size(data);
     let mut out = vec![0u8; data.len()];
     if let Ok(len) = remove_nops(data, &mut out) {
-        check_compact_copy(data, &out, len);
+        check_compact_copy(&out, len);
     }
     let mut half = vec![0u8; data.len() / 2];
     if let Ok(len) = remove_nops(data, &mut half) {
@@ -39,21 +35,12 @@ pub fn device_tree(data: &[u8]) {
     }
 }
 
-fn check_compact_copy(blob: &[u8], out: &[u8], len: usize) {
+fn check_compact_copy(out: &[u8], len: usize) {
     assert!(
         len <= out.len(),
         "remove_nops wrote {len} bytes into {}",
         out.len()
     );
-    // `remove_nops` does not insist that the structure block start after
-    // the header; when it does not, the copy is no tree (`parse` then
-    // refuses it), so only well-placed blocks are held to the rest.
-    let struct_offset = blob
-        .get(8..12)
-        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    if struct_offset.is_none_or(|o| o < HEADER_BYTES) {
-        return;
-    }
     let copy = &out[..len];
     assert_eq!(
         total_size(copy),

@@ -13,6 +13,10 @@ use crate::boards::{Board, BoardInfo, PhysRange};
 use fdt::node::FdtNode;
 use fdt::Fdt;
 
+mod structure;
+
+pub use structure::remove_nops;
+
 /// Why a device tree could not be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceTreeError {
@@ -48,94 +52,6 @@ pub fn total_size(header: &[u8]) -> Option<usize> {
     }
     let size = u32::from_be_bytes(header.get(4..8)?.try_into().ok()?);
     Some(size as usize)
-}
-
-const FDT_BEGIN_NODE: u32 = 1;
-const FDT_END_NODE: u32 = 2;
-const FDT_PROP: u32 = 3;
-const FDT_NOP: u32 = 4;
-const FDT_END: u32 = 9;
-
-fn be32(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn put_be32(data: &mut [u8], at: usize, value: u32) -> Option<()> {
-    data.get_mut(at..at + 4)?
-        .copy_from_slice(&value.to_be_bytes());
-    Some(())
-}
-
-/// Copies `blob` into `out` without the NOP tokens of its structure block
-/// and returns the copy's length.
-///
-/// Firmware and QEMU delete properties by overwriting them with NOPs, and
-/// the `fdt` crate's node skipping does not expect a NOP between a node's
-/// properties (it asserts). A tree without NOPs means the same.
-pub fn remove_nops(blob: &[u8], out: &mut [u8]) -> Result<usize, DeviceTreeError> {
-    let bad = DeviceTreeError::NotADeviceTree;
-    let total = total_size(blob).ok_or(bad)?;
-    let struct_offset = be32(blob, 8).ok_or(bad)? as usize;
-    let strings_offset = be32(blob, 12).ok_or(bad)? as usize;
-    let struct_size = be32(blob, 36).ok_or(bad)? as usize;
-    let strings_size = be32(blob, 32).ok_or(bad)? as usize;
-    // The copy holds the content only: trees are often padded (QEMU virt
-    // pads to 1 MiB), and the padding need not fit in `out`.
-    let struct_end = struct_offset.checked_add(struct_size).ok_or(bad)?;
-    let strings_end = strings_offset.checked_add(strings_size).ok_or(bad)?;
-    if total > blob.len() || struct_end > total || strings_end > total {
-        return Err(bad);
-    }
-    if struct_end + strings_size > out.len() {
-        return Err(bad);
-    }
-    // Header and memory reservations are copied as they are.
-    out[..struct_offset].copy_from_slice(&blob[..struct_offset]);
-    let mut read = struct_offset;
-    let mut write = struct_offset;
-    while read < struct_end {
-        let token = be32(blob, read).ok_or(bad)?;
-        let length = match token {
-            FDT_NOP => {
-                read += 4;
-                continue;
-            }
-            FDT_BEGIN_NODE => {
-                let name = blob.get(read + 4..struct_end).ok_or(bad)?;
-                let name_len = name.iter().position(|&b| b == 0).ok_or(bad)? + 1;
-                4 + name_len.div_ceil(4) * 4
-            }
-            FDT_PROP => {
-                let value_len = be32(blob, read + 4).ok_or(bad)? as usize;
-                12 + value_len.div_ceil(4) * 4
-            }
-            FDT_END_NODE | FDT_END => 4,
-            _ => return Err(bad),
-        };
-        let token_bytes = blob.get(read..read + length).ok_or(bad)?;
-        out.get_mut(write..write + length)
-            .ok_or(bad)?
-            .copy_from_slice(token_bytes);
-        read += length;
-        write += length;
-        if token == FDT_END {
-            break;
-        }
-    }
-    let new_struct_size = write - struct_offset;
-    // Strings follow the structure block in the copy.
-    let strings = blob
-        .get(strings_offset..strings_offset + strings_size)
-        .ok_or(bad)?;
-    let new_strings_offset = write;
-    out.get_mut(write..write + strings_size)
-        .ok_or(bad)?
-        .copy_from_slice(strings);
-    let new_total = write + strings_size;
-    put_be32(out, 4, new_total as u32).ok_or(bad)?;
-    put_be32(out, 12, new_strings_offset as u32).ok_or(bad)?;
-    put_be32(out, 36, new_struct_size as u32).ok_or(bad)?;
-    Ok(new_total)
 }
 
 /// Parses a device tree into the board description, using `scratch` (at
@@ -217,7 +133,9 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
 }
 
 fn identify(fdt: &Fdt<'_>) -> Option<Board> {
-    let compatible = fdt.root().compatible();
+    // `Fdt::root` and `Root::compatible` unwrap; a tree without them is
+    // an unknown board, not a panic.
+    let compatible = fdt.find_node("/")?.compatible()?;
     let mut names = compatible.all();
     names.find_map(|name| match name {
         "linux,dummy-virt" => Some(Board::QemuVirt),
@@ -333,13 +251,13 @@ fn cells_to_u64(cells: &[u32]) -> u64 {
 pub(crate) mod tests {
     use super::*;
 
-    const VIRT_V2: &[u8] = include_bytes!("../tests/fixtures/virt-gicv2.dtb");
+    const VIRT_V2: &[u8] = include_bytes!("../../tests/fixtures/virt-gicv2.dtb");
 
     pub(super) fn parse(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
         let mut scratch = vec![0u8; 256 * 1024];
         super::parse(blob, &mut scratch)
     }
-    const VIRT_V3: &[u8] = include_bytes!("../tests/fixtures/virt-gicv3.dtb");
+    const VIRT_V3: &[u8] = include_bytes!("../../tests/fixtures/virt-gicv3.dtb");
 
     #[test]
     fn reads_qemu_virt() {
@@ -407,7 +325,7 @@ mod raspberry_pi_tests {
     use super::*;
 
     /// Debian's bcm2711-rpi-4-b.dtb (the one that goes on the SD card).
-    const RPI4: &[u8] = include_bytes!("../tests/fixtures/bcm2711-rpi-4-b.dtb");
+    const RPI4: &[u8] = include_bytes!("../../tests/fixtures/bcm2711-rpi-4-b.dtb");
 
     #[test]
     fn reads_raspberry_pi_4() {
@@ -458,7 +376,7 @@ mod raspi4b_qemu_tests {
 
     /// The same tree as QEMU `-M raspi4b -dtb ... -append ...` passes it
     /// (memory, bootargs and disabled nodes rewritten by QEMU).
-    const RASPI4B_QEMU: &[u8] = include_bytes!("../tests/fixtures/raspi4b-qemu.dtb");
+    const RASPI4B_QEMU: &[u8] = include_bytes!("../../tests/fixtures/raspi4b-qemu.dtb");
 
     #[test]
     fn reads_qemu_raspi4b() {
