@@ -93,7 +93,7 @@ fn portcullis_main(selector: u64) -> i32 {
             0
         }
         BootProgram::FpCheck => {
-            if probe::fp_registers_survive(parameter << 32, 60) {
+            if probe::fp_registers_survive(parameter << 32, 150) {
                 0
             } else {
                 println!("FP/SIMD registers changed while the thread was preempted");

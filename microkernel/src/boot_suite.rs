@@ -353,14 +353,16 @@ pub const TEST_CASES: &[Case] = &[
     ),
     case(
         "timer interrupts arrive while a user thread spins",
-        &[BootProgram::Spin.selector(60)],
+        // 150 ms of spinning for 3 of about 15 ticks: under emulation the
+        // host may starve QEMU's timer thread for a while (see `tick`).
+        &[BootProgram::Spin.selector(150)],
         Expect::ExitZeroWithInterrupts(3),
     ),
     case(
         "two spinning threads are preempted round robin",
         &[
-            BootProgram::Spin.selector(60),
-            BootProgram::Spin.selector(60),
+            BootProgram::Spin.selector(150),
+            BootProgram::Spin.selector(150),
         ],
         Expect::ExitZeroPreempted,
     ),

@@ -38,3 +38,4 @@ pub mod policy;
 pub mod scheduler;
 pub mod syscall;
 pub mod thread;
+pub mod tick;

@@ -21,6 +21,7 @@ use microkernel::boot_suite::Mode;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
 use microkernel::platform::{PhysMemory, Platform};
+use microkernel::tick;
 
 /// The root task, built by build.rs for aarch64-unknown-none.
 static INIT_ELF: &[u8] = include_bytes!(env!("PORTCULLIS_INIT_ELF"));
@@ -37,6 +38,7 @@ static DEVICE_TREE_SCRATCH: KernelCell<[u8; DEVICE_TREE_SCRATCH_BYTES]> =
 static MACHINE: KernelCell<Machine> = KernelCell::new(Machine {
     gic: None,
     tick_interval: 0,
+    tick_due: 0,
     counter_frequency: 0,
 });
 
@@ -50,6 +52,8 @@ macro_rules! kprintln {
 struct Machine {
     gic: Option<GicV2>,
     tick_interval: u64,
+    /// When the tick the timer is armed for is due (see `tick`).
+    tick_due: u64,
     counter_frequency: u64,
 }
 
@@ -59,7 +63,9 @@ impl Machine {
         let gic = self.gic.as_ref()?;
         let irq = gic.acknowledge()?;
         let interrupt = if irq.id() == timer::VIRTUAL_TIMER_INTID {
-            timer::arm(self.tick_interval);
+            self.tick_due =
+                tick::next_deadline(self.tick_due, registers::counter(), self.tick_interval);
+            timer::arm_at(self.tick_due);
             Interrupt::Timer
         } else {
             Interrupt::Other(irq.id())
@@ -330,7 +336,8 @@ fn start_devices(
     machine.gic = Some(gic);
     machine.counter_frequency = frequency;
     machine.tick_interval = (frequency / TICKS_PER_SECOND).max(1);
-    timer::arm(machine.tick_interval);
+    machine.tick_due = registers::counter().wrapping_add(machine.tick_interval);
+    timer::arm_at(machine.tick_due);
     Ok(())
 }
 

@@ -339,7 +339,7 @@ fn a_wrong_outcome_is_reported_as_not_ok_and_fails_the_run() {
 fn the_timer_preempts_round_robin_and_yield_hands_over() {
     let mut h = Harness::start(Mode::Test);
     // Run cases until the two-thread spin case.
-    let spin = BootProgram::Spin.selector(60);
+    let spin = BootProgram::Spin.selector(150);
     let mut guard = 0;
     while !matches!(TEST_CASES.get(case_index(&h.machine.console)), Some(c) if c.threads == [spin, spin])
     {

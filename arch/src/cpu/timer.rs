@@ -12,9 +12,10 @@ pub const VIRTUAL_TIMER_INTID: u32 = 27;
 /// The EL1 physical timer's interrupt ID: a device user space can drive.
 pub const PHYSICAL_TIMER_INTID: u32 = 30;
 
-/// Arms the timer to fire `ticks` counter ticks from now.
-pub fn arm(ticks: u64) {
-    CNTV_TVAL_EL0.set(ticks.min(u64::from(u32::MAX >> 1)));
+/// Arms the timer to fire when the virtual counter (CNTVCT_EL0) reaches
+/// `deadline`; at once if it already has.
+pub fn arm_at(deadline: u64) {
+    CNTV_CVAL_EL0.set(deadline);
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
 }
 
