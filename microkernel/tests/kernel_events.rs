@@ -15,6 +15,7 @@ use microkernel::address_space::USER_STACK_TOP;
 use microkernel::boot_suite::{Mode, TEST_CASES};
 use microkernel::kernel::{Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
 use microkernel::platform::{PhysMemory, Platform};
+use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
 
 const RAM: PhysRange = PhysRange {
@@ -479,4 +480,90 @@ fn a_deadlocked_case_fails_instead_of_hanging_and_ipc_moves_data() {
         matches!(h.resume, Resume::User { .. }),
         "the suite goes on with the next case"
     );
+}
+
+/// Runs cases (each thread exits 0) until the case whose name starts with
+/// `name` is the one running.
+fn reach_case(h: &mut Harness, name: &str) {
+    let index = TEST_CASES
+        .iter()
+        .position(|c| c.name.starts_with(name))
+        .expect("a case of that name");
+    let mut guard = 0;
+    while case_index(&h.machine.console) < index {
+        h.exit(0);
+        guard += 1;
+        assert!(guard < 500, "never reached {name}:\n{}", h.machine.console);
+    }
+}
+
+/// In the fault case: the handler waits on its fault endpoint, the other
+/// thread faults, and the handler holds the fault message. Returns
+/// (handler, faulter).
+fn handler_holds_a_fault(h: &mut Harness) -> (ThreadId, ThreadId) {
+    reach_case(h, "faults go to the fault endpoint");
+    let handler = h.kernel.current().expect("the handler runs");
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let faulter = h.kernel.current().expect("the faulter runs");
+    assert_ne!(faulter, handler);
+    h.fault(NULL_WRITE_ESR, 0);
+    assert_eq!(
+        h.kernel.current(),
+        Some(handler),
+        "the handler got the fault"
+    );
+    (handler, faulter)
+}
+
+#[test]
+fn a_stop_reply_ends_the_faulter_whether_sent_by_reply_or_reply_recv() {
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let fault_case = TEST_CASES
+        .iter()
+        .position(|c| c.name.starts_with("faults go to the fault endpoint"))
+        .expect("the fault case");
+    let stop = abi::MessageInfo::with(abi::fault::FAULT_REPLY_STOP, 0).into();
+    // Reply: the handler carries on and the faulter is gone.
+    let mut h = Harness::start(Mode::Test);
+    let (handler, faulter) = handler_holds_a_fault(&mut h);
+    h.context().x[1] = stop;
+    assert_eq!(h.syscall(Syscall::Reply.number(), [endpoint, 0, 0, 0]), 0);
+    assert_eq!(h.kernel.current(), Some(handler));
+    assert_eq!(h.kernel.thread(faulter).state, ThreadState::Free);
+    // ReplyRecv: the faulter must not resume at the faulting instruction.
+    // It ends, the handler then waits alone (a deadlock the kernel breaks)
+    // and the case is over, reported as a fault.
+    let mut h = Harness::start(Mode::Test);
+    handler_holds_a_fault(&mut h);
+    h.context().x[1] = stop;
+    let _ = h.syscall(Syscall::ReplyRecv.number(), [endpoint, 0, 0, 0]);
+    let console = &h.machine.console;
+    assert_eq!(case_index(console), fault_case + 1, "{console}");
+    assert!(console.contains("# a thread faulted"), "{console}");
+}
+
+#[test]
+fn breaking_a_deadlock_leaves_the_next_case_alone() {
+    let mut h = Harness::start(Mode::Test);
+    handler_holds_a_fault(&mut h);
+    // The handler receives again without replying: both threads wait, and
+    // ending the handler ends the faulter it owed a reply, which finishes
+    // the case and starts the next one in the same thread slots.
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let _ = h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]);
+    let console = h.machine.console.clone();
+    assert!(console.contains("[kernel] deadlock"), "{console}");
+    let next = TEST_CASES
+        .iter()
+        .position(|c| c.name.starts_with("confinement"))
+        .expect("the confinement case");
+    assert_eq!(case_index(&console), next, "{console}");
+    let alive = (0..microkernel::thread::MAX_THREADS as u16)
+        .filter(|&i| h.kernel.thread(ThreadId(i)).state != ThreadState::Free)
+        .count();
+    assert_eq!(alive, TEST_CASES[next].threads.len(), "{console}");
 }

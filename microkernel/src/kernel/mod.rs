@@ -1027,7 +1027,13 @@ impl Kernel {
             Next::Blocked => self.current = None,
             Next::SwitchTo(thread) => {
                 self.current = None;
-                self.switch_to(platform, thread);
+                // A fault reply "stop" sent with ReplyRecv: the faulter ends
+                // instead of resuming at the faulting instruction.
+                if let ThreadState::Faulted(report) = self.threads[thread.index()].state {
+                    self.end_thread(platform, thread, ThreadState::Faulted(report));
+                } else {
+                    self.switch_to(platform, thread);
+                }
             }
         }
     }
@@ -1228,9 +1234,18 @@ impl Kernel {
             Console(platform),
             "{prefix}[kernel] deadlock: every thread of the case waits in IPC; stopping them"
         );
+        // Ending one thread can end others (a caller owed a reply) and so
+        // finish the case, whose successor may reuse the same thread slots:
+        // stop as soon as the case is over, and skip threads already gone.
+        let cases_finished = self.session.passed + self.session.failed;
         let live = self.session.live.clone();
         for id in live {
-            self.end_thread(platform, id, ThreadState::Exited(DEADLOCK_STATUS));
+            if self.session.passed + self.session.failed != cases_finished {
+                break;
+            }
+            if self.session.live.contains(&id) {
+                self.end_thread(platform, id, ThreadState::Exited(DEADLOCK_STATUS));
+            }
         }
     }
 
