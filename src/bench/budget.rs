@@ -164,19 +164,9 @@ impl Budgets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::result::{Tenths, Unit};
 
     fn result(name: &str, median: u64) -> BenchResult {
-        BenchResult {
-            name: name.into(),
-            unit: Unit::Instructions,
-            iterations: 1000,
-            min: median,
-            median,
-            mean: Tenths(median * 10),
-            max: median,
-            overhead: 1,
-        }
+        BenchResult::flat(name, median)
     }
 
     #[test]

@@ -118,19 +118,10 @@ pub fn comparison_table(rows: &[Comparison<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::result::{Tenths, Unit};
+    use crate::bench::result::Unit;
 
     fn result(name: &str, median: u64) -> BenchResult {
-        BenchResult {
-            name: name.into(),
-            unit: Unit::Instructions,
-            iterations: 100,
-            min: median,
-            median,
-            mean: Tenths(median * 10),
-            max: median,
-            overhead: 1,
-        }
+        BenchResult::flat(name, median)
     }
 
     #[test]

@@ -144,6 +144,23 @@ pub fn is_benchmark_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
+impl BenchResult {
+    /// A result whose every sample was `median` (for other modules' tests).
+    pub(crate) fn flat(name: &str, median: u64) -> BenchResult {
+        BenchResult {
+            name: name.into(),
+            unit: Unit::Instructions,
+            iterations: 100,
+            min: median,
+            median,
+            mean: Tenths(median * 10),
+            max: median,
+            overhead: 1,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
