@@ -36,6 +36,9 @@ pub enum ErrorCode {
     WouldBlock = 12,
     /// `Reply` with no caller waiting for this thread's reply.
     NoReplyTarget = 13,
+    /// The thread was suspended (`TcbSuspend`) while this call waited; it
+    /// returns this once the thread is resumed.
+    Interrupted = 14,
 }
 
 impl ErrorCode {
@@ -56,6 +59,7 @@ impl ErrorCode {
             11 => ErrorCode::NotEnoughMemory,
             12 => ErrorCode::WouldBlock,
             13 => ErrorCode::NoReplyTarget,
+            14 => ErrorCode::Interrupted,
             _ => return None,
         })
     }
@@ -82,6 +86,7 @@ impl ErrorCode {
             ErrorCode::NotEnoughMemory => "untyped memory exhausted",
             ErrorCode::WouldBlock => "no partner waiting",
             ErrorCode::NoReplyTarget => "no caller waits for a reply",
+            ErrorCode::Interrupted => "the waiting thread was suspended",
         }
     }
 }
@@ -92,12 +97,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 0..14 {
+        for raw in 0..15 {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
         }
-        assert_eq!(ErrorCode::from_raw(14), None);
+        assert_eq!(ErrorCode::from_raw(15), None);
         assert_eq!(ErrorCode::from_raw(u64::MAX), None);
     }
 }

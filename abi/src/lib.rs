@@ -33,6 +33,7 @@ pub mod fault;
 pub mod message;
 pub mod policy;
 pub mod syscall;
+pub mod tcb;
 
 pub use error::ErrorCode;
 pub use message::MessageInfo;

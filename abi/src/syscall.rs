@@ -74,11 +74,31 @@ pub enum Syscall {
     /// Acknowledges the interrupt of the IrqHandler capability `x0` (write
     /// right): it may arrive again.
     IrqAck = 22,
+    /// Sets the priority of the thread named by the TCB capability `x0`
+    /// (write right) to `x2` (0..=255), which may not exceed the caller's
+    /// maximum controlled priority (MCP): `Denied` if it does.
+    TcbSetPriority = 23,
+    /// Sets the MCP of the thread named by the TCB capability `x0` (write
+    /// right) to `x2`, at most the caller's own MCP (`Denied` above it).
+    TcbSetMcp = 24,
+    /// Stops the thread named by the TCB capability `x0` (write right): it
+    /// leaves the run queue, or the IPC it waits in (that syscall then
+    /// returns `Interrupted` once the thread is resumed).
+    TcbSuspend = 25,
+    /// Makes a suspended thread (TCB capability `x0`, write right) ready;
+    /// `Ok` and no change for a thread that is not suspended.
+    TcbResume = 26,
+    /// Reads register `x2` (`abi::tcb::Register`) of the thread named by
+    /// the TCB capability `x0` (read right) into `x8`.
+    TcbReadRegister = 27,
+    /// Writes `x3` to register `x2` of the thread named by the TCB
+    /// capability `x0` (write right); of PSTATE only NZCV can be written.
+    TcbWriteRegister = 28,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 23] = [
+    pub const ALL: [Syscall; 29] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -102,6 +122,12 @@ impl Syscall {
         Syscall::Retype,
         Syscall::IrqSetNotification,
         Syscall::IrqAck,
+        Syscall::TcbSetPriority,
+        Syscall::TcbSetMcp,
+        Syscall::TcbSuspend,
+        Syscall::TcbResume,
+        Syscall::TcbReadRegister,
+        Syscall::TcbWriteRegister,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -130,6 +156,12 @@ impl Syscall {
             20 => Some(Syscall::Retype),
             21 => Some(Syscall::IrqSetNotification),
             22 => Some(Syscall::IrqAck),
+            23 => Some(Syscall::TcbSetPriority),
+            24 => Some(Syscall::TcbSetMcp),
+            25 => Some(Syscall::TcbSuspend),
+            26 => Some(Syscall::TcbResume),
+            27 => Some(Syscall::TcbReadRegister),
+            28 => Some(Syscall::TcbWriteRegister),
             _ => None,
         }
     }
@@ -165,6 +197,12 @@ impl Syscall {
             Syscall::Retype => "retype",
             Syscall::IrqSetNotification => "irq_set_notification",
             Syscall::IrqAck => "irq_ack",
+            Syscall::TcbSetPriority => "tcb_set_priority",
+            Syscall::TcbSetMcp => "tcb_set_mcp",
+            Syscall::TcbSuspend => "tcb_suspend",
+            Syscall::TcbResume => "tcb_resume",
+            Syscall::TcbReadRegister => "tcb_read_register",
+            Syscall::TcbWriteRegister => "tcb_write_register",
         }
     }
 }

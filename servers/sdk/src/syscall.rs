@@ -230,6 +230,16 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
     x
 }
 
+/// On the host there is no kernel: every call fails with `InvalidSyscall`.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
+    let mut x = [
+        args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], number,
+    ];
+    x[0] = ErrorCode::InvalidSyscall.raw();
+    x
+}
+
 /// `debug_print_raw` through the console capability at `console`.
 pub fn debug_print_raw_via(console: u64, address: u64, len: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::DebugPrint.number(), console, address, len).into_result()

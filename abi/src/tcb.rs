@@ -1,0 +1,68 @@
+//! Thread control blocks as user space sees them: register numbers for
+//! `TcbReadRegister` / `TcbWriteRegister`, and the priority range.
+
+/// Highest priority (and maximum controlled priority) a thread can have;
+/// 0 is the lowest.
+pub const MAX_PRIORITY: u64 = 255;
+
+/// A register of a stopped or running thread, numbered as `x2` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Register {
+    /// General-purpose register `x0`..`x30` (number 0..=30).
+    X(u8),
+    /// The EL0 stack pointer (number 31).
+    Sp,
+    /// The address the thread resumes at (number 32).
+    Pc,
+    /// The condition flags N, Z, C, V in bits 31..28 (number 33); other
+    /// bits read as zero and must be written as zero.
+    Nzcv,
+}
+
+/// The NZCV bits of PSTATE, the only part user space may write.
+pub const NZCV_MASK: u64 = 0xF000_0000;
+
+impl Register {
+    /// Number of the stack pointer.
+    pub const SP: u64 = 31;
+    /// Number of the program counter.
+    pub const PC: u64 = 32;
+    /// Number of the condition flags.
+    pub const NZCV: u64 = 33;
+
+    /// Decodes a register number; `None` past 33.
+    pub const fn from_number(number: u64) -> Option<Register> {
+        match number {
+            0..=30 => Some(Register::X(number as u8)),
+            Self::SP => Some(Register::Sp),
+            Self::PC => Some(Register::Pc),
+            Self::NZCV => Some(Register::Nzcv),
+            _ => None,
+        }
+    }
+
+    /// The number user space passes in `x2`.
+    pub const fn number(self) -> u64 {
+        match self {
+            Register::X(n) => n as u64,
+            Register::Sp => Self::SP,
+            Register::Pc => Self::PC,
+            Register::Nzcv => Self::NZCV,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_numbers_round_trip() {
+        for number in 0..=33 {
+            let register = Register::from_number(number).expect("defined");
+            assert_eq!(register.number(), number);
+        }
+        assert_eq!(Register::from_number(34), None);
+        assert_eq!(Register::from_number(u64::MAX), None);
+    }
+}

@@ -1,0 +1,61 @@
+//! Typed TCB capabilities: priority, MCP, suspend/resume, registers.
+
+use crate::ipc::Cptr;
+use crate::syscall::{raw_syscall, raw_syscall_registers};
+use abi::tcb::Register;
+use abi::{ErrorCode, Syscall};
+
+/// A TCB capability: names one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tcb(pub Cptr);
+
+impl Tcb {
+    fn invoke(self, syscall: Syscall, x2: u64, x3: u64) -> Result<(), ErrorCode> {
+        raw_syscall(syscall.number(), self.0 .0, x2, x3).into_result()
+    }
+
+    /// Sets the thread's priority (at most the caller's MCP); takes a raw
+    /// value so that out-of-range requests can be made (and refused).
+    pub fn set_priority(self, priority: u64) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbSetPriority, priority, 0)
+    }
+
+    /// Sets the thread's maximum controlled priority (at most the caller's).
+    pub fn set_mcp(self, mcp: u64) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbSetMcp, mcp, 0)
+    }
+
+    /// Stops the thread until `resume`.
+    pub fn suspend(self) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbSuspend, 0, 0)
+    }
+
+    /// Lets a suspended thread run again.
+    pub fn resume(self) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbResume, 0, 0)
+    }
+
+    /// Reads one of the thread's registers.
+    pub fn read_register(self, register: Register) -> Result<u64, ErrorCode> {
+        self.read_register_number(register.number())
+    }
+
+    /// Reads register number `number` (for tests of invalid numbers).
+    pub fn read_register_number(self, number: u64) -> Result<u64, ErrorCode> {
+        let x = raw_syscall_registers(
+            Syscall::TcbReadRegister.number(),
+            [self.0 .0, 0, number, 0, 0, 0, 0, 0],
+        );
+        crate::syscall::RawResult(x[0]).into_result().map(|()| x[8])
+    }
+
+    /// Writes one of the thread's registers.
+    pub fn write_register(self, register: Register, value: u64) -> Result<(), ErrorCode> {
+        self.write_register_number(register.number(), value)
+    }
+
+    /// Writes register number `number` (for tests of invalid numbers).
+    pub fn write_register_number(self, number: u64, value: u64) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbWriteRegister, number, value)
+    }
+}
