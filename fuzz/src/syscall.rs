@@ -3,11 +3,14 @@
 
 use super::bytes::Bytes;
 use abi::cap::CapType;
+use abi::tcb::{Register, NZCV_MASK};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::layout::is_user_range;
 use microkernel::ipc::message::MAX_MESSAGE_WORDS;
-use microkernel::syscall::{decode, Call, CapOperation, IpcOperation, NotificationOperation};
+use microkernel::syscall::{
+    decode, Call, CapOperation, IpcOperation, NotificationOperation, TcbOperation,
+};
 
 /// The registers `decode` may read: `x0..=x8`.
 const ARGUMENT_REGISTERS: usize = 9;
@@ -95,6 +98,17 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::Retype { object_type, .. } => {
             assert_eq!(Some(object_type), CapType::from_raw(x[2]));
         }
+        Call::Tcb { operation, .. } => match operation {
+            TcbOperation::SetPriority(p) | TcbOperation::SetMcp(p) => {
+                assert_eq!(u64::from(p), x[2], "priority not as asked");
+            }
+            TcbOperation::ReadRegister(r) => assert_eq!(r.number(), x[2]),
+            TcbOperation::WriteRegister(r, value) => {
+                assert_eq!((r.number(), value), (x[2], x[3]));
+                assert!(r != Register::Nzcv || value & !NZCV_MASK == 0);
+            }
+            TcbOperation::Suspend | TcbOperation::Resume => {}
+        },
         _ => {}
     }
 }
@@ -123,6 +137,14 @@ fn syscall_of(call: &Call) -> Syscall {
             NotificationOperation::Signal => Syscall::Signal,
             NotificationOperation::Wait => Syscall::Wait,
             NotificationOperation::Poll => Syscall::Poll,
+        },
+        Call::Tcb { operation, .. } => match operation {
+            TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,
+            TcbOperation::SetMcp(_) => Syscall::TcbSetMcp,
+            TcbOperation::Suspend => Syscall::TcbSuspend,
+            TcbOperation::Resume => Syscall::TcbResume,
+            TcbOperation::ReadRegister(_) => Syscall::TcbReadRegister,
+            TcbOperation::WriteRegister(..) => Syscall::TcbWriteRegister,
         },
         Call::Cap { operation, .. } => match operation {
             CapOperation::Copy => Syscall::CapCopy,

@@ -5,7 +5,9 @@
 //! call out and writes one `SyscallResult` back in one place.
 
 use crate::ipc::message::MAX_MESSAGE_WORDS;
+use crate::scheduler::Priority;
 use abi::cap::{CapType, Rights};
+use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 
@@ -64,6 +66,33 @@ pub enum CapOperation {
     Delete,
     /// Delete `source`'s descendants.
     Revoke,
+}
+
+/// Which TCB operation a syscall asks for, with its checked arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcbOperation {
+    /// `TcbSetPriority`.
+    SetPriority(Priority),
+    /// `TcbSetMcp`.
+    SetMcp(Priority),
+    /// `TcbSuspend`.
+    Suspend,
+    /// `TcbResume`.
+    Resume,
+    /// `TcbReadRegister`.
+    ReadRegister(Register),
+    /// `TcbWriteRegister` with the value to write.
+    WriteRegister(Register, u64),
+}
+
+impl TcbOperation {
+    /// The right the TCB capability needs for this operation.
+    pub fn needed_rights(self) -> Rights {
+        match self {
+            TcbOperation::ReadRegister(_) => Rights::READ,
+            _ => Rights::WRITE,
+        }
+    }
 }
 
 /// A syscall with its arguments, decoded and range-checked.
@@ -135,6 +164,13 @@ pub enum Call {
         /// Index of the target slot (x3; unused by delete and revoke).
         target: u64,
     },
+    /// A TCB operation on the thread named by the capability at `tcb`.
+    Tcb {
+        /// The operation.
+        operation: TcbOperation,
+        /// The TCB capability's slot (x0).
+        tcb: u64,
+    },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`
     /// through the console capability at slot `console`.
     DebugPrint {
@@ -194,6 +230,19 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             target: context.x[4],
             count: context.x[5],
         }),
+        Syscall::TcbSetPriority => tcb(context, TcbOperation::SetPriority(priority(context)?)),
+        Syscall::TcbSetMcp => tcb(context, TcbOperation::SetMcp(priority(context)?)),
+        Syscall::TcbSuspend => tcb(context, TcbOperation::Suspend),
+        Syscall::TcbResume => tcb(context, TcbOperation::Resume),
+        Syscall::TcbReadRegister => tcb(context, TcbOperation::ReadRegister(register(context)?)),
+        Syscall::TcbWriteRegister => {
+            let register = register(context)?;
+            let value = context.x[3];
+            if register == Register::Nzcv && value & !NZCV_MASK != 0 {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            tcb(context, TcbOperation::WriteRegister(register, value))
+        }
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -238,6 +287,26 @@ fn notification(
         operation,
         capability: context.x[0],
     })
+}
+
+fn tcb(context: &UserContext, operation: TcbOperation) -> Result<Call, ErrorCode> {
+    Ok(Call::Tcb {
+        operation,
+        tcb: context.x[0],
+    })
+}
+
+/// `x2` as a priority: `InvalidArgument` above `MAX_PRIORITY`.
+fn priority(context: &UserContext) -> Result<Priority, ErrorCode> {
+    match context.x[2] {
+        value @ 0..=MAX_PRIORITY => Ok(value as Priority),
+        _ => Err(ErrorCode::InvalidArgument),
+    }
+}
+
+/// `x2` as a register number.
+fn register(context: &UserContext) -> Result<Register, ErrorCode> {
+    Register::from_number(context.x[2]).ok_or(ErrorCode::InvalidArgument)
 }
 
 fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode> {
@@ -358,6 +427,45 @@ mod tests {
         // A receive ignores x1 (it is an output).
         ctx.x[8] = 7;
         assert!(decode(&ctx).is_ok());
+    }
+
+    #[test]
+    fn tcb_arguments_are_checked() {
+        assert_eq!(
+            decode(&regs(23, 5, 255, 0)),
+            Ok(Call::Tcb {
+                operation: TcbOperation::SetPriority(255),
+                tcb: 5
+            })
+        );
+        assert_eq!(
+            decode(&regs(23, 5, 256, 0)),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            decode(&regs(24, 5, u64::MAX, 0)),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            decode(&regs(27, 5, 32, 0)),
+            Ok(Call::Tcb {
+                operation: TcbOperation::ReadRegister(Register::Pc),
+                tcb: 5
+            })
+        );
+        assert_eq!(decode(&regs(27, 5, 34, 0)), Err(ErrorCode::InvalidArgument));
+        assert_eq!(
+            decode(&regs(28, 5, 33, 0x6000_0000)),
+            Ok(Call::Tcb {
+                operation: TcbOperation::WriteRegister(Register::Nzcv, 0x6000_0000),
+                tcb: 5
+            })
+        );
+        assert_eq!(
+            decode(&regs(28, 5, 33, 1 << 21)),
+            Err(ErrorCode::InvalidArgument),
+            "only NZCV of PSTATE is writable"
+        );
     }
 
     #[test]

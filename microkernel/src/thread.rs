@@ -1,7 +1,7 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
 use crate::address_space::AddressSpace;
-use crate::cap::{CNodeId, SlotId};
+use crate::cap::{CNodeId, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
@@ -56,6 +56,8 @@ pub enum ThreadState {
     /// Faulted; its fault handler received the fault message and owes
     /// the reply that resumes (or stops) it.
     BlockedOnFaultReply,
+    /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
+    Suspended,
     /// Waiting for a notification's word to become non-zero.
     BlockedOnNotification {
         /// The notification's index.
@@ -130,6 +132,11 @@ pub struct Thread {
     pub fp: FpState,
     /// Its address space.
     pub space: Option<AddressSpace>,
+    /// Maximum controlled priority: the highest priority (or MCP) this
+    /// thread may give any thread, itself included.
+    pub mcp: Priority,
+    /// The TCB object that stands for this thread (while it lives).
+    pub tcb: Option<ObjectId>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -150,6 +157,8 @@ impl Thread {
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: "",
+        mcp: 0,
+        tcb: None,
         space: None,
         priority: 0,
         stats: ThreadStats {

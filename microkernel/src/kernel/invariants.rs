@@ -56,6 +56,10 @@ impl Kernel {
                     return Err("a thread owes a reply to a thread that is not waiting for one");
                 }
             }
+            let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
+            if alive != thread.tcb.is_some() {
+                return Err("a live thread has no TCB object, or a dead one still has one");
+            }
             if thread.state == ThreadState::Free
                 && (thread.space.is_some() || thread.cspace.is_some())
             {

@@ -30,6 +30,7 @@ use core::fmt::Write;
 
 mod fast_path;
 mod invariants;
+mod tcb;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
 
 /// Exit status of a run whose every test passed.
@@ -58,6 +59,9 @@ const MAX_CASE_ENDPOINTS: u64 = 8;
 const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
+/// One TCB object's original capability per thread slot.
+const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
+const _: () = assert!(KERNEL_TCB_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -634,6 +638,7 @@ impl Kernel {
                 self.install_floor(platform, on);
                 SyscallResult::Return(ErrorCode::Ok)
             }
+            Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
             Call::DebugPrint {
                 console,
                 address,
@@ -992,6 +997,13 @@ impl Kernel {
                     }
                 }
             }
+            CapType::Tcb => {
+                for thread in threads.iter_mut() {
+                    if thread.tcb == Some(object) {
+                        thread.tcb = None;
+                    }
+                }
+            }
             _ => {}
         };
         let result = operation(caps, &mut on_destroy);
@@ -1207,7 +1219,8 @@ impl Kernel {
                     ThreadState::BlockedOnSend { .. }
                     | ThreadState::BlockedOnReceive { .. }
                     | ThreadState::BlockedOnReply
-                    | ThreadState::BlockedOnFaultReply => true,
+                    | ThreadState::BlockedOnFaultReply
+                    | ThreadState::Suspended => true,
                     // An interrupt can still signal a notification an
                     // IrqHandler is bound to.
                     ThreadState::BlockedOnNotification { notification } => {
@@ -1355,6 +1368,7 @@ impl Kernel {
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
         self.leave_ipc(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+        self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
@@ -1390,10 +1404,10 @@ impl Kernel {
         }
     }
 
-    /// Takes a thread out of every IPC relationship: its endpoint queue,
-    /// the server owing it a reply, the caller it owes one (which learns
-    /// no reply will come).
-    fn leave_ipc<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
+    /// Takes a waiting thread out of what it waits in (endpoint or
+    /// notification queue; a server owing it a reply forgets it). Its state
+    /// is left for the caller to set.
+    fn cancel_wait(&mut self, id: ThreadId) {
         match self.threads[id.index()].state {
             ThreadState::BlockedOnSend { endpoint, .. }
             | ThreadState::BlockedOnReceive { endpoint } => {
@@ -1413,6 +1427,13 @@ impl Kernel {
             }
             _ => {}
         }
+    }
+
+    /// Takes a thread out of every IPC relationship: its endpoint queue,
+    /// the server owing it a reply, the caller it owes one (which learns
+    /// no reply will come).
+    fn leave_ipc<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
+        self.cancel_wait(id);
         if let Some(caller) = self.threads[id.index()].reply_to.take() {
             match self.threads[caller.index()].state {
                 ThreadState::BlockedOnReply => {
@@ -1734,14 +1755,22 @@ impl Kernel {
             let cnode = self.threads[thread.index()]
                 .cspace
                 .ok_or("the thread has no CSpace")?;
-            let first = match grant.object {
-                CaseObject::Endpoint(_) => KERNEL_ENDPOINT_SLOTS,
-                CaseObject::Notification(_) => KERNEL_NOTIFICATION_SLOTS,
+            let index = match grant.object {
+                CaseObject::Endpoint(i) => KERNEL_ENDPOINT_SLOTS + u64::from(i),
+                CaseObject::Notification(i) => KERNEL_NOTIFICATION_SLOTS + u64::from(i),
                 CaseObject::Untyped => KERNEL_UNTYPED_SLOT,
                 CaseObject::Irq => KERNEL_IRQ_SLOT,
+                CaseObject::Tcb(i) => {
+                    let owner = self
+                        .session
+                        .live
+                        .get(usize::from(i))
+                        .ok_or("a TCB grant names a thread the case does not have")?;
+                    KERNEL_TCB_SLOTS + owner.index() as u64
+                }
             };
             let source = self
-                .kernel_slot(first + u64::from(grant.object.index()))
+                .kernel_slot(index)
                 .map_err(|_| "a grant names an object the case does not have")?;
             let target = self
                 .caps
@@ -1825,6 +1854,16 @@ impl Kernel {
         Ok(cnode)
     }
 
+    /// Makes the TCB object that stands for thread `id`; its original
+    /// capability stays in the kernel CNode until the thread ends.
+    fn create_tcb(&mut self, id: ThreadId) -> Result<ObjectId, CapError> {
+        let object = self.caps.create_object(CapType::Tcb, 0, 0)?;
+        let original = self.kernel_slot(KERNEL_TCB_SLOTS + id.index() as u64)?;
+        self.caps
+            .install_original(original, Capability::new(CapType::Tcb, Rights::ALL, object))?;
+        Ok(object)
+    }
+
     /// Loads init with `selector` into a new address space and makes it
     /// ready.
     fn spawn<P: Platform>(
@@ -1860,8 +1899,18 @@ impl Kernel {
                 return Err("no room for the thread's CSpace");
             }
         };
+        let tcb = match self.create_tcb(id) {
+            Ok(tcb) => tcb,
+            Err(_) => {
+                space.release(&mut self.frames);
+                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                return Err("no room for the thread's TCB object");
+            }
+        };
         let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;
+        thread.tcb = Some(tcb);
+        thread.mcp = priority;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.state = ThreadState::Ready;
         thread.name = name;
