@@ -104,7 +104,28 @@ pub enum BootProgram {
     /// from the Untyped in slot 3 into its (1024-slot) CNode, then times
     /// the null syscall and fast-path calls again (`bench::SCALE_STEPS`).
     BenchScaleClient = 41,
+    /// Checks priority and MCP rules through TCB capabilities (slot 4:
+    /// the first peer's TCB, read-write; 5: the same, read-only; 6: a
+    /// notification the peers signal; 7: its own TCB).
+    TcbPriority = 42,
+    /// Signals the notification in slot 6 and exits (a peer whose running
+    /// shows when the scheduler let it run).
+    TcbPeer = 43,
+    /// Suspends, resumes and rewrites the registers of the thread whose
+    /// TCB is in slot 4 (read-only in 5) while it waits in `Recv`;
+    /// parameter 0: suspend/resume, 1: registers.
+    TcbController = 44,
+    /// Waits in `Recv` on slot 2 for `TcbController` to act on it
+    /// (parameter as the controller's; its own TCB in slot 7).
+    TcbSubject = 45,
 }
+
+/// `TcbController`'s scenarios (its parameter and its subject's).
+pub const TCB_SCENARIO_SUSPEND: u64 = 0;
+/// See [`TCB_SCENARIO_SUSPEND`].
+pub const TCB_SCENARIO_REGISTERS: u64 = 1;
+/// The value `TcbController` writes into its subject's `x0`.
+pub const TCB_REGISTER_MAGIC: u64 = 0x7cb0_5ca1_ab1e_0001;
 
 /// What one fuzzer thread does: its index in the round, its seed and how
 /// many syscalls it makes.
@@ -163,7 +184,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 42] = [
+    pub const ALL: [BootProgram; 46] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -206,6 +227,10 @@ impl BootProgram {
         BootProgram::CapTaker,
         BootProgram::IrqUser,
         BootProgram::BenchScaleClient,
+        BootProgram::TcbPriority,
+        BootProgram::TcbPeer,
+        BootProgram::TcbController,
+        BootProgram::TcbSubject,
     ];
 
     /// A short name, used to name the thread.
@@ -253,6 +278,10 @@ impl BootProgram {
             BootProgram::CapTaker => "cap-taker",
             BootProgram::IrqUser => "irq-user",
             BootProgram::BenchScaleClient => "bench-scale",
+            BootProgram::TcbPriority => "tcb-priority",
+            BootProgram::TcbPeer => "tcb-peer",
+            BootProgram::TcbController => "tcb-controller",
+            BootProgram::TcbSubject => "tcb-subject",
         }
     }
 

@@ -66,6 +66,13 @@ fn number(random: &mut Random) -> u64 {
         Some(Syscall::Recv | Syscall::ReplyRecv) if mostly => Syscall::NBRecv.number(),
         Some(Syscall::Wait) if mostly => Syscall::Poll.number(),
         Some(Syscall::Exit) if random.below(2000) != 0 => Syscall::Yield.number(),
+        // Rewriting a TCB's registers usually crashes that thread, and
+        // suspending one often leaves the round deadlocked: both end a
+        // round early, so they stay rare.
+        Some(Syscall::TcbWriteRegister) if random.below(200) != 0 => {
+            Syscall::TcbReadRegister.number()
+        }
+        Some(Syscall::TcbSuspend) if random.below(100) != 0 => Syscall::TcbResume.number(),
         _ => number,
     };
     number

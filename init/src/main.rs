@@ -7,6 +7,7 @@
 mod bench;
 mod fuzz;
 mod ipc_tests;
+mod tcb_tests;
 
 use abi::bench::BenchParameter;
 use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
@@ -70,6 +71,10 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::AbandonedCaller => ipc_tests::abandoned_caller(),
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::FaultHandler => ipc_tests::fault_handler(),
+        BootProgram::TcbPriority => tcb_tests::priority(),
+        BootProgram::TcbPeer => tcb_tests::peer(),
+        BootProgram::TcbController => tcb_tests::controller(parameter),
+        BootProgram::TcbSubject => tcb_tests::subject(parameter),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),

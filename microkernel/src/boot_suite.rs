@@ -8,6 +8,7 @@
 
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
+use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
 
 /// The EL1 physical timer's interrupt (a PPI): the device the IRQ case
@@ -127,13 +128,15 @@ pub enum CaseObject {
     Untyped,
     /// The case's IrqHandler (`Case::irq`).
     Irq,
+    /// The TCB of the case's thread with this index.
+    Tcb(u8),
 }
 
 impl CaseObject {
     /// The index among the case's objects of that kind.
     pub const fn index(self) -> u8 {
         match self {
-            CaseObject::Endpoint(i) | CaseObject::Notification(i) => i,
+            CaseObject::Endpoint(i) | CaseObject::Notification(i) | CaseObject::Tcb(i) => i,
             CaseObject::Untyped | CaseObject::Irq => 0,
         }
     }
@@ -394,6 +397,95 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[9],
     IPC_CASES[10],
     IPC_CASES[11],
+    TCB_CASES[0],
+    TCB_CASES[1],
+    TCB_CASES[2],
+];
+
+const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
+    Grant {
+        thread,
+        slot,
+        object: CaseObject::Tcb(of_thread),
+        rights,
+        badge: 0,
+    }
+}
+
+/// The slots `init/src/tcb_tests.rs` finds its capabilities in.
+const PEER_TCB_SLOT: u64 = 4;
+const PEER_TCB_READ_ONLY_SLOT: u64 = 5;
+const TCB_NOTIFICATION_SLOT: u64 = 6;
+const OWN_TCB_SLOT: u64 = 7;
+
+const TCB_CONTROL_GRANTS: &[Grant] = &[
+    tcb_grant(0, PEER_TCB_SLOT, 1, Rights::READ_WRITE),
+    tcb_grant(0, PEER_TCB_READ_ONLY_SLOT, 1, Rights::READ),
+    grant(0, ENDPOINT_SLOT, SEND, 0),
+    grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+    tcb_grant(1, OWN_TCB_SLOT, 1, Rights::READ_WRITE),
+];
+
+/// A `TcbController` and its `TcbSubject` (above it in priority, so the
+/// subject waits in `Recv` before the controller runs).
+const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: None,
+        grants: TCB_CONTROL_GRANTS,
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    }
+}
+
+/// TCB cases of the in-guest suite.
+const TCB_CASES: [Case; 3] = [
+    Case {
+        name: "TCB priorities: MCP bounds every change, rights and types are checked, a lowered thread yields at once",
+        threads: &[
+            BootProgram::TcbPriority.selector(0),
+            BootProgram::TcbPeer.selector(0),
+            BootProgram::TcbPeer.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        untyped_pages: 0,
+        irq: None,
+        grants: &[
+            tcb_grant(0, PEER_TCB_SLOT, 1, Rights::READ_WRITE),
+            tcb_grant(0, PEER_TCB_READ_ONLY_SLOT, 1, Rights::READ),
+            nth_notification_grant(0, 0, TCB_NOTIFICATION_SLOT, RECEIVE, 0),
+            tcb_grant(0, OWN_TCB_SLOT, 0, Rights::READ_WRITE),
+            nth_notification_grant(0, 1, TCB_NOTIFICATION_SLOT, SEND, 1),
+            nth_notification_grant(0, 2, TCB_NOTIFICATION_SLOT, SEND, 2),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY - 10, DEFAULT_PRIORITY - 20],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    tcb_control_case(
+        "TCB suspend and resume: a thread suspended in Recv leaves the queue and sees Interrupted; a thread can suspend itself",
+        &[
+            BootProgram::TcbController.selector(TCB_SCENARIO_SUSPEND),
+            BootProgram::TcbSubject.selector(TCB_SCENARIO_SUSPEND),
+        ],
+    ),
+    tcb_control_case(
+        "TCB registers: read and written through the capability's rights; a suspended thread resumes where they say",
+        &[
+            BootProgram::TcbController.selector(TCB_SCENARIO_REGISTERS),
+            BootProgram::TcbSubject.selector(TCB_SCENARIO_REGISTERS),
+        ],
+    ),
 ];
 
 /// IPC cases of the in-guest suite.
@@ -731,6 +823,14 @@ pub const FUZZ_CASES: &[Case] = &[Case {
             rights: Rights::READ_WRITE,
             badge: 0,
         },
+        // Each fuzzer may suspend, resume, re-prioritise and rewrite the
+        // registers of the next one, and of itself.
+        tcb_grant(0, 5, 1, Rights::ALL),
+        tcb_grant(1, 5, 2, Rights::ALL),
+        tcb_grant(2, 5, 0, Rights::READ),
+        tcb_grant(0, 6, 0, Rights::ALL),
+        tcb_grant(1, 6, 1, Rights::ALL),
+        tcb_grant(2, 6, 2, Rights::ALL),
     ],
     priorities: &[],
     endpoint_owner: None,
