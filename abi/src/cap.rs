@@ -35,11 +35,14 @@ pub enum CapType {
     IrqHandler = 9,
     /// The right to print on the kernel's debug console.
     DebugConsole = 10,
+    /// A seccomp-like policy filter: rules loaded with `FilterLoad` and
+    /// attached to threads with `TcbAttachFilter` (see `docs/policy.md`).
+    Filter = 11,
 }
 
 impl CapType {
     /// Every type, in number order.
-    pub const ALL: [CapType; 11] = [
+    pub const ALL: [CapType; 12] = [
         CapType::Null,
         CapType::Untyped,
         CapType::CNode,
@@ -51,6 +54,7 @@ impl CapType {
         CapType::VSpace,
         CapType::IrqHandler,
         CapType::DebugConsole,
+        CapType::Filter,
     ];
 
     /// Decodes a type number; `None` for a number no type has.
@@ -81,6 +85,7 @@ impl CapType {
             CapType::VSpace => "vspace",
             CapType::IrqHandler => "irq_handler",
             CapType::DebugConsole => "debug_console",
+            CapType::Filter => "filter",
         }
     }
 }
@@ -175,7 +180,7 @@ mod tests {
             assert_eq!(CapType::from_raw(i as u64), Some(*t));
             assert!(!t.name().is_empty());
         }
-        assert_eq!(CapType::from_raw(11), None);
+        assert_eq!(CapType::from_raw(12), None);
         assert_eq!(CapType::from_raw(u64::MAX), None);
     }
 

@@ -94,11 +94,22 @@ pub enum Syscall {
     /// Writes `x3` to register `x2` of the thread named by the TCB
     /// capability `x0` (write right); of PSTATE only NZCV can be written.
     TcbWriteRegister = 28,
+    /// Loads the postcard-encoded filter description of `x3` bytes (at
+    /// most `abi::policy::MAX_DESCRIPTION_BYTES`) at user address `x2`
+    /// into the Filter capability `x0` (write right), replacing its rules.
+    /// A malformed description is `InvalidArgument` and changes nothing; a
+    /// filter attached to any thread is frozen (`Denied`).
+    FilterLoad = 29,
+    /// Attaches the Filter capability `x2` (read right) to the thread named
+    /// by the TCB capability `x0` (policy right), on top of its filters;
+    /// if `x4 == 1`, the endpoint capability `x3` (write right) becomes the
+    /// thread's policy server, which `Notify` verdicts ask.
+    TcbAttachFilter = 30,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 29] = [
+    pub const ALL: [Syscall; 31] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -128,6 +139,8 @@ impl Syscall {
         Syscall::TcbResume,
         Syscall::TcbReadRegister,
         Syscall::TcbWriteRegister,
+        Syscall::FilterLoad,
+        Syscall::TcbAttachFilter,
     ];
 
     /// Decodes `x8`; `None` for a number no syscall has.
@@ -162,6 +175,8 @@ impl Syscall {
             26 => Some(Syscall::TcbResume),
             27 => Some(Syscall::TcbReadRegister),
             28 => Some(Syscall::TcbWriteRegister),
+            29 => Some(Syscall::FilterLoad),
+            30 => Some(Syscall::TcbAttachFilter),
             _ => None,
         }
     }
@@ -203,6 +218,8 @@ impl Syscall {
             Syscall::TcbResume => "tcb_resume",
             Syscall::TcbReadRegister => "tcb_read_register",
             Syscall::TcbWriteRegister => "tcb_write_register",
+            Syscall::FilterLoad => "filter_load",
+            Syscall::TcbAttachFilter => "tcb_attach_filter",
         }
     }
 }
