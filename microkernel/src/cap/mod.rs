@@ -111,7 +111,8 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             | CapType::Reply
             | CapType::IrqHandler
             | CapType::DebugConsole => phys == 0 && size_bytes == 0,
-            CapType::Null | CapType::CNode => false,
+            // CNodes come from `create_cnode`, filters only from retype.
+            CapType::Null | CapType::CNode | CapType::Filter => false,
         };
         let end = phys.checked_add(size_bytes);
         if !shape_ok || end.is_none() {

@@ -23,6 +23,9 @@ pub const MIN_UNTYPED_BITS: u8 = 12;
 pub const MAX_UNTYPED_BITS: u8 = 47;
 /// Bytes retype charges for a TCB.
 pub const TCB_BYTES: u64 = 1024;
+/// Bytes retype charges for a Filter: its rules (`policy::Filter`, about
+/// 10 KiB) rounded up to a power of two.
+pub const FILTER_BYTES: u64 = 16 * 1024;
 /// Bytes retype charges for an Endpoint, Notification or Reply.
 pub const SMALL_OBJECT_BYTES: u64 = 16;
 
@@ -56,6 +59,7 @@ pub fn object_size(cap_type: CapType, size_param: u64) -> Result<u64, CapError> 
         CapType::Tcb => fixed(TCB_BYTES),
         CapType::Endpoint | CapType::Notification | CapType::Reply => fixed(SMALL_OBJECT_BYTES),
         CapType::Frame | CapType::VSpace => fixed(PAGE_SIZE),
+        CapType::Filter => fixed(FILTER_BYTES),
         CapType::Null | CapType::IrqHandler | CapType::DebugConsole => {
             Err(CapError::InvalidArgument)
         }

@@ -19,6 +19,7 @@ mod cache;
 mod evaluate;
 mod facts;
 mod filter;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -26,3 +27,4 @@ pub use cache::{VerdictCache, SYSCALL_COUNT};
 pub use evaluate::evaluate;
 pub use facts::SyscallFacts;
 pub use filter::Filter;
+pub use store::{FilterIndex, FilterStore, MAX_FILTERS};
