@@ -3,6 +3,7 @@
 
 use super::bytes::Bytes;
 use abi::cap::CapType;
+use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, NZCV_MASK};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
@@ -79,6 +80,13 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::DebugPrint { address, len, .. } => {
             assert!(len <= DEBUG_PRINT_MAX && is_user_range(address, len as u64));
         }
+        Call::FilterLoad { address, len, .. } => {
+            assert!(len <= MAX_DESCRIPTION_BYTES && is_user_range(address, len as u64));
+        }
+        Call::AttachFilter { server, .. } => {
+            assert_eq!(server, (x[4] == 1).then_some(x[3]));
+            assert!(x[4] <= 1);
+        }
         Call::Ipc { operation, .. } if operation.sends() => {
             let info = MessageInfo::from(x[1]);
             assert!(usize::from(info.length()) <= MAX_MESSAGE_WORDS);
@@ -138,6 +146,8 @@ fn syscall_of(call: &Call) -> Syscall {
             NotificationOperation::Wait => Syscall::Wait,
             NotificationOperation::Poll => Syscall::Poll,
         },
+        Call::FilterLoad { .. } => Syscall::FilterLoad,
+        Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,
             TcbOperation::SetMcp(_) => Syscall::TcbSetMcp,

@@ -7,6 +7,7 @@
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::scheduler::Priority;
 use abi::cap::{CapType, Rights};
+use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
@@ -171,6 +172,25 @@ pub enum Call {
         /// The TCB capability's slot (x0).
         tcb: u64,
     },
+    /// `FilterLoad`: `len` bytes at user address `address` into the filter
+    /// at `filter`.
+    FilterLoad {
+        /// The Filter capability's slot (x0).
+        filter: u64,
+        /// User address of the encoded description (x2).
+        address: u64,
+        /// Its length (x3, at most `MAX_DESCRIPTION_BYTES`).
+        len: usize,
+    },
+    /// `TcbAttachFilter`: the filter at `filter` onto the thread at `tcb`.
+    AttachFilter {
+        /// The TCB capability's slot (x0).
+        tcb: u64,
+        /// The Filter capability's slot (x2).
+        filter: u64,
+        /// The policy server's endpoint capability slot (x3, if x4 == 1).
+        server: Option<u64>,
+    },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`
     /// through the console capability at slot `console`.
     DebugPrint {
@@ -243,6 +263,30 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             }
             tcb(context, TcbOperation::WriteRegister(register, value))
         }
+        Syscall::FilterLoad => {
+            let len = context.x[3];
+            if len > MAX_DESCRIPTION_BYTES as u64 {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            let address = context.x[2];
+            if !arch::layout::is_user_range(address, len) {
+                return Err(ErrorCode::InvalidAddress);
+            }
+            Ok(Call::FilterLoad {
+                filter: capability,
+                address,
+                len: len as usize,
+            })
+        }
+        Syscall::TcbAttachFilter => Ok(Call::AttachFilter {
+            tcb: capability,
+            filter: context.x[2],
+            server: match context.x[4] {
+                0 => None,
+                1 => Some(context.x[3]),
+                _ => return Err(ErrorCode::InvalidArgument),
+            },
+        }),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -466,6 +510,46 @@ mod tests {
             Err(ErrorCode::InvalidArgument),
             "only NZCV of PSTATE is writable"
         );
+    }
+
+    #[test]
+    fn policy_arguments_are_checked() {
+        assert_eq!(
+            decode(&regs(29, 6, 0x40_0000, 8192)),
+            Ok(Call::FilterLoad {
+                filter: 6,
+                address: 0x40_0000,
+                len: 8192
+            })
+        );
+        assert_eq!(
+            decode(&regs(29, 6, 0x40_0000, 8193)),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            decode(&regs(29, 6, abi::boot_program::KERNEL_PROBE_ADDRESS, 8)),
+            Err(ErrorCode::InvalidAddress)
+        );
+        let mut attach = regs(30, 7, 8, 2);
+        assert_eq!(
+            decode(&attach),
+            Ok(Call::AttachFilter {
+                tcb: 7,
+                filter: 8,
+                server: None
+            })
+        );
+        attach.x[4] = 1;
+        assert_eq!(
+            decode(&attach),
+            Ok(Call::AttachFilter {
+                tcb: 7,
+                filter: 8,
+                server: Some(2)
+            })
+        );
+        attach.x[4] = 2;
+        assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
     }
 
     #[test]

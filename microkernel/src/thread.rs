@@ -3,6 +3,7 @@
 use crate::address_space::AddressSpace;
 use crate::cap::{CNodeId, ObjectId, SlotId};
 use crate::fault::FaultReport;
+use crate::policy::{FilterIndex, VerdictCache};
 use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
@@ -101,6 +102,11 @@ pub struct Thread {
     /// Entry and exit work (see the `entry` crate); the fast path reads
     /// this one word.
     pub work: WorkFlags,
+    /// Bit n: syscall n needs no entry work even though `work` holds
+    /// syscall work (its policy verdict is a constant `Allow`, and nothing
+    /// else is asked of it). Right after `work`: the inline fast path reads
+    /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
+    pub no_entry_work: u64,
     /// Life-cycle state.
     pub state: ThreadState,
     /// Scheduling priority.
@@ -137,6 +143,14 @@ pub struct Thread {
     pub mcp: Priority,
     /// The TCB object that stands for this thread (while it lives).
     pub tcb: Option<ObjectId>,
+    /// Filters attached to the thread, oldest first (it cannot remove
+    /// them; they go when it ends).
+    pub filters: heapless::Vec<FilterIndex, MAX_STACKED_FILTERS>,
+    /// The verdicts of `filters` that depend on the syscall number alone.
+    pub verdicts: VerdictCache,
+    /// Where `Notify` verdicts go: an endpoint's index and the badge of
+    /// the capability it was given through.
+    pub policy_server: Option<(u32, u64)>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -154,11 +168,15 @@ impl Thread {
     pub const EMPTY: Thread = Thread {
         context: UserContext::zeroed(),
         work: WorkFlags::empty(),
+        no_entry_work: 0,
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: "",
         mcp: 0,
         tcb: None,
+        filters: heapless::Vec::new(),
+        verdicts: VerdictCache::unfiltered(),
+        policy_server: None,
         space: None,
         priority: 0,
         stats: ThreadStats {
@@ -181,6 +199,59 @@ impl Thread {
     };
 }
 
+impl Thread {
+    /// May syscall `number` skip the generic entry? Yes with no work at
+    /// all, or with only syscall work that the no-entry-work mask excuses
+    /// for this number (never with exit work pending).
+    #[inline(always)]
+    pub fn skips_entry_work(&self, number: u64) -> bool {
+        self.work.is_empty() || self.work_is_excused(number)
+    }
+
+    /// The part of `skips_entry_work` for a thread with work: out of line,
+    /// so the common no-work test stays one load and compare.
+    #[cold]
+    #[inline(never)]
+    fn work_is_excused(&self, number: u64) -> bool {
+        !self.work.intersects(WorkFlags::EXIT_WORK)
+            && number < 64
+            && (self.no_entry_work >> number) & 1 == 1
+    }
+
+    /// Has the thread nothing to do on its way back to EL0 from a syscall
+    /// it is blocked in? Policy work is entry work only.
+    #[inline(always)]
+    pub fn has_no_exit_side_work(&self) -> bool {
+        self.work.is_empty() || self.only_policy_work()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn only_policy_work(&self) -> bool {
+        let mut work = self.work;
+        work.remove(WorkFlags::POLICY);
+        work.is_empty()
+    }
+
+    /// Recomputes `no_entry_work` after the filters (or any other entry
+    /// work) changed: the policy's constant-`Allow` syscalls, as long as
+    /// policy is the only syscall work.
+    pub fn recompute_no_entry_work(&mut self) {
+        let other_work =
+            self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
+        self.no_entry_work = if other_work == 0 {
+            self.verdicts.no_entry_work_mask()
+        } else {
+            0
+        };
+    }
+}
+
+/// Most filters stacked on one thread.
+pub const MAX_STACKED_FILTERS: usize = 8;
+
 // The fast path's view of the TCB (see the struct's docs).
 const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK_FLAGS_OFFSET);
 const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);

@@ -89,10 +89,17 @@
     b.ne    1f
     cbnz    x8, 1f
     ldr     x10, [sp, #WORK_FLAGS_OFFSET]
-    cbnz    x10, 1f
-    mov     x0, xzr
+    cbnz    x10, 2f
+3:  mov     x0, xzr
     ldp     x9, x10, [sp, #16 * 4 + 8]
     eret
+    // Work, but maybe only policy work whose verdict for Null is a
+    // constant Allow: no exit work, and bit 0 of the no-entry-work mask
+    // (the word after the work word) set.
+2:  tst     x10, #0xffffffff00000000
+    b.ne    1f
+    ldr     x10, [sp, #WORK_FLAGS_OFFSET + 8]
+    tbnz    x10, #0, 3b
 1:  ldp     x9, x10, [sp, #16 * 4 + 8]
     b       el0_sync_slow
 .endm

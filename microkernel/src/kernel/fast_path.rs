@@ -11,7 +11,9 @@
 //! the exit work (both threads have none).
 //!
 //! Conditions (all must hold):
-//! * the caller has no work at all (its work word is zero);
+//! * the caller has no work at all (its work word is zero), or only
+//!   syscall work that its no-entry-work mask excuses for this syscall (a
+//!   filter whose verdict for it is a constant `Allow`);
 //! * `Call` or `ReplyRecv`, a register-only message (≤ 6 words), no
 //!   capability transfer;
 //! * the capability is an endpoint with the right (`Call`: write,
@@ -40,10 +42,10 @@ impl Kernel {
     pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P, esr: u64) -> Option<Resume> {
         let current = self.current?;
         let caller = &self.threads[current.index()];
-        if esr >> 26 != EC_SVC64 || !caller.work.is_empty() {
+        let number = caller.context.x[8];
+        if esr >> 26 != EC_SVC64 || !caller.skips_entry_work(number) {
             return None;
         }
-        let number = caller.context.x[8];
         let is_call = number == Syscall::Call.number();
         if !is_call && number != Syscall::ReplyRecv.number() {
             return None;
@@ -130,11 +132,13 @@ impl Kernel {
     }
 
     /// Can `partner` take the CPU from `current` directly: at least as
-    /// urgent, in an address space, and with no work to do on its way out?
+    /// urgent, in an address space, and with no work to do on its way out
+    /// (policy work is entry work only: a filtered partner may)?
+    #[inline(always)]
     fn runnable_now(&self, partner: ThreadId, current: ThreadId) -> bool {
         let partner = &self.threads[partner.index()];
         partner.priority >= self.threads[current.index()].priority
-            && partner.work.is_empty()
+            && partner.has_no_exit_side_work()
             && partner.space.is_some()
     }
 }

@@ -15,6 +15,7 @@ use crate::ipc::notification::{self, Notification};
 use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
+use crate::policy::FilterStore;
 use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
@@ -22,6 +23,7 @@ use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
+use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::{ErrorCode, DEBUG_PRINT_MAX, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
@@ -30,8 +32,11 @@ use core::fmt::Write;
 
 mod fast_path;
 mod invariants;
+mod policy;
 mod tcb;
-use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
+use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
+use policy::PolicyOutcome;
+pub use policy::KILLED_BY_POLICY;
 
 /// Exit status of a run whose every test passed.
 pub const EXIT_SUCCESS: u32 = 0;
@@ -209,6 +214,11 @@ pub struct Kernel {
     caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
     asids: AsidAllocator,
     frames: FrameAllocator,
+    /// The rules of every Filter object (and of deleted ones still
+    /// attached to a thread).
+    filters: FilterStore,
+    /// Where `FilterLoad` copies a description from user memory.
+    policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
 }
 
 impl Default for Kernel {
@@ -259,6 +269,8 @@ impl Kernel {
             irq_handlers: [IrqHandlerState::NONE; MAX_OBJECTS],
             kernel_cnode: None,
             open_line: None,
+            filters: FilterStore::new(),
+            policy_scratch: [0; MAX_DESCRIPTION_BYTES],
         }
     }
 
@@ -381,7 +393,7 @@ impl Kernel {
             panic!("exception from EL0 with no current thread");
         };
         match ExceptionClass::from_esr(esr) {
-            ExceptionClass::Svc64 => self.syscall(platform, current),
+            ExceptionClass::Svc64 => self.syscall(platform, current, esr),
             ExceptionClass::FpAccess => self.take_fp(platform, current),
             _ => {
                 let pc = self.threads[current.index()].context.pc;
@@ -506,21 +518,15 @@ impl Kernel {
         Ok(())
     }
 
-    fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId) -> Resume {
+    fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) -> Resume {
         let thread = &mut self.threads[current.index()];
         thread.stats.syscalls += 1;
-        let work = thread.work;
-        let slow = work.intersects(WorkFlags::SYSCALL_WORK);
-        let entry = if slow {
-            entry::syscall_enter_from_user_mode(
-                &mut SyscallWork {
-                    work: &mut thread.work,
-                },
-                &mut thread.context,
-                work,
-            )
+        let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
+            && !thread.skips_entry_work(thread.context.x[8]);
+        let (entry, outcome) = if slow {
+            self.enter_with_work(current)
         } else {
-            SyscallEntry::Dispatch
+            (SyscallEntry::Dispatch, PolicyOutcome::Run)
         };
         match entry {
             SyscallEntry::Dispatch => {
@@ -550,26 +556,18 @@ impl Kernel {
                     }
                 }
             }
-            SyscallEntry::Skipped(_) => {}
+            SyscallEntry::Skipped(_) => {
+                if let Some(resume) = self.policy_skipped(platform, current, esr, outcome) {
+                    return resume;
+                }
+            }
             SyscallEntry::Killed => {
-                self.end_thread(platform, current, ThreadState::Exited(-1));
+                self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
                 return self.resume(platform);
             }
         }
         if slow {
-            let thread = &mut self.threads[current.index()];
-            let work = thread.work;
-            let outcome = entry::syscall_exit_to_user_mode(
-                &mut SyscallWork {
-                    work: &mut thread.work,
-                },
-                &mut thread.context,
-                entry,
-                work,
-            );
-            if outcome == UserReturn::Killed {
-                self.end_thread(platform, current, ThreadState::Exited(-1));
-            }
+            self.exit_with_work(platform, current, entry);
         }
         self.resume(platform)
     }
@@ -639,6 +637,24 @@ impl Kernel {
                 SyscallResult::Return(ErrorCode::Ok)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::FilterLoad {
+                filter,
+                address,
+                len,
+            } => SyscallResult::Return(
+                match self.filter_load(platform, current, filter, address, len) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::AttachFilter {
+                tcb,
+                filter,
+                server,
+            } => SyscallResult::Return(match self.attach_filter(current, tcb, filter, server) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
             Call::DebugPrint {
                 console,
                 address,
@@ -851,9 +867,18 @@ impl Kernel {
     ) -> Result<(), ErrorCode> {
         if !matches!(
             object_type,
-            CapType::Endpoint | CapType::Notification | CapType::CNode | CapType::Untyped
+            CapType::Endpoint
+                | CapType::Notification
+                | CapType::CNode
+                | CapType::Untyped
+                | CapType::Filter
         ) {
             return Err(ErrorCode::InvalidArgument);
+        }
+        // A filter's rules live in the kernel's filter store: it must have
+        // room for every one before retype commits.
+        if object_type == CapType::Filter && (count as usize) > self.filters.free_count() {
+            return Err(ErrorCode::OutOfResources);
         }
         let cnode = self.threads[current.index()]
             .cspace
@@ -866,6 +891,9 @@ impl Kernel {
             .caps
             .retype(untyped_slot, object_type, size, cnode, target, count)
             .map_err(ErrorCode::from)?;
+        if object_type == CapType::Filter {
+            self.filters_created(&made);
+        }
         for object in made {
             match object_type {
                 CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
@@ -938,6 +966,7 @@ impl Kernel {
             threads,
             run_queue,
             current,
+            filters,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
@@ -997,6 +1026,7 @@ impl Kernel {
                     }
                 }
             }
+            CapType::Filter => filters.object_destroyed(object),
             CapType::Tcb => {
                 for thread in threads.iter_mut() {
                     if thread.tcb == Some(object) {
@@ -1393,6 +1423,7 @@ impl Kernel {
             self.current = None;
             self.install_floor(platform, false);
         }
+        self.detach_filters(id);
         self.threads[id.index()] = Thread::EMPTY;
         if let Some(position) = self.session.live.iter().position(|&t| t == id) {
             self.session.live.swap_remove(position);
@@ -1943,33 +1974,6 @@ impl Session {
         } else {
             EXIT_TEST_FAILED
         }
-    }
-}
-
-/// Syscall entry work of a thread. No filter, tracer or audit server can
-/// be attached yet (they arrive with the forwarding work), so policy
-/// allows and the other stages keep the entry crate's defaults.
-struct SyscallWork<'a> {
-    work: &'a mut WorkFlags,
-}
-
-impl EntryHooks for SyscallWork<'_> {
-    type Regs = UserContext;
-
-    fn policy(&mut self, _regs: &mut UserContext) -> PolicyVerdict {
-        PolicyVerdict::Allow
-    }
-
-    fn current_work(&mut self) -> WorkFlags {
-        // A pending reschedule is left set for `Kernel::resume`, which
-        // requeues the thread once the syscall's exit work is done.
-        let mut work = *self.work;
-        work.remove(WorkFlags::NEED_RESCHED);
-        work
-    }
-
-    fn handle_notify_resume(&mut self) {
-        self.work.remove(WorkFlags::NOTIFY_RESUME);
     }
 }
 

@@ -8,6 +8,7 @@
 //! thread, itself included, above what it was trusted with.
 
 use super::Kernel;
+use crate::cap::ObjectId;
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
@@ -30,12 +31,7 @@ impl Kernel {
             Ok(cap) => cap,
             Err(code) => return SyscallResult::Return(code),
         };
-        let Some(target) = self
-            .threads
-            .iter()
-            .position(|t| t.tcb == Some(cap.object()))
-            .map(|index| ThreadId(index as u16))
-        else {
+        let Some(target) = self.tcb_thread(cap.object()) else {
             // Unreachable while TCB objects live exactly as long as their
             // threads; a typed error rather than a panic all the same.
             return SyscallResult::Return(ErrorCode::InvalidCapability);
@@ -73,6 +69,14 @@ impl Kernel {
             }
         };
         SyscallResult::Return(code)
+    }
+
+    /// The thread a TCB object stands for.
+    pub(super) fn tcb_thread(&self, tcb: ObjectId) -> Option<ThreadId> {
+        self.threads
+            .iter()
+            .position(|t| t.tcb == Some(tcb))
+            .map(|index| ThreadId(index as u16))
     }
 
     /// Gives `target` a new priority, moving it within the run queue and

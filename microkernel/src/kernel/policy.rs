@@ -1,0 +1,354 @@
+//! Policy in the syscall path: Filter objects, attaching them to threads,
+//! and the entry hook that turns a thread's filters into a verdict.
+//!
+//! The rule engine itself (evaluation, stacking, the verdict cache, the
+//! wire format) is `crate::policy` and host-tested there; this file is the
+//! glue: capabilities and rights, the filter store, each thread's stack
+//! and no-entry-work mask, and what each verdict does.
+
+use super::Kernel;
+use crate::cap::CapSpace;
+use crate::platform::Platform;
+use crate::policy::{Filter, FilterStore, SyscallFacts, VerdictCache};
+use crate::thread::{Thread, ThreadId};
+use abi::cap::{CapType, Rights};
+use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
+use abi::ErrorCode;
+use arch::context::UserContext;
+use entry::{EntryHooks, PolicyVerdict, WorkFlags};
+
+/// The exit status of a thread a filter's `Kill` ended (as SIGSYS ends a
+/// Linux thread that seccomp kills).
+pub const KILLED_BY_POLICY: i64 = -31;
+
+impl Kernel {
+    /// `FilterLoad`: replaces the rules of an unattached filter with the
+    /// description at `address`.
+    #[inline(never)]
+    pub(super) fn filter_load<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        cptr: u64,
+        address: u64,
+        len: usize,
+    ) -> Result<(), ErrorCode> {
+        let cap = self.thread_cap(current, cptr, CapType::Filter, Rights::WRITE)?;
+        let index = self
+            .filters
+            .of_object(cap.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let len = len.min(MAX_DESCRIPTION_BYTES);
+        let space = self.threads[current.index()]
+            .space
+            .as_ref()
+            .ok_or(ErrorCode::InvalidAddress)?;
+        let bytes = &mut self.policy_scratch[..len];
+        space
+            .copy_from_user(platform, address, bytes)
+            .map_err(|_| ErrorCode::InvalidAddress)?;
+        let filter = self
+            .filters
+            .unattached_mut(index)
+            .ok_or(ErrorCode::Denied)?;
+        filter
+            .load(&self.policy_scratch[..len])
+            .map_err(|_| ErrorCode::InvalidArgument)
+    }
+
+    /// `TcbAttachFilter`: pushes a filter on a thread's stack (and maybe
+    /// names its policy server), then recomputes its verdicts and mask.
+    #[inline(never)]
+    pub(super) fn attach_filter(
+        &mut self,
+        current: ThreadId,
+        tcb: u64,
+        filter: u64,
+        server: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
+        let filter = self.thread_cap(current, filter, CapType::Filter, Rights::READ)?;
+        let server = match server {
+            Some(cptr) => {
+                let endpoint = self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?;
+                Some((endpoint.object().index() as u32, endpoint.badge()))
+            }
+            None => None,
+        };
+        let target = self
+            .tcb_thread(tcb.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let index = self
+            .filters
+            .of_object(filter.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let thread = &mut self.threads[target.index()];
+        thread
+            .filters
+            .push(index)
+            .map_err(|_| ErrorCode::OutOfResources)?;
+        self.filters.attach(index);
+        if server.is_some() {
+            thread.policy_server = server;
+        }
+        thread.work.insert(WorkFlags::POLICY);
+        refresh_verdicts(thread, &self.filters);
+        Ok(())
+    }
+
+    /// Lets go of an ending thread's filters.
+    pub(super) fn detach_filters(&mut self, id: ThreadId) {
+        let stack = core::mem::take(&mut self.threads[id.index()].filters);
+        for index in stack {
+            self.filters.detach(index);
+        }
+    }
+
+    /// Makes `count` new Filter objects' entries; called by retype, which
+    /// checked `filters.free_count()` first.
+    pub(super) fn filters_created(&mut self, objects: &[crate::cap::ObjectId]) {
+        for &object in objects {
+            let _ = self.filters.create(object);
+        }
+    }
+}
+
+/// Recomputes a thread's verdict cache and no-entry-work mask from its
+/// filter stack.
+fn refresh_verdicts(thread: &mut Thread, store: &FilterStore) {
+    let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> =
+        thread.filters.iter().map(|&i| store.filter(i)).collect();
+    thread.verdicts = VerdictCache::new(&stack);
+    thread.recompute_no_entry_work();
+}
+
+/// What the policy stage decided for the syscall in progress, for the
+/// kernel to act on once the entry code returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PolicyOutcome {
+    /// No verdict was needed, or it let the syscall run.
+    Run,
+    /// Do not run it; the error code is in `x0`.
+    Refused,
+    /// `Trap`: report it to the thread's fault endpoint.
+    Trap,
+    /// `Notify`: ask the thread's policy server.
+    Notify,
+    /// `Kill`.
+    Kill,
+}
+
+/// The syscall entry work of one thread: its work word and what the
+/// policy stage needs (the kernel owns tracing and audit later).
+pub(super) struct SyscallWork<'a> {
+    pub work: &'a mut WorkFlags,
+    pub policy: Option<PolicyCheck<'a>>,
+    pub outcome: PolicyOutcome,
+}
+
+/// A thread's filters and what evaluating them may need.
+pub(super) struct PolicyCheck<'a> {
+    pub verdicts: &'a VerdictCache,
+    pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
+    /// Type and badge of the capability `x0` names, if the cache says a
+    /// rule looks at them and the slot holds one.
+    pub capability: Option<(CapType, u64)>,
+}
+
+impl<'a> PolicyCheck<'a> {
+    /// The inputs for evaluating a thread's policy: its verdict cache and
+    /// filter stack; the capability `x0` names is looked up only when a
+    /// rule that can decide this syscall looks at its type or badge.
+    pub fn new(
+        verdicts: &'a VerdictCache,
+        stack: &[crate::policy::FilterIndex],
+        store: &'a FilterStore,
+        cspace: Option<crate::cap::CNodeId>,
+        regs: &UserContext,
+        caps: &CapSpace<{ super::MAX_SLOTS }, { super::MAX_OBJECTS }>,
+    ) -> PolicyCheck<'a> {
+        let capability = if verdicts.needs_capability(regs.x[8]) {
+            cspace.and_then(|cnode| {
+                let slot = caps.slot(cnode, regs.x[0]).ok()?;
+                let cap = caps.lookup(slot).ok()?;
+                Some((cap.cap_type(), cap.badge()))
+            })
+        } else {
+            None
+        };
+        PolicyCheck {
+            verdicts,
+            stack: stack.iter().map(|&i| store.filter(i)).collect(),
+            capability,
+        }
+    }
+
+    /// The stack's verdict for the syscall in `regs`, from the registers as
+    /// they are now (the copy the dispatched call will use).
+    fn verdict(&self, regs: &UserContext) -> Action {
+        let mut args = [0u64; 8];
+        args.copy_from_slice(&regs.x[..8]);
+        let mut facts = SyscallFacts::from_registers(regs.x[8], args);
+        if let Some((object_type, badge)) = self.capability {
+            facts = facts.with_capability(object_type, badge);
+        }
+        self.verdicts.verdict(&self.stack, &facts)
+    }
+}
+
+impl EntryHooks for SyscallWork<'_> {
+    type Regs = UserContext;
+
+    fn policy(&mut self, regs: &mut UserContext) -> PolicyVerdict {
+        let Some(check) = &self.policy else {
+            // Policy work with nothing to check it against: fail closed.
+            regs.x[0] = ErrorCode::Denied.raw();
+            self.outcome = PolicyOutcome::Refused;
+            return PolicyVerdict::Deny;
+        };
+        match check.verdict(regs) {
+            // `Log` runs the syscall; its audit record waits for the audit
+            // ring (issue 4), so for now it is an `Allow`.
+            Action::Allow | Action::Log => PolicyVerdict::Allow,
+            Action::Errno(code) => {
+                regs.x[0] = u64::from(code);
+                self.outcome = PolicyOutcome::Refused;
+                PolicyVerdict::Deny
+            }
+            Action::Trap => {
+                regs.x[0] = ErrorCode::Denied.raw();
+                self.outcome = PolicyOutcome::Trap;
+                PolicyVerdict::Deny
+            }
+            Action::Notify => {
+                // Denied unless the server's answer says otherwise.
+                regs.x[0] = ErrorCode::Denied.raw();
+                self.outcome = PolicyOutcome::Notify;
+                PolicyVerdict::Deny
+            }
+            Action::Kill => {
+                self.outcome = PolicyOutcome::Kill;
+                PolicyVerdict::Kill
+            }
+        }
+    }
+
+    fn current_work(&mut self) -> WorkFlags {
+        // A pending reschedule is left set for `Kernel::resume`, which
+        // requeues the thread once the syscall's exit work is done.
+        let mut work = *self.work;
+        work.remove(WorkFlags::NEED_RESCHED);
+        work
+    }
+
+    fn handle_notify_resume(&mut self) {
+        self.work.remove(WorkFlags::NOTIFY_RESUME);
+    }
+}
+
+impl Kernel {
+    /// `Notify`: the thread's syscall waits for its policy server's answer.
+    /// With no server (or one whose endpoint is gone) the call fails closed
+    /// with `Denied`, already in `x0`: `None` returns to the thread.
+    pub(super) fn notify_policy_server<P: Platform>(
+        &mut self,
+        _platform: &mut P,
+        _current: ThreadId,
+    ) -> Option<super::Resume> {
+        None
+    }
+}
+
+impl Kernel {
+    /// The generic entry for a syscall with entry work (out of line: the
+    /// common syscall has none).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn enter_with_work(
+        &mut self,
+        current: ThreadId,
+    ) -> (entry::SyscallEntry, PolicyOutcome) {
+        let Kernel {
+            threads,
+            filters,
+            caps,
+            ..
+        } = self;
+        let Thread {
+            work,
+            context,
+            verdicts,
+            filters: stack,
+            cspace,
+            ..
+        } = &mut threads[current.index()];
+        let flags = *work;
+        let policy = flags
+            .contains(WorkFlags::POLICY)
+            .then(|| PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps));
+        let mut hooks = SyscallWork {
+            work,
+            policy,
+            outcome: PolicyOutcome::Run,
+        };
+        let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
+        (entry, hooks.outcome)
+    }
+
+    /// The generic exit for a syscall that went through `enter_with_work`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn exit_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        entry: entry::SyscallEntry,
+    ) {
+        let thread = &mut self.threads[current.index()];
+        let flags = thread.work;
+        let outcome = entry::syscall_exit_to_user_mode(
+            &mut SyscallWork {
+                work: &mut thread.work,
+                policy: None,
+                outcome: PolicyOutcome::Run,
+            },
+            &mut thread.context,
+            entry,
+            flags,
+        );
+        if outcome == entry::UserReturn::Killed {
+            self.end_thread(
+                platform,
+                current,
+                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
+            );
+        }
+    }
+}
+
+impl Kernel {
+    /// A syscall the policy stage did not let run: a `Trap` becomes a
+    /// fault report, a `Notify` goes to the policy server; an `Errno`
+    /// needs nothing more (`None`: return to the thread).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn policy_skipped<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        outcome: PolicyOutcome,
+    ) -> Option<super::Resume> {
+        match outcome {
+            PolicyOutcome::Trap => {
+                // The syscall did not run; its report goes to the fault
+                // endpoint (or stops the thread), with `Denied` in `x0`.
+                let context = &self.threads[current.index()].context;
+                let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
+                Some(self.fault(platform, current, report))
+            }
+            PolicyOutcome::Notify => self.notify_policy_server(platform, current),
+            PolicyOutcome::Run | PolicyOutcome::Refused | PolicyOutcome::Kill => None,
+        }
+    }
+}
