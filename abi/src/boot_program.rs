@@ -118,6 +118,10 @@ pub enum BootProgram {
     /// Waits in `Recv` on slot 2 for `TcbController` to act on it
     /// (parameter as the controller's; its own TCB in slot 7).
     TcbSubject = 45,
+    /// Retypes two filters from the Untyped in slot 2, loads and attaches
+    /// them to itself through its TCB (slot 3 with the policy right, 4
+    /// without) and checks every verdict; a `Kill` rule ends it.
+    PolicyUser = 46,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -184,7 +188,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 46] = [
+    pub const ALL: [BootProgram; 47] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -231,6 +235,7 @@ impl BootProgram {
         BootProgram::TcbPeer,
         BootProgram::TcbController,
         BootProgram::TcbSubject,
+        BootProgram::PolicyUser,
     ];
 
     /// A short name, used to name the thread.
@@ -282,6 +287,7 @@ impl BootProgram {
             BootProgram::TcbPeer => "tcb-peer",
             BootProgram::TcbController => "tcb-controller",
             BootProgram::TcbSubject => "tcb-subject",
+            BootProgram::PolicyUser => "policy-user",
         }
     }
 

@@ -7,6 +7,7 @@
 mod bench;
 mod fuzz;
 mod ipc_tests;
+mod policy_tests;
 mod tcb_tests;
 
 use abi::bench::BenchParameter;
@@ -71,6 +72,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::AbandonedCaller => ipc_tests::abandoned_caller(),
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::FaultHandler => ipc_tests::fault_handler(),
+        BootProgram::PolicyUser => policy_tests::user(),
         BootProgram::TcbPriority => tcb_tests::priority(),
         BootProgram::TcbPeer => tcb_tests::peer(),
         BootProgram::TcbController => tcb_tests::controller(parameter),

@@ -57,6 +57,8 @@ impl Mode {
 pub enum Expect {
     /// Every thread exits with status 0.
     ExitZero,
+    /// Every thread exits with this status (e.g. killed by a filter).
+    ExitStatus(i64),
     /// Every thread exits 0 and took at least this many interrupts at EL0.
     ExitZeroWithInterrupts(u64),
     /// Every thread exits 0 and was preempted by the timer at least once.
@@ -245,6 +247,12 @@ pub fn evaluate(expect: Expect, ended: &[Ended]) -> Result<(), Failure> {
     for thread in ended {
         match expect {
             Expect::AnyEnd => {}
+            Expect::ExitStatus(status) => match thread.state {
+                ThreadState::Exited(s) if s == status => {}
+                ThreadState::Exited(_) => return Err("a thread exited with another status"),
+                ThreadState::Faulted(_) => return Err("a thread faulted"),
+                _ => return Err("a thread did not end"),
+            },
             Expect::ExitZero
             | Expect::ExitZeroWithInterrupts(_)
             | Expect::ExitZeroPreempted
@@ -400,6 +408,7 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[0],
     TCB_CASES[1],
     TCB_CASES[2],
+    POLICY_CASES[0],
 ];
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
@@ -444,6 +453,31 @@ const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
         cnode_radix: None,
     }
 }
+
+/// A TCB capability that may attach filters.
+const TCB_WITH_POLICY: Rights =
+    Rights::from_bytes([Rights::READ_WRITE.raw() | Rights::POLICY.raw()]);
+
+/// Policy cases of the in-guest suite.
+const POLICY_CASES: [Case; 1] = [Case {
+    name: "filters from user space: load checks, attach needs the policy right, Errno/Kill verdicts, stacking, constant Allow in the vector, deleting a filter's capability lifts nothing",
+    threads: &[BootProgram::PolicyUser.selector(0)],
+    expect: Expect::ExitStatus(crate::kernel::KILLED_BY_POLICY),
+    endpoints: 0,
+    notifications: 1,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 3, 0, TCB_WITH_POLICY),
+        tcb_grant(0, 4, 0, Rights::READ_WRITE),
+        nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+}];
 
 /// TCB cases of the in-guest suite.
 const TCB_CASES: [Case; 3] = [

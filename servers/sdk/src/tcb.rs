@@ -59,3 +59,36 @@ impl Tcb {
         self.invoke(Syscall::TcbWriteRegister, number, value)
     }
 }
+
+/// A Filter capability: a seccomp-like rule list (see `sdk::policy` for
+/// building one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilterCap(pub Cptr);
+
+impl FilterCap {
+    /// Replaces the filter's rules with an encoded description (from
+    /// `FilterBuilder::encode`). Refused once the filter is attached.
+    pub fn load(self, description: &[u8]) -> Result<(), ErrorCode> {
+        raw_syscall(
+            Syscall::FilterLoad.number(),
+            self.0 .0,
+            description.as_ptr() as u64,
+            description.len() as u64,
+        )
+        .into_result()
+    }
+}
+
+impl Tcb {
+    /// Attaches `filter` to the thread (needs the policy right); `server`
+    /// becomes its policy server, which `Notify` verdicts ask.
+    pub fn attach_filter(self, filter: FilterCap, server: Option<Cptr>) -> Result<(), ErrorCode> {
+        let (endpoint, given) = server.map_or((0, 0), |s| (s.0, 1));
+        crate::syscall::raw_syscall6(
+            Syscall::TcbAttachFilter.number(),
+            self.0 .0,
+            [filter.0 .0, endpoint, given, 0, 0],
+        )
+        .into_result()
+    }
+}
