@@ -104,6 +104,14 @@ pub enum BootProgram {
     /// from the Untyped in slot 3 into its (1024-slot) CNode, then times
     /// the null syscall and fast-path calls again (`bench::SCALE_STEPS`).
     BenchScaleClient = 41,
+    /// The most urgent of three: answers one call, wakes the middle
+    /// thread, then replies with ReplyRecv; exits on the next message.
+    PrioServer = 42,
+    /// Waits on its notification, then signals the caller's and exits.
+    PrioMiddle = 43,
+    /// The least urgent: calls the server; once the reply is in, the
+    /// middle thread must already have run (its signal is there).
+    PrioCaller = 44,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -163,7 +171,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 42] = [
+    pub const ALL: [BootProgram; 45] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -206,6 +214,9 @@ impl BootProgram {
         BootProgram::CapTaker,
         BootProgram::IrqUser,
         BootProgram::BenchScaleClient,
+        BootProgram::PrioServer,
+        BootProgram::PrioMiddle,
+        BootProgram::PrioCaller,
     ];
 
     /// A short name, used to name the thread.
@@ -253,6 +264,9 @@ impl BootProgram {
             BootProgram::CapTaker => "cap-taker",
             BootProgram::IrqUser => "irq-user",
             BootProgram::BenchScaleClient => "bench-scale",
+            BootProgram::PrioServer => "prio-server",
+            BootProgram::PrioMiddle => "prio-middle",
+            BootProgram::PrioCaller => "prio-caller",
         }
     }
 

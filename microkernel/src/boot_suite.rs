@@ -394,10 +394,11 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[9],
     IPC_CASES[10],
     IPC_CASES[11],
+    IPC_CASES[12],
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 12] = [
+const IPC_CASES: [Case; 13] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -597,6 +598,35 @@ const IPC_CASES: [Case; 12] = [
         ],
         // The sleeper runs first and blocks; the waker's signal wakes it.
         priorities: &[101, 100],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    Case {
+        name: "a direct IPC switch never jumps a more urgent ready thread",
+        threads: &[
+            BootProgram::PrioServer.selector(0),
+            BootProgram::PrioMiddle.selector(0),
+            BootProgram::PrioCaller.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 2,
+        untyped_pages: 0,
+        irq: None,
+        // Notification 0 wakes the middle thread, notification 1 tells the
+        // caller the middle thread ran.
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(0, 0, SECOND_ENDPOINT_SLOT, SEND, 1),
+            nth_notification_grant(0, 1, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(1, 1, SECOND_ENDPOINT_SLOT, SEND, 1),
+            grant(2, ENDPOINT_SLOT, SEND, 0),
+            nth_notification_grant(1, 2, SECOND_ENDPOINT_SLOT, RECEIVE, 0),
+        ],
+        // Server, then middle, block in that order before the caller runs;
+        // the server's ReplyRecv must run the middle thread, not the caller.
+        priorities: &[102, 101, 100],
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,

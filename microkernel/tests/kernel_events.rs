@@ -567,3 +567,58 @@ fn breaking_a_deadlock_leaves_the_next_case_alone() {
         .count();
     assert_eq!(alive, TEST_CASES[next].threads.len(), "{console}");
 }
+
+#[test]
+fn a_reply_recv_does_not_switch_past_a_more_urgent_ready_thread() {
+    let mut h = Harness::start(Mode::Test);
+    reach_case(&mut h, "a direct IPC switch never jumps");
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let second = abi::boot_program::SECOND_ENDPOINT_SLOT;
+    // Server (102) receives, middle (101) waits, caller (100) calls.
+    let server = h.kernel.current().expect("the server runs");
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let middle = h.kernel.current().expect("the middle thread runs");
+    assert_eq!(
+        h.syscall(Syscall::Wait.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let caller = h.kernel.current().expect("the caller runs");
+    h.context().x[1] = abi::MessageInfo::with(1, 0).into();
+    let _ = h.syscall(Syscall::Call.number(), [endpoint, 0, 0, 0]);
+    assert_eq!(
+        h.kernel.current(),
+        Some(server),
+        "the call switches to the server"
+    );
+    // The server wakes the middle thread (less urgent: it only queues)...
+    assert_eq!(h.syscall(Syscall::Signal.number(), [second, 0, 0, 0]), 0);
+    assert_eq!(h.kernel.current(), Some(server));
+    // ...and its ReplyRecv waits: the middle thread, not the caller, runs.
+    h.context().x[1] = abi::MessageInfo::with(0, 0).into();
+    let _ = h.syscall(Syscall::ReplyRecv.number(), [endpoint, 0, 0, 0]);
+    assert_eq!(
+        h.kernel.current(),
+        Some(middle),
+        "the reply must not jump the more urgent ready thread"
+    );
+    assert_eq!(h.kernel.thread(caller).state, ThreadState::Ready);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_thread_that_blocks_is_not_left_a_stale_reschedule() {
+    let mut h = Harness::start(Mode::Test);
+    // The faulter (100) blocks sending its fault, which wakes the more
+    // urgent handler (101): only a running thread is asked to yield.
+    let (_, faulter) = handler_holds_a_fault(&mut h);
+    assert!(
+        !h.kernel
+            .thread(faulter)
+            .work
+            .contains(entry::WorkFlags::NEED_RESCHED),
+        "a blocked thread was asked to reschedule"
+    );
+}

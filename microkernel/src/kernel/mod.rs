@@ -1013,6 +1013,12 @@ impl Kernel {
 
     /// Applies what an IPC operation asked of the scheduler.
     fn apply_ipc<P: Platform>(&mut self, platform: &mut P, effects: Effects) {
+        // A caller that waits leaves the CPU before anyone wakes, so that
+        // waking a more urgent thread does not ask it, blocked, to yield
+        // (a stale NEED_RESCHED would also keep it off the fast path).
+        if effects.next != Next::Continue {
+            self.current = None;
+        }
         for thread in effects.woken() {
             match self.threads[thread.index()].state {
                 // A fault handler replied "stop": the thread ends here.
@@ -1022,18 +1028,22 @@ impl Kernel {
                 _ => self.make_ready(thread),
             }
         }
-        match effects.next {
-            Next::Continue => {}
-            Next::Blocked => self.current = None,
-            Next::SwitchTo(thread) => {
-                self.current = None;
-                // A fault reply "stop" sent with ReplyRecv: the faulter ends
-                // instead of resuming at the faulting instruction.
-                if let ThreadState::Faulted(report) = self.threads[thread.index()].state {
-                    self.end_thread(platform, thread, ThreadState::Faulted(report));
-                } else {
-                    self.switch_to(platform, thread);
-                }
+        if let Next::SwitchTo(thread) = effects.next {
+            // A fault reply "stop" sent with ReplyRecv: the faulter ends
+            // instead of resuming at the faulting instruction.
+            if let ThreadState::Faulted(report) = self.threads[thread.index()].state {
+                self.end_thread(platform, thread, ThreadState::Faulted(report));
+            } else if self
+                .run_queue
+                .highest_priority()
+                .is_some_and(|ready| ready > self.threads[thread.index()].priority)
+            {
+                // seL4's possibleSwitchTo: the direct switch may not jump
+                // a more urgent ready thread; the partner queues and the
+                // scheduler picks.
+                self.make_ready(thread);
+            } else {
+                self.switch_to(platform, thread);
             }
         }
     }
