@@ -112,6 +112,9 @@ pub enum BootProgram {
     /// The least urgent: calls the server; once the reply is in, the
     /// middle thread must already have run (its signal is there).
     PrioCaller = 44,
+    /// Benchmark mode: turns the syscall floor on, then writes to address
+    /// 0. The fault must stop it (not return to the faulting store forever).
+    FloorFaulter = 45,
 }
 
 /// What one fuzzer thread does: its index in the round, its seed and how
@@ -171,7 +174,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 45] = [
+    pub const ALL: [BootProgram; 46] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -217,6 +220,7 @@ impl BootProgram {
         BootProgram::PrioServer,
         BootProgram::PrioMiddle,
         BootProgram::PrioCaller,
+        BootProgram::FloorFaulter,
     ];
 
     /// A short name, used to name the thread.
@@ -267,6 +271,7 @@ impl BootProgram {
             BootProgram::PrioServer => "prio-server",
             BootProgram::PrioMiddle => "prio-middle",
             BootProgram::PrioCaller => "prio-caller",
+            BootProgram::FloorFaulter => "floor-faulter",
         }
     }
 

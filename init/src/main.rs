@@ -29,6 +29,13 @@ fn portcullis_main(selector: u64) -> i32 {
             probe::write_u64(0);
             1
         }
+        BootProgram::FloorFaulter => {
+            if sdk::syscall::bench_floor(true).is_err() {
+                return 2;
+            }
+            probe::write_u64(0);
+            1
+        }
         BootProgram::ReadKernel => {
             probe::read_u64(KERNEL_PROBE_ADDRESS);
             1

@@ -633,10 +633,18 @@ const IPC_CASES: [Case; 13] = [
     },
 ];
 
-/// The benchmark suite: the rows of one thread, then yield round trips
+/// The benchmark suite: a fault under the syscall floor (no row), the
+/// rows of one thread, then yield round trips
 /// between two address spaces. The kernel adds the run's
 /// `abi::bench::BenchParameter` to each selector.
 pub const BENCH_CASES: &[Case] = &[
+    // Under the floor a fault must still reach the kernel (and stop the
+    // thread); the floor goes with the thread.
+    case(
+        "a fault under the syscall floor stops the thread",
+        &[BootProgram::FloorFaulter.selector(0)],
+        fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
+    ),
     case(
         "benchmarks in one thread",
         &[BootProgram::Bench.selector(0)],
