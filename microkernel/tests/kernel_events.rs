@@ -622,3 +622,44 @@ fn a_thread_that_blocks_is_not_left_a_stale_reschedule() {
         "a blocked thread was asked to reschedule"
     );
 }
+
+#[test]
+fn a_case_whose_set_up_fails_leaves_no_objects_behind() {
+    let mut h = Harness::start(Mode::Test);
+    // One thread runs: the frames in use are one thread's worth.
+    reach_case(&mut h, "IPC error paths");
+    let per_thread = h.kernel.frames().allocated();
+    assert!(per_thread > 0);
+    // Leave free only what the next case's first two threads need: the
+    // FIFO case (four threads, one endpoint) creates its endpoint, starts
+    // two threads and fails on the third.
+    let mut taken = vec![];
+    while h.kernel.frames().available() > per_thread {
+        taken.push(h.kernel.frames_mut().allocate().expect("a free frame"));
+    }
+    let fifo = case_index(&h.machine.console) + 1;
+    h.exit(0);
+    let console = h.machine.console.clone();
+    assert!(
+        console.contains(&format!(
+            "not ok {} - IPC senders are served in FIFO order",
+            fifo + 1
+        )),
+        "{console}"
+    );
+    // The next case (two threads, one endpoint) must start cleanly: its
+    // endpoint's kernel slot is free again.
+    assert!(
+        !console.contains(&format!("not ok {}", fifo + 2)),
+        "{console}"
+    );
+    assert_eq!(case_index(&console), fifo + 1, "{console}");
+    let alive = (0..microkernel::thread::MAX_THREADS as u16)
+        .filter(|&i| h.kernel.thread(ThreadId(i)).state != ThreadState::Free)
+        .count();
+    assert_eq!(alive, 2, "{console}");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    for frame in taken {
+        h.kernel.frames_mut().free(frame);
+    }
+}

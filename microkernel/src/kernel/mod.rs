@@ -1473,19 +1473,7 @@ impl Kernel {
             })
             .sum();
         self.session.ended.clear();
-        for endpoint in 0..u64::from(case.endpoints) {
-            self.delete_kernel_slot(platform, KERNEL_ENDPOINT_SLOTS + endpoint);
-        }
-        for notification in 0..u64::from(case.notifications) {
-            self.delete_kernel_slot(platform, KERNEL_NOTIFICATION_SLOTS + notification);
-        }
-        self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
-        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
-        if let Some((base, pages)) = self.session.untyped.take() {
-            for page in 0..pages {
-                self.frames.free(base + page * arch::layout::PAGE_SIZE);
-            }
-        }
+        self.release_case_objects(platform, case);
         if self.session.mode == Mode::Fuzz {
             self.session.fuzz.syscalls += syscalls;
             if verdict.is_ok() {
@@ -1504,6 +1492,25 @@ impl Kernel {
             return;
         }
         self.report(platform, number, case.name, verdict);
+    }
+
+    /// Deletes the kernel objects `case` was given (endpoints,
+    /// notifications, its Untyped and IrqHandler) and frees the Untyped's
+    /// RAM, so the next case starts with none of them.
+    fn release_case_objects<P: Platform>(&mut self, platform: &mut P, case: &Case) {
+        for endpoint in 0..u64::from(case.endpoints) {
+            self.delete_kernel_slot(platform, KERNEL_ENDPOINT_SLOTS + endpoint);
+        }
+        for notification in 0..u64::from(case.notifications) {
+            self.delete_kernel_slot(platform, KERNEL_NOTIFICATION_SLOTS + notification);
+        }
+        self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
+        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
+        if let Some((base, pages)) = self.session.untyped.take() {
+            for page in 0..pages {
+                self.frames.free(base + page * arch::layout::PAGE_SIZE);
+            }
+        }
     }
 
     fn report<P: Platform>(
@@ -1615,6 +1622,9 @@ impl Kernel {
                         self.end_thread(platform, id, ThreadState::Exited(-1));
                     }
                     self.session.ended.clear();
+                    // And what the kernel made for it, as `finish_case`
+                    // does, or the next case finds its slots taken.
+                    self.release_case_objects(platform, &case);
                     let number = self.session.started;
                     self.report(platform, number, case.name, Err(reason));
                 }
