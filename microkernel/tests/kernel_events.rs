@@ -13,7 +13,7 @@ use arch::context::{FpState, UserContext};
 use arch::mmu::AsidBits;
 use microkernel::address_space::USER_STACK_TOP;
 use microkernel::boot_suite::{Mode, TEST_CASES};
-use microkernel::kernel::{Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
+use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
 use microkernel::platform::{PhysMemory, Platform};
 use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
@@ -151,9 +151,14 @@ struct Harness {
 
 impl Harness {
     fn start(mode: Mode) -> Harness {
+        Self::start_with(mode, |_| {})
+    }
+
+    fn start_with(mode: Mode, set_up: impl FnOnce(&mut Kernel)) -> Harness {
         let mut kernel = Box::new(Kernel::new());
         let mut machine = FakeMachine::default();
         kernel.frames_mut().add_ram(RAM, &[]);
+        set_up(&mut kernel);
         let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), mode);
         Harness {
             kernel,
@@ -662,4 +667,30 @@ fn a_case_whose_set_up_fails_leaves_no_objects_behind() {
     for frame in taken {
         h.kernel.frames_mut().free(frame);
     }
+}
+
+#[test]
+fn fuzz_totals_say_which_part_is_only_the_slow_path_count() {
+    // One round of three fuzzer threads, 2 calls each.
+    let mut h = Harness::start_with(Mode::Fuzz, |k| k.set_fuzz_plan(FuzzPlan::new(1, 6)));
+    // The first finishes and reports its own count (exact); the other two
+    // stop early (Exit): only the kernel's count of them is known.
+    h.exit(abi::boot_program::FUZZ_DONE | 2);
+    for _ in 0..2 {
+        assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
+        h.exit(7);
+    }
+    let console = &h.machine.console;
+    assert!(console.contains("fuzz round 1 (seed 0x"), "{console}");
+    // 2 reported + 2 x (Null + Exit) counted by the kernel.
+    assert!(
+        console.contains("): at least 6 syscalls, invariants hold"),
+        "{console}"
+    );
+    assert!(
+        console.contains(
+            ", at least 6 syscalls issued (4 of them the kernel's slow-path count for threads stopped early), "
+        ),
+        "{console}"
+    );
 }
