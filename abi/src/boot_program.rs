@@ -122,6 +122,17 @@ pub enum BootProgram {
     /// them to itself through its TCB (slot 3 with the policy right, 4
     /// without) and checks every verdict; a `Kill` rule ends it.
     PolicyUser = 46,
+    /// The most urgent of three: answers one call, wakes the middle
+    /// thread, then replies with ReplyRecv; exits on the next message.
+    PrioServer = 47,
+    /// Waits on its notification, then signals the caller's and exits.
+    PrioMiddle = 48,
+    /// The least urgent: calls the server; once the reply is in, the
+    /// middle thread must already have run (its signal is there).
+    PrioCaller = 49,
+    /// Benchmark mode: turns the syscall floor on, then writes to address
+    /// 0. The fault must stop it (not return to the faulting store forever).
+    FloorFaulter = 50,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -188,7 +199,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 47] = [
+    pub const ALL: [BootProgram; 51] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -236,6 +247,10 @@ impl BootProgram {
         BootProgram::TcbController,
         BootProgram::TcbSubject,
         BootProgram::PolicyUser,
+        BootProgram::PrioServer,
+        BootProgram::PrioMiddle,
+        BootProgram::PrioCaller,
+        BootProgram::FloorFaulter,
     ];
 
     /// A short name, used to name the thread.
@@ -288,6 +303,10 @@ impl BootProgram {
             BootProgram::TcbController => "tcb-controller",
             BootProgram::TcbSubject => "tcb-subject",
             BootProgram::PolicyUser => "policy-user",
+            BootProgram::PrioServer => "prio-server",
+            BootProgram::PrioMiddle => "prio-middle",
+            BootProgram::PrioCaller => "prio-caller",
+            BootProgram::FloorFaulter => "floor-faulter",
         }
     }
 

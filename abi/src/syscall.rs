@@ -19,8 +19,10 @@ pub enum Syscall {
     DebugPrint = 3,
     /// Benchmark mode only (`portcullis.mode=bench`): `x2 = 1` makes every
     /// later syscall of this thread return at once from the vector (the
-    /// architecture's floor: `svc` + `eret`), except `BenchFloor` itself
-    /// with `x2 = 0`, which ends it. Elsewhere: `InvalidSyscall`.
+    /// architecture's floor: `svc`, a check that it is an SVC, `eret`),
+    /// except `BenchFloor` itself with `x2 = 0`, which ends it; any other
+    /// exception (a fault) takes the normal path. Elsewhere:
+    /// `InvalidSyscall`.
     BenchFloor = 4,
     /// Sends the message (x1, x2..x7, IPC buffer) through the endpoint
     /// capability `x0`; waits for a receiver.

@@ -340,6 +340,54 @@ pub fn notify_waker() -> i32 {
     }
 }
 
+/// Answers one call from the caller, wakes the middle thread (less urgent
+/// than this one: it only becomes ready) and replies with ReplyRecv. The
+/// receive waits, and the caller, least urgent of the three, must not run
+/// before the middle thread. Exits when the caller's final send arrives.
+pub fn prio_server() -> i32 {
+    if ipc::recv(ENDPOINT).is_err() {
+        return 1;
+    }
+    if ipc::signal(Cptr(SECOND_ENDPOINT_SLOT)).is_err() {
+        return 2;
+    }
+    match ipc::reply_recv(ENDPOINT, &Message::new(0, &[])) {
+        Ok(_) => 0,
+        Err(_) => 3,
+    }
+}
+
+/// Waits until the server wakes it, then tells the caller it ran.
+pub fn prio_middle() -> i32 {
+    if ipc::wait(Cptr(ENDPOINT_SLOT)).is_err() {
+        return 1;
+    }
+    match ipc::signal(Cptr(SECOND_ENDPOINT_SLOT)) {
+        Ok(()) => 0,
+        Err(_) => 2,
+    }
+}
+
+/// Calls the server; when the reply is in, the more urgent middle thread
+/// must have run already. Then lets the server finish.
+pub fn prio_caller() -> i32 {
+    if ipc::call(ENDPOINT, &Message::new(1, &[])).is_err() {
+        return 1;
+    }
+    let status = match ipc::poll(Cptr(SECOND_ENDPOINT_SLOT)) {
+        Ok(0) => {
+            println!("the reply switched to the caller past a more urgent ready thread");
+            2
+        }
+        Ok(_) => 0,
+        Err(_) => 3,
+    };
+    if ipc::send(ENDPOINT, &Message::new(2, &[])).is_err() {
+        return 4;
+    }
+    status
+}
+
 /// Retypes objects from the 16 KiB Untyped in slot 2, uses them, checks
 /// the errors, and checks that revoking the Untyped reclaims its memory.
 pub fn untyped_user() -> i32 {

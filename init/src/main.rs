@@ -31,6 +31,13 @@ fn portcullis_main(selector: u64) -> i32 {
             probe::write_u64(0);
             1
         }
+        BootProgram::FloorFaulter => {
+            if sdk::syscall::bench_floor(true).is_err() {
+                return 2;
+            }
+            probe::write_u64(0);
+            1
+        }
         BootProgram::ReadKernel => {
             probe::read_u64(KERNEL_PROBE_ADDRESS);
             1
@@ -62,6 +69,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::NotifyWaiter => ipc_tests::notify_waiter(),
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),
         BootProgram::NotifyWaker => ipc_tests::notify_waker(),
+        BootProgram::PrioServer => ipc_tests::prio_server(),
+        BootProgram::PrioMiddle => ipc_tests::prio_middle(),
+        BootProgram::PrioCaller => ipc_tests::prio_caller(),
         BootProgram::Fuzzer => fuzz::run(parameter),
         BootProgram::IrqUser => ipc_tests::irq_user(),
         BootProgram::CapGiver => ipc_tests::cap_giver(),

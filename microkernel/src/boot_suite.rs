@@ -405,6 +405,7 @@ pub const TEST_CASES: &[Case] = &[
     IPC_CASES[9],
     IPC_CASES[10],
     IPC_CASES[11],
+    IPC_CASES[12],
     TCB_CASES[0],
     TCB_CASES[1],
     TCB_CASES[2],
@@ -523,7 +524,7 @@ const TCB_CASES: [Case; 3] = [
 ];
 
 /// IPC cases of the in-guest suite.
-const IPC_CASES: [Case; 12] = [
+const IPC_CASES: [Case; 13] = [
     ipc_case(
         "IPC call and reply: badge delivered, fast and slow paths give the same result",
         &[
@@ -727,12 +728,49 @@ const IPC_CASES: [Case; 12] = [
         fault_endpoints: &[],
         cnode_radix: None,
     },
+    Case {
+        name: "a direct IPC switch never jumps a more urgent ready thread",
+        threads: &[
+            BootProgram::PrioServer.selector(0),
+            BootProgram::PrioMiddle.selector(0),
+            BootProgram::PrioCaller.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 2,
+        untyped_pages: 0,
+        irq: None,
+        // Notification 0 wakes the middle thread, notification 1 tells the
+        // caller the middle thread ran.
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(0, 0, SECOND_ENDPOINT_SLOT, SEND, 1),
+            nth_notification_grant(0, 1, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(1, 1, SECOND_ENDPOINT_SLOT, SEND, 1),
+            grant(2, ENDPOINT_SLOT, SEND, 0),
+            nth_notification_grant(1, 2, SECOND_ENDPOINT_SLOT, RECEIVE, 0),
+        ],
+        // Server, then middle, block in that order before the caller runs;
+        // the server's ReplyRecv must run the middle thread, not the caller.
+        priorities: &[102, 101, 100],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
 ];
 
-/// The benchmark suite: the rows of one thread, then yield round trips
+/// The benchmark suite: a fault under the syscall floor (no row), the
+/// rows of one thread, then yield round trips
 /// between two address spaces. The kernel adds the run's
 /// `abi::bench::BenchParameter` to each selector.
 pub const BENCH_CASES: &[Case] = &[
+    // Under the floor a fault must still reach the kernel (and stop the
+    // thread); the floor goes with the thread.
+    case(
+        "a fault under the syscall floor stops the thread",
+        &[BootProgram::FloorFaulter.selector(0)],
+        fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
+    ),
     case(
         "benchmarks in one thread",
         &[BootProgram::Bench.selector(0)],

@@ -13,7 +13,7 @@ use arch::context::{FpState, UserContext};
 use arch::mmu::AsidBits;
 use microkernel::address_space::USER_STACK_TOP;
 use microkernel::boot_suite::{Mode, TEST_CASES};
-use microkernel::kernel::{Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
+use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
 use microkernel::platform::{PhysMemory, Platform};
 use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
@@ -151,9 +151,14 @@ struct Harness {
 
 impl Harness {
     fn start(mode: Mode) -> Harness {
+        Self::start_with(mode, |_| {})
+    }
+
+    fn start_with(mode: Mode, set_up: impl FnOnce(&mut Kernel)) -> Harness {
         let mut kernel = Box::new(Kernel::new());
         let mut machine = FakeMachine::default();
         kernel.frames_mut().add_ram(RAM, &[]);
+        set_up(&mut kernel);
         let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), mode);
         Harness {
             kernel,
@@ -566,4 +571,126 @@ fn breaking_a_deadlock_leaves_the_next_case_alone() {
         .filter(|&i| h.kernel.thread(ThreadId(i)).state != ThreadState::Free)
         .count();
     assert_eq!(alive, TEST_CASES[next].threads.len(), "{console}");
+}
+
+#[test]
+fn a_reply_recv_does_not_switch_past_a_more_urgent_ready_thread() {
+    let mut h = Harness::start(Mode::Test);
+    reach_case(&mut h, "a direct IPC switch never jumps");
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let second = abi::boot_program::SECOND_ENDPOINT_SLOT;
+    // Server (102) receives, middle (101) waits, caller (100) calls.
+    let server = h.kernel.current().expect("the server runs");
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let middle = h.kernel.current().expect("the middle thread runs");
+    assert_eq!(
+        h.syscall(Syscall::Wait.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let caller = h.kernel.current().expect("the caller runs");
+    h.context().x[1] = abi::MessageInfo::with(1, 0).into();
+    let _ = h.syscall(Syscall::Call.number(), [endpoint, 0, 0, 0]);
+    assert_eq!(
+        h.kernel.current(),
+        Some(server),
+        "the call switches to the server"
+    );
+    // The server wakes the middle thread (less urgent: it only queues)...
+    assert_eq!(h.syscall(Syscall::Signal.number(), [second, 0, 0, 0]), 0);
+    assert_eq!(h.kernel.current(), Some(server));
+    // ...and its ReplyRecv waits: the middle thread, not the caller, runs.
+    h.context().x[1] = abi::MessageInfo::with(0, 0).into();
+    let _ = h.syscall(Syscall::ReplyRecv.number(), [endpoint, 0, 0, 0]);
+    assert_eq!(
+        h.kernel.current(),
+        Some(middle),
+        "the reply must not jump the more urgent ready thread"
+    );
+    assert_eq!(h.kernel.thread(caller).state, ThreadState::Ready);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_thread_that_blocks_is_not_left_a_stale_reschedule() {
+    let mut h = Harness::start(Mode::Test);
+    // The faulter (100) blocks sending its fault, which wakes the more
+    // urgent handler (101): only a running thread is asked to yield.
+    let (_, faulter) = handler_holds_a_fault(&mut h);
+    assert!(
+        !h.kernel
+            .thread(faulter)
+            .work
+            .contains(entry::WorkFlags::NEED_RESCHED),
+        "a blocked thread was asked to reschedule"
+    );
+}
+
+#[test]
+fn a_case_whose_set_up_fails_leaves_no_objects_behind() {
+    let mut h = Harness::start(Mode::Test);
+    // One thread runs: the frames in use are one thread's worth.
+    reach_case(&mut h, "IPC error paths");
+    let per_thread = h.kernel.frames().allocated();
+    assert!(per_thread > 0);
+    // Leave free only what the next case's first two threads need: the
+    // FIFO case (four threads, one endpoint) creates its endpoint, starts
+    // two threads and fails on the third.
+    let mut taken = vec![];
+    while h.kernel.frames().available() > per_thread {
+        taken.push(h.kernel.frames_mut().allocate().expect("a free frame"));
+    }
+    let fifo = case_index(&h.machine.console) + 1;
+    h.exit(0);
+    let console = h.machine.console.clone();
+    assert!(
+        console.contains(&format!(
+            "not ok {} - IPC senders are served in FIFO order",
+            fifo + 1
+        )),
+        "{console}"
+    );
+    // The next case (two threads, one endpoint) must start cleanly: its
+    // endpoint's kernel slot is free again.
+    assert!(
+        !console.contains(&format!("not ok {}", fifo + 2)),
+        "{console}"
+    );
+    assert_eq!(case_index(&console), fifo + 1, "{console}");
+    let alive = (0..microkernel::thread::MAX_THREADS as u16)
+        .filter(|&i| h.kernel.thread(ThreadId(i)).state != ThreadState::Free)
+        .count();
+    assert_eq!(alive, 2, "{console}");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    for frame in taken {
+        h.kernel.frames_mut().free(frame);
+    }
+}
+
+#[test]
+fn fuzz_totals_say_which_part_is_only_the_slow_path_count() {
+    // One round of three fuzzer threads, 2 calls each.
+    let mut h = Harness::start_with(Mode::Fuzz, |k| k.set_fuzz_plan(FuzzPlan::new(1, 6)));
+    // The first finishes and reports its own count (exact); the other two
+    // stop early (Exit): only the kernel's count of them is known.
+    h.exit(abi::boot_program::FUZZ_DONE | 2);
+    for _ in 0..2 {
+        assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
+        h.exit(7);
+    }
+    let console = &h.machine.console;
+    assert!(console.contains("fuzz round 1 (seed 0x"), "{console}");
+    // 2 reported + 2 x (Null + Exit) counted by the kernel.
+    assert!(
+        console.contains("): at least 6 syscalls, invariants hold"),
+        "{console}"
+    );
+    assert!(
+        console.contains(
+            ", at least 6 syscalls issued (4 of them the kernel's slow-path count for threads stopped early), "
+        ),
+        "{console}"
+    );
 }

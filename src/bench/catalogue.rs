@@ -69,7 +69,7 @@ const IPC_REPLY_RECV_FAST: &str = "ipc_reply_recv_one_way";
 pub const CATALOGUE: &[CatalogueEntry] = &[
     CatalogueEntry {
         name: "floor_svc_eret",
-        what: "SVC whose benchmark-only handler only does ERET: the architecture's floor",
+        what: "SVC whose benchmark-only handler only checks ESR_EL1.EC and x8, then does ERET: the architecture's floor",
         linux: &[],
         sel4: None,
         target: None,

@@ -114,9 +114,18 @@
 
 // Benchmark-only floor (see abi::Syscall::BenchFloor): every SVC returns at
 // once, except BenchFloor itself, which takes the normal path to end it.
+// Any other synchronous exception (a fault, an FP trap) takes the normal
+// path too: returning from it would re-run the faulting instruction
+// forever. x9 is parked in its context slot while ESR_EL1.EC is checked;
+// `ccmp` folds both tests into one branch (not an SVC: Z set, go slow).
 .macro floor_sync_vector
     .balign 0x80
-    cmp     x8, #SYSCALL_BENCH_FLOOR
+    str     x9, [sp, #16 * 4 + 8]
+    mrs     x9, esr_el1
+    lsr     x9, x9, #26
+    cmp     x9, #EC_SVC64
+    ccmp    x8, #SYSCALL_BENCH_FLOOR, #0b0100, eq
+    ldr     x9, [sp, #16 * 4 + 8]
     b.eq    el0_sync_slow
     eret
 .endm

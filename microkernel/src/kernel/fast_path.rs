@@ -23,6 +23,13 @@
 //! * `ReplyRecv`: the thread owes a reply to a caller still waiting for
 //!   it, at least as urgent, with no work, and no sender waits on the
 //!   endpoint (the receive will block).
+//!
+//! The slow path switches directly only to a partner at least as urgent as
+//! every ready thread (seL4's possibleSwitchTo). The fast path gets that
+//! for free: the caller's work word is zero, so it has no pending
+//! reschedule, and a running thread without one is at least as urgent as
+//! every ready thread (`Kernel::check_invariants` checks it); a partner at
+//! least as urgent as the caller is then at least as urgent as them too.
 
 use super::{Kernel, Resume};
 use crate::cap::SlotId;

@@ -5,6 +5,7 @@
 use super::Kernel;
 use crate::ipc::queue::Waiting;
 use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
+use entry::WorkFlags;
 
 impl Kernel {
     /// Checks every invariant; the first one broken is named.
@@ -67,8 +68,21 @@ impl Kernel {
             }
         }
         if let Some(current) = self.current {
-            if self.threads[current.index()].state != ThreadState::Running {
+            let thread = &self.threads[current.index()];
+            if thread.state != ThreadState::Running {
                 return Err("the current thread is not running");
+            }
+            // The IPC fast path relies on this: a running thread with no
+            // pending reschedule is at least as urgent as every ready one.
+            if !thread.work.contains(WorkFlags::NEED_RESCHED)
+                && self
+                    .run_queue
+                    .highest_priority()
+                    .is_some_and(|ready| ready > thread.priority)
+            {
+                return Err(
+                    "a more urgent thread is ready, but the current one is not asked to yield",
+                );
             }
         }
         Ok(())
