@@ -32,6 +32,7 @@ pub mod error;
 pub mod fault;
 pub mod message;
 pub mod policy;
+pub mod policy_request;
 pub mod syscall;
 pub mod tcb;
 
