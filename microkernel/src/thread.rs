@@ -130,6 +130,13 @@ pub struct Thread {
     pub fault_endpoint: Option<(u32, u64)>,
     /// The fault being handled (while blocked on a fault endpoint).
     pub pending_fault: Option<FaultReport>,
+    /// The policy request being asked (while blocked on its policy
+    /// server, through the same path as a fault message).
+    pub pending_policy: Option<PolicyRequest>,
+    /// The policy server allowed the syscall at this address (of its SVC
+    /// instruction), about to run again: its `Notify` verdict is waived
+    /// once, and only for that SVC.
+    pub policy_approved: Option<u64>,
     /// Counters.
     pub stats: ThreadStats,
     /// A short name for reports.
@@ -196,6 +203,8 @@ impl Thread {
         cspace_slots: (SlotId(0), 0),
         fault_endpoint: None,
         pending_fault: None,
+        pending_policy: None,
+        policy_approved: None,
     };
 }
 
@@ -245,6 +254,21 @@ impl Thread {
             0
         };
     }
+}
+
+/// A syscall a `Notify` verdict sent to the thread's policy server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyRequest {
+    /// The syscall number.
+    pub number: u64,
+    /// The `CapType` number of the capability `x0` names (0: none).
+    pub object_type: u64,
+    /// That capability's badge.
+    pub badge: u64,
+    /// Unique per request.
+    pub cookie: u64,
+    /// `x0..x7` as the thread made the call.
+    pub args: [u64; 8],
 }
 
 /// Most filters stacked on one thread.

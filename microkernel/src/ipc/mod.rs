@@ -20,8 +20,12 @@ pub mod notification;
 pub mod queue;
 
 use crate::platform::PhysMemory;
-use crate::thread::{Thread, ThreadId, ThreadState};
+use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
+use abi::policy_request::{
+    KILLED_BY_POLICY, POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE,
+    POLICY_REPLY_ERRNO, POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
+};
 use abi::ErrorCode;
 use message::transfer;
 use queue::{EndpointQueue, Waiting};
@@ -161,7 +165,7 @@ pub fn receive<M: PhysMemory>(
             unreachable!("only blocked senders wait in a sender queue");
         };
         if fault {
-            deliver_fault(threads, sender, receiver, badge);
+            deliver_fault(phys, threads, sender, receiver, badge);
             return Ok(owe_fault_reply(
                 threads,
                 sender,
@@ -191,7 +195,8 @@ pub fn receive<M: PhysMemory>(
 /// `faulter` faulted (its report is in `pending_fault`) and has a fault
 /// endpoint: the fault goes to the first waiting receiver as a message, or
 /// the thread waits in the endpoint's queue. Its registers are untouched.
-pub fn send_fault(
+pub fn send_fault<M: PhysMemory>(
+    phys: &mut M,
     threads: &mut [Thread],
     endpoint: &mut EndpointQueue,
     endpoint_index: u32,
@@ -200,7 +205,7 @@ pub fn send_fault(
 ) -> Effects {
     if endpoint.waiting() == Waiting::Receivers {
         if let Some(handler) = endpoint.pop_front(threads) {
-            deliver_fault(threads, faulter, handler, badge);
+            deliver_fault(phys, threads, faulter, handler, badge);
             threads[handler.index()].state = ThreadState::Ready;
             let effects = Effects::new(Next::Blocked).wake(handler);
             return owe_fault_reply(threads, faulter, handler, effects);
@@ -216,8 +221,19 @@ pub fn send_fault(
     Effects::new(Next::Blocked)
 }
 
-/// The fault message of `faulter` into `handler`'s registers.
-fn deliver_fault(threads: &mut [Thread], faulter: ThreadId, handler: ThreadId, badge: u64) {
+/// The fault message (or policy request) of `faulter` into `handler`'s
+/// registers (and, for a policy request, IPC buffer).
+fn deliver_fault<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    faulter: ThreadId,
+    handler: ThreadId,
+    badge: u64,
+) {
+    if let Some(request) = threads[faulter.index()].pending_policy {
+        deliver_policy_request(phys, threads, &request, faulter, handler, badge);
+        return;
+    }
     let report = threads[faulter.index()].pending_fault;
     let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
     let context = &mut threads[handler.index()].context;
@@ -226,6 +242,32 @@ fn deliver_fault(threads: &mut [Thread], faulter: ThreadId, handler: ThreadId, b
     context.x[2..6].copy_from_slice(&words);
     context.x[6] = 0;
     context.x[7] = 0;
+    context.x[8] = badge;
+}
+
+/// A policy request (see `abi::policy_request` for the layout).
+fn deliver_policy_request<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    request: &PolicyRequest,
+    asker: ThreadId,
+    server: ThreadId,
+    badge: u64,
+) {
+    if let Some(buffer) = threads[server.index()].ipc_buffer {
+        for (i, arg) in request.args[1..].iter().enumerate() {
+            phys.write_phys_u64(buffer + 8 * (6 + i as u64), *arg);
+        }
+    }
+    let context = &mut threads[server.index()].context;
+    context.x[0] = ErrorCode::Ok.raw();
+    context.x[1] = abi::MessageInfo::with(POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS).into();
+    context.x[2] = request.number;
+    context.x[3] = request.object_type;
+    context.x[4] = request.badge;
+    context.x[5] = u64::from(asker.0);
+    context.x[6] = request.cookie;
+    context.x[7] = request.args[0];
     context.x[8] = badge;
 }
 
@@ -269,6 +311,12 @@ pub fn reply<M: PhysMemory>(
 #[cold]
 fn reply_to_fault(threads: &mut [Thread], replier: ThreadId, caller: ThreadId) -> ThreadId {
     let label = message::sent_info(&threads[replier.index()]).label();
+    if let Some(request) = threads[caller.index()].pending_policy.take() {
+        let words = threads[replier.index()].context.x;
+        answer_policy_request(&mut threads[caller.index()], &request, label, &words);
+        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+        return caller;
+    }
     let new_pc = threads[replier.index()].context.x[2];
     let faulted = &mut threads[caller.index()];
     let report = faulted.pending_fault.take();
@@ -282,6 +330,50 @@ fn reply_to_fault(threads: &mut [Thread], replier: ThreadId, caller: ThreadId) -
     };
     threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
     caller
+}
+
+/// Applies a policy server's answer (`label`, message words in
+/// `words[2..8]`) to the thread that asked: it is ready afterwards, or
+/// `Exited` (the kernel ends it) for a kill.
+fn answer_policy_request(
+    asker: &mut Thread,
+    request: &PolicyRequest,
+    label: u64,
+    words: &[u64; 31],
+) {
+    let run_again = |asker: &mut Thread, args: [u64; 8]| {
+        // The SVC runs again with these arguments; the filters check them
+        // again, and only the `Notify` they already asked about is waived.
+        asker.context.x[..8].copy_from_slice(&args);
+        asker.context.pc = asker.context.pc.wrapping_sub(4);
+        asker.policy_approved = Some(asker.context.pc);
+        ThreadState::Ready
+    };
+    asker.state = match label {
+        POLICY_REPLY_ALLOW => run_again(asker, request.args),
+        POLICY_REPLY_ALLOW_MODIFIED => {
+            let mut args = request.args;
+            args[2..8].copy_from_slice(&words[2..8]);
+            run_again(asker, args)
+        }
+        POLICY_REPLY_ERRNO => {
+            let code = ErrorCode::from_raw(words[2])
+                .filter(|c| *c != ErrorCode::Ok)
+                .unwrap_or(ErrorCode::Denied);
+            asker.context.x[0] = code.raw();
+            ThreadState::Ready
+        }
+        POLICY_REPLY_EMULATE => {
+            asker.context.x[0] = words[2];
+            asker.context.x[8] = words[3];
+            ThreadState::Ready
+        }
+        POLICY_REPLY_KILL => ThreadState::Exited(KILLED_BY_POLICY),
+        _ => {
+            asker.context.x[0] = ErrorCode::Denied.raw();
+            ThreadState::Ready
+        }
+    };
 }
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
@@ -317,7 +409,10 @@ fn wait_for_reply(
         // The receiver never answered its previous caller: that caller
         // learns it will get no reply, instead of waiting forever.
         Some(previous) if previous != caller => {
-            if threads[previous.index()].state == ThreadState::BlockedOnFaultReply {
+            if threads[previous.index()].pending_policy.take().is_some() {
+                // Its policy server moved on without a verdict: closed.
+                fail_waiter(threads, previous, ErrorCode::Denied);
+            } else if threads[previous.index()].state == ThreadState::BlockedOnFaultReply {
                 // A faulted thread cannot take an error code: its handler
                 // moved on without an answer, so it stops (the kernel ends
                 // a woken thread in the `Faulted` state).

@@ -209,7 +209,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     t[1].pending_fault = Some(report);
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
-        send_fault(&mut t, &mut ep, 0, faulter, 9).next,
+        send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 9).next,
         Next::Blocked
     );
     receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
@@ -230,7 +230,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     // A second fault, this time with the handler waiting: stop it.
     t[1].pending_fault = Some(report);
     receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
-    let effects = send_fault(&mut t, &mut ep, 0, faulter, 9);
+    let effects = send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 9);
     assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
@@ -250,7 +250,7 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     t[1].pending_fault = Some(report);
     t[1].context.x[0] = 0xdead;
     receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
-    send_fault(&mut t, &mut ep, 0, faulter, 0);
+    send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 0);
     // The handler receives a Call instead of replying to the fault.
     receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
     let e = send(&mut ram, &mut t, &mut ep, 0, caller, 0, CALL).unwrap();

@@ -34,9 +34,9 @@ mod fast_path;
 mod invariants;
 mod policy;
 mod tcb;
+pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
 use policy::PolicyOutcome;
-pub use policy::KILLED_BY_POLICY;
 
 /// Exit status of a run whose every test passed.
 pub const EXIT_SUCCESS: u32 = 0;
@@ -223,6 +223,8 @@ pub struct Kernel {
     /// The rules of every Filter object (and of deleted ones still
     /// attached to a thread).
     filters: FilterStore,
+    /// The cookie of the last policy request.
+    policy_cookie: u64,
     /// Where `FilterLoad` copies a description from user memory.
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
 }
@@ -277,6 +279,7 @@ impl Kernel {
             kernel_cnode: None,
             open_line: None,
             filters: FilterStore::new(),
+            policy_cookie: 0,
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
         }
     }
@@ -985,7 +988,10 @@ impl Kernel {
                         threads[waiter.index()].state,
                         ThreadState::BlockedOnSend { fault: true, .. }
                     );
-                    if faulted {
+                    if threads[waiter.index()].pending_policy.take().is_some() {
+                        // Its policy server's endpoint is gone: closed.
+                        ipc::fail_waiter(threads, waiter, ErrorCode::Denied);
+                    } else if faulted {
                         // No handler any more: the faulting instruction
                         // runs again, faults again and stops the thread.
                         threads[waiter.index()].state = ThreadState::Ready;
@@ -1000,6 +1006,14 @@ impl Kernel {
                         .is_some_and(|(e, _)| e as usize == object.index())
                     {
                         thread.fault_endpoint = None;
+                    }
+                    // Later `Notify` verdicts find no server: they fail
+                    // closed (`Denied`).
+                    if thread
+                        .policy_server
+                        .is_some_and(|(e, _)| e as usize == object.index())
+                    {
+                        thread.policy_server = None;
                     }
                 }
             }
@@ -1074,14 +1088,20 @@ impl Kernel {
                 ThreadState::Faulted(report) => {
                     self.end_thread(platform, thread, ThreadState::Faulted(report))
                 }
+                // Its policy server answered "kill".
+                ThreadState::Exited(status) => {
+                    self.end_thread(platform, thread, ThreadState::Exited(status))
+                }
                 _ => self.make_ready(thread),
             }
         }
         if let Next::SwitchTo(thread) = effects.next {
             // A fault reply "stop" sent with ReplyRecv: the faulter ends
             // instead of resuming at the faulting instruction.
-            if let ThreadState::Faulted(report) = self.threads[thread.index()].state {
-                self.end_thread(platform, thread, ThreadState::Faulted(report));
+            if let state @ (ThreadState::Faulted(_) | ThreadState::Exited(_)) =
+                self.threads[thread.index()].state
+            {
+                self.end_thread(platform, thread, state);
             } else if self
                 .run_queue
                 .highest_priority()
@@ -1178,6 +1198,7 @@ impl Kernel {
             );
             thread.pending_fault = Some(report);
             let effects = ipc::send_fault(
+                platform,
                 &mut self.threads,
                 &mut self.endpoints[endpoint as usize],
                 endpoint,
@@ -1486,6 +1507,14 @@ impl Kernel {
             match self.threads[caller.index()].state {
                 ThreadState::BlockedOnReply => {
                     ipc::fail_waiter(&mut self.threads, caller, ErrorCode::ObjectDeleted);
+                    self.make_ready(caller);
+                }
+                // Its policy server died before answering: closed.
+                ThreadState::BlockedOnFaultReply
+                    if self.threads[caller.index()].pending_policy.is_some() =>
+                {
+                    self.threads[caller.index()].pending_policy = None;
+                    ipc::fail_waiter(&mut self.threads, caller, ErrorCode::Denied);
                     self.make_ready(caller);
                 }
                 // Its fault handler died: nobody can resume it sensibly.

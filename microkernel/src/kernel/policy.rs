@@ -10,16 +10,14 @@ use super::Kernel;
 use crate::cap::CapSpace;
 use crate::platform::Platform;
 use crate::policy::{Filter, FilterStore, SyscallFacts, VerdictCache};
-use crate::thread::{Thread, ThreadId};
+use crate::thread::{PolicyRequest, Thread, ThreadId};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
 use abi::ErrorCode;
 use arch::context::UserContext;
 use entry::{EntryHooks, PolicyVerdict, WorkFlags};
 
-/// The exit status of a thread a filter's `Kill` ended (as SIGSYS ends a
-/// Linux thread that seccomp kills).
-pub const KILLED_BY_POLICY: i64 = -31;
+pub use abi::policy_request::KILLED_BY_POLICY;
 
 impl Kernel {
     /// `FilterLoad`: replaces the rules of an unattached filter with the
@@ -153,6 +151,9 @@ pub(super) struct PolicyCheck<'a> {
     /// Type and badge of the capability `x0` names, if the cache says a
     /// rule looks at them and the slot holds one.
     pub capability: Option<(CapType, u64)>,
+    /// The policy server already allowed this syscall: a `Notify` verdict
+    /// is waived (any stricter one still applies).
+    pub approved: bool,
 }
 
 impl<'a> PolicyCheck<'a> {
@@ -180,6 +181,7 @@ impl<'a> PolicyCheck<'a> {
             verdicts,
             stack: stack.iter().map(|&i| store.filter(i)).collect(),
             capability,
+            approved: false,
         }
     }
 
@@ -220,9 +222,10 @@ impl EntryHooks for SyscallWork<'_> {
                 self.outcome = PolicyOutcome::Trap;
                 PolicyVerdict::Deny
             }
+            Action::Notify if check.approved => PolicyVerdict::Allow,
             Action::Notify => {
-                // Denied unless the server's answer says otherwise.
-                regs.x[0] = ErrorCode::Denied.raw();
+                // The registers stay as they are: the request carries them,
+                // and an allowed syscall runs again from them.
                 self.outcome = PolicyOutcome::Notify;
                 PolicyVerdict::Deny
             }
@@ -247,15 +250,52 @@ impl EntryHooks for SyscallWork<'_> {
 }
 
 impl Kernel {
-    /// `Notify`: the thread's syscall waits for its policy server's answer.
-    /// With no server (or one whose endpoint is gone) the call fails closed
-    /// with `Denied`, already in `x0`: `None` returns to the thread.
+    /// `Notify`: the thread's syscall waits for its policy server's answer
+    /// (sent like a fault message, so the server sees an ordinary call).
+    /// With no server (none named, or its endpoint destroyed) it fails
+    /// closed with `Denied`: `None` returns to the thread.
     pub(super) fn notify_policy_server<P: Platform>(
         &mut self,
-        _platform: &mut P,
-        _current: ThreadId,
+        platform: &mut P,
+        current: ThreadId,
     ) -> Option<super::Resume> {
-        None
+        let thread = &self.threads[current.index()];
+        let Some((endpoint, badge)) = thread.policy_server else {
+            self.threads[current.index()].context.x[0] = ErrorCode::Denied.raw();
+            return None;
+        };
+        let context = &thread.context;
+        let mut args = [0u64; 8];
+        args.copy_from_slice(&context.x[..8]);
+        let number = context.x[8];
+        let (object_type, cap_badge) = thread
+            .cspace
+            .and_then(|cnode| {
+                let cap = self
+                    .caps
+                    .lookup(self.caps.slot(cnode, args[0]).ok()?)
+                    .ok()?;
+                Some((u64::from(cap.cap_type().raw()), cap.badge()))
+            })
+            .unwrap_or((0, 0));
+        self.policy_cookie += 1;
+        self.threads[current.index()].pending_policy = Some(PolicyRequest {
+            number,
+            object_type,
+            badge: cap_badge,
+            cookie: self.policy_cookie,
+            args,
+        });
+        let effects = crate::ipc::send_fault(
+            platform,
+            &mut self.threads,
+            &mut self.endpoints[endpoint as usize],
+            endpoint,
+            current,
+            badge,
+        );
+        self.apply_ipc(platform, effects);
+        Some(self.resume(platform))
     }
 }
 
@@ -280,12 +320,16 @@ impl Kernel {
             verdicts,
             filters: stack,
             cspace,
+            policy_approved,
             ..
         } = &mut threads[current.index()];
         let flags = *work;
-        let policy = flags
-            .contains(WorkFlags::POLICY)
-            .then(|| PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps));
+        // The SVC the policy server allowed is the one re-entering now.
+        let approved = policy_approved.take() == Some(context.pc.wrapping_sub(4));
+        let policy = flags.contains(WorkFlags::POLICY).then(|| PolicyCheck {
+            approved,
+            ..PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps)
+        });
         let mut hooks = SyscallWork {
             work,
             policy,

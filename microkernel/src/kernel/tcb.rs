@@ -119,7 +119,13 @@ impl Kernel {
             }
             ThreadState::BlockedOnSend { fault: true, .. } | ThreadState::BlockedOnFaultReply => {
                 self.cancel_wait(target);
-                self.threads[target.index()].pending_fault = None;
+                let thread = &mut self.threads[target.index()];
+                thread.pending_fault = None;
+                // A syscall waiting for its policy verdict returns
+                // `Interrupted`, like any other wait.
+                if thread.pending_policy.take().is_some() {
+                    thread.context.x[0] = ErrorCode::Interrupted.raw();
+                }
             }
             ThreadState::BlockedOnSend { .. }
             | ThreadState::BlockedOnReceive { .. }
