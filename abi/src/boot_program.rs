@@ -133,6 +133,14 @@ pub enum BootProgram {
     /// Benchmark mode: turns the syscall floor on, then writes to address
     /// 0. The fault must stop it (not return to the faulting store forever).
     FloorFaulter = 50,
+    /// Attaches a filter whose rules `Notify` its policy server (the
+    /// endpoint in slot 2) and checks each answer: allow, errno, emulate,
+    /// allow with changed arguments (re-checked), the server dying
+    /// mid-request and later calls failing closed.
+    PolicyAsker = 51,
+    /// The policy server of `PolicyAsker`: checks each request and answers
+    /// from a script; exits without answering the last.
+    PolicyServer = 52,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -199,7 +207,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 51] = [
+    pub const ALL: [BootProgram; 53] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -251,6 +259,8 @@ impl BootProgram {
         BootProgram::PrioMiddle,
         BootProgram::PrioCaller,
         BootProgram::FloorFaulter,
+        BootProgram::PolicyAsker,
+        BootProgram::PolicyServer,
     ];
 
     /// A short name, used to name the thread.
@@ -303,6 +313,8 @@ impl BootProgram {
             BootProgram::TcbController => "tcb-controller",
             BootProgram::TcbSubject => "tcb-subject",
             BootProgram::PolicyUser => "policy-user",
+            BootProgram::PolicyAsker => "policy-asker",
+            BootProgram::PolicyServer => "policy-server",
             BootProgram::PrioServer => "prio-server",
             BootProgram::PrioMiddle => "prio-middle",
             BootProgram::PrioCaller => "prio-caller",

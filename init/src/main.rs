@@ -83,6 +83,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::FaultHandler => ipc_tests::fault_handler(),
         BootProgram::PolicyUser => policy_tests::user(),
+        BootProgram::PolicyAsker => policy_tests::asker(),
+        BootProgram::PolicyServer => policy_tests::server(),
         BootProgram::TcbPriority => tcb_tests::priority(),
         BootProgram::TcbPeer => tcb_tests::peer(),
         BootProgram::TcbController => tcb_tests::controller(parameter),

@@ -5,7 +5,7 @@
 use abi::cap::CapType;
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::{ErrorCode, Syscall};
-use sdk::ipc::{self, Cptr};
+use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::tcb::{FilterCap, Tcb};
 
@@ -102,4 +102,175 @@ pub fn user() -> i32 {
     // The last call: Kill.
     let _ = ipc::signal(NOTIFICATION);
     99
+}
+
+/// The badge of the asker's capability to its policy server's endpoint
+/// (what the server sees in `x8`).
+pub const ASKER_BADGE: u64 = 0x5e;
+const SERVER_ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const ASKER_UNTYPED: u64 = 4;
+
+/// Each kind of answer a policy server can give, seen by the thread that
+/// asked; then the server dies holding a request, and later calls fail
+/// closed.
+pub fn asker() -> i32 {
+    let mut buffer = [0u8; 1024];
+    expect!(
+        1,
+        sdk::syscall::retype(ASKER_UNTYPED, CapType::Filter, 0, 8, 1),
+        Ok(())
+    );
+    let Ok(rules) = FilterBuilder::new()
+        .rule(
+            RuleBuilder::syscall(Syscall::DebugPrint)
+                .arg(3, ArgOp::Ge, 30)
+                .action(Action::errno(ErrorCode::Denied)),
+        )
+        .rule(RuleBuilder::syscall(Syscall::DebugPrint).action(Action::Notify))
+        .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
+        .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Notify))
+        .encode(&mut buffer)
+    else {
+        return 2;
+    };
+    expect!(3, FIRST.load(rules), Ok(()));
+    expect!(
+        4,
+        SELF_POLICY.attach_filter(FIRST, Some(SERVER_ENDPOINT)),
+        Ok(())
+    );
+    // Allowed as made.
+    expect!(5, sdk::syscall::debug_print(b"hi\n"), Ok(()));
+    // Refused with the server's error.
+    expect!(
+        6,
+        sdk::syscall::debug_print(b"nineteen characters"),
+        Err(ErrorCode::InvalidArgument)
+    );
+    // Emulated: x0 and x8 as the server says; nothing was polled.
+    expect!(7, ipc::poll(NOTIFICATION), Ok(0x77));
+    // Allowed with a shorter length: only "ok\n" is printed.
+    expect!(
+        8,
+        sdk::syscall::debug_print(b"ok\n and the rest is cut"),
+        Ok(())
+    );
+    // Allowed with a length the filter refuses: checked again, refused.
+    expect!(
+        9,
+        sdk::syscall::debug_print(b"grow\n"),
+        Err(ErrorCode::Denied)
+    );
+    // The server exits holding this request: closed, not open.
+    expect!(10, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
+    // Its endpoint went with it: no server, so Notify fails closed at once.
+    expect!(11, ipc::poll(NOTIFICATION), Err(ErrorCode::Denied));
+    0
+}
+
+/// What `server` expects of request `step` and answers to it.
+struct Step {
+    number: Syscall,
+    object_type: CapType,
+    /// The syscall's `x3` (a print's length), if it matters.
+    x3: Option<u64>,
+    label: u64,
+}
+
+const fn step(number: Syscall, object_type: CapType, x3: Option<u64>, label: u64) -> Step {
+    Step {
+        number,
+        object_type,
+        x3,
+        label,
+    }
+}
+
+/// Answers `asker`'s requests from a script, checking each request's
+/// fields, then exits without answering the last one.
+pub fn server() -> i32 {
+    use abi::policy_request::*;
+    let script = [
+        step(
+            Syscall::DebugPrint,
+            CapType::DebugConsole,
+            Some(3),
+            POLICY_REPLY_ALLOW,
+        ),
+        step(
+            Syscall::DebugPrint,
+            CapType::DebugConsole,
+            Some(19),
+            POLICY_REPLY_ERRNO,
+        ),
+        step(
+            Syscall::Poll,
+            CapType::Notification,
+            None,
+            POLICY_REPLY_EMULATE,
+        ),
+        step(
+            Syscall::DebugPrint,
+            CapType::DebugConsole,
+            Some(23),
+            POLICY_REPLY_ALLOW_MODIFIED,
+        ),
+        step(
+            Syscall::DebugPrint,
+            CapType::DebugConsole,
+            Some(5),
+            POLICY_REPLY_ALLOW_MODIFIED,
+        ),
+    ];
+    let Ok(mut request) = ipc::recv(SERVER_ENDPOINT) else {
+        return 1;
+    };
+    let mut last_cookie = 0;
+    let mut asker_id = None;
+    for (i, step) in script.iter().enumerate() {
+        let base = 10 * (i as i32 + 1);
+        let m = &request.message;
+        let w = m.words;
+        expect!(base, m.info.label(), POLICY_REQUEST_LABEL);
+        expect!(base + 1, m.info.length(), POLICY_REQUEST_WORDS);
+        expect!(base + 2, request.badge, ASKER_BADGE);
+        expect!(
+            base + 3,
+            (w[0], w[1]),
+            (step.number.number(), u64::from(step.object_type.raw()))
+        );
+        expect!(base + 4, w[4] > last_cookie, true);
+        last_cookie = w[4];
+        expect!(base + 5, *asker_id.get_or_insert(w[3]), w[3]);
+        // x3 of the syscall is word 8 (words 6..=12 are x1..x7).
+        if let Some(x3) = step.x3 {
+            expect!(base + 6, ipc::buffer_word(8), x3);
+        }
+        let new_args = |length: u64| {
+            let mut words = [0u64; 6];
+            for (k, word) in words.iter_mut().enumerate() {
+                *word = ipc::buffer_word(7 + k);
+            }
+            words[1] = length;
+            words
+        };
+        let answer = match (i, step.label) {
+            (_, POLICY_REPLY_ERRNO) => {
+                Message::new(POLICY_REPLY_ERRNO, &[ErrorCode::InvalidArgument.raw()])
+            }
+            (_, POLICY_REPLY_EMULATE) => {
+                Message::new(POLICY_REPLY_EMULATE, &[ErrorCode::Ok.raw(), 0x77])
+            }
+            (3, label) => Message::new(label, &new_args(3)),
+            (4, label) => Message::new(label, &new_args(40)),
+            (_, label) => Message::new(label, &[]),
+        };
+        match ipc::reply_recv(SERVER_ENDPOINT, &answer) {
+            Ok(next) => request = next,
+            Err(_) => return base + 9,
+        }
+    }
+    // The last request (a yield): exit holding it.
+    expect!(90, request.message.words[0], Syscall::Yield.number());
+    0
 }

@@ -410,6 +410,7 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[1],
     TCB_CASES[2],
     POLICY_CASES[0],
+    POLICY_CASES[1],
 ];
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
@@ -460,7 +461,7 @@ const TCB_WITH_POLICY: Rights =
     Rights::from_bytes([Rights::READ_WRITE.raw() | Rights::POLICY.raw()]);
 
 /// Policy cases of the in-guest suite.
-const POLICY_CASES: [Case; 1] = [Case {
+const POLICY_CASES: [Case; 2] = [Case {
     name: "filters from user space: load checks, attach needs the policy right, Errno/Kill verdicts, stacking, constant Allow in the vector, deleting a filter's capability lifts nothing",
     threads: &[BootProgram::PolicyUser.selector(0)],
     expect: Expect::ExitStatus(crate::kernel::KILLED_BY_POLICY),
@@ -478,7 +479,33 @@ const POLICY_CASES: [Case; 1] = [Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+}, Case {
+    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and later ones closed",
+    threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, SEND, POLICY_ASKER_BADGE),
+        tcb_grant(0, 3, 0, TCB_WITH_POLICY),
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+    ],
+    // The server is more urgent: it waits in Recv before the asker runs.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    // The server holds the endpoint's original: it goes when the server
+    // does, and the asker's capability with it.
+    endpoint_owner: Some((1, 6)),
+    fault_endpoints: &[],
+    cnode_radix: None,
 }];
+
+/// The badge of `PolicyAsker`'s capability to its server's endpoint
+/// (`init/src/policy_tests.rs` checks it arrives).
+const POLICY_ASKER_BADGE: u64 = 0x5e;
 
 /// TCB cases of the in-guest suite.
 const TCB_CASES: [Case; 3] = [
@@ -865,7 +892,7 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     expect: Expect::AnyEnd,
     endpoints: 1,
     notifications: 1,
-    untyped_pages: 4,
+    untyped_pages: 16,
     irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, Rights::ALL, 10),
