@@ -1,6 +1,6 @@
-//! The short fuzz run of `./qemu-run.sh test`: 120 000 random syscalls
+//! The short fuzz run of `./qemu-run.sh test`: 150 000 random syscalls
 //! from a fixed seed (so a failure reproduces with
-//! `./qemu-run.sh fuzz --seed 20261130 --calls 120000`), no kernel panic,
+//! `./qemu-run.sh fuzz --seed 20261130 --calls 150000`), no kernel panic,
 //! and the kernel's invariants hold after every round.
 
 mod common;
@@ -8,7 +8,7 @@ mod common;
 use portcullis::{GuestMode, Machine};
 
 const SEED: u64 = 20_261_130;
-const CALLS: u64 = 120_000;
+const CALLS: u64 = 150_000;
 
 #[test]
 fn random_syscalls_do_not_crash_the_kernel_or_break_its_invariants() {

@@ -7,9 +7,13 @@
 //! is tested).
 
 use abi::boot_program::FuzzParameter;
-use abi::{Syscall, IPC_BUFFER_ADDRESS};
+use abi::cap::CapType;
+use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
+use sdk::ipc::Cptr;
+use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::println;
 use sdk::syscall::raw_syscall_registers;
+use sdk::tcb::{FilterCap, Tcb};
 
 /// xorshift64*: small, fast, and the same sequence for the same seed.
 struct Random(u64);
@@ -78,6 +82,50 @@ fn number(random: &mut Random) -> u64 {
     number
 }
 
+/// Makes a filter from the Untyped in slot 4 with one to four random
+/// rules, and attaches it to this thread or the next one (their TCBs are
+/// in slots 6 and 5), sometimes naming the endpoint in slot 2 as the
+/// policy server. Every step may fail; that is part of the test.
+fn attach_random_filter(random: &mut Random) {
+    let slot = 7 + random.below(9);
+    let _ = sdk::syscall::retype(4, CapType::Filter, 0, slot, 1);
+    let mut builder = FilterBuilder::new();
+    for _ in 0..1 + random.below(4) {
+        let number = Syscall::ALL[random.below(Syscall::ALL.len() as u64) as usize];
+        if number == Syscall::Exit {
+            // A fuzzer whose exit were refused would spin forever and the
+            // round would never end.
+            continue;
+        }
+        // Kill and Trap end the thread (no fuzzer has a fault endpoint),
+        // and Notify can leave a round deadlocked: all three stay rare.
+        let action = match random.below(40) {
+            0 => Action::Kill,
+            1 => Action::Trap,
+            2..=5 => Action::Notify,
+            6..=12 => Action::Log,
+            13..=24 => Action::errno(
+                ErrorCode::from_raw(1 + random.below(14)).unwrap_or(ErrorCode::Denied),
+            ),
+            _ => Action::Allow,
+        };
+        let mut rule = RuleBuilder::syscall(number);
+        if random.below(2) == 0 {
+            let ops = [ArgOp::Eq, ArgOp::Ne, ArgOp::Lt, ArgOp::Ge, ArgOp::MaskedEq];
+            let op = ops[random.below(ops.len() as u64) as usize];
+            rule = rule.arg(random.below(8) as u8, op, random.below(64));
+        }
+        builder = builder.rule(rule.action(action));
+    }
+    let mut buffer = [0u8; 1024];
+    if let Ok(bytes) = builder.encode(&mut buffer) {
+        let _ = FilterCap(Cptr(slot)).load(bytes);
+    }
+    let tcb = Tcb(Cptr(5 + random.below(2)));
+    let server = (random.below(2) == 0).then_some(Cptr(2));
+    let _ = tcb.attach_filter(FilterCap(Cptr(slot)), server);
+}
+
 /// Runs the fuzzer; it exits with `FUZZ_DONE` and the number of syscalls
 /// it made (the kernel counts only those that reach its generic path, not
 /// the inline Null fast path, so the fuzzer reports its own count).
@@ -90,6 +138,12 @@ pub fn run(parameter: u64) -> i32 {
     );
     let mut random = Random::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     for _ in 0..parameter.calls {
+        // Now and then a well-formed filter, so that the policy path
+        // (verdicts, Notify to a peer, Trap, Kill) runs under fuzzing too.
+        if random.below(1500) == 0 {
+            attach_random_filter(&mut random);
+            continue;
+        }
         let number = number(&mut random);
         let mut args = [0u64; 8];
         args[0] = if random.below(10) < 7 {
