@@ -1313,13 +1313,25 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn refresh_asid<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
+        let live = self.live_asid();
         if let Some(space) = self.threads[thread.index()].space.as_mut() {
-            let assignment = self.asids.assign(Some(space.asid()));
+            let assignment = self.asids.assign(Some(space.asid()), live);
             if assignment.flush_all {
                 platform.flush_tlb_all();
             }
             space.set_asid(assignment.asid);
         }
+    }
+
+    /// The ASID that may be in TTBR0 now: the space of the thread that ran
+    /// last (the IPC fast path switches threads before TTBR0 is blocked).
+    /// Naming a space that is not live only costs a number.
+    fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
+        let owner = self.thread_pointer_owner?;
+        self.threads[owner.index()]
+            .space
+            .as_ref()
+            .map(AddressSpace::asid)
     }
 
     #[cold]
@@ -1879,7 +1891,8 @@ impl Kernel {
             .position(|t| t.state == ThreadState::Free)
             .ok_or("no free thread slot")?;
         let id = ThreadId(index as u16);
-        let assignment = self.asids.assign(None);
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
         if assignment.flush_all {
             platform.flush_tlb_all();
         }
