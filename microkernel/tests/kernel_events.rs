@@ -92,6 +92,8 @@ impl Platform for FakeMachine {
         self.tlb_flushes += 1;
     }
 
+    fn sync_instruction_cache(&mut self, _pa: u64) {}
+
     fn switch_thread_pointer(&mut self, _outgoing: Option<&mut u64>, _incoming: u64) {}
 
     fn set_fp_access(&mut self, _enabled: bool) {}
