@@ -34,6 +34,7 @@ pub mod message;
 pub mod policy;
 pub mod syscall;
 pub mod tcb;
+pub mod vspace;
 
 pub use error::ErrorCode;
 pub use message::MessageInfo;

@@ -94,11 +94,27 @@ pub enum Syscall {
     /// Writes `x3` to register `x2` of the thread named by the TCB
     /// capability `x0` (write right); of PSTATE only NZCV can be written.
     TcbWriteRegister = 28,
+    // 29..=31 are reserved (policy work).
+    /// Maps the Frame capability `x0` into the address space named by the
+    /// VSpace capability `x2` (write right) at user virtual address `x3`
+    /// (page aligned, inside `abi::vspace::FRAME_MAP_START ..
+    /// FRAME_MAP_END`) with permissions `x4` (`abi::vspace::MapRights`:
+    /// 1 read, 3 read-write, 5 read-execute; never write+execute). The
+    /// Frame capability needs `read`, and `write` too for read-write. A
+    /// frame is mapped at most once at a time (`AlreadyMapped`). Page-table
+    /// pages the mapping needs come from the kernel's frame pool, charged
+    /// to the address space (at most `abi::vspace::MAX_TABLE_PAGES` of
+    /// them; `OutOfResources` past that).
+    FrameMap = 32,
+    /// Unmaps the Frame capability `x0` from wherever it is mapped (the
+    /// TLB entries for that ASID and address are invalidated); `Ok` and no
+    /// change if it is not mapped.
+    FrameUnmap = 33,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 29] = [
+    pub const ALL: [Syscall; 31] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -128,7 +144,12 @@ impl Syscall {
         Syscall::TcbResume,
         Syscall::TcbReadRegister,
         Syscall::TcbWriteRegister,
+        Syscall::FrameMap,
+        Syscall::FrameUnmap,
     ];
+
+    /// One past the highest syscall number.
+    pub const END: u64 = 34;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -162,6 +183,8 @@ impl Syscall {
             26 => Some(Syscall::TcbResume),
             27 => Some(Syscall::TcbReadRegister),
             28 => Some(Syscall::TcbWriteRegister),
+            32 => Some(Syscall::FrameMap),
+            33 => Some(Syscall::FrameUnmap),
             _ => None,
         }
     }
@@ -203,6 +226,8 @@ impl Syscall {
             Syscall::TcbResume => "tcb_resume",
             Syscall::TcbReadRegister => "tcb_read_register",
             Syscall::TcbWriteRegister => "tcb_write_register",
+            Syscall::FrameMap => "frame_map",
+            Syscall::FrameUnmap => "frame_unmap",
         }
     }
 }
@@ -213,11 +238,22 @@ mod tests {
 
     #[test]
     fn numbers_round_trip() {
-        for (i, s) in Syscall::ALL.iter().enumerate() {
-            assert_eq!(s.number(), i as u64);
-            assert_eq!(Syscall::from_number(s.number()), Some(*s));
+        let mut listed = 0;
+        for number in 0..Syscall::END + 8 {
+            match Syscall::from_number(number) {
+                Some(s) => {
+                    assert_eq!(s.number(), number);
+                    assert_eq!(Syscall::ALL[listed], s, "ALL is in number order");
+                    listed += 1;
+                }
+                None => assert!(
+                    (29..=31).contains(&number) || number >= Syscall::END,
+                    "{number} has no syscall"
+                ),
+            }
         }
-        assert_eq!(Syscall::from_number(Syscall::ALL.len() as u64), None);
+        assert_eq!(listed, Syscall::ALL.len());
+        assert_eq!(Syscall::ALL[listed - 1].number() + 1, Syscall::END);
         assert_eq!(Syscall::from_number(u64::MAX), None);
     }
 }

@@ -130,13 +130,18 @@ pub enum CaseObject {
     Irq,
     /// The TCB of the case's thread with this index.
     Tcb(u8),
+    /// The VSpace (address space) of the case's thread with this index.
+    VSpace(u8),
 }
 
 impl CaseObject {
     /// The index among the case's objects of that kind.
     pub const fn index(self) -> u8 {
         match self {
-            CaseObject::Endpoint(i) | CaseObject::Notification(i) | CaseObject::Tcb(i) => i,
+            CaseObject::Endpoint(i)
+            | CaseObject::Notification(i)
+            | CaseObject::Tcb(i)
+            | CaseObject::VSpace(i) => i,
             CaseObject::Untyped | CaseObject::Irq => 0,
         }
     }

@@ -137,6 +137,9 @@ pub struct Thread {
     pub mcp: Priority,
     /// The TCB object that stands for this thread (while it lives).
     pub tcb: Option<ObjectId>,
+    /// The VSpace object that stands for its address space (while it
+    /// lives).
+    pub vspace: Option<ObjectId>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -159,6 +162,7 @@ impl Thread {
         name: "",
         mcp: 0,
         tcb: None,
+        vspace: None,
         space: None,
         priority: 0,
         stats: ThreadStats {

@@ -31,6 +31,7 @@ use core::fmt::Write;
 mod fast_path;
 mod invariants;
 mod tcb;
+mod vspace;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, UserReturn, WorkFlags};
 
 /// Exit status of a run whose every test passed.
@@ -61,7 +62,9 @@ const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
 /// One TCB object's original capability per thread slot.
 const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
-const _: () = assert!(KERNEL_TCB_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
+/// One VSpace object's original capability per thread slot.
+const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_THREADS as u64;
+const _: () = assert!(KERNEL_VSPACE_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -209,6 +212,8 @@ pub struct Kernel {
     caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
     asids: AsidAllocator,
     frames: FrameAllocator,
+    /// Where each Frame object is mapped, by object index.
+    frame_maps: [Option<vspace::FrameMapping>; MAX_OBJECTS],
 }
 
 impl Default for Kernel {
@@ -259,6 +264,7 @@ impl Kernel {
             irq_handlers: [IrqHandlerState::NONE; MAX_OBJECTS],
             kernel_cnode: None,
             open_line: None,
+            frame_maps: [None; MAX_OBJECTS],
         }
     }
 
@@ -614,7 +620,15 @@ impl Kernel {
                 target,
                 count,
             } => SyscallResult::Return(
-                match self.retype_syscall(current, untyped, object_type, size, target, count) {
+                match self.retype_syscall(
+                    platform,
+                    current,
+                    untyped,
+                    object_type,
+                    size,
+                    target,
+                    count,
+                ) {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
                 },
@@ -639,6 +653,23 @@ impl Kernel {
                 SyscallResult::Return(ErrorCode::Ok)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::FrameMap {
+                frame,
+                vspace,
+                va,
+                rights,
+            } => SyscallResult::Return(
+                match self.frame_map_syscall(platform, current, frame, vspace, va, rights) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::FrameUnmap { frame } => {
+                SyscallResult::Return(match self.frame_unmap_syscall(platform, current, frame) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
             Call::DebugPrint {
                 console,
                 address,
@@ -838,10 +869,12 @@ impl Kernel {
 
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
-    /// notifications, CNodes and smaller Untypeds.
+    /// notifications, CNodes, smaller Untypeds and Frames (zeroed here,
+    /// before any capability to them can be used).
     #[inline(never)]
-    fn retype_syscall(
+    fn retype_syscall<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
         untyped_cptr: u64,
         object_type: CapType,
@@ -851,7 +884,11 @@ impl Kernel {
     ) -> Result<(), ErrorCode> {
         if !matches!(
             object_type,
-            CapType::Endpoint | CapType::Notification | CapType::CNode | CapType::Untyped
+            CapType::Endpoint
+                | CapType::Notification
+                | CapType::CNode
+                | CapType::Untyped
+                | CapType::Frame
         ) {
             return Err(ErrorCode::InvalidArgument);
         }
@@ -870,6 +907,12 @@ impl Kernel {
             match object_type {
                 CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
                 CapType::Notification => self.notifications[object.index()] = Notification::EMPTY,
+                CapType::Frame => {
+                    self.frame_maps[object.index()] = None;
+                    if let Some(header) = self.caps.object(object) {
+                        platform.zero_frame(header.phys);
+                    }
+                }
                 _ => {}
             }
         }
@@ -938,6 +981,7 @@ impl Kernel {
             threads,
             run_queue,
             current,
+            frame_maps,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
@@ -1002,6 +1046,20 @@ impl Kernel {
                     if thread.tcb == Some(object) {
                         thread.tcb = None;
                     }
+                }
+            }
+            CapType::VSpace => {
+                for thread in threads.iter_mut() {
+                    if thread.vspace == Some(object) {
+                        thread.vspace = None;
+                    }
+                }
+            }
+            // Unmapped before its memory can be handed out again (the
+            // Untyped's watermark only returns once this call is over).
+            CapType::Frame => {
+                if let Some(mapping) = frame_maps[object.index()].take() {
+                    vspace::unmap(platform, threads, mapping);
                 }
             }
             _ => {}
@@ -1381,6 +1439,14 @@ impl Kernel {
         self.leave_ipc(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+        self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
+        // Frames still mapped into the space stay alive (capabilities
+        // elsewhere name them) but are no longer mapped: the tables go.
+        for mapping in self.frame_maps.iter_mut() {
+            if mapping.is_some_and(|m| m.thread == id) {
+                *mapping = None;
+            }
+        }
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
@@ -1780,6 +1846,14 @@ impl Kernel {
                         .ok_or("a TCB grant names a thread the case does not have")?;
                     KERNEL_TCB_SLOTS + owner.index() as u64
                 }
+                CaseObject::VSpace(i) => {
+                    let owner = self
+                        .session
+                        .live
+                        .get(usize::from(i))
+                        .ok_or("a VSpace grant names a thread the case does not have")?;
+                    KERNEL_VSPACE_SLOTS + owner.index() as u64
+                }
             };
             let source = self
                 .kernel_slot(index)
@@ -1876,6 +1950,21 @@ impl Kernel {
         Ok(object)
     }
 
+    /// Makes the VSpace object that stands for thread `id`'s address space
+    /// (its root table at `root`); its original capability stays in the
+    /// kernel CNode until the thread ends.
+    fn create_vspace(&mut self, id: ThreadId, root: u64) -> Result<ObjectId, CapError> {
+        let object = self
+            .caps
+            .create_object(CapType::VSpace, root, arch::layout::PAGE_SIZE)?;
+        let original = self.kernel_slot(KERNEL_VSPACE_SLOTS + id.index() as u64)?;
+        self.caps.install_original(
+            original,
+            Capability::new(CapType::VSpace, Rights::ALL, object),
+        )?;
+        Ok(object)
+    }
+
     /// Loads init with `selector` into a new address space and makes it
     /// ready.
     fn spawn<P: Platform>(
@@ -1920,9 +2009,19 @@ impl Kernel {
                 return Err("no room for the thread's TCB object");
             }
         };
+        let vspace = match self.create_vspace(id, space.root()) {
+            Ok(vspace) => vspace,
+            Err(_) => {
+                space.release(&mut self.frames);
+                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+                return Err("no room for the thread's VSpace object");
+            }
+        };
         let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;
         thread.tcb = Some(tcb);
+        thread.vspace = Some(vspace);
         thread.mcp = priority;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.state = ThreadState::Ready;
