@@ -118,6 +118,16 @@ pub enum BootProgram {
     /// Waits in `Recv` on slot 2 for `TcbController` to act on it
     /// (parameter as the controller's; its own TCB in slot 7).
     TcbSubject = 45,
+    /// Retypes frames from the Untyped in slot 2, maps them read-only,
+    /// read-write and read-execute into its own address space (VSpace in
+    /// slot 4; read-only in 5), uses them, checks every refusal, unmaps
+    /// and touches them again (faults its handler resumes it from).
+    VSpaceMapper = 46,
+    /// The mapper's fault handler: receives the faults `VSpaceMapper`
+    /// provokes, checks each (class, address, kind) and resumes it past
+    /// the access (reading its link register through the TCB in slot 4
+    /// for an instruction abort).
+    VSpaceFaultHandler = 47,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -184,7 +194,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 46] = [
+    pub const ALL: [BootProgram; 48] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -231,6 +241,8 @@ impl BootProgram {
         BootProgram::TcbPeer,
         BootProgram::TcbController,
         BootProgram::TcbSubject,
+        BootProgram::VSpaceMapper,
+        BootProgram::VSpaceFaultHandler,
     ];
 
     /// A short name, used to name the thread.
@@ -282,6 +294,8 @@ impl BootProgram {
             BootProgram::TcbPeer => "tcb-peer",
             BootProgram::TcbController => "tcb-controller",
             BootProgram::TcbSubject => "tcb-subject",
+            BootProgram::VSpaceMapper => "vspace-mapper",
+            BootProgram::VSpaceFaultHandler => "vspace-fault-handler",
         }
     }
 

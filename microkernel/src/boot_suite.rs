@@ -405,7 +405,61 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[0],
     TCB_CASES[1],
     TCB_CASES[2],
+    VSPACE_CASE,
 ];
+
+/// Frames and address spaces: a mapper (thread 1) with its Untyped in
+/// slot 2 and its own VSpace in slots 4 (read-write) and 5 (read-only);
+/// its faults go to a handler (thread 0, above it in priority so it waits
+/// first) holding the endpoint in slot 2 and the mapper's TCB in slot 4.
+/// See `init/src/vspace_tests.rs`.
+const VSPACE_CASE: Case = Case {
+    name: "address spaces: frames from Untyped mapped R, RW and RX (never W+X), every refusal; unmap, delete and revoke take mappings down",
+    threads: &[
+        BootProgram::VSpaceFaultHandler.selector(0),
+        BootProgram::VSpaceMapper.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 4,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        Grant {
+            thread: 0,
+            slot: 4,
+            object: CaseObject::Tcb(1),
+            rights: Rights::READ,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: ENDPOINT_SLOT,
+            object: CaseObject::Untyped,
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: 4,
+            object: CaseObject::VSpace(1),
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: 5,
+            object: CaseObject::VSpace(1),
+            rights: Rights::READ,
+            badge: 0,
+        },
+    ],
+    priorities: &[DEFAULT_PRIORITY + 1, DEFAULT_PRIORITY],
+    endpoint_owner: None,
+    fault_endpoints: &[(1, 0)],
+    cnode_radix: None,
+};
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
     Grant {
