@@ -409,7 +409,8 @@ pub const TEST_CASES: &[Case] = &[
 ];
 
 /// Frames and address spaces: a mapper (thread 1) with its Untyped in
-/// slot 2 and its own VSpace in slots 4 (read-write) and 5 (read-only);
+/// slot 2, its own VSpace in slots 4 (read-write) and 5 (read-only) and
+/// the handler's in 6;
 /// its faults go to a handler (thread 0, above it in priority so it waits
 /// first) holding the endpoint in slot 2 and the mapper's TCB in slot 4.
 /// See `init/src/vspace_tests.rs`.
@@ -452,6 +453,14 @@ const VSPACE_CASE: Case = Case {
             slot: 5,
             object: CaseObject::VSpace(1),
             rights: Rights::READ,
+            badge: 0,
+        },
+        // The handler's address space (the host tests map into it).
+        Grant {
+            thread: 1,
+            slot: 6,
+            object: CaseObject::VSpace(0),
+            rights: Rights::READ_WRITE,
             badge: 0,
         },
     ],
