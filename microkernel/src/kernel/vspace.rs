@@ -49,7 +49,10 @@ pub(super) fn unmap<P: Platform>(
 
 impl Kernel {
     /// `FrameMap`: the frame at `frame_cptr` (read; write too for RW) into
-    /// the space of the VSpace at `vspace_cptr` (write) at `va`.
+    /// the space of the VSpace at `vspace_cptr` (write) at `va`. Kept out
+    /// of line, like every rarer syscall, so that `dispatch` stays small
+    /// on the IPC slow path.
+    #[inline(never)]
     pub(super) fn frame_map_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -110,6 +113,7 @@ impl Kernel {
 
     /// `FrameUnmap`: the frame at `frame_cptr` (any rights) leaves the
     /// space it is mapped in; `Ok` if it was not mapped.
+    #[inline(never)]
     pub(super) fn frame_unmap_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
