@@ -626,8 +626,7 @@ impl Kernel {
                     untyped,
                     object_type,
                     size,
-                    target,
-                    count,
+                    (target, count),
                 ) {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
@@ -870,7 +869,8 @@ impl Kernel {
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
     /// notifications, CNodes, smaller Untypeds and Frames (zeroed here,
-    /// before any capability to them can be used).
+    /// before any capability to them can be used), `count` of them into
+    /// slots from `target` on.
     #[inline(never)]
     fn retype_syscall<P: Platform>(
         &mut self,
@@ -879,8 +879,7 @@ impl Kernel {
         untyped_cptr: u64,
         object_type: CapType,
         size: u64,
-        target: u64,
-        count: u64,
+        (target, count): (u64, u64),
     ) -> Result<(), ErrorCode> {
         if !matches!(
             object_type,
