@@ -480,6 +480,16 @@ const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Gran
     }
 }
 
+const fn vspace_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
+    Grant {
+        thread,
+        slot,
+        object: CaseObject::VSpace(of_thread),
+        rights,
+        badge: 0,
+    }
+}
+
 /// The slots `init/src/tcb_tests.rs` finds its capabilities in.
 const PEER_TCB_SLOT: u64 = 4;
 const PEER_TCB_READ_ONLY_SLOT: u64 = 5;
@@ -899,6 +909,14 @@ pub const FUZZ_CASES: &[Case] = &[Case {
         tcb_grant(0, 6, 0, Rights::ALL),
         tcb_grant(1, 6, 1, Rights::ALL),
         tcb_grant(2, 6, 2, Rights::ALL),
+        // Each maps frames into its own address space (slot 7) and the
+        // next one's (slot 8; the last one read-only: refused).
+        vspace_grant(0, 7, 0, Rights::ALL),
+        vspace_grant(1, 7, 1, Rights::ALL),
+        vspace_grant(2, 7, 2, Rights::ALL),
+        vspace_grant(0, 8, 1, Rights::ALL),
+        vspace_grant(1, 8, 2, Rights::ALL),
+        vspace_grant(2, 8, 0, Rights::READ),
     ],
     priorities: &[],
     endpoint_owner: None,
