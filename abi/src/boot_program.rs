@@ -141,6 +141,16 @@ pub enum BootProgram {
     /// The policy server of `PolicyAsker`: checks each request and answers
     /// from a script; exits without answering the last.
     PolicyServer = 52,
+    /// Retypes frames from the Untyped in slot 2, maps them read-only,
+    /// read-write and read-execute into its own address space (VSpace in
+    /// slot 4; read-only in 5), uses them, checks every refusal, unmaps
+    /// and touches them again (faults its handler resumes it from).
+    VSpaceMapper = 53,
+    /// The mapper's fault handler: receives the faults `VSpaceMapper`
+    /// provokes, checks each (class, address, kind) and resumes it past
+    /// the access (reading its link register through the TCB in slot 4
+    /// for an instruction abort).
+    VSpaceFaultHandler = 54,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -207,7 +217,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 53] = [
+    pub const ALL: [BootProgram; 55] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -261,6 +271,8 @@ impl BootProgram {
         BootProgram::FloorFaulter,
         BootProgram::PolicyAsker,
         BootProgram::PolicyServer,
+        BootProgram::VSpaceMapper,
+        BootProgram::VSpaceFaultHandler,
     ];
 
     /// A short name, used to name the thread.
@@ -319,6 +331,8 @@ impl BootProgram {
             BootProgram::PrioMiddle => "prio-middle",
             BootProgram::PrioCaller => "prio-caller",
             BootProgram::FloorFaulter => "floor-faulter",
+            BootProgram::VSpaceMapper => "vspace-mapper",
+            BootProgram::VSpaceFaultHandler => "vspace-fault-handler",
         }
     }
 

@@ -39,6 +39,9 @@ pub enum ErrorCode {
     /// The thread was suspended (`TcbSuspend`) while this call waited; it
     /// returns this once the thread is resumed.
     Interrupted = 14,
+    /// `FrameMap`: the frame is already mapped somewhere, or the address
+    /// is already taken in that address space (unmap first).
+    AlreadyMapped = 15,
 }
 
 impl ErrorCode {
@@ -60,6 +63,7 @@ impl ErrorCode {
             12 => ErrorCode::WouldBlock,
             13 => ErrorCode::NoReplyTarget,
             14 => ErrorCode::Interrupted,
+            15 => ErrorCode::AlreadyMapped,
             _ => return None,
         })
     }
@@ -87,6 +91,7 @@ impl ErrorCode {
             ErrorCode::WouldBlock => "no partner waiting",
             ErrorCode::NoReplyTarget => "no caller waits for a reply",
             ErrorCode::Interrupted => "the waiting thread was suspended",
+            ErrorCode::AlreadyMapped => "frame or address already mapped",
         }
     }
 }
@@ -97,12 +102,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 0..15 {
+        for raw in 0..16 {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
         }
-        assert_eq!(ErrorCode::from_raw(15), None);
+        assert_eq!(ErrorCode::from_raw(16), None);
         assert_eq!(ErrorCode::from_raw(u64::MAX), None);
     }
 }

@@ -107,11 +107,26 @@ pub enum Syscall {
     /// if `x4 == 1`, the endpoint capability `x3` (write right) becomes the
     /// thread's policy server, which `Notify` verdicts ask.
     TcbAttachFilter = 30,
+    /// Maps the Frame capability `x0` into the address space named by the
+    /// VSpace capability `x2` (write right) at user virtual address `x3`
+    /// (page aligned, inside `abi::vspace::FRAME_MAP_START ..
+    /// FRAME_MAP_END`) with permissions `x4` (`abi::vspace::MapRights`:
+    /// 1 read, 3 read-write, 5 read-execute; never write+execute). The
+    /// Frame capability needs `read`, and `write` too for read-write. A
+    /// frame is mapped at most once at a time (`AlreadyMapped`). Page-table
+    /// pages the mapping needs come from the kernel's frame pool, charged
+    /// to the address space (at most `abi::vspace::MAX_TABLE_PAGES` of
+    /// them; `OutOfResources` past that).
+    FrameMap = 31,
+    /// Unmaps the Frame capability `x0` from wherever it is mapped (the
+    /// TLB entries for that ASID and address are invalidated); `Ok` and no
+    /// change if it is not mapped.
+    FrameUnmap = 32,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 31] = [
+    pub const ALL: [Syscall; 33] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -143,7 +158,12 @@ impl Syscall {
         Syscall::TcbWriteRegister,
         Syscall::FilterLoad,
         Syscall::TcbAttachFilter,
+        Syscall::FrameMap,
+        Syscall::FrameUnmap,
     ];
+
+    /// One past the highest syscall number.
+    pub const END: u64 = 33;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -179,6 +199,8 @@ impl Syscall {
             28 => Some(Syscall::TcbWriteRegister),
             29 => Some(Syscall::FilterLoad),
             30 => Some(Syscall::TcbAttachFilter),
+            31 => Some(Syscall::FrameMap),
+            32 => Some(Syscall::FrameUnmap),
             _ => None,
         }
     }
@@ -222,6 +244,8 @@ impl Syscall {
             Syscall::TcbWriteRegister => "tcb_write_register",
             Syscall::FilterLoad => "filter_load",
             Syscall::TcbAttachFilter => "tcb_attach_filter",
+            Syscall::FrameMap => "frame_map",
+            Syscall::FrameUnmap => "frame_unmap",
         }
     }
 }
@@ -232,11 +256,19 @@ mod tests {
 
     #[test]
     fn numbers_round_trip() {
-        for (i, s) in Syscall::ALL.iter().enumerate() {
-            assert_eq!(s.number(), i as u64);
-            assert_eq!(Syscall::from_number(s.number()), Some(*s));
+        let mut listed = 0;
+        for number in 0..Syscall::END + 8 {
+            match Syscall::from_number(number) {
+                Some(s) => {
+                    assert_eq!(s.number(), number);
+                    assert_eq!(Syscall::ALL[listed], s, "ALL is in number order");
+                    listed += 1;
+                }
+                None => assert!(number >= Syscall::END, "{number} has no syscall"),
+            }
         }
-        assert_eq!(Syscall::from_number(Syscall::ALL.len() as u64), None);
+        assert_eq!(listed, Syscall::ALL.len());
+        assert_eq!(Syscall::ALL[listed - 1].number() + 1, Syscall::END);
         assert_eq!(Syscall::from_number(u64::MAX), None);
     }
 }

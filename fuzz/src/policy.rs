@@ -148,7 +148,7 @@ fn check_verdict(cache: &VerdictCache, filters: &[&Filter], facts: &SyscallFacts
     // Only for syscalls: for a number no syscall has, `needs_capability`
     // is false and rules on the object type or badge cannot match without
     // the lookup, which is moot (dispatch refuses the number).
-    let is_syscall = facts.number < SYSCALL_COUNT as u64;
+    let is_syscall = abi::Syscall::from_number(facts.number).is_some();
     if is_syscall
         && !cache.needs_capability(facts.number)
         && cache.cached_verdict(facts.number).is_none()

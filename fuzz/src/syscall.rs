@@ -5,6 +5,7 @@ use super::bytes::Bytes;
 use abi::cap::CapType;
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, NZCV_MASK};
+use abi::vspace::MapRights;
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::layout::is_user_range;
@@ -19,7 +20,7 @@ const ARGUMENT_REGISTERS: usize = 9;
 /// Decodes register sets read from `data`.
 ///
 /// Input, repeated until it ends: a byte choosing the syscall number
-/// (below 128: that byte modulo the syscall count plus two, so mostly a
+/// (below 128: that byte modulo the highest syscall number plus three, so mostly a
 /// real syscall; otherwise the next eight bytes, any number), then
 /// `x0..x7`, then the other registers' eight bytes.
 ///
@@ -37,7 +38,7 @@ pub fn syscall_registers(data: &[u8]) {
         let mut context = UserContext::zeroed();
         let choice = input.u8();
         context.x[8] = if choice < 128 {
-            u64::from(choice) % (Syscall::ALL.len() as u64 + 2)
+            u64::from(choice) % (Syscall::END + 2)
         } else {
             input.u64()
         };
@@ -106,6 +107,11 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::Retype { object_type, .. } => {
             assert_eq!(Some(object_type), CapType::from_raw(x[2]));
         }
+        Call::FrameMap { va, rights, .. } => {
+            assert_eq!(Some(rights), MapRights::from_raw(x[4]));
+            assert!(rights.raw() != 7, "write+execute decoded");
+            assert!(abi::vspace::is_frame_map_address(va) && va == x[3]);
+        }
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(p) | TcbOperation::SetMcp(p) => {
                 assert_eq!(u64::from(p), x[2], "priority not as asked");
@@ -132,6 +138,8 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::IrqSetNotification { .. } => Syscall::IrqSetNotification,
         Call::IrqAck { .. } => Syscall::IrqAck,
         Call::Retype { .. } => Syscall::Retype,
+        Call::FrameMap { .. } => Syscall::FrameMap,
+        Call::FrameUnmap { .. } => Syscall::FrameUnmap,
         Call::Ipc { operation, .. } => match operation {
             IpcOperation::Send => Syscall::Send,
             IpcOperation::NBSend => Syscall::NBSend,

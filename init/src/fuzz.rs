@@ -59,7 +59,7 @@ fn argument(random: &mut Random) -> u64 {
 /// Picks a syscall number: a real one mostly (blocking ones mostly made
 /// non-blocking, exit rarely), sometimes any value.
 fn number(random: &mut Random) -> u64 {
-    let last = Syscall::ALL.len() as u64;
+    let last = Syscall::END - 1;
     if random.below(100) >= 90 {
         return random.next();
     }
@@ -160,6 +160,21 @@ pub fn run(parameter: u64) -> i32 {
         if number == Syscall::DebugPrint.number() {
             // Short prints only: the console is shared.
             args[3] = random.below(8);
+        }
+        // Frames: retype some from the Untyped (slot 4) into random slots,
+        // map them into a VSpace (slots 7 and 8) at a few window pages
+        // with mostly-valid permissions, unmap, delete, revoke.
+        if number == Syscall::Retype.number() && random.below(2) == 0 {
+            args[0] = 4;
+            args[2] = u64::from(abi::cap::CapType::Frame.raw());
+            args[3] = 0;
+            args[4] = random.below(16);
+            args[5] = 1 + random.below(3);
+        }
+        if number == Syscall::FrameMap.number() && random.below(4) != 0 {
+            args[2] = 7 + random.below(2);
+            args[3] = abi::vspace::FRAME_MAP_START + 0x1000 * random.below(4);
+            args[4] = [1, 3, 5, 7][random.below(4) as usize];
         }
         raw_syscall_registers(number, args);
     }

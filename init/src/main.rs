@@ -9,6 +9,7 @@ mod fuzz;
 mod ipc_tests;
 mod policy_tests;
 mod tcb_tests;
+mod vspace_tests;
 
 use abi::bench::BenchParameter;
 use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
@@ -89,6 +90,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TcbPeer => tcb_tests::peer(),
         BootProgram::TcbController => tcb_tests::controller(parameter),
         BootProgram::TcbSubject => tcb_tests::subject(parameter),
+        BootProgram::VSpaceMapper => vspace_tests::mapper(),
+        BootProgram::VSpaceFaultHandler => vspace_tests::fault_handler(),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),

@@ -56,6 +56,20 @@ pub struct AddressSpace {
     asid: AsidWithGeneration,
     frames: heapless::Vec<u64, MAX_FRAMES>,
     ipc_buffer: u64,
+    /// Page-table pages `map_frame` added (charged against
+    /// `abi::vspace::MAX_TABLE_PAGES`).
+    map_tables: usize,
+}
+
+/// Why `map_frame` refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMapError {
+    /// The address translates already.
+    AlreadyMapped,
+    /// The space has used up its page-table allowance, or RAM is out.
+    OutOfTables,
+    /// The mapper refused the request otherwise (bad address).
+    Refused,
 }
 
 /// Table memory for a user space: frames from the allocator, recorded as
@@ -64,13 +78,17 @@ struct SpaceMemory<'a, M: PhysMemory> {
     phys: &'a mut M,
     allocator: &'a mut FrameAllocator,
     owned: &'a mut heapless::Vec<u64, MAX_FRAMES>,
+    /// Frames this memory may still take (`usize::MAX`: no limit beyond
+    /// `MAX_FRAMES`).
+    allowance: usize,
 }
 
 impl<M: PhysMemory> SpaceMemory<'_, M> {
     fn frame(&mut self) -> Option<u64> {
-        if self.owned.is_full() {
+        if self.owned.is_full() || self.allowance == 0 {
             return None;
         }
+        self.allowance -= 1;
         let frame = self.allocator.allocate()?;
         self.phys.zero_frame(frame);
         let _ = self.owned.push(frame);
@@ -108,6 +126,24 @@ impl<M: PhysMemory> TableMemory for WalkMemory<'_, M> {
     fn write_entry(&mut self, _table: PhysAddr, _index: usize, _value: u64) {}
 }
 
+/// Table access that may write entries but never allocate (unmap).
+struct TablesOnly<'a, M: PhysMemory>(&'a mut M);
+
+impl<M: PhysMemory> TableMemory for TablesOnly<'_, M> {
+    fn allocate_table(&mut self) -> Option<PhysAddr> {
+        None
+    }
+
+    fn read_entry(&self, table: PhysAddr, index: usize) -> u64 {
+        self.0.read_phys_u64(table.as_u64() + 8 * index as u64)
+    }
+
+    fn write_entry(&mut self, table: PhysAddr, index: usize, value: u64) {
+        self.0
+            .write_phys_u64(table.as_u64() + 8 * index as u64, value)
+    }
+}
+
 impl AddressSpace {
     /// Builds a space holding `program` and a stack; returns it with the
     /// program's entry point. On failure every frame taken is returned.
@@ -127,6 +163,7 @@ impl AddressSpace {
                     asid,
                     frames: owned,
                     ipc_buffer,
+                    map_tables: 0,
                 },
                 program.entry,
             )),
@@ -150,6 +187,7 @@ impl AddressSpace {
             phys,
             allocator,
             owned,
+            allowance: usize::MAX,
         };
         let table = PageTable::new(&mut memory, Half::Lower)?;
         for segment in &program.segments {
@@ -222,6 +260,12 @@ impl AddressSpace {
         self.ipc_buffer
     }
 
+    /// Physical address of the root table (what a VSpace object stands
+    /// for).
+    pub fn root(&self) -> u64 {
+        self.table.root().as_u64()
+    }
+
     /// The TTBR0_EL1 value: table root and ASID.
     pub fn ttbr0(&self) -> u64 {
         self.table.root().as_u64() | self.asid.asid().ttbr_bits()
@@ -240,6 +284,68 @@ impl AddressSpace {
     /// Frames this space owns.
     pub fn frame_count(&self) -> usize {
         self.frames.len()
+    }
+
+    /// Maps the page `frame` at `va` for EL0 with `permissions` (the
+    /// caller has checked `va` is in the frame window and the permissions
+    /// are R, RW or RX). Page-table pages come from `allocator`, owned by
+    /// this space and charged against `abi::vspace::MAX_TABLE_PAGES`. No
+    /// TLB maintenance is needed: an invalid entry is never cached.
+    pub fn map_frame<M: PhysMemory>(
+        &mut self,
+        phys: &mut M,
+        allocator: &mut FrameAllocator,
+        frame: u64,
+        va: u64,
+        permissions: Permissions,
+    ) -> Result<(), FrameMapError> {
+        // A different translation (or the very same one: a frame is mapped
+        // once) already there.
+        if self
+            .table
+            .translate(&WalkMemory(&*phys), VirtAddr::new(va))
+            .is_ok()
+        {
+            return Err(FrameMapError::AlreadyMapped);
+        }
+        let before = self.frames.len();
+        let mut memory = SpaceMemory {
+            phys,
+            allocator,
+            owned: &mut self.frames,
+            allowance: abi::vspace::MAX_TABLE_PAGES.saturating_sub(self.map_tables),
+        };
+        let result = self.table.map(
+            &mut memory,
+            &Mapping {
+                va: VirtAddr::new(va),
+                pa: PhysAddr::new(frame),
+                size: PAGE_SIZE,
+                permissions,
+                granularity: Granularity::Pages,
+            },
+        );
+        // Tables taken stay linked (and owned) even if the map failed.
+        self.map_tables += self.frames.len() - before;
+        result.map_err(|e| match e {
+            MapError::OutOfTables => FrameMapError::OutOfTables,
+            MapError::AlreadyMapped { .. } => FrameMapError::AlreadyMapped,
+            _ => FrameMapError::Refused,
+        })
+    }
+
+    /// Removes the page mapped at `va` (the caller flushes the TLB entry
+    /// for this space's ASID). Returns whether a page was mapped there.
+    pub fn unmap_page<M: PhysMemory>(&mut self, phys: &mut M, va: u64) -> bool {
+        let mut memory = TablesOnly(phys);
+        self.table
+            .unmap(&mut memory, VirtAddr::new(va), PAGE_SIZE)
+            .is_ok_and(|unmapped| unmapped.leaves > 0)
+    }
+
+    /// Page-table pages `map_frame` has added so far.
+    pub fn map_tables(&self) -> usize {
+        self.map_tables
     }
 
     /// Copies `out.len()` bytes from user address `va`. Every page must be

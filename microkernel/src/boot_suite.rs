@@ -132,13 +132,18 @@ pub enum CaseObject {
     Irq,
     /// The TCB of the case's thread with this index.
     Tcb(u8),
+    /// The VSpace (address space) of the case's thread with this index.
+    VSpace(u8),
 }
 
 impl CaseObject {
     /// The index among the case's objects of that kind.
     pub const fn index(self) -> u8 {
         match self {
-            CaseObject::Endpoint(i) | CaseObject::Notification(i) | CaseObject::Tcb(i) => i,
+            CaseObject::Endpoint(i)
+            | CaseObject::Notification(i)
+            | CaseObject::Tcb(i)
+            | CaseObject::VSpace(i) => i,
             CaseObject::Untyped | CaseObject::Irq => 0,
         }
     }
@@ -411,13 +416,86 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[2],
     POLICY_CASES[0],
     POLICY_CASES[1],
+    VSPACE_CASE,
 ];
+
+/// Frames and address spaces: a mapper (thread 1) with its Untyped in
+/// slot 2, its own VSpace in slots 4 (read-write) and 5 (read-only) and
+/// the handler's in 6;
+/// its faults go to a handler (thread 0, above it in priority so it waits
+/// first) holding the endpoint in slot 2 and the mapper's TCB in slot 4.
+/// See `init/src/vspace_tests.rs`.
+const VSPACE_CASE: Case = Case {
+    name: "address spaces: frames from Untyped mapped R, RW and RX (never W+X), every refusal; unmap, delete and revoke take mappings down",
+    threads: &[
+        BootProgram::VSpaceFaultHandler.selector(0),
+        BootProgram::VSpaceMapper.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 4,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        Grant {
+            thread: 0,
+            slot: 4,
+            object: CaseObject::Tcb(1),
+            rights: Rights::READ,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: ENDPOINT_SLOT,
+            object: CaseObject::Untyped,
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: 4,
+            object: CaseObject::VSpace(1),
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+        Grant {
+            thread: 1,
+            slot: 5,
+            object: CaseObject::VSpace(1),
+            rights: Rights::READ,
+            badge: 0,
+        },
+        // The handler's address space (the host tests map into it).
+        Grant {
+            thread: 1,
+            slot: 6,
+            object: CaseObject::VSpace(0),
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+    ],
+    priorities: &[DEFAULT_PRIORITY + 1, DEFAULT_PRIORITY],
+    endpoint_owner: None,
+    fault_endpoints: &[(1, 0)],
+    cnode_radix: None,
+};
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
     Grant {
         thread,
         slot,
         object: CaseObject::Tcb(of_thread),
+        rights,
+        badge: 0,
+    }
+}
+
+const fn vspace_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
+    Grant {
+        thread,
+        slot,
+        object: CaseObject::VSpace(of_thread),
         rights,
         badge: 0,
     }
@@ -930,6 +1008,14 @@ pub const FUZZ_CASES: &[Case] = &[Case {
         tcb_grant(0, 6, 0, Rights::ALL),
         tcb_grant(1, 6, 1, Rights::ALL),
         tcb_grant(2, 6, 2, Rights::ALL),
+        // Each maps frames into its own address space (slot 7) and the
+        // next one's (slot 8; the last one read-only: refused).
+        vspace_grant(0, 7, 0, Rights::ALL),
+        vspace_grant(1, 7, 1, Rights::ALL),
+        vspace_grant(2, 7, 2, Rights::ALL),
+        vspace_grant(0, 8, 1, Rights::ALL),
+        vspace_grant(1, 8, 2, Rights::ALL),
+        vspace_grant(2, 8, 0, Rights::READ),
     ],
     priorities: &[],
     endpoint_owner: None,

@@ -110,6 +110,10 @@ impl Platform for Machine {
         tlb::flush_page(asid, va)
     }
 
+    fn sync_instruction_cache(&mut self, pa: u64) {
+        tlb::sync_instruction_page(pa)
+    }
+
     fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64) {
         if let Some(saved) = outgoing {
             *saved = registers::user_thread_pointer();

@@ -29,6 +29,9 @@ pub trait Platform: PhysMemory {
     fn flush_tlb_all(&mut self);
     /// Forgets the TLB entries of page `va` in address space `asid`.
     fn flush_tlb_page(&mut self, asid: u16, va: u64);
+    /// Makes instructions written into the frame at `pa` visible to
+    /// instruction fetch (before the frame is mapped executable).
+    fn sync_instruction_cache(&mut self, pa: u64);
     /// Saves the CPU's TPIDR_EL0 into `outgoing` (if given) and loads
     /// `incoming` (moved on every switch: two instructions).
     fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64);

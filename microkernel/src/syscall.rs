@@ -9,6 +9,7 @@ use crate::scheduler::Priority;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
+use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 
@@ -191,6 +192,22 @@ pub enum Call {
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
     },
+    /// `FrameMap`: the frame at `frame` into the VSpace at `vspace`.
+    FrameMap {
+        /// The Frame capability's slot (x0).
+        frame: u64,
+        /// The VSpace capability's slot (x2).
+        vspace: u64,
+        /// The page-aligned user address in the mapping window (x3).
+        va: u64,
+        /// R, RW or RX (x4).
+        rights: MapRights,
+    },
+    /// `FrameUnmap` of the frame at `frame`.
+    FrameUnmap {
+        /// The Frame capability's slot (x0).
+        frame: u64,
+    },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`
     /// through the console capability at slot `console`.
     DebugPrint {
@@ -287,6 +304,23 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
                 _ => return Err(ErrorCode::InvalidArgument),
             },
         }),
+        Syscall::FrameMap => {
+            let rights = MapRights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
+            let va = context.x[3];
+            if !va.is_multiple_of(arch::layout::PAGE_SIZE) {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            if !(FRAME_MAP_START..FRAME_MAP_END).contains(&va) {
+                return Err(ErrorCode::InvalidAddress);
+            }
+            Ok(Call::FrameMap {
+                frame: capability,
+                vspace: context.x[2],
+                va,
+                rights,
+            })
+        }
+        Syscall::FrameUnmap => Ok(Call::FrameUnmap { frame: capability }),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -550,6 +584,47 @@ mod tests {
         );
         attach.x[4] = 2;
         assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
+    }
+
+    #[test]
+    fn frame_map_arguments_are_checked() {
+        let map = |va: u64, rights: u64| {
+            let mut ctx = regs(31, 6, 4, va);
+            ctx.x[4] = rights;
+            decode(&ctx)
+        };
+        assert_eq!(
+            map(FRAME_MAP_START, 3),
+            Ok(Call::FrameMap {
+                frame: 6,
+                vspace: 4,
+                va: FRAME_MAP_START,
+                rights: MapRights::ReadWrite
+            })
+        );
+        assert_eq!(
+            map(FRAME_MAP_END - 4096, 5).map(|c| matches!(c, Call::FrameMap { .. })),
+            Ok(true)
+        );
+        for refused in [0, 2, 4, 6, 7, 8, u64::MAX] {
+            assert_eq!(
+                map(FRAME_MAP_START, refused),
+                Err(ErrorCode::InvalidArgument),
+                "permissions {refused}"
+            );
+        }
+        assert_eq!(map(FRAME_MAP_START + 8, 1), Err(ErrorCode::InvalidArgument));
+        for outside in [0, 0x40_0000, FRAME_MAP_END, abi::IPC_BUFFER_ADDRESS, !0xfff] {
+            assert_eq!(
+                map(outside, 1),
+                Err(ErrorCode::InvalidAddress),
+                "{outside:#x}"
+            );
+        }
+        assert_eq!(
+            decode(&regs(32, 6, 0, 0)),
+            Ok(Call::FrameUnmap { frame: 6 })
+        );
     }
 
     #[test]

@@ -158,6 +158,9 @@ pub struct Thread {
     /// Where `Notify` verdicts go: an endpoint's index and the badge of
     /// the capability it was given through.
     pub policy_server: Option<(u32, u64)>,
+    /// The VSpace object that stands for its address space (while it
+    /// lives).
+    pub vspace: Option<ObjectId>,
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -184,6 +187,7 @@ impl Thread {
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
         policy_server: None,
+        vspace: None,
         space: None,
         priority: 0,
         stats: ThreadStats {

@@ -36,6 +36,8 @@ struct FakeMachine {
     console: String,
     tlb_flushes: usize,
     fp_switches: usize,
+    /// Every `flush_tlb_page`: (ASID, address).
+    page_flushes: Vec<(u16, u64)>,
 }
 
 impl FakeMachine {
@@ -88,9 +90,12 @@ impl Platform for FakeMachine {
         self.tlb_flushes += 1;
     }
 
-    fn flush_tlb_page(&mut self, _asid: u16, _va: u64) {
+    fn flush_tlb_page(&mut self, asid: u16, va: u64) {
         self.tlb_flushes += 1;
+        self.page_flushes.push((asid, va));
     }
+
+    fn sync_instruction_cache(&mut self, _pa: u64) {}
 
     fn switch_thread_pointer(&mut self, _outgoing: Option<&mut u64>, _incoming: u64) {}
 
@@ -693,4 +698,170 @@ fn fuzz_totals_say_which_part_is_only_the_slow_path_count() {
         ),
         "{console}"
     );
+}
+
+/// Runs the suite up to the address-space case; returns with its fault
+/// handler (thread 0) on the CPU.
+fn at_the_vspace_case() -> Harness {
+    let mut h = Harness::start(Mode::Test);
+    let case = TEST_CASES
+        .iter()
+        .position(|c| c.threads.first() == Some(&BootProgram::VSpaceFaultHandler.selector(0)))
+        .expect("the address-space case exists");
+    while case_index(&h.machine.console) < case {
+        h.exit(0);
+    }
+    assert_eq!(
+        BootProgram::decode(h.selector()).map(|p| p.0),
+        Some(BootProgram::VSpaceFaultHandler)
+    );
+    h
+}
+
+impl Harness {
+    fn map(&mut self, frame: u64, vspace: u64, va: u64, rights: u64) -> u64 {
+        self.syscall(Syscall::FrameMap.number(), [frame, vspace, va, rights])
+    }
+
+    fn retype_frames(&mut self, target: u64, count: u64) -> u64 {
+        self.context().x[5] = count;
+        self.syscall(
+            Syscall::Retype.number(),
+            [2, u64::from(abi::cap::CapType::Frame.raw()), 0, target],
+        )
+    }
+
+    fn readable(&mut self, va: u64) -> bool {
+        self.syscall(Syscall::DebugPrint.number(), [CONSOLE, va, 8, 0]) == ErrorCode::Ok.raw()
+    }
+
+    fn asid(&self) -> u16 {
+        match self.resume {
+            Resume::User { ttbr0, .. } => (ttbr0 >> 48) as u16,
+            _ => panic!("no thread runs"),
+        }
+    }
+}
+
+#[test]
+fn frames_map_unmap_and_delete_with_a_tlb_flush_by_asid_and_address() {
+    use abi::vspace::FRAME_MAP_START as VA;
+    let mut h = at_the_vspace_case();
+    // The handler waits for faults; the mapper runs.
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.retype_frames(8, 2), ErrorCode::Ok.raw());
+    let asid = h.asid();
+    assert!(!h.readable(VA));
+    assert_eq!(h.map(8, 4, VA, 3), ErrorCode::Ok.raw());
+    assert!(h.readable(VA), "the frame is mapped for EL0");
+    assert_eq!(h.map(9, 4, VA, 1), ErrorCode::AlreadyMapped.raw());
+    assert_eq!(h.map(8, 4, VA + 0x1000, 1), ErrorCode::AlreadyMapped.raw());
+    assert_eq!(h.map(9, 4, VA, 7), ErrorCode::InvalidArgument.raw());
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+
+    h.machine.page_flushes.clear();
+    assert_eq!(
+        h.syscall(Syscall::FrameUnmap.number(), [8, 0, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(h.machine.page_flushes, [(asid, VA)]);
+    assert!(!h.readable(VA));
+    assert_eq!(
+        h.syscall(Syscall::FrameUnmap.number(), [8, 0, 0, 0]),
+        ErrorCode::Ok.raw(),
+        "unmapping an unmapped frame changes nothing"
+    );
+    assert_eq!(h.machine.page_flushes.len(), 1, "and flushes nothing");
+
+    // Deleting the last capability to a mapped frame unmaps it first.
+    assert_eq!(h.map(8, 4, VA, 5), ErrorCode::Ok.raw());
+    assert!(h.readable(VA));
+    assert_eq!(
+        h.syscall(Syscall::CapDelete.number(), [0, 8, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(h.machine.page_flushes, [(asid, VA), (asid, VA)]);
+    assert!(!h.readable(VA));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_frame_mapped_into_a_space_that_ends_is_forgotten_not_unmapped_later() {
+    use abi::vspace::FRAME_MAP_START as VA;
+    let mut h = at_the_vspace_case();
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    // The mapper maps a frame into the handler's address space (slot 6).
+    assert_eq!(h.retype_frames(8, 1), ErrorCode::Ok.raw());
+    assert_eq!(h.map(8, 6, VA, 1), ErrorCode::Ok.raw());
+    assert!(!h.readable(VA), "not into its own");
+    // A fault wakes the handler, which resumes the mapper and ends.
+    let mapper = h.context() as *mut UserContext;
+    let pc = h.context().pc;
+    h.fault(NULL_WRITE_ESR, 0);
+    assert_ne!(h.context() as *mut UserContext, mapper);
+    h.context().x[1] = abi::MessageInfo::with(abi::fault::FAULT_REPLY_SET_PC, 1).into();
+    assert_eq!(
+        h.syscall(Syscall::Reply.number(), [0, pc + 4, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    let frames_before = h.kernel.frames().allocated();
+    h.exit(0);
+    assert_eq!(
+        h.context() as *mut UserContext,
+        mapper,
+        "the mapper runs on"
+    );
+    assert!(
+        h.kernel.frames().allocated() < frames_before,
+        "the space is freed"
+    );
+    // The record went with the space: nothing points into freed tables.
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    h.machine.page_flushes.clear();
+    assert_eq!(
+        h.syscall(Syscall::FrameUnmap.number(), [8, 0, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert!(h.machine.page_flushes.is_empty());
+    // The VSpace capability went with the space too.
+    assert_eq!(h.map(8, 6, VA, 1), ErrorCode::InvalidCapability.raw());
+    // The frame is free to be mapped again, and deleting it is harmless.
+    assert_eq!(h.map(8, 4, VA, 1), ErrorCode::Ok.raw());
+    assert!(h.readable(VA));
+    assert_eq!(
+        h.syscall(Syscall::CapDelete.number(), [0, 8, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert!(!h.readable(VA));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn page_tables_for_mappings_are_limited_per_address_space() {
+    use abi::vspace::{FRAME_MAP_START as VA, MAX_TABLE_PAGES};
+    // 512 GiB apart: each address needs its own L1, L2 and L3 table.
+    const APART: u64 = 1 << 39;
+    let mut h = at_the_vspace_case();
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.retype_frames(8, 1), ErrorCode::Ok.raw());
+    let unmap = Syscall::FrameUnmap.number();
+    let fits = MAX_TABLE_PAGES as u64 / 3;
+    for i in 0..fits {
+        assert_eq!(h.map(8, 4, VA + i * APART, 1), ErrorCode::Ok.raw(), "{i}");
+        assert_eq!(h.syscall(unmap, [8, 0, 0, 0]), ErrorCode::Ok.raw());
+    }
+    let allocated = h.kernel.frames().allocated();
+    assert_eq!(
+        h.map(8, 4, VA + fits * APART, 1),
+        ErrorCode::OutOfResources.raw()
+    );
+    assert!(
+        h.kernel.frames().allocated() - allocated < 3,
+        "no more than the allowance is taken"
+    );
+    assert!(!h.readable(VA + fits * APART));
+    // Tables already there still serve.
+    assert_eq!(h.map(8, 4, VA, 1), ErrorCode::Ok.raw());
+    assert!(h.readable(VA));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
 }

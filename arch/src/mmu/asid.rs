@@ -14,11 +14,14 @@
 //! - Numbers change hands only across a rollover, and a rollover returns
 //!   `flush_all`: the caller runs TLBI VMALLE1IS; DSB ISH before loading the
 //!   new ASID, which removes every entry tagged under the old generation.
-//! - The address space that may still be live in TTBR0 at the rollover (the
-//!   one assigned last) could refill the TLB with its old number after the
-//!   flush (speculation), so that number stays reserved for it in the new
-//!   generation, as Linux's per-CPU `reserved_asids` do. On SMP, this needs
-//!   one reserved number per CPU and a lock; this allocator is for one CPU.
+//! - The address space that may still be live in TTBR0 at the rollover
+//!   could refill the TLB with its old number after the flush
+//!   (speculation), so that number stays reserved for it in the new
+//!   generation, as Linux's per-CPU `reserved_asids` do. The caller names
+//!   that space (`live`): the one assigned last is *not* necessarily it (a
+//!   space made for later, or one whose current-generation ASID was kept
+//!   without a call here, breaks that guess). On SMP, this needs one
+//!   reserved number per CPU and a lock; this allocator is for one CPU.
 //! - ASID 0 is never handed out: it tags the kernel's empty TTBR0 (software
 //!   PAN), which maps nothing.
 //! - A destroyed address space's number is not freed here; its stale entries
@@ -125,9 +128,8 @@ pub struct AsidAllocator {
     taken: [u64; BITMAP_WORDS],
     /// Where the next search for a free number starts.
     cursor: usize,
-    /// The ASID assigned last: possibly live in TTBR0 right now.
-    last: Option<AsidWithGeneration>,
-    /// `last` as it was at the latest rollover; its number stayed taken.
+    /// The ASID the caller said was live at the latest rollover; its
+    /// number stayed taken.
     reserved: Option<AsidWithGeneration>,
 }
 
@@ -141,7 +143,6 @@ impl AsidAllocator {
             generation: 0,
             taken,
             cursor: 1,
-            last: None,
             reserved: None,
         }
     }
@@ -151,17 +152,19 @@ impl AsidAllocator {
         self.generation
     }
 
-    /// The ASID for an address space about to run, given the one it holds
-    /// (`None` if it never ran). Keeps a current-generation ASID, renews an
-    /// older one (keeping its number if still free), else takes a free
-    /// number, else rolls over and asks for a full TLB flush.
-    pub fn assign(&mut self, current: Option<AsidWithGeneration>) -> Assignment {
-        let assignment = self.choose(current);
-        self.last = Some(assignment.asid);
-        assignment
-    }
-
-    fn choose(&mut self, current: Option<AsidWithGeneration>) -> Assignment {
+    /// The ASID for an address space, given the one it holds (`None` if it
+    /// has none yet). Keeps a current-generation ASID, renews an older one
+    /// (keeping its number if still free), else takes a free number, else
+    /// rolls over and asks for a full TLB flush.
+    ///
+    /// `live` is the ASID that may be in TTBR0_EL1 (and so refill the TLB)
+    /// at this moment: `None` only if TTBR0 holds the kernel's empty table.
+    /// A rollover keeps its number reserved for that space.
+    pub fn assign(
+        &mut self,
+        current: Option<AsidWithGeneration>,
+        live: Option<AsidWithGeneration>,
+    ) -> Assignment {
         if let Some(held) = current {
             if held.generation == self.generation {
                 return self.keep(held.asid, false);
@@ -173,7 +176,7 @@ impl AsidAllocator {
         if let Some(asid) = self.take_free() {
             return self.keep(asid, false);
         }
-        self.roll_over();
+        self.roll_over(live);
         // The bitmap is empty but for 0 and the reserved number.
         let renewed =
             current.filter(|held| self.reserved == Some(*held) || self.try_take(held.asid));
@@ -196,14 +199,14 @@ impl AsidAllocator {
 
     /// Starts a new generation: every number is free again except 0 and
     /// the number of the address space that may still be live.
-    fn roll_over(&mut self) {
+    fn roll_over(&mut self, live: Option<AsidWithGeneration>) {
         // Wrapping: 2^64 rollovers never happen; no overflow panic path.
         self.generation = self.generation.wrapping_add(1);
         self.taken = [0; BITMAP_WORDS];
         self.taken[0] = 1 << Asid::KERNEL.0;
         self.cursor = 1;
-        self.reserved = self.last;
-        if let Some(live) = self.last {
+        self.reserved = live;
+        if let Some(live) = live {
             self.mark(live.asid);
         }
     }
@@ -265,7 +268,7 @@ mod tests {
         let mut allocator = AsidAllocator::new(AsidBits::Eight);
         let mut seen = HashSet::new();
         for _ in 1..256 {
-            let assignment = allocator.assign(None);
+            let assignment = allocator.assign(None, None);
             assert!(!assignment.flush_all);
             assert_ne!(assignment.asid.asid(), Asid::KERNEL);
             assert!(seen.insert(assignment.asid.asid()), "{:?}", assignment.asid);
@@ -276,8 +279,8 @@ mod tests {
     #[test]
     fn current_generation_asid_is_kept_without_flush() {
         let mut allocator = AsidAllocator::new(AsidBits::Sixteen);
-        let first = allocator.assign(None);
-        let again = allocator.assign(Some(first.asid));
+        let first = allocator.assign(None, None);
+        let again = allocator.assign(Some(first.asid), Some(first.asid));
         assert_eq!(
             again,
             Assignment {
@@ -290,9 +293,11 @@ mod tests {
     #[test]
     fn exhaustion_rolls_over_flushes_and_keeps_the_live_asid_reserved() {
         let mut allocator = AsidAllocator::new(AsidBits::Eight);
-        let held: Vec<_> = (1..256).map(|_| allocator.assign(None).asid).collect();
+        let held: Vec<_> = (1..256)
+            .map(|_| allocator.assign(None, None).asid)
+            .collect();
         let live = held[254];
-        let overflow = allocator.assign(None);
+        let overflow = allocator.assign(None, Some(live));
         assert!(overflow.flush_all);
         assert_eq!(overflow.asid.generation(), 1);
         assert_ne!(overflow.asid.asid(), Asid::KERNEL);
@@ -303,13 +308,13 @@ mod tests {
         );
 
         // The live address space keeps its number; others renew theirs.
-        let renewed_live = allocator.assign(Some(live));
+        let renewed_live = allocator.assign(Some(live), Some(live));
         assert!(!renewed_live.flush_all);
         assert_eq!(renewed_live.asid.asid(), live.asid());
         assert_eq!(renewed_live.asid.generation(), 1);
         let mut seen = HashSet::from([overflow.asid.asid(), live.asid()]);
         for old in &held[..254] {
-            let renewed = allocator.assign(Some(*old));
+            let renewed = allocator.assign(Some(*old), Some(live));
             if renewed.flush_all {
                 // A second rollover is allowed only once the space is full.
                 assert_eq!(seen.len(), 255);
@@ -327,16 +332,48 @@ mod tests {
         let mut flushes = 0;
         let mut previous = None;
         for _ in 0..2000 {
-            let assignment = allocator.assign(None);
+            let assignment = allocator.assign(None, previous);
             assert_ne!(assignment.asid.asid(), Asid::KERNEL);
             flushes += usize::from(assignment.flush_all);
             // Renewing an older generation's ASID never yields 0 either.
             if let Some(old) = previous {
-                assert_ne!(allocator.assign(Some(old)).asid.asid(), Asid::KERNEL);
+                assert_ne!(
+                    allocator.assign(Some(old), Some(old)).asid.asid(),
+                    Asid::KERNEL
+                );
             }
             previous = Some(assignment.asid);
         }
         assert!(flushes >= 7, "{flushes}");
         assert_eq!(allocator.generation(), flushes as u64);
+    }
+
+    /// The review finding at the old `roll_over`: it reserved the ASID
+    /// *assigned* last, which need not be the one live in TTBR0. Here the
+    /// live space (`running`) got its ASID first; a space made for later
+    /// was assigned after it; the rollover must keep `running`'s number
+    /// for `running` alone.
+    #[test]
+    fn the_rollover_reserves_the_live_asid_not_the_last_assigned() {
+        let mut allocator = AsidAllocator::new(AsidBits::Eight);
+        let running = allocator.assign(None, None).asid;
+        let held: Vec<_> = (2..256)
+            .map(|_| allocator.assign(None, Some(running)).asid)
+            .collect();
+        assert_eq!(held.len(), 254, "every number is taken");
+        // A new space while `running` is in TTBR0: the generation rolls.
+        let newcomer = allocator.assign(None, Some(running));
+        assert!(newcomer.flush_all);
+        assert_ne!(newcomer.asid.asid(), running.asid());
+        // Nobody else may get `running`'s number in this generation.
+        for old in &held {
+            let renewed = allocator.assign(Some(*old), Some(newcomer.asid));
+            if renewed.flush_all {
+                break;
+            }
+            assert_ne!(renewed.asid.asid(), running.asid(), "{old:?}");
+        }
+        let back = allocator.assign(Some(running), Some(running));
+        assert_eq!(back.asid.asid(), running.asid());
     }
 }

@@ -61,12 +61,16 @@ impl Kernel {
             if alive != thread.tcb.is_some() {
                 return Err("a live thread has no TCB object, or a dead one still has one");
             }
+            if alive != thread.vspace.is_some() {
+                return Err("a live thread has no VSpace object, or a dead one still has one");
+            }
             if thread.state == ThreadState::Free
                 && (thread.space.is_some() || thread.cspace.is_some())
             {
                 return Err("a free thread slot still holds an address space or CSpace");
             }
         }
+        self.check_frame_mappings()?;
         if let Some(current) = self.current {
             let thread = &self.threads[current.index()];
             if thread.state != ThreadState::Running {

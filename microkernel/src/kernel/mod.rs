@@ -34,6 +34,7 @@ mod fast_path;
 mod invariants;
 mod policy;
 mod tcb;
+mod vspace;
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
 use policy::PolicyOutcome;
@@ -66,7 +67,9 @@ const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
 /// One TCB object's original capability per thread slot.
 const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
-const _: () = assert!(KERNEL_TCB_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
+/// One VSpace object's original capability per thread slot.
+const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_THREADS as u64;
+const _: () = assert!(KERNEL_VSPACE_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -227,6 +230,8 @@ pub struct Kernel {
     policy_cookie: u64,
     /// Where `FilterLoad` copies a description from user memory.
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
+    /// Where each Frame object is mapped, by object index.
+    frame_maps: [Option<vspace::FrameMapping>; MAX_OBJECTS],
 }
 
 impl Default for Kernel {
@@ -281,6 +286,7 @@ impl Kernel {
             filters: FilterStore::new(),
             policy_cookie: 0,
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
+            frame_maps: [None; MAX_OBJECTS],
         }
     }
 
@@ -622,7 +628,14 @@ impl Kernel {
                 target,
                 count,
             } => SyscallResult::Return(
-                match self.retype_syscall(current, untyped, object_type, size, target, count) {
+                match self.retype_syscall(
+                    platform,
+                    current,
+                    untyped,
+                    object_type,
+                    size,
+                    (target, count),
+                ) {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
                 },
@@ -657,6 +670,17 @@ impl Kernel {
                     Err(code) => code,
                 },
             ),
+            Call::FrameMap {
+                frame,
+                vspace,
+                va,
+                rights,
+            } => SyscallResult::Return(
+                match self.frame_map_syscall(platform, current, frame, vspace, va, rights) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::AttachFilter {
                 tcb,
                 filter,
@@ -665,6 +689,12 @@ impl Kernel {
                 Ok(()) => ErrorCode::Ok,
                 Err(code) => code,
             }),
+            Call::FrameUnmap { frame } => {
+                SyscallResult::Return(match self.frame_unmap_syscall(platform, current, frame) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
             Call::DebugPrint {
                 console,
                 address,
@@ -864,16 +894,18 @@ impl Kernel {
 
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
-    /// notifications, CNodes and smaller Untypeds.
+    /// notifications, CNodes, smaller Untypeds and Frames (zeroed here,
+    /// before any capability to them can be used), `count` of them into
+    /// slots from `target` on.
     #[inline(never)]
-    fn retype_syscall(
+    fn retype_syscall<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
         untyped_cptr: u64,
         object_type: CapType,
         size: u64,
-        target: u64,
-        count: u64,
+        (target, count): (u64, u64),
     ) -> Result<(), ErrorCode> {
         if !matches!(
             object_type,
@@ -882,6 +914,7 @@ impl Kernel {
                 | CapType::CNode
                 | CapType::Untyped
                 | CapType::Filter
+                | CapType::Frame
         ) {
             return Err(ErrorCode::InvalidArgument);
         }
@@ -908,6 +941,12 @@ impl Kernel {
             match object_type {
                 CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
                 CapType::Notification => self.notifications[object.index()] = Notification::EMPTY,
+                CapType::Frame => {
+                    self.frame_maps[object.index()] = None;
+                    if let Some(header) = self.caps.object(object) {
+                        platform.zero_frame(header.phys);
+                    }
+                }
                 _ => {}
             }
         }
@@ -977,6 +1016,7 @@ impl Kernel {
             run_queue,
             current,
             filters,
+            frame_maps,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
@@ -1053,6 +1093,20 @@ impl Kernel {
                     if thread.tcb == Some(object) {
                         thread.tcb = None;
                     }
+                }
+            }
+            CapType::VSpace => {
+                for thread in threads.iter_mut() {
+                    if thread.vspace == Some(object) {
+                        thread.vspace = None;
+                    }
+                }
+            }
+            // Unmapped before its memory can be handed out again (the
+            // Untyped's watermark only returns once this call is over).
+            CapType::Frame => {
+                if let Some(mapping) = frame_maps[object.index()].take() {
+                    vspace::unmap(platform, threads, mapping);
                 }
             }
             _ => {}
@@ -1381,13 +1435,25 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn refresh_asid<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
+        let live = self.live_asid();
         if let Some(space) = self.threads[thread.index()].space.as_mut() {
-            let assignment = self.asids.assign(Some(space.asid()));
+            let assignment = self.asids.assign(Some(space.asid()), live);
             if assignment.flush_all {
                 platform.flush_tlb_all();
             }
             space.set_asid(assignment.asid);
         }
+    }
+
+    /// The ASID that may be in TTBR0 now: the space of the thread that ran
+    /// last (the IPC fast path switches threads before TTBR0 is blocked).
+    /// Naming a space that is not live only costs a number.
+    fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
+        let owner = self.thread_pointer_owner?;
+        self.threads[owner.index()]
+            .space
+            .as_ref()
+            .map(AddressSpace::asid)
     }
 
     #[cold]
@@ -1437,6 +1503,14 @@ impl Kernel {
         self.leave_ipc(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+        self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
+        // Frames still mapped into the space stay alive (capabilities
+        // elsewhere name them) but are no longer mapped: the tables go.
+        for mapping in self.frame_maps.iter_mut() {
+            if mapping.is_some_and(|m| m.thread == id) {
+                *mapping = None;
+            }
+        }
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
@@ -1862,6 +1936,14 @@ impl Kernel {
                         .ok_or("a TCB grant names a thread the case does not have")?;
                     KERNEL_TCB_SLOTS + owner.index() as u64
                 }
+                CaseObject::VSpace(i) => {
+                    let owner = self
+                        .session
+                        .live
+                        .get(usize::from(i))
+                        .ok_or("a VSpace grant names a thread the case does not have")?;
+                    KERNEL_VSPACE_SLOTS + owner.index() as u64
+                }
             };
             let source = self
                 .kernel_slot(index)
@@ -1958,6 +2040,21 @@ impl Kernel {
         Ok(object)
     }
 
+    /// Makes the VSpace object that stands for thread `id`'s address space
+    /// (its root table at `root`); its original capability stays in the
+    /// kernel CNode until the thread ends.
+    fn create_vspace(&mut self, id: ThreadId, root: u64) -> Result<ObjectId, CapError> {
+        let object = self
+            .caps
+            .create_object(CapType::VSpace, root, arch::layout::PAGE_SIZE)?;
+        let original = self.kernel_slot(KERNEL_VSPACE_SLOTS + id.index() as u64)?;
+        self.caps.install_original(
+            original,
+            Capability::new(CapType::VSpace, Rights::ALL, object),
+        )?;
+        Ok(object)
+    }
+
     /// Loads init with `selector` into a new address space and makes it
     /// ready.
     fn spawn<P: Platform>(
@@ -1973,7 +2070,8 @@ impl Kernel {
             .position(|t| t.state == ThreadState::Free)
             .ok_or("no free thread slot")?;
         let id = ThreadId(index as u16);
-        let assignment = self.asids.assign(None);
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
         if assignment.flush_all {
             platform.flush_tlb_all();
         }
@@ -2001,9 +2099,19 @@ impl Kernel {
                 return Err("no room for the thread's TCB object");
             }
         };
+        let vspace = match self.create_vspace(id, space.root()) {
+            Ok(vspace) => vspace,
+            Err(_) => {
+                space.release(&mut self.frames);
+                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+                return Err("no room for the thread's VSpace object");
+            }
+        };
         let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;
         thread.tcb = Some(tcb);
+        thread.vspace = Some(vspace);
         thread.mcp = priority;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.state = ThreadState::Ready;

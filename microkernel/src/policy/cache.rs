@@ -32,8 +32,9 @@ use abi::policy::Action;
 use abi::Syscall;
 
 /// How many syscall numbers the cache covers: `0..SYSCALL_COUNT`, every
-/// [`Syscall`]. Other numbers are never cached (they fail in dispatch).
-pub const SYSCALL_COUNT: usize = Syscall::ALL.len();
+/// [`Syscall`] (numbers are not dense: the gaps are never cached). Other
+/// numbers are never cached (they fail in dispatch).
+pub const SYSCALL_COUNT: usize = Syscall::END as usize;
 
 // The mask is one u64 with a bit per syscall.
 const _: () = assert!(SYSCALL_COUNT <= 64);
@@ -53,8 +54,14 @@ pub struct VerdictCache {
 impl VerdictCache {
     /// The cache of a thread with no filters: everything allowed.
     pub const fn unfiltered() -> VerdictCache {
+        let mut verdicts = [None; SYSCALL_COUNT];
+        let mut i = 0;
+        while i < Syscall::ALL.len() {
+            verdicts[Syscall::ALL[i].number() as usize] = Some(Action::Allow);
+            i += 1;
+        }
         VerdictCache {
-            verdicts: [Some(Action::Allow); SYSCALL_COUNT],
+            verdicts,
             no_entry_work: all_syscalls_mask(),
             needs_capability: 0,
         }
@@ -116,12 +123,15 @@ impl VerdictCache {
     }
 }
 
-const fn all_syscalls_mask() -> u64 {
-    if SYSCALL_COUNT == 64 {
-        u64::MAX
-    } else {
-        (1 << SYSCALL_COUNT) - 1
+/// Bit n set for every syscall number n.
+pub const fn all_syscalls_mask() -> u64 {
+    let mut mask = 0u64;
+    let mut i = 0;
+    while i < Syscall::ALL.len() {
+        mask |= 1 << Syscall::ALL[i].number();
+        i += 1;
     }
+    mask
 }
 
 /// What one filter can answer for one syscall number.

@@ -212,10 +212,12 @@ fn the_strictest_verdict_wins_across_up_to_16_filters() {
 fn unfiltered_cache_allows_everything_on_the_fast_path() {
     let cache = VerdictCache::unfiltered();
     assert_eq!(cache, VerdictCache::new(&[]));
-    assert_eq!(cache.no_entry_work_mask(), (1 << SYSCALL_COUNT) - 1);
+    let mut mask = 0u64;
     for s in Syscall::ALL {
         assert_eq!(cache.cached_verdict(s.number()), Some(Action::Allow));
+        mask |= 1 << s.number();
     }
+    assert_eq!(cache.no_entry_work_mask(), mask);
     assert_eq!(cache.cached_verdict(SYSCALL_COUNT as u64), None);
     assert_eq!(cache.cached_verdict(u64::MAX), None);
 }

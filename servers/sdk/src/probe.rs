@@ -178,3 +178,29 @@ pub fn registers_preserved_across_syscall() -> u64 {
         .filter(|(a, b)| a != b)
         .count() as u64
 }
+
+/// Stores `value` at `address` (which may fault, for the tests that show
+/// a page is read-only or unmapped).
+pub fn store_u64(address: u64, value: u64) {
+    // SAFETY: as `write_u64`: the address is a page the program mapped
+    // itself (or one that must fault); nothing else refers to it.
+    unsafe { asm!("str {0}, [{1}]", in(reg) value, in(reg) address, options(nostack)) };
+}
+
+/// Calls the code at `address` as `extern "C" fn() -> u64` (a leaf that
+/// returns in `x0`; every caller-saved register is clobbered).
+pub fn call(address: u64) -> u64 {
+    let result: u64;
+    // SAFETY: the code was placed at `address` by the program itself (or
+    // the call must fault); it is treated as a C function clobbering all
+    // caller-saved registers, and returns through x30.
+    unsafe {
+        asm!(
+            "blr {0}",
+            in(reg) address,
+            lateout("x0") result,
+            clobber_abi("C"),
+        )
+    };
+    result
+}

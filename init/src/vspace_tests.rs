@@ -1,0 +1,283 @@
+//! Address-space programs of the in-guest suite: frames retyped from
+//! Untyped memory, mapped read-only, read-write and read-execute into the
+//! program's own address space, every refusal, and the faults that show a
+//! mapping's permissions and its removal. Each returns its exit status: 0
+//! when every check passed, else the number of the first failed check.
+
+use abi::cap::{CapType, Rights};
+use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
+use abi::tcb::Register;
+use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
+use abi::ErrorCode;
+use sdk::ipc::{self, Cptr, Message};
+use sdk::probe;
+use sdk::syscall::{cnode, retype};
+use sdk::tcb::Tcb;
+use sdk::vspace::{Frame, VSpace};
+
+/// The mapper's Untyped (4 pages), read-write.
+const UNTYPED: u64 = 2;
+/// The mapper's own address space, read-write and read-only.
+const SPACE: VSpace = VSpace(Cptr(4));
+const SPACE_READ_ONLY: VSpace = VSpace(Cptr(5));
+/// Frames retyped into slots 8, 9, 10.
+const FRAME_R: Frame = Frame(Cptr(8));
+const FRAME_RW: Frame = Frame(Cptr(9));
+const FRAME_X: Frame = Frame(Cptr(10));
+/// `FRAME_RW` minted read-only; `FRAME_X` minted write-only.
+const FRAME_RW_READ_ONLY: Frame = Frame(Cptr(11));
+const FRAME_X_WRITE_ONLY: Frame = Frame(Cptr(12));
+/// A slot the case leaves empty.
+const EMPTY: u64 = 15;
+/// The mapper's own CNode.
+const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+
+/// Where the frames go: two in one last-level table, one in another.
+const VA_R: u64 = FRAME_MAP_START;
+const VA_RW: u64 = FRAME_MAP_START + 0x1000;
+const VA_X: u64 = FRAME_MAP_START + 0x20_0000;
+
+const MAGIC: u64 = 0x5eed_f00d_cafe_0042;
+/// `mov x0, #42; ret`, little-endian: the first instruction in the low
+/// half.
+const RETURN_42: u64 = 0xd65f_03c0_d280_0540;
+
+/// The handler's endpoint (receive) and the mapper's TCB (read).
+const FAULTS: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const MAPPER: Tcb = Tcb(Cptr(4));
+
+/// Runs checks in order; the first that fails gives the exit status.
+macro_rules! expect {
+    ($number:expr, $got:expr, $want:expr) => {
+        let (got, want) = ($got, $want);
+        if !same(&got, &want) {
+            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
+            return $number;
+        }
+    };
+}
+
+fn same<T: PartialEq>(got: &T, want: &T) -> bool {
+    got == want
+}
+
+/// The faults the mapper provokes, in order: (exception class, address,
+/// permission fault (else translation fault)).
+const DATA_ABORT: u64 = 0x24;
+const INSTRUCTION_ABORT: u64 = 0x20;
+const EXPECTED_FAULTS: [(u64, u64, bool); 5] = [
+    // A store to the read-only page.
+    (DATA_ABORT, VA_R, true),
+    // A call into the read-write page (never executable).
+    (INSTRUCTION_ABORT, VA_RW, true),
+    // A load from the read-only page after FrameUnmap.
+    (DATA_ABORT, VA_R, false),
+    // A load from the read-write page after its last capability went.
+    (DATA_ABORT, VA_RW + 8, false),
+    // A call into the executable page after its Untyped was revoked.
+    (INSTRUCTION_ABORT, VA_X, false),
+];
+
+/// Receives the mapper's five faults, checks each, and resumes the mapper
+/// after the access: past the load or store, or at its link register for
+/// a call that could not fetch.
+pub fn fault_handler() -> i32 {
+    for (index, &(class, address, permission)) in EXPECTED_FAULTS.iter().enumerate() {
+        let number = 10 * (index as i32 + 1);
+        let Ok(fault) = ipc::recv(FAULTS) else {
+            return number;
+        };
+        let [got_class, got_address, esr, pc, ..] = fault.message.words;
+        expect!(number + 1, fault.message.info.label(), FAULT_LABEL);
+        expect!(number + 2, (got_class, got_address), (class, address));
+        // Fault status code, ESR bits 5..0: 0b0001LL translation,
+        // 0b0011LL permission (at level LL).
+        let status = esr & 0b11_1100;
+        expect!(
+            number + 3,
+            status,
+            if permission { 0b00_1100 } else { 0b00_0100 }
+        );
+        let resume = if class == INSTRUCTION_ABORT {
+            match MAPPER.read_register(Register::X(30)) {
+                Ok(link) => link,
+                Err(_) => return number + 4,
+            }
+        } else {
+            pc + 4
+        };
+        expect!(
+            number + 5,
+            ipc::reply(&Message::new(FAULT_REPLY_SET_PC, &[resume])),
+            Ok(())
+        );
+    }
+    0
+}
+
+/// Maps, uses, refuses and unmaps (see the module docs); its faults go to
+/// `fault_handler`.
+pub fn mapper() -> i32 {
+    expect!(
+        1,
+        retype(UNTYPED, CapType::Frame, 1, 8, 1),
+        Err(ErrorCode::InvalidArgument)
+    );
+    expect!(2, retype(UNTYPED, CapType::Frame, 0, 8, 3), Ok(()));
+    expect!(3, cnode::mint(CNODE, 9, 11, Rights::READ, None), Ok(()));
+    expect!(4, cnode::mint(CNODE, 10, 12, Rights::WRITE, None), Ok(()));
+
+    // Read-only: a fresh frame reads as zero; a store faults.
+    expect!(5, FRAME_R.map(SPACE, VA_R, MapRights::Read), Ok(()));
+    expect!(6, probe::read_u64(VA_R), 0);
+    probe::store_u64(VA_R, MAGIC); // fault 1, skipped by the handler
+    expect!(7, probe::read_u64(VA_R), 0);
+
+    // Rights of the Frame and VSpace capabilities.
+    expect!(
+        8,
+        FRAME_RW_READ_ONLY.map(SPACE, VA_RW, MapRights::ReadWrite),
+        Err(ErrorCode::MissingRights)
+    );
+    expect!(
+        9,
+        FRAME_X_WRITE_ONLY.map(SPACE, VA_X, MapRights::Read),
+        Err(ErrorCode::MissingRights)
+    );
+    expect!(
+        10,
+        FRAME_RW.map(SPACE_READ_ONLY, VA_RW, MapRights::ReadWrite),
+        Err(ErrorCode::MissingRights)
+    );
+
+    // Read-write: what is stored reads back; the page does not execute.
+    expect!(11, FRAME_RW.map(SPACE, VA_RW, MapRights::ReadWrite), Ok(()));
+    probe::store_u64(VA_RW + 8, MAGIC);
+    expect!(12, probe::read_u64(VA_RW + 8), MAGIC);
+    probe::store_u64(VA_RW, RETURN_42);
+    let _ = probe::call(VA_RW); // fault 2, resumed at the return address
+                                // Still mapped and holding what was stored after the fault.
+    expect!(13, probe::read_u64(VA_RW + 8), MAGIC);
+
+    // Once mapped, a frame cannot be mapped again, and a taken address
+    // cannot take another frame.
+    expect!(
+        14,
+        FRAME_RW.map(SPACE, VA_X, MapRights::Read),
+        Err(ErrorCode::AlreadyMapped)
+    );
+    expect!(
+        15,
+        FRAME_RW_READ_ONLY.map(SPACE, VA_X, MapRights::Read),
+        Err(ErrorCode::AlreadyMapped)
+    );
+    expect!(
+        16,
+        FRAME_X.map(SPACE, VA_RW, MapRights::Read),
+        Err(ErrorCode::AlreadyMapped)
+    );
+
+    // Permissions: only R, RW and RX; write+execute never.
+    for (i, bad) in [7u64, 0, 2, 4, 6, 8, u64::MAX].into_iter().enumerate() {
+        expect!(
+            20 + i as i32,
+            FRAME_X.map_raw(SPACE, VA_X, bad),
+            Err(ErrorCode::InvalidArgument)
+        );
+    }
+    // Addresses: page aligned, inside the mapping window.
+    expect!(
+        30,
+        FRAME_X.map(SPACE, VA_X + 8, MapRights::Read),
+        Err(ErrorCode::InvalidArgument)
+    );
+    for (i, outside) in [
+        0u64,
+        0x40_0000,
+        FRAME_MAP_START - 0x1000,
+        FRAME_MAP_END,
+        abi::IPC_BUFFER_ADDRESS,
+        0xffff_0000_0000_0000,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        expect!(
+            31 + i as i32,
+            FRAME_X.map(SPACE, outside, MapRights::Read),
+            Err(ErrorCode::InvalidAddress)
+        );
+    }
+    // Types and empty slots.
+    expect!(
+        40,
+        Frame(Cptr(UNTYPED)).map(SPACE, VA_X, MapRights::Read),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(
+        41,
+        FRAME_X.map(VSpace(FRAME_R.0), VA_X, MapRights::Read),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(
+        42,
+        Frame(Cptr(EMPTY)).map(SPACE, VA_X, MapRights::Read),
+        Err(ErrorCode::InvalidCapability)
+    );
+    expect!(
+        43,
+        FRAME_X.map(VSpace(Cptr(EMPTY)), VA_X, MapRights::Read),
+        Err(ErrorCode::InvalidCapability)
+    );
+    expect!(
+        44,
+        Frame(SPACE.0).unmap(),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(
+        45,
+        Frame(Cptr(EMPTY)).unmap(),
+        Err(ErrorCode::InvalidCapability)
+    );
+
+    // Read-execute: code written through a read-write mapping, which is
+    // then replaced by a read-execute one, runs.
+    expect!(50, FRAME_X.map(SPACE, VA_X, MapRights::ReadWrite), Ok(()));
+    probe::store_u64(VA_X, RETURN_42);
+    expect!(51, FRAME_X.unmap(), Ok(()));
+    expect!(52, FRAME_X.unmap(), Ok(()));
+    expect!(53, FRAME_X.map(SPACE, VA_X, MapRights::ReadExecute), Ok(()));
+    expect!(54, probe::call(VA_X), 42);
+    expect!(55, probe::read_u64(VA_X), RETURN_42);
+
+    // Unmapping: the page faults again.
+    expect!(60, FRAME_R.unmap(), Ok(()));
+    let _ = probe::read_u64(VA_R); // fault 3
+                                   // The address is free again, for another frame too.
+    expect!(61, FRAME_R.map(SPACE, VA_R, MapRights::Read), Ok(()));
+    expect!(62, FRAME_R.unmap(), Ok(()));
+
+    // Deleting the last capability to a mapped frame unmaps it.
+    expect!(70, cnode::delete(CNODE, 11), Ok(()));
+    expect!(71, probe::read_u64(VA_RW + 8), MAGIC);
+    expect!(72, cnode::delete(CNODE, 9), Ok(()));
+    let _ = probe::read_u64(VA_RW + 8); // fault 4
+
+    // Revoking the Untyped destroys the frames, unmapping the one still
+    // mapped; its memory comes back zeroed in the next frame made of it.
+    expect!(80, cnode::revoke(CNODE, UNTYPED), Ok(()));
+    expect!(81, FRAME_X.unmap(), Err(ErrorCode::InvalidCapability));
+    let _ = probe::call(VA_X); // fault 5
+    expect!(82, retype(UNTYPED, CapType::Frame, 0, 8, 3), Ok(()));
+    for (i, frame) in [FRAME_R, FRAME_RW, FRAME_X].into_iter().enumerate() {
+        let va = FRAME_MAP_START + 0x10_0000 + 0x1000 * i as u64;
+        expect!(
+            83 + 3 * i as i32,
+            frame.map(SPACE, va, MapRights::Read),
+            Ok(())
+        );
+        expect!(84 + 3 * i as i32, probe::read_u64(va), 0);
+        expect!(85 + 3 * i as i32, probe::read_u64(va + 8), 0);
+    }
+    0
+}
