@@ -73,6 +73,36 @@ impl ErrorCode {
         self as u64
     }
 
+    /// The code's name in snake case (`invalid_argument`), for rule files
+    /// and traces.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Ok => "ok",
+            ErrorCode::InvalidSyscall => "invalid_syscall",
+            ErrorCode::InvalidCapability => "invalid_capability",
+            ErrorCode::WrongCapabilityType => "wrong_capability_type",
+            ErrorCode::MissingRights => "missing_rights",
+            ErrorCode::InvalidAddress => "invalid_address",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::OutOfResources => "out_of_resources",
+            ErrorCode::Denied => "denied",
+            ErrorCode::SlotOccupied => "slot_occupied",
+            ErrorCode::ObjectDeleted => "object_deleted",
+            ErrorCode::NotEnoughMemory => "not_enough_memory",
+            ErrorCode::WouldBlock => "would_block",
+            ErrorCode::NoReplyTarget => "no_reply_target",
+            ErrorCode::Interrupted => "interrupted",
+            ErrorCode::AlreadyMapped => "already_mapped",
+        }
+    }
+
+    /// The code named `name` (as [`ErrorCode::name`] spells it).
+    pub fn from_name(name: &str) -> Option<ErrorCode> {
+        (0..64)
+            .filter_map(ErrorCode::from_raw)
+            .find(|code| code.name() == name)
+    }
+
     /// A short description for people.
     pub const fn describe(self) -> &'static str {
         match self {
@@ -106,6 +136,7 @@ mod tests {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
+            assert_eq!(ErrorCode::from_name(code.name()), Some(code));
         }
         assert_eq!(ErrorCode::from_raw(16), None);
         assert_eq!(ErrorCode::from_raw(u64::MAX), None);

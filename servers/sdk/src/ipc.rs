@@ -156,6 +156,16 @@ pub fn set_buffer_word(index: usize, value: u64) {
     unsafe { address.add(index % 512).write_volatile(value) }
 }
 
+/// On the host there is no IPC buffer: every word reads 0.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn buffer_word(_index: usize) -> u64 {
+    0
+}
+
+/// On the host there is no IPC buffer: writes go nowhere.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn set_buffer_word(_index: usize, _value: u64) {}
+
 /// Signals the notification `notification` (ORs its badge into the word).
 pub fn signal(notification: Cptr) -> Result<(), ErrorCode> {
     invoke(Syscall::Signal, notification.0, &Message::new(0, &[])).status()

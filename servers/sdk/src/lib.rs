@@ -13,6 +13,7 @@ pub mod ipc;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod physical_timer;
 pub mod policy;
+pub mod policy_server;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;

@@ -1,0 +1,232 @@
+//! Writing a policy server: decode the kernel's requests, answer them.
+//!
+//! A filter rule with the `Notify` action makes the kernel ask the
+//! thread's policy server (protocol: `abi::policy_request`). A server is
+//! one [`PolicyServer`] implementation handed to [`serve`]:
+//!
+//! ```no_run
+//! use sdk::ipc::Cptr;
+//! use sdk::policy_server::{serve, PolicyAnswer, PolicyRequest, PolicyServer};
+//! use sdk::{ErrorCode, Syscall};
+//!
+//! /// Lets threads print at most 64 bytes at a time.
+//! struct ShortPrints;
+//!
+//! impl PolicyServer for ShortPrints {
+//!     fn decide(&mut self, request: &PolicyRequest) -> PolicyAnswer {
+//!         match request.syscall {
+//!             Some(Syscall::DebugPrint) if request.args[3] <= 64 => PolicyAnswer::Allow,
+//!             Some(Syscall::DebugPrint) => PolicyAnswer::Errno(ErrorCode::InvalidArgument),
+//!             _ => PolicyAnswer::Errno(ErrorCode::Denied),
+//!         }
+//!     }
+//! }
+//!
+//! // The endpoint the kernel sends requests to (named when the filter
+//! // was attached); `serve` returns only if receiving fails.
+//! let error = serve(Cptr(2), &mut ShortPrints);
+//! ```
+//!
+//! Decoding and encoding are plain functions of words, so they unit-test
+//! on the host; only [`serve`] makes syscalls.
+
+use crate::ipc::{self, Cptr, Message, Received};
+use abi::cap::CapType;
+use abi::policy_request::{
+    POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
+    POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
+};
+use abi::{ErrorCode, Syscall};
+
+/// One syscall the kernel asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyRequest {
+    /// The syscall (`None` for a number no syscall has).
+    pub syscall: Option<Syscall>,
+    /// Its raw number.
+    pub number: u64,
+    /// The type of the capability `x0` names (`None`: no capability).
+    pub object_type: Option<CapType>,
+    /// That capability's badge.
+    pub badge: u64,
+    /// Which thread asks (its index in the kernel's thread table).
+    pub thread: u64,
+    /// Unique per request.
+    pub cookie: u64,
+    /// `x0..x7` as the thread made the call.
+    pub args: [u64; 8],
+    /// The badge of the endpoint capability the request came through (the
+    /// server can tell apart the threads or groups it serves by it).
+    pub endpoint_badge: u64,
+}
+
+/// A server's verdict on one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyAnswer {
+    /// Run the syscall as made (the filters check it again; this `Notify`
+    /// is waived once).
+    Allow,
+    /// Run it with `x2..x7` replaced (checked by the filters again).
+    AllowWith([u64; 6]),
+    /// Do not run it: it returns this error.
+    Errno(ErrorCode),
+    /// Do not run it: it returns `x0` and `x8` as given.
+    Emulate {
+        /// The result in `x0` (an `ErrorCode` number for most callers).
+        x0: u64,
+        /// The value in `x8`.
+        x8: u64,
+    },
+    /// End the thread.
+    Kill,
+}
+
+impl PolicyRequest {
+    /// Decodes a received message; `None` if it is not a policy request.
+    /// `buffer_word(i)` reads word `i` of this thread's IPC buffer (words
+    /// 6..=12 carry `x1..x7`).
+    pub fn decode(
+        received: &Received,
+        buffer_word: impl Fn(usize) -> u64,
+    ) -> Option<PolicyRequest> {
+        let info = received.message.info;
+        if info.label() != POLICY_REQUEST_LABEL || info.length() != POLICY_REQUEST_WORDS {
+            return None;
+        }
+        let w = received.message.words;
+        let mut args = [0u64; 8];
+        args[0] = w[5];
+        for (i, arg) in args[1..].iter_mut().enumerate() {
+            *arg = buffer_word(6 + i);
+        }
+        Some(PolicyRequest {
+            syscall: Syscall::from_number(w[0]),
+            number: w[0],
+            object_type: CapType::from_raw(w[1]).filter(|t| *t != CapType::Null),
+            badge: w[2],
+            thread: w[3],
+            cookie: w[4],
+            args,
+            endpoint_badge: received.badge,
+        })
+    }
+}
+
+impl PolicyAnswer {
+    /// The reply message that carries this answer.
+    pub fn to_message(self) -> Message {
+        match self {
+            PolicyAnswer::Allow => Message::new(POLICY_REPLY_ALLOW, &[]),
+            PolicyAnswer::AllowWith(words) => Message::new(POLICY_REPLY_ALLOW_MODIFIED, &words),
+            PolicyAnswer::Errno(code) => Message::new(POLICY_REPLY_ERRNO, &[code.raw()]),
+            PolicyAnswer::Emulate { x0, x8 } => Message::new(POLICY_REPLY_EMULATE, &[x0, x8]),
+            PolicyAnswer::Kill => Message::new(POLICY_REPLY_KILL, &[]),
+        }
+    }
+}
+
+/// What a server does with a message that is not a policy request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Other {
+    /// Reply with this message and wait for the next one.
+    Reply(Message),
+    /// Return from [`serve`] (without replying).
+    Stop,
+}
+
+/// A policy server: the one method to write.
+pub trait PolicyServer {
+    /// The verdict on one request.
+    fn decide(&mut self, request: &PolicyRequest) -> PolicyAnswer;
+
+    /// Any other message on the endpoint (by default: stop serving, so a
+    /// supervisor can end the server with a plain message).
+    fn other(&mut self, _received: &Received) -> Other {
+        Other::Stop
+    }
+}
+
+/// Answers requests on `endpoint` until a receive fails (returned as an
+/// error) or [`PolicyServer::other`] says stop (`Ok`).
+pub fn serve(endpoint: Cptr, server: &mut impl PolicyServer) -> Result<(), ErrorCode> {
+    let mut received = ipc::recv(endpoint)?;
+    loop {
+        let answer = match PolicyRequest::decode(&received, ipc::buffer_word) {
+            Some(request) => server.decide(&request).to_message(),
+            None => match server.other(&received) {
+                Other::Reply(message) => message,
+                Other::Stop => return Ok(()),
+            },
+        };
+        received = ipc::reply_recv(endpoint, &answer)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi::MessageInfo;
+
+    fn request_message(words: [u64; 6]) -> Received {
+        Received {
+            message: Message {
+                info: MessageInfo::with(POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS),
+                words,
+            },
+            badge: 0x5e,
+        }
+    }
+
+    #[test]
+    fn a_request_decodes_from_registers_and_buffer_words() {
+        let received = request_message([3, 10, 0, 4, 17, 1]);
+        let request = PolicyRequest::decode(&received, |i| 100 + i as u64).expect("a request");
+        assert_eq!(request.syscall, Some(Syscall::DebugPrint));
+        assert_eq!(request.object_type, Some(CapType::DebugConsole));
+        assert_eq!((request.thread, request.cookie), (4, 17));
+        assert_eq!(request.args, [1, 106, 107, 108, 109, 110, 111, 112]);
+        assert_eq!(request.endpoint_badge, 0x5e);
+    }
+
+    #[test]
+    fn other_messages_and_unknown_fields_are_not_taken_for_requests() {
+        let mut received = request_message([999, 0, 0, 0, 1, 0]);
+        let request = PolicyRequest::decode(&received, |_| 0).expect("a request");
+        assert_eq!((request.syscall, request.object_type), (None, None));
+        received.message.info = MessageInfo::with(POLICY_REQUEST_LABEL, 6);
+        assert_eq!(
+            PolicyRequest::decode(&received, |_| 0),
+            None,
+            "wrong length"
+        );
+        received.message.info = MessageInfo::with(7, POLICY_REQUEST_WORDS);
+        assert_eq!(PolicyRequest::decode(&received, |_| 0), None, "wrong label");
+    }
+
+    #[test]
+    fn answers_encode_as_the_kernel_reads_them() {
+        let m = PolicyAnswer::Errno(ErrorCode::Denied).to_message();
+        assert_eq!(
+            (m.info.label(), m.words[0]),
+            (POLICY_REPLY_ERRNO, ErrorCode::Denied.raw())
+        );
+        let m = PolicyAnswer::Emulate { x0: 0, x8: 0x77 }.to_message();
+        assert_eq!(
+            (m.info.label(), m.words[0], m.words[1]),
+            (POLICY_REPLY_EMULATE, 0, 0x77)
+        );
+        let m = PolicyAnswer::AllowWith([1, 2, 3, 4, 5, 6]).to_message();
+        assert_eq!(
+            (m.info.label(), m.info.length(), m.words),
+            (POLICY_REPLY_ALLOW_MODIFIED, 6, [1, 2, 3, 4, 5, 6])
+        );
+        assert_eq!(
+            PolicyAnswer::Allow.to_message().info.label(),
+            POLICY_REPLY_ALLOW
+        );
+        assert_eq!(
+            PolicyAnswer::Kill.to_message().info.label(),
+            POLICY_REPLY_KILL
+        );
+    }
+}
