@@ -22,12 +22,32 @@ fn every_in_kernel_test_passes_on_virt() {
 }
 
 #[test]
-fn demo_on_virt_prints_the_banner_and_exits_0() {
+fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
     let outcome = common::boot_expecting_pass(&common::request(Machine::Virt, GuestMode::Demo));
     assert_eq!(outcome.end, ProcessEnd::Exited(0), "{outcome}");
     let banner = outcome.report.banner.as_deref().unwrap_or_default();
     assert!(
         banner.contains("virt") && banner.contains("EL1"),
         "banner does not say virt and EL1: {banner:?}\n{outcome}"
+    );
+    // The policy scene: the server's decisions and the app's outcomes.
+    let output = &outcome.guest_output;
+    for line in [
+        "[policy] task 2: debug_print(x0=0x6, x2=",
+        "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
+        "[app#2]   forwarded print: the server keeps 48 bytes --",
+        "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
+        "signal (a filter rule refuses it): error denied (denied by policy), as expected",
+        "demo finished: 3 of 3 steps behaved as expected",
+    ] {
+        assert!(
+            output.contains(line),
+            "the demo did not print {line:?}\n{outcome}"
+        );
+    }
+    assert!(!output.contains("UNEXPECTED"), "{outcome}");
+    assert!(
+        !output.contains("drops this part"),
+        "the policy server's clamp was not applied\n{outcome}"
     );
 }

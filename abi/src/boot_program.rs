@@ -151,6 +151,15 @@ pub enum BootProgram {
     /// the access (reading its link register through the TCB in slot 4
     /// for an instruction abort).
     VSpaceFaultHandler = 54,
+    /// The demo's supervisor: attaches a filter to the demo app (its TCB
+    /// in slot 3, with the policy right) naming the policy server.
+    DemoSupervisor = 55,
+    /// The demo's policy server: the reference rule-file server
+    /// (`servers/policy`) on the endpoint in slot 2.
+    DemoPolicyServer = 56,
+    /// The demo's app: allowed calls, one refused by a filter rule, two
+    /// forwarded to the policy server; then it stops the server.
+    DemoApp = 57,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -217,7 +226,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 55] = [
+    pub const ALL: [BootProgram; 58] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -273,6 +282,9 @@ impl BootProgram {
         BootProgram::PolicyServer,
         BootProgram::VSpaceMapper,
         BootProgram::VSpaceFaultHandler,
+        BootProgram::DemoSupervisor,
+        BootProgram::DemoPolicyServer,
+        BootProgram::DemoApp,
     ];
 
     /// A short name, used to name the thread.
@@ -333,6 +345,9 @@ impl BootProgram {
             BootProgram::FloorFaulter => "floor-faulter",
             BootProgram::VSpaceMapper => "vspace-mapper",
             BootProgram::VSpaceFaultHandler => "vspace-fault-handler",
+            BootProgram::DemoSupervisor => "supervisor",
+            BootProgram::DemoPolicyServer => "policy-server",
+            BootProgram::DemoApp => "app",
         }
     }
 

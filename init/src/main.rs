@@ -5,6 +5,7 @@
 #![no_main]
 
 mod bench;
+mod demo;
 mod fuzz;
 mod ipc_tests;
 mod policy_tests;
@@ -92,6 +93,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TcbSubject => tcb_tests::subject(parameter),
         BootProgram::VSpaceMapper => vspace_tests::mapper(),
         BootProgram::VSpaceFaultHandler => vspace_tests::fault_handler(),
+        BootProgram::DemoSupervisor => demo::supervisor(),
+        BootProgram::DemoPolicyServer => demo::policy_server(),
+        BootProgram::DemoApp => demo::app(),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),

@@ -1035,7 +1035,49 @@ pub const DEMO_CASES: &[Case] = &[
         &[BootProgram::NullWrite.selector(0)],
         fault(ExceptionClass::DataAbortLower, Some(0), Some(false)),
     ),
+    Case {
+        name:
+            "a supervisor confines an app with a filter; the policy server answers what it forwards",
+        threads: &[
+            BootProgram::DemoSupervisor.selector(0),
+            BootProgram::DemoPolicyServer.selector(0),
+            BootProgram::DemoApp.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, SEND, DEMO_APP_BADGE),
+            tcb_grant(0, 3, 2, TCB_WITH_POLICY),
+            Grant {
+                thread: 0,
+                slot: 4,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(2, ENDPOINT_SLOT, SEND, 0),
+            nth_notification_grant(0, 2, 5, Rights::READ_WRITE, 0),
+        ],
+        // The supervisor confines the app before it runs; the server
+        // waits for requests before the app runs.
+        priorities: &[
+            DEFAULT_PRIORITY + 20,
+            DEFAULT_PRIORITY + 10,
+            DEFAULT_PRIORITY,
+        ],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
 ];
+
+/// The badge of the supervisor's capability to the policy server's
+/// endpoint: the server sees it on every request about the app.
+const DEMO_APP_BADGE: u64 = 0xa99;
 
 #[cfg(test)]
 mod tests {
