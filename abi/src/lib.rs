@@ -25,6 +25,7 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod bench;
 pub mod boot_program;
 pub mod cap;

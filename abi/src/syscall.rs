@@ -122,11 +122,18 @@ pub enum Syscall {
     /// TLB entries for that ASID and address are invalidated); `Ok` and no
     /// change if it is not mapped.
     FrameUnmap = 32,
+    /// Audits the thread named by the TCB capability `x0` (policy right):
+    /// one record per syscall into the ring in the Frame capability `x2`
+    /// (write right), signalling the notification capability `x3` (write
+    /// right) when the ring goes from empty to non-empty; `x4` = 0 off,
+    /// 1 lossy, 2 lossless; `x5` = the badge records carry (see
+    /// `abi::audit`).
+    TcbSetAudit = 33,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 33] = [
+    pub const ALL: [Syscall; 34] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -160,10 +167,11 @@ impl Syscall {
         Syscall::TcbAttachFilter,
         Syscall::FrameMap,
         Syscall::FrameUnmap,
+        Syscall::TcbSetAudit,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 33;
+    pub const END: u64 = 34;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -201,6 +209,7 @@ impl Syscall {
             30 => Some(Syscall::TcbAttachFilter),
             31 => Some(Syscall::FrameMap),
             32 => Some(Syscall::FrameUnmap),
+            33 => Some(Syscall::TcbSetAudit),
             _ => None,
         }
     }
@@ -246,6 +255,7 @@ impl Syscall {
             Syscall::TcbAttachFilter => "tcb_attach_filter",
             Syscall::FrameMap => "frame_map",
             Syscall::FrameUnmap => "frame_unmap",
+            Syscall::TcbSetAudit => "tcb_set_audit",
         }
     }
 }
