@@ -84,6 +84,10 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::FilterLoad { address, len, .. } => {
             assert!(len <= MAX_DESCRIPTION_BYTES && is_user_range(address, len as u64));
         }
+        Call::SetAudit { mode, badge, .. } => {
+            assert_eq!(Some(mode), abi::audit::AuditMode::from_raw(x[4]));
+            assert_eq!(badge, x[5]);
+        }
         Call::AttachFilter { server, .. } => {
             assert_eq!(server, (x[4] == 1).then_some(x[3]));
             assert!(x[4] <= 1);
@@ -155,6 +159,7 @@ fn syscall_of(call: &Call) -> Syscall {
             NotificationOperation::Poll => Syscall::Poll,
         },
         Call::FilterLoad { .. } => Syscall::FilterLoad,
+        Call::SetAudit { .. } => Syscall::TcbSetAudit,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,

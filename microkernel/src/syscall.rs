@@ -6,6 +6,7 @@
 
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::scheduler::Priority;
+use abi::audit::AuditMode;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
@@ -192,6 +193,19 @@ pub enum Call {
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
     },
+    /// `TcbSetAudit`: the audit ring and mode of the thread at `tcb`.
+    SetAudit {
+        /// The TCB capability's slot (x0).
+        tcb: u64,
+        /// The ring's Frame capability slot (x2).
+        frame: u64,
+        /// The notification capability slot (x3).
+        notification: u64,
+        /// Off (`None`), lossy or lossless (x4).
+        mode: Option<AuditMode>,
+        /// The badge the records carry (x5).
+        badge: u64,
+    },
     /// `FrameMap`: the frame at `frame` into the VSpace at `vspace`.
     FrameMap {
         /// The Frame capability's slot (x0).
@@ -303,6 +317,13 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
                 1 => Some(context.x[3]),
                 _ => return Err(ErrorCode::InvalidArgument),
             },
+        }),
+        Syscall::TcbSetAudit => Ok(Call::SetAudit {
+            tcb: capability,
+            frame: context.x[2],
+            notification: context.x[3],
+            mode: AuditMode::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?,
+            badge: context.x[5],
         }),
         Syscall::FrameMap => {
             let rights = MapRights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -584,6 +605,25 @@ mod tests {
         );
         attach.x[4] = 2;
         assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
+    }
+
+    #[test]
+    fn audit_arguments_are_checked() {
+        let mut ctx = regs(33, 3, 8, 5);
+        ctx.x[4] = 2;
+        ctx.x[5] = 0xab;
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::SetAudit {
+                tcb: 3,
+                frame: 8,
+                notification: 5,
+                mode: Some(AuditMode::Lossless),
+                badge: 0xab
+            })
+        );
+        ctx.x[4] = 3;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub enum ThreadState {
     BlockedOnFaultReply,
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended,
+    /// Audited losslessly and its ring is full: its `svc` runs again once
+    /// the audit server has made room (the tick checks).
+    BlockedOnAudit,
     /// Waiting for a notification's word to become non-zero.
     BlockedOnNotification {
         /// The notification's index.
@@ -133,6 +136,12 @@ pub struct Thread {
     /// The policy request being asked (while blocked on its policy
     /// server, through the same path as a fault message).
     pub pending_policy: Option<PolicyRequest>,
+    /// Where its audit records go (`None`: not audited).
+    pub audit: Option<AuditSink>,
+    /// Records it lost (lossy mode) since its last written one.
+    pub audit_dropped: u64,
+    /// `x0..x8` of the syscall being audited, after the entry work.
+    pub audit_call: [u64; 9],
     /// The policy server allowed the syscall at this address (of its SVC
     /// instruction), about to run again: its `Notify` verdict is waived
     /// once, and only for that SVC.
@@ -209,6 +218,9 @@ impl Thread {
         pending_fault: None,
         pending_policy: None,
         policy_approved: None,
+        audit: None,
+        audit_dropped: 0,
+        audit_call: [0; 9],
     };
 }
 
@@ -258,6 +270,21 @@ impl Thread {
             0
         };
     }
+}
+
+/// Where an audited thread's records go (`abi::audit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuditSink {
+    /// The Frame object holding the ring.
+    pub frame: ObjectId,
+    /// Its physical address.
+    pub ring: u64,
+    /// The notification's index and the bits a signal sets.
+    pub notification: (u32, u64),
+    /// What a full ring does.
+    pub mode: abi::audit::AuditMode,
+    /// The badge every record of this thread carries.
+    pub badge: u64,
 }
 
 /// A syscall a `Notify` verdict sent to the thread's policy server.

@@ -30,6 +30,7 @@ use arch::exception::ExceptionClass;
 use arch::mmu::{AsidAllocator, AsidBits};
 use core::fmt::Write;
 
+mod audit;
 mod fast_path;
 mod invariants;
 mod policy;
@@ -464,6 +465,7 @@ impl Kernel {
         match interrupt {
             Interrupt::Timer => {
                 self.ticks += 1;
+                self.wake_audit_waiters(platform);
                 if let Some(current) = self.current {
                     let thread = &mut self.threads[current.index()];
                     if self.run_queue.has_ready_at_or_above(thread.priority) {
@@ -540,7 +542,11 @@ impl Kernel {
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.x[8]);
         let (entry, outcome) = if slow {
-            self.enter_with_work(current)
+            match self.enter_with_work(platform, current) {
+                Some(entered) => entered,
+                // It waits for room in its audit ring.
+                None => return self.resume(platform),
+            }
         } else {
             (SyscallEntry::Dispatch, PolicyOutcome::Run)
         };
@@ -550,6 +556,9 @@ impl Kernel {
                     Ok(call) => self.dispatch(platform, current, call),
                     Err(code) => SyscallResult::Return(code),
                 };
+                if slow && self.threads[current.index()].audit.is_some() {
+                    self.audit_dispatched(platform, current, result);
+                }
                 let thread = &mut self.threads[current.index()];
                 match result {
                     SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
@@ -573,11 +582,17 @@ impl Kernel {
                 }
             }
             SyscallEntry::Skipped(_) => {
+                if self.threads[current.index()].audit.is_some() {
+                    self.audit_refused(platform, current, outcome);
+                }
                 if let Some(resume) = self.policy_skipped(platform, current, esr, outcome) {
                     return resume;
                 }
             }
             SyscallEntry::Killed => {
+                if self.threads[current.index()].audit.is_some() {
+                    self.audit_refused(platform, current, PolicyOutcome::Kill);
+                }
                 self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
                 return self.resume(platform);
             }
@@ -660,6 +675,18 @@ impl Kernel {
                 SyscallResult::Return(ErrorCode::Ok)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::SetAudit {
+                tcb,
+                frame,
+                notification,
+                mode,
+                badge,
+            } => SyscallResult::Return(
+                match self.set_audit(current, tcb, frame, notification, mode, badge) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::FilterLoad {
                 filter,
                 address,
@@ -1065,6 +1092,9 @@ impl Kernel {
                 }
             }
             CapType::Notification => {
+                stop_audit(threads, &mut woken, |sink| {
+                    sink.notification.0 as usize == object.index()
+                });
                 for handler in irq_handlers.iter_mut() {
                     if handler.notification.is_some_and(|(n, _)| n == object) {
                         handler.notification = None;
@@ -1108,6 +1138,7 @@ impl Kernel {
                 if let Some(mapping) = frame_maps[object.index()].take() {
                     vspace::unmap(platform, threads, mapping);
                 }
+                stop_audit(threads, &mut woken, |sink| sink.frame == object);
             }
             _ => {}
         };
@@ -1287,6 +1318,9 @@ impl Kernel {
                             status: self.session.exit_status(),
                         }
                     }
+                    // Nothing ready, but an audit ring may have room by now
+                    // (the server drained it and went to sleep).
+                    None if self.wake_audit_waiters(platform) => continue,
                     None if self.case_is_deadlocked() => {
                         self.break_deadlock(platform);
                         continue;
@@ -1342,7 +1376,9 @@ impl Kernel {
                     | ThreadState::BlockedOnReceive { .. }
                     | ThreadState::BlockedOnReply
                     | ThreadState::BlockedOnFaultReply
-                    | ThreadState::Suspended => true,
+                    | ThreadState::Suspended
+                    // Only a running thread can make room in the ring.
+                    | ThreadState::BlockedOnAudit => true,
                     // An interrupt can still signal a notification an
                     // IrqHandler is bound to.
                     ThreadState::BlockedOnNotification { notification } => {
@@ -2144,6 +2180,28 @@ impl Session {
             EXIT_SUCCESS
         } else {
             EXIT_TEST_FAILED
+        }
+    }
+}
+
+/// A ring or notification an audit used is gone: its threads are no
+/// longer audited (never a write into freed memory), and one waiting for
+/// room runs its `svc` again.
+fn stop_audit(
+    threads: &mut [Thread; MAX_THREADS],
+    woken: &mut heapless::Vec<ThreadId, MAX_THREADS>,
+    uses: impl Fn(&crate::thread::AuditSink) -> bool,
+) {
+    for (index, thread) in threads.iter_mut().enumerate() {
+        if thread.audit.as_ref().is_some_and(&uses) {
+            thread.audit = None;
+            thread.audit_dropped = 0;
+            thread.work.remove(WorkFlags::AUDIT);
+            thread.recompute_no_entry_work();
+            if thread.state == ThreadState::BlockedOnAudit {
+                thread.state = ThreadState::Ready;
+                let _ = woken.push(ThreadId(index as u16));
+            }
         }
     }
 }

@@ -304,10 +304,15 @@ impl Kernel {
     /// common syscall has none).
     #[cold]
     #[inline(never)]
-    pub(super) fn enter_with_work(
+    pub(super) fn enter_with_work<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
-    ) -> (entry::SyscallEntry, PolicyOutcome) {
+    ) -> Option<(entry::SyscallEntry, PolicyOutcome)> {
+        // Lossless audit with a full ring: wait before anything runs.
+        if !self.audit_admits(platform, current) {
+            return None;
+        }
         let Kernel {
             threads,
             filters,
@@ -336,7 +341,11 @@ impl Kernel {
             outcome: PolicyOutcome::Run,
         };
         let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
-        (entry, hooks.outcome)
+        let outcome = hooks.outcome;
+        drop(hooks);
+        // The record shows the arguments as the entry work left them.
+        self.audit_snapshot(current);
+        Some((entry, outcome))
     }
 
     /// The generic exit for a syscall that went through `enter_with_work`.

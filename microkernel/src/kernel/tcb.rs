@@ -112,6 +112,8 @@ impl Kernel {
                 let priority = self.threads[target.index()].priority;
                 self.run_queue.remove(target, priority);
             }
+            // Its `svc` runs again once resumed (and there is room).
+            ThreadState::BlockedOnAudit => {}
             ThreadState::Running => {
                 if self.current == Some(target) {
                     self.current = None;
