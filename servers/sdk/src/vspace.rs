@@ -36,3 +36,60 @@ impl Frame {
         raw_syscall(Syscall::FrameUnmap.number(), self.0 .0, 0, 0).into_result()
     }
 }
+
+/// A frame this thread has mapped readable at `va`: word and byte access
+/// within its 4 KiB, for memory shared with the kernel or another thread
+/// (an audit ring, say). Only [`Frame::map_view`] makes one, after the
+/// mapping succeeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MappedFrame {
+    va: u64,
+    writable: bool,
+}
+
+impl Frame {
+    /// Maps the frame into this thread's own address space (`own` names
+    /// it) at `va` and returns a view of it.
+    pub fn map_view(
+        self,
+        own: VSpace,
+        va: u64,
+        rights: MapRights,
+    ) -> Result<MappedFrame, ErrorCode> {
+        self.map(own, va, rights)?;
+        Ok(MappedFrame {
+            va,
+            writable: rights.writable(),
+        })
+    }
+}
+
+impl MappedFrame {
+    /// The 64-bit word at byte `offset` (wrapped into the page, aligned
+    /// down to 8).
+    pub fn read_u64(&self, offset: u64) -> u64 {
+        let address = self.va + ((offset % 4096) & !7);
+        // SAFETY: the page is mapped readable at `va` in this address
+        // space (`map_view` made it so), and the address stays inside it.
+        unsafe { (address as *const u64).read_volatile() }
+    }
+
+    /// The byte at `offset` (wrapped into the page).
+    pub fn read_u8(&self, offset: u64) -> u8 {
+        let address = self.va + offset % 4096;
+        // SAFETY: as `read_u64`.
+        unsafe { (address as *const u8).read_volatile() }
+    }
+
+    /// Stores a 64-bit word at byte `offset`; `Err(MissingRights)` for a
+    /// read-only mapping.
+    pub fn write_u64(&self, offset: u64, value: u64) -> Result<(), ErrorCode> {
+        if !self.writable {
+            return Err(ErrorCode::MissingRights);
+        }
+        let address = self.va + ((offset % 4096) & !7);
+        // SAFETY: as `read_u64`, and the mapping is writable.
+        unsafe { (address as *mut u64).write_volatile(value) }
+        Ok(())
+    }
+}
