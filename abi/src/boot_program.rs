@@ -160,7 +160,24 @@ pub enum BootProgram {
     /// The demo's app: allowed calls, one refused by a filter rule, two
     /// forwarded to the policy server; then it stops the server.
     DemoApp = 57,
+    /// Makes an audit ring (a Frame from the Untyped in slot 4, mapped
+    /// into its own VSpace, slot 6), audits the thread whose TCB is in slot
+    /// 3 (policy right) into it, and checks every record; parameter: 0
+    /// lossy with a stall, 1 lossless.
+    AuditServer = 58,
+    /// The audited thread: a burst of syscalls larger than the ring, then
+    /// it reports to the server (endpoint in slot 2).
+    AuditedApp = 59,
 }
+
+/// `AuditServer`'s scenario: lossy, the server stalled during the burst.
+pub const AUDIT_SCENARIO_LOSSY: u64 = 0;
+/// `AuditServer`'s scenario: lossless, the burst waits for the server.
+pub const AUDIT_SCENARIO_LOSSLESS: u64 = 1;
+/// Syscalls in `AuditedApp`'s burst.
+pub const AUDIT_BURST: u64 = 40;
+/// The badge `AuditServer` gives the app's records.
+pub const AUDIT_APP_BADGE: u64 = 0x7a;
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
 pub const TCB_SCENARIO_SUSPEND: u64 = 0;
@@ -226,7 +243,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 58] = [
+    pub const ALL: [BootProgram; 60] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -285,6 +302,8 @@ impl BootProgram {
         BootProgram::DemoSupervisor,
         BootProgram::DemoPolicyServer,
         BootProgram::DemoApp,
+        BootProgram::AuditServer,
+        BootProgram::AuditedApp,
     ];
 
     /// A short name, used to name the thread.
@@ -348,6 +367,8 @@ impl BootProgram {
             BootProgram::DemoSupervisor => "supervisor",
             BootProgram::DemoPolicyServer => "policy-server",
             BootProgram::DemoApp => "app",
+            BootProgram::AuditServer => "audit-server",
+            BootProgram::AuditedApp => "audited-app",
         }
     }
 

@@ -82,6 +82,21 @@ fn number(random: &mut Random) -> u64 {
     number
 }
 
+/// Makes a Frame from the Untyped in slot 4 and audits this thread or the
+/// next one into it (the notification in slot 3 is signalled), lossy or,
+/// rarely, lossless (nobody drains the ring, so a lossless thread soon
+/// waits for good and the round ends when its threads all wait).
+fn audit_randomly(random: &mut Random) {
+    let slot = 7 + random.below(9);
+    let _ = sdk::syscall::retype(4, CapType::Frame, 0, slot, 1);
+    let mode = if random.below(8) == 0 { 2 } else { 1 };
+    let _ = sdk::syscall::raw_syscall6(
+        Syscall::TcbSetAudit.number(),
+        5 + random.below(2),
+        [slot, 3, mode, random.next(), 0],
+    );
+}
+
 /// Makes a filter from the Untyped in slot 4 with one to four random
 /// rules, and attaches it to this thread or the next one (their TCBs are
 /// in slots 6 and 5), sometimes naming the endpoint in slot 2 as the
@@ -142,6 +157,10 @@ pub fn run(parameter: u64) -> i32 {
         // (verdicts, Notify to a peer, Trap, Kill) runs under fuzzing too.
         if random.below(1500) == 0 {
             attach_random_filter(&mut random);
+            continue;
+        }
+        if random.below(3000) == 0 {
+            audit_randomly(&mut random);
             continue;
         }
         let number = number(&mut random);

@@ -4,6 +4,7 @@
 #![no_std]
 #![no_main]
 
+mod audit_tests;
 mod bench;
 mod demo;
 mod fuzz;
@@ -96,6 +97,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::DemoSupervisor => demo::supervisor(),
         BootProgram::DemoPolicyServer => demo::policy_server(),
         BootProgram::DemoApp => demo::app(),
+        BootProgram::AuditServer => audit_tests::server(parameter),
+        BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),

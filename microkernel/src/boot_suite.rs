@@ -8,6 +8,7 @@
 
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
+use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
 
@@ -416,6 +417,8 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[2],
     POLICY_CASES[0],
     POLICY_CASES[1],
+    AUDIT_CASES[0],
+    AUDIT_CASES[1],
     VSPACE_CASE,
 ];
 
@@ -580,6 +583,64 @@ const POLICY_CASES: [Case; 2] = [Case {
     fault_endpoints: &[],
     cnode_radix: None,
 }];
+
+const AUDIT_GRANTS: &[Grant] = &[
+    grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+    tcb_grant(0, 3, 1, TCB_WITH_POLICY),
+    Grant {
+        thread: 0,
+        slot: 4,
+        object: CaseObject::Untyped,
+        rights: Rights::ALL,
+        badge: 0,
+    },
+    nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+    Grant {
+        thread: 0,
+        slot: 6,
+        object: CaseObject::VSpace(0),
+        rights: Rights::READ_WRITE,
+        badge: 0,
+    },
+    tcb_grant(0, 7, 0, Rights::READ_WRITE),
+    grant(1, ENDPOINT_SLOT, SEND, 0),
+];
+
+const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 4,
+        irq: None,
+        grants: AUDIT_GRANTS,
+        // The server sets the ring up before the app runs.
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    }
+}
+
+/// Audit cases of the in-guest suite.
+const AUDIT_CASES: [Case; 2] = [
+    audit_case(
+        "audit, lossy: a stalled server loses records, each loss is counted and shows as a sequence gap",
+        &[
+            BootProgram::AuditServer.selector(AUDIT_SCENARIO_LOSSY),
+            BootProgram::AuditedApp.selector(AUDIT_SCENARIO_LOSSY),
+        ],
+    ),
+    audit_case(
+        "audit, lossless: a full ring makes the audited thread wait, nothing is lost",
+        &[
+            BootProgram::AuditServer.selector(AUDIT_SCENARIO_LOSSLESS),
+            BootProgram::AuditedApp.selector(AUDIT_SCENARIO_LOSSLESS),
+        ],
+    ),
+];
 
 /// The badge of `PolicyAsker`'s capability to its server's endpoint
 /// (`init/src/policy_tests.rs` checks it arrives).

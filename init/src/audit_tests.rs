@@ -1,0 +1,210 @@
+//! Audit programs of the in-guest suite: a server that makes the ring and
+//! audits an app, in lossy mode (stalled during the app's burst: drops
+//! counted, gaps visible) and lossless mode (the burst waits for room:
+//! nothing lost). Each returns the number of its first failed check.
+
+use abi::audit::{AuditVerdict, RING_SLOTS};
+use abi::boot_program::{AUDIT_APP_BADGE, AUDIT_BURST, AUDIT_SCENARIO_LOSSLESS};
+use abi::cap::CapType;
+use abi::vspace::{MapRights, FRAME_MAP_START};
+use abi::{ErrorCode, Syscall};
+use audit_server::{Entry, Line, Reader, RingMemory};
+use sdk::ipc::{self, Cptr, Message};
+use sdk::println;
+use sdk::syscall::raw_syscall6;
+use sdk::vspace::{Frame, MappedFrame, VSpace};
+
+const ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const APP_TCB: u64 = 3;
+const UNTYPED: u64 = 4;
+const NOTIFICATION: Cptr = Cptr(5);
+const OWN_VSPACE: VSpace = VSpace(Cptr(6));
+const RING: Frame = Frame(Cptr(8));
+const OWN_TCB: u64 = 7;
+
+macro_rules! expect {
+    ($number:expr, $got:expr, $want:expr) => {
+        let (got, want) = ($got, $want);
+        if !same(&got, &want) {
+            println!("check {} failed: {:?} != {:?}", $number, got, want);
+            return $number;
+        }
+    };
+}
+
+fn same<T: PartialEq>(got: &T, want: &T) -> bool {
+    got == want
+}
+
+/// The ring as this thread sees it.
+struct Ring(MappedFrame);
+
+impl RingMemory for Ring {
+    fn read_u64(&self, offset: u64) -> u64 {
+        self.0.read_u64(offset)
+    }
+    fn write_u64(&mut self, offset: u64, value: u64) {
+        let _ = self.0.write_u64(offset, value);
+    }
+    fn read_u8(&self, offset: u64) -> u8 {
+        self.0.read_u8(offset)
+    }
+}
+
+/// `TcbSetAudit` on the TCB in `tcb`.
+fn set_audit(tcb: u64, frame: Frame, mode: u64, badge: u64) -> Result<(), ErrorCode> {
+    raw_syscall6(
+        Syscall::TcbSetAudit.number(),
+        tcb,
+        [frame.0 .0, NOTIFICATION.0, mode, badge, 0],
+    )
+    .into_result()
+}
+
+/// Reads every record there is, printing each; checks they are the app's
+/// and counts what it expects of them.
+fn drain(ring: &mut Ring, reader: &mut Reader, nulls: &mut u64) -> Result<(), i32> {
+    while let Some(entry) = reader.next(ring) {
+        match entry {
+            Entry::Record { record, gap } => {
+                // The burst's Nulls are counted, the rest printed.
+                if record.syscall != Syscall::Null.number() || gap > 0 {
+                    println!("[audit] {}", Line(&record));
+                }
+                if gap > 0 {
+                    println!("[audit] {gap} records lost before #{}", record.sequence);
+                }
+                if record.thread_badge != AUDIT_APP_BADGE {
+                    return Err(50);
+                }
+                if record.syscall == Syscall::Null.number() {
+                    if record.result != Some(ErrorCode::Ok.raw())
+                        || record.verdict != AuditVerdict::Allowed
+                    {
+                        return Err(51);
+                    }
+                    *nulls += 1;
+                }
+            }
+            Entry::Garbled { index } => {
+                println!("[audit] record {index} is garbled");
+                return Err(52);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The audit server (see `BootProgram::AuditServer`).
+pub fn server(scenario: u64) -> i32 {
+    let lossless = scenario == AUDIT_SCENARIO_LOSSLESS;
+    expect!(
+        1,
+        sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1),
+        Ok(())
+    );
+    let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
+        return 2;
+    };
+    let mut ring = Ring(view);
+    // Refusals first: a bad mode, the wrong type for the ring, no ring.
+    expect!(
+        3,
+        set_audit(APP_TCB, RING, 3, 0),
+        Err(ErrorCode::InvalidArgument)
+    );
+    expect!(
+        4,
+        set_audit(APP_TCB, Frame(NOTIFICATION), 1, 0),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(
+        5,
+        set_audit(APP_TCB, Frame(Cptr(12)), 1, 0),
+        Err(ErrorCode::InvalidCapability)
+    );
+    let mode = if lossless { 2 } else { 1 };
+    expect!(6, set_audit(APP_TCB, RING, mode, AUDIT_APP_BADGE), Ok(()));
+    let mut reader = Reader::new();
+    let mut nulls = 0;
+    if !lossless {
+        // Stalled: the app's burst overflows the ring while this thread
+        // waits for its report.
+        let Ok(report) = ipc::recv(ENDPOINT) else {
+            return 10;
+        };
+        expect!(11, report.message.words[0], AUDIT_BURST);
+        expect!(12, ipc::poll(NOTIFICATION).map(|w| w != 0), Ok(true));
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+            return check;
+        }
+        expect!(13, (reader.records, reader.missing), (RING_SLOTS, 0));
+        expect!(14, nulls, RING_SLOTS);
+        // The ring is empty again: the next record signals once more.
+        expect!(15, ipc::poll(NOTIFICATION), Ok(0));
+        let Ok(second) = ipc::reply_recv(ENDPOINT, &Message::new(0, &[])) else {
+            return 16;
+        };
+        expect!(17, ipc::poll(NOTIFICATION).map(|w| w != 0), Ok(true));
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+            return check;
+        }
+        // The burst's other Nulls and the first report were lost: the
+        // next record's sequence number jumps by exactly that, and the
+        // record says so itself.
+        let lost = AUDIT_BURST - RING_SLOTS + 1;
+        expect!(18, reader.missing, lost);
+        expect!(19, second.message.words[0], 1);
+        println!(
+            "[audit] lossy: {} records read, {} lost, every loss accounted for",
+            reader.records, reader.missing
+        );
+        let _ = ipc::reply(&Message::new(0, &[]));
+        return 0;
+    }
+    // Lossless: wait below the app so its burst fills the ring, waits for
+    // room, and goes on as this thread drains.
+    expect!(30, sdk::tcb::Tcb(Cptr(OWN_TCB)).set_priority(90), Ok(()));
+    loop {
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+            return check;
+        }
+        match ipc::nb_recv(ENDPOINT) {
+            Ok(report) => {
+                expect!(31, report.message.words[0], AUDIT_BURST);
+                if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+                    return check;
+                }
+                break;
+            }
+            Err(ErrorCode::WouldBlock) => {
+                let _ = ipc::wait(NOTIFICATION);
+            }
+            Err(_) => return 32,
+        }
+    }
+    expect!(33, reader.missing, 0);
+    expect!(34, nulls, AUDIT_BURST);
+    println!(
+        "[audit] lossless: {} records read, none lost (the burst waited for room)",
+        reader.records
+    );
+    let _ = ipc::reply(&Message::new(0, &[]));
+    0
+}
+
+/// The audited app: a burst of Nulls, then its report (a Call).
+pub fn app(scenario: u64) -> i32 {
+    for _ in 0..AUDIT_BURST {
+        if sdk::syscall::null().is_err() {
+            return 1;
+        }
+    }
+    if ipc::call(ENDPOINT, &Message::new(1, &[AUDIT_BURST])).is_err() {
+        return 2;
+    }
+    if scenario != AUDIT_SCENARIO_LOSSLESS && ipc::call(ENDPOINT, &Message::new(1, &[1])).is_err() {
+        return 3;
+    }
+    0
+}
