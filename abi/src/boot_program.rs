@@ -151,6 +151,21 @@ pub enum BootProgram {
     /// the access (reading its link register through the TCB in slot 4
     /// for an instruction abort).
     VSpaceFaultHandler = 54,
+    /// Benchmark: attaches filters to itself (Untyped in slot 2, its own
+    /// TCB with the policy right in slot 3) and times a constant-`Allow`
+    /// null syscall, a cached `Errno` and an evaluated `Allow`.
+    BenchPolicy = 55,
+    /// `BenchIpcServer` after attaching a filter whose verdict for its
+    /// IPC is a constant `Allow` (Untyped in slot 3, its TCB in slot 4).
+    BenchIpcServerFiltered = 56,
+    /// The filtered twin of `BenchIpcClient` (slots as the server's).
+    BenchIpcClientFiltered = 57,
+    /// Benchmark: attaches a filter whose verdict for `Null` is `Notify`
+    /// (its policy server's endpoint in slot 2, its TCB in slot 3, Untyped
+    /// in slot 4) and times forwarded null syscalls.
+    BenchPolicyAsker = 58,
+    /// The policy server of `BenchPolicyAsker`: allows every request.
+    BenchPolicyServer = 59,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -217,7 +232,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 55] = [
+    pub const ALL: [BootProgram; 60] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -273,6 +288,11 @@ impl BootProgram {
         BootProgram::PolicyServer,
         BootProgram::VSpaceMapper,
         BootProgram::VSpaceFaultHandler,
+        BootProgram::BenchPolicy,
+        BootProgram::BenchIpcServerFiltered,
+        BootProgram::BenchIpcClientFiltered,
+        BootProgram::BenchPolicyAsker,
+        BootProgram::BenchPolicyServer,
     ];
 
     /// A short name, used to name the thread.
@@ -333,6 +353,11 @@ impl BootProgram {
             BootProgram::FloorFaulter => "floor-faulter",
             BootProgram::VSpaceMapper => "vspace-mapper",
             BootProgram::VSpaceFaultHandler => "vspace-fault-handler",
+            BootProgram::BenchPolicy => "bench-policy",
+            BootProgram::BenchIpcServerFiltered => "bench-server-filtered",
+            BootProgram::BenchIpcClientFiltered => "bench-client-filtered",
+            BootProgram::BenchPolicyAsker => "bench-policy-asker",
+            BootProgram::BenchPolicyServer => "bench-policy-server",
         }
     }
 
