@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 16] = [
+pub const ROWS: [&str; 23] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -25,12 +25,22 @@ pub const ROWS: [&str; 16] = [
     "null_syscall_scale_1000",
     "ipc_call_one_way_scale_1000",
     "notification_round_trip",
+    "null_syscall_filtered_allow",
+    "syscall_policy_errno",
+    "syscall_policy_evaluated_allow",
+    "ipc_call_one_way_filtered",
+    "ipc_reply_recv_one_way_filtered",
+    "ipc_round_trip_filtered",
+    "policy_notify_round_trip",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.
 pub const IPC_FAST_LABEL: u64 = 1;
 /// Message label of the phase with one word too many for registers.
 pub const IPC_SLOW_LABEL: u64 = 2;
+/// Message label of the register-only phase between filtered threads
+/// (`ipc_call_one_way_filtered`; 3 and 4 are `SCALE_STEPS`').
+pub const IPC_FILTERED_LABEL: u64 = 5;
 /// Extra endpoints (each with its capability) the scale benchmark makes
 /// before each of its phases is timed, and the label of that phase's
 /// fast-path calls (`SCALE_STEPS[i].1`).
@@ -68,7 +78,7 @@ pub struct BenchParameter {
 }
 
 const ITERATION_BITS: u32 = 24;
-const ROW_BITS: u32 = 23;
+const ROW_BITS: u32 = 31;
 
 impl BenchParameter {
     /// From the boot options' values (each `None` when absent). An unknown
@@ -158,6 +168,16 @@ mod tests {
         assert!(!p.runs("null_syscall"));
         assert_eq!(BenchParameter::decode(p.encode()), p);
         assert!(p.encode() < 1 << 56, "fits the selector's parameter bits");
+    }
+
+    #[test]
+    fn every_row_has_a_bit_and_all_of_them_encode() {
+        assert!(ROWS.len() as u32 <= ROW_BITS);
+        let p = BenchParameter::from_options(Some("20000"), None, Some("instructions")).unwrap();
+        assert_eq!(p.rows.count_ones() as usize, ROWS.len());
+        assert_eq!(BenchParameter::decode(p.encode()), p);
+        assert!(p.encode() < 1 << 56, "fits the selector's parameter bits");
+        assert!(p.runs(ROWS[ROWS.len() - 1]));
     }
 
     #[test]

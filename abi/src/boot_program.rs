@@ -168,6 +168,21 @@ pub enum BootProgram {
     /// The audited thread: a burst of syscalls larger than the ring, then
     /// it reports to the server (endpoint in slot 2).
     AuditedApp = 59,
+    /// Benchmark: attaches filters to itself (Untyped in slot 2, its own
+    /// TCB with the policy right in slot 3) and times a constant-`Allow`
+    /// null syscall, a cached `Errno` and an evaluated `Allow`.
+    BenchPolicy = 60,
+    /// `BenchIpcServer` after attaching a filter whose verdict for its
+    /// IPC is a constant `Allow` (Untyped in slot 3, its TCB in slot 4).
+    BenchIpcServerFiltered = 61,
+    /// The filtered twin of `BenchIpcClient` (slots as the server's).
+    BenchIpcClientFiltered = 62,
+    /// Benchmark: attaches a filter whose verdict for `Null` is `Notify`
+    /// (its policy server's endpoint in slot 2, its TCB in slot 3, Untyped
+    /// in slot 4) and times forwarded null syscalls.
+    BenchPolicyAsker = 63,
+    /// The policy server of `BenchPolicyAsker`: allows every request.
+    BenchPolicyServer = 64,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -243,7 +258,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 60] = [
+    pub const ALL: [BootProgram; 65] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -304,6 +319,11 @@ impl BootProgram {
         BootProgram::DemoApp,
         BootProgram::AuditServer,
         BootProgram::AuditedApp,
+        BootProgram::BenchPolicy,
+        BootProgram::BenchIpcServerFiltered,
+        BootProgram::BenchIpcClientFiltered,
+        BootProgram::BenchPolicyAsker,
+        BootProgram::BenchPolicyServer,
     ];
 
     /// A short name, used to name the thread.
@@ -369,6 +389,11 @@ impl BootProgram {
             BootProgram::DemoApp => "app",
             BootProgram::AuditServer => "audit-server",
             BootProgram::AuditedApp => "audited-app",
+            BootProgram::BenchPolicy => "bench-policy",
+            BootProgram::BenchIpcServerFiltered => "bench-server-filtered",
+            BootProgram::BenchIpcClientFiltered => "bench-client-filtered",
+            BootProgram::BenchPolicyAsker => "bench-policy-asker",
+            BootProgram::BenchPolicyServer => "bench-policy-server",
         }
     }
 

@@ -2,8 +2,11 @@
 //! prints one `BENCH` line (the runner's protocol, see src/bench/ in the
 //! host package).
 
+pub mod policy;
+
 use abi::bench::{
-    BenchParameter, IPC_FAST_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS, SCALE_STEPS, WARM_UP_ITERATIONS,
+    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS,
+    SCALE_STEPS, WARM_UP_ITERATIONS,
 };
 use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
@@ -80,32 +83,52 @@ pub fn run_yield_partner(parameter: BenchParameter) -> i32 {
     0
 }
 
+/// One phase of the IPC benchmark client: the label and length of its
+/// messages, and the rows it reports.
+pub(crate) struct IpcPhase {
+    label: u64,
+    length: u8,
+    call_row: &'static str,
+    reply_row: &'static str,
+    round_row: &'static str,
+}
+
+/// The unfiltered client's phases: register-only, then one word too long
+/// for registers.
+const IPC_PHASES: [IpcPhase; 2] = [
+    IpcPhase {
+        label: IPC_FAST_LABEL,
+        length: FAST_LENGTH,
+        call_row: "ipc_call_one_way",
+        reply_row: "ipc_reply_recv_one_way",
+        round_row: "ipc_round_trip",
+    },
+    IpcPhase {
+        label: IPC_SLOW_LABEL,
+        length: 7,
+        call_row: "ipc_slow_call_one_way",
+        reply_row: "ipc_slow_reply_recv_one_way",
+        round_row: "ipc_slow_round_trip",
+    },
+];
+
 /// The IPC benchmark client: for each phase (register-only, then one word
 /// too long for registers), `iterations` calls to the server, each timed
 /// round trip, and the reply's one-way time from the timestamp the server
 /// sends back (taken just before its `ReplyRecv`).
 pub fn run_ipc_client(parameter: BenchParameter) -> i32 {
+    ipc_client(parameter, &IPC_PHASES)
+}
+
+/// The client's loop over `phases`, then the server's stop message.
+pub(crate) fn ipc_client(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 {
     let endpoint = Cptr(ENDPOINT_SLOT);
     let overhead = (0..64).map(|_| empty_delta()).min().unwrap_or(0);
-    let phases = [
-        (
-            IPC_FAST_LABEL,
-            1u8,
-            "ipc_call_one_way",
-            "ipc_reply_recv_one_way",
-            "ipc_round_trip",
-        ),
-        (
-            IPC_SLOW_LABEL,
-            7u8,
-            "ipc_slow_call_one_way",
-            "ipc_slow_reply_recv_one_way",
-            "ipc_slow_round_trip",
-        ),
-    ];
-    for (label, length, call_row, reply_row, round_row) in phases {
+    for phase in phases {
+        let (label, length) = (phase.label, phase.length);
+        let (reply_row, round_row) = (phase.reply_row, phase.round_row);
         // The server times the call row from this phase's calls.
-        if ![call_row, reply_row, round_row]
+        if ![phase.call_row, reply_row, round_row]
             .iter()
             .any(|row| parameter.runs(row))
         {
@@ -259,6 +282,7 @@ fn report_call_phase(
     let name = match phase {
         IPC_FAST_LABEL => "ipc_call_one_way",
         IPC_SLOW_LABEL => "ipc_slow_call_one_way",
+        IPC_FILTERED_LABEL => "ipc_call_one_way_filtered",
         _ => match scaled {
             Some(name) => name,
             None => return,

@@ -68,6 +68,21 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BenchScaleClient => bench::run_scale_client(BenchParameter::decode(parameter)),
         BootProgram::BenchNotifyPing => bench::run_notify_ping(BenchParameter::decode(parameter)),
         BootProgram::BenchNotifyPong => bench::run_notify_pong(BenchParameter::decode(parameter)),
+        BootProgram::BenchPolicy => {
+            bench::policy::run_single_thread(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchIpcServerFiltered => {
+            bench::policy::run_filtered_ipc_server(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchIpcClientFiltered => {
+            bench::policy::run_filtered_ipc_client(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchPolicyAsker => {
+            bench::policy::run_notify_asker(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchPolicyServer => {
+            bench::policy::run_notify_server(BenchParameter::decode(parameter))
+        }
         BootProgram::NotifySignaler => ipc_tests::notify_signaler(),
         BootProgram::NotifyWaiter => ipc_tests::notify_waiter(),
         BootProgram::NotifySleeper => ipc_tests::notify_sleeper(),

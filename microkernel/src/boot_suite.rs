@@ -926,8 +926,9 @@ const IPC_CASES: [Case; 13] = [
 ];
 
 /// The benchmark suite: a fault under the syscall floor (no row), the
-/// rows of one thread, then yield round trips
-/// between two address spaces. The kernel adds the run's
+/// rows of one thread, yield, IPC and notification round trips between
+/// two address spaces, then the same kinds of syscall from filtered
+/// threads (the policy rows). The kernel adds the run's
 /// `abi::bench::BenchParameter` to each selector.
 pub const BENCH_CASES: &[Case] = &[
     // Under the floor a fault must still reach the kernel (and stop the
@@ -1011,6 +1012,96 @@ pub const BENCH_CASES: &[Case] = &[
             nth_notification_grant(1, 1, SECOND_ENDPOINT_SLOT, SEND, 0),
         ],
         priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    // The policy rows. Each thread retypes its filters from the case's
+    // Untyped and attaches them through its own TCB (the policy right).
+    Case {
+        name: "a filtered thread's null syscall: constant Allow, cached Errno, evaluated Allow",
+        threads: &[BootProgram::BenchPolicy.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 16,
+        irq: None,
+        grants: &[
+            Grant {
+                thread: 0,
+                slot: ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            tcb_grant(0, SECOND_ENDPOINT_SLOT, 0, TCB_WITH_POLICY),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    Case {
+        name: "IPC call, reply and round trip between two filtered threads (constant Allow)",
+        threads: &[
+            BootProgram::BenchIpcServerFiltered.selector(0),
+            BootProgram::BenchIpcClientFiltered.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 16,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, 0),
+            Grant {
+                thread: 0,
+                slot: SECOND_ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            Grant {
+                thread: 1,
+                slot: SECOND_ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            tcb_grant(0, 4, 0, TCB_WITH_POLICY),
+            tcb_grant(1, 4, 1, TCB_WITH_POLICY),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    Case {
+        name: "null syscalls forwarded to a policy server that allows them (Notify)",
+        threads: &[
+            BootProgram::BenchPolicyServer.selector(0),
+            BootProgram::BenchPolicyAsker.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, 0),
+            tcb_grant(1, SECOND_ENDPOINT_SLOT, 1, TCB_WITH_POLICY),
+            Grant {
+                thread: 1,
+                slot: 4,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+        ],
+        // The server is more urgent: it waits in Recv before the asker runs.
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,

@@ -123,7 +123,8 @@ const PEERS_SECTION: &str = "
   with `-icount shift=0`: the `icount-a` column of `shared/peers/linux/README.md`. Its
   numbers count user and kernel instructions of the whole operation. A pipe or futex
   ping-pong is the closest Linux analog of an IPC round trip; seccomp filters of policy;
-  seccomp user notification of a Notify verdict; ptrace syscall stops of tracing. The
+  seccomp user notification of a Notify verdict; ptrace syscall stops of tracing (the
+  peer has no row for a seccomp `RET_ERRNO`, so `syscall_policy_errno` has none). The
   audit row is the `audit=1` boot with no rules.
 * **seL4**: release build with the fastpath, same QEMU and CPU, measured the same way
   (issue 7): Call one-way 245, ReplyRecv one-way 269, null syscall 91, slow path about
