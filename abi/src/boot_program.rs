@@ -183,6 +183,12 @@ pub enum BootProgram {
     BenchPolicyAsker = 63,
     /// The policy server of `BenchPolicyAsker`: allows every request.
     BenchPolicyServer = 64,
+    /// Makes an endpoint and a frame from its Untyped (slot 4), gives the
+    /// endpoint to `RevokeWaiter` through the case endpoint (grant), maps
+    /// the frame (own VSpace in slot 6), then revokes the Untyped.
+    RevokeOwner = 65,
+    /// Receives the endpoint, waits on it, wakes with `ObjectDeleted`.
+    RevokeWaiter = 66,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -258,7 +264,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 65] = [
+    pub const ALL: [BootProgram; 67] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -324,6 +330,8 @@ impl BootProgram {
         BootProgram::BenchIpcClientFiltered,
         BootProgram::BenchPolicyAsker,
         BootProgram::BenchPolicyServer,
+        BootProgram::RevokeOwner,
+        BootProgram::RevokeWaiter,
     ];
 
     /// A short name, used to name the thread.
@@ -394,6 +402,8 @@ impl BootProgram {
             BootProgram::BenchIpcClientFiltered => "bench-client-filtered",
             BootProgram::BenchPolicyAsker => "bench-policy-asker",
             BootProgram::BenchPolicyServer => "bench-policy-server",
+            BootProgram::RevokeOwner => "revoke-owner",
+            BootProgram::RevokeWaiter => "revoke-waiter",
         }
     }
 

@@ -10,6 +10,7 @@ mod demo;
 mod fuzz;
 mod ipc_tests;
 mod policy_tests;
+mod revoke_tests;
 mod tcb_tests;
 mod vspace_tests;
 
@@ -112,6 +113,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::DemoSupervisor => demo::supervisor(),
         BootProgram::DemoPolicyServer => demo::policy_server(),
         BootProgram::DemoApp => demo::app(),
+        BootProgram::RevokeOwner => revoke_tests::owner(),
+        BootProgram::RevokeWaiter => revoke_tests::waiter(),
         BootProgram::AuditServer => audit_tests::server(parameter),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),

@@ -419,6 +419,7 @@ pub const TEST_CASES: &[Case] = &[
     POLICY_CASES[1],
     AUDIT_CASES[0],
     AUDIT_CASES[1],
+    REVOKE_IN_USE_CASE,
     VSPACE_CASE,
 ];
 
@@ -623,6 +624,28 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         cnode_radix: None,
     }
 }
+
+/// Fault injection: an Untyped revoked while its objects are in use.
+const REVOKE_IN_USE_CASE: Case = Case {
+    name: "an Untyped revoked while in use: a thread waiting on an endpoint made from it wakes with ObjectDeleted, every copy and mapping goes, the memory returns zeroed",
+    threads: &[BootProgram::RevokeOwner.selector(0), BootProgram::RevokeWaiter.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 4,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, Rights::from_bytes([Rights::READ_WRITE.raw() | Rights::GRANT.raw()]), 0),
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 6, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        grant(1, ENDPOINT_SLOT, Rights::READ_WRITE, 0),
+    ],
+    // The waiter is more urgent: it is waiting whenever the owner acts.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+};
 
 /// Audit cases of the in-guest suite.
 const AUDIT_CASES: [Case; 2] = [
