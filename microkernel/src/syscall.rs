@@ -85,6 +85,11 @@ pub enum TcbOperation {
     ReadRegister(Register),
     /// `TcbWriteRegister` with the value to write.
     WriteRegister(Register, u64),
+    /// `TcbAttachTracer` with the slot of the tracer's endpoint capability
+    /// (x2).
+    AttachTracer(u64),
+    /// `TcbDetachTracer`.
+    DetachTracer,
 }
 
 impl TcbOperation {
@@ -92,6 +97,7 @@ impl TcbOperation {
     pub fn needed_rights(self) -> Rights {
         match self {
             TcbOperation::ReadRegister(_) => Rights::READ,
+            TcbOperation::AttachTracer(_) | TcbOperation::DetachTracer => Rights::TRACE,
             _ => Rights::WRITE,
         }
     }
@@ -321,6 +327,8 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
         Syscall::FrameUnmap => Ok(Call::FrameUnmap { frame: capability }),
+        Syscall::TcbAttachTracer => tcb(context, TcbOperation::AttachTracer(context.x[2])),
+        Syscall::TcbDetachTracer => tcb(context, TcbOperation::DetachTracer),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -625,6 +633,27 @@ mod tests {
             decode(&regs(32, 6, 0, 0)),
             Ok(Call::FrameUnmap { frame: 6 })
         );
+    }
+
+    #[test]
+    fn tracer_calls_need_the_trace_right() {
+        let attach = decode(&regs(33, 3, 5, 0));
+        assert_eq!(
+            attach,
+            Ok(Call::Tcb {
+                operation: TcbOperation::AttachTracer(5),
+                tcb: 3
+            })
+        );
+        assert_eq!(
+            decode(&regs(34, 3, 0, 0)),
+            Ok(Call::Tcb {
+                operation: TcbOperation::DetachTracer,
+                tcb: 3
+            })
+        );
+        assert_eq!(TcbOperation::AttachTracer(5).needed_rights(), Rights::TRACE);
+        assert_eq!(TcbOperation::DetachTracer.needed_rights(), Rights::TRACE);
     }
 
     #[test]

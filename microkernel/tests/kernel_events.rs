@@ -38,6 +38,8 @@ struct FakeMachine {
     fp_switches: usize,
     /// Every `flush_tlb_page`: (ASID, address).
     page_flushes: Vec<(u16, u64)>,
+    /// MDSCR_EL1.SS as the kernel last set it.
+    single_step: bool,
 }
 
 impl FakeMachine {
@@ -106,6 +108,10 @@ impl Platform for FakeMachine {
     }
 
     fn set_syscall_floor(&mut self, _on: bool) {}
+
+    fn set_single_step(&mut self, on: bool) {
+        self.single_step = on;
+    }
 
     fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
 
