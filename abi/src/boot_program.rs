@@ -151,6 +151,14 @@ pub enum BootProgram {
     /// the access (reading its link register through the TCB in slot 4
     /// for an instruction abort).
     VSpaceFaultHandler = 54,
+    /// A tracer: attaches to `TraceTracee` (its TCB, trace and policy
+    /// rights, in slot 3; read-write only in slot 5) with a filter of its
+    /// own making, then answers its stops from a script that checks every
+    /// ordering and prints strace-like lines; exits holding the last stop.
+    TraceTracer = 55,
+    /// The traced thread: syscalls the tracer skips, rewrites, steps over
+    /// and stops at, each result checked.
+    TraceTracee = 56,
 }
 
 /// `TcbController`'s scenarios (its parameter and its subject's).
@@ -217,7 +225,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 55] = [
+    pub const ALL: [BootProgram; 57] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -273,6 +281,8 @@ impl BootProgram {
         BootProgram::PolicyServer,
         BootProgram::VSpaceMapper,
         BootProgram::VSpaceFaultHandler,
+        BootProgram::TraceTracer,
+        BootProgram::TraceTracee,
     ];
 
     /// A short name, used to name the thread.
@@ -333,6 +343,8 @@ impl BootProgram {
             BootProgram::FloorFaulter => "floor-faulter",
             BootProgram::VSpaceMapper => "vspace-mapper",
             BootProgram::VSpaceFaultHandler => "vspace-fault-handler",
+            BootProgram::TraceTracer => "tracer",
+            BootProgram::TraceTracee => "tracee",
         }
     }
 

@@ -9,6 +9,7 @@ mod fuzz;
 mod ipc_tests;
 mod policy_tests;
 mod tcb_tests;
+mod trace_tests;
 mod vspace_tests;
 
 use abi::bench::BenchParameter;
@@ -92,6 +93,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TcbSubject => tcb_tests::subject(parameter),
         BootProgram::VSpaceMapper => vspace_tests::mapper(),
         BootProgram::VSpaceFaultHandler => vspace_tests::fault_handler(),
+        BootProgram::TraceTracer => trace_tests::tracer(),
+        BootProgram::TraceTracee => trace_tests::tracee(),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),
