@@ -1321,9 +1321,10 @@ impl Kernel {
             };
             let _pending = entry::exit_to_user_mode(&mut hooks, work);
             if !hooks.reschedule {
-                // Trace stops owed, or the single-step hardware to switch.
-                if (work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
-                    || self.step_installed)
+                // Trace stops owed, or the single-step hardware to switch
+                // on (a stale one is switched off lazily: see
+                // `Kernel::software_step`).
+                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
                     && self.trace_before_user(platform, current)
                 {
                     continue;

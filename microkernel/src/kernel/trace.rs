@@ -12,8 +12,11 @@
 //! blocked runs its exit stages when it returns, in `resume` too.
 //!
 //! Single-stepping uses the architecture's software step: MDSCR_EL1.SS on
-//! while a stepping thread runs (and off otherwise), SPSR.SS = 1 when it
-//! is resumed to step. After one instruction it takes a software-step
+//! while a stepping thread runs, SPSR.SS = 1 when it is resumed to step.
+//! SS is switched on on a stepping thread's way back to EL0 and off on a
+//! traced thread's; a thread that is not traced finds it off, or takes
+//! one software-step exception before its first instruction, which
+//! switches it off (so the common return path has no check for it). After one instruction it takes a software-step
 //! exception (EC 0x32), reported as a step stop. A stepped `svc` sets
 //! SPSR.SS = 0 on the way in; its step is reported by stage 7 after the
 //! exit stop, and the tracer's answer sets SPSR.SS afresh, so it is
@@ -99,7 +102,10 @@ impl Kernel {
     }
 
     /// A software-step exception: the stepping thread executed one
-    /// instruction. One nobody asked for (stale) is ignored.
+    /// instruction. A thread that is not stepping met MDSCR_EL1.SS left on
+    /// by the last stepping thread (it is switched off lazily, here, to
+    /// keep the check off the common return path): it took the exception
+    /// before running any instruction, and runs on with SS off.
     #[cold]
     #[inline(never)]
     pub(super) fn software_step<P: Platform>(
@@ -112,6 +118,7 @@ impl Kernel {
             let number = thread.context.x[8];
             return self.trace_stop(platform, current, StopKind::Step, number);
         }
+        self.install_single_step(platform, false);
         self.resume(platform)
     }
 
@@ -128,11 +135,10 @@ impl Kernel {
         }
     }
 
-    /// The last step before `current` returns to EL0 with trace work (or
-    /// with the single-step hardware still on for another thread): runs a
-    /// blocked syscall's exit stages, sends the first stop owed (`true`:
-    /// the thread now waits for its tracer), else makes MDSCR_EL1.SS
-    /// match the thread.
+    /// The last step before `current` returns to EL0 with trace work:
+    /// runs a blocked syscall's exit stages, sends the first stop owed
+    /// (`true`: the thread now waits for its tracer), else makes
+    /// MDSCR_EL1.SS match the thread.
     #[cold]
     #[inline(never)]
     pub(super) fn trace_before_user<P: Platform>(
