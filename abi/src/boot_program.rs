@@ -189,6 +189,19 @@ pub enum BootProgram {
     RevokeOwner = 65,
     /// Receives the endpoint, waits on it, wakes with `ObjectDeleted`.
     RevokeWaiter = 66,
+    /// A tracer: attaches to `TraceTracee` (its TCB, trace and policy
+    /// rights, in slot 3; read-write only in slot 5) with a filter of its
+    /// own making, then answers its stops from a script that checks every
+    /// ordering and prints strace-like lines; exits holding the last stop.
+    TraceTracer = 67,
+    /// The traced thread: syscalls the tracer skips, rewrites, steps over
+    /// and stops at, each result checked.
+    TraceTracee = 68,
+    /// Audits and traces `OneNull` (see `init/src/audit_tests.rs`): its
+    /// record is in the ring before its trace exit stop arrives.
+    AuditThenTrace = 69,
+    /// Makes one `Null` and exits.
+    OneNull = 70,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -264,7 +277,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 67] = [
+    pub const ALL: [BootProgram; 71] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -332,6 +345,10 @@ impl BootProgram {
         BootProgram::BenchPolicyServer,
         BootProgram::RevokeOwner,
         BootProgram::RevokeWaiter,
+        BootProgram::TraceTracer,
+        BootProgram::TraceTracee,
+        BootProgram::AuditThenTrace,
+        BootProgram::OneNull,
     ];
 
     /// A short name, used to name the thread.
@@ -404,6 +421,10 @@ impl BootProgram {
             BootProgram::BenchPolicyServer => "bench-policy-server",
             BootProgram::RevokeOwner => "revoke-owner",
             BootProgram::RevokeWaiter => "revoke-waiter",
+            BootProgram::TraceTracer => "tracer",
+            BootProgram::TraceTracee => "tracee",
+            BootProgram::AuditThenTrace => "audit-tracer",
+            BootProgram::OneNull => "one-null",
         }
     }
 

@@ -36,6 +36,7 @@ pub mod policy;
 pub mod policy_request;
 pub mod syscall;
 pub mod tcb;
+pub mod trace;
 pub mod vspace;
 
 pub use error::ErrorCode;

@@ -122,18 +122,28 @@ pub enum Syscall {
     /// TLB entries for that ASID and address are invalidated); `Ok` and no
     /// change if it is not mapped.
     FrameUnmap = 32,
+    /// Attaches a tracer to the thread named by the TCB capability `x0`
+    /// (trace right): from now on its syscalls stop at entry and exit, and
+    /// each stop is sent to the endpoint capability `x2` (write right; its
+    /// badge arrives with every stop) as an `abi::trace` message. A thread
+    /// has at most one tracer (`Denied` if it has one already).
+    TcbAttachTracer = 33,
+    /// Detaches the tracer of the thread named by the TCB capability `x0`
+    /// (trace right); a stop it is waiting at lets it continue. `Ok` and no
+    /// change for a thread without a tracer.
+    TcbDetachTracer = 34,
     /// Audits the thread named by the TCB capability `x0` (policy right):
     /// one record per syscall into the ring in the Frame capability `x2`
     /// (write right), signalling the notification capability `x3` (write
     /// right) when the ring goes from empty to non-empty; `x4` = 0 off,
     /// 1 lossy, 2 lossless; `x5` = the badge records carry (see
     /// `abi::audit`).
-    TcbSetAudit = 33,
+    TcbSetAudit = 35,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 34] = [
+    pub const ALL: [Syscall; 36] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -167,11 +177,13 @@ impl Syscall {
         Syscall::TcbAttachFilter,
         Syscall::FrameMap,
         Syscall::FrameUnmap,
+        Syscall::TcbAttachTracer,
+        Syscall::TcbDetachTracer,
         Syscall::TcbSetAudit,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 34;
+    pub const END: u64 = 36;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -209,7 +221,9 @@ impl Syscall {
             30 => Some(Syscall::TcbAttachFilter),
             31 => Some(Syscall::FrameMap),
             32 => Some(Syscall::FrameUnmap),
-            33 => Some(Syscall::TcbSetAudit),
+            33 => Some(Syscall::TcbAttachTracer),
+            34 => Some(Syscall::TcbDetachTracer),
+            35 => Some(Syscall::TcbSetAudit),
             _ => None,
         }
     }
@@ -255,6 +269,8 @@ impl Syscall {
             Syscall::TcbAttachFilter => "tcb_attach_filter",
             Syscall::FrameMap => "frame_map",
             Syscall::FrameUnmap => "frame_unmap",
+            Syscall::TcbAttachTracer => "tcb_attach_tracer",
+            Syscall::TcbDetachTracer => "tcb_detach_tracer",
             Syscall::TcbSetAudit => "tcb_set_audit",
         }
     }

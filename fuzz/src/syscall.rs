@@ -125,7 +125,8 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
                 assert_eq!((r.number(), value), (x[2], x[3]));
                 assert!(r != Register::Nzcv || value & !NZCV_MASK == 0);
             }
-            TcbOperation::Suspend | TcbOperation::Resume => {}
+            TcbOperation::AttachTracer(endpoint) => assert_eq!(endpoint, x[2]),
+            TcbOperation::Suspend | TcbOperation::Resume | TcbOperation::DetachTracer => {}
         },
         _ => {}
     }
@@ -168,6 +169,8 @@ fn syscall_of(call: &Call) -> Syscall {
             TcbOperation::Resume => Syscall::TcbResume,
             TcbOperation::ReadRegister(_) => Syscall::TcbReadRegister,
             TcbOperation::WriteRegister(..) => Syscall::TcbWriteRegister,
+            TcbOperation::AttachTracer(_) => Syscall::TcbAttachTracer,
+            TcbOperation::DetachTracer => Syscall::TcbDetachTracer,
         },
         Call::Cap { operation, .. } => match operation {
             CapOperation::Copy => Syscall::CapCopy,

@@ -208,3 +208,63 @@ pub fn app(scenario: u64) -> i32 {
     }
     0
 }
+
+/// Both audit and trace the app (its TCB in slot 3, trace and policy
+/// rights; stops come to the endpoint in slot 2, named through the send
+/// capability in slot 9): when the exit stop of its `Null` arrives, the
+/// ring must already hold that `Null`'s record with its result (the audit
+/// exit stage runs before the trace exit stop).
+pub fn audit_then_trace() -> i32 {
+    use sdk::trace::Stop;
+    expect!(
+        1,
+        sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1),
+        Ok(())
+    );
+    let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
+        return 2;
+    };
+    let mut ring = Ring(view);
+    expect!(3, set_audit(APP_TCB, RING, 1, AUDIT_APP_BADGE), Ok(()));
+    expect!(
+        4,
+        sdk::tcb::Tcb(Cptr(APP_TCB)).attach_tracer(Cptr(9)),
+        Ok(())
+    );
+    let mut reader = Reader::new();
+    let mut nulls = 0;
+    // The entry stop of the app's Null: no record yet.
+    let Ok(first) = ipc::recv(ENDPOINT) else {
+        return 5;
+    };
+    expect!(
+        6,
+        Stop::decode(&first).map(|s| (s.is_entry(), s.number)),
+        Some((true, Syscall::Null.number()))
+    );
+    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+        return check;
+    }
+    expect!(7, reader.records, 0);
+    // Its exit stop: the record is already there, with the result.
+    let Ok(second) = ipc::reply_recv(ENDPOINT, &sdk::trace::resume(false)) else {
+        return 8;
+    };
+    expect!(9, Stop::decode(&second).map(|s| s.is_exit()), Some(true));
+    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+        return check;
+    }
+    expect!(10, (reader.records, nulls), (1, 1));
+    println!("[audit] the Null's record was in the ring before its trace exit stop");
+    // Let the app go: detach (its exit then runs untraced).
+    expect!(11, ipc::reply(&sdk::trace::detach()), Ok(()));
+    0
+}
+
+/// Makes one `Null`, then exits (audited and traced).
+pub fn one_null() -> i32 {
+    match sdk::syscall::null() {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}

@@ -12,6 +12,7 @@ mod ipc_tests;
 mod policy_tests;
 mod revoke_tests;
 mod tcb_tests;
+mod trace_tests;
 mod vspace_tests;
 
 use abi::bench::BenchParameter;
@@ -116,7 +117,11 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::RevokeOwner => revoke_tests::owner(),
         BootProgram::RevokeWaiter => revoke_tests::waiter(),
         BootProgram::AuditServer => audit_tests::server(parameter),
+        BootProgram::AuditThenTrace => audit_tests::audit_then_trace(),
+        BootProgram::OneNull => audit_tests::one_null(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
+        BootProgram::TraceTracer => trace_tests::tracer(),
+        BootProgram::TraceTracee => trace_tests::tracee(),
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),

@@ -421,7 +421,47 @@ pub const TEST_CASES: &[Case] = &[
     AUDIT_CASES[1],
     REVOKE_IN_USE_CASE,
     VSPACE_CASE,
+    TRACE_CASE,
+    AUDIT_BEFORE_TRACE_CASE,
 ];
+
+/// A TCB capability that may attach a tracer and filters.
+const TCB_WITH_TRACE: Rights =
+    Rights::from_bytes([Rights::READ_WRITE.raw() | Rights::TRACE.raw() | Rights::POLICY.raw()]);
+
+/// The badge of the tracer's capability to its own endpoint, which every
+/// stop carries (`init/src/trace_tests.rs` checks it).
+const TRACEE_BADGE: u64 = 0x7ace;
+
+/// Tracing: a tracer (thread 0, more urgent, so it attaches before the
+/// tracee runs) and its tracee (thread 1). See `init/src/trace_tests.rs`
+/// for the slots.
+const TRACE_CASE: Case = Case {
+    name: "tracing: entry and exit stops, a skipped call has no exit stop, changed arguments and number are what policy sees, single-step over an svc reports after it returns, SYSEMU while stepping reports no spurious step, a tracer that exits at a stop lets the thread run on",
+    threads: &[
+        BootProgram::TraceTracer.selector(0),
+        BootProgram::TraceTracee.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        tcb_grant(0, 3, 1, TCB_WITH_TRACE),
+        grant(0, 4, SEND, TRACEE_BADGE),
+        tcb_grant(0, 5, 1, Rights::READ_WRITE),
+        Grant { thread: 0, slot: 7, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 1, 5, Rights::READ_WRITE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+    // The tracer holds the endpoint's original: it goes when the tracer
+    // does, and the tracee's tracing with it.
+    endpoint_owner: Some((0, 6)),
+    fault_endpoints: &[],
+    cnode_radix: None,
+};
 
 /// Frames and address spaces: a mapper (thread 1) with its Untyped in
 /// slot 2, its own VSpace in slots 4 (read-write) and 5 (read-only) and
@@ -642,6 +682,29 @@ const REVOKE_IN_USE_CASE: Case = Case {
     ],
     // The waiter is more urgent: it is waiting whenever the owner acts.
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+};
+
+/// The audit exit record comes before the trace exit stop.
+const AUDIT_BEFORE_TRACE_CASE: Case = Case {
+    name: "a syscall both audited and traced: its audit record is written before its trace exit stop is sent",
+    threads: &[BootProgram::AuditThenTrace.selector(0), BootProgram::OneNull.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 4,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        tcb_grant(0, 3, 1, TCB_WITH_TRACE),
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        Grant { thread: 0, slot: 6, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        grant(0, 9, SEND, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,

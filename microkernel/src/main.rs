@@ -146,6 +146,10 @@ impl Platform for Machine {
         user_return::set_syscall_floor(on)
     }
 
+    fn set_single_step(&mut self, on: bool) {
+        registers::set_user_single_step(on)
+    }
+
     fn counter(&self) -> u64 {
         registers::counter()
     }
@@ -197,6 +201,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     }
     registers::enable_cycle_counter();
     registers::allow_user_counter();
+    registers::unlock_debug();
     if let Some(value) = info.boot_option("portcullis.crash") {
         match Crash::from_option(value) {
             Some(crash) => {

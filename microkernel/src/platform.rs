@@ -46,6 +46,10 @@ pub trait Platform: PhysMemory {
     /// Turns the benchmark syscall floor on or off (see
     /// `abi::Syscall::BenchFloor`).
     fn set_syscall_floor(&mut self, on: bool);
+    /// Turns single-stepping of EL0 code on or off (MDSCR_EL1.SS): while
+    /// on, a thread resumed with SPSR.SS set runs one instruction, then
+    /// takes a software-step exception.
+    fn set_single_step(&mut self, on: bool);
     /// The virtual counter (CNTVCT_EL0).
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).

@@ -86,6 +86,11 @@ pub enum TcbOperation {
     ReadRegister(Register),
     /// `TcbWriteRegister` with the value to write.
     WriteRegister(Register, u64),
+    /// `TcbAttachTracer` with the slot of the tracer's endpoint capability
+    /// (x2).
+    AttachTracer(u64),
+    /// `TcbDetachTracer`.
+    DetachTracer,
 }
 
 impl TcbOperation {
@@ -93,6 +98,7 @@ impl TcbOperation {
     pub fn needed_rights(self) -> Rights {
         match self {
             TcbOperation::ReadRegister(_) => Rights::READ,
+            TcbOperation::AttachTracer(_) | TcbOperation::DetachTracer => Rights::TRACE,
             _ => Rights::WRITE,
         }
     }
@@ -342,6 +348,8 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
         Syscall::FrameUnmap => Ok(Call::FrameUnmap { frame: capability }),
+        Syscall::TcbAttachTracer => tcb(context, TcbOperation::AttachTracer(context.x[2])),
+        Syscall::TcbDetachTracer => tcb(context, TcbOperation::DetachTracer),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
             let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
@@ -609,7 +617,7 @@ mod tests {
 
     #[test]
     fn audit_arguments_are_checked() {
-        let mut ctx = regs(33, 3, 8, 5);
+        let mut ctx = regs(35, 3, 8, 5);
         ctx.x[4] = 2;
         ctx.x[5] = 0xab;
         assert_eq!(
@@ -665,6 +673,27 @@ mod tests {
             decode(&regs(32, 6, 0, 0)),
             Ok(Call::FrameUnmap { frame: 6 })
         );
+    }
+
+    #[test]
+    fn tracer_calls_need_the_trace_right() {
+        let attach = decode(&regs(33, 3, 5, 0));
+        assert_eq!(
+            attach,
+            Ok(Call::Tcb {
+                operation: TcbOperation::AttachTracer(5),
+                tcb: 3
+            })
+        );
+        assert_eq!(
+            decode(&regs(34, 3, 0, 0)),
+            Ok(Call::Tcb {
+                operation: TcbOperation::DetachTracer,
+                tcb: 3
+            })
+        );
+        assert_eq!(TcbOperation::AttachTracer(5).needed_rights(), Rights::TRACE);
+        assert_eq!(TcbOperation::DetachTracer.needed_rights(), Rights::TRACE);
     }
 
     #[test]

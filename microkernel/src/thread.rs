@@ -170,6 +170,55 @@ pub struct Thread {
     /// The VSpace object that stands for its address space (while it
     /// lives).
     pub vspace: Option<ObjectId>,
+    /// Where its trace stops go (`TcbAttachTracer`): an endpoint's index
+    /// and the badge of the capability it was given through.
+    pub tracer: Option<(u32, u64)>,
+    /// The trace stop being reported (while blocked on its tracer,
+    /// through the same path as a fault message).
+    pub pending_trace: Option<TraceStop>,
+    /// Where the thread is in its traced syscall.
+    pub trace: TraceProgress,
+}
+
+/// A trace stop sent to the tracer (see `abi::trace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceStop {
+    /// Entry, exit or step.
+    pub kind: abi::trace::StopKind,
+    /// Word 0 of the message: the syscall number (entry, exit) or `x8`.
+    pub number: u64,
+}
+
+/// A traced thread's progress through one syscall: what its tracer has
+/// answered and which stops it is still owed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceProgress {
+    /// The tracer answered the entry stop of the SVC at this address,
+    /// about to run again: it does not stop there a second time (as
+    /// `policy_approved` for the policy server).
+    pub entry_answered: Option<u64>,
+    /// The number the syscall in progress was dispatched with (word 0 of
+    /// its exit stop).
+    pub number: u64,
+    /// Stops owed before the thread returns to EL0: `OWE_EXIT`, `OWE_STEP`.
+    pub owed: u8,
+    /// The syscall blocked: its exit work runs when it returns (the
+    /// value `syscall_enter_from_user_mode` gave).
+    pub exit_deferred: Option<entry::SyscallEntry>,
+}
+
+impl TraceProgress {
+    /// An exit stop is owed.
+    pub const OWE_EXIT: u8 = 1 << 0;
+    /// A single-step stop is owed (after the exit stop).
+    pub const OWE_STEP: u8 = 1 << 1;
+    /// Nothing answered, nothing owed.
+    pub const NONE: TraceProgress = TraceProgress {
+        entry_answered: None,
+        number: 0,
+        owed: 0,
+        exit_deferred: None,
+    };
 }
 
 /// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
@@ -221,6 +270,9 @@ impl Thread {
         audit: None,
         audit_dropped: 0,
         audit_call: [0; 9],
+        tracer: None,
+        pending_trace: None,
+        trace: TraceProgress::NONE,
     };
 }
 

@@ -38,6 +38,8 @@ struct FakeMachine {
     fp_switches: usize,
     /// Every `flush_tlb_page`: (ASID, address).
     page_flushes: Vec<(u16, u64)>,
+    /// MDSCR_EL1.SS as the kernel last set it.
+    single_step: bool,
 }
 
 impl FakeMachine {
@@ -106,6 +108,10 @@ impl Platform for FakeMachine {
     }
 
     fn set_syscall_floor(&mut self, _on: bool) {}
+
+    fn set_single_step(&mut self, on: bool) {
+        self.single_step = on;
+    }
 
     fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
 
@@ -869,4 +875,124 @@ fn page_tables_for_mappings_are_limited_per_address_space() {
     assert_eq!(h.map(8, 4, VA, 1), ErrorCode::Ok.raw());
     assert!(h.readable(VA));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+/// In the tracing case: the tracer (on the CPU) has attached to the
+/// tracee and given it its own priority. Returns (tracer, tracee).
+fn tracer_attached(h: &mut Harness) -> (ThreadId, ThreadId) {
+    reach_case(h, "tracing:");
+    let tracer = h.kernel.current().expect("the tracer runs");
+    let priority = u64::from(h.kernel.thread(tracer).priority);
+    assert_eq!(
+        h.syscall(Syscall::TcbAttachTracer.number(), [3, 4, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(
+        h.syscall(Syscall::TcbSetPriority.number(), [3, priority, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    // Round robin: the tracee runs.
+    assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
+    let tracee = h.kernel.current().expect("the tracee runs");
+    assert_ne!(tracee, tracer);
+    (tracer, tracee)
+}
+
+/// The label of the message the current thread just received.
+fn received_label(h: &mut Harness) -> u64 {
+    abi::MessageInfo::from(h.context().x[1]).label()
+}
+
+impl Harness {
+    /// `Reply` (label 0: continue) from the current thread.
+    fn reply_continue(&mut self) -> u64 {
+        self.context().x[1] = 0;
+        self.syscall(Syscall::Reply.number(), [0; 4])
+    }
+}
+
+#[test]
+fn a_traced_syscall_that_blocks_gets_its_exit_stop_when_it_returns() {
+    use abi::trace::{TRACE_ENTRY, TRACE_EXIT};
+    let mut h = Harness::start(Mode::Test);
+    let (tracer, tracee) = tracer_attached(&mut h);
+    let notification = 5;
+    // The tracee waits on its empty notification: first its entry stop,
+    // queued on the tracer's endpoint.
+    assert_eq!(
+        h.syscall(Syscall::Wait.number(), [notification, 0, 0, 0]),
+        u64::MAX
+    );
+    assert_eq!(h.kernel.current(), Some(tracer));
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(received_label(&mut h), TRACE_ENTRY);
+    assert_eq!(h.context().x[2], Syscall::Wait.number());
+    assert_eq!(
+        h.context().x[8],
+        0x7ace,
+        "the badge of the attach capability"
+    );
+    assert_eq!(h.reply_continue(), ErrorCode::Ok.raw());
+    // The tracee runs its Wait again, past the stop, and blocks.
+    assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracee));
+    // The PC is back at the svc; executing it leaves ELR after it again.
+    h.context().pc += 4;
+    assert_eq!(
+        h.syscall(Syscall::Wait.number(), [notification, 0, 0, 0]),
+        u64::MAX
+    );
+    assert_eq!(h.kernel.current(), Some(tracer));
+    assert!(matches!(
+        h.kernel.thread(tracee).state,
+        ThreadState::BlockedOnNotification { .. }
+    ));
+    // Suspended and resumed, its Wait returns Interrupted: the exit
+    // stop comes when it does, carrying that result.
+    assert_eq!(h.syscall(Syscall::TcbSuspend.number(), [3, 0, 0, 0]), 0);
+    assert_eq!(h.syscall(Syscall::TcbResume.number(), [3, 0, 0, 0]), 0);
+    // The tracer's Recv waits, the tracee's way back to EL0 sends the
+    // stop, and the tracer's Recv returns with it.
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
+    assert_eq!(h.kernel.current(), Some(tracer));
+    assert_eq!(received_label(&mut h), TRACE_EXIT);
+    assert_eq!(h.context().x[2], Syscall::Wait.number());
+    assert_eq!(h.context().x[3], ErrorCode::Interrupted.raw());
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_stop_queued_on_a_destroyed_endpoint_lets_the_thread_run_untraced() {
+    use entry::WorkFlags;
+    let mut h = Harness::start(Mode::Test);
+    let (tracer, tracee) = tracer_attached(&mut h);
+    // Nobody receives: the entry stop waits in the endpoint's queue.
+    assert_eq!(h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracer));
+    let pc = h.kernel.thread(tracee).context.pc;
+    // The tracer revokes its endpoint's original and deletes it.
+    assert_eq!(h.syscall(Syscall::CapRevoke.number(), [0, 6, 0, 0]), 0);
+    assert_eq!(h.syscall(Syscall::CapDelete.number(), [0, 6, 0, 0]), 0);
+    let thread = h.kernel.thread(tracee);
+    assert_eq!(thread.state, ThreadState::Ready, "it runs on");
+    assert_eq!(thread.tracer, None);
+    assert!(!thread
+        .work
+        .intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP));
+    assert_eq!(thread.pending_trace, None);
+    assert_eq!(thread.context.pc, pc.wrapping_sub(4), "its svc runs again");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    // Untraced, the poll runs.
+    assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracee));
+    assert_eq!(
+        h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]),
+        ErrorCode::Ok.raw()
+    );
 }

@@ -104,3 +104,39 @@ pub fn set_user_fp_access(enabled: bool) {
     CPACR_EL1.write(fpen);
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
+
+/// MDSCR_EL1.SS: software step enabled.
+const MDSCR_SS: u64 = 1 << 0;
+
+/// Unlocks the OS lock (OSLAR_EL1 = 0), which resets to locked and, while
+/// locked, keeps every debug exception from being generated — the
+/// software step of a traced thread included. MDSCR_EL1.KDE stays 0, so
+/// no debug exception is ever taken from EL1 itself.
+pub fn unlock_debug() {
+    // SAFETY: the OS lock only gates debug exceptions; with MDSCR_EL1.SS
+    // and .KDE clear (their reset state here) none can occur yet.
+    unsafe { core::arch::asm!("msr oslar_el1, xzr", "isb", options(nostack)) };
+}
+
+/// Turns software step for EL0 on or off (MDSCR_EL1.SS). While on, a
+/// return to EL0 with SPSR_EL1.SS = 1 executes one instruction and then
+/// takes a software-step exception (EC 0x32) to EL1; with SPSR_EL1.SS = 0
+/// the exception is taken before any instruction runs.
+pub fn set_user_single_step(on: bool) {
+    // SAFETY: MDSCR_EL1.SS affects only exceptions from EL0 (KDE stays
+    // clear, so EL1 is never stepped); the eret that follows synchronises
+    // the write, and the isb makes it take effect for the next eret.
+    unsafe {
+        core::arch::asm!(
+            "mrs {t}, mdscr_el1",
+            "bic {t}, {t}, {ss}",
+            "orr {t}, {t}, {on}",
+            "msr mdscr_el1, {t}",
+            "isb",
+            t = out(reg) _,
+            ss = in(reg) MDSCR_SS,
+            on = in(reg) if on { MDSCR_SS } else { 0 },
+            options(nostack),
+        )
+    };
+}

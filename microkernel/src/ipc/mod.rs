@@ -18,6 +18,7 @@
 pub mod message;
 pub mod notification;
 pub mod queue;
+pub mod trace;
 
 use crate::platform::PhysMemory;
 use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState};
@@ -234,6 +235,10 @@ fn deliver_fault<M: PhysMemory>(
         deliver_policy_request(phys, threads, &request, faulter, handler, badge);
         return;
     }
+    if let Some(stop) = threads[faulter.index()].pending_trace {
+        trace::deliver_trace_stop(phys, threads, &stop, faulter, handler, badge);
+        return;
+    }
     let report = threads[faulter.index()].pending_fault;
     let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
     let context = &mut threads[handler.index()].context;
@@ -298,7 +303,9 @@ pub fn reply<M: PhysMemory>(
         .ok_or(IpcError::NoReplyTarget)?;
     match threads[caller.index()].state {
         ThreadState::BlockedOnReply => {}
-        ThreadState::BlockedOnFaultReply => return Ok(reply_to_fault(threads, replier, caller)),
+        ThreadState::BlockedOnFaultReply => {
+            return Ok(reply_to_fault(phys, threads, replier, caller))
+        }
         _ => return Err(IpcError::NoReplyTarget),
     }
     transfer(phys, threads, replier, caller, 0);
@@ -309,7 +316,17 @@ pub fn reply<M: PhysMemory>(
 
 /// Resumes (or stops) a faulted thread as its handler's reply label says.
 #[cold]
-fn reply_to_fault(threads: &mut [Thread], replier: ThreadId, caller: ThreadId) -> ThreadId {
+fn reply_to_fault<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    replier: ThreadId,
+    caller: ThreadId,
+) -> ThreadId {
+    if let Some(stop) = threads[caller.index()].pending_trace.take() {
+        trace::answer_trace_stop(phys, threads, replier, caller, stop);
+        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+        return caller;
+    }
     let label = message::sent_info(&threads[replier.index()]).label();
     if let Some(request) = threads[caller.index()].pending_policy.take() {
         let words = threads[replier.index()].context.x;
@@ -412,6 +429,9 @@ fn wait_for_reply(
             if threads[previous.index()].pending_policy.take().is_some() {
                 // Its policy server moved on without a verdict: closed.
                 fail_waiter(threads, previous, ErrorCode::Denied);
+            } else if let Some(stop) = threads[previous.index()].pending_trace.take() {
+                // Its tracer moved on without an answer: open.
+                threads[previous.index()].abandon_trace_stop(stop);
             } else if threads[previous.index()].state == ThreadState::BlockedOnFaultReply {
                 // A faulted thread cannot take an error code: its handler
                 // moved on without an answer, so it stops (the kernel ends

@@ -9,7 +9,7 @@
 //! room), so no half-done syscall ever waits for the audit server; the
 //! timer tick looks for room for such threads.
 
-use super::policy::PolicyOutcome;
+use super::policy::EntryOutcome;
 use super::Kernel;
 use crate::ipc::notification;
 use crate::platform::{PhysMemory, Platform};
@@ -261,14 +261,17 @@ impl Kernel {
         &mut self,
         platform: &mut impl Platform,
         current: ThreadId,
-        outcome: PolicyOutcome,
+        outcome: EntryOutcome,
     ) {
         let x0 = self.threads[current.index()].context.x[0];
         let (verdict, result) = match outcome {
-            PolicyOutcome::Trap => (AuditVerdict::Trapped, None),
-            PolicyOutcome::Notify => (AuditVerdict::Forwarded, None),
-            PolicyOutcome::Kill => (AuditVerdict::Killed, None),
-            PolicyOutcome::Refused | PolicyOutcome::Run => {
+            // A trace entry stop is no verdict: the syscall runs again (and
+            // is recorded then) or the tracer skips it.
+            EntryOutcome::TraceStop => return,
+            EntryOutcome::Trap => (AuditVerdict::Trapped, None),
+            EntryOutcome::Notify => (AuditVerdict::Forwarded, None),
+            EntryOutcome::Kill => (AuditVerdict::Killed, None),
+            EntryOutcome::Refused | EntryOutcome::Run => {
                 (AuditVerdict::Refused(x0 as u16), Some(x0))
             }
         };

@@ -35,10 +35,11 @@ mod fast_path;
 mod invariants;
 mod policy;
 mod tcb;
+mod trace;
 mod vspace;
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
-use policy::PolicyOutcome;
+use policy::EntryOutcome;
 
 /// Exit status of a run whose every test passed.
 pub const EXIT_SUCCESS: u32 = 0;
@@ -205,6 +206,8 @@ pub struct Kernel {
     fp_access: bool,
     /// The benchmark syscall floor is installed in the CPU.
     floor_installed: bool,
+    /// MDSCR_EL1.SS is on (the current thread single-steps).
+    step_installed: bool,
     /// The thread whose console line is unfinished (no newline yet).
     open_line: Option<ThreadId>,
     /// The kernel's CNode (original capabilities), made at `start`.
@@ -278,6 +281,7 @@ impl Kernel {
             },
             ticks: 0,
             floor_installed: false,
+            step_installed: false,
             caps: CapSpace::new(),
             endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
             notifications: [Notification::EMPTY; MAX_OBJECTS],
@@ -412,6 +416,7 @@ impl Kernel {
         match ExceptionClass::from_esr(esr) {
             ExceptionClass::Svc64 => self.syscall(platform, current, esr),
             ExceptionClass::FpAccess => self.take_fp(platform, current),
+            ExceptionClass::SoftwareStep => self.software_step(platform, current),
             _ => {
                 let pc = self.threads[current.index()].context.pc;
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
@@ -548,7 +553,7 @@ impl Kernel {
                 None => return self.resume(platform),
             }
         } else {
-            (SyscallEntry::Dispatch, PolicyOutcome::Run)
+            (SyscallEntry::Dispatch, EntryOutcome::Run)
         };
         match entry {
             SyscallEntry::Dispatch => {
@@ -576,6 +581,9 @@ impl Kernel {
                         if self.current != Some(current) {
                             // The caller waits; whoever runs next goes
                             // through the exit work in `resume`.
+                            if slow {
+                                self.defer_exit_work(current, entry);
+                            }
                             return self.resume(platform);
                         }
                     }
@@ -591,7 +599,7 @@ impl Kernel {
             }
             SyscallEntry::Killed => {
                 if self.threads[current.index()].audit.is_some() {
-                    self.audit_refused(platform, current, PolicyOutcome::Kill);
+                    self.audit_refused(platform, current, EntryOutcome::Kill);
                 }
                 self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
                 return self.resume(platform);
@@ -1058,6 +1066,9 @@ impl Kernel {
                     if threads[waiter.index()].pending_policy.take().is_some() {
                         // Its policy server's endpoint is gone: closed.
                         ipc::fail_waiter(threads, waiter, ErrorCode::Denied);
+                    } else if let Some(stop) = threads[waiter.index()].pending_trace.take() {
+                        // Its tracer's endpoint is gone: open.
+                        threads[waiter.index()].abandon_trace_stop(stop);
                     } else if faulted {
                         // No handler any more: the faulting instruction
                         // runs again, faults again and stops the thread.
@@ -1081,6 +1092,13 @@ impl Kernel {
                         .is_some_and(|(e, _)| e as usize == object.index())
                     {
                         thread.policy_server = None;
+                    }
+                    // Its stops have nowhere to go: it runs on untraced.
+                    if thread
+                        .tracer
+                        .is_some_and(|(e, _)| e as usize == object.index())
+                    {
+                        thread.detach_tracer();
                     }
                 }
             }
@@ -1337,9 +1355,18 @@ impl Kernel {
             };
             let _pending = entry::exit_to_user_mode(&mut hooks, work);
             if !hooks.reschedule {
+                // Trace stops owed, or the single-step hardware to switch
+                // on (a stale one is switched off lazily: see
+                // `Kernel::software_step`).
+                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
+                    && self.trace_before_user(platform, current)
+                {
+                    continue;
+                }
                 return self.user_resume(current);
             }
             // Round robin: back of its priority's queue, then pick again.
+            let thread = &mut self.threads[current.index()];
             thread.state = ThreadState::Ready;
             let priority = thread.priority;
             self.current = None;
@@ -1347,17 +1374,23 @@ impl Kernel {
                 panic!("run queue overflow: more ready threads than thread slots");
             }
         }
-        // Every round asked for a reschedule: run what the last one picked.
-        match last {
-            Some(thread) if self.current == Some(thread) => self.user_resume(thread),
+        // Every round asked for a reschedule: run what the last one picked
+        // (trace stops it owes wait for its next return to EL0).
+        let next = match last {
+            Some(thread) if self.current == Some(thread) => thread,
             _ => match self.run_queue.dequeue() {
                 Some((next, _)) => {
                     self.switch_to(platform, next);
-                    self.user_resume(next)
+                    next
                 }
-                None => Resume::Idle,
+                None => return Resume::Idle,
             },
-        }
+        };
+        let stepping = self.threads[next.index()]
+            .work
+            .contains(WorkFlags::SINGLESTEP);
+        self.install_single_step(platform, stepping);
+        self.user_resume(next)
     }
 
     /// Nothing can run and every thread of the running case waits in IPC
@@ -1625,6 +1658,15 @@ impl Kernel {
                 {
                     self.threads[caller.index()].pending_policy = None;
                     ipc::fail_waiter(&mut self.threads, caller, ErrorCode::Denied);
+                    self.make_ready(caller);
+                }
+                // Its tracer died holding a stop: it runs on (open).
+                ThreadState::BlockedOnFaultReply
+                    if self.threads[caller.index()].pending_trace.is_some() =>
+                {
+                    if let Some(stop) = self.threads[caller.index()].pending_trace.take() {
+                        self.threads[caller.index()].abandon_trace_stop(stop);
+                    }
                     self.make_ready(caller);
                 }
                 // Its fault handler died: nobody can resume it sensibly.

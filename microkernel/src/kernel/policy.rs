@@ -10,12 +10,14 @@ use super::Kernel;
 use crate::cap::CapSpace;
 use crate::platform::Platform;
 use crate::policy::{Filter, FilterStore, SyscallFacts, VerdictCache};
+use crate::thread::TraceProgress;
 use crate::thread::{PolicyRequest, Thread, ThreadId};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
+use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
-use entry::{EntryHooks, PolicyVerdict, WorkFlags};
+use entry::{EntryHooks, PolicyVerdict, TraceEntry, WorkFlags};
 
 pub use abi::policy_request::KILLED_BY_POLICY;
 
@@ -120,12 +122,15 @@ fn refresh_verdicts(thread: &mut Thread, store: &FilterStore) {
     thread.recompute_no_entry_work();
 }
 
-/// What the policy stage decided for the syscall in progress, for the
-/// kernel to act on once the entry code returns.
+/// What the trace and policy stages decided for the syscall in progress,
+/// for the kernel to act on once the entry code returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PolicyOutcome {
+pub(super) enum EntryOutcome {
     /// No verdict was needed, or it let the syscall run.
     Run,
+    /// The tracer gets an entry stop first (the syscall runs again, or
+    /// not, once it answers).
+    TraceStop,
     /// Do not run it; the error code is in `x0`.
     Refused,
     /// `Trap`: report it to the thread's fault endpoint.
@@ -136,12 +141,17 @@ pub(super) enum PolicyOutcome {
     Kill,
 }
 
-/// The syscall entry work of one thread: its work word and what the
-/// policy stage needs (the kernel owns tracing and audit later).
+/// The syscall entry and exit work of one thread: its work word, what
+/// the policy stage needs, and the trace stops (the kernel sends them once
+/// the entry code returns: a stop blocks the thread).
 pub(super) struct SyscallWork<'a> {
     pub work: &'a mut WorkFlags,
     pub policy: Option<PolicyCheck<'a>>,
-    pub outcome: PolicyOutcome,
+    pub outcome: EntryOutcome,
+    /// The tracer already answered this syscall's entry stop.
+    pub trace_answered: bool,
+    /// Stops the exit stages asked for (`TraceProgress::OWE_*`).
+    pub owed: u8,
 }
 
 /// A thread's filters and what evaluating them may need.
@@ -201,11 +211,29 @@ impl<'a> PolicyCheck<'a> {
 impl EntryHooks for SyscallWork<'_> {
     type Regs = UserContext;
 
+    fn trace_entry(&mut self, _regs: &mut UserContext) -> TraceEntry {
+        if self.trace_answered {
+            return TraceEntry::Continue;
+        }
+        // Not now: the stop blocks the thread, and the tracer's answer
+        // runs the SVC again (past this stage) or skips it.
+        self.outcome = EntryOutcome::TraceStop;
+        TraceEntry::Skip
+    }
+
+    fn trace_exit(&mut self, _regs: &mut UserContext) {
+        self.owed |= TraceProgress::OWE_EXIT;
+    }
+
+    fn single_step(&mut self, _regs: &mut UserContext) {
+        self.owed |= TraceProgress::OWE_STEP;
+    }
+
     fn policy(&mut self, regs: &mut UserContext) -> PolicyVerdict {
         let Some(check) = &self.policy else {
             // Policy work with nothing to check it against: fail closed.
             regs.x[0] = ErrorCode::Denied.raw();
-            self.outcome = PolicyOutcome::Refused;
+            self.outcome = EntryOutcome::Refused;
             return PolicyVerdict::Deny;
         };
         match check.verdict(regs) {
@@ -214,23 +242,23 @@ impl EntryHooks for SyscallWork<'_> {
             Action::Allow | Action::Log => PolicyVerdict::Allow,
             Action::Errno(code) => {
                 regs.x[0] = u64::from(code);
-                self.outcome = PolicyOutcome::Refused;
+                self.outcome = EntryOutcome::Refused;
                 PolicyVerdict::Deny
             }
             Action::Trap => {
                 regs.x[0] = ErrorCode::Denied.raw();
-                self.outcome = PolicyOutcome::Trap;
+                self.outcome = EntryOutcome::Trap;
                 PolicyVerdict::Deny
             }
             Action::Notify if check.approved => PolicyVerdict::Allow,
             Action::Notify => {
                 // The registers stay as they are: the request carries them,
                 // and an allowed syscall runs again from them.
-                self.outcome = PolicyOutcome::Notify;
+                self.outcome = EntryOutcome::Notify;
                 PolicyVerdict::Deny
             }
             Action::Kill => {
-                self.outcome = PolicyOutcome::Kill;
+                self.outcome = EntryOutcome::Kill;
                 PolicyVerdict::Kill
             }
         }
@@ -308,7 +336,7 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-    ) -> Option<(entry::SyscallEntry, PolicyOutcome)> {
+    ) -> Option<(entry::SyscallEntry, EntryOutcome)> {
         // Lossless audit with a full ring: wait before anything runs.
         if !self.audit_admits(platform, current) {
             return None;
@@ -326,11 +354,13 @@ impl Kernel {
             filters: stack,
             cspace,
             policy_approved,
+            trace,
             ..
         } = &mut threads[current.index()];
         let flags = *work;
         // The SVC the policy server allowed is the one re-entering now.
-        let approved = policy_approved.take() == Some(context.pc.wrapping_sub(4));
+        let svc = context.pc.wrapping_sub(4);
+        let approved = policy_approved.take() == Some(svc);
         let policy = flags.contains(WorkFlags::POLICY).then(|| PolicyCheck {
             approved,
             ..PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps)
@@ -338,9 +368,18 @@ impl Kernel {
         let mut hooks = SyscallWork {
             work,
             policy,
-            outcome: PolicyOutcome::Run,
+            outcome: EntryOutcome::Run,
+            trace_answered: trace.entry_answered == Some(svc),
+            owed: 0,
         };
         let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
+        // The answered entry stop stays answered while the policy server
+        // is asked (the SVC runs again after its verdict); otherwise this
+        // syscall is past its entry stop.
+        if hooks.outcome != EntryOutcome::Notify {
+            trace.entry_answered = None;
+        }
+        trace.number = context.x[8];
         let outcome = hooks.outcome;
         drop(hooks);
         // The record shows the arguments as the entry work left them.
@@ -359,16 +398,19 @@ impl Kernel {
     ) {
         let thread = &mut self.threads[current.index()];
         let flags = thread.work;
-        let outcome = entry::syscall_exit_to_user_mode(
-            &mut SyscallWork {
-                work: &mut thread.work,
-                policy: None,
-                outcome: PolicyOutcome::Run,
-            },
-            &mut thread.context,
-            entry,
-            flags,
-        );
+        let mut hooks = SyscallWork {
+            work: &mut thread.work,
+            policy: None,
+            outcome: EntryOutcome::Run,
+            trace_answered: false,
+            owed: 0,
+        };
+        let outcome =
+            entry::syscall_exit_to_user_mode(&mut hooks, &mut thread.context, entry, flags);
+        let owed = hooks.owed;
+        drop(hooks);
+        // Sent on the way back to EL0 (`Kernel::resume`), exit stop first.
+        thread.trace.owed |= owed;
         if outcome == entry::UserReturn::Killed {
             self.end_thread(
                 platform,
@@ -380,9 +422,10 @@ impl Kernel {
 }
 
 impl Kernel {
-    /// A syscall the policy stage did not let run: a `Trap` becomes a
-    /// fault report, a `Notify` goes to the policy server; an `Errno`
-    /// needs nothing more (`None`: return to the thread).
+    /// A syscall the trace or policy stage did not let run: an entry stop
+    /// goes to the tracer, a `Trap` becomes a fault report, a `Notify` goes
+    /// to the policy server; an `Errno` needs nothing more (`None`: return
+    /// to the thread).
     #[cold]
     #[inline(never)]
     pub(super) fn policy_skipped<P: Platform>(
@@ -390,18 +433,22 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         esr: u64,
-        outcome: PolicyOutcome,
+        outcome: EntryOutcome,
     ) -> Option<super::Resume> {
         match outcome {
-            PolicyOutcome::Trap => {
+            EntryOutcome::Trap => {
                 // The syscall did not run; its report goes to the fault
                 // endpoint (or stops the thread), with `Denied` in `x0`.
                 let context = &self.threads[current.index()].context;
                 let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
                 Some(self.fault(platform, current, report))
             }
-            PolicyOutcome::Notify => self.notify_policy_server(platform, current),
-            PolicyOutcome::Run | PolicyOutcome::Refused | PolicyOutcome::Kill => None,
+            EntryOutcome::Notify => self.notify_policy_server(platform, current),
+            EntryOutcome::TraceStop => {
+                let number = self.threads[current.index()].context.x[8];
+                Some(self.trace_stop(platform, current, StopKind::Entry, number))
+            }
+            EntryOutcome::Run | EntryOutcome::Refused | EntryOutcome::Kill => None,
         }
     }
 }

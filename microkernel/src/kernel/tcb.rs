@@ -67,6 +67,16 @@ impl Kernel {
                 self.write_register(target, register, value);
                 ErrorCode::Ok
             }
+            TcbOperation::AttachTracer(endpoint) => {
+                match self.attach_tracer(current, target, endpoint) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                }
+            }
+            TcbOperation::DetachTracer => {
+                self.detach_tracer(target);
+                ErrorCode::Ok
+            }
         };
         SyscallResult::Return(code)
     }
@@ -127,6 +137,10 @@ impl Kernel {
                 // `Interrupted`, like any other wait.
                 if thread.pending_policy.take().is_some() {
                     thread.context.x[0] = ErrorCode::Interrupted.raw();
+                }
+                // A trace stop ends as if the tracer had said "continue".
+                if let Some(stop) = thread.pending_trace.take() {
+                    thread.abandon_trace_stop(stop);
                 }
             }
             ThreadState::BlockedOnSend { .. }

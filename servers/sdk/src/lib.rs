@@ -20,6 +20,7 @@ pub mod syscall;
 pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;
+pub mod trace;
 pub mod vspace;
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]

@@ -92,3 +92,18 @@ impl Tcb {
         .into_result()
     }
 }
+
+impl Tcb {
+    /// Attaches a tracer to the thread (needs the trace right): its
+    /// syscalls stop at entry and exit, and each stop is sent through the
+    /// endpoint capability `endpoint` (write right; see `sdk::trace`).
+    pub fn attach_tracer(self, endpoint: Cptr) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbAttachTracer, endpoint.0, 0)
+    }
+
+    /// Detaches the thread's tracer (needs the trace right); a stop it
+    /// waits at ends as if the tracer had said "continue".
+    pub fn detach_tracer(self) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbDetachTracer, 0, 0)
+    }
+}

@@ -1,0 +1,203 @@
+//! Tracing in the syscall path: attaching a tracer, sending its stops,
+//! and the single-step hardware.
+//!
+//! The order of the stops is the entry crate's (stage 2 entry stop, stage
+//! 6 exit stop, stage 7 single-step report); this file only carries them
+//! out. A stop blocks the thread, so the kernel cannot run the stages in
+//! one go: the entry stop ends the first pass through the entry code (the
+//! tracer's answer runs the SVC again past it, see
+//! `ipc::trace::answer_trace_stop`), and the exit stages only record the
+//! stops they owe (`TraceProgress::owed`), which `Kernel::resume` sends,
+//! exit stop first, before the thread returns to EL0. A syscall that
+//! blocked runs its exit stages when it returns, in `resume` too.
+//!
+//! Single-stepping uses the architecture's software step: MDSCR_EL1.SS on
+//! while a stepping thread runs, SPSR.SS = 1 when it is resumed to step.
+//! SS is switched on on a stepping thread's way back to EL0 and off on a
+//! traced thread's; a thread that is not traced finds it off, or takes
+//! one software-step exception before its first instruction, which
+//! switches it off (so the common return path has no check for it). After one instruction it takes a software-step
+//! exception (EC 0x32), reported as a step stop. A stepped `svc` sets
+//! SPSR.SS = 0 on the way in; its step is reported by stage 7 after the
+//! exit stop, and the tracer's answer sets SPSR.SS afresh, so it is
+//! reported once.
+
+use super::{Kernel, Resume};
+use crate::platform::Platform;
+use crate::thread::{ThreadId, TraceProgress, TraceStop};
+use abi::cap::{CapType, Rights};
+use abi::trace::StopKind;
+use abi::ErrorCode;
+use entry::{SyscallEntry, WorkFlags};
+
+impl Kernel {
+    /// `TcbAttachTracer`: the stops of `target` go to the endpoint at
+    /// `endpoint` (write right) in `current`'s CSpace.
+    #[inline(never)]
+    pub(super) fn attach_tracer(
+        &mut self,
+        current: ThreadId,
+        target: ThreadId,
+        endpoint: u64,
+    ) -> Result<(), ErrorCode> {
+        let endpoint = self.thread_cap(current, endpoint, CapType::Endpoint, Rights::WRITE)?;
+        let thread = &mut self.threads[target.index()];
+        if thread.tracer.is_some() {
+            return Err(ErrorCode::Denied);
+        }
+        thread.tracer = Some((endpoint.object().index() as u32, endpoint.badge()));
+        thread.trace = TraceProgress::NONE;
+        thread.work.insert(WorkFlags::TRACE);
+        // No syscall of a traced thread may skip the generic entry.
+        thread.recompute_no_entry_work();
+        Ok(())
+    }
+
+    /// `TcbDetachTracer`: `target` runs on untraced; a stop it waits at
+    /// ends as if the tracer had said "continue".
+    #[inline(never)]
+    pub(super) fn detach_tracer(&mut self, target: ThreadId) {
+        if let Some(stop) = self.threads[target.index()].pending_trace.take() {
+            self.cancel_wait(target);
+            self.threads[target.index()].abandon_trace_stop(stop);
+            self.make_ready(target);
+        }
+        self.threads[target.index()].detach_tracer();
+    }
+
+    /// Sends `current`'s stop to its tracer; the thread waits for the
+    /// answer. Without a tracer (detached meanwhile) it runs on.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_stop<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        kind: StopKind,
+        number: u64,
+    ) -> Resume {
+        let thread = &mut self.threads[current.index()];
+        match thread.tracer {
+            Some((endpoint, badge)) => {
+                thread.pending_trace = Some(TraceStop { kind, number });
+                let effects = crate::ipc::send_fault(
+                    platform,
+                    &mut self.threads,
+                    &mut self.endpoints[endpoint as usize],
+                    endpoint,
+                    current,
+                    badge,
+                );
+                self.apply_ipc(platform, effects);
+            }
+            None => {
+                if kind == StopKind::Entry {
+                    // Nobody to stop for: the syscall runs as made.
+                    thread.abandon_trace_stop(TraceStop { kind, number });
+                    thread.state = crate::thread::ThreadState::Running;
+                }
+            }
+        }
+        self.resume(platform)
+    }
+
+    /// A software-step exception: the stepping thread executed one
+    /// instruction. A thread that is not stepping met MDSCR_EL1.SS left on
+    /// by the last stepping thread (it is switched off lazily, here, to
+    /// keep the check off the common return path): it took the exception
+    /// before running any instruction, and runs on with SS off.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn software_step<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> Resume {
+        let thread = &self.threads[current.index()];
+        if thread.work.contains(WorkFlags::SINGLESTEP) && thread.tracer.is_some() {
+            let number = thread.context.x[8];
+            return self.trace_stop(platform, current, StopKind::Step, number);
+        }
+        self.install_single_step(platform, false);
+        self.resume(platform)
+    }
+
+    /// A traced syscall blocked: its exit stages run when it returns.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn defer_exit_work(&mut self, current: ThreadId, entry: SyscallEntry) {
+        let thread = &mut self.threads[current.index()];
+        if thread
+            .work
+            .intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
+        {
+            thread.trace.exit_deferred = Some(entry);
+        }
+    }
+
+    /// The last step before `current` returns to EL0 with trace work:
+    /// runs a blocked syscall's exit stages, sends the first stop owed
+    /// (`true`: the thread now waits for its tracer), else makes
+    /// MDSCR_EL1.SS match the thread.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_before_user<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> bool {
+        let thread = &mut self.threads[current.index()];
+        // An answered entry stop whose SVC is not about to run again (the
+        // policy server refused it, the thread was interrupted) is over.
+        if thread
+            .trace
+            .entry_answered
+            .is_some_and(|svc| svc != thread.context.pc)
+        {
+            thread.trace.entry_answered = None;
+        }
+        if let Some(entry) = thread.trace.exit_deferred.take() {
+            self.exit_with_work(platform, current, entry);
+        }
+        let thread = &mut self.threads[current.index()];
+        let owed = core::mem::take(&mut thread.trace.owed);
+        let (traced, stepping) = (
+            thread.tracer.is_some() && thread.work.contains(WorkFlags::TRACE),
+            thread.work.contains(WorkFlags::SINGLESTEP),
+        );
+        let stop = if owed & TraceProgress::OWE_EXIT != 0 && traced {
+            // The step report (if still owed) follows the exit stop.
+            thread.trace.owed = owed & TraceProgress::OWE_STEP;
+            Some((StopKind::Exit, thread.trace.number))
+        } else if owed & TraceProgress::OWE_STEP != 0 && traced && stepping {
+            Some((StopKind::Step, thread.context.x[8]))
+        } else {
+            None
+        };
+        if let (Some((kind, number)), Some((endpoint, badge))) = (stop, thread.tracer) {
+            thread.pending_trace = Some(TraceStop { kind, number });
+            {
+                let effects = crate::ipc::send_fault(
+                    platform,
+                    &mut self.threads,
+                    &mut self.endpoints[endpoint as usize],
+                    endpoint,
+                    current,
+                    badge,
+                );
+                self.apply_ipc(platform, effects);
+                return true;
+            }
+        }
+        self.install_single_step(platform, stepping);
+        false
+    }
+
+    /// MDSCR_EL1.SS on for a stepping thread, off for any other.
+    pub(super) fn install_single_step<P: Platform>(&mut self, platform: &mut P, on: bool) {
+        if self.step_installed != on {
+            platform.set_single_step(on);
+            self.step_installed = on;
+        }
+    }
+}

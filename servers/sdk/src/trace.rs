@@ -1,0 +1,196 @@
+//! Writing a tracer: decoding trace stops and building the answers.
+//!
+//! A tracer attaches to a thread with [`crate::tcb::Tcb::attach_tracer`],
+//! then receives its stops on the endpoint (see `abi::trace` for the
+//! message layout) and answers each with `Reply` or `ReplyRecv`:
+//!
+//! ```no_run
+//! use sdk::ipc::{self, Cptr};
+//! use sdk::trace::{self, Stop};
+//!
+//! let endpoint = Cptr(2);
+//! let mut received = ipc::recv(endpoint).expect("a stop");
+//! loop {
+//!     let Some(stop) = Stop::decode(&received) else { break };
+//!     if stop.is_exit() {
+//!         sdk::println!("[task {}] {} = {:#x}", stop.thread, stop.name(), stop.regs[0]);
+//!     }
+//!     received = ipc::reply_recv(endpoint, &trace::resume(false)).expect("a stop");
+//! }
+//! ```
+
+use crate::ipc::{Message, Received};
+use abi::trace::{
+    TRACE_REPLY_CONTINUE, TRACE_REPLY_DETACH, TRACE_REPLY_MODIFY, TRACE_REPLY_RESULT,
+    TRACE_REPLY_STEP, TRACE_STOP_WORDS,
+};
+use abi::Syscall;
+
+pub use abi::trace::StopKind;
+
+/// One trace stop, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// Entry, exit or step.
+    pub kind: StopKind,
+    /// The syscall number (entry, exit: as dispatched) or, at a step, `x8`.
+    pub number: u64,
+    /// The stopped thread's `x0..=x8` (at exit `x0` is the result and
+    /// `x8` the second result).
+    pub regs: [u64; 9],
+    /// Its PC: after the `svc` (entry, exit), or the next instruction.
+    pub pc: u64,
+    /// The thread's identifier (as the kernel numbers threads).
+    pub thread: u64,
+    /// The badge of the endpoint capability the tracer attached with.
+    pub badge: u64,
+}
+
+impl Stop {
+    /// A stop from its label, its 12 words (`abi::trace` layout) and the
+    /// badge; `None` if the label is no stop's or words are missing.
+    pub fn from_words(label: u64, words: &[u64], badge: u64) -> Option<Stop> {
+        let kind = StopKind::from_label(label)?;
+        if words.len() < usize::from(TRACE_STOP_WORDS) {
+            return None;
+        }
+        let mut regs = [0u64; 9];
+        regs[..6].copy_from_slice(&words[1..7]);
+        regs[6] = words[10];
+        regs[7] = words[11];
+        regs[8] = words[7];
+        Some(Stop {
+            kind,
+            number: words[0],
+            regs,
+            pc: words[8],
+            thread: words[9],
+            badge,
+        })
+    }
+
+    /// The stop just received (words past the registers come from this
+    /// thread's IPC buffer); `None` for any other message.
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+    pub fn decode(received: &Received) -> Option<Stop> {
+        let mut words = [0u64; TRACE_STOP_WORDS as usize];
+        words[..6].copy_from_slice(&received.message.words);
+        for (i, word) in words.iter_mut().enumerate().skip(6) {
+            *word = crate::ipc::buffer_word(i);
+        }
+        if received.message.info.length() < TRACE_STOP_WORDS {
+            return None;
+        }
+        Stop::from_words(received.message.info.label(), &words, received.badge)
+    }
+
+    /// On the host there is no IPC buffer: only the register words.
+    #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+    pub fn decode(received: &Received) -> Option<Stop> {
+        let mut words = [0u64; TRACE_STOP_WORDS as usize];
+        words[..6].copy_from_slice(&received.message.words);
+        Stop::from_words(received.message.info.label(), &words, received.badge)
+    }
+
+    /// An entry stop.
+    pub fn is_entry(&self) -> bool {
+        self.kind == StopKind::Entry
+    }
+
+    /// An exit stop.
+    pub fn is_exit(&self) -> bool {
+        self.kind == StopKind::Exit
+    }
+
+    /// A single-step stop.
+    pub fn is_step(&self) -> bool {
+        self.kind == StopKind::Step
+    }
+
+    /// The syscall (entry and exit stops), if the number names one.
+    pub fn syscall(&self) -> Option<Syscall> {
+        match self.kind {
+            StopKind::Step => None,
+            _ => Syscall::from_number(self.number),
+        }
+    }
+
+    /// The syscall's name, `"?"` for an unknown number or a step.
+    pub fn name(&self) -> &'static str {
+        self.syscall().map_or("?", Syscall::name)
+    }
+}
+
+fn step_flag(step: bool) -> u64 {
+    if step {
+        TRACE_REPLY_STEP
+    } else {
+        0
+    }
+}
+
+/// Carry on (at an entry stop: run the syscall as it is); `step`:
+/// single-step after it.
+pub fn resume(step: bool) -> Message {
+    Message::new(TRACE_REPLY_CONTINUE | step_flag(step), &[])
+}
+
+/// Carry on with `x8 = number` and `x0..x5 = args` (at an entry stop: the
+/// syscall runs with them, and policy checks them). Writes word 6 into
+/// this thread's IPC buffer.
+pub fn modify(number: u64, args: [u64; 6], step: bool) -> Message {
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+    crate::ipc::set_buffer_word(6, args[5]);
+    Message::new(
+        TRACE_REPLY_MODIFY | step_flag(step),
+        &[number, args[0], args[1], args[2], args[3], args[4]],
+    )
+    .with_length(7)
+}
+
+/// Set the result, `x0 = x0` and `x8 = x8`; at an entry stop the syscall
+/// is skipped (it does not run and has no exit stop).
+pub fn result(x0: u64, x8: u64, step: bool) -> Message {
+    Message::new(TRACE_REPLY_RESULT | step_flag(step), &[x0, x8])
+}
+
+/// Detach: the thread runs on untraced.
+pub fn detach() -> Message {
+    Message::new(TRACE_REPLY_DETACH, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi::trace::{TRACE_ENTRY, TRACE_EXIT};
+
+    #[test]
+    fn stops_decode_from_the_documented_layout() {
+        let words: [u64; 12] = [19, 5, 1, 2, 3, 4, 55, 19, 0x40_1000, 3, 66, 77];
+        let stop = Stop::from_words(TRACE_ENTRY, &words, 0x7ace).expect("a stop");
+        assert!(stop.is_entry());
+        assert_eq!(stop.syscall(), Some(Syscall::Poll));
+        assert_eq!(stop.regs, [5, 1, 2, 3, 4, 55, 66, 77, 19]);
+        assert_eq!((stop.pc, stop.thread, stop.badge), (0x40_1000, 3, 0x7ace));
+        let exit = Stop::from_words(TRACE_EXIT, &words, 0).expect("a stop");
+        assert!(exit.is_exit() && exit.name() == "poll");
+        assert_eq!(Stop::from_words(0xfa17, &words, 0), None);
+        assert_eq!(Stop::from_words(TRACE_ENTRY, &words[..11], 0), None);
+    }
+
+    #[test]
+    fn answers_carry_their_labels() {
+        assert_eq!(resume(false).info.label(), TRACE_REPLY_CONTINUE);
+        assert_eq!(
+            resume(true).info.label(),
+            TRACE_REPLY_CONTINUE | TRACE_REPLY_STEP
+        );
+        let m = modify(3, [1, 2, 3, 4, 5, 6], false);
+        assert_eq!((m.info.label(), m.info.length()), (TRACE_REPLY_MODIFY, 7));
+        assert_eq!(m.words, [3, 1, 2, 3, 4, 5]);
+        let r = result(8, 0x77, true);
+        assert_eq!(r.info.label(), TRACE_REPLY_RESULT | TRACE_REPLY_STEP);
+        assert_eq!(&r.words[..2], &[8, 0x77]);
+        assert_eq!(detach().info.label(), TRACE_REPLY_DETACH);
+    }
+}
