@@ -1,6 +1,11 @@
 //! The message-info word passed in `x1`.
 use modular_bitfield::prelude::*;
 
+/// The label of a `Recv` (or `ReplyRecv`) that ended because the thread's
+/// bound notification was signalled instead of a message arriving: the
+/// message has no words and `x8` holds the notification's word.
+pub const NOTIFICATION_LABEL: u64 = 0x0b0d;
+
 /// Describes a message: a label chosen by the sender, how many message
 /// words it carries and how many capabilities it transfers.
 ///

@@ -139,11 +139,17 @@ pub enum Syscall {
     /// 1 lossy, 2 lossless; `x5` = the badge records carry (see
     /// `abi::audit`).
     TcbSetAudit = 35,
+    /// Binds the notification capability `x2` (read right) to the thread
+    /// named by the TCB capability `x0` (write right) when `x3 == 1`, or
+    /// unbinds its notification when `x3 == 0`: a signal to a bound
+    /// notification also ends the thread's `Recv` (label
+    /// `abi::message::NOTIFICATION_LABEL`, the word in `x8`).
+    TcbBindNotification = 36,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 36] = [
+    pub const ALL: [Syscall; 37] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -180,10 +186,11 @@ impl Syscall {
         Syscall::TcbAttachTracer,
         Syscall::TcbDetachTracer,
         Syscall::TcbSetAudit,
+        Syscall::TcbBindNotification,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 36;
+    pub const END: u64 = 37;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -224,6 +231,7 @@ impl Syscall {
             33 => Some(Syscall::TcbAttachTracer),
             34 => Some(Syscall::TcbDetachTracer),
             35 => Some(Syscall::TcbSetAudit),
+            36 => Some(Syscall::TcbBindNotification),
             _ => None,
         }
     }
@@ -272,6 +280,7 @@ impl Syscall {
             Syscall::TcbAttachTracer => "tcb_attach_tracer",
             Syscall::TcbDetachTracer => "tcb_detach_tracer",
             Syscall::TcbSetAudit => "tcb_set_audit",
+            Syscall::TcbBindNotification => "tcb_bind_notification",
         }
     }
 }

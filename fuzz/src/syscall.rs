@@ -84,6 +84,9 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::FilterLoad { address, len, .. } => {
             assert!(len <= MAX_DESCRIPTION_BYTES && is_user_range(address, len as u64));
         }
+        Call::BindNotification { notification, .. } => {
+            assert_eq!(notification, (x[3] == 1).then_some(x[2]));
+        }
         Call::SetAudit { mode, badge, .. } => {
             assert_eq!(Some(mode), abi::audit::AuditMode::from_raw(x[4]));
             assert_eq!(badge, x[5]);
@@ -161,6 +164,7 @@ fn syscall_of(call: &Call) -> Syscall {
         },
         Call::FilterLoad { .. } => Syscall::FilterLoad,
         Call::SetAudit { .. } => Syscall::TcbSetAudit,
+        Call::BindNotification { .. } => Syscall::TcbBindNotification,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,

@@ -199,6 +199,13 @@ pub enum Call {
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
     },
+    /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
+    BindNotification {
+        /// The TCB capability's slot (x0).
+        tcb: u64,
+        /// The notification capability's slot (x2), when binding.
+        notification: Option<u64>,
+    },
     /// `TcbSetAudit`: the audit ring and mode of the thread at `tcb`.
     SetAudit {
         /// The TCB capability's slot (x0).
@@ -321,6 +328,14 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             server: match context.x[4] {
                 0 => None,
                 1 => Some(context.x[3]),
+                _ => return Err(ErrorCode::InvalidArgument),
+            },
+        }),
+        Syscall::TcbBindNotification => Ok(Call::BindNotification {
+            tcb: capability,
+            notification: match context.x[3] {
+                0 => None,
+                1 => Some(context.x[2]),
                 _ => return Err(ErrorCode::InvalidArgument),
             },
         }),
@@ -613,6 +628,25 @@ mod tests {
         );
         attach.x[4] = 2;
         assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
+    }
+
+    #[test]
+    fn bind_arguments_are_checked() {
+        assert_eq!(
+            decode(&regs(36, 3, 5, 1)),
+            Ok(Call::BindNotification {
+                tcb: 3,
+                notification: Some(5)
+            })
+        );
+        assert_eq!(
+            decode(&regs(36, 3, 5, 0)),
+            Ok(Call::BindNotification {
+                tcb: 3,
+                notification: None
+            })
+        );
+        assert_eq!(decode(&regs(36, 3, 5, 2)), Err(ErrorCode::InvalidArgument));
     }
 
     #[test]

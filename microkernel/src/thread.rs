@@ -118,6 +118,8 @@ pub struct Thread {
     pub queue_links: QueueLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
     pub reply_to: Option<ThreadId>,
+    /// The notification bound to it (its index): signals end its `Recv`.
+    pub bound_notification: Option<u32>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
     /// The CSpace's first slot and radix, kept here for the fast path
@@ -260,6 +262,7 @@ impl Thread {
             next: None,
         },
         reply_to: None,
+        bound_notification: None,
         ipc_buffer: None,
         cspace: None,
         cspace_slots: (SlotId(0), 0),

@@ -15,6 +15,9 @@ pub struct Notification {
     pub word: u64,
     /// Threads blocked in `Wait`, first come first served.
     pub waiters: EndpointQueue,
+    /// The thread it is bound to (`TcbBindNotification`): a signal no
+    /// waiter takes ends that thread's `Recv`.
+    pub bound: Option<ThreadId>,
 }
 
 impl Notification {
@@ -22,6 +25,7 @@ impl Notification {
     pub const EMPTY: Notification = Notification {
         word: 0,
         waiters: EndpointQueue::EMPTY,
+        bound: None,
     };
 }
 

@@ -227,11 +227,7 @@ impl Kernel {
         // Empty to non-empty: the server hears of it once, not per record.
         if state.written == state.consumed {
             let (index, bits) = sink.notification;
-            let effects = notification::signal(
-                &mut self.threads,
-                &mut self.notifications[index as usize],
-                bits,
-            );
+            let effects = self.signal_notification(index as usize, bits);
             self.apply_ipc(platform, effects);
         }
     }

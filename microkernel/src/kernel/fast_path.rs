@@ -22,7 +22,8 @@
 //!   owing no reply and with no work;
 //! * `ReplyRecv`: the thread owes a reply to a caller still waiting for
 //!   it, at least as urgent, with no work, and no sender waits on the
-//!   endpoint (the receive will block).
+//!   endpoint (the receive will block); the thread has no bound
+//!   notification (whose bits would end the receive).
 //!
 //! The slow path switches directly only to a partner at least as urgent as
 //! every ready thread (seL4's possibleSwitchTo). The fast path gets that
@@ -84,6 +85,10 @@ impl Kernel {
             receiver
         } else {
             if !cap.rights().read() || endpoint.waiting() == Waiting::Senders {
+                return None;
+            }
+            // A bound notification could end the receive: slow path.
+            if caller.bound_notification.is_some() {
                 return None;
             }
             let waiting_caller = caller.reply_to?;

@@ -57,6 +57,11 @@ impl Kernel {
                     return Err("a thread owes a reply to a thread that is not waiting for one");
                 }
             }
+            if let Some(n) = thread.bound_notification {
+                if self.notifications[n as usize].bound != Some(id) {
+                    return Err("a thread's bound notification is not bound to it");
+                }
+            }
             let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
             if alive != thread.tcb.is_some() {
                 return Err("a live thread has no TCB object, or a dead one still has one");

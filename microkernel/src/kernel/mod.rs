@@ -31,6 +31,7 @@ use arch::mmu::{AsidAllocator, AsidBits};
 use core::fmt::Write;
 
 mod audit;
+mod binding;
 mod fast_path;
 mod invariants;
 mod policy;
@@ -500,11 +501,7 @@ impl Kernel {
             );
             return;
         };
-        let effects = notification::signal(
-            &mut self.threads,
-            &mut self.notifications[notification.index()],
-            bits,
-        );
+        let effects = self.signal_notification(notification.index(), bits);
         for thread in effects.woken() {
             self.make_ready(thread);
         }
@@ -683,6 +680,12 @@ impl Kernel {
                 SyscallResult::Return(ErrorCode::Ok)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::BindNotification { tcb, notification } => {
+                SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
             Call::SetAudit {
                 tcb,
                 frame,
@@ -788,6 +791,13 @@ impl Kernel {
             operation.sends() && message::sent_info(&self.threads[current.index()]).caps() != 0;
         if carries_caps && !cap.rights().grant() {
             return SyscallResult::Return(ErrorCode::MissingRights);
+        }
+        // A bound notification with bits pending ends a receive at once.
+        let receives = !operation.sends() || operation == IpcOperation::ReplyRecv;
+        if receives && self.threads[current.index()].bound_notification.is_some() {
+            if let Some(result) = self.receive_bound(platform, current, operation) {
+                return result;
+            }
         }
         let index = cap.object().index();
         let endpoint = &mut self.endpoints[index];
@@ -906,17 +916,15 @@ impl Kernel {
             Err(code) => return SyscallResult::Return(code),
         };
         let index = cap.object().index();
+        if operation == NotificationOperation::Signal {
+            self.threads[current.index()].context.x[0] = ErrorCode::Ok.raw();
+            let bits = notification::signal_bits(cap.badge(), cap.is_badged());
+            return SyscallResult::Ipc(self.signal_notification(index, bits));
+        }
         let state = &mut self.notifications[index];
         let threads = &mut self.threads;
         let effects = match operation {
-            NotificationOperation::Signal => {
-                threads[current.index()].context.x[0] = ErrorCode::Ok.raw();
-                notification::signal(
-                    threads,
-                    state,
-                    notification::signal_bits(cap.badge(), cap.is_badged()),
-                )
-            }
+            NotificationOperation::Signal => unreachable!("signalled above"),
             NotificationOperation::Wait => {
                 notification::wait(threads, state, index as u32, current, true)
             }
@@ -1110,6 +1118,12 @@ impl Kernel {
                 }
             }
             CapType::Notification => {
+                for thread in threads.iter_mut() {
+                    if thread.bound_notification == Some(object.index() as u32) {
+                        thread.bound_notification = None;
+                    }
+                }
+                notifications[object.index()].bound = None;
                 stop_audit(threads, &mut woken, |sink| {
                     sink.notification.0 as usize == object.index()
                 });
@@ -1605,6 +1619,7 @@ impl Kernel {
             self.install_floor(platform, false);
         }
         self.detach_filters(id);
+        self.unbind(id);
         self.threads[id.index()] = Thread::EMPTY;
         if let Some(position) = self.session.live.iter().position(|&t| t == id) {
             self.session.live.swap_remove(position);
