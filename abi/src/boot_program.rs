@@ -202,6 +202,11 @@ pub enum BootProgram {
     AuditThenTrace = 69,
     /// Makes one `Null` and exits.
     OneNull = 70,
+    /// Binds the notification in slot 3 to itself (its TCB in slot 4) and
+    /// receives on the endpoint in slot 2: signals end its `Recv`.
+    BindWaiter = 71,
+    /// Signals the notification in slot 3 and sends on the endpoint.
+    BindSignaller = 72,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -277,7 +282,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 71] = [
+    pub const ALL: [BootProgram; 73] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -349,6 +354,8 @@ impl BootProgram {
         BootProgram::TraceTracee,
         BootProgram::AuditThenTrace,
         BootProgram::OneNull,
+        BootProgram::BindWaiter,
+        BootProgram::BindSignaller,
     ];
 
     /// A short name, used to name the thread.
@@ -425,6 +432,8 @@ impl BootProgram {
             BootProgram::TraceTracee => "tracee",
             BootProgram::AuditThenTrace => "audit-tracer",
             BootProgram::OneNull => "one-null",
+            BootProgram::BindWaiter => "bound-waiter",
+            BootProgram::BindSignaller => "signaller",
         }
     }
 

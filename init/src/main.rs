@@ -6,6 +6,7 @@
 
 mod audit_tests;
 mod bench;
+mod binding_tests;
 mod demo;
 mod fuzz;
 mod ipc_tests;
@@ -119,6 +120,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::AuditServer => audit_tests::server(parameter),
         BootProgram::AuditThenTrace => audit_tests::audit_then_trace(),
         BootProgram::OneNull => audit_tests::one_null(),
+        BootProgram::BindWaiter => binding_tests::waiter(),
+        BootProgram::BindSignaller => binding_tests::signaller(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

@@ -423,6 +423,7 @@ pub const TEST_CASES: &[Case] = &[
     VSPACE_CASE,
     TRACE_CASE,
     AUDIT_BEFORE_TRACE_CASE,
+    BOUND_NOTIFICATION_CASE,
 ];
 
 /// A TCB capability that may attach a tracer and filters.
@@ -682,6 +683,28 @@ const REVOKE_IN_USE_CASE: Case = Case {
     ],
     // The waiter is more urgent: it is waiting whenever the owner acts.
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+};
+
+/// A notification bound to a thread ends its `Recv`.
+const BOUND_NOTIFICATION_CASE: Case = Case {
+    name: "a notification bound to a thread: a signal ends its Recv (and one sent before it receives is returned at once); messages still arrive; unbinding ends it",
+    threads: &[BootProgram::BindWaiter.selector(0), BootProgram::BindSignaller.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 0,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        nth_notification_grant(0, 0, 3, RECEIVE, 0),
+        tcb_grant(0, 4, 0, Rights::READ_WRITE),
+        grant(1, ENDPOINT_SLOT, SEND, 0),
+        nth_notification_grant(0, 1, 3, SEND, 0x40),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,

@@ -1,0 +1,87 @@
+//! A notification bound to a thread: its signals end the thread's `Recv`.
+//! Each program returns the number of its first failed check.
+
+use abi::boot_program::ENDPOINT_SLOT;
+use abi::message::NOTIFICATION_LABEL;
+use abi::{ErrorCode, Syscall};
+use sdk::ipc::{self, Cptr, Message};
+use sdk::println;
+use sdk::syscall::raw_syscall;
+use sdk::tcb::Tcb;
+
+const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
+const NOTIFICATION: Cptr = Cptr(3);
+const OWN_TCB: Tcb = Tcb(Cptr(4));
+/// The signaller's badge.
+pub const SIGNAL_BITS: u64 = 0x40;
+
+macro_rules! expect {
+    ($number:expr, $got:expr, $want:expr) => {
+        let (got, want) = ($got, $want);
+        if !same(&got, &want) {
+            println!("check {} failed: {:?} != {:?}", $number, got, want);
+            return $number;
+        }
+    };
+}
+
+fn same<T: PartialEq>(got: &T, want: &T) -> bool {
+    got == want
+}
+
+fn bind(tcb: Tcb, notification: Option<Cptr>) -> Result<(), ErrorCode> {
+    let (slot, on) = notification.map_or((0, 0), |n| (n.0, 1));
+    raw_syscall(Syscall::TcbBindNotification.number(), tcb.0 .0, slot, on).into_result()
+}
+
+/// What a receive returned: its label and `x8`.
+fn received(result: Result<ipc::Received, ErrorCode>) -> Result<(u64, u64), ErrorCode> {
+    result.map(|r| (r.message.info.label(), r.badge))
+}
+
+/// Binds the notification, then receives: a signal, a message, a signal
+/// that came while it was not receiving; unbinds.
+pub fn waiter() -> i32 {
+    expect!(
+        1,
+        bind(OWN_TCB, Some(ENDPOINT)),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(2, bind(OWN_TCB, Some(NOTIFICATION)), Ok(()));
+    expect!(
+        3,
+        bind(OWN_TCB, Some(NOTIFICATION)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    // The signaller signals: the Recv ends with the word.
+    expect!(
+        4,
+        received(ipc::recv(ENDPOINT)),
+        Ok((NOTIFICATION_LABEL, SIGNAL_BITS))
+    );
+    // Then it sends: an ordinary message.
+    expect!(5, received(ipc::recv(ENDPOINT)), Ok((7, 0)));
+    // Below the signaller: its next signal comes while this thread is not
+    // receiving; the next Recv returns it at once.
+    expect!(6, OWN_TCB.set_priority(90), Ok(()));
+    expect!(
+        7,
+        received(ipc::recv(ENDPOINT)),
+        Ok((NOTIFICATION_LABEL, SIGNAL_BITS))
+    );
+    expect!(8, bind(OWN_TCB, None), Ok(()));
+    expect!(
+        9,
+        received(ipc::nb_recv(ENDPOINT)),
+        Err(ErrorCode::WouldBlock)
+    );
+    0
+}
+
+/// Signals, sends, signals.
+pub fn signaller() -> i32 {
+    expect!(1, ipc::signal(NOTIFICATION), Ok(()));
+    expect!(2, ipc::send(ENDPOINT, &Message::new(7, &[])), Ok(()));
+    expect!(3, ipc::signal(NOTIFICATION), Ok(()));
+    0
+}
