@@ -433,4 +433,45 @@ fn main() {
     word_seeds();
     syscall_seeds();
     cap_table_seeds();
+    record_seeds();
+}
+
+/// Seeds for the server-side decoders: an encoded audit record, a ring
+/// with two records and a drop, a policy request and a trace stop.
+fn record_seeds() {
+    use abi::audit::{AuditRecord, AuditVerdict, SLOTS_OFFSET, SLOT_BYTES};
+    let record = |sequence, dropped| AuditRecord {
+        sequence,
+        time: 0x1234_5678,
+        thread_badge: 0x7a,
+        syscall: Syscall::Poll.number(),
+        object_type: CapType::Notification.raw(),
+        label: 3,
+        args: [5, 0, 0x40, 7, 0, 0, 0, 0],
+        result: Some(0),
+        verdict: AuditVerdict::Refused(ErrorCode::Denied.raw() as u16),
+        dropped,
+    };
+    let mut buffer = [0u8; abi::audit::MAX_RECORD_BYTES];
+    let bytes = record(7, 0).encode(&mut buffer).expect("fits").to_vec();
+    write("audit_record", "poll_refused", &bytes);
+    let mut ring = vec![0u8; 4096];
+    ring[8..16].copy_from_slice(&2u64.to_le_bytes()); // written
+    for (i, r) in [record(0, 0), record(3, 2)].iter().enumerate() {
+        let bytes = r.encode(&mut buffer).expect("fits");
+        let slot = (SLOTS_OFFSET + i as u64 * SLOT_BYTES) as usize;
+        ring[slot] = bytes.len() as u8;
+        ring[slot + 1..slot + 1 + bytes.len()].copy_from_slice(bytes);
+    }
+    write("audit_ring", "two_records_one_gap", &ring);
+    let mut message = vec![0u8]; // selector: the policy-request label
+    message.push(abi::policy_request::POLICY_REQUEST_WORDS);
+    for word in [3u64, 10, 0, 4, 17, 1, 0x5e] {
+        message.extend_from_slice(&word.to_le_bytes());
+    }
+    message.extend_from_slice(&[0u8; 16 * 8]);
+    let mut stop = vec![1u8, 0, abi::trace::TRACE_STOP_WORDS];
+    stop.extend_from_slice(&[1u8; 23 * 8]);
+    message.extend_from_slice(&stop);
+    write("server_messages", "request_then_stop", &message);
 }

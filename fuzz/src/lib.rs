@@ -24,6 +24,7 @@ mod cap_table;
 mod device_tree;
 mod elf;
 mod policy;
+mod records;
 mod syscall;
 mod words;
 
@@ -31,6 +32,7 @@ pub use cap_table::cap_table_ops;
 pub use device_tree::device_tree;
 pub use elf::elf_program;
 pub use policy::{policy_description, policy_verdict};
+pub use records::{audit_record, audit_ring, server_messages};
 pub use syscall::syscall_registers;
 pub use words::{capability_word, message_info};
 
@@ -39,7 +41,7 @@ pub type Entry = fn(&[u8]);
 
 /// Every entry with its target name (the name of its `fuzz_targets/` file
 /// and of its `corpus/` directory).
-pub const TARGETS: [(&str, Entry); 8] = [
+pub const TARGETS: [(&str, Entry); 11] = [
     ("policy_description", policy_description),
     ("policy_verdict", policy_verdict),
     ("elf_program", elf_program),
@@ -48,4 +50,7 @@ pub const TARGETS: [(&str, Entry); 8] = [
     ("capability_word", capability_word),
     ("syscall_registers", syscall_registers),
     ("cap_table_ops", cap_table_ops),
+    ("audit_record", audit_record),
+    ("audit_ring", audit_ring),
+    ("server_messages", server_messages),
 ];

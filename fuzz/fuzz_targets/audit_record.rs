@@ -1,0 +1,6 @@
+//! libFuzzer entry for `portcullis_fuzz::audit_record` (what it checks is documented there).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| portcullis_fuzz::audit_record(data));
