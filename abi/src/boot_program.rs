@@ -207,6 +207,13 @@ pub enum BootProgram {
     BindWaiter = 71,
     /// Signals the notification in slot 3 and sends on the endpoint.
     BindSignaller = 72,
+    /// Ends the receiver of an in-progress call by attaching a filter that
+    /// kills it (its TCB in slot 3, policy right; Untyped in slot 4).
+    KillSupervisor = 73,
+    /// Receives a call and waits on the notification in slot 5.
+    KillServer = 74,
+    /// Calls the server; its call ends with `ObjectDeleted`.
+    KillClient = 75,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -282,7 +289,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 73] = [
+    pub const ALL: [BootProgram; 76] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -356,6 +363,9 @@ impl BootProgram {
         BootProgram::OneNull,
         BootProgram::BindWaiter,
         BootProgram::BindSignaller,
+        BootProgram::KillSupervisor,
+        BootProgram::KillServer,
+        BootProgram::KillClient,
     ];
 
     /// A short name, used to name the thread.
@@ -434,6 +444,9 @@ impl BootProgram {
             BootProgram::OneNull => "one-null",
             BootProgram::BindWaiter => "bound-waiter",
             BootProgram::BindSignaller => "signaller",
+            BootProgram::KillSupervisor => "kill-supervisor",
+            BootProgram::KillServer => "kill-server",
+            BootProgram::KillClient => "kill-client",
         }
     }
 

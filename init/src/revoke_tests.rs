@@ -110,3 +110,55 @@ pub fn waiter() -> i32 {
         Err(_) => 4,
     }
 }
+
+/// Fault injection: the receiver of an in-progress `Call` is ended under
+/// its caller (a supervisor attaches a `Kill`-everything filter to it
+/// while it holds the call). `KillServer` receives the call and waits on
+/// its notification; `KillSupervisor` confines it and wakes it; its next
+/// syscall kills it; `KillClient`'s call ends with `ObjectDeleted`.
+pub fn kill_supervisor() -> i32 {
+    use sdk::policy::{Action, FilterBuilder, RuleBuilder};
+    use sdk::tcb::{FilterCap, Tcb};
+    let server = Tcb(Cptr(3));
+    let filter = FilterCap(Cptr(8));
+    let mut buffer = [0u8; 64];
+    let Ok(rules) = FilterBuilder::new()
+        .rule(RuleBuilder::any_syscall().action(Action::Kill))
+        .encode(&mut buffer)
+    else {
+        return 1;
+    };
+    expect!(
+        2,
+        sdk::syscall::retype(UNTYPED, CapType::Filter, 0, filter.0 .0, 1),
+        Ok(())
+    );
+    expect!(3, filter.load(rules), Ok(()));
+    expect!(4, server.attach_filter(filter, None), Ok(()));
+    // Wake the server: its next syscall ends it, with the call in hand.
+    expect!(5, ipc::signal(Cptr(5)), Ok(()));
+    // It is gone, and its TCB capability with it.
+    expect!(6, server.suspend(), Err(ErrorCode::InvalidCapability));
+    0
+}
+
+/// Receives the client's call, then waits (the call in progress).
+pub fn kill_server() -> i32 {
+    if ipc::recv(CASE_ENDPOINT).is_err() {
+        return 1;
+    }
+    let _ = ipc::wait(Cptr(5));
+    // Killed by its filter here; reaching the reply would be a failure.
+    let _ = ipc::reply(&Message::new(0, &[]));
+    2
+}
+
+/// Calls the server and learns its receiver is gone.
+pub fn kill_client() -> i32 {
+    expect!(
+        1,
+        ipc::call(CASE_ENDPOINT, &Message::new(1, &[])).map(|_| ()),
+        Err(ErrorCode::ObjectDeleted)
+    );
+    0
+}

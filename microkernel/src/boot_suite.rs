@@ -60,6 +60,9 @@ pub enum Expect {
     ExitZero,
     /// Every thread exits with this status (e.g. killed by a filter).
     ExitStatus(i64),
+    /// Every thread exits 0 or is killed by a filter (fault-injection
+    /// cases, whose surviving threads check what the kill did).
+    ExitZeroOrKilled,
     /// Every thread exits 0 and took at least this many interrupts at EL0.
     ExitZeroWithInterrupts(u64),
     /// Every thread exits 0 and was preempted by the timer at least once.
@@ -253,6 +256,12 @@ pub fn evaluate(expect: Expect, ended: &[Ended]) -> Result<(), Failure> {
     for thread in ended {
         match expect {
             Expect::AnyEnd => {}
+            Expect::ExitZeroOrKilled => match thread.state {
+                ThreadState::Exited(0 | crate::kernel::KILLED_BY_POLICY) => {}
+                ThreadState::Exited(_) => return Err("a thread exited with a non-zero status"),
+                ThreadState::Faulted(_) => return Err("a thread faulted"),
+                _ => return Err("a thread did not end"),
+            },
             Expect::ExitStatus(status) => match thread.state {
                 ThreadState::Exited(s) if s == status => {}
                 ThreadState::Exited(_) => return Err("a thread exited with another status"),
@@ -420,6 +429,7 @@ pub const TEST_CASES: &[Case] = &[
     AUDIT_CASES[0],
     AUDIT_CASES[1],
     REVOKE_IN_USE_CASE,
+    KILLED_RECEIVER_CASE,
     VSPACE_CASE,
     TRACE_CASE,
     AUDIT_BEFORE_TRACE_CASE,
@@ -665,6 +675,35 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         cnode_radix: None,
     }
 }
+
+/// Fault injection: the receiver of an in-progress call ends under it.
+const KILLED_RECEIVER_CASE: Case = Case {
+    name: "the receiver of an in-progress Call is killed (a supervisor attaches a Kill filter): the caller wakes with ObjectDeleted, the receiver's TCB capability is gone",
+    threads: &[
+        BootProgram::KillSupervisor.selector(0),
+        BootProgram::KillServer.selector(0),
+        BootProgram::KillClient.selector(0),
+    ],
+    expect: Expect::ExitZeroOrKilled,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        tcb_grant(0, 3, 1, TCB_WITH_POLICY),
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 0, 5, SEND, 0),
+        grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+        nth_notification_grant(0, 1, 5, RECEIVE, 0),
+        grant(2, ENDPOINT_SLOT, SEND, 0),
+    ],
+    // Server first (it waits in Recv), then the client calls, then the
+    // supervisor acts while the call is in progress.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+};
 
 /// Fault injection: an Untyped revoked while its objects are in use.
 const REVOKE_IN_USE_CASE: Case = Case {
