@@ -214,6 +214,12 @@ pub enum BootProgram {
     KillServer = 74,
     /// Calls the server; its call ends with `ObjectDeleted`.
     KillClient = 75,
+    /// Attaches a filter whose `Yield` rule is `Trap` (Untyped in slot 2,
+    /// its TCB with the policy right in slot 3); its faults go to the
+    /// case's endpoint.
+    PolicyTrapped = 76,
+    /// The fault handler of `PolicyTrapped` (receives on slot 2).
+    PolicyTrapHandler = 77,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -289,7 +295,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 76] = [
+    pub const ALL: [BootProgram; 78] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -366,6 +372,8 @@ impl BootProgram {
         BootProgram::KillSupervisor,
         BootProgram::KillServer,
         BootProgram::KillClient,
+        BootProgram::PolicyTrapped,
+        BootProgram::PolicyTrapHandler,
     ];
 
     /// A short name, used to name the thread.
@@ -447,6 +455,8 @@ impl BootProgram {
             BootProgram::KillSupervisor => "kill-supervisor",
             BootProgram::KillServer => "kill-server",
             BootProgram::KillClient => "kill-client",
+            BootProgram::PolicyTrapped => "trapped",
+            BootProgram::PolicyTrapHandler => "trap-handler",
         }
     }
 

@@ -104,6 +104,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::UntypedUser => ipc_tests::untyped_user(),
         BootProgram::FaultHandler => ipc_tests::fault_handler(),
         BootProgram::PolicyUser => policy_tests::user(),
+        BootProgram::PolicyTrapped => policy_tests::trapped(),
+        BootProgram::PolicyTrapHandler => policy_tests::trap_handler(),
         BootProgram::PolicyAsker => policy_tests::asker(),
         BootProgram::PolicyServer => policy_tests::server(),
         BootProgram::TcbPriority => tcb_tests::priority(),

@@ -274,3 +274,45 @@ pub fn server() -> i32 {
     expect!(90, request.message.words[0], Syscall::Yield.number());
     0
 }
+
+/// A `Trap` rule: the syscall does not run and its report goes to the
+/// thread's fault endpoint; the handler's "retry" resumes the thread after
+/// the `svc` with `Denied`.
+pub fn trapped() -> i32 {
+    let mut buffer = [0u8; 256];
+    expect!(
+        1,
+        sdk::syscall::retype(UNTYPED, CapType::Filter, 0, 8, 1),
+        Ok(())
+    );
+    let Ok(rules) = FilterBuilder::new()
+        .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Trap))
+        .encode(&mut buffer)
+    else {
+        return 2;
+    };
+    expect!(3, FIRST.load(rules), Ok(()));
+    expect!(4, SELF_POLICY.attach_filter(FIRST, None), Ok(()));
+    expect!(5, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
+    // Other syscalls are untouched.
+    expect!(6, sdk::syscall::null(), Ok(()));
+    0
+}
+
+/// The fault handler of `trapped`: a report of class SVC whose address is
+/// the trapped syscall's number; answers "retry".
+pub fn trap_handler() -> i32 {
+    use abi::fault::{FAULT_LABEL, FAULT_REPLY_RETRY};
+    const SVC_FROM_AARCH64: u64 = 0x15;
+    let Ok(report) = ipc::recv(Cptr(abi::boot_program::ENDPOINT_SLOT)) else {
+        return 1;
+    };
+    let [class, address, ..] = report.message.words;
+    expect!(
+        2,
+        (report.message.info.label(), class, address),
+        (FAULT_LABEL, SVC_FROM_AARCH64, Syscall::Yield.number())
+    );
+    expect!(3, ipc::reply(&Message::new(FAULT_REPLY_RETRY, &[])), Ok(()));
+    0
+}

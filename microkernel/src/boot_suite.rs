@@ -426,6 +426,7 @@ pub const TEST_CASES: &[Case] = &[
     TCB_CASES[2],
     POLICY_CASES[0],
     POLICY_CASES[1],
+    POLICY_TRAP_CASE,
     AUDIT_CASES[0],
     AUDIT_CASES[1],
     REVOKE_IN_USE_CASE,
@@ -592,6 +593,26 @@ const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
 /// A TCB capability that may attach filters.
 const TCB_WITH_POLICY: Rights =
     Rights::from_bytes([Rights::READ_WRITE.raw() | Rights::POLICY.raw()]);
+
+/// A `Trap` verdict goes to the fault endpoint.
+const POLICY_TRAP_CASE: Case = Case {
+    name: "a Trap rule: the syscall does not run, its report (class SVC, the syscall number) goes to the fault handler, whose retry resumes after it with Denied",
+    threads: &[BootProgram::PolicyTrapped.selector(0), BootProgram::PolicyTrapHandler.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 3, 0, TCB_WITH_POLICY),
+        grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[(0, 0)],
+    cnode_radix: None,
+};
 
 /// Policy cases of the in-guest suite.
 const POLICY_CASES: [Case; 2] = [Case {
