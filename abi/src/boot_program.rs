@@ -202,6 +202,9 @@ pub enum BootProgram {
     AuditThenTrace = 69,
     /// Makes one `Null` and exits.
     OneNull = 70,
+    /// The demo's tracer: strace-like lines for each stop of the app
+    /// (`servers/tracer`), until the app exits.
+    DemoTracer = 71,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -277,7 +280,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 71] = [
+    pub const ALL: [BootProgram; 72] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -349,6 +352,7 @@ impl BootProgram {
         BootProgram::TraceTracee,
         BootProgram::AuditThenTrace,
         BootProgram::OneNull,
+        BootProgram::DemoTracer,
     ];
 
     /// A short name, used to name the thread.
@@ -425,6 +429,7 @@ impl BootProgram {
             BootProgram::TraceTracee => "tracee",
             BootProgram::AuditThenTrace => "audit-tracer",
             BootProgram::OneNull => "one-null",
+            BootProgram::DemoTracer => "tracer",
         }
     }
 

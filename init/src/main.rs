@@ -114,6 +114,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::DemoSupervisor => demo::supervisor(),
         BootProgram::DemoPolicyServer => demo::policy_server(),
         BootProgram::DemoApp => demo::app(),
+        BootProgram::DemoTracer => demo::tracer(),
         BootProgram::RevokeOwner => revoke_tests::owner(),
         BootProgram::RevokeWaiter => revoke_tests::waiter(),
         BootProgram::AuditServer => audit_tests::server(parameter),
