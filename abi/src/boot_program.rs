@@ -205,6 +205,13 @@ pub enum BootProgram {
     /// The demo's tracer: strace-like lines for each stop of the app
     /// (`servers/tracer`), until the app exits.
     DemoTracer = 71,
+    /// Benchmark: audits itself (lossy) and times `Null`
+    /// (`audit_lossy_null_syscall`, `init/src/bench/watch.rs`).
+    BenchAudited = 72,
+    /// Benchmark: attaches to `BenchTraced` and continues every stop.
+    BenchTracer = 73,
+    /// Benchmark: times `Null` while traced (`trace_syscall_entry_exit`).
+    BenchTraced = 74,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -280,7 +287,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 72] = [
+    pub const ALL: [BootProgram; 75] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -353,6 +360,9 @@ impl BootProgram {
         BootProgram::AuditThenTrace,
         BootProgram::OneNull,
         BootProgram::DemoTracer,
+        BootProgram::BenchAudited,
+        BootProgram::BenchTracer,
+        BootProgram::BenchTraced,
     ];
 
     /// A short name, used to name the thread.
@@ -430,6 +440,9 @@ impl BootProgram {
             BootProgram::AuditThenTrace => "audit-tracer",
             BootProgram::OneNull => "one-null",
             BootProgram::DemoTracer => "tracer",
+            BootProgram::BenchAudited => "bench-audited",
+            BootProgram::BenchTracer => "bench-tracer",
+            BootProgram::BenchTraced => "bench-traced",
         }
     }
 

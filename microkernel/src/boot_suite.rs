@@ -1202,6 +1202,54 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
     },
+    // The audit and tracing rows (`init/src/bench/watch.rs`).
+    Case {
+        name: "an audited null syscall (lossy, the ring drained after each)",
+        threads: &[BootProgram::BenchAudited.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            Grant {
+                thread: 0,
+                slot: ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            tcb_grant(0, SECOND_ENDPOINT_SLOT, 0, TCB_WITH_POLICY),
+            vspace_grant(0, 4, 0, Rights::READ_WRITE),
+            nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    Case {
+        name: "a traced null syscall: entry and exit stops, each continued by the tracer",
+        threads: &[
+            BootProgram::BenchTracer.selector(0),
+            BootProgram::BenchTraced.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            tcb_grant(0, SECOND_ENDPOINT_SLOT, 1, TCB_WITH_TRACE),
+            grant(0, 4, SEND, TRACEE_BADGE),
+        ],
+        // The tracer attaches and waits before the traced thread runs.
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
 ];
 
 /// The fuzzer: three threads with a CNode holding an endpoint, a
