@@ -30,19 +30,31 @@ fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
         banner.contains("virt") && banner.contains("EL1"),
         "banner does not say virt and EL1: {banner:?}\n{outcome}"
     );
-    // The policy scene: the server's decisions and the app's outcomes.
+    // The policy scene: the server's decisions, what the tracer and the
+    // audit ring saw, the app's verdict on its outcomes.
     let output = &outcome.guest_output;
     for line in [
         "[policy] task 2: debug_print(x0=0x6, x2=",
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         "[app#2]   forwarded print: the server keeps 48 bytes --",
         "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
-        "signal (a filter rule refuses it): error denied (denied by policy), as expected",
+        "[supervisor#0] [audit] 10 records, none lost",
+        "[app#2] its 6 calls each had the outcome the rules give",
         "demo finished: 3 of 3 steps behaved as expected",
     ] {
         assert!(
             output.contains(line),
             "the demo did not print {line:?}\n{outcome}"
+        );
+    }
+    // One tracer line and one audit line, each exactly (a whole line).
+    for whole in [
+        "[tracer#3] [task 2] signal(ntfn=5) = denied (denied by policy)",
+        "[supervisor#0] [audit] #3 [badge 0xa99] cap_copy(cnode=0x0, x2=0x1, x3=0x6) = ok",
+    ] {
+        assert!(
+            output.lines().any(|line| line.trim_end() == whole),
+            "the demo did not print the line {whole:?}\n{outcome}"
         );
     }
     assert!(!output.contains("UNEXPECTED"), "{outcome}");

@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 23] = [
+pub const ROWS: [&str; 25] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -32,6 +32,8 @@ pub const ROWS: [&str; 23] = [
     "ipc_reply_recv_one_way_filtered",
     "ipc_round_trip_filtered",
     "policy_notify_round_trip",
+    "audit_lossy_null_syscall",
+    "trace_syscall_entry_exit",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.

@@ -220,6 +220,16 @@ pub enum BootProgram {
     PolicyTrapped = 76,
     /// The fault handler of `PolicyTrapped` (receives on slot 2).
     PolicyTrapHandler = 77,
+    /// The demo's tracer: strace-like lines for each stop of the app
+    /// (`servers/tracer`), until the app exits.
+    DemoTracer = 78,
+    /// Benchmark: audits itself (lossy) and times `Null`
+    /// (`audit_lossy_null_syscall`, `init/src/bench/watch.rs`).
+    BenchAudited = 79,
+    /// Benchmark: attaches to `BenchTraced` and continues every stop.
+    BenchTracer = 80,
+    /// Benchmark: times `Null` while traced (`trace_syscall_entry_exit`).
+    BenchTraced = 81,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -295,7 +305,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 78] = [
+    pub const ALL: [BootProgram; 82] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -374,6 +384,10 @@ impl BootProgram {
         BootProgram::KillClient,
         BootProgram::PolicyTrapped,
         BootProgram::PolicyTrapHandler,
+        BootProgram::DemoTracer,
+        BootProgram::BenchAudited,
+        BootProgram::BenchTracer,
+        BootProgram::BenchTraced,
     ];
 
     /// A short name, used to name the thread.
@@ -457,6 +471,10 @@ impl BootProgram {
             BootProgram::KillClient => "kill-client",
             BootProgram::PolicyTrapped => "trapped",
             BootProgram::PolicyTrapHandler => "trap-handler",
+            BootProgram::DemoTracer => "tracer",
+            BootProgram::BenchAudited => "bench-audited",
+            BootProgram::BenchTracer => "bench-tracer",
+            BootProgram::BenchTraced => "bench-traced",
         }
     }
 

@@ -3,6 +3,7 @@
 //! host package).
 
 pub mod policy;
+pub mod watch;
 
 use abi::bench::{
     BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS,

@@ -1,24 +1,50 @@
 //! The demo's policy scene: a supervisor confines an app with a filter,
-//! the reference policy server answers what the filter forwards, and the
-//! app shows each outcome.
+//! traces it and audits it; the reference policy server answers what the
+//! filter forwards, the reference tracer prints each syscall strace-like,
+//! and the reference audit server prints the app's audit records.
+//!
+//! A boot-suite case has at most four threads, so the supervisor is also
+//! the audit server: once the app is confined, traced and audited, it
+//! steps below the app and reads the ring when the app has ended.
+//! Priorities (`DEMO_CASES`): supervisor, policy server, tracer above the
+//! app, so each is set up and waiting before the app's first syscall.
 
-use abi::boot_program::CONSOLE_SLOT;
+use abi::audit::{AuditMode, DROPPED_OFFSET, RING_SLOTS};
+use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::CapType;
+use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
+use audit_server::{Entry, Line, Reader, RingMemory};
 use sdk::console::Console;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::println;
 use sdk::tcb::{FilterCap, Tcb};
+use sdk::trace::{self, Next, Stop, TraceServer};
+use sdk::vspace::{Frame, MappedFrame, VSpace};
 
-/// Every demo thread's capability to the policy server's endpoint.
+/// Every demo thread's capability to the endpoint it serves or uses:
+/// the policy server's (supervisor, policy server, app), the tracer's
+/// (tracer), the audit server's (audit server).
 const SERVER: Cptr = Cptr(2);
-/// The supervisor's capability to the app's TCB (with the policy right).
+/// The supervisor's capability to the app's TCB (policy and trace rights).
 const APP_TCB: Tcb = Tcb(Cptr(3));
 /// The supervisor's Untyped memory.
 const UNTYPED: u64 = 4;
+/// The supervisor's capability to the audit notification.
+const AUDIT_NOTIFICATION: Cptr = Cptr(5);
+/// The supervisor's capability to the tracer's endpoint (write, badged).
+const TRACER_ENDPOINT: Cptr = Cptr(6);
 /// Where the supervisor puts the app's filter.
 const FILTER: FilterCap = FilterCap(Cptr(8));
+/// Where the supervisor puts the audit ring.
+const RING: Frame = Frame(Cptr(9));
+/// The supervisor's own TCB (it steps below the app to read the ring).
+const OWN_TCB: Tcb = Tcb(Cptr(10));
+/// The supervisor's own address space (the ring is mapped into it).
+const OWN_VSPACE: VSpace = VSpace(Cptr(11));
+/// The badge of every audit record of the app.
+const APP_AUDIT_BADGE: u64 = 0xa99;
 /// A notification the app polls and signals.
 const NOTIFICATION: Cptr = Cptr(5);
 /// The app's second console capability: its long prints are forwarded.
@@ -26,8 +52,8 @@ const LOUD_CONSOLE: u64 = 6;
 /// The label of the message that ends the policy server.
 const STOP: u64 = 0x5709;
 
-/// Confines the app before it runs (the supervisor is the most urgent
-/// thread of the scene), then exits.
+/// Confines, traces and audits the app before it runs (the supervisor
+/// is the most urgent thread of the scene), then reads the audit ring.
 pub fn supervisor() -> i32 {
     let mut buffer = [0u8; 512];
     let filter = FilterBuilder::new()
@@ -40,24 +66,91 @@ pub fn supervisor() -> i32 {
         )
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
         .encode(&mut buffer);
-    let result = filter
+    let confined = filter
         .map_err(|_| ErrorCode::InvalidArgument)
         .and_then(|bytes| {
             sdk::syscall::retype(UNTYPED, CapType::Filter, 0, FILTER.0 .0, 1)?;
             FILTER.load(bytes)?;
             APP_TCB.attach_filter(FILTER, Some(SERVER))
         });
-    match result {
-        Ok(()) => {
-            println!("confining the app: signal -> Errno(Denied); poll, and prints over 48 bytes through");
-            println!(
-                "  its second console capability (slot {LOUD_CONSOLE}) -> ask the policy server"
-            );
-            0
-        }
+    if let Err(error) = confined {
+        println!("could not confine the app: {}", error.describe());
+        return 1;
+    }
+    println!("confining the app: signal -> Errno(Denied); poll, and prints over 48 bytes through");
+    println!("  its second console capability (slot {LOUD_CONSOLE}) -> ask the policy server");
+    let watched = sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1)
+        .and_then(|()| RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite))
+        .and_then(|view| {
+            APP_TCB.set_audit(
+                RING,
+                AUDIT_NOTIFICATION,
+                Some(AuditMode::Lossy),
+                APP_AUDIT_BADGE,
+            )?;
+            APP_TCB.attach_tracer(TRACER_ENDPOINT)?;
+            Ok(view)
+        });
+    let view = match watched {
+        Ok(view) => view,
         Err(error) => {
-            println!("could not confine the app: {}", error.describe());
-            1
+            println!("could not trace and audit the app: {}", error.describe());
+            return 2;
+        }
+    };
+    println!("tracing it (stops to the tracer), auditing it (a {RING_SLOTS}-record ring, lossy)");
+    // Below the app from here: the ring is read once the app has ended.
+    if OWN_TCB.set_priority(90).is_err() {
+        return 3;
+    }
+    read_audit_ring(&mut Ring(view))
+}
+
+/// The ring as the supervisor sees it.
+struct Ring(MappedFrame);
+
+impl RingMemory for Ring {
+    fn read_u64(&self, offset: u64) -> u64 {
+        self.0.read_u64(offset)
+    }
+    fn write_u64(&mut self, offset: u64, value: u64) {
+        let _ = self.0.write_u64(offset, value);
+    }
+    fn read_u8(&self, offset: u64) -> u8 {
+        self.0.read_u8(offset)
+    }
+}
+
+/// The reference audit server's reading (`servers/audit`): waits for
+/// the ring's notification and prints each record, reporting every gap,
+/// until the record of the app's `exit`.
+fn read_audit_ring(ring: &mut Ring) -> i32 {
+    let mut reader = Reader::new();
+    println!("[audit] the app's records:");
+    loop {
+        if ipc::wait(AUDIT_NOTIFICATION).is_err() {
+            return 4;
+        }
+        while let Some(entry) = reader.next(ring) {
+            let Entry::Record { record, gap } = entry else {
+                println!("[audit] a garbled record");
+                continue;
+            };
+            if gap > 0 {
+                println!("[audit] {gap} records lost before #{}", record.sequence);
+            }
+            println!("[audit] {}", Line(&record));
+            if record.syscall == Syscall::Exit.number() {
+                match reader.missing {
+                    0 => println!("[audit] {} records, none lost", reader.records),
+                    missing => println!(
+                        "[audit] {} records, {missing} lost ({} dropped by the kernel)",
+                        reader.records,
+                        ring.read_u64(DROPPED_OFFSET)
+                    ),
+                }
+                return 0;
+            }
         }
     }
 }
@@ -85,62 +178,81 @@ pub fn policy_server() -> i32 {
     }
 }
 
-/// Each outcome a confined thread can see; returns 0 when each was the
-/// expected one.
+/// The demo's tracer: the reference tracer's lines, every stop continued;
+/// it ends after the app's `exit`.
+struct DemoTracer(tracer::Tracer);
+
+impl TraceServer for DemoTracer {
+    fn stop(&mut self, stop: &Stop) -> Next {
+        if let Some(event) = self.0.stop(stop) {
+            println!("{}", self.0.line(&event));
+        }
+        if stop.is_entry() && stop.syscall() == Some(Syscall::Exit) {
+            Next::AnswerThenStop(trace::resume(false))
+        } else {
+            Next::Answer(trace::resume(false))
+        }
+    }
+}
+
+/// The reference tracer (`servers/tracer`), told the app's slots.
+pub fn tracer() -> i32 {
+    let names = tracer::Tracer::new()
+        .name_slot(CNODE_SLOT, "cnode")
+        .name_slot(CONSOLE_SLOT, "console")
+        .name_slot(SERVER.0, "ep")
+        .name_slot(NOTIFICATION.0, "ntfn")
+        .name_slot(LOUD_CONSOLE, "console");
+    println!("tracing the app: a line per syscall, arguments at entry, result at exit");
+    match trace::serve(SERVER, &mut DemoTracer(names)) {
+        Ok(()) => 0,
+        Err(error) => {
+            println!("stopped: {}", error.describe());
+            1
+        }
+    }
+}
+
+/// The app's calls, each checked against the outcome the rules give; the
+/// tracer and the audit server show them. Returns how many were not as
+/// expected.
 pub fn app() -> i32 {
     let mut failures = 0;
     let mut expect = |what: &str, got: Result<u64, ErrorCode>, want: Result<u64, ErrorCode>| {
-        let verdict = if got == want {
-            "as expected"
-        } else {
-            "UNEXPECTED"
-        };
-        match got {
-            Ok(value) => println!("  {what}: ok ({value:#x}), {verdict}"),
-            Err(error) => println!(
-                "  {what}: error {} ({}), {verdict}",
-                error.name(),
-                error.describe()
-            ),
+        if got != want {
+            println!("UNEXPECTED: {what}: {got:?}, not {want:?}");
+            failures += 1;
         }
-        failures += i32::from(got != want);
     };
-    println!("a confined app:");
+    expect("null", sdk::syscall::null().map(|()| 0), Ok(0));
     expect(
-        "null (no rule: allowed in the vector)",
-        sdk::syscall::null().map(|()| 0),
-        Ok(0),
-    );
-    expect(
-        "a short print (no rule)",
+        "a short print",
         sdk::syscall::debug_print(b"  hello, politely\n").map(|()| 0),
         Ok(0),
     );
     expect(
-        "signal (a filter rule refuses it)",
+        "signal",
         ipc::signal(NOTIFICATION).map(|()| 0),
         Err(ErrorCode::Denied),
     );
     let long =
         b"  forwarded print: the server keeps 48 bytes --\n and drops this part of the line\n";
-    let copied =
-        sdk::syscall::cnode::copy(abi::boot_program::CNODE_SLOT, CONSOLE_SLOT, LOUD_CONSOLE);
+    let copied = sdk::syscall::cnode::copy(CNODE_SLOT, CONSOLE_SLOT, LOUD_CONSOLE);
     expect(
-        "a copy of its console capability",
+        "a copy of the console capability",
         copied.map(|()| 0),
         Ok(0),
     );
     expect(
-        "an 81-byte print through it (forwarded: clamped to 48)",
+        "a long print through it",
         sdk::syscall::debug_print_raw_via(LOUD_CONSOLE, long.as_ptr() as u64, long.len() as u64)
             .map(|()| 0),
         Ok(0),
     );
-    expect(
-        "poll (forwarded: the server answers for the kernel)",
-        ipc::poll(NOTIFICATION),
-        Ok(0x77),
-    );
+    expect("poll", ipc::poll(NOTIFICATION), Ok(0x77));
+    if failures == 0 {
+        println!("its 6 calls each had the outcome the rules give");
+    }
     // Done: a plain message (not a policy request) ends the server.
     let _ = ipc::send(SERVER, &Message::new(STOP, &[]));
     failures

@@ -178,6 +178,16 @@ const fn grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
     }
 }
 
+const fn nth_endpoint_grant(index: u8, thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
+    Grant {
+        thread,
+        slot,
+        object: CaseObject::Endpoint(index),
+        rights,
+        badge,
+    }
+}
+
 const fn notification_grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
     nth_notification_grant(0, thread, slot, rights, badge)
 }
@@ -1275,6 +1285,54 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
     },
+    // The audit and tracing rows (`init/src/bench/watch.rs`).
+    Case {
+        name: "an audited null syscall (lossy, the ring drained after each)",
+        threads: &[BootProgram::BenchAudited.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 1,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            Grant {
+                thread: 0,
+                slot: ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            tcb_grant(0, SECOND_ENDPOINT_SLOT, 0, TCB_WITH_POLICY),
+            vspace_grant(0, 4, 0, Rights::READ_WRITE),
+            nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
+    Case {
+        name: "a traced null syscall: entry and exit stops, each continued by the tracer",
+        threads: &[
+            BootProgram::BenchTracer.selector(0),
+            BootProgram::BenchTraced.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            tcb_grant(0, SECOND_ENDPOINT_SLOT, 1, TCB_WITH_TRACE),
+            grant(0, 4, SEND, TRACEE_BADGE),
+        ],
+        // The tracer attaches and waits before the traced thread runs.
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
 ];
 
 /// The fuzzer: three threads with a CNode holding an endpoint, a
@@ -1358,20 +1416,23 @@ pub const DEMO_CASES: &[Case] = &[
     ),
     Case {
         name:
-            "a supervisor confines an app with a filter; the policy server answers what it forwards",
+            "a supervisor confines, traces and audits an app; the policy server, the tracer and the audit ring report",
         threads: &[
             BootProgram::DemoSupervisor.selector(0),
             BootProgram::DemoPolicyServer.selector(0),
             BootProgram::DemoApp.selector(0),
+            BootProgram::DemoTracer.selector(0),
         ],
         expect: Expect::ExitZero,
-        endpoints: 1,
-        notifications: 1,
+        // The policy server's and the tracer's.
+        endpoints: 2,
+        // The app's, and the audit ring's.
+        notifications: 2,
         untyped_pages: 8,
         irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, SEND, DEMO_APP_BADGE),
-            tcb_grant(0, 3, 2, TCB_WITH_POLICY),
+            tcb_grant(0, 3, 2, TCB_WITH_TRACE),
             Grant {
                 thread: 0,
                 slot: 4,
@@ -1379,16 +1440,23 @@ pub const DEMO_CASES: &[Case] = &[
                 rights: Rights::ALL,
                 badge: 0,
             },
+            nth_notification_grant(1, 0, 5, Rights::READ_WRITE, 0),
+            nth_endpoint_grant(1, 0, 6, SEND, DEMO_APP_BADGE),
+            tcb_grant(0, 10, 0, Rights::READ_WRITE),
+            vspace_grant(0, 11, 0, Rights::READ_WRITE),
             grant(1, ENDPOINT_SLOT, RECEIVE, 0),
             grant(2, ENDPOINT_SLOT, SEND, 0),
             nth_notification_grant(0, 2, 5, Rights::READ_WRITE, 0),
+            nth_endpoint_grant(1, 3, ENDPOINT_SLOT, RECEIVE, 0),
         ],
-        // The supervisor confines the app before it runs; the server
-        // waits for requests before the app runs.
+        // The supervisor confines the app before it runs, then steps below
+        // it to read the audit ring once it ended; the policy server and
+        // the tracer wait for the app before it runs.
         priorities: &[
+            DEFAULT_PRIORITY + 30,
             DEFAULT_PRIORITY + 20,
-            DEFAULT_PRIORITY + 10,
             DEFAULT_PRIORITY,
+            DEFAULT_PRIORITY + 10,
         ],
         endpoint_owner: None,
         fault_endpoints: &[],

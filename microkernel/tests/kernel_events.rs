@@ -415,9 +415,10 @@ fn the_demo_ends_with_success_when_its_steps_behave() {
     let mut h = Harness::start(Mode::Demo);
     h.exit(0);
     h.fault(NULL_WRITE_ESR, 0);
-    // The policy scene's three threads, each ending well (the fake
-    // platform makes no real syscalls: they just exit 0).
-    for _ in 0..3 {
+    // The policy scene's four threads (supervisor, policy server, app,
+    // tracer), each ending well (the fake platform makes no real
+    // syscalls: they just exit 0).
+    for _ in 0..4 {
         h.exit(0);
     }
     assert_eq!(

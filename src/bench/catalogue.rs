@@ -295,7 +295,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     },
     CatalogueEntry {
         name: "trace_syscall_entry_exit",
-        what: "a traced syscall: entry and exit stops answered by the tracer",
+        what: "a traced null syscall: its entry and exit stops, each answered \"continue\" by the tracer (two IPC round trips)",
         linux: &[
             linux("getpid_ptrace_syscall", 20845.1),
             linux("getpid_ptrace_syscall_getregs", 24613.2),
@@ -308,7 +308,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     },
     CatalogueEntry {
         name: "audit_lossy_null_syscall",
-        what: "an audited null syscall, lossy mode, the audit server draining the ring",
+        what: "an audited null syscall, lossy mode, the ring drained after each (as by an audit server keeping up): every record written, none dropped",
         linux: &[LinuxPeer {
             row: "getpid",
             instructions: 702.3,

@@ -107,3 +107,30 @@ impl Tcb {
         self.invoke(Syscall::TcbDetachTracer, 0, 0)
     }
 }
+
+impl Tcb {
+    /// Audits the thread (needs the policy right): one record per syscall
+    /// into the ring in `ring` (a Frame, write right), `notification`
+    /// (write right) signalled when the ring goes from empty to
+    /// non-empty, every record carrying `badge`; `mode` `None` turns
+    /// auditing off (see `abi::audit`).
+    pub fn set_audit(
+        self,
+        ring: crate::vspace::Frame,
+        notification: Cptr,
+        mode: Option<abi::audit::AuditMode>,
+        badge: u64,
+    ) -> Result<(), ErrorCode> {
+        let mode = match mode {
+            None => 0,
+            Some(abi::audit::AuditMode::Lossy) => 1,
+            Some(abi::audit::AuditMode::Lossless) => 2,
+        };
+        crate::syscall::raw_syscall6(
+            Syscall::TcbSetAudit.number(),
+            self.0 .0,
+            [ring.0 .0, notification.0, mode, badge, 0],
+        )
+        .into_result()
+    }
+}

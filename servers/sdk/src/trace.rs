@@ -18,13 +18,38 @@
 //!     received = ipc::reply_recv(endpoint, &trace::resume(false)).expect("a stop");
 //! }
 //! ```
+//!
+//! or, with the loop written once, as a [`TraceServer`] handed to
+//! [`serve`]:
+//!
+//! ```no_run
+//! use sdk::ipc::Cptr;
+//! use sdk::trace::{self, serve, Next, Stop, TraceServer};
+//!
+//! /// Prints each syscall's result; ends when the thread exits.
+//! struct Results;
+//!
+//! impl TraceServer for Results {
+//!     fn stop(&mut self, stop: &Stop) -> Next {
+//!         if stop.is_exit() {
+//!             sdk::println!("[task {}] {} = {:#x}", stop.thread, stop.name(), stop.regs[0]);
+//!         }
+//!         if stop.syscall() == Some(sdk::Syscall::Exit) {
+//!             return Next::AnswerThenStop(trace::resume(false));
+//!         }
+//!         Next::Answer(trace::resume(false))
+//!     }
+//! }
+//!
+//! let result = serve(Cptr(2), &mut Results);
+//! ```
 
-use crate::ipc::{Message, Received};
+use crate::ipc::{self, Cptr, Message, Received};
 use abi::trace::{
     TRACE_REPLY_CONTINUE, TRACE_REPLY_DETACH, TRACE_REPLY_MODIFY, TRACE_REPLY_RESULT,
     TRACE_REPLY_STEP, TRACE_STOP_WORDS,
 };
-use abi::Syscall;
+use abi::{ErrorCode, Syscall};
 
 pub use abi::trace::StopKind;
 
@@ -157,6 +182,46 @@ pub fn result(x0: u64, x8: u64, step: bool) -> Message {
 /// Detach: the thread runs on untraced.
 pub fn detach() -> Message {
     Message::new(TRACE_REPLY_DETACH, &[])
+}
+
+/// What a tracer does after a stop (or another message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Answer the stop with this message and wait for the next one.
+    Answer(Message),
+    /// Answer with this message, then return from [`serve`].
+    AnswerThenStop(Message),
+    /// Return from [`serve`] without answering.
+    Stop,
+}
+
+/// A tracer: the one method to write.
+pub trait TraceServer {
+    /// The answer to one stop (`resume`, `modify`, `result`, `detach`).
+    fn stop(&mut self, stop: &Stop) -> Next;
+
+    /// Any other message on the endpoint (by default: stop serving,
+    /// without an answer).
+    fn other(&mut self, _received: &Received) -> Next {
+        Next::Stop
+    }
+}
+
+/// Answers the stops arriving on `endpoint` until the server says stop
+/// (`Ok`) or receiving or answering fails (the error).
+pub fn serve(endpoint: Cptr, server: &mut impl TraceServer) -> Result<(), ErrorCode> {
+    let mut received = ipc::recv(endpoint)?;
+    loop {
+        let next = match Stop::decode(&received) {
+            Some(stop) => server.stop(&stop),
+            None => server.other(&received),
+        };
+        received = match next {
+            Next::Answer(answer) => ipc::reply_recv(endpoint, &answer)?,
+            Next::AnswerThenStop(answer) => return ipc::reply(&answer),
+            Next::Stop => return Ok(()),
+        };
+    }
 }
 
 #[cfg(test)]
