@@ -139,11 +139,22 @@ pub enum Syscall {
     /// 1 lossy, 2 lossless; `x5` = the badge records carry (see
     /// `abi::audit`).
     TcbSetAudit = 35,
+    /// Syscall user dispatch for the calling thread (`abi::user_dispatch`):
+    /// syscalls it makes from outside the PC range `[x2, x3)` while the
+    /// selector byte at user address `x6` says block are not run: the
+    /// kernel saves the context into the buffer at `x5` and enters the
+    /// handler at `x4`. `x2..x6` all 0 turns it off. `x0` is reserved (0).
+    SetUserDispatch = 36,
+    /// Returns from a user-dispatch handler: restores the context saved in
+    /// the frame at user address `x0` (`abi::user_dispatch`), `x0`
+    /// included; never redirected. On success it does not return to its
+    /// caller; on failure `x0` holds the error.
+    UserDispatchReturn = 37,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 36] = [
+    pub const ALL: [Syscall; 38] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -180,10 +191,12 @@ impl Syscall {
         Syscall::TcbAttachTracer,
         Syscall::TcbDetachTracer,
         Syscall::TcbSetAudit,
+        Syscall::SetUserDispatch,
+        Syscall::UserDispatchReturn,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 36;
+    pub const END: u64 = 38;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -224,6 +237,8 @@ impl Syscall {
             33 => Some(Syscall::TcbAttachTracer),
             34 => Some(Syscall::TcbDetachTracer),
             35 => Some(Syscall::TcbSetAudit),
+            36 => Some(Syscall::SetUserDispatch),
+            37 => Some(Syscall::UserDispatchReturn),
             _ => None,
         }
     }
@@ -272,6 +287,8 @@ impl Syscall {
             Syscall::TcbAttachTracer => "tcb_attach_tracer",
             Syscall::TcbDetachTracer => "tcb_detach_tracer",
             Syscall::TcbSetAudit => "tcb_set_audit",
+            Syscall::SetUserDispatch => "set_user_dispatch",
+            Syscall::UserDispatchReturn => "user_dispatch_return",
         }
     }
 }
