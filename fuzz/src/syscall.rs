@@ -92,9 +92,9 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert_eq!(server, (x[4] == 1).then_some(x[3]));
             assert!(x[4] <= 1);
         }
-        Call::SetUserDispatch { config } => {
+        Call::SetUserDispatch => {
             assert_eq!(x[0], 0, "x0 is reserved");
-            match config {
+            match microkernel::syscall::user_dispatch_config(context).expect("decode accepted it") {
                 None => assert_eq!(x[2..7], [0; 5]),
                 Some(c) => {
                     assert_eq!([c.start, c.end, c.handler, c.buffer, c.selector], x[2..7]);
@@ -180,7 +180,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::FilterLoad { .. } => Syscall::FilterLoad,
         Call::SetAudit { .. } => Syscall::TcbSetAudit,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
-        Call::SetUserDispatch { .. } => Syscall::SetUserDispatch,
+        Call::SetUserDispatch => Syscall::SetUserDispatch,
         Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,

@@ -230,11 +230,10 @@ pub enum Call {
         /// The Frame capability's slot (x0).
         frame: u64,
     },
-    /// `SetUserDispatch` for the calling thread: on (`Some`) or off.
-    SetUserDispatch {
-        /// The checked configuration (x2..x6), `None` when all are 0.
-        config: Option<UserDispatchConfig>,
-    },
+    /// `SetUserDispatch` for the calling thread, its registers checked
+    /// ([`user_dispatch_config`] reads them again: keeping the five words
+    /// out of `Call` keeps every other syscall's decode cheap).
+    SetUserDispatch,
     /// `UserDispatchReturn`: restore the context saved in the frame at
     /// user address `frame` (x0; in the user half, 8-byte aligned).
     UserDispatchReturn {
@@ -384,7 +383,10 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             1 => Ok(Call::BenchFloor { on: true }),
             _ => Err(ErrorCode::InvalidArgument),
         },
-        Syscall::SetUserDispatch => user_dispatch(context),
+        Syscall::SetUserDispatch => {
+            user_dispatch_config(context)?;
+            Ok(Call::SetUserDispatch)
+        }
         Syscall::UserDispatchReturn => {
             let frame = context.x[0];
             if !arch::layout::is_user_range(frame, FRAME_BYTES) {
@@ -418,7 +420,9 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
 /// half, an aligned handler, an aligned buffer big enough for a frame and a
 /// selector address, all in the user half. Whether the buffer is writable
 /// and the selector readable is the kernel's check (it needs the tables).
-fn user_dispatch(context: &UserContext) -> Result<Call, ErrorCode> {
+pub fn user_dispatch_config(
+    context: &UserContext,
+) -> Result<Option<UserDispatchConfig>, ErrorCode> {
     if context.x[0] != 0 {
         return Err(ErrorCode::InvalidArgument);
     }
@@ -430,7 +434,7 @@ fn user_dispatch(context: &UserContext) -> Result<Call, ErrorCode> {
         context.x[6],
     ];
     if [start, end, handler, buffer, selector] == [0; 5] {
-        return Ok(Call::SetUserDispatch { config: None });
+        return Ok(None);
     }
     if start > end {
         return Err(ErrorCode::InvalidArgument);
@@ -445,15 +449,13 @@ fn user_dispatch(context: &UserContext) -> Result<Call, ErrorCode> {
     if !handler.is_multiple_of(4) || !buffer.is_multiple_of(8) {
         return Err(ErrorCode::InvalidArgument);
     }
-    Ok(Call::SetUserDispatch {
-        config: Some(UserDispatchConfig {
-            start,
-            end,
-            handler,
-            buffer,
-            selector,
-        }),
-    })
+    Ok(Some(UserDispatchConfig {
+        start,
+        end,
+        handler,
+        buffer,
+        selector,
+    }))
 }
 
 fn notification(
@@ -773,7 +775,13 @@ mod tests {
             ctx.x[4] = args[2];
             ctx.x[5] = args[3];
             ctx.x[6] = args[4];
-            decode(&ctx)
+            let config = user_dispatch_config(&ctx);
+            assert_eq!(
+                decode(&ctx),
+                config.map(|_| Call::SetUserDispatch),
+                "decode checks the same"
+            );
+            config
         };
         let good = [
             0x40_1000,
@@ -784,17 +792,15 @@ mod tests {
         ];
         assert_eq!(
             set(0, good),
-            Ok(Call::SetUserDispatch {
-                config: Some(UserDispatchConfig {
-                    start: 0x40_1000,
-                    end: 0x40_1010,
-                    handler: 0x40_2000,
-                    buffer: 0x7fff_fffe_f000,
-                    selector: 0x7fff_fffe_f200,
-                })
-            })
+            Ok(Some(UserDispatchConfig {
+                start: 0x40_1000,
+                end: 0x40_1010,
+                handler: 0x40_2000,
+                buffer: 0x7fff_fffe_f000,
+                selector: 0x7fff_fffe_f200,
+            }))
         );
-        assert_eq!(set(0, [0; 5]), Ok(Call::SetUserDispatch { config: None }));
+        assert_eq!(set(0, [0; 5]), Ok(None));
         assert_eq!(
             set(1, [0; 5]),
             Err(ErrorCode::InvalidArgument),

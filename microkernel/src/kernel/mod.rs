@@ -732,8 +732,8 @@ impl Kernel {
                     Err(code) => code,
                 })
             }
-            Call::SetUserDispatch { config } => {
-                SyscallResult::Return(match self.set_user_dispatch(platform, current, config) {
+            Call::SetUserDispatch => {
+                SyscallResult::Return(match self.set_user_dispatch(platform, current) {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
                 })

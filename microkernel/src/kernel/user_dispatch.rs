@@ -18,7 +18,7 @@
 
 use super::{Kernel, Resume};
 use crate::platform::Platform;
-use crate::thread::{ThreadId, ThreadState, UserDispatchConfig};
+use crate::thread::{ThreadId, ThreadState};
 use abi::tcb::NZCV_MASK;
 use abi::user_dispatch::{
     Frame, FLAG_SELECTOR_UNREADABLE, FRAME_BYTES, KILLED_BY_USER_DISPATCH, SELECTOR_ALLOW,
@@ -36,9 +36,10 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-        config: Option<UserDispatchConfig>,
     ) -> Result<(), ErrorCode> {
         let thread = &mut self.threads[current.index()];
+        // Decode accepted these registers; they have not changed since.
+        let config = crate::syscall::user_dispatch_config(&thread.context)?;
         if let Some(config) = config {
             let space = thread.space.as_ref().ok_or(ErrorCode::InvalidAddress)?;
             space
