@@ -202,6 +202,14 @@ pub enum BootProgram {
     AuditThenTrace = 69,
     /// Makes one `Null` and exits.
     OneNull = 70,
+    /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`): bad
+    /// configurations, redirects with an emulated result, the selector
+    /// flipped without a syscall, calls from the trampoline range.
+    UserDispatch = 71,
+    /// User dispatch whose selector, then buffer, are unmapped: a redirect
+    /// flagged "selector unreadable", then the thread killed with
+    /// `abi::user_dispatch::KILLED_BY_USER_DISPATCH`.
+    UserDispatchUnmapped = 72,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -277,7 +285,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 71] = [
+    pub const ALL: [BootProgram; 73] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -349,6 +357,8 @@ impl BootProgram {
         BootProgram::TraceTracee,
         BootProgram::AuditThenTrace,
         BootProgram::OneNull,
+        BootProgram::UserDispatch,
+        BootProgram::UserDispatchUnmapped,
     ];
 
     /// A short name, used to name the thread.
@@ -425,6 +435,8 @@ impl BootProgram {
             BootProgram::TraceTracee => "tracee",
             BootProgram::AuditThenTrace => "audit-tracer",
             BootProgram::OneNull => "one-null",
+            BootProgram::UserDispatch => "user-dispatch",
+            BootProgram::UserDispatchUnmapped => "dispatch-unmapped",
         }
     }
 

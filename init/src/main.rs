@@ -13,6 +13,7 @@ mod policy_tests;
 mod revoke_tests;
 mod tcb_tests;
 mod trace_tests;
+mod user_dispatch_tests;
 mod vspace_tests;
 
 use abi::bench::BenchParameter;
@@ -119,6 +120,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::AuditServer => audit_tests::server(parameter),
         BootProgram::AuditThenTrace => audit_tests::audit_then_trace(),
         BootProgram::OneNull => audit_tests::one_null(),
+        BootProgram::UserDispatch => user_dispatch_tests::run(),
+        BootProgram::UserDispatchUnmapped => user_dispatch_tests::unmapped(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),
