@@ -230,6 +230,14 @@ pub enum BootProgram {
     BenchTracer = 80,
     /// Benchmark: times `Null` while traced (`trace_syscall_entry_exit`).
     BenchTraced = 81,
+    /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`): bad
+    /// configurations, redirects with an emulated result, the selector
+    /// flipped without a syscall, calls from the trampoline range.
+    UserDispatch = 82,
+    /// User dispatch whose selector, then buffer, are unmapped: a redirect
+    /// flagged "selector unreadable", then the thread killed with
+    /// `abi::user_dispatch::KILLED_BY_USER_DISPATCH`.
+    UserDispatchUnmapped = 83,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -305,7 +313,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 82] = [
+    pub const ALL: [BootProgram; 84] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -388,6 +396,8 @@ impl BootProgram {
         BootProgram::BenchAudited,
         BootProgram::BenchTracer,
         BootProgram::BenchTraced,
+        BootProgram::UserDispatch,
+        BootProgram::UserDispatchUnmapped,
     ];
 
     /// A short name, used to name the thread.
@@ -475,6 +485,8 @@ impl BootProgram {
             BootProgram::BenchAudited => "bench-audited",
             BootProgram::BenchTracer => "bench-tracer",
             BootProgram::BenchTraced => "bench-traced",
+            BootProgram::UserDispatch => "user-dispatch",
+            BootProgram::UserDispatchUnmapped => "dispatch-unmapped",
         }
     }
 

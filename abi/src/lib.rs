@@ -37,6 +37,7 @@ pub mod policy_request;
 pub mod syscall;
 pub mod tcb;
 pub mod trace;
+pub mod user_dispatch;
 pub mod vspace;
 
 pub use error::ErrorCode;

@@ -145,11 +145,22 @@ pub enum Syscall {
     /// notification also ends the thread's `Recv` (label
     /// `abi::message::NOTIFICATION_LABEL`, the word in `x8`).
     TcbBindNotification = 36,
+    /// Syscall user dispatch for the calling thread (`abi::user_dispatch`):
+    /// syscalls it makes from outside the PC range `[x2, x3)` while the
+    /// selector byte at user address `x6` says block are not run: the
+    /// kernel saves the context into the buffer at `x5` and enters the
+    /// handler at `x4`. `x2..x6` all 0 turns it off. `x0` is reserved (0).
+    SetUserDispatch = 37,
+    /// Returns from a user-dispatch handler: restores the context saved in
+    /// the frame at user address `x0` (`abi::user_dispatch`), `x0`
+    /// included; never redirected. On success it does not return to its
+    /// caller; on failure `x0` holds the error.
+    UserDispatchReturn = 38,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 37] = [
+    pub const ALL: [Syscall; 39] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -187,10 +198,12 @@ impl Syscall {
         Syscall::TcbDetachTracer,
         Syscall::TcbSetAudit,
         Syscall::TcbBindNotification,
+        Syscall::SetUserDispatch,
+        Syscall::UserDispatchReturn,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 37;
+    pub const END: u64 = 39;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -232,6 +245,8 @@ impl Syscall {
             34 => Some(Syscall::TcbDetachTracer),
             35 => Some(Syscall::TcbSetAudit),
             36 => Some(Syscall::TcbBindNotification),
+            37 => Some(Syscall::SetUserDispatch),
+            38 => Some(Syscall::UserDispatchReturn),
             _ => None,
         }
     }
@@ -281,6 +296,8 @@ impl Syscall {
             Syscall::TcbDetachTracer => "tcb_detach_tracer",
             Syscall::TcbSetAudit => "tcb_set_audit",
             Syscall::TcbBindNotification => "tcb_bind_notification",
+            Syscall::SetUserDispatch => "set_user_dispatch",
+            Syscall::UserDispatchReturn => "user_dispatch_return",
         }
     }
 }

@@ -95,6 +95,24 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert_eq!(server, (x[4] == 1).then_some(x[3]));
             assert!(x[4] <= 1);
         }
+        Call::SetUserDispatch => {
+            assert_eq!(x[0], 0, "x0 is reserved");
+            match microkernel::syscall::user_dispatch_config(context).expect("decode accepted it") {
+                None => assert_eq!(x[2..7], [0; 5]),
+                Some(c) => {
+                    assert_eq!([c.start, c.end, c.handler, c.buffer, c.selector], x[2..7]);
+                    assert!(c.start <= c.end && is_user_range(c.start, c.end - c.start));
+                    assert!(is_user_range(c.handler, 4) && c.handler % 4 == 0);
+                    let frame = abi::user_dispatch::FRAME_BYTES;
+                    assert!(is_user_range(c.buffer, frame) && c.buffer % 8 == 0);
+                    assert!(is_user_range(c.selector, 1));
+                }
+            }
+        }
+        Call::UserDispatchReturn { frame } => {
+            assert_eq!(frame, x[0]);
+            assert!(is_user_range(frame, abi::user_dispatch::FRAME_BYTES) && frame % 8 == 0);
+        }
         Call::Ipc { operation, .. } if operation.sends() => {
             let info = MessageInfo::from(x[1]);
             assert!(usize::from(info.length()) <= MAX_MESSAGE_WORDS);
@@ -166,6 +184,8 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::SetAudit { .. } => Syscall::TcbSetAudit,
         Call::BindNotification { .. } => Syscall::TcbBindNotification,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
+        Call::SetUserDispatch => Syscall::SetUserDispatch,
+        Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,
             TcbOperation::SetMcp(_) => Syscall::TcbSetMcp,

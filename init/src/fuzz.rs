@@ -77,6 +77,12 @@ fn number(random: &mut Random) -> u64 {
             Syscall::TcbReadRegister.number()
         }
         Some(Syscall::TcbSuspend) if random.below(100) != 0 => Syscall::TcbResume.number(),
+        // User dispatch sends the fuzzer's later syscalls to a random
+        // handler, and a dispatch return jumps to a random frame's PC:
+        // either usually ends the fuzzer's round with a fault. Rare too.
+        Some(Syscall::SetUserDispatch | Syscall::UserDispatchReturn) if random.below(100) != 0 => {
+            Syscall::Null.number()
+        }
         // A traced fuzzer stops at every syscall until some fuzzer
         // receives and answers its stops on the shared endpoint: often a
         // deadlocked round. Rare, then, and mostly undone.

@@ -14,6 +14,7 @@ mod policy_tests;
 mod revoke_tests;
 mod tcb_tests;
 mod trace_tests;
+mod user_dispatch_tests;
 mod vspace_tests;
 
 use abi::bench::BenchParameter;
@@ -131,6 +132,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::OneNull => audit_tests::one_null(),
         BootProgram::BindWaiter => binding_tests::waiter(),
         BootProgram::BindSignaller => binding_tests::signaller(),
+        BootProgram::UserDispatch => user_dispatch_tests::run(),
+        BootProgram::UserDispatchUnmapped => user_dispatch_tests::unmapped(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

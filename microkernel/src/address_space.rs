@@ -12,8 +12,8 @@ use crate::platform::PhysMemory;
 use abi::IPC_BUFFER_ADDRESS;
 use arch::layout::{page_ceil, page_floor, PAGE_SIZE};
 use arch::mmu::{
-    AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable, Permissions,
-    PhysAddr, TableMemory, VirtAddr,
+    Access, AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable,
+    Permissions, PhysAddr, TableMemory, VirtAddr,
 };
 
 /// Frames one address space may own (program, stack and page tables).
@@ -46,7 +46,8 @@ impl From<MapError> for SpaceError {
 /// Why a user range could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserAccessError {
-    /// Some page of the range is unmapped, or not readable from EL0.
+    /// Some page of the range is unmapped, or not readable (for a copy to
+    /// user memory: not writable) from EL0.
     NotMapped,
 }
 
@@ -373,6 +374,61 @@ impl AddressSpace {
             let chunk = in_page.min(out.len() - done);
             phys.read_phys(translation.pa.as_u64(), &mut out[done..done + chunk]);
             done += chunk;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to user address `va`. Every page must be mapped for
+    /// EL0 writing; all are checked before the first byte is written, so a
+    /// refused copy changes nothing. Like `copy_from_user` it walks the
+    /// tables in software and writes through the linear map: a bad pointer
+    /// is an error, never a kernel fault.
+    pub fn copy_to_user<M: PhysMemory>(
+        &self,
+        phys: &mut M,
+        va: u64,
+        data: &[u8],
+    ) -> Result<(), UserAccessError> {
+        self.check_user_writable(phys, va, data.len() as u64)?;
+        let mut done = 0usize;
+        while done < data.len() {
+            let address = va + done as u64;
+            // Checked above, and nothing changes the tables in between.
+            let pa = self
+                .table
+                .translate(&WalkMemory(&*phys), VirtAddr::new(address))
+                .map_err(|_| UserAccessError::NotMapped)?
+                .pa
+                .as_u64();
+            let in_page = (PAGE_SIZE - (address % PAGE_SIZE)) as usize;
+            let chunk = in_page.min(data.len() - done);
+            phys.write_phys(pa, &data[done..done + chunk]);
+            done += chunk;
+        }
+        Ok(())
+    }
+
+    /// Is every page of `[va, va + len)` mapped for EL0 writing? (A
+    /// read-only or executable page, or one that is the kernel's, is not.)
+    pub fn check_user_writable<M: PhysMemory>(
+        &self,
+        phys: &M,
+        va: u64,
+        len: u64,
+    ) -> Result<(), UserAccessError> {
+        let walker = WalkMemory(phys);
+        let end = va.checked_add(len).ok_or(UserAccessError::NotMapped)?;
+        let mut page = page_floor(va);
+        while page < end {
+            let translation = self
+                .table
+                .translate(&walker, VirtAddr::new(page))
+                .map_err(|_| UserAccessError::NotMapped)?;
+            let permissions = translation.permissions;
+            if permissions.owner() != Owner::User || permissions.access() != Access::ReadWrite {
+                return Err(UserAccessError::NotMapped);
+            }
+            page += PAGE_SIZE;
         }
         Ok(())
     }

@@ -445,6 +445,34 @@ pub const TEST_CASES: &[Case] = &[
     TRACE_CASE,
     AUDIT_BEFORE_TRACE_CASE,
     BOUND_NOTIFICATION_CASE,
+    USER_DISPATCH_CASES[0],
+    USER_DISPATCH_CASES[1],
+];
+
+/// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
+const USER_DISPATCH_CASES: [Case; 2] = [
+    case(
+        "syscall user dispatch: bad configurations get typed errors; a blocked call from outside the trampoline runs the handler, which sees its number and arguments and returns an emulated result; the selector switches it without a syscall; calls from the trampoline always run",
+        &[BootProgram::UserDispatch.selector(0)],
+        Expect::ExitZero,
+    ),
+    Case {
+        name: "syscall user dispatch, memory gone: an unreadable selector blocks (and the frame says so); a buffer that cannot be written kills the thread, never the kernel",
+        threads: &[BootProgram::UserDispatchUnmapped.selector(0)],
+        expect: Expect::ExitStatus(abi::user_dispatch::KILLED_BY_USER_DISPATCH),
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            Grant { thread: 0, slot: 6, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+    },
 ];
 
 /// A TCB capability that may attach a tracer and filters.

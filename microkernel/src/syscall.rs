@@ -6,10 +6,12 @@
 
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::scheduler::Priority;
+pub use crate::thread::UserDispatchConfig;
 use abi::audit::AuditMode;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
+use abi::user_dispatch::FRAME_BYTES;
 use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
@@ -235,6 +237,16 @@ pub enum Call {
         /// The Frame capability's slot (x0).
         frame: u64,
     },
+    /// `SetUserDispatch` for the calling thread, its registers checked
+    /// ([`user_dispatch_config`] reads them again: keeping the five words
+    /// out of `Call` keeps every other syscall's decode cheap).
+    SetUserDispatch,
+    /// `UserDispatchReturn`: restore the context saved in the frame at
+    /// user address `frame` (x0; in the user half, 8-byte aligned).
+    UserDispatchReturn {
+        /// The frame's user address.
+        frame: u64,
+    },
     /// `Syscall::DebugPrint` of `len` bytes at user address `address`
     /// through the console capability at slot `console`.
     DebugPrint {
@@ -258,6 +270,9 @@ pub enum SyscallResult {
     Exited(i64),
     /// An IPC operation ran; apply its effects on the scheduler.
     Ipc(crate::ipc::Effects),
+    /// The call replaced the caller's registers (`UserDispatchReturn`):
+    /// write no result over them.
+    Restored,
 }
 
 /// Decodes the caller's registers into a call, or the error to return.
@@ -383,6 +398,20 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             1 => Ok(Call::BenchFloor { on: true }),
             _ => Err(ErrorCode::InvalidArgument),
         },
+        Syscall::SetUserDispatch => {
+            user_dispatch_config(context)?;
+            Ok(Call::SetUserDispatch)
+        }
+        Syscall::UserDispatchReturn => {
+            let frame = context.x[0];
+            if !arch::layout::is_user_range(frame, FRAME_BYTES) {
+                return Err(ErrorCode::InvalidAddress);
+            }
+            if !frame.is_multiple_of(8) {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            Ok(Call::UserDispatchReturn { frame })
+        }
         Syscall::DebugPrint => {
             let len = context.x[3];
             if len > DEBUG_PRINT_MAX as u64 {
@@ -399,6 +428,49 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             })
         }
     }
+}
+
+/// Checks `SetUserDispatch`'s registers (see `abi::user_dispatch`): `x0`
+/// reserved; `x2..x6` all 0 is off; else an ordered PC range in the user
+/// half, an aligned handler, an aligned buffer big enough for a frame and a
+/// selector address, all in the user half. Whether the buffer is writable
+/// and the selector readable is the kernel's check (it needs the tables).
+pub fn user_dispatch_config(
+    context: &UserContext,
+) -> Result<Option<UserDispatchConfig>, ErrorCode> {
+    if context.x[0] != 0 {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let [start, end, handler, buffer, selector] = [
+        context.x[2],
+        context.x[3],
+        context.x[4],
+        context.x[5],
+        context.x[6],
+    ];
+    if [start, end, handler, buffer, selector] == [0; 5] {
+        return Ok(None);
+    }
+    if start > end {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    if !arch::layout::is_user_range(start, end - start)
+        || !arch::layout::is_user_range(handler, 4)
+        || !arch::layout::is_user_range(buffer, FRAME_BYTES)
+        || !arch::layout::is_user_range(selector, 1)
+    {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    if !handler.is_multiple_of(4) || !buffer.is_multiple_of(8) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    Ok(Some(UserDispatchConfig {
+        start,
+        end,
+        handler,
+        buffer,
+        selector,
+    }))
 }
 
 fn notification(
@@ -728,6 +800,111 @@ mod tests {
         );
         assert_eq!(TcbOperation::AttachTracer(5).needed_rights(), Rights::TRACE);
         assert_eq!(TcbOperation::DetachTracer.needed_rights(), Rights::TRACE);
+    }
+
+    #[test]
+    fn user_dispatch_arguments_are_checked() {
+        let set = |x0: u64, args: [u64; 5]| {
+            let mut ctx = regs(37, x0, args[0], args[1]);
+            ctx.x[4] = args[2];
+            ctx.x[5] = args[3];
+            ctx.x[6] = args[4];
+            let config = user_dispatch_config(&ctx);
+            assert_eq!(
+                decode(&ctx),
+                config.map(|_| Call::SetUserDispatch),
+                "decode checks the same"
+            );
+            config
+        };
+        let good = [
+            0x40_1000,
+            0x40_1010,
+            0x40_2000,
+            0x7fff_fffe_f000,
+            0x7fff_fffe_f200,
+        ];
+        assert_eq!(
+            set(0, good),
+            Ok(Some(UserDispatchConfig {
+                start: 0x40_1000,
+                end: 0x40_1010,
+                handler: 0x40_2000,
+                buffer: 0x7fff_fffe_f000,
+                selector: 0x7fff_fffe_f200,
+            }))
+        );
+        assert_eq!(set(0, [0; 5]), Ok(None));
+        assert_eq!(
+            set(1, [0; 5]),
+            Err(ErrorCode::InvalidArgument),
+            "x0 reserved"
+        );
+        assert_eq!(set(1, good), Err(ErrorCode::InvalidArgument), "x0 reserved");
+        let with = |index: usize, value: u64| {
+            let mut args = good;
+            args[index] = value;
+            set(0, args)
+        };
+        // An empty range is ordered: every syscall is outside it.
+        assert!(with(1, 0x40_1000).is_ok());
+        assert_eq!(
+            with(1, 0x40_0ffc),
+            Err(ErrorCode::InvalidArgument),
+            "unordered"
+        );
+        assert_eq!(
+            with(1, u64::MAX),
+            Err(ErrorCode::InvalidAddress),
+            "range end"
+        );
+        assert_eq!(
+            with(2, 0x40_2002),
+            Err(ErrorCode::InvalidArgument),
+            "handler alignment"
+        );
+        assert_eq!(
+            with(3, 0x7fff_fffe_f004),
+            Err(ErrorCode::InvalidArgument),
+            "buffer alignment"
+        );
+        let kernel = abi::boot_program::KERNEL_PROBE_ADDRESS;
+        for index in 2..5 {
+            assert_eq!(
+                with(index, kernel),
+                Err(ErrorCode::InvalidAddress),
+                "x{}",
+                index + 2
+            );
+        }
+        // The whole frame must fit below the end of the user half.
+        let last = arch::layout::USER_END - FRAME_BYTES;
+        assert!(with(3, last).is_ok());
+        assert_eq!(with(3, last + 8), Err(ErrorCode::InvalidAddress));
+        assert_eq!(
+            with(4, arch::layout::USER_END),
+            Err(ErrorCode::InvalidAddress)
+        );
+        assert!(with(4, arch::layout::USER_END - 1).is_ok());
+
+        assert_eq!(
+            decode(&regs(38, 0x7fff_fffe_f000, 0, 0)),
+            Ok(Call::UserDispatchReturn {
+                frame: 0x7fff_fffe_f000
+            })
+        );
+        assert_eq!(
+            decode(&regs(38, 0x7fff_fffe_f001, 0, 0)),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            decode(&regs(38, kernel, 0, 0)),
+            Err(ErrorCode::InvalidAddress)
+        );
+        assert_eq!(
+            decode(&regs(38, arch::layout::USER_END - 8, 0, 0)),
+            Err(ErrorCode::InvalidAddress)
+        );
     }
 
     #[test]

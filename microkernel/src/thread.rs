@@ -180,6 +180,31 @@ pub struct Thread {
     pub pending_trace: Option<TraceStop>,
     /// Where the thread is in its traced syscall.
     pub trace: TraceProgress,
+    /// Its syscall user dispatch (`SetUserDispatch`), if on.
+    pub user_dispatch: Option<UserDispatchConfig>,
+}
+
+/// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
+/// and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserDispatchConfig {
+    /// The allowed PC range's first address.
+    pub start: u64,
+    /// One past its last address.
+    pub end: u64,
+    /// Where a redirected syscall goes.
+    pub handler: u64,
+    /// Where the interrupted context is saved (a `Frame`).
+    pub buffer: u64,
+    /// The selector byte's address.
+    pub selector: u64,
+}
+
+impl UserDispatchConfig {
+    /// Is the `svc` at `address` inside the allowed range?
+    pub fn allows(&self, address: u64) -> bool {
+        (self.start..self.end).contains(&address)
+    }
 }
 
 /// A trace stop sent to the tracer (see `abi::trace`).
@@ -276,6 +301,7 @@ impl Thread {
         tracer: None,
         pending_trace: None,
         trace: TraceProgress::NONE,
+        user_dispatch: None,
     };
 }
 

@@ -997,3 +997,174 @@ fn a_stop_queued_on_a_destroyed_endpoint_lets_the_thread_run_untraced() {
         ErrorCode::Ok.raw()
     );
 }
+
+impl Harness {
+    /// `SetUserDispatch` with `x2..x6` as given (and `x0`).
+    fn set_user_dispatch(&mut self, x0: u64, args: [u64; 5]) -> u64 {
+        let ctx = self.context();
+        ctx.x[5] = args[3];
+        ctx.x[6] = args[4];
+        self.syscall(
+            Syscall::SetUserDispatch.number(),
+            [x0, args[0], args[1], args[2]],
+        )
+    }
+
+    /// Writes user memory of the current thread (as its own code would).
+    fn poke(&mut self, va: u64, bytes: &[u8]) {
+        let id = self.kernel.current().expect("a thread runs");
+        let space = self.kernel.thread(id).space.as_ref().expect("a space");
+        space
+            .copy_to_user(&mut self.machine, va, bytes)
+            .expect("writable user memory");
+    }
+
+    fn peek_frame(&mut self, va: u64) -> abi::user_dispatch::Frame {
+        let id = self.kernel.current().expect("a thread runs");
+        let space = self.kernel.thread(id).space.as_ref().expect("a space");
+        let mut bytes = [0u8; abi::user_dispatch::FRAME_BYTES as usize];
+        space
+            .copy_from_user(&self.machine, va, &mut bytes)
+            .expect("readable user memory");
+        abi::user_dispatch::Frame::from_bytes(&bytes)
+    }
+}
+
+#[test]
+fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_result() {
+    use abi::user_dispatch::{SELECTOR_ALLOW, SELECTOR_BLOCK};
+    use entry::WorkFlags;
+    let mut h = Harness::start(Mode::Test);
+    let (start, end, handler) = (CODE + 0x100, CODE + 0x200, CODE + 0x400);
+    let buffer = USER_STACK_TOP - 0x400;
+    let selector = DATA + 0x800;
+    let config = [start, end, handler, buffer, selector];
+    let invalid_address = ErrorCode::InvalidAddress.raw();
+    // Checked against the tables: a read-execute buffer, a buffer that
+    // runs into an unmapped page, an unmapped selector.
+    let bad = |index: usize, value: u64| {
+        let mut args = config;
+        args[index] = value;
+        args
+    };
+    assert_eq!(h.set_user_dispatch(0, bad(3, CODE)), invalid_address);
+    assert_eq!(
+        h.set_user_dispatch(0, bad(3, USER_STACK_TOP - 8)),
+        invalid_address
+    );
+    assert_eq!(h.set_user_dispatch(0, bad(4, 0x1000)), invalid_address);
+    assert_eq!(
+        h.set_user_dispatch(7, config),
+        ErrorCode::InvalidArgument.raw(),
+        "x0 is reserved"
+    );
+    let id = h.kernel.current().unwrap();
+    assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
+
+    assert_eq!(h.set_user_dispatch(0, config), ErrorCode::Ok.raw());
+    let thread = h.kernel.thread(id);
+    assert!(thread.work.contains(WorkFlags::USER_DISPATCH));
+    assert_eq!(thread.no_entry_work, 0, "no syscall skips stage 1");
+
+    // Selector 0: every syscall runs, from anywhere.
+    h.context().pc = CODE + 0x10;
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
+    assert_eq!(h.context().pc, CODE + 0x10);
+
+    // Selector 1 (set without a syscall): an `exit` from outside the range
+    // does not run; the handler gets the context.
+    h.poke(selector, &[SELECTOR_BLOCK]);
+    {
+        let ctx = h.context();
+        ctx.pc = CODE + 0x10;
+        ctx.sp = USER_STACK_TOP - 0x40;
+        ctx.x[1] = 0x11;
+        ctx.x[7] = 0x77;
+        ctx.x[30] = 0x3030;
+        ctx.spsr = 0x6000_0000;
+    }
+    let syscalls = h.kernel.thread(id).stats.syscalls;
+    let x0 = h.syscall(Syscall::Exit.number(), [0xabc, 5, 0, 0]);
+    assert_eq!(x0, buffer, "still the same thread, now in its handler");
+    assert_eq!(h.kernel.thread(id).stats.syscalls, syscalls + 1);
+    let ctx = *h.context();
+    assert_eq!(
+        (ctx.pc, ctx.x[1], ctx.x[30]),
+        (handler, Syscall::Exit.number(), 0)
+    );
+    assert_eq!(ctx.sp, USER_STACK_TOP - 0x40);
+    let mut frame = h.peek_frame(buffer);
+    assert_eq!(frame.x[0], 0xabc);
+    assert_eq!((frame.x[1], frame.x[2], frame.x[7]), (0x11, 5, 0x77));
+    assert_eq!((frame.x[8], frame.number), (2, 2));
+    assert_eq!(frame.x[30], 0x3030);
+    assert_eq!((frame.pc, frame.sp), (CODE + 0x10, USER_STACK_TOP - 0x40));
+    assert_eq!((frame.nzcv, frame.flags), (0x6000_0000, 0));
+
+    // The handler emulates a result and returns; `UserDispatchReturn` is
+    // never redirected (it is made from outside the range, selector 1).
+    frame.x[0] = 0x5eed;
+    h.poke(buffer + 0x200, &frame.to_bytes());
+    h.context().spsr = 0;
+    h.context().pc = handler + 0x20;
+    let returned = h.syscall(
+        Syscall::UserDispatchReturn.number(),
+        [buffer + 0x200, 0, 0, 0],
+    );
+    assert_eq!(returned, 0x5eed, "the restored x0, not a result code");
+    let ctx = *h.context();
+    assert_eq!(
+        (ctx.pc, ctx.x[30], ctx.x[7], ctx.x[8]),
+        (CODE + 0x10, 0x3030, 0x77, 2)
+    );
+    assert_eq!(ctx.spsr & 0xf000_0000, 0x6000_0000);
+    assert!(ctx.is_el0_aarch64());
+
+    // A bad frame changes nothing but x0.
+    let mut bad_frame = frame;
+    bad_frame.pc = 0xffff_0000_0000_0000;
+    h.poke(buffer + 0x200, &bad_frame.to_bytes());
+    let return_number = Syscall::UserDispatchReturn.number();
+    assert_eq!(
+        h.syscall(return_number, [buffer + 0x200, 0, 0, 0]),
+        invalid_address
+    );
+    bad_frame.pc = CODE;
+    bad_frame.nzcv = 1 << 21;
+    h.poke(buffer + 0x200, &bad_frame.to_bytes());
+    assert_eq!(
+        h.syscall(return_number, [buffer + 0x200, 0, 0, 0]),
+        ErrorCode::InvalidArgument.raw()
+    );
+    assert_eq!(h.syscall(return_number, [0x1000, 0, 0, 0]), invalid_address);
+    assert_eq!(h.context().pc, CODE + 0x10);
+
+    // From inside the range a syscall runs whatever the selector says.
+    h.context().pc = start + 4;
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
+    h.context().pc = end;
+    assert_eq!(
+        h.syscall(Syscall::Null.number(), [0; 4]),
+        0,
+        "svc at end - 4"
+    );
+    h.context().pc = end + 4;
+    assert_eq!(
+        h.syscall(Syscall::Null.number(), [0; 4]),
+        buffer,
+        "svc at end"
+    );
+
+    // Any selector value but 0 blocks; 0 lets the same call through.
+    h.poke(selector, &[0x80]);
+    h.context().pc = CODE + 0x10;
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), buffer);
+    h.poke(selector, &[SELECTOR_ALLOW]);
+    h.context().pc = CODE + 0x10;
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
+
+    // Off: the work bit goes; the fast-path mask may come back.
+    assert_eq!(h.set_user_dispatch(0, [0; 5]), ErrorCode::Ok.raw());
+    assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}

@@ -245,6 +245,8 @@ impl Kernel {
             SyscallResult::Return(code) => Some(code.raw()),
             SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
             SyscallResult::Exited(_) => None,
+            // The restored context's x0.
+            SyscallResult::Restored => Some(self.threads[current.index()].context.x[0]),
             // The IPC code has written x0 when the caller carries on.
             SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue)
                 .then(|| self.threads[current.index()].context.x[0]),
@@ -264,6 +266,10 @@ impl Kernel {
             // A trace entry stop is no verdict: the syscall runs again (and
             // is recorded then) or the tracer skips it.
             EntryOutcome::TraceStop => return,
+            // A redirected syscall never reached the kernel's stages: its
+            // handler emulates it in user space (and any syscall it makes
+            // to do so is audited like any other).
+            EntryOutcome::Redirect { .. } => return,
             EntryOutcome::Trap => (AuditVerdict::Trapped, None),
             EntryOutcome::Notify => (AuditVerdict::Forwarded, None),
             EntryOutcome::Kill => (AuditVerdict::Killed, None),

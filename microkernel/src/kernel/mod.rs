@@ -37,6 +37,7 @@ mod invariants;
 mod policy;
 mod tcb;
 mod trace;
+mod user_dispatch;
 mod vspace;
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
@@ -569,6 +570,7 @@ impl Kernel {
                         thread.stats.yields += 1;
                         thread.work.insert(WorkFlags::NEED_RESCHED);
                     }
+                    SyscallResult::Restored => {}
                     SyscallResult::Exited(status) => {
                         self.end_thread(platform, current, ThreadState::Exited(status));
                         return self.resume(platform);
@@ -732,6 +734,18 @@ impl Kernel {
                     Ok(()) => ErrorCode::Ok,
                     Err(code) => code,
                 })
+            }
+            Call::SetUserDispatch => {
+                SyscallResult::Return(match self.set_user_dispatch(platform, current) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::UserDispatchReturn { frame } => {
+                match self.user_dispatch_return(platform, current, frame) {
+                    Ok(()) => SyscallResult::Restored,
+                    Err(code) => SyscallResult::Return(code),
+                }
             }
             Call::DebugPrint {
                 console,

@@ -17,7 +17,7 @@ use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
 use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
-use entry::{EntryHooks, PolicyVerdict, TraceEntry, WorkFlags};
+use entry::{EntryHooks, PolicyVerdict, TraceEntry, UserDispatch, WorkFlags};
 
 pub use abi::policy_request::KILLED_BY_POLICY;
 
@@ -139,6 +139,12 @@ pub(super) enum EntryOutcome {
     Notify,
     /// `Kill`.
     Kill,
+    /// User dispatch (stage 1) redirects the syscall to the thread's
+    /// handler; `flags` is the frame's flags word.
+    Redirect {
+        /// `abi::user_dispatch::FLAG_*`.
+        flags: u64,
+    },
 }
 
 /// The syscall entry and exit work of one thread: its work word, what
@@ -152,6 +158,9 @@ pub(super) struct SyscallWork<'a> {
     pub trace_answered: bool,
     /// Stops the exit stages asked for (`TraceProgress::OWE_*`).
     pub owed: u8,
+    /// Stage 1's answer, worked out before the entry code ran (it reads
+    /// user memory): `Some(flags)` redirects.
+    pub redirect: Option<u64>,
 }
 
 /// A thread's filters and what evaluating them may need.
@@ -210,6 +219,18 @@ impl<'a> PolicyCheck<'a> {
 
 impl EntryHooks for SyscallWork<'_> {
     type Regs = UserContext;
+
+    fn user_dispatch(&mut self, _regs: &mut UserContext) -> UserDispatch {
+        match self.redirect {
+            // The kernel saves the context and enters the handler once the
+            // entry code has returned (`Kernel::redirect_to_handler`).
+            Some(flags) => {
+                self.outcome = EntryOutcome::Redirect { flags };
+                UserDispatch::Redirected
+            }
+            None => UserDispatch::Continue,
+        }
+    }
 
     fn trace_entry(&mut self, _regs: &mut UserContext) -> TraceEntry {
         if self.trace_answered {
@@ -337,8 +358,19 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> Option<(entry::SyscallEntry, EntryOutcome)> {
-        // Lossless audit with a full ring: wait before anything runs.
-        if !self.audit_admits(platform, current) {
+        // Stage 1 reads user memory, so its answer is worked out here;
+        // the entry code still decides what it means (nothing else runs).
+        let redirect = if self.threads[current.index()]
+            .work
+            .contains(WorkFlags::USER_DISPATCH)
+        {
+            self.user_dispatch_decision(platform, current)
+        } else {
+            None
+        };
+        // Lossless audit with a full ring: wait before anything runs (a
+        // redirected syscall is not audited, so it does not wait).
+        if redirect.is_none() && !self.audit_admits(platform, current) {
             return None;
         }
         let Kernel {
@@ -371,6 +403,7 @@ impl Kernel {
             outcome: EntryOutcome::Run,
             trace_answered: trace.entry_answered == Some(svc),
             owed: 0,
+            redirect,
         };
         let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
         // The answered entry stop stays answered while the policy server
@@ -404,6 +437,7 @@ impl Kernel {
             outcome: EntryOutcome::Run,
             trace_answered: false,
             owed: 0,
+            redirect: None,
         };
         let outcome =
             entry::syscall_exit_to_user_mode(&mut hooks, &mut thread.context, entry, flags);
@@ -422,7 +456,8 @@ impl Kernel {
 }
 
 impl Kernel {
-    /// A syscall the trace or policy stage did not let run: an entry stop
+    /// A syscall the entry stages did not let run: a redirect enters the
+    /// user-dispatch handler (or kills the thread), an entry stop
     /// goes to the tracer, a `Trap` becomes a fault report, a `Notify` goes
     /// to the policy server; an `Errno` needs nothing more (`None`: return
     /// to the thread).
@@ -444,6 +479,7 @@ impl Kernel {
                 Some(self.fault(platform, current, report))
             }
             EntryOutcome::Notify => self.notify_policy_server(platform, current),
+            EntryOutcome::Redirect { flags } => self.redirect_to_handler(platform, current, flags),
             EntryOutcome::TraceStop => {
                 let number = self.threads[current.index()].context.x[8];
                 Some(self.trace_stop(platform, current, StopKind::Entry, number))

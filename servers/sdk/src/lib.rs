@@ -21,6 +21,7 @@ pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;
 pub mod trace;
+pub mod user_dispatch;
 pub mod vspace;
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
