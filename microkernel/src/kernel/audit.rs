@@ -282,12 +282,14 @@ impl Kernel {
 
     /// Saves the syscall's registers for its record, once the entry work
     /// (a tracer, the policy) is done with them.
-    pub(super) fn audit_snapshot(&mut self, current: ThreadId) {
+    pub(super) fn audit_snapshot(&mut self, current: ThreadId, checked: Option<[u64; 9]>) {
         let thread = &mut self.threads[current.index()];
         if thread.audit.is_some() {
-            let mut call = [0u64; 9];
-            call.copy_from_slice(&thread.context.x[..9]);
-            thread.audit_call = call;
+            thread.audit_call = checked.unwrap_or_else(|| {
+                let mut call = [0u64; 9];
+                call.copy_from_slice(&thread.context.x[..9]);
+                call
+            });
         }
     }
 }
