@@ -282,14 +282,15 @@ impl Kernel {
 
     /// Saves the syscall's registers for its record, once the entry work
     /// (a tracer, the policy) is done with them.
-    pub(super) fn audit_snapshot(&mut self, current: ThreadId, checked: Option<[u64; 9]>) {
+    pub(super) fn audit_snapshot(&mut self, current: ThreadId, checked_x0: Option<u64>) {
         let thread = &mut self.threads[current.index()];
         if thread.audit.is_some() {
-            thread.audit_call = checked.unwrap_or_else(|| {
-                let mut call = [0u64; 9];
-                call.copy_from_slice(&thread.context.x[..9]);
-                call
-            });
+            let mut call = [0u64; 9];
+            call.copy_from_slice(&thread.context.x[..9]);
+            if let Some(x0) = checked_x0 {
+                call[0] = x0;
+            }
+            thread.audit_call = call;
         }
     }
 }

@@ -161,9 +161,9 @@ pub(super) struct SyscallWork<'a> {
     /// Stage 1's answer, worked out before the entry code ran (it reads
     /// user memory): `Some(flags)` redirects.
     pub redirect: Option<u64>,
-    /// `x0..x8` as the policy stage saw them, before a refusal wrote its
-    /// error into `x0` (what the audit record shows).
-    pub checked: Option<[u64; 9]>,
+    /// `x0` as the policy stage saw it, before a refusal wrote its error
+    /// there (what the audit record shows).
+    pub checked_x0: Option<u64>,
 }
 
 /// A thread's filters and what evaluating them may need.
@@ -254,9 +254,7 @@ impl EntryHooks for SyscallWork<'_> {
     }
 
     fn policy(&mut self, regs: &mut UserContext) -> PolicyVerdict {
-        let mut checked = [0u64; 9];
-        checked.copy_from_slice(&regs.x[..9]);
-        self.checked = Some(checked);
+        self.checked_x0 = Some(regs.x[0]);
         let Some(check) = &self.policy else {
             // Policy work with nothing to check it against: fail closed.
             regs.x[0] = ErrorCode::Denied.raw();
@@ -410,7 +408,7 @@ impl Kernel {
             trace_answered: trace.entry_answered == Some(svc),
             owed: 0,
             redirect,
-            checked: None,
+            checked_x0: None,
         };
         let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
         // The answered entry stop stays answered while the policy server
@@ -421,11 +419,11 @@ impl Kernel {
         }
         trace.number = context.x[8];
         let outcome = hooks.outcome;
-        let checked = hooks.checked;
+        let checked_x0 = hooks.checked_x0;
         drop(hooks);
         // The record shows the arguments as the entry work left them (as
         // the policy saw them, not a refusal's error code).
-        self.audit_snapshot(current, checked);
+        self.audit_snapshot(current, checked_x0);
         Some((entry, outcome))
     }
 
@@ -447,7 +445,7 @@ impl Kernel {
             trace_answered: false,
             owed: 0,
             redirect: None,
-            checked: None,
+            checked_x0: None,
         };
         let outcome =
             entry::syscall_exit_to_user_mode(&mut hooks, &mut thread.context, entry, flags);
