@@ -22,20 +22,6 @@ const OWN_VSPACE: VSpace = VSpace(Cptr(6));
 const RING: Frame = Frame(Cptr(8));
 const OWN_TCB: u64 = 7;
 
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
-
 /// The ring as this thread sees it.
 struct Ring(MappedFrame);
 

@@ -5,7 +5,6 @@ use abi::boot_program::ENDPOINT_SLOT;
 use abi::message::NOTIFICATION_LABEL;
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
-use sdk::println;
 use sdk::syscall::raw_syscall;
 use sdk::tcb::Tcb;
 
@@ -14,20 +13,6 @@ const NOTIFICATION: Cptr = Cptr(3);
 const OWN_TCB: Tcb = Tcb(Cptr(4));
 /// The signaller's badge.
 pub const SIGNAL_BITS: u64 = 0x40;
-
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
 
 fn bind(tcb: Tcb, notification: Option<Cptr>) -> Result<(), ErrorCode> {
     let (slot, on) = notification.map_or((0, 0), |n| (n.0, 1));

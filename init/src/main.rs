@@ -4,6 +4,9 @@
 #![no_std]
 #![no_main]
 
+#[macro_use]
+mod check;
+
 mod audit_tests;
 mod bench;
 mod binding_tests;

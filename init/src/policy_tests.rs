@@ -19,20 +19,6 @@ const FIRST: FilterCap = FilterCap(Cptr(8));
 const SECOND: FilterCap = FilterCap(Cptr(9));
 const CNODE: u64 = abi::boot_program::CNODE_SLOT;
 
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
-
 /// Ends with the `Kill` of its last syscall (exit status
 /// `KILLED_BY_POLICY`); any other end is a failed check.
 pub fn user() -> i32 {

@@ -11,7 +11,6 @@ use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, MessageInfo, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
 use sdk::ipc::{self, Cptr, Message};
-use sdk::println;
 use sdk::vspace::{Frame, VSpace};
 
 const CASE_ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
@@ -20,20 +19,6 @@ const OWN_VSPACE: VSpace = VSpace(Cptr(6));
 /// Where the owner makes the endpoint, and where the waiter receives it.
 const MADE_ENDPOINT: u64 = 8;
 const MADE_FRAME: Frame = Frame(Cptr(9));
-
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
 
 /// Makes, hands out, uses, then revokes.
 pub fn owner() -> i32 {

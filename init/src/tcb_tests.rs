@@ -23,22 +23,6 @@ const SELF: Tcb = Tcb(Cptr(7));
 const EMPTY: Tcb = Tcb(Cptr(9));
 const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
 
-/// Runs checks in order; the first that fails gives the exit status.
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-/// Equality that makes both sides one type (so `Ok(..)`/`Err(..)` infer).
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
-
 /// Runs at priority 100 with MCP 100; its first peer at 90, the second at
 /// 80. Checks every refusal, then that raising a peer to its own priority
 /// lets it run only when this thread yields, and that lowering itself

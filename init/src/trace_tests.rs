@@ -37,16 +37,6 @@ const SYSEMU_MARK: u64 = 0x5e;
 /// What the skipped `Null` returns in `x0`.
 const EMULATED: u64 = 0x1234;
 
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if got != want {
-            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
 /// The stop after answering the last one with `answer`.
 fn answer(message: &Message) -> Option<Stop> {
     Stop::decode(&ipc::reply_recv(STOPS, message).ok()?)

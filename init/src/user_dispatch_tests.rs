@@ -18,22 +18,6 @@ use sdk::user_dispatch::{
 };
 use sdk::vspace::{Frame as FrameCap, VSpace};
 
-/// Runs checks in order; the first that fails gives the exit status.
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-/// Equality that makes both sides one type (so `Ok(..)`/`Err(..)` infer).
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
-
 static SELECTOR: SelectorByte = SelectorByte::new(Selector::Allow);
 static FRAME: DispatchBuffer = DispatchBuffer::new();
 

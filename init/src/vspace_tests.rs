@@ -46,21 +46,6 @@ const RETURN_42: u64 = 0xd65f_03c0_d280_0540;
 const FAULTS: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
 const MAPPER: Tcb = Tcb(Cptr(4));
 
-/// Runs checks in order; the first that fails gives the exit status.
-macro_rules! expect {
-    ($number:expr, $got:expr, $want:expr) => {
-        let (got, want) = ($got, $want);
-        if !same(&got, &want) {
-            sdk::println!("check {} failed: {:?} != {:?}", $number, got, want);
-            return $number;
-        }
-    };
-}
-
-fn same<T: PartialEq>(got: &T, want: &T) -> bool {
-    got == want
-}
-
 /// The faults the mapper provokes, in order: (exception class, address,
 /// permission fault (else translation fault)).
 const DATA_ABORT: u64 = 0x24;
