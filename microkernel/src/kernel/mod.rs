@@ -1328,15 +1328,7 @@ impl Kernel {
                 thread.name, id.0
             );
             thread.pending_fault = Some(report);
-            let effects = ipc::send_fault(
-                platform,
-                &mut self.threads,
-                &mut self.endpoints[endpoint as usize],
-                endpoint,
-                id,
-                badge,
-            );
-            self.apply_ipc(platform, effects);
+            self.send_on_behalf(platform, id, endpoint, badge);
             return self.resume(platform);
         }
         let _ = writeln!(
@@ -1346,6 +1338,27 @@ impl Kernel {
         );
         self.end_thread(platform, id, ThreadState::Faulted(report));
         self.resume(platform)
+    }
+
+    /// Sends the kernel message `thread` has pending (a fault report, a
+    /// policy request or a trace stop) to endpoint `endpoint` as if the
+    /// thread had called it, with `badge`; the thread waits for the reply.
+    fn send_on_behalf<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        thread: ThreadId,
+        endpoint: u32,
+        badge: u64,
+    ) {
+        let effects = ipc::send_fault(
+            platform,
+            &mut self.threads,
+            &mut self.endpoints[endpoint as usize],
+            endpoint,
+            thread,
+            badge,
+        );
+        self.apply_ipc(platform, effects);
     }
 
     /// Picks the thread to return to and runs its exit-to-user work.

@@ -339,15 +339,7 @@ impl Kernel {
             cookie: self.policy_cookie,
             args,
         });
-        let effects = crate::ipc::send_fault(
-            platform,
-            &mut self.threads,
-            &mut self.endpoints[endpoint as usize],
-            endpoint,
-            current,
-            badge,
-        );
-        self.apply_ipc(platform, effects);
+        self.send_on_behalf(platform, current, endpoint, badge);
         Some(self.resume(platform))
     }
 }

@@ -80,15 +80,7 @@ impl Kernel {
         match thread.tracer {
             Some((endpoint, badge)) => {
                 thread.pending_trace = Some(TraceStop { kind, number });
-                let effects = crate::ipc::send_fault(
-                    platform,
-                    &mut self.threads,
-                    &mut self.endpoints[endpoint as usize],
-                    endpoint,
-                    current,
-                    badge,
-                );
-                self.apply_ipc(platform, effects);
+                self.send_on_behalf(platform, current, endpoint, badge);
             }
             None => {
                 if kind == StopKind::Entry {
@@ -176,18 +168,8 @@ impl Kernel {
         };
         if let (Some((kind, number)), Some((endpoint, badge))) = (stop, thread.tracer) {
             thread.pending_trace = Some(TraceStop { kind, number });
-            {
-                let effects = crate::ipc::send_fault(
-                    platform,
-                    &mut self.threads,
-                    &mut self.endpoints[endpoint as usize],
-                    endpoint,
-                    current,
-                    badge,
-                );
-                self.apply_ipc(platform, effects);
-                return true;
-            }
+            self.send_on_behalf(platform, current, endpoint, badge);
+            return true;
         }
         self.install_single_step(platform, stepping);
         false
