@@ -8,7 +8,7 @@ use abi::boot_program::{AUDIT_APP_BADGE, AUDIT_BURST, AUDIT_SCENARIO_LOSSLESS};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
-use audit_server::{Entry, Line, Reader, RingMemory};
+use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
 use sdk::syscall::raw_syscall6;
@@ -22,21 +22,6 @@ const OWN_VSPACE: VSpace = VSpace(Cptr(6));
 const RING: Frame = Frame(Cptr(8));
 const OWN_TCB: u64 = 7;
 
-/// The ring as this thread sees it.
-struct Ring(MappedFrame);
-
-impl RingMemory for Ring {
-    fn read_u64(&self, offset: u64) -> u64 {
-        self.0.read_u64(offset)
-    }
-    fn write_u64(&mut self, offset: u64, value: u64) {
-        let _ = self.0.write_u64(offset, value);
-    }
-    fn read_u8(&self, offset: u64) -> u8 {
-        self.0.read_u8(offset)
-    }
-}
-
 /// `TcbSetAudit` on the TCB in `tcb`.
 fn set_audit(tcb: u64, frame: Frame, mode: u64, badge: u64) -> Result<(), ErrorCode> {
     raw_syscall6(
@@ -49,7 +34,7 @@ fn set_audit(tcb: u64, frame: Frame, mode: u64, badge: u64) -> Result<(), ErrorC
 
 /// Reads every record there is, printing each; checks they are the app's
 /// and counts what it expects of them.
-fn drain(ring: &mut Ring, reader: &mut Reader, nulls: &mut u64) -> Result<(), i32> {
+fn drain(ring: &mut MappedFrame, reader: &mut Reader, nulls: &mut u64) -> Result<(), i32> {
     while let Some(entry) = reader.next(ring) {
         match entry {
             Entry::Record { record, gap } => {
@@ -92,7 +77,7 @@ pub fn server(scenario: u64) -> i32 {
     let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
         return 2;
     };
-    let mut ring = Ring(view);
+    let mut ring = view;
     // Refusals first: a bad mode, the wrong type for the ring, no ring.
     expect!(
         3,
@@ -210,7 +195,7 @@ pub fn audit_then_trace() -> i32 {
     let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
         return 2;
     };
-    let mut ring = Ring(view);
+    let mut ring = view;
     expect!(3, set_audit(APP_TCB, RING, 1, AUDIT_APP_BADGE), Ok(()));
     expect!(
         4,

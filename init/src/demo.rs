@@ -14,7 +14,7 @@ use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
-use audit_server::{Entry, Line, Reader, RingMemory};
+use audit_server::{Entry, Line, Reader};
 use sdk::console::Console;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
@@ -91,7 +91,7 @@ pub fn supervisor() -> i32 {
             APP_TCB.attach_tracer(TRACER_ENDPOINT)?;
             Ok(view)
         });
-    let view = match watched {
+    let mut view = match watched {
         Ok(view) => view,
         Err(error) => {
             println!("could not trace and audit the app: {}", error.describe());
@@ -103,28 +103,13 @@ pub fn supervisor() -> i32 {
     if OWN_TCB.set_priority(90).is_err() {
         return 3;
     }
-    read_audit_ring(&mut Ring(view))
-}
-
-/// The ring as the supervisor sees it.
-struct Ring(MappedFrame);
-
-impl RingMemory for Ring {
-    fn read_u64(&self, offset: u64) -> u64 {
-        self.0.read_u64(offset)
-    }
-    fn write_u64(&mut self, offset: u64, value: u64) {
-        let _ = self.0.write_u64(offset, value);
-    }
-    fn read_u8(&self, offset: u64) -> u8 {
-        self.0.read_u8(offset)
-    }
+    read_audit_ring(&mut view)
 }
 
 /// The reference audit server's reading (`servers/audit`): waits for
 /// the ring's notification and prints each record, reporting every gap,
 /// until the record of the app's `exit`.
-fn read_audit_ring(ring: &mut Ring) -> i32 {
+fn read_audit_ring(ring: &mut MappedFrame) -> i32 {
     let mut reader = Reader::new();
     println!("[audit] the app's records:");
     loop {

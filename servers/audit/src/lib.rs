@@ -26,6 +26,21 @@ pub trait RingMemory {
     fn read_u8(&self, offset: u64) -> u8;
 }
 
+/// A ring Frame this thread mapped writable (`sdk::vspace::Frame::map_view`).
+impl RingMemory for sdk::vspace::MappedFrame {
+    fn read_u64(&self, offset: u64) -> u64 {
+        sdk::vspace::MappedFrame::read_u64(self, offset)
+    }
+    fn write_u64(&mut self, offset: u64, value: u64) {
+        // A read-only view cannot advance `consumed`: the reader then sees
+        // the same record again, never memory it should not touch.
+        let _ = sdk::vspace::MappedFrame::write_u64(self, offset, value);
+    }
+    fn read_u8(&self, offset: u64) -> u8 {
+        sdk::vspace::MappedFrame::read_u8(self, offset)
+    }
+}
+
 /// One thing the server reads out of the ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
