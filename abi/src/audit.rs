@@ -80,6 +80,8 @@ pub enum AuditVerdict {
     /// It went to the policy server (`Notify`); if allowed, it runs again
     /// and gets a record of its own.
     Forwarded,
+    /// A filter's `Log` rule let it run and asked for this record.
+    Logged,
 }
 
 /// One syscall, as the audit server reads it.

@@ -22,6 +22,23 @@ const OWN_VSPACE: VSpace = VSpace(Cptr(6));
 const RING: Frame = Frame(Cptr(8));
 const OWN_TCB: u64 = 7;
 
+/// Attaches a filter to the app whose `Null` rule is `Log`.
+fn log_nulls() -> Result<(), i32> {
+    use sdk::policy::{Action, FilterBuilder, RuleBuilder};
+    use sdk::tcb::{FilterCap, Tcb};
+    let filter = FilterCap(Cptr(10));
+    let mut buffer = [0u8; 64];
+    let rules = FilterBuilder::new()
+        .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Log))
+        .encode(&mut buffer)
+        .map_err(|_| 40)?;
+    sdk::syscall::retype(UNTYPED, CapType::Filter, 0, filter.0 .0, 1).map_err(|_| 41)?;
+    filter.load(rules).map_err(|_| 42)?;
+    Tcb(Cptr(APP_TCB))
+        .attach_filter(filter, None)
+        .map_err(|_| 43)
+}
+
 /// `TcbSetAudit` on the TCB in `tcb`.
 fn set_audit(tcb: u64, frame: Frame, mode: u64, badge: u64) -> Result<(), ErrorCode> {
     raw_syscall6(
@@ -34,7 +51,12 @@ fn set_audit(tcb: u64, frame: Frame, mode: u64, badge: u64) -> Result<(), ErrorC
 
 /// Reads every record there is, printing each; checks they are the app's
 /// and counts what it expects of them.
-fn drain(ring: &mut MappedFrame, reader: &mut Reader, nulls: &mut u64) -> Result<(), i32> {
+fn drain(
+    ring: &mut MappedFrame,
+    reader: &mut Reader,
+    nulls: &mut u64,
+    null_verdict: AuditVerdict,
+) -> Result<(), i32> {
     while let Some(entry) = reader.next(ring) {
         match entry {
             Entry::Record { record, gap } => {
@@ -49,8 +71,7 @@ fn drain(ring: &mut MappedFrame, reader: &mut Reader, nulls: &mut u64) -> Result
                     return Err(50);
                 }
                 if record.syscall == Syscall::Null.number() {
-                    if record.result != Some(ErrorCode::Ok.raw())
-                        || record.verdict != AuditVerdict::Allowed
+                    if record.result != Some(ErrorCode::Ok.raw()) || record.verdict != null_verdict
                     {
                         return Err(51);
                     }
@@ -94,6 +115,16 @@ pub fn server(scenario: u64) -> i32 {
         set_audit(APP_TCB, Frame(Cptr(12)), 1, 0),
         Err(ErrorCode::InvalidCapability)
     );
+    // Lossless: a filter also logs the app's Nulls (`Log` verdicts show in
+    // their records); lossy: no filter.
+    let null_verdict = if lossless {
+        if let Err(check) = log_nulls() {
+            return check;
+        }
+        AuditVerdict::Logged
+    } else {
+        AuditVerdict::Allowed
+    };
     let mode = if lossless { 2 } else { 1 };
     expect!(6, set_audit(APP_TCB, RING, mode, AUDIT_APP_BADGE), Ok(()));
     let mut reader = Reader::new();
@@ -106,7 +137,7 @@ pub fn server(scenario: u64) -> i32 {
         };
         expect!(11, report.message.words[0], AUDIT_BURST);
         expect!(12, ipc::poll(NOTIFICATION).map(|w| w != 0), Ok(true));
-        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, null_verdict) {
             return check;
         }
         expect!(13, (reader.records, reader.missing), (RING_SLOTS, 0));
@@ -117,7 +148,7 @@ pub fn server(scenario: u64) -> i32 {
             return 16;
         };
         expect!(17, ipc::poll(NOTIFICATION).map(|w| w != 0), Ok(true));
-        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, null_verdict) {
             return check;
         }
         // The burst's other Nulls and the first report were lost: the
@@ -137,13 +168,13 @@ pub fn server(scenario: u64) -> i32 {
     // room, and goes on as this thread drains.
     expect!(30, sdk::tcb::Tcb(Cptr(OWN_TCB)).set_priority(90), Ok(()));
     loop {
-        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+        if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, null_verdict) {
             return check;
         }
         match ipc::nb_recv(ENDPOINT) {
             Ok(report) => {
                 expect!(31, report.message.words[0], AUDIT_BURST);
-                if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+                if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, null_verdict) {
                     return check;
                 }
                 break;
@@ -213,7 +244,7 @@ pub fn audit_then_trace() -> i32 {
         Stop::decode(&first).map(|s| (s.is_entry(), s.number)),
         Some((true, Syscall::Null.number()))
     );
-    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, AuditVerdict::Allowed) {
         return check;
     }
     expect!(7, reader.records, 0);
@@ -222,7 +253,7 @@ pub fn audit_then_trace() -> i32 {
         return 8;
     };
     expect!(9, Stop::decode(&second).map(|s| s.is_exit()), Some(true));
-    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls) {
+    if let Err(check) = drain(&mut ring, &mut reader, &mut nulls, AuditVerdict::Allowed) {
         return check;
     }
     expect!(10, (reader.records, nulls), (1, 1));

@@ -724,7 +724,7 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 1,
-        untyped_pages: 4,
+        untyped_pages: 12,
         irq: None,
         grants: AUDIT_GRANTS,
         // The server sets the ring up before the app runs.

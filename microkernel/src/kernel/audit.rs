@@ -240,6 +240,7 @@ impl Kernel {
         platform: &mut impl Platform,
         current: ThreadId,
         result: SyscallResult,
+        outcome: EntryOutcome,
     ) {
         let value = match result {
             SyscallResult::Return(code) => Some(code.raw()),
@@ -251,7 +252,12 @@ impl Kernel {
             SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue)
                 .then(|| self.threads[current.index()].context.x[0]),
         };
-        self.audit_record(platform, current, AuditVerdict::Allowed, value);
+        let verdict = if outcome == EntryOutcome::Logged {
+            AuditVerdict::Logged
+        } else {
+            AuditVerdict::Allowed
+        };
+        self.audit_record(platform, current, verdict, value);
     }
 
     /// The record of a syscall the policy stage did not let run.
@@ -273,7 +279,7 @@ impl Kernel {
             EntryOutcome::Trap => (AuditVerdict::Trapped, None),
             EntryOutcome::Notify => (AuditVerdict::Forwarded, None),
             EntryOutcome::Kill => (AuditVerdict::Killed, None),
-            EntryOutcome::Refused | EntryOutcome::Run => {
+            EntryOutcome::Refused | EntryOutcome::Run | EntryOutcome::Logged => {
                 (AuditVerdict::Refused(x0 as u16), Some(x0))
             }
         };

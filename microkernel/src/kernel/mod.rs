@@ -560,7 +560,7 @@ impl Kernel {
                     Err(code) => SyscallResult::Return(code),
                 };
                 if slow && self.threads[current.index()].audit.is_some() {
-                    self.audit_dispatched(platform, current, result);
+                    self.audit_dispatched(platform, current, result, outcome);
                 }
                 let thread = &mut self.threads[current.index()];
                 match result {

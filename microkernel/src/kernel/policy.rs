@@ -131,6 +131,8 @@ pub(super) enum EntryOutcome {
     /// The tracer gets an entry stop first (the syscall runs again, or
     /// not, once it answers).
     TraceStop,
+    /// A `Log` rule let it run (its audit record says so).
+    Logged,
     /// Do not run it; the error code is in `x0`.
     Refused,
     /// `Trap`: report it to the thread's fault endpoint.
@@ -262,9 +264,13 @@ impl EntryHooks for SyscallWork<'_> {
             return PolicyVerdict::Deny;
         };
         match check.verdict(regs) {
-            // `Log` runs the syscall; its audit record waits for the audit
-            // ring (issue 4), so for now it is an `Allow`.
-            Action::Allow | Action::Log => PolicyVerdict::Allow,
+            Action::Allow => PolicyVerdict::Allow,
+            // `Log` runs the syscall; an audited thread's record of it says
+            // a filter logged it.
+            Action::Log => {
+                self.outcome = EntryOutcome::Logged;
+                PolicyVerdict::Allow
+            }
             Action::Errno(code) => {
                 regs.x[0] = u64::from(code);
                 self.outcome = EntryOutcome::Refused;
@@ -484,7 +490,10 @@ impl Kernel {
                 let number = self.threads[current.index()].context.x[8];
                 Some(self.trace_stop(platform, current, StopKind::Entry, number))
             }
-            EntryOutcome::Run | EntryOutcome::Refused | EntryOutcome::Kill => None,
+            EntryOutcome::Run
+            | EntryOutcome::Logged
+            | EntryOutcome::Refused
+            | EntryOutcome::Kill => None,
         }
     }
 }

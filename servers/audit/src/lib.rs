@@ -136,6 +136,7 @@ impl fmt::Display for Line<'_> {
             AuditVerdict::Killed => write!(f, ", killed by a filter")?,
             AuditVerdict::Trapped => write!(f, ", trapped by a filter")?,
             AuditVerdict::Forwarded => write!(f, ", forwarded to the policy server")?,
+            AuditVerdict::Logged => write!(f, ", logged by a filter")?,
         }
         if r.dropped > 0 {
             write!(f, " [{} earlier records of this thread dropped]", r.dropped)?;
