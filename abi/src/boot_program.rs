@@ -1,9 +1,10 @@
 //! Which program the first user task runs.
 //!
-//! Until init can create threads itself (TCB objects are not built yet),
-//! the kernel starts each boot-suite case by loading the init ELF into a
+//! The kernel starts each boot-suite case by loading the init ELF into a
 //! fresh address space with a program selector in `x0`, and gives each
-//! thread the capabilities the case lists. The low
+//! thread the capabilities the case lists. A thread made from user space
+//! (`Syscall::TcbConfigure`) runs the same embedded ELF with a selector of
+//! a program `BootProgram::startable_by_user` allows. The low
 //! byte selects the program, the rest is its parameter.
 
 /// Programs init knows.
