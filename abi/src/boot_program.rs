@@ -1,9 +1,10 @@
 //! Which program the first user task runs.
 //!
-//! Until init can create threads itself (TCB objects are not built yet),
-//! the kernel starts each boot-suite case by loading the init ELF into a
+//! The kernel starts each boot-suite case by loading the init ELF into a
 //! fresh address space with a program selector in `x0`, and gives each
-//! thread the capabilities the case lists. The low
+//! thread the capabilities the case lists. A thread made from user space
+//! (`Syscall::TcbConfigure`) runs the same embedded ELF with a selector of
+//! a program `BootProgram::startable_by_user` allows. The low
 //! byte selects the program, the rest is its parameter.
 
 /// Programs init knows.
@@ -238,6 +239,17 @@ pub enum BootProgram {
     /// flagged "selector unreadable", then the thread killed with
     /// `abi::user_dispatch::KILLED_BY_USER_DISPATCH`.
     UserDispatchUnmapped = 83,
+    /// Makes two threads from user space (`init/src/thread_tests.rs`):
+    /// retypes CNodes and TCBs from the Untyped in slot 2, gives each child
+    /// only the capabilities it needs, configures and resumes them, and
+    /// waits for their reports on the endpoint in slot 4.
+    ThreadsRoot = 84,
+    /// A thread made by `ThreadsRoot`: calls `ThreadsServer` on the
+    /// endpoint in slot 2, checks the reply, reports on slot 3.
+    ThreadsCaller = 85,
+    /// A thread made by `ThreadsRoot`: answers one call on slot 2, checks
+    /// the slots it was not given are empty, reports on slot 3.
+    ThreadsServer = 86,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -313,7 +325,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 84] = [
+    pub const ALL: [BootProgram; 87] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -398,6 +410,9 @@ impl BootProgram {
         BootProgram::BenchTraced,
         BootProgram::UserDispatch,
         BootProgram::UserDispatchUnmapped,
+        BootProgram::ThreadsRoot,
+        BootProgram::ThreadsCaller,
+        BootProgram::ThreadsServer,
     ];
 
     /// A short name, used to name the thread.
@@ -487,7 +502,21 @@ impl BootProgram {
             BootProgram::BenchTraced => "bench-traced",
             BootProgram::UserDispatch => "user-dispatch",
             BootProgram::UserDispatchUnmapped => "dispatch-unmapped",
+            BootProgram::ThreadsRoot => "threads-root",
+            BootProgram::ThreadsCaller => "threads-caller",
+            BootProgram::ThreadsServer => "threads-server",
         }
+    }
+
+    /// May a thread made from user space (`Syscall::TcbConfigure`) run
+    /// this program? Only the small ones written for it: the others are
+    /// test, benchmark and fuzz programs that expect the capabilities a
+    /// boot-suite case gives them (and some run for a long time).
+    pub const fn startable_by_user(self) -> bool {
+        matches!(
+            self,
+            BootProgram::ThreadsCaller | BootProgram::ThreadsServer
+        )
     }
 
     /// The selector for this program with `parameter`.
@@ -526,5 +555,18 @@ mod tests {
             );
         }
         assert_eq!(BootProgram::decode(200), None);
+    }
+
+    #[test]
+    fn only_the_child_programs_are_startable_by_user() {
+        let startable = BootProgram::ALL
+            .iter()
+            .filter(|p| p.startable_by_user())
+            .count();
+        assert_eq!(startable, 2);
+        assert!(BootProgram::ThreadsCaller.startable_by_user());
+        assert!(BootProgram::ThreadsServer.startable_by_user());
+        assert!(!BootProgram::ThreadsRoot.startable_by_user());
+        assert!(!BootProgram::Fuzzer.startable_by_user());
     }
 }

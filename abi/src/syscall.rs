@@ -156,11 +156,29 @@ pub enum Syscall {
     /// included; never redirected. On success it does not return to its
     /// caller; on failure `x0` holds the error.
     UserDispatchReturn = 38,
+    /// Gives the new thread named by the TCB capability `x0` (write
+    /// right; a thread made by `Retype` of `CapType::Tcb`, not yet
+    /// configured) a program: the CNode capability `x2` (write right)
+    /// becomes its CSpace (it holds no other capability), `x3` its
+    /// priority and MCP (at most the caller's MCP: `Denied` above it), and
+    /// the kernel loads the init ELF embedded in the image into a fresh
+    /// address space for it, entered with `x0` = the program selector
+    /// `x4` (`abi::boot_program`; only programs that
+    /// `BootProgram::startable_by_user` allows, else `InvalidArgument`).
+    /// The thread stays inactive until `TcbResume`. A thread that is not
+    /// a new, unconfigured one: `InvalidArgument`.
+    TcbConfigure = 39,
+    /// As `CapMint`, across CNodes: mints the capability at index `x2` of
+    /// the caller's own CSpace into empty index `x3` of the CNode named by
+    /// the CNode capability `x0` (write right), with rights `x4` (a subset
+    /// of the source's) and, if `x6 == 1`, badge `x5`. How a thread fills
+    /// the CSpace of a thread it creates.
+    CapMintInto = 40,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 39] = [
+    pub const ALL: [Syscall; 41] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -200,10 +218,12 @@ impl Syscall {
         Syscall::TcbBindNotification,
         Syscall::SetUserDispatch,
         Syscall::UserDispatchReturn,
+        Syscall::TcbConfigure,
+        Syscall::CapMintInto,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 39;
+    pub const END: u64 = 41;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -247,6 +267,8 @@ impl Syscall {
             36 => Some(Syscall::TcbBindNotification),
             37 => Some(Syscall::SetUserDispatch),
             38 => Some(Syscall::UserDispatchReturn),
+            39 => Some(Syscall::TcbConfigure),
+            40 => Some(Syscall::CapMintInto),
             _ => None,
         }
     }
@@ -298,6 +320,8 @@ impl Syscall {
             Syscall::TcbBindNotification => "tcb_bind_notification",
             Syscall::SetUserDispatch => "set_user_dispatch",
             Syscall::UserDispatchReturn => "user_dispatch_return",
+            Syscall::TcbConfigure => "tcb_configure",
+            Syscall::CapMintInto => "cap_mint_into",
         }
     }
 }

@@ -123,11 +123,26 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert!(info.caps() == 0 || may_carry, "caps with {operation:?}");
         }
         Call::Cap {
-            operation: CapOperation::Mint { rights, badge },
+            operation:
+                CapOperation::Mint { rights, badge } | CapOperation::MintInto { rights, badge },
             ..
         } => {
             assert_eq!(u64::from(rights.raw()), x[4], "rights not as asked");
             assert_eq!(badge, (x[6] == 1).then_some(x[5]));
+            assert!(x[6] <= 1);
+        }
+        Call::TcbConfigure {
+            tcb,
+            cnode,
+            priority,
+            selector,
+        } => {
+            assert_eq!(
+                (tcb, cnode, u64::from(priority), selector),
+                (x[0], x[2], x[3], x[4])
+            );
+            let program = abi::boot_program::BootProgram::decode(selector);
+            assert!(program.is_some_and(|(p, _)| p.startable_by_user()));
         }
         Call::Retype { object_type, .. } => {
             assert_eq!(Some(object_type), CapType::from_raw(x[2]));
@@ -185,6 +200,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::BindNotification { .. } => Syscall::TcbBindNotification,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
         Call::SetUserDispatch => Syscall::SetUserDispatch,
+        Call::TcbConfigure { .. } => Syscall::TcbConfigure,
         Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,
@@ -199,6 +215,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::Cap { operation, .. } => match operation {
             CapOperation::Copy => Syscall::CapCopy,
             CapOperation::Mint { .. } => Syscall::CapMint,
+            CapOperation::MintInto { .. } => Syscall::CapMintInto,
             CapOperation::Move => Syscall::CapMove,
             CapOperation::Delete => Syscall::CapDelete,
             CapOperation::Revoke => Syscall::CapRevoke,

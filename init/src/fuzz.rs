@@ -6,7 +6,7 @@
 //! stops the round's threads, which is fine: the kernel surviving is what
 //! is tested).
 
-use abi::boot_program::FuzzParameter;
+use abi::boot_program::{BootProgram, FuzzParameter};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
 use sdk::ipc::Cptr;
@@ -153,6 +153,33 @@ fn attach_random_filter(random: &mut Random) {
     let _ = tcb.attach_filter(FilterCap(Cptr(slot)), server);
 }
 
+/// Makes a thread from the Untyped in slot 4: a small CNode and a TCB
+/// in random slots, the console and the endpoint in slot 2 minted into
+/// the CNode (sometimes the fuzzer's own CNode instead), configured with
+/// one of the programs user space may start, resumed; sometimes its TCB
+/// is deleted again at once. Every step may fail; that is part of the
+/// test (threads left over end with the round's Untyped).
+fn spawn_randomly(random: &mut Random) {
+    let cnode = 7 + random.below(9);
+    let tcb = 7 + random.below(9);
+    let _ = sdk::syscall::retype(4, CapType::CNode, 2, cnode, 1);
+    let _ = sdk::syscall::retype(4, CapType::Tcb, 0, tcb, 1);
+    let rights = abi::cap::Rights::from_raw(random.below(64)).unwrap_or(abi::cap::Rights::ALL);
+    let _ = sdk::syscall::cnode::mint_into(cnode, 1, 1, abi::cap::Rights::WRITE, None);
+    let _ = sdk::syscall::cnode::mint_into(cnode, 2, 2, rights, None);
+    let space = if random.below(4) == 0 { 0 } else { cnode };
+    let program = if random.below(2) == 0 {
+        BootProgram::ThreadsCaller
+    } else {
+        BootProgram::ThreadsServer
+    };
+    let _ = Tcb(Cptr(tcb)).configure(Cptr(space), random.below(120), program.selector(0));
+    let _ = Tcb(Cptr(tcb)).resume();
+    if random.below(3) == 0 {
+        let _ = sdk::syscall::cnode::delete(0, tcb);
+    }
+}
+
 /// Runs the fuzzer; it exits with `FUZZ_DONE` and the number of syscalls
 /// it made (the kernel counts only those that reach its generic path, not
 /// the inline Null fast path, so the fuzzer reports its own count).
@@ -173,6 +200,10 @@ pub fn run(parameter: u64) -> i32 {
         }
         if random.below(3000) == 0 {
             audit_randomly(&mut random);
+            continue;
+        }
+        if random.below(1000) == 0 {
+            spawn_randomly(&mut random);
             continue;
         }
         let number = number(&mut random);

@@ -423,7 +423,7 @@ pub fn untyped_user() -> i32 {
         ),
         (
             "a type the kernel cannot make from user space yet",
-            retype(untyped, CapType::Tcb, 0, 8, 1),
+            retype(untyped, CapType::VSpace, 0, 8, 1),
             Err(ErrorCode::InvalidArgument),
         ),
         (

@@ -16,6 +16,7 @@ mod ipc_tests;
 mod policy_tests;
 mod revoke_tests;
 mod tcb_tests;
+mod thread_tests;
 mod trace_tests;
 mod user_dispatch_tests;
 mod vspace_tests;
@@ -137,6 +138,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BindSignaller => binding_tests::signaller(),
         BootProgram::UserDispatch => user_dispatch_tests::run(),
         BootProgram::UserDispatchUnmapped => user_dispatch_tests::unmapped(),
+        BootProgram::ThreadsRoot => thread_tests::root(),
+        BootProgram::ThreadsCaller => thread_tests::caller(),
+        BootProgram::ThreadsServer => thread_tests::server(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

@@ -447,7 +447,30 @@ pub const TEST_CASES: &[Case] = &[
     BOUND_NOTIFICATION_CASE,
     USER_DISPATCH_CASES[0],
     USER_DISPATCH_CASES[1],
+    USER_THREADS_CASE,
 ];
+
+/// Threads made from user space (`init/src/thread_tests.rs`): the root
+/// has an Untyped (slot 2), a 64-slot CNode and its own TCB (slot 10);
+/// the two threads it makes are ended with the case's Untyped at the
+/// latest, and no thread may outlive the case (`Kernel::finish_case`).
+const USER_THREADS_CASE: Case = Case {
+    name: "threads from user space: retype TCBs and CNodes, give each child only its capabilities, configure (MCP, twice, bad selector refused) and resume; the children talk over an endpoint and report; a full thread table is OutOfResources; deleting a TCB ends its thread",
+    threads: &[BootProgram::ThreadsRoot.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 10, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(6),
+};
 
 /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
 const USER_DISPATCH_CASES: [Case; 2] = [

@@ -8,6 +8,7 @@ use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::scheduler::Priority;
 pub use crate::thread::UserDispatchConfig;
 use abi::audit::AuditMode;
+use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
@@ -67,6 +68,14 @@ pub enum CapOperation {
     },
     /// Move `source` to `target`.
     Move,
+    /// Mint `source` (an index of the caller's own CSpace) into `target`
+    /// of the CNode named by the capability: fewer rights, maybe a badge.
+    MintInto {
+        /// The new capability's rights.
+        rights: Rights,
+        /// Its badge, if one is set.
+        badge: Option<u64>,
+    },
     /// Delete `source` and its descendants.
     Delete,
     /// Delete `source`'s descendants.
@@ -200,6 +209,17 @@ pub enum Call {
         filter: u64,
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
+    },
+    /// `TcbConfigure`: a program for the new thread at `tcb`.
+    TcbConfigure {
+        /// The TCB capability's slot (x0).
+        tcb: u64,
+        /// The CNode capability that becomes its CSpace (x2).
+        cnode: u64,
+        /// Its priority and MCP (x3).
+        priority: Priority,
+        /// The program selector it starts with in x0 (x4).
+        selector: u64,
     },
     /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
     BindNotification {
@@ -382,13 +402,28 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::TcbDetachTracer => tcb(context, TcbOperation::DetachTracer),
         Syscall::CapCopy => cap(context, CapOperation::Copy),
         Syscall::CapMint => {
-            let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
-            let badge = match context.x[6] {
-                0 => None,
-                1 => Some(context.x[5]),
+            let (rights, badge) = mint_arguments(context)?;
+            cap(context, CapOperation::Mint { rights, badge })
+        }
+        Syscall::CapMintInto => {
+            let (rights, badge) = mint_arguments(context)?;
+            cap(context, CapOperation::MintInto { rights, badge })
+        }
+        Syscall::TcbConfigure => {
+            let priority = match context.x[3] {
+                value @ 0..=MAX_PRIORITY => value as Priority,
                 _ => return Err(ErrorCode::InvalidArgument),
             };
-            cap(context, CapOperation::Mint { rights, badge })
+            let selector = context.x[4];
+            if !BootProgram::decode(selector).is_some_and(|(p, _)| p.startable_by_user()) {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            Ok(Call::TcbConfigure {
+                tcb: context.x[0],
+                cnode: context.x[2],
+                priority,
+                selector,
+            })
         }
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
@@ -501,6 +536,17 @@ fn priority(context: &UserContext) -> Result<Priority, ErrorCode> {
 /// `x2` as a register number.
 fn register(context: &UserContext) -> Result<Register, ErrorCode> {
     Register::from_number(context.x[2]).ok_or(ErrorCode::InvalidArgument)
+}
+
+/// `CapMint`'s rights (x4) and badge (x5 if x6 == 1).
+fn mint_arguments(context: &UserContext) -> Result<(Rights, Option<u64>), ErrorCode> {
+    let rights = Rights::from_raw(context.x[4]).ok_or(ErrorCode::InvalidArgument)?;
+    let badge = match context.x[6] {
+        0 => None,
+        1 => Some(context.x[5]),
+        _ => return Err(ErrorCode::InvalidArgument),
+    };
+    Ok((rights, badge))
 }
 
 fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode> {
@@ -621,6 +667,55 @@ mod tests {
         // A receive ignores x1 (it is an output).
         ctx.x[8] = 7;
         assert!(decode(&ctx).is_ok());
+    }
+
+    #[test]
+    fn tcb_configure_arguments_are_checked() {
+        let child = BootProgram::ThreadsCaller.selector(3);
+        let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
+        ctx.x[4] = child;
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::TcbConfigure {
+                tcb: 7,
+                cnode: 5,
+                priority: 100,
+                selector: child
+            })
+        );
+        ctx.x[3] = 256;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "priority");
+        ctx.x[3] = 100;
+        // Only the programs written for it may be started from user space.
+        ctx.x[4] = BootProgram::Fuzzer.selector(0);
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        ctx.x[4] = 0xff;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+    }
+
+    #[test]
+    fn cap_mint_into_decodes_like_mint() {
+        let mut ctx = regs(Syscall::CapMintInto.number(), 5, 1, 2);
+        ctx.x[4] = u64::from(Rights::WRITE.raw());
+        ctx.x[5] = 0xb;
+        ctx.x[6] = 1;
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::Cap {
+                operation: CapOperation::MintInto {
+                    rights: Rights::WRITE,
+                    badge: Some(0xb)
+                },
+                cnode: 5,
+                source: 1,
+                target: 2
+            })
+        );
+        ctx.x[6] = 2;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        ctx.x[6] = 0;
+        ctx.x[4] = 0x100;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
     }
 
     #[test]

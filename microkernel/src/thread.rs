@@ -59,6 +59,10 @@ pub enum ThreadState {
     BlockedOnFaultReply,
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended,
+    /// Made from user space (`Retype` of a TCB) and not started yet: in no
+    /// queue, with no address space or CSpace until `TcbConfigure` gives
+    /// it a program, and runnable only after `TcbResume`.
+    Inactive,
     /// Audited losslessly and its ring is full: its `svc` runs again once
     /// the audit server has made room (the tick checks).
     BlockedOnAudit,
@@ -182,6 +186,9 @@ pub struct Thread {
     pub trace: TraceProgress,
     /// Its syscall user dispatch (`SetUserDispatch`), if on.
     pub user_dispatch: Option<UserDispatchConfig>,
+    /// Made from user space (`Retype` of a TCB): its TCB object lives in
+    /// user capabilities, and destroying it ends the thread.
+    pub created_by_user: bool,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -302,6 +309,7 @@ impl Thread {
         pending_trace: None,
         trace: TraceProgress::NONE,
         user_dispatch: None,
+        created_by_user: false,
     };
 }
 

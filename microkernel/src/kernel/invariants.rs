@@ -66,8 +66,15 @@ impl Kernel {
             if alive != thread.tcb.is_some() {
                 return Err("a live thread has no TCB object, or a dead one still has one");
             }
-            if alive != thread.vspace.is_some() {
+            // A new thread has an address space (and its VSpace object)
+            // once configured.
+            let has_space =
+                alive && (thread.state != ThreadState::Inactive || thread.space.is_some());
+            if has_space != thread.vspace.is_some() {
                 return Err("a live thread has no VSpace object, or a dead one still has one");
+            }
+            if thread.state == ThreadState::Inactive && !thread.created_by_user {
+                return Err("a thread the kernel started is inactive");
             }
             if thread.state == ThreadState::Free
                 && (thread.space.is_some() || thread.cspace.is_some())
@@ -93,6 +100,16 @@ impl Kernel {
                     "a more urgent thread is ready, but the current one is not asked to yield",
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// Between cases: every thread has ended, those made from user space
+    /// included (their TCBs came from the case's Untyped, released with
+    /// it), so nothing leaks into the next case.
+    pub fn check_no_threads_left(&self) -> Result<(), &'static str> {
+        if self.threads.iter().any(|t| t.state != ThreadState::Free) {
+            return Err("a thread outlived its case");
         }
         Ok(())
     }

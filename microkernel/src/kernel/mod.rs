@@ -49,6 +49,9 @@ pub const EXIT_SUCCESS: u32 = 0;
 pub const EXIT_TEST_FAILED: u32 = 1;
 /// The status recorded for threads stopped because their case deadlocked.
 pub const DEADLOCK_STATUS: i64 = -2;
+/// The status recorded for a thread made from user space whose TCB object
+/// was destroyed (its last capability deleted, or its Untyped revoked).
+pub const TCB_DESTROYED_STATUS: i64 = -3;
 
 /// Capability slots shared by every CNode.
 pub const MAX_SLOTS: usize = 4096;
@@ -667,12 +670,19 @@ impl Kernel {
                 cnode,
                 source,
                 target,
-            } => SyscallResult::Return(
-                match self.cap_syscall(platform, current, operation, cnode, source, target) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => {
+                let code =
+                    match self.cap_syscall(platform, current, operation, cnode, source, target) {
+                        Ok(()) => ErrorCode::Ok,
+                        Err(code) => code,
+                    };
+                if self.current != Some(current) {
+                    // Deleting a TCB it made ended the caller itself (its
+                    // slot may even hold a new thread): nothing to return.
+                    return SyscallResult::Ipc(ipc::Effects::new(Next::Continue));
+                }
+                SyscallResult::Return(code)
+            }
             Call::BenchFloor { on } => {
                 if self.session.mode != Mode::Bench {
                     return SyscallResult::Return(ErrorCode::InvalidSyscall);
@@ -682,6 +692,17 @@ impl Kernel {
                 SyscallResult::Return(ErrorCode::Ok)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::TcbConfigure {
+                tcb,
+                cnode,
+                priority,
+                selector,
+            } => SyscallResult::Return(
+                match self.tcb_configure(platform, current, tcb, cnode, priority, selector) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::BindNotification { tcb, notification } => {
                 SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
                     Ok(()) => ErrorCode::Ok,
@@ -951,9 +972,10 @@ impl Kernel {
 
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
-    /// notifications, CNodes, smaller Untypeds and Frames (zeroed here,
-    /// before any capability to them can be used), `count` of them into
-    /// slots from `target` on.
+    /// notifications, CNodes, smaller Untypeds, Frames (zeroed here,
+    /// before any capability to them can be used) and TCBs (each a new,
+    /// inactive thread in a free slot of the thread table), `count` of
+    /// them into slots from `target` on.
     #[inline(never)]
     fn retype_syscall<P: Platform>(
         &mut self,
@@ -972,8 +994,14 @@ impl Kernel {
                 | CapType::Untyped
                 | CapType::Filter
                 | CapType::Frame
+                | CapType::Tcb
         ) {
             return Err(ErrorCode::InvalidArgument);
+        }
+        // A TCB's thread lives in the kernel's thread table: it must have
+        // a free slot for every one before retype commits.
+        if object_type == CapType::Tcb && (count as usize) > self.free_thread_slots() {
+            return Err(ErrorCode::OutOfResources);
         }
         // A filter's rules live in the kernel's filter store: it must have
         // room for every one before retype commits.
@@ -1004,6 +1032,7 @@ impl Kernel {
                         platform.zero_frame(header.phys);
                     }
                 }
+                CapType::Tcb => self.tcb_created(object),
                 _ => {}
             }
         }
@@ -1025,14 +1054,24 @@ impl Kernel {
     ) -> Result<(), ErrorCode> {
         let cnode_cap = self.thread_cap(current, cnode_cptr, CapType::CNode, Rights::WRITE)?;
         let cnode = CNodeId(cnode_cap.object());
-        let source = self.caps.slot(cnode, source).map_err(ErrorCode::from)?;
+        // `MintInto` takes its source from the caller's own CSpace.
+        let source_cnode = match operation {
+            CapOperation::MintInto { .. } => self.threads[current.index()]
+                .cspace
+                .ok_or(ErrorCode::InvalidCapability)?,
+            _ => cnode,
+        };
+        let source = self
+            .caps
+            .slot(source_cnode, source)
+            .map_err(ErrorCode::from)?;
         let target = || self.caps.slot(cnode, target).map_err(ErrorCode::from);
         match operation {
             CapOperation::Copy => {
                 let target = target()?;
                 self.caps.copy(source, target)
             }
-            CapOperation::Mint { rights, badge } => {
+            CapOperation::Mint { rights, badge } | CapOperation::MintInto { rights, badge } => {
                 let target = target()?;
                 self.caps.mint(source, target, rights, badge)
             }
@@ -1078,6 +1117,9 @@ impl Kernel {
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
         let mut silenced: heapless::Vec<u32, 8> = heapless::Vec::new();
+        // Threads made from user space whose TCB object is gone: they end
+        // once the deletion is over.
+        let mut orphans: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
         let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
             CapType::Endpoint => {
                 endpoints[object.index()].drain(threads, |threads, waiter| {
@@ -1165,9 +1207,12 @@ impl Kernel {
             }
             CapType::Filter => filters.object_destroyed(object),
             CapType::Tcb => {
-                for thread in threads.iter_mut() {
+                for (index, thread) in threads.iter_mut().enumerate() {
                     if thread.tcb == Some(object) {
                         thread.tcb = None;
+                        if thread.created_by_user {
+                            let _ = orphans.push(ThreadId(index as u16));
+                        }
                     }
                 }
             }
@@ -1200,6 +1245,11 @@ impl Kernel {
                         .work
                         .insert(WorkFlags::NEED_RESCHED);
                 }
+            }
+        }
+        for orphan in orphans {
+            if self.threads[orphan.index()].state != ThreadState::Free {
+                self.end_thread(platform, orphan, ThreadState::Exited(TCB_DESTROYED_STATUS));
             }
         }
         result.map_err(ErrorCode::from)
@@ -1758,6 +1808,11 @@ impl Kernel {
         let syscalls = exact + slow_path_only;
         self.session.ended.clear();
         self.release_case_objects(platform, case);
+        // Threads made from user space came from the case's Untyped: its
+        // release ended them. None may be left for the next case.
+        if verdict.is_ok() {
+            verdict = self.check_no_threads_left();
+        }
         if self.session.mode == Mode::Fuzz {
             self.session.fuzz.syscalls += syscalls;
             self.session.fuzz.slow_path_only += slow_path_only;

@@ -1,21 +1,31 @@
-//! TCB invocations: priority and MCP, suspend and resume, registers.
+//! TCB invocations: priority and MCP, suspend and resume, registers, and
+//! threads made from user space (retype, configure, resume).
 //!
-//! A TCB capability names one thread (the kernel makes the TCB object when
-//! it starts the thread and destroys it when the thread ends, so a TCB
-//! capability never outlives its thread). Every operation is checked for
+//! A TCB capability names one thread. For a thread the kernel starts (a
+//! boot-suite case's) the kernel makes the TCB object and destroys it when
+//! the thread ends. A thread made from user space comes the other way
+//! round: `Retype` of a TCB takes a free slot of the thread table for it
+//! (inactive), `TcbConfigure` gives it a CSpace, a priority and a program,
+//! `TcbResume` starts it, and destroying its TCB object (the last
+//! capability deleted, or its Untyped revoked) ends it; if it exits first,
+//! its TCB capabilities name no thread (`InvalidCapability`). Every
+//! operation is checked for
 //! type and rights first; priorities are checked against the *caller's*
 //! maximum controlled priority (MCP), as in seL4, so no thread can lift any
 //! thread, itself included, above what it was trusted with.
 
 use super::Kernel;
-use crate::cap::ObjectId;
+use crate::address_space::{AddressSpace, USER_STACK_TOP};
+use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
-use crate::thread::{ThreadId, ThreadState};
-use abi::cap::CapType;
+use crate::thread::{Thread, ThreadId, ThreadState};
+use abi::boot_program::BootProgram;
+use abi::cap::{CapType, Rights};
 use abi::tcb::{Register, NZCV_MASK};
 use abi::ErrorCode;
+use arch::context::UserContext;
 use entry::WorkFlags;
 
 impl Kernel {
@@ -52,12 +62,19 @@ impl Kernel {
                 self.suspend(target);
                 ErrorCode::Ok
             }
-            TcbOperation::Resume => {
-                if self.threads[target.index()].state == ThreadState::Suspended {
+            TcbOperation::Resume => match self.threads[target.index()].state {
+                ThreadState::Suspended => {
                     self.make_ready(target);
+                    ErrorCode::Ok
                 }
-                ErrorCode::Ok
-            }
+                // A new thread starts once it has a program.
+                ThreadState::Inactive if self.threads[target.index()].space.is_some() => {
+                    self.make_ready(target);
+                    ErrorCode::Ok
+                }
+                ThreadState::Inactive => ErrorCode::InvalidArgument,
+                _ => ErrorCode::Ok,
+            },
             TcbOperation::ReadRegister(register) => {
                 let value = self.read_register(target, register);
                 self.threads[current.index()].context.x[8] = value;
@@ -79,6 +96,90 @@ impl Kernel {
             }
         };
         SyscallResult::Return(code)
+    }
+
+    /// Free slots in the thread table.
+    pub(super) fn free_thread_slots(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| t.state == ThreadState::Free)
+            .count()
+    }
+
+    /// A TCB object was retyped from user space: its thread takes a free
+    /// slot, inactive, with nothing but the TCB (the caller checked there
+    /// is a free slot; without one the object names no thread).
+    #[inline(never)]
+    pub(super) fn tcb_created(&mut self, tcb: ObjectId) {
+        let Some(thread) = self
+            .threads
+            .iter_mut()
+            .find(|t| t.state == ThreadState::Free)
+        else {
+            return;
+        };
+        *thread = Thread::EMPTY;
+        thread.state = ThreadState::Inactive;
+        thread.tcb = Some(tcb);
+        thread.created_by_user = true;
+        thread.name = "new-thread";
+    }
+
+    /// `TcbConfigure`: gives the new thread named by the TCB capability at
+    /// `tcb_cptr` the CNode at `cnode_cptr` as its CSpace, `priority` as
+    /// its priority and MCP, and the init ELF embedded in the image,
+    /// loaded into a fresh address space and entered with `selector` in
+    /// `x0`. It stays inactive until `TcbResume`.
+    #[inline(never)]
+    pub(super) fn tcb_configure<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        tcb_cptr: u64,
+        cnode_cptr: u64,
+        priority: Priority,
+        selector: u64,
+    ) -> Result<(), ErrorCode> {
+        let tcb = self.thread_cap(current, tcb_cptr, CapType::Tcb, Rights::WRITE)?;
+        let cnode = self.thread_cap(current, cnode_cptr, CapType::CNode, Rights::WRITE)?;
+        let target = self
+            .tcb_thread(tcb.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let thread = &self.threads[target.index()];
+        if thread.state != ThreadState::Inactive || thread.space.is_some() {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        if priority > self.threads[current.index()].mcp {
+            return Err(ErrorCode::Denied);
+        }
+        let cspace = CNodeId(cnode.object());
+        let cspace_slots = self.caps.cnode_slots(cspace).map_err(ErrorCode::from)?;
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
+        if assignment.flush_all {
+            platform.flush_tlb_all();
+        }
+        let (space, entry) =
+            AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
+                .map_err(|_| ErrorCode::OutOfResources)?;
+        let vspace = match self.create_vspace(target, space.root()) {
+            Ok(vspace) => vspace,
+            Err(_) => {
+                space.release(&mut self.frames);
+                return Err(ErrorCode::OutOfResources);
+            }
+        };
+        let thread = &mut self.threads[target.index()];
+        thread.vspace = Some(vspace);
+        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
+        thread.name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
+        thread.ipc_buffer = Some(space.ipc_buffer());
+        thread.space = Some(space);
+        thread.cspace = Some(cspace);
+        thread.cspace_slots = cspace_slots;
+        thread.priority = priority;
+        thread.mcp = priority;
+        Ok(())
     }
 
     /// The thread a TCB object stands for.
@@ -150,8 +251,12 @@ impl Kernel {
                 self.cancel_wait(target);
                 self.threads[target.index()].context.x[0] = ErrorCode::Interrupted.raw();
             }
-            // Ended threads have no TCB object any more.
-            ThreadState::Free | ThreadState::Exited(_) | ThreadState::Faulted(_) => return,
+            // Ended threads have no TCB object any more; a new thread is
+            // not running yet (and only `TcbResume` starts it).
+            ThreadState::Free
+            | ThreadState::Exited(_)
+            | ThreadState::Faulted(_)
+            | ThreadState::Inactive => return,
         }
         self.threads[target.index()].state = ThreadState::Suspended;
     }

@@ -144,6 +144,28 @@ pub mod cnode {
         )
     }
 
+    /// Mints `source` of the caller's own CSpace into the empty slot
+    /// `target` of the CNode capability `cnode` (another CNode, e.g. the
+    /// CSpace of a thread being set up) with `rights` and maybe a badge.
+    pub fn mint_into(
+        cnode: u64,
+        source: u64,
+        target: u64,
+        rights: Rights,
+        badge: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        let (badge, has_badge) = badge.map_or((0, 0), |b| (b, 1));
+        op(
+            Syscall::CapMintInto,
+            cnode,
+            source,
+            target,
+            rights.raw().into(),
+            badge,
+            has_badge,
+        )
+    }
+
     /// Moves the capability at `source` to the empty slot `target`.
     pub fn move_cap(cnode: u64, source: u64, target: u64) -> Result<(), ErrorCode> {
         op(Syscall::CapMove, cnode, source, target, 0, 0, 0)

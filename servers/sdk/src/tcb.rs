@@ -30,9 +30,22 @@ impl Tcb {
         self.invoke(Syscall::TcbSuspend, 0, 0)
     }
 
-    /// Lets a suspended thread run again.
+    /// Lets a suspended thread run again, or starts a new, configured one.
     pub fn resume(self) -> Result<(), ErrorCode> {
         self.invoke(Syscall::TcbResume, 0, 0)
+    }
+
+    /// Gives a new thread (made by retyping a TCB) its program: `cspace`
+    /// (a CNode capability, write right) becomes its CSpace, `priority`
+    /// its priority and MCP (at most the caller's MCP), and it runs the
+    /// init ELF embedded in the image with `selector` in `x0` once resumed.
+    pub fn configure(self, cspace: Cptr, priority: u64, selector: u64) -> Result<(), ErrorCode> {
+        crate::syscall::raw_syscall6(
+            Syscall::TcbConfigure.number(),
+            self.0 .0,
+            [cspace.0, priority, selector, 0, 0],
+        )
+        .into_result()
     }
 
     /// Reads one of the thread's registers.
