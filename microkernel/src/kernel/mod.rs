@@ -2245,18 +2245,11 @@ impl Kernel {
             .position(|t| t.state == ThreadState::Free)
             .ok_or("no free thread slot")?;
         let id = ThreadId(index as u16);
-        let live = self.live_asid();
-        let assignment = self.asids.assign(None, live);
-        if assignment.flush_all {
-            platform.flush_tlb_all();
-        }
-        let (space, entry) =
-            AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
-                .map_err(|e| match e {
-                    SpaceError::Elf(_) => "the init ELF is not loadable",
-                    SpaceError::Map(_) => "mapping the init ELF failed",
-                    SpaceError::OutOfMemory => "out of memory for a new address space",
-                })?;
+        let (space, entry) = self.load_init_space(platform).map_err(|e| match e {
+            SpaceError::Elf(_) => "the init ELF is not loadable",
+            SpaceError::Map(_) => "mapping the init ELF failed",
+            SpaceError::OutOfMemory => "out of memory for a new address space",
+        })?;
         let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
         let cspace = match self.create_cspace(id, cnode_radix) {
             Ok(cnode) => cnode,
@@ -2300,6 +2293,21 @@ impl Kernel {
             .enqueue(id, priority)
             .map_err(|_| "run queue full")?;
         Ok(id)
+    }
+
+    /// A fresh address space (a new ASID) with the embedded init ELF
+    /// loaded: for a thread the kernel starts, or one `TcbConfigure` gives
+    /// a program.
+    pub(super) fn load_init_space<P: Platform>(
+        &mut self,
+        platform: &mut P,
+    ) -> Result<(AddressSpace, u64), SpaceError> {
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
+        if assignment.flush_all {
+            platform.flush_tlb_all();
+        }
+        AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
     }
 
     /// The thread on the CPU, if any.

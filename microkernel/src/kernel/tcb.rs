@@ -15,7 +15,7 @@
 //! thread, itself included, above what it was trusted with.
 
 use super::Kernel;
-use crate::address_space::{AddressSpace, USER_STACK_TOP};
+use crate::address_space::USER_STACK_TOP;
 use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
 use crate::scheduler::Priority;
@@ -154,14 +154,9 @@ impl Kernel {
         }
         let cspace = CNodeId(cnode.object());
         let cspace_slots = self.caps.cnode_slots(cspace).map_err(ErrorCode::from)?;
-        let live = self.live_asid();
-        let assignment = self.asids.assign(None, live);
-        if assignment.flush_all {
-            platform.flush_tlb_all();
-        }
-        let (space, entry) =
-            AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
-                .map_err(|_| ErrorCode::OutOfResources)?;
+        let (space, entry) = self
+            .load_init_space(platform)
+            .map_err(|_| ErrorCode::OutOfResources)?;
         let vspace = match self.create_vspace(target, space.root()) {
             Ok(vspace) => vspace,
             Err(_) => {

@@ -132,16 +132,7 @@ pub mod cnode {
         rights: Rights,
         badge: Option<u64>,
     ) -> Result<(), ErrorCode> {
-        let (badge, has_badge) = badge.map_or((0, 0), |b| (b, 1));
-        op(
-            Syscall::CapMint,
-            cnode,
-            source,
-            target,
-            rights.raw().into(),
-            badge,
-            has_badge,
-        )
+        mint_with(Syscall::CapMint, cnode, source, target, rights, badge)
     }
 
     /// Mints `source` of the caller's own CSpace into the empty slot
@@ -154,9 +145,21 @@ pub mod cnode {
         rights: Rights,
         badge: Option<u64>,
     ) -> Result<(), ErrorCode> {
+        mint_with(Syscall::CapMintInto, cnode, source, target, rights, badge)
+    }
+
+    /// `CapMint` or `CapMintInto`: the same registers.
+    fn mint_with(
+        syscall: Syscall,
+        cnode: u64,
+        source: u64,
+        target: u64,
+        rights: Rights,
+        badge: Option<u64>,
+    ) -> Result<(), ErrorCode> {
         let (badge, has_badge) = badge.map_or((0, 0), |b| (b, 1));
         op(
-            Syscall::CapMintInto,
+            syscall,
             cnode,
             source,
             target,
