@@ -365,12 +365,8 @@ impl Kernel {
     fn create_kernel_objects(&mut self) -> Result<(), CapError> {
         let cnode = self.caps.create_cnode(KERNEL_CNODE_RADIX)?;
         self.kernel_cnode = Some(cnode);
-        let console = self.caps.create_object(CapType::DebugConsole, 0, 0)?;
-        let slot = self.caps.slot(cnode, KERNEL_CONSOLE_SLOT)?;
-        self.caps.install_original(
-            slot,
-            Capability::new(CapType::DebugConsole, Rights::ALL, console),
-        )
+        self.create_original(CapType::DebugConsole, 0, 0, KERNEL_CONSOLE_SLOT)?;
+        Ok(())
     }
 
     fn kernel_slot(&self, index: u64) -> Result<SlotId, CapError> {
@@ -2016,22 +2012,12 @@ impl Kernel {
         }
         if let Some(intid) = case.irq {
             let object = self
-                .caps
-                .create_object(CapType::IrqHandler, 0, 0)
-                .map_err(|_| "no room for an IrqHandler")?;
+                .create_original(CapType::IrqHandler, 0, 0, KERNEL_IRQ_SLOT)
+                .map_err(|_| "cannot make the case's IrqHandler")?;
             self.irq_handlers[object.index()] = IrqHandlerState {
                 intid: Some(intid),
                 notification: None,
             };
-            let slot = self
-                .kernel_slot(KERNEL_IRQ_SLOT)
-                .map_err(|_| "no kernel slot for the IrqHandler")?;
-            self.caps
-                .install_original(
-                    slot,
-                    Capability::new(CapType::IrqHandler, Rights::ALL, object),
-                )
-                .map_err(|_| "cannot install the IrqHandler capability")?;
         }
         if case.untyped_pages > 0 {
             let pages = u64::from(case.untyped_pages);
@@ -2040,50 +2026,41 @@ impl Kernel {
                 .allocate_contiguous(pages)
                 .ok_or("no contiguous RAM for the case's Untyped")?;
             self.session.untyped = Some((base, pages));
-            let object = self
-                .caps
-                .create_object(CapType::Untyped, base, pages * arch::layout::PAGE_SIZE)
-                .map_err(|_| "no room for an Untyped")?;
-            let slot = self
-                .kernel_slot(KERNEL_UNTYPED_SLOT)
-                .map_err(|_| "no kernel slot for the Untyped")?;
-            self.caps
-                .install_original(slot, Capability::new(CapType::Untyped, Rights::ALL, object))
-                .map_err(|_| "cannot install the Untyped capability")?;
+            let bytes = pages * arch::layout::PAGE_SIZE;
+            self.create_original(CapType::Untyped, base, bytes, KERNEL_UNTYPED_SLOT)
+                .map_err(|_| "cannot make the case's Untyped")?;
         }
         for notification in 0..u64::from(case.notifications) {
+            let slot = KERNEL_NOTIFICATION_SLOTS + notification;
             let object = self
-                .caps
-                .create_object(CapType::Notification, 0, 0)
-                .map_err(|_| "no room for a notification")?;
+                .create_original(CapType::Notification, 0, 0, slot)
+                .map_err(|_| "cannot make a notification of the case")?;
             self.notifications[object.index()] = Notification::EMPTY;
-            let slot = self
-                .kernel_slot(KERNEL_NOTIFICATION_SLOTS + notification)
-                .map_err(|_| "no kernel slot for a notification")?;
-            self.caps
-                .install_original(
-                    slot,
-                    Capability::new(CapType::Notification, Rights::ALL, object),
-                )
-                .map_err(|_| "cannot install a notification capability")?;
         }
         for endpoint in 0..u64::from(case.endpoints) {
+            let slot = KERNEL_ENDPOINT_SLOTS + endpoint;
             let object = self
-                .caps
-                .create_object(CapType::Endpoint, 0, 0)
-                .map_err(|_| "no room for an endpoint")?;
+                .create_original(CapType::Endpoint, 0, 0, slot)
+                .map_err(|_| "cannot make an endpoint of the case")?;
             self.endpoints[object.index()] = EndpointQueue::EMPTY;
-            let slot = self
-                .kernel_slot(KERNEL_ENDPOINT_SLOTS + endpoint)
-                .map_err(|_| "no kernel slot for an endpoint")?;
-            self.caps
-                .install_original(
-                    slot,
-                    Capability::new(CapType::Endpoint, Rights::ALL, object),
-                )
-                .map_err(|_| "cannot install an endpoint capability")?;
         }
         Ok(())
+    }
+
+    /// Makes a kernel object and installs its original capability, with
+    /// every right, in slot `index` of the kernel CNode.
+    fn create_original(
+        &mut self,
+        cap_type: CapType,
+        phys: u64,
+        size_bytes: u64,
+        index: u64,
+    ) -> Result<ObjectId, CapError> {
+        let object = self.caps.create_object(cap_type, phys, size_bytes)?;
+        let slot = self.kernel_slot(index)?;
+        self.caps
+            .install_original(slot, Capability::new(cap_type, Rights::ALL, object))?;
+        Ok(object)
     }
 
     /// Mints each grant of the case from the endpoint's original.
@@ -2208,26 +2185,15 @@ impl Kernel {
     /// Makes the TCB object that stands for thread `id`; its original
     /// capability stays in the kernel CNode until the thread ends.
     fn create_tcb(&mut self, id: ThreadId) -> Result<ObjectId, CapError> {
-        let object = self.caps.create_object(CapType::Tcb, 0, 0)?;
-        let original = self.kernel_slot(KERNEL_TCB_SLOTS + id.index() as u64)?;
-        self.caps
-            .install_original(original, Capability::new(CapType::Tcb, Rights::ALL, object))?;
-        Ok(object)
+        self.create_original(CapType::Tcb, 0, 0, KERNEL_TCB_SLOTS + id.index() as u64)
     }
 
     /// Makes the VSpace object that stands for thread `id`'s address space
     /// (its root table at `root`); its original capability stays in the
     /// kernel CNode until the thread ends.
     fn create_vspace(&mut self, id: ThreadId, root: u64) -> Result<ObjectId, CapError> {
-        let object = self
-            .caps
-            .create_object(CapType::VSpace, root, arch::layout::PAGE_SIZE)?;
-        let original = self.kernel_slot(KERNEL_VSPACE_SLOTS + id.index() as u64)?;
-        self.caps.install_original(
-            original,
-            Capability::new(CapType::VSpace, Rights::ALL, object),
-        )?;
-        Ok(object)
+        let index = KERNEL_VSPACE_SLOTS + id.index() as u64;
+        self.create_original(CapType::VSpace, root, arch::layout::PAGE_SIZE, index)
     }
 
     /// Loads init with `selector` into a new address space and makes it
