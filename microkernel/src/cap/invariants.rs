@@ -389,7 +389,10 @@ mod tests {
         let cap = f.space.lookup(f.slot(8)).unwrap();
         f.space.store(s, cap);
         f.space.cdt.add_child(f.slot(8), s);
-        assert_eq!(f.space.check_invariants(), Err(V::ReplyNotSingle(f.slot(8))));
+        assert_eq!(
+            f.space.check_invariants(),
+            Err(V::ReplyNotSingle(f.slot(8)))
+        );
     }
 
     #[test]
