@@ -699,6 +699,20 @@ mod tests {
     }
 
     #[test]
+    fn reply_save_names_a_cnode_and_one_slot() {
+        let ctx = regs(Syscall::ReplySave.number(), 0, 5, 9);
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::Cap {
+                operation: CapOperation::ReplySave,
+                cnode: 0,
+                source: 5,
+                target: 9
+            })
+        );
+    }
+
+    #[test]
     fn cap_mint_into_decodes_like_mint() {
         let mut ctx = regs(Syscall::CapMintInto.number(), 5, 1, 2);
         ctx.x[4] = u64::from(Rights::WRITE.raw());
