@@ -25,7 +25,8 @@ impl ReplyCap {
 
     /// Answers the caller with `message` (no capabilities). The capability
     /// is gone afterwards, also when the answer failed because the caller
-    /// no longer waits (`NoReplyTarget`).
+    /// no longer waits (`NoReplyTarget`); only a refused message
+    /// (`InvalidArgument`: capabilities on it) leaves it in its slot.
     pub fn answer(self, message: &Message) -> Result<(), ErrorCode> {
         ipc::send(self.0, message)
     }
