@@ -142,7 +142,8 @@ pub fn server() -> i32 {
         Err(ErrorCode::InvalidCapability)
     );
 
-    // A reply saved for a caller that is then suspended is stale; the use
+    // A reply saved for a caller that is then suspended is stale, even
+    // once that caller waits again for another call's reply; the use
     // deletes it.
     let Ok(call) = ipc::recv(ENDPOINT) else {
         return 21;
@@ -152,23 +153,23 @@ pub fn server() -> i32 {
         return 23;
     };
     expect!(24, FIRST_CLIENT.suspend(), Ok(()));
+    expect!(25, FIRST_CLIENT.resume(), Ok(()));
+    let Ok(call) = ipc::recv(ENDPOINT) else {
+        return 26;
+    };
+    expect!(27, call.message.info.label(), FIRST_DELETED_CALL);
     expect!(
-        25,
+        28,
         stale.answer(&answer(ANSWER_FIRST, 3, 0)),
         Err(ErrorCode::NoReplyTarget)
     );
     expect!(
-        26,
+        29,
         cnode::delete(CNODE, SAVED_FOR_SUSPENDED),
         Err(ErrorCode::InvalidCapability)
     );
-    expect!(27, FIRST_CLIENT.resume(), Ok(()));
 
     // Deleting a saved reply wakes its caller with `ObjectDeleted`.
-    let Ok(call) = ipc::recv(ENDPOINT) else {
-        return 28;
-    };
-    expect!(29, call.message.info.label(), FIRST_DELETED_CALL);
     expect!(30, save(CNODE, SAVED_TO_DELETE), Ok(()));
     expect!(31, cnode::delete(CNODE, SAVED_TO_DELETE), Ok(()));
 
