@@ -250,7 +250,19 @@ pub enum BootProgram {
     /// A thread made by `ThreadsRoot`: answers one call on slot 2, checks
     /// the slots it was not given are empty, reports on slot 3.
     ThreadsServer = 86,
+    /// Reply capabilities (`ReplySave`): takes calls from two
+    /// `ReplyClient`s and a thread it makes, saves replies, answers out
+    /// of order and checks every refusal and stale capability.
+    ReplyServer = 87,
+    /// Calls `ReplyServer` on slot 2 and checks each answer; the parameter
+    /// says which client it is (`REPLY_CLIENT_FIRST` or `_SECOND`).
+    ReplyClient = 88,
 }
+
+/// `ReplyClient`'s parameter: the client whose reply the server saves.
+pub const REPLY_CLIENT_FIRST: u64 = 1;
+/// `ReplyClient`'s parameter: the client the server answers first.
+pub const REPLY_CLIENT_SECOND: u64 = 2;
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
 pub const AUDIT_SCENARIO_LOSSY: u64 = 0;
@@ -325,7 +337,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 87] = [
+    pub const ALL: [BootProgram; 89] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -413,6 +425,8 @@ impl BootProgram {
         BootProgram::ThreadsRoot,
         BootProgram::ThreadsCaller,
         BootProgram::ThreadsServer,
+        BootProgram::ReplyServer,
+        BootProgram::ReplyClient,
     ];
 
     /// A short name, used to name the thread.
@@ -505,6 +519,8 @@ impl BootProgram {
             BootProgram::ThreadsRoot => "threads-root",
             BootProgram::ThreadsCaller => "threads-caller",
             BootProgram::ThreadsServer => "threads-server",
+            BootProgram::ReplyServer => "reply-server",
+            BootProgram::ReplyClient => "reply-client",
         }
     }
 

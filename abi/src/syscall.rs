@@ -174,11 +174,19 @@ pub enum Syscall {
     /// of the source's) and, if `x6 == 1`, badge `x5`. How a thread fills
     /// the CSpace of a thread it creates.
     CapMintInto = 40,
+    /// Turns the reply this thread owes (it received a `Call`) into a
+    /// Reply capability at empty index `x2` of the CNode named by the
+    /// CNode capability `x0` (write right). The thread then owes nothing
+    /// (a later `Reply` is `NoReplyTarget`); the caller keeps waiting
+    /// until a `Send` or `NBSend` through the Reply capability answers it
+    /// (or the capability is deleted: `ObjectDeleted`). Nothing owed:
+    /// `NoReplyTarget`; a fault, policy or trace reply: `InvalidArgument`.
+    ReplySave = 41,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 41] = [
+    pub const ALL: [Syscall; 42] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -220,10 +228,11 @@ impl Syscall {
         Syscall::UserDispatchReturn,
         Syscall::TcbConfigure,
         Syscall::CapMintInto,
+        Syscall::ReplySave,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 41;
+    pub const END: u64 = 42;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -269,6 +278,7 @@ impl Syscall {
             38 => Some(Syscall::UserDispatchReturn),
             39 => Some(Syscall::TcbConfigure),
             40 => Some(Syscall::CapMintInto),
+            41 => Some(Syscall::ReplySave),
             _ => None,
         }
     }
@@ -322,6 +332,7 @@ impl Syscall {
             Syscall::UserDispatchReturn => "user_dispatch_return",
             Syscall::TcbConfigure => "tcb_configure",
             Syscall::CapMintInto => "cap_mint_into",
+            Syscall::ReplySave => "reply_save",
         }
     }
 }

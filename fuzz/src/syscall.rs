@@ -219,6 +219,7 @@ fn syscall_of(call: &Call) -> Syscall {
             CapOperation::Move => Syscall::CapMove,
             CapOperation::Delete => Syscall::CapDelete,
             CapOperation::Revoke => Syscall::CapRevoke,
+            CapOperation::ReplySave => Syscall::ReplySave,
         },
     }
 }

@@ -180,6 +180,43 @@ fn spawn_randomly(random: &mut Random) {
     }
 }
 
+/// Reply capabilities: calls the endpoint in slot 2 (the caller waits
+/// until a fuzzer answers it, saves its reply or ends), or takes a message
+/// from it and saves the reply it may owe into a random slot (remembered
+/// in `saved`), or answers through the slot saved last (the reply may have
+/// gone stale) or a random one (anything may be there), or deletes the
+/// saved one. Saved replies left over go with their CNode when the fuzzer
+/// ends, waking their callers.
+fn reply_randomly(random: &mut Random, saved: &mut Option<u64>) {
+    let mut args = [0u64; 8];
+    args[1] = random.below(1 << 20) << 9 | random.below(8);
+    // A caller waits until some fuzzer answers it or the round ends in a
+    // deadlock, which cuts the round short: calls stay the rare choice.
+    match random.below(20) {
+        0 => {
+            args[0] = 2;
+            raw_syscall_registers(Syscall::Call.number(), args);
+        }
+        1..=6 => {
+            args[0] = 2;
+            raw_syscall_registers(Syscall::NBRecv.number(), args);
+            let slot = 7 + random.below(9);
+            if sdk::syscall::cnode::reply_save(0, slot).is_ok() {
+                *saved = Some(slot);
+            }
+        }
+        7..=8 => {
+            if let Some(slot) = saved.take() {
+                let _ = sdk::syscall::cnode::delete(0, slot);
+            }
+        }
+        _ => {
+            args[0] = saved.take().unwrap_or(7 + random.below(9));
+            raw_syscall_registers(Syscall::NBSend.number(), args);
+        }
+    }
+}
+
 /// Runs the fuzzer; it exits with `FUZZ_DONE` and the number of syscalls
 /// it made (the kernel counts only those that reach its generic path, not
 /// the inline Null fast path, so the fuzzer reports its own count).
@@ -191,6 +228,7 @@ pub fn run(parameter: u64) -> i32 {
         parameter.index, seed, parameter.calls
     );
     let mut random = Random::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut saved_reply = None;
     for _ in 0..parameter.calls {
         // Now and then a well-formed filter, so that the policy path
         // (verdicts, Notify to a peer, Trap, Kill) runs under fuzzing too.
@@ -204,6 +242,10 @@ pub fn run(parameter: u64) -> i32 {
         }
         if random.below(1000) == 0 {
             spawn_randomly(&mut random);
+            continue;
+        }
+        if random.below(100) == 0 {
+            reply_randomly(&mut random, &mut saved_reply);
             continue;
         }
         let number = number(&mut random);
@@ -232,6 +274,13 @@ pub fn run(parameter: u64) -> i32 {
             args[3] = 0;
             args[4] = random.below(16);
             args[5] = 1 + random.below(3);
+        }
+        // Saved replies: into the fuzzer's own CNode (slot 0), at the
+        // slots that frames and filters use too, so later sends, moves,
+        // copies and deletes meet Reply capabilities.
+        if number == Syscall::ReplySave.number() && random.below(4) != 0 {
+            args[0] = 0;
+            args[2] = 7 + random.below(9);
         }
         if number == Syscall::FrameMap.number() && random.below(4) != 0 {
             args[2] = 7 + random.below(2);

@@ -14,6 +14,7 @@ mod demo;
 mod fuzz;
 mod ipc_tests;
 mod policy_tests;
+mod reply_tests;
 mod revoke_tests;
 mod tcb_tests;
 mod thread_tests;
@@ -141,6 +142,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::ThreadsRoot => thread_tests::root(),
         BootProgram::ThreadsCaller => thread_tests::caller(),
         BootProgram::ThreadsServer => thread_tests::server(),
+        BootProgram::ReplyServer => reply_tests::server(),
+        BootProgram::ReplyClient => reply_tests::client(parameter),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

@@ -9,6 +9,7 @@
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
+use abi::boot_program::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
 
@@ -448,7 +449,39 @@ pub const TEST_CASES: &[Case] = &[
     USER_DISPATCH_CASES[0],
     USER_DISPATCH_CASES[1],
     USER_THREADS_CASE,
+    REPLY_CAPS_CASE,
 ];
+
+/// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
+/// most urgent) saves the first client's reply, answers the second client
+/// first and the first one through its Reply capability, then makes each
+/// kind of saved reply go stale (caller suspended, killed) or deletes it.
+/// The server's slots: its endpoint (2, receive and send), the first
+/// client's TCB (3), an Untyped (4) for the thread it makes and kills.
+const REPLY_CAPS_CASE: Case = Case {
+    name: "reply capabilities: ReplySave refusals; a saved reply moves but is never copied, answers after another caller, once; suspending or killing its caller makes it stale (NoReplyTarget); deleting it wakes the caller with ObjectDeleted",
+    threads: &[
+        BootProgram::ReplyServer.selector(0),
+        BootProgram::ReplyClient.selector(REPLY_CLIENT_FIRST),
+        BootProgram::ReplyClient.selector(REPLY_CLIENT_SECOND),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 4,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0),
+        tcb_grant(0, SECOND_ENDPOINT_SLOT, 1, Rights::WRITE),
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        grant(1, ENDPOINT_SLOT, SEND, REPLY_CLIENT_FIRST),
+        grant(2, ENDPOINT_SLOT, SEND, REPLY_CLIENT_SECOND),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(5),
+};
 
 /// Threads made from user space (`init/src/thread_tests.rs`): the root
 /// has an Untyped (slot 2), a 64-slot CNode and its own TCB (slot 10);

@@ -80,6 +80,9 @@ pub enum CapOperation {
     Delete,
     /// Delete `source`'s descendants.
     Revoke,
+    /// Turn the reply the caller owes into a Reply capability at `source`
+    /// (an empty index; `target` unused).
+    ReplySave,
 }
 
 /// Which TCB operation a syscall asks for, with its checked arguments.
@@ -181,7 +184,8 @@ pub enum Call {
         cnode: u64,
         /// Index of the source (or only) slot in that CNode (x2).
         source: u64,
-        /// Index of the target slot (x3; unused by delete and revoke).
+        /// Index of the target slot (x3; unused by delete, revoke and
+        /// reply save).
         target: u64,
     },
     /// A TCB operation on the thread named by the capability at `tcb`.
@@ -428,6 +432,7 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
         Syscall::CapRevoke => cap(context, CapOperation::Revoke),
+        Syscall::ReplySave => cap(context, CapOperation::ReplySave),
         Syscall::BenchFloor => match context.x[2] {
             0 => Ok(Call::BenchFloor { on: false }),
             1 => Ok(Call::BenchFloor { on: true }),
@@ -691,6 +696,20 @@ mod tests {
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
         ctx.x[4] = 0xff;
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+    }
+
+    #[test]
+    fn reply_save_names_a_cnode_and_one_slot() {
+        let ctx = regs(Syscall::ReplySave.number(), 0, 5, 9);
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::Cap {
+                operation: CapOperation::ReplySave,
+                cnode: 0,
+                source: 5,
+                target: 9
+            })
+        );
     }
 
     #[test]

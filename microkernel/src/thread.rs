@@ -189,6 +189,10 @@ pub struct Thread {
     /// Made from user space (`Retype` of a TCB): its TCB object lives in
     /// user capabilities, and destroying it ends the thread.
     pub created_by_user: bool,
+    /// While it waits for a reply that its server saved (`ReplySave`):
+    /// the Reply object that answers it. `Kernel::reply_callers` links
+    /// back; both are cleared together when the wait ends any other way.
+    pub saved_reply: Option<ObjectId>,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -310,6 +314,7 @@ impl Thread {
         trace: TraceProgress::NONE,
         user_dispatch: None,
         created_by_user: false,
+        saved_reply: None,
     };
 }
 

@@ -1168,3 +1168,148 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
     assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
+
+/// In the reply-capability case: the server receives the first client's
+/// call and saves its reply in slot 5. Returns (server, first client).
+fn server_saved_the_first_reply(h: &mut Harness) -> (ThreadId, ThreadId) {
+    reach_case(h, "reply capabilities");
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let server = h.kernel.current().expect("the server runs first");
+    assert_eq!(
+        h.syscall(Syscall::ReplySave.number(), [0, 5, 0, 0]),
+        ErrorCode::NoReplyTarget.raw(),
+        "nothing owed yet"
+    );
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let first = h.kernel.current().expect("the first client runs");
+    h.context().x[1] = abi::MessageInfo::with(0xa1, 1).into();
+    let _ = h.syscall(Syscall::Call.number(), [endpoint, 3, 0, 0]);
+    assert_eq!(h.kernel.current(), Some(server));
+    assert_eq!(
+        h.syscall(Syscall::ReplySave.number(), [0, 1, 0, 0]),
+        ErrorCode::SlotOccupied.raw()
+    );
+    assert_eq!(h.syscall(Syscall::ReplySave.number(), [0, 5, 0, 0]), 0);
+    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
+    assert!(h.kernel.thread(first).saved_reply.is_some());
+    assert_eq!(h.kernel.thread(server).reply_to, None, "it owes nothing");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    (server, first)
+}
+
+#[test]
+fn a_saved_reply_answers_its_caller_after_another_caller_once() {
+    let mut h = Harness::start(Mode::Test);
+    let (server, first) = server_saved_the_first_reply(&mut h);
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    assert_eq!(
+        h.syscall(Syscall::Reply.number(), [0, 0, 0, 0]),
+        ErrorCode::NoReplyTarget.raw()
+    );
+    for copy in [Syscall::CapCopy, Syscall::CapMint] {
+        let ctx = h.context();
+        ctx.x[5] = 0;
+        ctx.x[6] = 0;
+        assert_eq!(
+            h.syscall(
+                copy.number(),
+                [0, 5, 6, u64::from(abi::cap::Rights::WRITE.raw())]
+            ),
+            ErrorCode::InvalidArgument.raw()
+        );
+    }
+    // The second client calls and is answered first.
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]),
+        u64::MAX
+    );
+    let second = h.kernel.current().expect("the second client runs");
+    h.context().x[1] = abi::MessageInfo::with(0xb1, 0).into();
+    let _ = h.syscall(Syscall::Call.number(), [endpoint, 0, 0, 0]);
+    assert_eq!(h.kernel.current(), Some(server));
+    h.context().x[1] = abi::MessageInfo::with(0x20, 0).into();
+    assert_eq!(h.syscall(Syscall::Reply.number(), [0, 0, 0, 0]), 0);
+    assert_eq!(h.kernel.thread(second).state, ThreadState::Ready);
+    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
+    // Then the first, through the saved reply, which is used up.
+    h.context().x[1] = abi::MessageInfo::with(0x10, 1).into();
+    assert_eq!(h.syscall(Syscall::Send.number(), [5, 77, 0, 0]), 0);
+    let answered = h.kernel.thread(first);
+    assert_eq!(answered.state, ThreadState::Ready);
+    assert_eq!(answered.saved_reply, None);
+    assert_eq!((answered.context.x[0], answered.context.x[2]), (0, 77));
+    assert_eq!(abi::MessageInfo::from(answered.context.x[1]).label(), 0x10);
+    assert_eq!(
+        h.syscall(Syscall::Send.number(), [5, 0, 0, 0]),
+        ErrorCode::InvalidCapability.raw()
+    );
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_saved_reply_goes_stale_when_its_caller_is_suspended() {
+    let mut h = Harness::start(Mode::Test);
+    let (_, first) = server_saved_the_first_reply(&mut h);
+    let first_tcb = abi::boot_program::SECOND_ENDPOINT_SLOT;
+    assert_eq!(
+        h.syscall(Syscall::TcbSuspend.number(), [first_tcb, 0, 0, 0]),
+        0
+    );
+    assert_eq!(h.kernel.thread(first).saved_reply, None);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    h.context().x[1] = abi::MessageInfo::with(0x10, 0).into();
+    assert_eq!(
+        h.syscall(Syscall::NBSend.number(), [5, 0, 0, 0]),
+        ErrorCode::NoReplyTarget.raw()
+    );
+    assert_eq!(
+        h.syscall(Syscall::CapDelete.number(), [0, 5, 0, 0]),
+        ErrorCode::InvalidCapability.raw(),
+        "the stale capability went with its use"
+    );
+    assert_eq!(h.kernel.thread(first).state, ThreadState::Suspended);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn deleting_a_saved_reply_or_its_cnode_wakes_the_caller_with_object_deleted() {
+    // The capability deleted by hand.
+    let mut h = Harness::start(Mode::Test);
+    let (server, first) = server_saved_the_first_reply(&mut h);
+    assert_eq!(h.syscall(Syscall::CapDelete.number(), [0, 5, 0, 0]), 0);
+    let woken = h.kernel.thread(first);
+    assert_eq!(woken.state, ThreadState::Ready);
+    assert_eq!(woken.context.x[0], ErrorCode::ObjectDeleted.raw());
+    assert_eq!(woken.saved_reply, None);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    // The server ends: its CNode, and the saved reply in it, go.
+    let mut h = Harness::start(Mode::Test);
+    let (_, first) = server_saved_the_first_reply(&mut h);
+    h.exit(0);
+    assert_ne!(h.kernel.current(), Some(server));
+    let woken = h.kernel.thread(first);
+    assert_eq!(woken.context.x[0], ErrorCode::ObjectDeleted.raw());
+    assert!(matches!(
+        woken.state,
+        ThreadState::Ready | ThreadState::Running
+    ));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_saved_reply_is_cleaned_up_when_a_deadlock_ends_the_case() {
+    let mut h = Harness::start(Mode::Test);
+    server_saved_the_first_reply(&mut h);
+    // The server receives again; the second client calls and is owed a
+    // reply the ordinary way; the server receives once more: every thread
+    // waits, and the kernel ends them all.
+    let endpoint = abi::boot_program::ENDPOINT_SLOT;
+    let _ = h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]);
+    let _ = h.syscall(Syscall::Call.number(), [endpoint, 0, 0, 0]);
+    let _ = h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]);
+    assert!(h.machine.console.contains("[kernel] deadlock"));
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}

@@ -23,9 +23,14 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
 
     /// Copies the capability in `src` into empty `dst`: same rights, same
     /// badge, a child of `src` in the derivation tree.
+    /// A Reply capability is never copied (`InvalidArgument`): it stands
+    /// for one answer.
     pub fn copy(&mut self, src: SlotId, dst: SlotId) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
+        if cap.cap_type() == CapType::Reply {
+            return Err(CapError::InvalidArgument);
+        }
         self.store(dst, cap);
         self.cdt.add_child(src, dst);
         Ok(())
@@ -38,7 +43,8 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// otherwise: a mint never widens and never silently narrows what was
     /// asked). A badge can only be set on an unbadged Endpoint or
     /// Notification capability (`InvalidArgument` otherwise); without one
-    /// the source's badge is kept.
+    /// the source's badge is kept. A Reply capability is never minted
+    /// (`InvalidArgument`), as it is never copied.
     pub fn mint(
         &mut self,
         src: SlotId,
@@ -48,6 +54,9 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     ) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
+        if cap.cap_type() == CapType::Reply {
+            return Err(CapError::InvalidArgument);
+        }
         if !rights.is_subset_of(cap.rights()) {
             return Err(CapError::MissingRights);
         }

@@ -28,6 +28,10 @@ pub enum InvariantViolation {
     /// The capability is neither a copy of its parent's object nor carved
     /// from it (or an original of a retyped object has no parent).
     BadDerivation(SlotId),
+    /// A Reply capability has a parent or a child, or its object has more
+    /// than one capability, memory or an Untyped: it was copied or carved,
+    /// which nothing may do.
+    ReplyNotSingle(SlotId),
     /// Walking the tree from its roots does not reach every capability
     /// (a cycle, or a lost subtree).
     Unreachable {
@@ -103,6 +107,15 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 _ => return Err(V::DanglingCapability(slot)),
             };
             self.check_links(slot, links)?;
+            if cap.cap_type() == CapType::Reply
+                && (links.parent.get().is_some()
+                    || links.first_child.get().is_some()
+                    || header.cap_count != 1
+                    || header.size_bytes != 0
+                    || header.parent_untyped.is_some())
+            {
+                return Err(V::ReplyNotSingle(slot));
+            }
             match links.parent.get() {
                 None if header.parent_untyped.is_some() => return Err(V::BadDerivation(slot)),
                 None => {}
@@ -364,6 +377,22 @@ mod tests {
 
     fn id_in(f: &Fixture, index: u64) -> ObjectId {
         f.space.lookup(f.slot(index)).unwrap().object()
+    }
+
+    #[test]
+    fn a_copied_reply_capability_is_found() {
+        let mut f = busy();
+        f.space.create_reply(f.slot(8)).unwrap();
+        f.check();
+        // A copy made behind `copy`'s back, as a child.
+        let s = f.slot(9);
+        let cap = f.space.lookup(f.slot(8)).unwrap();
+        f.space.store(s, cap);
+        f.space.cdt.add_child(f.slot(8), s);
+        assert_eq!(
+            f.space.check_invariants(),
+            Err(V::ReplyNotSingle(f.slot(8)))
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod ids;
 mod invariants;
 pub mod object;
 pub mod object_size;
+mod reply;
 mod retype;
 mod slot_pool;
 pub mod word;
@@ -43,6 +44,7 @@ pub use error::CapError;
 pub use ids::{CNodeId, ObjectId, SlotId};
 pub use invariants::InvariantViolation;
 pub use object::{ObjectBody, ObjectHeader, ObjectState};
+pub use reply::REPLY_RIGHTS;
 pub use retype::{RetypedObjects, MAX_RETYPE_COUNT};
 pub use word::{CapWord, Capability};
 
@@ -108,11 +110,11 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             CapType::Tcb
             | CapType::Endpoint
             | CapType::Notification
-            | CapType::Reply
             | CapType::IrqHandler
             | CapType::DebugConsole => phys == 0 && size_bytes == 0,
-            // CNodes come from `create_cnode`, filters only from retype.
-            CapType::Null | CapType::CNode | CapType::Filter => false,
+            // CNodes come from `create_cnode`, filters only from retype,
+            // Reply objects only from `create_reply`.
+            CapType::Null | CapType::CNode | CapType::Filter | CapType::Reply => false,
         };
         let end = phys.checked_add(size_bytes);
         if !shape_ok || end.is_none() {
@@ -279,8 +281,9 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         }
     }
 
-    /// `slot` exists, belongs to a CNode and holds nothing.
-    fn check_empty(&self, slot: SlotId) -> Result<(), CapError> {
+    /// `slot` exists, belongs to a CNode and holds nothing
+    /// (`InvalidCapability`, `SlotOccupied` otherwise).
+    pub fn check_empty(&self, slot: SlotId) -> Result<(), CapError> {
         self.check_slot(slot)?;
         if self.caps[slot.index()].is_null() {
             Ok(())

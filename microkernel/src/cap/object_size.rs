@@ -26,13 +26,14 @@ pub const TCB_BYTES: u64 = 1024;
 /// Bytes retype charges for a Filter: its rules (`policy::Filter`, about
 /// 10 KiB) rounded up to a power of two.
 pub const FILTER_BYTES: u64 = 16 * 1024;
-/// Bytes retype charges for an Endpoint, Notification or Reply.
+/// Bytes retype charges for an Endpoint or a Notification.
 pub const SMALL_OBJECT_BYTES: u64 = 16;
 
 /// The size in bytes of one object of `cap_type`. `size_param` is the
 /// radix for a CNode, log2 of the size for an Untyped, and must be 0 for
 /// every fixed-size type. Types retype cannot make (`Null`, `IrqHandler`,
-/// `DebugConsole`: the kernel hands those out at boot) are refused.
+/// `DebugConsole`: the kernel hands those out at boot; `Reply`: made only
+/// by `ReplySave`, from no memory) are refused.
 pub fn object_size(cap_type: CapType, size_param: u64) -> Result<u64, CapError> {
     let fixed = |bytes: u64| {
         if size_param == 0 {
@@ -57,10 +58,10 @@ pub fn object_size(cap_type: CapType, size_param: u64) -> Result<u64, CapError> 
             }
         }
         CapType::Tcb => fixed(TCB_BYTES),
-        CapType::Endpoint | CapType::Notification | CapType::Reply => fixed(SMALL_OBJECT_BYTES),
+        CapType::Endpoint | CapType::Notification => fixed(SMALL_OBJECT_BYTES),
         CapType::Frame | CapType::VSpace => fixed(PAGE_SIZE),
         CapType::Filter => fixed(FILTER_BYTES),
-        CapType::Null | CapType::IrqHandler | CapType::DebugConsole => {
+        CapType::Null | CapType::IrqHandler | CapType::DebugConsole | CapType::Reply => {
             Err(CapError::InvalidArgument)
         }
     }
@@ -75,7 +76,6 @@ mod tests {
         assert_eq!(object_size(CapType::Tcb, 0), Ok(1024));
         assert_eq!(object_size(CapType::Endpoint, 0), Ok(16));
         assert_eq!(object_size(CapType::Notification, 0), Ok(16));
-        assert_eq!(object_size(CapType::Reply, 0), Ok(16));
         assert_eq!(object_size(CapType::Frame, 0), Ok(4096));
         assert_eq!(object_size(CapType::VSpace, 0), Ok(4096));
         assert_eq!(object_size(CapType::CNode, 1), Ok(64));
@@ -107,5 +107,6 @@ mod tests {
         assert_eq!(object_size(CapType::Null, 0), Err(bad));
         assert_eq!(object_size(CapType::IrqHandler, 0), Err(bad));
         assert_eq!(object_size(CapType::DebugConsole, 0), Err(bad));
+        assert_eq!(object_size(CapType::Reply, 0), Err(bad), "ReplySave only");
     }
 }

@@ -65,6 +65,10 @@ enum Op {
         kind: u8,
         dst: u8,
     },
+    /// `ReplySave`'s part: a Reply capability into any owned slot.
+    SaveReply {
+        dst: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -80,6 +84,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(|slot| Op::Delete { slot }),
         2 => any::<u8>().prop_map(|slot| Op::Revoke { slot }),
         1 => (0..3u8, any::<u8>()).prop_map(|(kind, dst)| Op::BootObject { kind, dst }),
+        1 => any::<u8>().prop_map(|dst| Op::SaveReply { dst }),
     ]
 }
 
@@ -297,6 +302,18 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
                 }
                 Err(e) => Err(e),
             }
+        }
+        Op::SaveReply { dst } => {
+            let Some(dst) = pick(&owned, dst) else {
+                return Ok(());
+            };
+            let r = space.create_reply(dst);
+            if let Ok(id) = r {
+                let cap = space.lookup(dst)?;
+                prop_assert_eq!((cap.cap_type(), cap.object()), (CapType::Reply, id));
+                prop_assert_eq!(space.parent(dst), None);
+            }
+            r.map(|_| ())
         }
     };
     if result.is_err() {

@@ -301,6 +301,18 @@ pub fn reply<M: PhysMemory>(
         .reply_to
         .take()
         .ok_or(IpcError::NoReplyTarget)?;
+    answer(phys, threads, replier, caller)
+}
+
+/// `replier` answers `caller`, which it owed a reply (through `reply_to`,
+/// or through a Reply capability), exactly as `reply` does; the caller is
+/// ready afterwards (returned). `NoReplyTarget` if it no longer waits.
+pub fn answer<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut [Thread],
+    replier: ThreadId,
+    caller: ThreadId,
+) -> Result<ThreadId, IpcError> {
     match threads[caller.index()].state {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnFaultReply => {

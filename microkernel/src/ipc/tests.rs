@@ -110,6 +110,32 @@ fn call_switches_to_the_receiver_and_reply_returns() {
 }
 
 #[test]
+fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (client, server) = (ThreadId(0), ThreadId(1));
+    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    message(&mut t[0], 2, &[1]);
+    send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap();
+    // What `ReplySave` does: the server no longer owes it.
+    t[1].reply_to = None;
+    message(&mut t[1], 7, &[8, 9]);
+    assert_eq!(answer(&mut ram, &mut t, server, client), Ok(client));
+    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(
+        (t[0].context.x[0], t[0].context.x[2], t[0].context.x[3]),
+        (0, 8, 9)
+    );
+    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 7);
+    // A caller that no longer waits gets nothing.
+    t[0].context.x[2] = 0;
+    assert_eq!(
+        answer(&mut ram, &mut t, server, client),
+        Err(IpcError::NoReplyTarget)
+    );
+    assert_eq!(t[0].context.x[2], 0);
+}
+
+#[test]
 fn reply_recv_goes_straight_back_to_the_caller() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
     let (client, server) = (ThreadId(0), ThreadId(1));

@@ -40,7 +40,10 @@ impl Kernel {
                         .iter()
                         .filter(|t| t.reply_to == Some(id))
                         .count();
-                    if owed != 1 {
+                    // Owed by one server, or through one saved Reply
+                    // object (`check_reply_links`), never both.
+                    let saved = usize::from(thread.saved_reply.is_some());
+                    if owed + saved != 1 {
                         return Err(
                             "a thread waiting for a reply is owed it by no thread, or by several",
                         );
@@ -83,6 +86,7 @@ impl Kernel {
             }
         }
         self.check_frame_mappings()?;
+        self.check_reply_links()?;
         if let Some(current) = self.current {
             let thread = &self.threads[current.index()];
             if thread.state != ThreadState::Running {

@@ -35,6 +35,7 @@ mod binding;
 mod fast_path;
 mod invariants;
 mod policy;
+mod reply;
 mod tcb;
 mod trace;
 mod user_dispatch;
@@ -241,6 +242,9 @@ pub struct Kernel {
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
     /// Where each Frame object is mapped, by object index.
     frame_maps: [Option<vspace::FrameMapping>; MAX_OBJECTS],
+    /// The caller each Reply object answers, by object index, while that
+    /// caller waits for it (see `reply.rs`).
+    reply_callers: [Option<ThreadId>; MAX_OBJECTS],
 }
 
 impl Default for Kernel {
@@ -297,6 +301,7 @@ impl Kernel {
             policy_cookie: 0,
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
             frame_maps: [None; MAX_OBJECTS],
+            reply_callers: [None; MAX_OBJECTS],
         }
     }
 
@@ -814,6 +819,17 @@ impl Kernel {
         };
         let cap = match self.thread_cap(current, cptr, CapType::Endpoint, needed) {
             Ok(cap) => cap,
+            // `Send` and `NBSend` also answer a saved reply.
+            Err(ErrorCode::WrongCapabilityType)
+                if matches!(operation, IpcOperation::Send | IpcOperation::NBSend) =>
+            {
+                return match self.reply_capability(current, cptr) {
+                    Some((slot, reply)) => {
+                        self.reply_through_capability(platform, current, slot, reply)
+                    }
+                    None => SyscallResult::Return(ErrorCode::WrongCapabilityType),
+                }
+            }
             Err(code) => return SyscallResult::Return(code),
         };
         // Capabilities travel only through an endpoint capability with the
@@ -1083,6 +1099,7 @@ impl Kernel {
                 return self
                     .destroying(platform, |caps, on_destroy| caps.revoke(source, on_destroy))
             }
+            CapOperation::ReplySave => return self.reply_save(current, source),
         }
         .map_err(ErrorCode::from)
     }
@@ -1109,6 +1126,7 @@ impl Kernel {
             current,
             filters,
             frame_maps,
+            reply_callers,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
@@ -1202,6 +1220,15 @@ impl Kernel {
                 }
             }
             CapType::Filter => filters.object_destroyed(object),
+            // The saved reply is gone: its caller learns no answer comes,
+            // as when a server ends owing it a reply.
+            CapType::Reply => {
+                if let Some(caller) = reply_callers[object.index()].take() {
+                    threads[caller.index()].saved_reply = None;
+                    ipc::fail_waiter(threads, caller, ErrorCode::ObjectDeleted);
+                    let _ = woken.push(caller);
+                }
+            }
             CapType::Tcb => {
                 for (index, thread) in threads.iter_mut().enumerate() {
                     if thread.tcb == Some(object) {
@@ -1724,6 +1751,7 @@ impl Kernel {
                         thread.reply_to = None;
                     }
                 }
+                self.forget_saved_reply(id);
             }
             _ => {}
         }

@@ -183,6 +183,12 @@ pub mod cnode {
     pub fn revoke(cnode: u64, slot: u64) -> Result<(), ErrorCode> {
         op(Syscall::CapRevoke, cnode, slot, 0, 0, 0, 0)
     }
+
+    /// `ReplySave`: the reply this thread owes (it received a `Call`)
+    /// becomes a Reply capability in the empty slot `slot`.
+    pub fn reply_save(cnode: u64, slot: u64) -> Result<(), ErrorCode> {
+        op(Syscall::ReplySave, cnode, slot, 0, 0, 0, 0)
+    }
 }
 
 /// Makes syscall `number` with `x0` and arguments `x2..x6`; returns x0.
