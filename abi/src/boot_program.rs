@@ -250,6 +250,11 @@ pub enum BootProgram {
     /// A thread made by `ThreadsRoot`: answers one call on slot 2, checks
     /// the slots it was not given are empty, reports on slot 3.
     ThreadsServer = 86,
+    /// The root task (`init/src/root_task.rs`): started with what
+    /// `abi::bootinfo` lists (its own TCB, CNode, VSpace and IPC buffer,
+    /// an IrqHandler, all free RAM as Untypeds), it checks them and starts
+    /// the tasks embedded in init from their ELFs.
+    RootTask = 87,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -325,7 +330,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 87] = [
+    pub const ALL: [BootProgram; 88] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -413,6 +418,7 @@ impl BootProgram {
         BootProgram::ThreadsRoot,
         BootProgram::ThreadsCaller,
         BootProgram::ThreadsServer,
+        BootProgram::RootTask,
     ];
 
     /// A short name, used to name the thread.
@@ -505,6 +511,7 @@ impl BootProgram {
             BootProgram::ThreadsRoot => "threads-root",
             BootProgram::ThreadsCaller => "threads-caller",
             BootProgram::ThreadsServer => "threads-server",
+            BootProgram::RootTask => "root",
         }
     }
 

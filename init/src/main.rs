@@ -15,6 +15,7 @@ mod fuzz;
 mod ipc_tests;
 mod policy_tests;
 mod revoke_tests;
+mod root_task;
 mod tcb_tests;
 mod thread_tests;
 mod trace_tests;
@@ -141,6 +142,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::ThreadsRoot => thread_tests::root(),
         BootProgram::ThreadsCaller => thread_tests::caller(),
         BootProgram::ThreadsServer => thread_tests::server(),
+        BootProgram::RootTask => root_task::root_task(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

@@ -118,6 +118,10 @@ pub struct Case {
     pub fault_endpoints: &'static [(u8, u8)],
     /// Radix of each thread's CNode (`None`: 16 slots).
     pub cnode_radix: Option<u8>,
+    /// The first thread is a root task: it also gets its own TCB, VSpace
+    /// and IPC buffer Frame, the case's IrqHandler, and all free RAM as
+    /// Untypeds, as `abi::bootinfo` describes.
+    pub root_task: bool,
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -222,6 +226,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -239,6 +244,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -448,6 +454,7 @@ pub const TEST_CASES: &[Case] = &[
     USER_DISPATCH_CASES[0],
     USER_DISPATCH_CASES[1],
     USER_THREADS_CASE,
+    ROOT_TASK_CASE,
 ];
 
 /// Threads made from user space (`init/src/thread_tests.rs`): the root
@@ -470,6 +477,7 @@ const USER_THREADS_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: Some(6),
+    root_task: false,
 };
 
 /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
@@ -495,6 +503,7 @@ const USER_DISPATCH_CASES: [Case; 2] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -534,6 +543,7 @@ const TRACE_CASE: Case = Case {
     endpoint_owner: Some((0, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Frames and address spaces: a mapper (thread 1) with its Untyped in
@@ -596,6 +606,7 @@ const VSPACE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[(1, 0)],
     cnode_radix: None,
+    root_task: false,
 };
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
@@ -648,6 +659,7 @@ const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -673,6 +685,7 @@ const POLICY_TRAP_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[(0, 0)],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Policy cases of the in-guest suite.
@@ -694,6 +707,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }, Case {
     name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and later ones closed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
@@ -716,6 +730,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     endpoint_owner: Some((1, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }];
 
 const AUDIT_GRANTS: &[Grant] = &[
@@ -755,6 +770,7 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -785,6 +801,7 @@ const KILLED_RECEIVER_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Fault injection: an Untyped revoked while its objects are in use.
@@ -807,6 +824,7 @@ const REVOKE_IN_USE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// A notification bound to a thread ends its `Recv`.
@@ -829,6 +847,7 @@ const BOUND_NOTIFICATION_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// The audit exit record comes before the trace exit stop.
@@ -852,6 +871,7 @@ const AUDIT_BEFORE_TRACE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Audit cases of the in-guest suite.
@@ -902,6 +922,7 @@ const TCB_CASES: [Case; 3] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     tcb_control_case(
         "TCB suspend and resume: a thread suspended in Recv leaves the queue and sees Interrupted; a thread can suspend itself",
@@ -966,6 +987,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
@@ -981,6 +1003,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: Some((0, ENDPOINT_SLOT)),
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "notifications: signals OR their badges together; Poll never waits",
@@ -1000,6 +1023,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
@@ -1020,6 +1044,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "faults go to the fault endpoint as messages; the handler's reply resumes the thread at a new PC",
@@ -1035,6 +1060,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[(1, 0)],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "confinement: every slot x every operation, exactly the granted ones allowed; badges cannot be forged",
@@ -1054,6 +1080,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a server that ends while owing a reply: its caller wakes with ObjectDeleted",
@@ -1068,6 +1095,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "capability transfer: refused without the grant right, a badged copy arrives with it",
@@ -1088,6 +1116,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "an interrupt reaches user space through its IrqHandler's notification and comes again after IrqAck",
@@ -1105,6 +1134,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",
@@ -1123,6 +1153,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a direct IPC switch never jumps a more urgent ready thread",
@@ -1152,6 +1183,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -1222,6 +1254,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: Some(10),
+        root_task: false,
     },
     Case {
         name: "notification round trips between two address spaces",
@@ -1245,6 +1278,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     // The policy rows. Each thread retypes its filters from the case's
     // Untyped and attaches them through its own TCB (the policy right).
@@ -1270,6 +1304,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "IPC call, reply and round trip between two filtered threads (constant Allow)",
@@ -1306,6 +1341,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "null syscalls forwarded to a policy server that allows them (Notify)",
@@ -1335,6 +1371,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     // The audit and tracing rows (`init/src/bench/watch.rs`).
     Case {
@@ -1361,6 +1398,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a traced null syscall: entry and exit stops, each continued by the tracer",
@@ -1383,6 +1421,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -1451,10 +1490,29 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }];
+
+/// The root-task case: one thread, started as `abi::bootinfo` says.
+const ROOT_TASK_CASE: Case = Case {
+    name: "the root task gets its own TCB, CNode, VSpace and IPC buffer, an IrqHandler and all free RAM as Untyped, and builds the system from them",
+    threads: &[BootProgram::RootTask.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 0,
+    irq: Some(PHYSICAL_TIMER_INTID),
+    grants: &[],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(abi::bootinfo::ROOT_CNODE_RADIX),
+    root_task: true,
+};
 
 /// What the demo shows.
 pub const DEMO_CASES: &[Case] = &[
+    ROOT_TASK_CASE,
     case(
         "init greets from EL0",
         &[BootProgram::Demo.selector(0)],
@@ -1512,6 +1570,7 @@ pub const DEMO_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
