@@ -257,6 +257,11 @@ pub enum BootProgram {
     /// Calls `ReplyServer` on slot 2 and checks each answer; the parameter
     /// says which client it is (`REPLY_CLIENT_FIRST` or `_SECOND`).
     ReplyClient = 88,
+    /// The root task (`init/src/root_task.rs`): started with what
+    /// `abi::bootinfo` lists (its own TCB, CNode, VSpace and IPC buffer,
+    /// an IrqHandler, all free RAM as Untypeds), it checks them and starts
+    /// the tasks embedded in init from their ELFs.
+    RootTask = 89,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -337,7 +342,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 89] = [
+    pub const ALL: [BootProgram; 90] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -427,6 +432,7 @@ impl BootProgram {
         BootProgram::ThreadsServer,
         BootProgram::ReplyServer,
         BootProgram::ReplyClient,
+        BootProgram::RootTask,
     ];
 
     /// A short name, used to name the thread.
@@ -521,6 +527,7 @@ impl BootProgram {
             BootProgram::ThreadsServer => "threads-server",
             BootProgram::ReplyServer => "reply-server",
             BootProgram::ReplyClient => "reply-client",
+            BootProgram::RootTask => "root",
         }
     }
 

@@ -28,6 +28,7 @@
 pub mod audit;
 pub mod bench;
 pub mod boot_program;
+pub mod bootinfo;
 pub mod cap;
 pub mod error;
 pub mod fault;

@@ -16,6 +16,7 @@ mod ipc_tests;
 mod policy_tests;
 mod reply_tests;
 mod revoke_tests;
+mod root_task;
 mod tcb_tests;
 mod thread_tests;
 mod trace_tests;
@@ -144,6 +145,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::ThreadsServer => thread_tests::server(),
         BootProgram::ReplyServer => reply_tests::server(),
         BootProgram::ReplyClient => reply_tests::client(parameter),
+        BootProgram::RootTask => root_task::root_task(),
         BootProgram::AuditedApp => audit_tests::app(parameter),
         BootProgram::TraceTracer => trace_tests::tracer(),
         BootProgram::TraceTracee => trace_tests::tracee(),

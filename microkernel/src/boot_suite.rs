@@ -119,6 +119,10 @@ pub struct Case {
     pub fault_endpoints: &'static [(u8, u8)],
     /// Radix of each thread's CNode (`None`: 16 slots).
     pub cnode_radix: Option<u8>,
+    /// The first thread is a root task: it also gets its own TCB, VSpace
+    /// and IPC buffer Frame, the case's IrqHandler, and all free RAM as
+    /// Untypeds, as `abi::bootinfo` describes.
+    pub root_task: bool,
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -223,6 +227,7 @@ const fn case(name: &'static str, threads: &'static [u64], expect: Expect) -> Ca
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -240,6 +245,7 @@ const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static 
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -450,6 +456,7 @@ pub const TEST_CASES: &[Case] = &[
     USER_DISPATCH_CASES[1],
     USER_THREADS_CASE,
     REPLY_CAPS_CASE,
+    ROOT_TASK_CASE,
 ];
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
@@ -481,6 +488,7 @@ const REPLY_CAPS_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: Some(5),
+    root_task: false,
 };
 
 /// Threads made from user space (`init/src/thread_tests.rs`): the root
@@ -503,6 +511,7 @@ const USER_THREADS_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: Some(6),
+    root_task: false,
 };
 
 /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
@@ -528,6 +537,7 @@ const USER_DISPATCH_CASES: [Case; 2] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -567,6 +577,7 @@ const TRACE_CASE: Case = Case {
     endpoint_owner: Some((0, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Frames and address spaces: a mapper (thread 1) with its Untyped in
@@ -629,6 +640,7 @@ const VSPACE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[(1, 0)],
     cnode_radix: None,
+    root_task: false,
 };
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
@@ -681,6 +693,7 @@ const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -706,6 +719,7 @@ const POLICY_TRAP_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[(0, 0)],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Policy cases of the in-guest suite.
@@ -727,6 +741,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }, Case {
     name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and later ones closed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
@@ -749,6 +764,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     endpoint_owner: Some((1, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }];
 
 const AUDIT_GRANTS: &[Grant] = &[
@@ -788,6 +804,7 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     }
 }
 
@@ -818,6 +835,7 @@ const KILLED_RECEIVER_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Fault injection: an Untyped revoked while its objects are in use.
@@ -840,6 +858,7 @@ const REVOKE_IN_USE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// A notification bound to a thread ends its `Recv`.
@@ -862,6 +881,7 @@ const BOUND_NOTIFICATION_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// The audit exit record comes before the trace exit stop.
@@ -885,6 +905,7 @@ const AUDIT_BEFORE_TRACE_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 };
 
 /// Audit cases of the in-guest suite.
@@ -935,6 +956,7 @@ const TCB_CASES: [Case; 3] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     tcb_control_case(
         "TCB suspend and resume: a thread suspended in Recv leaves the queue and sees Interrupted; a thread can suspend itself",
@@ -999,6 +1021,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
@@ -1014,6 +1037,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: Some((0, ENDPOINT_SLOT)),
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "notifications: signals OR their badges together; Poll never waits",
@@ -1033,6 +1057,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
@@ -1053,6 +1078,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "faults go to the fault endpoint as messages; the handler's reply resumes the thread at a new PC",
@@ -1068,6 +1094,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[(1, 0)],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "confinement: every slot x every operation, exactly the granted ones allowed; badges cannot be forged",
@@ -1087,6 +1114,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a server that ends while owing a reply: its caller wakes with ObjectDeleted",
@@ -1101,6 +1129,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "capability transfer: refused without the grant right, a badged copy arrives with it",
@@ -1121,6 +1150,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "an interrupt reaches user space through its IrqHandler's notification and comes again after IrqAck",
@@ -1138,6 +1168,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",
@@ -1156,6 +1187,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a direct IPC switch never jumps a more urgent ready thread",
@@ -1185,6 +1217,7 @@ const IPC_CASES: [Case; 13] = [
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -1255,6 +1288,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: Some(10),
+        root_task: false,
     },
     Case {
         name: "notification round trips between two address spaces",
@@ -1278,6 +1312,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     // The policy rows. Each thread retypes its filters from the case's
     // Untyped and attaches them through its own TCB (the policy right).
@@ -1303,6 +1338,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "IPC call, reply and round trip between two filtered threads (constant Allow)",
@@ -1339,6 +1375,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "null syscalls forwarded to a policy server that allows them (Notify)",
@@ -1368,6 +1405,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     // The audit and tracing rows (`init/src/bench/watch.rs`).
     Case {
@@ -1394,6 +1432,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
     Case {
         name: "a traced null syscall: entry and exit stops, each continued by the tracer",
@@ -1416,6 +1455,7 @@ pub const BENCH_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 
@@ -1484,10 +1524,29 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
 }];
+
+/// The root-task case: one thread, started as `abi::bootinfo` says.
+const ROOT_TASK_CASE: Case = Case {
+    name: "the root task gets its own TCB, CNode, VSpace and IPC buffer, an IrqHandler and all free RAM as Untyped, and builds the system from them",
+    threads: &[BootProgram::RootTask.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 0,
+    irq: Some(PHYSICAL_TIMER_INTID),
+    grants: &[],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(abi::bootinfo::ROOT_CNODE_RADIX),
+    root_task: true,
+};
 
 /// What the demo shows.
 pub const DEMO_CASES: &[Case] = &[
+    ROOT_TASK_CASE,
     case(
         "init greets from EL0",
         &[BootProgram::Demo.selector(0)],
@@ -1545,6 +1604,7 @@ pub const DEMO_CASES: &[Case] = &[
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
+        root_task: false,
     },
 ];
 

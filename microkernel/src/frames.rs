@@ -130,6 +130,115 @@ impl FrameAllocator {
         }
     }
 
+    /// Takes every free frame out of the allocator as naturally aligned
+    /// power-of-two blocks (what an Untyped is), at most `N` of them,
+    /// largest first, but leaves at least `keep` pages: the root task's
+    /// "all free RAM". Blocks that do not fit in `N` or make up `keep`
+    /// stay free (the smallest); the second value counts their pages. Give
+    /// the blocks back with `give_back` when their Untypeds are gone.
+    pub fn take_as_blocks<const N: usize>(&mut self, keep: u64) -> (Vec<PhysRange, N>, u64) {
+        // Pass 1: how many blocks of each size there are, to take the
+        // largest `N` (whole size classes, then part of one).
+        let mut per_size = [0usize; 64];
+        self.freed.sort_unstable();
+        self.for_each_block(|block| per_size[block.size.trailing_zeros() as usize] += 1);
+        let mut quota = [0usize; 64];
+        let mut left = N;
+        for bits in (0..64).rev() {
+            quota[bits] = per_size[bits].min(left);
+            left -= quota[bits];
+        }
+        // Then give up the smallest taken blocks until `keep` pages stay.
+        let total = self.available();
+        let mut taken_pages: u64 = (0..64)
+            .map(|bits| (quota[bits] as u64) << bits)
+            .sum::<u64>()
+            / PAGE_SIZE;
+        for bits in 0..64 {
+            while quota[bits] > 0 && total - taken_pages < keep {
+                quota[bits] -= 1;
+                taken_pages -= (1u64 << bits) / PAGE_SIZE;
+            }
+        }
+        // Pass 2: the same blocks in the same order; take those within
+        // the quota, give the rest back.
+        let mut taken: Vec<PhysRange, N> = Vec::new();
+        let mut kept_pages = 0;
+        let mut take_or_keep = |block: PhysRange, allocator: &mut FrameAllocator| {
+            let bits = block.size.trailing_zeros() as usize;
+            if quota[bits] > 0 && taken.push(block).is_ok() {
+                quota[bits] -= 1;
+                allocator.allocated += block.size / PAGE_SIZE;
+            } else {
+                kept_pages += block.size / PAGE_SIZE;
+                allocator.return_block(block);
+            }
+        };
+        let ranges = core::mem::take(&mut self.ranges);
+        for range in &ranges {
+            split_into_blocks(*range, |block| take_or_keep(block, self));
+        }
+        // The reuse stack is consumed in place (it is too large to copy
+        // onto the kernel stack); blocks given back may append to it, past
+        // the frames being read.
+        let sorted = self.freed.len();
+        let mut index = 0;
+        while index < sorted {
+            let start = self.freed[index];
+            let mut size = PAGE_SIZE;
+            index += 1;
+            while index < sorted && self.freed[index] == start + size {
+                size += PAGE_SIZE;
+                index += 1;
+            }
+            split_into_blocks(PhysRange { start, size }, |block| take_or_keep(block, self));
+        }
+        let appended = self.freed.len() - sorted;
+        for i in 0..appended {
+            self.freed[i] = self.freed[sorted + i];
+        }
+        self.freed.truncate(appended);
+        (taken, kept_pages)
+    }
+
+    /// Calls `visit` with every block `take_as_blocks` would make.
+    fn for_each_block(&self, mut visit: impl FnMut(PhysRange)) {
+        for range in &self.ranges {
+            split_into_blocks(*range, &mut visit);
+        }
+        for run in runs(&self.freed) {
+            split_into_blocks(run, &mut visit);
+        }
+    }
+
+    /// Returns a block from `take_as_blocks`.
+    pub fn give_back(&mut self, block: PhysRange) {
+        self.allocated = self.allocated.saturating_sub(block.size / PAGE_SIZE);
+        self.return_block(block);
+    }
+
+    /// Puts free memory back: joined to a range it touches, else as a new
+    /// range, else frame by frame on the reuse stack (else lost, counted).
+    fn return_block(&mut self, block: PhysRange) {
+        if let Some(range) = self.ranges.iter_mut().find(|r| r.end() == block.start) {
+            range.size += block.size;
+            return;
+        }
+        if let Some(range) = self.ranges.iter_mut().find(|r| block.end() == r.start) {
+            range.start = block.start;
+            range.size += block.size;
+            return;
+        }
+        if self.ranges.push(block).is_ok() {
+            return;
+        }
+        let mut frame = block.start;
+        while frame < block.end() {
+            self.free_skipped(frame);
+            frame += PAGE_SIZE;
+        }
+    }
+
     /// Frames currently handed out.
     pub fn allocated(&self) -> u64 {
         self.allocated
@@ -144,6 +253,42 @@ impl FrameAllocator {
     pub fn lost(&self) -> u64 {
         self.lost
     }
+}
+
+/// Cuts `range` (page aligned) into naturally aligned power-of-two
+/// blocks, lowest address first, each as large as its start's alignment
+/// and the rest of the range allow.
+fn split_into_blocks(range: PhysRange, mut visit: impl FnMut(PhysRange)) {
+    /// The largest Untyped (the 48-bit physical address space).
+    const MAX_BLOCK: u64 = 1 << 47;
+    let mut start = range.start;
+    let end = range.end();
+    while start < end {
+        let alignment = if start == 0 {
+            MAX_BLOCK
+        } else {
+            1 << start.trailing_zeros()
+        };
+        let fits = 1 << (63 - (end - start).leading_zeros());
+        let size = alignment.min(fits).min(MAX_BLOCK);
+        visit(PhysRange { start, size });
+        start += size;
+    }
+}
+
+/// The runs of consecutive frames in a sorted list of frames.
+fn runs(sorted: &[u64]) -> impl Iterator<Item = PhysRange> + '_ {
+    let mut index = 0;
+    core::iter::from_fn(move || {
+        let start = *sorted.get(index)?;
+        let mut size = PAGE_SIZE;
+        index += 1;
+        while sorted.get(index) == Some(&(start + size)) {
+            size += PAGE_SIZE;
+            index += 1;
+        }
+        Some(PhysRange { start, size })
+    })
 }
 
 /// `range` minus `hole`: up to two pieces.
@@ -215,6 +360,96 @@ mod tests {
             "frames skipped for alignment stay free"
         );
         assert_eq!(frames.allocate_contiguous(1 << 20), None);
+    }
+
+    fn check_blocks(blocks: &[PhysRange]) {
+        for block in blocks {
+            assert!(block.size.is_power_of_two() && block.size >= PAGE_SIZE);
+            assert_eq!(
+                block.start % block.size,
+                0,
+                "{block:?} is not naturally aligned"
+            );
+        }
+        for (i, a) in blocks.iter().enumerate() {
+            for b in &blocks[i + 1..] {
+                assert!(
+                    a.end() <= b.start || b.end() <= a.start,
+                    "{a:?} overlaps {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn all_free_memory_becomes_aligned_blocks_and_comes_back() {
+        let mut frames = FrameAllocator::new();
+        frames.add_ram(
+            range(0x4000_0000, 0x4000_0000),
+            &[range(0x4020_0000, 0x23_000)],
+        );
+        // Some frames on the reuse stack, two of them adjacent.
+        let a = frames.allocate().unwrap();
+        let b = frames.allocate().unwrap();
+        let c = frames.allocate_contiguous(8).unwrap();
+        frames.free(b);
+        frames.free(a);
+        let total = frames.available();
+        let (blocks, kept) = frames.take_as_blocks::<64>(0);
+        check_blocks(&blocks);
+        assert_eq!(kept, 0);
+        let taken: u64 = blocks.iter().map(|b| b.size / PAGE_SIZE).sum();
+        assert_eq!(taken, total, "every free frame is in a block");
+        assert_eq!(frames.available(), 0);
+        assert!(blocks
+            .iter()
+            .all(|b| c + 8 * PAGE_SIZE <= b.start || b.end() <= c));
+        assert_eq!(frames.allocate(), None);
+        for block in blocks {
+            frames.give_back(block);
+        }
+        assert_eq!(frames.available(), total);
+        assert_eq!(frames.lost(), 0);
+        assert!(
+            frames.allocate_contiguous(1 << 17).is_some(),
+            "ranges joined again"
+        );
+    }
+
+    #[test]
+    fn blocks_beyond_the_limit_stay_free_smallest_first() {
+        let mut frames = FrameAllocator::new();
+        frames.add_ram(range(0x1000, 0x20_0000 - 0x1000), &[]);
+        let total = frames.available();
+        let (blocks, kept) = frames.take_as_blocks::<3>(0);
+        check_blocks(&blocks);
+        let sizes: std::vec::Vec<u64> = blocks.iter().map(|b| b.size).collect();
+        assert_eq!(sizes, [0x4_0000, 0x8_0000, 0x10_0000].to_vec());
+        let taken: u64 = sizes.iter().sum::<u64>() / PAGE_SIZE;
+        assert_eq!(taken + kept, total);
+        assert_eq!(frames.available(), kept);
+        let mut seen = std::collections::HashSet::new();
+        while let Some(frame) = frames.allocate() {
+            assert!(blocks.iter().all(|b| frame < b.start || frame >= b.end()));
+            assert!(seen.insert(frame));
+        }
+        assert_eq!(seen.len() as u64, kept);
+    }
+
+    #[test]
+    fn the_smallest_blocks_stay_when_pages_must_be_kept() {
+        let mut frames = FrameAllocator::new();
+        frames.add_ram(range(0x1000, 0x20_0000 - 0x1000), &[]);
+        let total = frames.available();
+        let (blocks, kept) = frames.take_as_blocks::<64>(5);
+        check_blocks(&blocks);
+        // 4 KiB + 8 KiB + 16 KiB blocks (7 pages) are the fewest smallest
+        // that make up 5 pages.
+        assert_eq!(kept, 7);
+        assert_eq!(frames.available(), 7);
+        let taken: u64 = blocks.iter().map(|b| b.size / PAGE_SIZE).sum();
+        assert_eq!(taken + kept, total);
+        assert!(blocks.iter().all(|b| b.start >= 0x8000));
     }
 
     #[test]

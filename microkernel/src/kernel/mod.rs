@@ -22,6 +22,7 @@ use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
 use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
 use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
+use abi::bootinfo::MAX_BOOT_UNTYPEDS;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::{ErrorCode, DEBUG_PRINT_MAX, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
@@ -36,6 +37,7 @@ mod fast_path;
 mod invariants;
 mod policy;
 mod reply;
+mod root_task;
 mod tcb;
 mod trace;
 mod user_dispatch;
@@ -64,7 +66,7 @@ const THREAD_CNODE_RADIX: u8 = 4;
 /// Radix of the kernel's own CNode, which holds every object's original
 /// capability: slot 0 the console, 1.. one per thread CNode, then the
 /// current case's endpoints.
-const KERNEL_CNODE_RADIX: u8 = 7;
+const KERNEL_CNODE_RADIX: u8 = 8;
 const KERNEL_CONSOLE_SLOT: u64 = 0;
 const KERNEL_THREAD_CNODE_SLOTS: u64 = 1;
 const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u64;
@@ -77,7 +79,12 @@ const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
 const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
 /// One VSpace object's original capability per thread slot.
 const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_THREADS as u64;
-const _: () = assert!(KERNEL_VSPACE_SLOTS + MAX_THREADS as u64 <= 1 << KERNEL_CNODE_RADIX);
+/// The originals of the Untypeds a root task is given
+/// (`abi::bootinfo`), one per block of free RAM.
+const KERNEL_ROOT_UNTYPED_SLOTS: u64 = KERNEL_VSPACE_SLOTS + MAX_THREADS as u64;
+/// The original of the Frame capability to a root task's IPC buffer.
+const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
+const _: () = assert!(KERNEL_ROOT_IPC_FRAME_SLOT < 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on scheduling rounds in one return to user (each round handles
@@ -143,6 +150,9 @@ struct Session {
     bench_results: u32,
     /// The running case's Untyped memory: first frame and page count.
     untyped: Option<(u64, u64)>,
+    /// A root-task case: the blocks of free RAM its root was given, and
+    /// whether its IPC buffer has a Frame capability to release.
+    root: root_task::RootGrant,
     /// Cases started so far (the TAP number of the running one).
     started: usize,
     /// Fuzz mode: the run's seed, syscalls per thread per round, rounds
@@ -278,6 +288,7 @@ impl Kernel {
                 bench_parameter: 0,
                 bench_results: 0,
                 untyped: None,
+                root: root_task::RootGrant::NONE,
                 started: 0,
                 fuzz: FuzzPlan {
                     seed: 0,
@@ -1684,6 +1695,7 @@ impl Kernel {
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
         self.leave_ipc(platform, id);
+        self.end_root(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
@@ -1871,6 +1883,7 @@ impl Kernel {
         }
         self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
         self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
+        self.release_root_grant(platform);
         if let Some((base, pages)) = self.session.untyped.take() {
             for page in 0..pages {
                 self.frames.free(base + page * arch::layout::PAGE_SIZE);
@@ -1975,6 +1988,9 @@ impl Kernel {
             }
             if failure.is_none() {
                 failure = self.hand_over_endpoint(&case).err();
+            }
+            if failure.is_none() && case.root_task {
+                failure = self.hand_over_to_root(platform, &case).err();
             }
             match failure {
                 None => return,

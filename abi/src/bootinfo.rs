@@ -1,0 +1,223 @@
+//! What the kernel hands the root task, and where it says so.
+//!
+//! The root task is the first thread of a root-task case (the first step
+//! of the demo, and a case of the in-guest suite). Before it runs, the
+//! kernel fills its CNode (`2^ROOT_CNODE_RADIX` slots) with:
+//!
+//! | slot | capability | rights |
+//! |------|------------|--------|
+//! | [`ROOT_CNODE_SLOT`] (0) | its own CNode | read, write |
+//! | [`ROOT_CONSOLE_SLOT`] (1) | the debug console | write |
+//! | [`ROOT_TCB_SLOT`] | its own TCB | all |
+//! | [`ROOT_VSPACE_SLOT`] | its own VSpace | all |
+//! | [`ROOT_IPC_BUFFER_SLOT`] | the Frame of its IPC buffer (mapped at `IPC_BUFFER_ADDRESS`) | read, write |
+//! | [`ROOT_IRQ_SLOT`] | an IrqHandler for the interrupt `BootInfo::irq` names | all |
+//! | [`ROOT_FIRST_UNTYPED_SLOT`].. | one Untyped per block of free RAM | all |
+//!
+//! Every other slot is empty. The free RAM is all RAM the kernel had not
+//! used when the root started, cut into naturally aligned power-of-two
+//! blocks (what an Untyped is), largest first; at most
+//! [`MAX_BOOT_UNTYPEDS`] of them. If the free RAM needs more blocks than
+//! that, the smallest stay with the kernel and `kernel_kept_pages` says
+//! how much (0 when the root is the first thing the kernel runs).
+//!
+//! The [`BootInfo`] itself is written into the root's IPC buffer as words
+//! (little-endian u64, from word 0) before it starts. The buffer is also
+//! where long messages go, so the root reads it first thing, before its
+//! first IPC.
+
+/// The root's own CNode.
+pub const ROOT_CNODE_SLOT: u64 = 0;
+/// The debug console.
+pub const ROOT_CONSOLE_SLOT: u64 = 1;
+/// The root's own TCB.
+pub const ROOT_TCB_SLOT: u64 = 2;
+/// The root's own VSpace.
+pub const ROOT_VSPACE_SLOT: u64 = 3;
+/// The Frame of the root's IPC buffer.
+pub const ROOT_IPC_BUFFER_SLOT: u64 = 4;
+/// The IrqHandler the root is given.
+pub const ROOT_IRQ_SLOT: u64 = 5;
+/// The first Untyped; the others follow in consecutive slots.
+pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
+/// Most Untyped capabilities the root is given.
+pub const MAX_BOOT_UNTYPEDS: usize = 64;
+/// The root's CNode has `2^ROOT_CNODE_RADIX` slots.
+pub const ROOT_CNODE_RADIX: u8 = 9;
+/// The first slot the root finds empty after the Untypeds, whatever
+/// their number.
+pub const ROOT_FIRST_FREE_SLOT: u64 = ROOT_FIRST_UNTYPED_SLOT + MAX_BOOT_UNTYPEDS as u64;
+
+/// Word 0 of a boot-info block ("PCBOOT" and a version byte).
+pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0001;
+/// Words before the Untyped descriptors.
+const HEADER_WORDS: usize = 4;
+/// Words a boot-info block takes at most.
+pub const BOOT_INFO_WORDS: usize = HEADER_WORDS + MAX_BOOT_UNTYPEDS;
+
+/// One Untyped the root is given: a naturally aligned block of
+/// `2^size_bits` bytes at physical address `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootUntyped {
+    /// Physical address of the block (aligned to its size).
+    pub base: u64,
+    /// log2 of the block's size in bytes (12 ..= 47).
+    pub size_bits: u8,
+}
+
+impl BootUntyped {
+    /// The block's size in bytes.
+    pub const fn bytes(self) -> u64 {
+        1 << self.size_bits
+    }
+
+    /// Packs the descriptor in one word: the base's page-aligned address
+    /// with the size in the low bits, which the alignment leaves free.
+    const fn encode(self) -> u64 {
+        self.base | self.size_bits as u64
+    }
+
+    fn decode(word: u64) -> Result<BootUntyped, BootInfoError> {
+        let size_bits = (word & 0xfff) as u8;
+        let base = word & !0xfff;
+        if !(12..=47).contains(&size_bits) || base & ((1 << size_bits) - 1) != 0 {
+            return Err(BootInfoError::BadUntyped);
+        }
+        Ok(BootUntyped { base, size_bits })
+    }
+}
+
+/// What the kernel tells the root task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootInfo {
+    /// The interrupt the IrqHandler in [`ROOT_IRQ_SLOT`] is for.
+    pub irq: u32,
+    /// Pages of free RAM the kernel kept because they did not fit in
+    /// [`MAX_BOOT_UNTYPEDS`] blocks.
+    pub kernel_kept_pages: u64,
+    /// The Untypeds, in slot order from [`ROOT_FIRST_UNTYPED_SLOT`].
+    pub untypeds: heapless::Vec<BootUntyped, MAX_BOOT_UNTYPEDS>,
+}
+
+/// Why a boot-info block could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootInfoError {
+    /// Fewer words than the block needs.
+    Truncated,
+    /// Word 0 is not [`BOOT_INFO_MAGIC`].
+    BadMagic,
+    /// More Untypeds than [`MAX_BOOT_UNTYPEDS`].
+    TooManyUntypeds,
+    /// An Untyped descriptor is not a naturally aligned block.
+    BadUntyped,
+}
+
+impl BootInfo {
+    /// The slot of the `index`th Untyped.
+    pub const fn untyped_slot(index: usize) -> u64 {
+        ROOT_FIRST_UNTYPED_SLOT + index as u64
+    }
+
+    /// Total bytes of the Untypeds.
+    pub fn untyped_bytes(&self) -> u64 {
+        self.untypeds.iter().map(|u| u.bytes()).sum()
+    }
+
+    /// Writes the block into `words` (at least [`BOOT_INFO_WORDS`] long);
+    /// returns the number of words written.
+    pub fn encode(&self, words: &mut [u64; BOOT_INFO_WORDS]) -> usize {
+        words[0] = BOOT_INFO_MAGIC;
+        words[1] = u64::from(self.irq);
+        words[2] = self.kernel_kept_pages;
+        words[3] = self.untypeds.len() as u64;
+        for (word, untyped) in words[HEADER_WORDS..].iter_mut().zip(&self.untypeds) {
+            *word = untyped.encode();
+        }
+        HEADER_WORDS + self.untypeds.len()
+    }
+
+    /// Reads a block the kernel wrote; every field is checked.
+    pub fn decode(words: &[u64]) -> Result<BootInfo, BootInfoError> {
+        let header = words.get(..HEADER_WORDS).ok_or(BootInfoError::Truncated)?;
+        if header[0] != BOOT_INFO_MAGIC {
+            return Err(BootInfoError::BadMagic);
+        }
+        let count = usize::try_from(header[3]).map_err(|_| BootInfoError::TooManyUntypeds)?;
+        if count > MAX_BOOT_UNTYPEDS {
+            return Err(BootInfoError::TooManyUntypeds);
+        }
+        let descriptors = words
+            .get(HEADER_WORDS..HEADER_WORDS + count)
+            .ok_or(BootInfoError::Truncated)?;
+        let mut untypeds = heapless::Vec::new();
+        for &word in descriptors {
+            // Cannot overflow: `count` was checked against the capacity.
+            let _ = untypeds.push(BootUntyped::decode(word)?);
+        }
+        Ok(BootInfo {
+            irq: u32::try_from(header[1]).map_err(|_| BootInfoError::BadUntyped)?,
+            kernel_kept_pages: header[2],
+            untypeds,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> BootInfo {
+        let mut untypeds = heapless::Vec::new();
+        untypeds
+            .push(BootUntyped {
+                base: 0x4800_0000,
+                size_bits: 27,
+            })
+            .unwrap();
+        untypeds
+            .push(BootUntyped {
+                base: 0x4060_1000,
+                size_bits: 12,
+            })
+            .unwrap();
+        BootInfo {
+            irq: 30,
+            kernel_kept_pages: 3,
+            untypeds,
+        }
+    }
+
+    #[test]
+    fn encode_then_decode_is_identity() {
+        let info = sample();
+        let mut words = [0; BOOT_INFO_WORDS];
+        let used = info.encode(&mut words);
+        assert_eq!(used, 6);
+        assert_eq!(BootInfo::decode(&words[..used]), Ok(info.clone()));
+        assert_eq!(info.untyped_bytes(), (1 << 27) + 4096);
+    }
+
+    #[test]
+    fn malformed_blocks_are_refused() {
+        let info = sample();
+        let mut words = [0; BOOT_INFO_WORDS];
+        let used = info.encode(&mut words);
+        assert_eq!(
+            BootInfo::decode(&words[..used - 1]),
+            Err(BootInfoError::Truncated)
+        );
+        assert_eq!(BootInfo::decode(&[]), Err(BootInfoError::Truncated));
+        let mut bad = words;
+        bad[0] ^= 1;
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadMagic));
+        let mut bad = words;
+        bad[3] = MAX_BOOT_UNTYPEDS as u64 + 1;
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::TooManyUntypeds));
+        let mut bad = words;
+        bad[4] = 0x4800_1000 | 27; // not aligned to 128 MiB
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
+        let mut bad = words;
+        bad[4] = 0x4800_0000 | 11; // smaller than a page
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
+    }
+}

@@ -1,0 +1,172 @@
+//! The root task's start: what the kernel hands the first thread of a
+//! root-task case (`Case::root_task`), as `abi::bootinfo` lays it out.
+//!
+//! Like seL4's initial thread, the root gets capabilities to its own TCB,
+//! CNode, VSpace and IPC buffer, the console, an IrqHandler, and every
+//! free page of RAM as Untyped memory, cut into naturally aligned
+//! power-of-two blocks. From then on the kernel makes nothing for it:
+//! every object the root and the tasks it starts use is retyped from
+//! those Untypeds, and revoking them takes everything back. The kernel
+//! keeps each original capability (the root gets copies), so at the end
+//! of the case it can take the memory back whatever the root did with
+//! its copies.
+
+use super::vspace::FrameMapping;
+use super::{Kernel, KERNEL_IRQ_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_UNTYPED_SLOTS};
+use super::{KERNEL_TCB_SLOTS, KERNEL_VSPACE_SLOTS};
+use crate::boot_suite::Case;
+use crate::cap::CNodeId;
+use crate::platform::Platform;
+use crate::thread::ThreadId;
+use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
+use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
+use abi::cap::{CapType, Rights};
+use abi::IPC_BUFFER_ADDRESS;
+use arch::boards::PhysRange;
+use arch::layout::PAGE_SIZE;
+
+/// What a root task was given that the kernel must take back.
+pub(super) struct RootGrant {
+    /// The blocks of RAM behind its Untypeds (originals in the kernel
+    /// CNode from `KERNEL_ROOT_UNTYPED_SLOTS` on, in this order).
+    blocks: heapless::Vec<PhysRange, MAX_BOOT_UNTYPEDS>,
+    /// The root whose IPC buffer has a Frame object (original in
+    /// `KERNEL_ROOT_IPC_FRAME_SLOT`).
+    ipc_frame_of: Option<ThreadId>,
+}
+
+impl RootGrant {
+    pub(super) const NONE: RootGrant = RootGrant {
+        blocks: heapless::Vec::new(),
+        ipc_frame_of: None,
+    };
+}
+
+impl Kernel {
+    /// Gives the first thread of `case` what a root task gets, and writes
+    /// its `BootInfo` into its IPC buffer. On failure the caller ends the
+    /// case, and `release_root_grant` takes back whatever was handed over.
+    pub(super) fn hand_over_to_root<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        case: &Case,
+    ) -> Result<(), &'static str> {
+        let root = *self
+            .session
+            .live
+            .first()
+            .ok_or("a root-task case needs a thread")?;
+        let irq = case
+            .irq
+            .ok_or("a root-task case needs an interrupt to hand over")?;
+        let thread = &self.threads[root.index()];
+        let cnode = thread.cspace.ok_or("the root has no CSpace")?;
+        let ipc_buffer = thread.ipc_buffer.ok_or("the root has no IPC buffer")?;
+        for (original, slot) in [
+            (KERNEL_TCB_SLOTS + root.index() as u64, ROOT_TCB_SLOT),
+            (KERNEL_VSPACE_SLOTS + root.index() as u64, ROOT_VSPACE_SLOT),
+            (KERNEL_IRQ_SLOT, ROOT_IRQ_SLOT),
+        ] {
+            self.mint_from_kernel(original, cnode, slot, Rights::ALL)?;
+        }
+        // The IPC buffer page belongs to the root's address space (freed
+        // with it); the Frame object lets the root name it, and goes when
+        // the root ends (`end_root`).
+        let frame = self
+            .create_original(
+                CapType::Frame,
+                ipc_buffer,
+                PAGE_SIZE,
+                KERNEL_ROOT_IPC_FRAME_SLOT,
+            )
+            .map_err(|_| "cannot make the Frame of the root's IPC buffer")?;
+        self.session.root.ipc_frame_of = Some(root);
+        self.frame_maps[frame.index()] = Some(FrameMapping {
+            thread: root,
+            va: IPC_BUFFER_ADDRESS,
+        });
+        self.mint_from_kernel(
+            KERNEL_ROOT_IPC_FRAME_SLOT,
+            cnode,
+            ROOT_IPC_BUFFER_SLOT,
+            Rights::READ_WRITE,
+        )?;
+
+        // The root's own address space is the kernel's (like every space
+        // the kernel loads): the page tables its mappings need still come
+        // from the kernel's pool, so that much stays behind.
+        let (blocks, kernel_kept_pages) = self
+            .frames
+            .take_as_blocks::<MAX_BOOT_UNTYPEDS>(abi::vspace::MAX_TABLE_PAGES as u64);
+        let mut info = BootInfo {
+            irq,
+            kernel_kept_pages,
+            untypeds: heapless::Vec::new(),
+        };
+        // Recorded first, so that a failure below still gives them back.
+        self.session.root.blocks = blocks.clone();
+        for (index, block) in blocks.iter().enumerate() {
+            let original = KERNEL_ROOT_UNTYPED_SLOTS + index as u64;
+            self.create_original(CapType::Untyped, block.start, block.size, original)
+                .map_err(|_| "cannot make an Untyped for the root")?;
+            self.mint_from_kernel(original, cnode, BootInfo::untyped_slot(index), Rights::ALL)?;
+            // Cannot fail: `info.untypeds` has the capacity `blocks` has.
+            let _ = info.untypeds.push(BootUntyped {
+                base: block.start,
+                size_bits: block.size.trailing_zeros() as u8,
+            });
+        }
+        let mut words = [0u64; BOOT_INFO_WORDS];
+        let used = info.encode(&mut words);
+        for (index, word) in words[..used].iter().enumerate() {
+            platform.write_phys_u64(ipc_buffer + 8 * index as u64, *word);
+        }
+        Ok(())
+    }
+
+    /// A copy of the kernel's original capability at `original`, with
+    /// `rights`, into `slot` of `cnode`.
+    fn mint_from_kernel(
+        &mut self,
+        original: u64,
+        cnode: CNodeId,
+        slot: u64,
+        rights: Rights,
+    ) -> Result<(), &'static str> {
+        let source = self
+            .kernel_slot(original)
+            .map_err(|_| "the kernel has no such original")?;
+        let target = self
+            .caps
+            .slot(cnode, slot)
+            .map_err(|_| "the root's CNode is too small")?;
+        self.caps
+            .mint(source, target, rights, None)
+            .map_err(|_| "copying a capability to the root failed")
+    }
+
+    /// The root `id` is ending: its IPC buffer page goes back with its
+    /// address space, so the Frame that names it (and every copy the root
+    /// made) goes first.
+    pub(super) fn end_root<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
+        if self.session.root.ipc_frame_of == Some(id) {
+            self.session.root.ipc_frame_of = None;
+            self.delete_kernel_slot(platform, KERNEL_ROOT_IPC_FRAME_SLOT);
+        }
+    }
+
+    /// Takes back the root's Untypeds (destroying everything made from
+    /// them, the tasks it started included) and returns their RAM.
+    pub(super) fn release_root_grant<P: Platform>(&mut self, platform: &mut P) {
+        if let Some(root) = self.session.root.ipc_frame_of {
+            self.end_root(platform, root);
+        }
+        let blocks = core::mem::take(&mut self.session.root.blocks);
+        for index in 0..blocks.len() {
+            self.delete_kernel_slot(platform, KERNEL_ROOT_UNTYPED_SLOTS + index as u64);
+        }
+        for block in blocks {
+            self.frames.give_back(block);
+        }
+    }
+}
