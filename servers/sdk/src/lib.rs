@@ -18,6 +18,7 @@ pub mod policy_server;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod syscall;
+pub mod task;
 pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;

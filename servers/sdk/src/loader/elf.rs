@@ -130,7 +130,7 @@ pub fn parse(file: &[u8]) -> Result<Image, ElfError> {
     }
     // The whole table lies in the file, loadable entries or not.
     let table_end = ph_offset.checked_add(u64::from(ph_count) * u64::from(ph_entry_size));
-    if !table_end.is_some_and(|end| end <= file.len() as u64) {
+    if table_end.is_none_or(|end| end > file.len() as u64) {
         return Err(ElfError::Truncated);
     }
 
@@ -222,7 +222,7 @@ fn segment(
     }
     // IMAGE_END is page aligned, so the segment's last page ends at or
     // below it too.
-    let inside = vaddr >= IMAGE_START && vaddr < IMAGE_END && mem_size <= IMAGE_END - vaddr;
+    let inside = (IMAGE_START..IMAGE_END).contains(&vaddr) && mem_size <= IMAGE_END - vaddr;
     if !inside {
         return Err(ElfError::OutsideImageRange);
     }

@@ -460,7 +460,10 @@ fn load_elf_checks_everything_before_its_first_syscall() {
         }))
     );
     assert_eq!(
-        load_elf(&file, &memory(20..10, window)),
+        load_elf(
+            &file,
+            &memory(core::ops::Range { start: 20, end: 10 }, window)
+        ),
         Err(nothing_used(LoadError::NotEnoughSlots {
             needed: 6,
             available: 0
