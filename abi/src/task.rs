@@ -26,8 +26,11 @@
 //! # Entry
 //!
 //! Both tasks start at their ELF entry point with `x0` = the entry
-//! argument the root chose, a stack, and their IPC buffer mapped at
-//! [`crate::IPC_BUFFER_ADDRESS`] (the SDK reads message words 6.. there).
+//! argument the root chose, `sp` 16-byte aligned at the top of a
+//! read-write stack of at least [`MIN_STACK_PAGES`] pages, and their IPC
+//! buffer mapped read-write at [`crate::IPC_BUFFER_ADDRESS`] (the SDK reads
+//! and writes message words 6.. there). The image itself is what
+//! `sdk::loader` maps; stack and IPC buffer are the root's to map.
 //! The server ignores its argument. The client expects the badge of its
 //! endpoint capability as its argument and checks that the server saw the
 //! same badge (it prints both), so a root that minted the wrong badge sees
@@ -39,8 +42,9 @@
 //!   up to [`ECHO_MAX_WORDS`]) are bytes, eight to a word, little-endian.
 //!   The reply has label [`ECHO_REPLY_LABEL`], the same length, and every
 //!   byte ASCII-uppercased ([`uppercase_word`]); other bytes unchanged.
-//! * [`STOP_LABEL`]: the server replies with [`STOP_REPLY_LABEL`] and no
-//!   words, signals [`SERVER_DONE`] and exits with status 0.
+//! * [`STOP_LABEL`]: the server replies with [`STOP_REPLY_LABEL`] and one
+//!   word, the badge the stop came with; then reports [`SERVER_DONE`] and
+//!   exits with status 0.
 //! * Anything else (another label, a message longer than
 //!   [`ECHO_MAX_WORDS`], capabilities): the reply has label
 //!   [`ERROR_REPLY_LABEL`] and no words, and the server keeps serving.
@@ -84,6 +88,10 @@ pub const ECHO_REPLY_LABEL: u64 = 0xec42;
 pub const STOP_REPLY_LABEL: u64 = 0xec43;
 /// Reply label of any message the server does not understand.
 pub const ERROR_REPLY_LABEL: u64 = 0xec4e;
+
+/// Smallest stack the tasks are written for (their deepest frames hold a
+/// few 512-byte message arrays and a formatted line).
+pub const MIN_STACK_PAGES: u64 = 4;
 
 /// Longest echo message, in words: the message words the IPC buffer holds
 /// before the capability words ([`crate::IPC_BUFFER_SEND_CAPS_WORD`]).
