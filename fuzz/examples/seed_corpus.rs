@@ -231,12 +231,19 @@ fn task_image_seeds() {
     );
     write("task_image", "three-segments-and-bss", &three);
     // One segment starting and ending inside pages.
-    let unaligned = task_elf(0x50_0234, &[(1, 5, 0x1234, 0x50_0234, 0x2000, 0x2e00)], 0x3300);
+    let unaligned = task_elf(
+        0x50_0234,
+        &[(1, 5, 0x1234, 0x50_0234, 0x2000, 0x2e00)],
+        0x3300,
+    );
     write("task_image", "unaligned-segment", &unaligned);
     // Two segments sharing a page: refused.
     let shared = task_elf(
         0x40_0000,
-        &[(1, 5, 0x1000, 0x40_0000, 0x100, 0x100), (1, 4, 0x1100, 0x40_0100, 8, 8)],
+        &[
+            (1, 5, 0x1000, 0x40_0000, 0x100, 0x100),
+            (1, 4, 0x1100, 0x40_0100, 8, 8),
+        ],
         0x1200,
     );
     write("task_image", "shared-page", &shared);
