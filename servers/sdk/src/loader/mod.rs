@@ -34,11 +34,11 @@ pub use syscalls::{load_elf, LoadError, LoadFailure, LoadedTask, TaskMemory};
 /// Lowest address a segment may start at: page 0 stays unmapped so a null
 /// pointer faults.
 pub const IMAGE_START: u64 = PAGE_SIZE;
-/// One past the highest address a segment may reach. Images are linked at
-/// 4 MiB; everything from the frame-mapping window up stays free for what
-/// the root maps besides the image (shared frames, the stack, the IPC
-/// buffer).
-pub const IMAGE_END: u64 = abi::vspace::FRAME_MAP_START;
+/// One past the highest address a segment may reach: the end of the user
+/// half (48-bit addresses). Where the image goes inside it is the ELF's
+/// business; a segment over a page the root maps too (the stack, the IPC
+/// buffer) makes one of the two `FrameMap`s fail with `AlreadyMapped`.
+pub const IMAGE_END: u64 = 1 << 48;
 /// Most program headers a file may have (loadable or not).
 pub const MAX_PROGRAM_HEADERS: usize = 16;
 /// Most non-empty loadable segments.
