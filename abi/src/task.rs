@@ -8,7 +8,7 @@
 //!
 //! | slot | holds | echo server | echo client |
 //! |------|-------|-------------|-------------|
-//! | 0 ([`CNODE_SLOT`]) | the task's own CNode (at least 8 slots) | yes | yes |
+//! | 0 ([`CNODE_SLOT`]) | the task's own CNode, read-write (at least 8 slots) | yes | yes |
 //! | 1 ([`CONSOLE_SLOT`]) | the debug console | yes | yes |
 //! | 2 ([`ECHO_ENDPOINT_SLOT`]) | the echo endpoint | read: receives | write + grant-reply: calls; badged by the root |
 //! | 3 ([`ROOT_NOTIFICATION_SLOT`]) | a notification the root waits on | write, unbadged | write, unbadged |
