@@ -4,12 +4,16 @@
 //! kernel ELF and the Raspberry Pi `kernel8.img`. This script builds them
 //! with a nested cargo:
 //!
-//! 1. the user programs (`init`) for `aarch64-unknown-none` (hard float:
-//!    user code may use FP/SIMD, the kernel saves it on thread switches);
-//! 2. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
+//! 1. the task programs init embeds (`servers/echo`, `servers/echo-client`)
+//!    for `aarch64-unknown-none`, stripped with `llvm-objcopy --strip-all`
+//!    into `target/image/tasks/` so the copies in init's image are small;
+//! 2. the user programs (`init`) for `aarch64-unknown-none` (hard float:
+//!    user code may use FP/SIMD, the kernel saves it on thread switches),
+//!    embedding the stripped tasks through `PORTCULLIS_TASK_ELF_DIR`;
+//! 3. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
 //!    touches FP/SIMD registers, so syscalls need not save them), embedding
 //!    the user ELFs through `PORTCULLIS_INIT_ELF`;
-//! 3. `kernel8.img`, a raw copy of the kernel's loadable segments that starts
+//! 4. `kernel8.img`, a raw copy of the kernel's loadable segments that starts
 //!    with an arm64 Image header, through `llvm-objcopy` from the pinned
 //!    toolchain's `llvm-tools` component.
 //!
@@ -30,6 +34,9 @@ use std::process::Command;
 const USER_TARGET: &str = "aarch64-unknown-none";
 const KERNEL_TARGET: &str = "aarch64-unknown-none-softfloat";
 const PROFILE: &str = "image";
+/// The task programs init embeds: their packages (each builds a binary of
+/// the same name).
+const TASKS: [&str; 2] = ["portcullis-echo", "portcullis-echo-client"];
 
 fn main() {
     let workspace = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -43,6 +50,7 @@ fn main() {
         .join(PROFILE)
         .join("portcullis-kernel");
     let kernel_image = image_dir.join("kernel8.img");
+    let task_dir = image_dir.join("tasks");
 
     println!(
         "cargo:rustc-env=PORTCULLIS_WORKSPACE={}",
@@ -55,6 +63,10 @@ fn main() {
     println!(
         "cargo:rustc-env=PORTCULLIS_KERNEL_IMAGE={}",
         kernel_image.display()
+    );
+    println!(
+        "cargo:rustc-env=PORTCULLIS_TASK_ELF_DIR={}",
+        task_dir.display()
     );
     println!("cargo:rerun-if-env-changed=PORTCULLIS_SKIP_IMAGE");
     for dir in ["abi", "arch", "entry", "microkernel", "init", "servers"] {
@@ -72,6 +84,17 @@ fn main() {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let user_elf_dir = image_dir.join(USER_TARGET).join(PROFILE);
 
+    let mut tasks = nested_cargo(&cargo, &workspace, &image_dir);
+    tasks.args(["build", "--profile", PROFILE]);
+    for task in TASKS {
+        tasks.args(["-p", task, "--features", &format!("{task}/image")]);
+    }
+    tasks.args(["--target", USER_TARGET]).run("task programs");
+    std::fs::create_dir_all(&task_dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", task_dir.display()));
+    for task in TASKS {
+        strip(&user_elf_dir.join(task), &task_dir.join(task));
+    }
     nested_cargo(&cargo, &workspace, &image_dir)
         .args([
             "build",
@@ -83,6 +106,7 @@ fn main() {
             "image",
         ])
         .args(["--target", USER_TARGET])
+        .env("PORTCULLIS_TASK_ELF_DIR", &task_dir)
         .run("user programs");
 
     nested_cargo(&cargo, &workspace, &image_dir)
@@ -164,6 +188,37 @@ fn objcopy_to_binary(elf: &Path, image: &Path) {
         .status()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", objcopy.display()));
     assert!(status.success(), "llvm-objcopy failed ({status})");
+}
+
+/// Writes `elf` without symbols or debug information to `stripped`,
+/// leaving an unchanged file untouched (init, which embeds it, is rebuilt
+/// when its time stamp changes).
+fn strip(elf: &Path, stripped: &Path) {
+    let objcopy = find_llvm_objcopy();
+    let fresh = stripped.with_extension("new");
+    let status = Command::new(&objcopy)
+        .arg("--strip-all")
+        .arg(elf)
+        .arg(&fresh)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", objcopy.display()));
+    assert!(
+        status.success(),
+        "llvm-objcopy --strip-all {} failed ({status})",
+        elf.display()
+    );
+    let read = |path: &Path| std::fs::read(path).ok();
+    if read(&fresh).is_some() && read(&fresh) == read(stripped) {
+        let _ = std::fs::remove_file(&fresh);
+    } else {
+        std::fs::rename(&fresh, stripped).unwrap_or_else(|e| {
+            panic!(
+                "cannot rename {} to {}: {e}",
+                fresh.display(),
+                stripped.display()
+            )
+        });
+    }
 }
 
 /// `llvm-objcopy` ships in the toolchain's `llvm-tools` component, under

@@ -18,6 +18,9 @@ pub const DTB_ENV: &str = "PORTCULLIS_DTB";
 const KERNEL_ELF: Option<&str> = option_env!("PORTCULLIS_KERNEL_ELF");
 /// The `kernel8.img` path exported by `build.rs`.
 const KERNEL_IMAGE: Option<&str> = option_env!("PORTCULLIS_KERNEL_IMAGE");
+/// The directory of the stripped task ELFs init embeds, exported by
+/// `build.rs`.
+const TASK_ELF_DIR: Option<&str> = option_env!("PORTCULLIS_TASK_ELF_DIR");
 /// The workspace root exported by `build.rs`.
 const WORKSPACE: Option<&str> = option_env!("PORTCULLIS_WORKSPACE");
 
@@ -82,6 +85,16 @@ pub fn init_elf() -> Result<PathBuf, ArtifactError> {
         &image_dir.join("aarch64-unknown-none/image/portcullis-init"),
         "init ELF",
     )
+}
+
+/// A stripped task ELF init embeds (`portcullis-echo`,
+/// `portcullis-echo-client`): `build.rs` writes them to
+/// `target/image/tasks/`.
+pub fn task_elf(name: &str) -> Result<PathBuf, ArtifactError> {
+    let dir = TASK_ELF_DIR.ok_or(ArtifactError::NotExported {
+        variable: "PORTCULLIS_TASK_ELF_DIR",
+    })?;
+    require_file(&Path::new(dir).join(name), "task ELF")
 }
 
 /// The workspace root: the folder that holds `qemu-run.sh` and `target/`.

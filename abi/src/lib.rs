@@ -36,6 +36,7 @@ pub mod message;
 pub mod policy;
 pub mod policy_request;
 pub mod syscall;
+pub mod task;
 pub mod tcb;
 pub mod trace;
 pub mod user_dispatch;

@@ -184,6 +184,71 @@ fn elf_seeds() {
     write("elf_program", "minimal", &file);
 }
 
+/// An AArch64 executable of `len` pattern bytes with program headers
+/// `(type, flags, offset, vaddr, file size, memory size)` at offset 64.
+fn task_elf(entry: u64, headers: &[(u32, u32, u64, u64, u64, u64)], len: usize) -> Vec<u8> {
+    let mut file: Vec<u8> = (0..len)
+        .map(|i| (i as u8) ^ ((i >> 8) as u8) ^ 0x5a)
+        .collect();
+    file[..64].fill(0);
+    file[0..4].copy_from_slice(b"\x7fELF");
+    file[4] = 2;
+    file[5] = 1;
+    file[6] = 1;
+    file[16..18].copy_from_slice(&2u16.to_le_bytes());
+    file[18..20].copy_from_slice(&183u16.to_le_bytes());
+    file[24..32].copy_from_slice(&entry.to_le_bytes());
+    file[32..40].copy_from_slice(&64u64.to_le_bytes());
+    file[54..56].copy_from_slice(&56u16.to_le_bytes());
+    file[56..58].copy_from_slice(&(headers.len() as u16).to_le_bytes());
+    for (i, &(kind, flags, offset, vaddr, file_size, mem_size)) in headers.iter().enumerate() {
+        let ph = 64 + i * 56;
+        file[ph..ph + 56].fill(0);
+        file[ph..ph + 4].copy_from_slice(&kind.to_le_bytes());
+        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
+        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
+        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
+        file[ph + 24..ph + 32].copy_from_slice(&vaddr.to_le_bytes());
+        file[ph + 32..ph + 40].copy_from_slice(&file_size.to_le_bytes());
+        file[ph + 40..ph + 48].copy_from_slice(&mem_size.to_le_bytes());
+    }
+    file
+}
+
+/// Layouts for the SDK's task loader (the stripped tasks themselves are
+/// copied from `target/image/tasks/`).
+fn task_image_seeds() {
+    // Text RX, a note, rodata R, data + bss RW: the user.ld layout.
+    let three = task_elf(
+        0x40_0010,
+        &[
+            (1, 5, 0x1000, 0x40_0000, 0x1800, 0x1800),
+            (4, 4, 0, 0, 0, 0),
+            (1, 4, 0x3000, 0x40_2000, 0x100, 0x100),
+            (1, 6, 0x4000, 0x40_3000, 0x20, 0x2010),
+        ],
+        0x4020,
+    );
+    write("task_image", "three-segments-and-bss", &three);
+    // One segment starting and ending inside pages.
+    let unaligned = task_elf(
+        0x50_0234,
+        &[(1, 5, 0x1234, 0x50_0234, 0x2000, 0x2e00)],
+        0x3300,
+    );
+    write("task_image", "unaligned-segment", &unaligned);
+    // Two segments sharing a page: refused.
+    let shared = task_elf(
+        0x40_0000,
+        &[
+            (1, 5, 0x1000, 0x40_0000, 0x100, 0x100),
+            (1, 4, 0x1100, 0x40_0100, 8, 8),
+        ],
+        0x1200,
+    );
+    write("task_image", "shared-page", &shared);
+}
+
 fn word_seeds() {
     let infos: [u64; 4] = [
         MessageInfo::with(0, 0).into(),
@@ -429,6 +494,7 @@ fn device_tree_seeds() {
 fn main() {
     policy_seeds();
     elf_seeds();
+    task_image_seeds();
     device_tree_seeds();
     word_seeds();
     syscall_seeds();

@@ -1,5 +1,6 @@
 //! Fuzz entry points for the parts of Portcullis that read bytes and words
-//! user space (or a boot loader) controls, and for the capability table.
+//! user space (or a boot loader) controls, for the SDK's task loader, and
+//! for the capability table.
 //!
 //! Each entry takes arbitrary bytes, must never panic, and checks the
 //! property its code promises; a broken property panics, which is how
@@ -26,6 +27,7 @@ mod elf;
 mod policy;
 mod records;
 mod syscall;
+mod task_image;
 mod words;
 
 pub use cap_table::cap_table_ops;
@@ -34,6 +36,7 @@ pub use elf::elf_program;
 pub use policy::{policy_description, policy_verdict};
 pub use records::{audit_record, audit_ring, server_messages};
 pub use syscall::syscall_registers;
+pub use task_image::task_image;
 pub use words::{capability_word, message_info};
 
 /// An entry point: takes any bytes, panics only on a finding.
@@ -41,7 +44,7 @@ pub type Entry = fn(&[u8]);
 
 /// Every entry with its target name (the name of its `fuzz_targets/` file
 /// and of its `corpus/` directory).
-pub const TARGETS: [(&str, Entry); 11] = [
+pub const TARGETS: [(&str, Entry); 12] = [
     ("policy_description", policy_description),
     ("policy_verdict", policy_verdict),
     ("elf_program", elf_program),
@@ -53,4 +56,5 @@ pub const TARGETS: [(&str, Entry); 11] = [
     ("audit_record", audit_record),
     ("audit_ring", audit_ring),
     ("server_messages", server_messages),
+    ("task_image", task_image),
 ];

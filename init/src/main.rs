@@ -17,6 +17,7 @@ mod policy_tests;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
+mod tasks;
 mod tcb_tests;
 mod thread_tests;
 mod trace_tests;
@@ -277,6 +278,33 @@ fn syscall_checks() -> i32 {
         println!("{changed} callee registers changed across a syscall");
         return checks.len() as i32 + 1;
     }
-    println!("all {} syscall checks passed", checks.len() + 1);
+    if !embedded_tasks_plan() {
+        return checks.len() as i32 + 2;
+    }
+    println!("all {} syscall checks passed", checks.len() + 2);
     0
+}
+
+/// Do the task ELFs embedded in this image pass the loader's checks?
+/// Prints each one's entry point and page count.
+fn embedded_tasks_plan() -> bool {
+    let mut all = true;
+    for (name, file) in [
+        ("echo", tasks::ECHO_ELF),
+        ("echo-client", tasks::ECHO_CLIENT_ELF),
+    ] {
+        match sdk::loader::plan(file) {
+            Ok(plan) => println!(
+                "embedded task {name}: {} bytes, entry {:#x}, {} pages",
+                file.len(),
+                plan.entry(),
+                plan.page_count()
+            ),
+            Err(error) => {
+                println!("embedded task {name} is refused by the loader: {error:?}");
+                all = false;
+            }
+        }
+    }
+    all
 }

@@ -1,7 +1,9 @@
 //! Address-space programs of the in-guest suite: frames retyped from
 //! Untyped memory, mapped read-only, read-write and read-execute into the
 //! program's own address space, every refusal, and the faults that show a
-//! mapping's permissions and its removal. Each returns its exit status: 0
+//! mapping's permissions and its removal; then the SDK's ELF loader
+//! (`sdk::loader::load_elf`) through the same syscalls, loading a one-page
+//! program into the window. Each returns its exit status: 0
 //! when every check passed, else the number of the first failed check.
 
 use abi::cap::{CapType, Rights};
@@ -10,6 +12,7 @@ use abi::tcb::Register;
 use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
+use sdk::loader::{load_elf, ElfError, LoadError, LoadFailure, LoadedTask, TaskMemory};
 use sdk::probe;
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
@@ -264,5 +267,97 @@ pub fn mapper() -> i32 {
         expect!(84 + 3 * i as i32, probe::read_u64(va), 0);
         expect!(85 + 3 * i as i32, probe::read_u64(va + 8), 0);
     }
+    loader()
+}
+
+/// Where `loader` has its program loaded, and the page it fills frames
+/// through.
+const VA_LOADED: u64 = FRAME_MAP_START + 0x40_0000;
+const VA_SCRATCH: u64 = FRAME_MAP_START + 0x50_0000;
+/// Where the program's code starts in its file and its page: right after
+/// the ELF header and the one program header.
+const CODE_OFFSET: u64 = 64 + 56;
+
+/// An ELF file of one read-execute segment holding `RETURN_42` at
+/// `VA_LOADED + CODE_OFFSET`, its entry point.
+fn return_42_elf() -> [u8; 128] {
+    let mut file = [0u8; 128];
+    let entry = VA_LOADED + CODE_OFFSET;
+    file[0..4].copy_from_slice(b"\x7fELF");
+    file[4..7].copy_from_slice(&[2, 1, 1]); // ELF64, little-endian, v1
+    file[16..18].copy_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    file[18..20].copy_from_slice(&183u16.to_le_bytes()); // EM_AARCH64
+    file[24..32].copy_from_slice(&entry.to_le_bytes());
+    file[32..40].copy_from_slice(&64u64.to_le_bytes()); // program headers
+    file[54..56].copy_from_slice(&56u16.to_le_bytes());
+    file[56..58].copy_from_slice(&1u16.to_le_bytes());
+    let header = 64;
+    file[header..header + 4].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    file[header + 4..header + 8].copy_from_slice(&5u32.to_le_bytes()); // R+X
+    file[header + 8..header + 16].copy_from_slice(&CODE_OFFSET.to_le_bytes());
+    file[header + 16..header + 24].copy_from_slice(&entry.to_le_bytes());
+    file[header + 32..header + 40].copy_from_slice(&8u64.to_le_bytes());
+    file[header + 40..header + 48].copy_from_slice(&8u64.to_le_bytes());
+    file[120..128].copy_from_slice(&RETURN_42.to_le_bytes());
+    file
+}
+
+/// Loads `return_42_elf` into this thread's own address space with the
+/// last page of the Untyped, calls it, and checks the loader's refusals.
+fn loader() -> i32 {
+    let file = return_42_elf();
+    let memory = |slots| TaskMemory {
+        untyped: Cptr(UNTYPED),
+        own: SPACE,
+        target: SPACE,
+        slots,
+        scratch: VA_SCRATCH,
+    };
+    let entry = VA_LOADED + CODE_OFFSET;
+    expect!(
+        90,
+        load_elf(&file, &memory(13..15)),
+        Ok(LoadedTask {
+            entry,
+            slots: 13..14
+        })
+    );
+    expect!(91, probe::call(entry), 42);
+    // The page holds zeros before the segment, then the file's bytes.
+    expect!(92, probe::read_u64(VA_LOADED), 0);
+    expect!(93, probe::read_u64(entry), RETURN_42);
+    // The Untyped is used up: the next load stops at its first Retype.
+    expect!(
+        94,
+        load_elf(&file, &memory(14..15)),
+        Err(LoadFailure {
+            error: LoadError::Retype(ErrorCode::NotEnoughMemory),
+            slots_used: 14..14
+        })
+    );
+    expect!(
+        95,
+        load_elf(&file[..100], &memory(14..15)),
+        Err(LoadFailure {
+            error: LoadError::Elf(ElfError::Truncated),
+            slots_used: 14..14
+        })
+    );
+    // Deleting the frame's capability unmaps the program; the scratch
+    // page was unmapped by the loader: both take a new frame.
+    expect!(96, cnode::delete(CNODE, 13), Ok(()));
+    expect!(97, cnode::revoke(CNODE, UNTYPED), Ok(()));
+    expect!(98, retype(UNTYPED, CapType::Frame, 0, 13, 2), Ok(()));
+    expect!(
+        99,
+        Frame(Cptr(13)).map(SPACE, VA_LOADED, MapRights::Read),
+        Ok(())
+    );
+    expect!(
+        100,
+        Frame(Cptr(14)).map(SPACE, VA_SCRATCH, MapRights::Read),
+        Ok(())
+    );
+    expect!(101, probe::read_u64(entry), 0);
     0
 }

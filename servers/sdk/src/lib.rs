@@ -10,6 +10,7 @@
 
 pub mod console;
 pub mod ipc;
+pub mod loader;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod physical_timer;
 pub mod policy;
@@ -18,6 +19,7 @@ pub mod policy_server;
 pub mod probe;
 pub mod reply;
 pub mod syscall;
+pub mod task;
 pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;

@@ -92,4 +92,25 @@ impl MappedFrame {
         unsafe { (address as *mut u64).write_volatile(value) }
         Ok(())
     }
+
+    /// Copies `bytes` into the page from byte `offset`;
+    /// `Err(MissingRights)` for a read-only mapping, `Err(InvalidArgument)`
+    /// if they would not fit in the page.
+    pub fn write_bytes(&self, offset: u64, bytes: &[u8]) -> Result<(), ErrorCode> {
+        if !self.writable {
+            return Err(ErrorCode::MissingRights);
+        }
+        let fits = offset
+            .checked_add(bytes.len() as u64)
+            .is_some_and(|end| end <= 4096);
+        if !fits {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        for (address, byte) in (self.va + offset..).zip(bytes) {
+            // SAFETY: as `write_u64`: inside the page (checked above), and
+            // the mapping is writable.
+            unsafe { (address as *mut u8).write_volatile(*byte) }
+        }
+        Ok(())
+    }
 }
