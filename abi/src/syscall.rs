@@ -174,11 +174,24 @@ pub enum Syscall {
     /// of the source's) and, if `x6 == 1`, badge `x5`. How a thread fills
     /// the CSpace of a thread it creates.
     CapMintInto = 40,
+    /// Gives the new thread named by the TCB capability `x0` (write
+    /// right; made by `Retype`, inactive, configured with
+    /// `abi::tcb::NO_PROGRAM` or not configured, and with no address space
+    /// yet) the address space of the VSpace capability `x2` (write right;
+    /// one made by `Retype` and bound to no thread), which it is bound to
+    /// from now on. `x3`: a Frame capability (read and write rights) that
+    /// becomes its IPC buffer, or `abi::tcb::NO_CAP`; `x4`: an Endpoint
+    /// capability (write right) its faults are sent to, with that
+    /// capability's badge, or `NO_CAP` (a fault stops the thread); `x5`
+    /// its entry PC (4-byte aligned), `x6` its initial SP (16-byte
+    /// aligned), `x7` its initial `x0`. The thread stays inactive until
+    /// `TcbResume`. Any bad argument: a typed error, nothing changed.
+    TcbSetSpace = 41,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 41] = [
+    pub const ALL: [Syscall; 42] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -220,10 +233,11 @@ impl Syscall {
         Syscall::UserDispatchReturn,
         Syscall::TcbConfigure,
         Syscall::CapMintInto,
+        Syscall::TcbSetSpace,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 41;
+    pub const END: u64 = 42;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -269,6 +283,7 @@ impl Syscall {
             38 => Some(Syscall::UserDispatchReturn),
             39 => Some(Syscall::TcbConfigure),
             40 => Some(Syscall::CapMintInto),
+            41 => Some(Syscall::TcbSetSpace),
             _ => None,
         }
     }
@@ -322,6 +337,7 @@ impl Syscall {
             Syscall::UserDispatchReturn => "user_dispatch_return",
             Syscall::TcbConfigure => "tcb_configure",
             Syscall::CapMintInto => "cap_mint_into",
+            Syscall::TcbSetSpace => "tcb_set_space",
         }
     }
 }

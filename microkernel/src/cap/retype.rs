@@ -7,7 +7,7 @@
 //! at once (the watermark returns to 0) — "revoking an Untyped reclaims
 //! everything made from it".
 use super::object::ObjectBody;
-use super::object_size::object_size;
+use super::object_size::{object_alignment, object_size};
 use super::{CNodeId, CapError, CapSpace, Capability, ObjectHeader, ObjectId, ObjectState, SlotId};
 use abi::cap::{CapType, Rights};
 
@@ -23,7 +23,8 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// capabilities, with every right, into slots `dst_index ..
     /// dst_index + count` of `dst_cnode`, as children of `untyped_slot`'s
     /// capability. `size_param` is the radix of a CNode, log2 of the size
-    /// of an Untyped, and 0 for the fixed-size types.
+    /// of an Untyped, the page-table pages of a VSpace besides its root,
+    /// and 0 for the fixed-size types.
     ///
     /// Everything is checked before anything changes: the capability, the
     /// type and size, the count (1 ..= `MAX_RETYPE_COUNT`), that the
@@ -63,7 +64,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         let start = untyped
             .phys
             .checked_add(watermark)
-            .and_then(|free| free.checked_next_multiple_of(size))
+            .and_then(|free| free.checked_next_multiple_of(object_alignment(new_type, size)))
             .ok_or(CapError::NotEnoughMemory)?;
         let end = size
             .checked_mul(count)
