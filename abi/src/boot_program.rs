@@ -250,6 +250,13 @@ pub enum BootProgram {
     /// A thread made by `ThreadsRoot`: answers one call on slot 2, checks
     /// the slots it was not given are empty, reports on slot 3.
     ThreadsServer = 86,
+    /// Builds a thread in an address space of its own making
+    /// (`init/src/user_space_tests.rs`): retypes a VSpace, TCB, CNode and
+    /// Frames from the Untyped in slot 2, writes a tiny program into a
+    /// frame, binds the space with `TcbSetSpace`, and checks the child
+    /// signals, faults to its fault endpoint, and every refusal and
+    /// lifetime rule.
+    UserSpaceRoot = 87,
 }
 
 /// `AuditServer`'s scenario: lossy, the server stalled during the burst.
@@ -325,7 +332,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 87] = [
+    pub const ALL: [BootProgram; 88] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -413,6 +420,7 @@ impl BootProgram {
         BootProgram::ThreadsRoot,
         BootProgram::ThreadsCaller,
         BootProgram::ThreadsServer,
+        BootProgram::UserSpaceRoot,
     ];
 
     /// A short name, used to name the thread.
@@ -505,6 +513,7 @@ impl BootProgram {
             BootProgram::ThreadsRoot => "threads-root",
             BootProgram::ThreadsCaller => "threads-caller",
             BootProgram::ThreadsServer => "threads-server",
+            BootProgram::UserSpaceRoot => "user-space-root",
         }
     }
 
