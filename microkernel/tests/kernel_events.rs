@@ -1168,3 +1168,349 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
     assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
+
+/// Address spaces built from user space (`Retype` of a VSpace,
+/// `TcbSetSpace`). The harness plays the root of the last case: slot 2
+/// its Untyped (32 pages), 3 its own VSpace, 16 its own TCB.
+mod user_space {
+    use super::*;
+    use abi::cap::CapType;
+    use abi::tcb::{NO_CAP, NO_PROGRAM};
+
+    const UNTYPED: u64 = 2;
+    const OWN_SPACE: u64 = 3;
+    const SIGNALS: u64 = 4;
+    const FAULTS: u64 = 5;
+    const CHANNEL: u64 = 6;
+    const CHILD_CNODE: u64 = 7;
+    const CHILD: u64 = 8;
+    const SPACE: u64 = 9;
+    const CODE: u64 = 10;
+    const STACK: u64 = 11;
+    const BUFFER: u64 = 12;
+    const SPARE: u64 = 13;
+    const FAULTS_BADGED: u64 = 14;
+    const FAULT_BADGE: u64 = 0x77;
+    const SECOND: u64 = 17;
+    const CODE_VA: u64 = 0x40_0000;
+    const STACK_VA: u64 = 0x41_0000;
+    const OK: u64 = 0;
+
+    impl Harness {
+        fn retype(&mut self, object: CapType, size: u64, target: u64, count: u64) -> u64 {
+            self.context().x[5] = count;
+            self.syscall(
+                Syscall::Retype.number(),
+                [UNTYPED, u64::from(object.raw()), size, target],
+            )
+        }
+
+        fn configure_without_program(&mut self, tcb: u64) -> u64 {
+            self.syscall(
+                Syscall::TcbConfigure.number(),
+                [tcb, CHILD_CNODE, 100, NO_PROGRAM],
+            )
+        }
+
+        fn set_space(&mut self, tcb: u64, vspace: u64, caps: [u64; 2], pc_sp: [u64; 2]) -> u64 {
+            let context = self.context();
+            context.x[5] = pc_sp[0];
+            context.x[6] = pc_sp[1];
+            context.x[7] = 0x5eed;
+            self.syscall(
+                Syscall::TcbSetSpace.number(),
+                [tcb, vspace, caps[0], caps[1]],
+            )
+        }
+
+        fn mint(&mut self, source: u64, target: u64, badge: u64) -> u64 {
+            let context = self.context();
+            context.x[5] = badge;
+            context.x[6] = 1;
+            let rights = u64::from(abi::cap::Rights::WRITE.raw());
+            self.syscall(Syscall::CapMint.number(), [0, source, target, rights])
+        }
+
+        fn delete(&mut self, slot: u64) -> u64 {
+            self.syscall(Syscall::CapDelete.number(), [0, slot, 0, 0])
+        }
+    }
+
+    const START: [u64; 2] = [CODE_VA, STACK_VA + 0x1000];
+
+    fn at_the_case() -> Harness {
+        let mut h = Harness::start(Mode::Test);
+        reach_case(&mut h, "address spaces from user space");
+        h
+    }
+
+    /// The root has made a notification, two endpoints, the child's CNode
+    /// and TCB, a VSpace of 8 table pages and four frames, configured the
+    /// child without a program and bound the VSpace to it, with `BUFFER`
+    /// as its IPC buffer and `FAULTS` (badged `FAULT_BADGE`) as its fault
+    /// endpoint.
+    fn child_bound() -> Harness {
+        let mut h = at_the_case();
+        assert_eq!(h.retype(CapType::Notification, 0, SIGNALS, 1), OK);
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 2), OK);
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 8, SPACE, 1), OK);
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 4), OK);
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        assert_eq!(h.mint(FAULTS, FAULTS_BADGED, FAULT_BADGE), OK);
+        assert_eq!(
+            h.set_space(CHILD, SPACE, [BUFFER, FAULTS_BADGED], START),
+            OK,
+            "{}",
+            h.machine.console
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        h
+    }
+
+    /// Maps the child's code (RX) and stack, starts it, and yields to it.
+    fn child_running(h: &mut Harness) -> ThreadId {
+        let root = h.kernel.current().expect("the root runs");
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, STACK_VA, 3), OK);
+        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        let child = h.kernel.current().expect("the child runs");
+        assert_ne!(child, root);
+        assert_eq!(h.context().pc, CODE_VA);
+        assert_eq!(h.context().sp, STACK_VA + 0x1000);
+        assert_eq!(h.context().x[0], 0x5eed);
+        child
+    }
+
+    #[test]
+    fn a_vspace_takes_its_root_and_table_pages_from_the_untyped() {
+        let mut h = at_the_case();
+        let bad = ErrorCode::InvalidArgument.raw();
+        assert_eq!(h.retype(CapType::VSpace, 0, SPACE, 1), bad);
+        assert_eq!(h.retype(CapType::VSpace, 65, SPACE, 1), bad);
+        // 65 pages do not fit in 32; 32 (root and 31 tables) exactly do.
+        assert_eq!(
+            h.retype(CapType::VSpace, 64, SPACE, 1),
+            ErrorCode::NotEnoughMemory.raw()
+        );
+        assert_eq!(h.retype(CapType::VSpace, 31, SPACE, 1), OK);
+        assert_eq!(
+            h.retype(CapType::Endpoint, 0, FAULTS, 1),
+            ErrorCode::NotEnoughMemory.raw(),
+            "the Untyped is used up"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Its memory comes back with it.
+        assert_eq!(h.delete(SPACE), OK);
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 1), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn mapping_into_it_takes_no_kernel_memory_and_stops_at_its_table_budget() {
+        let mut h = child_bound();
+        let allocated = h.kernel.frames().allocated();
+        // The whole user half but page 0, once bound.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, abi::IPC_BUFFER_ADDRESS, 3), OK);
+        assert_eq!(h.map(SPARE, SPACE, 0, 1), ErrorCode::InvalidAddress.raw());
+        assert_eq!(h.map(SPARE, SPACE, 0x1000, 1), OK);
+        assert_eq!(h.map(BUFFER, SPACE, 0x1000, 7), bad_rights());
+        // Seven tables so far; the eighth cannot make a new path.
+        assert_eq!(
+            h.map(BUFFER, SPACE, 1 << 39, 3),
+            ErrorCode::OutOfResources.raw()
+        );
+        assert_eq!(h.kernel.frames().allocated(), allocated, "no kernel frame");
+        assert_eq!(
+            h.map(BUFFER, SPACE, 0x2000, 3),
+            OK,
+            "old tables still serve"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    fn bad_rights() -> u64 {
+        ErrorCode::InvalidArgument.raw()
+    }
+
+    #[test]
+    fn tcb_set_space_refuses_bad_arguments_and_changes_nothing() {
+        let mut h = at_the_case();
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 1), OK);
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 1, SPACE, 1), OK);
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 1), OK);
+        let none = [NO_CAP, NO_CAP];
+        let wrong = ErrorCode::WrongCapabilityType.raw();
+        let argument = ErrorCode::InvalidArgument.raw();
+        // An unbound VSpace has no tables to map into.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 1), argument);
+        assert_eq!(h.set_space(SPACE, SPACE, none, START), wrong);
+        assert_eq!(h.set_space(CHILD, CODE, none, START), wrong);
+        assert_eq!(h.set_space(CHILD, SPACE, [FAULTS, NO_CAP], START), wrong);
+        assert_eq!(h.set_space(CHILD, SPACE, [NO_CAP, CODE], START), wrong);
+        assert_eq!(
+            h.set_space(CHILD, SPACE, [40, NO_CAP], START),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.set_space(CHILD, OWN_SPACE, none, START), argument);
+        assert_eq!(h.set_space(16, SPACE, none, START), argument, "running");
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [CODE_VA + 1, START[1]]),
+            argument
+        );
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [CODE_VA, START[1] + 4]),
+            argument
+        );
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [1 << 48, START[1]]),
+            ErrorCode::InvalidAddress.raw()
+        );
+        // Nothing changed: the thread is still new, without a space.
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            argument
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Unconfigured is fine (CSpace and priority may come later)...
+        assert_eq!(h.set_space(CHILD, SPACE, none, START), OK);
+        // ...but not twice, and not a VSpace bound already.
+        assert_eq!(h.set_space(CHILD, SPACE, none, START), argument);
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.set_space(SECOND, SPACE, none, START), argument);
+        assert_eq!(h.configure_without_program(CHILD), argument);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn the_child_runs_in_its_space_and_its_faults_carry_the_endpoints_badge() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        let child = child_running(&mut h);
+        let asid = h.asid();
+        // The root receives on its fault endpoint; the child faults.
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(h.kernel.current(), Some(root));
+        assert_eq!(
+            h.syscall(Syscall::Recv.number(), [FAULTS, 0, 0, 0]),
+            u64::MAX
+        );
+        assert_eq!(h.kernel.current(), Some(child));
+        assert_ne!(asid, 0);
+        h.fault(NULL_WRITE_ESR, 0x1234);
+        assert_eq!(h.kernel.current(), Some(root), "the fault went to the root");
+        let info = abi::MessageInfo::from(h.context().x[1]);
+        assert_eq!(info.label(), abi::fault::FAULT_LABEL);
+        assert_eq!(h.context().x[3], 0x1234, "the fault address");
+        assert_eq!(h.context().x[5], CODE_VA, "the faulting PC");
+        assert_eq!(h.context().x[8], FAULT_BADGE, "the endpoint capability's");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn without_its_ipc_buffer_or_fault_endpoint_a_thread_gets_errors_and_stops() {
+        let mut h = child_bound();
+        // The child gets an endpoint to send on.
+        let rights = u64::from(abi::cap::Rights::WRITE.raw());
+        h.context().x[6] = 0;
+        assert_eq!(
+            h.syscall(
+                Syscall::CapMintInto.number(),
+                [CHILD_CNODE, CHANNEL, 2, rights]
+            ),
+            OK
+        );
+        assert_eq!(h.delete(BUFFER), OK);
+        assert_eq!(h.delete(FAULTS), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        child_running(&mut h);
+        // A message longer than the registers needs the IPC buffer.
+        h.context().x[1] = abi::MessageInfo::with(1, 10).into();
+        assert_eq!(
+            h.syscall(Syscall::NBSend.number(), [2, 0, 0, 0]),
+            ErrorCode::InvalidAddress.raw()
+        );
+        h.context().x[1] = abi::MessageInfo::with(1, 2).into();
+        assert_eq!(
+            h.syscall(Syscall::NBSend.number(), [2, 0, 0, 0]),
+            ErrorCode::WouldBlock.raw(),
+            "a short one does not"
+        );
+        // With no fault endpoint, a fault stops it.
+        h.fault(NULL_WRITE_ESR, 0);
+        assert!(
+            h.machine
+                .console
+                .contains("new-thread#1 stopped: data abort"),
+            "{}",
+            h.machine.console
+        );
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn deleting_a_bound_vspace_ends_its_thread_and_takes_its_mappings_down() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        let flushes = h.machine.tlb_flushes;
+        assert_eq!(h.delete(SPACE), OK);
+        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidCapability.raw(),
+            "the thread is gone"
+        );
+        // Its frames are mapped nowhere: they map again.
+        let va = abi::vspace::FRAME_MAP_START;
+        assert_eq!(h.map(CODE, OWN_SPACE, va, 1), OK);
+        assert!(h.readable(va));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_thread_that_ends_leaves_its_vspace_unbound_empty_and_reusable() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Unbound: no tables to map into.
+        assert_eq!(
+            h.map(SPARE, SPACE, 0x1000, 1),
+            ErrorCode::InvalidArgument.raw()
+        );
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.set_space(SECOND, SPACE, [NO_CAP, NO_CAP], START), OK);
+        // Empty: the old mappings are gone, the budget is whole again.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(SPARE, SPACE, abi::IPC_BUFFER_ADDRESS, 1), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn revoking_the_untyped_ends_the_thread_and_reclaims_every_page() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(
+            h.syscall(Syscall::CapRevoke.number(), [0, UNTYPED, 0, 0]),
+            OK
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(
+            h.map(CODE, SPACE, CODE_VA, 5),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.retype(CapType::Untyped, 17, 20, 1), OK, "all 32 pages");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+}
