@@ -155,7 +155,7 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
                 (x[0], x[2], optional(x[3]), optional(x[4]))
             );
             assert_eq!([a.pc, a.sp, a.x0], x[5..8]);
-            assert!(a.pc % 4 == 0 && a.sp % 16 == 0);
+            assert!(a.pc.is_multiple_of(4) && a.sp.is_multiple_of(16));
             assert!(a.pc < abi::vspace::USER_MAP_END);
             assert!(a.sp <= abi::vspace::USER_MAP_END);
         }
