@@ -212,6 +212,25 @@ mod tests {
     }
 
     #[test]
+    fn a_vspace_is_its_root_and_table_pages_page_aligned() {
+        let mut f = Fixture::new();
+        f.space
+            .retype(f.slot(0), CapType::Endpoint, 0, f.root, 2, 1)
+            .unwrap();
+        let made = f
+            .space
+            .retype(f.slot(0), CapType::VSpace, 2, f.root, 3, 2)
+            .unwrap();
+        for (i, id) in made.iter().enumerate() {
+            let h = f.space.object(*id).unwrap();
+            assert_eq!(h.phys, UNTYPED_BASE + 4096 * (1 + 3 * i as u64));
+            assert_eq!(h.size_bytes, 3 * 4096);
+        }
+        assert_eq!(watermark(&f, f.untyped), (7 * 4096, 3));
+        f.check();
+    }
+
+    #[test]
     fn an_untyped_runs_out() {
         let mut f = Fixture::new();
         let half_bits = (UNTYPED_BYTES / 2).trailing_zeros() as u64;

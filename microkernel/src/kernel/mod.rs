@@ -32,6 +32,8 @@ use core::fmt::Write;
 
 mod audit;
 mod binding;
+#[cfg(test)]
+mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
 mod policy;
