@@ -165,8 +165,11 @@ pub enum Syscall {
     /// address space for it, entered with `x0` = the program selector
     /// `x4` (`abi::boot_program`; only programs that
     /// `BootProgram::startable_by_user` allows, else `InvalidArgument`).
+    /// With `x4` = `abi::tcb::NO_PROGRAM` it gets the CSpace and priority
+    /// only (before or after `TcbSetSpace` gives it an address space).
     /// The thread stays inactive until `TcbResume`. A thread that is not
-    /// a new, unconfigured one: `InvalidArgument`.
+    /// new, or has an address space when a program is asked for:
+    /// `InvalidArgument`.
     TcbConfigure = 39,
     /// As `CapMint`, across CNodes: mints the capability at index `x2` of
     /// the caller's own CSpace into empty index `x3` of the CNode named by

@@ -1383,7 +1383,20 @@ mod user_space {
         assert_eq!(h.set_space(CHILD, SPACE, none, START), argument);
         assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
         assert_eq!(h.set_space(SECOND, SPACE, none, START), argument);
-        assert_eq!(h.configure_without_program(CHILD), argument);
+        // A program cannot replace the space; CSpace and priority can come.
+        assert_eq!(
+            h.syscall(
+                Syscall::TcbConfigure.number(),
+                [
+                    CHILD,
+                    CHILD_CNODE,
+                    100,
+                    BootProgram::ThreadsCaller.selector(0)
+                ]
+            ),
+            argument
+        );
+        assert_eq!(h.configure_without_program(CHILD), OK);
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 

@@ -149,7 +149,11 @@ impl Kernel {
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
         let thread = &self.threads[target.index()];
-        if thread.state != ThreadState::Inactive || thread.space.is_some() {
+        // A program needs a thread without a space; CSpace and priority
+        // alone may be given before or after `TcbSetSpace`.
+        if thread.state != ThreadState::Inactive
+            || (selector != NO_PROGRAM && thread.space.is_some())
+        {
             return Err(ErrorCode::InvalidArgument);
         }
         if priority > self.threads[current.index()].mcp {
