@@ -262,6 +262,13 @@ pub enum BootProgram {
     /// an IrqHandler, all free RAM as Untypeds), it checks them and starts
     /// the tasks embedded in init from their ELFs.
     RootTask = 89,
+    /// Builds a thread in an address space of its own making
+    /// (`init/src/user_space_tests.rs`): retypes a VSpace, TCB, CNode and
+    /// Frames from the Untyped in slot 2, writes a tiny program into a
+    /// frame, binds the space with `TcbSetSpace`, and checks the child
+    /// signals, faults to its fault endpoint, and every refusal and
+    /// lifetime rule.
+    UserSpaceRoot = 90,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -342,7 +349,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 90] = [
+    pub const ALL: [BootProgram; 91] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -433,6 +440,7 @@ impl BootProgram {
         BootProgram::ReplyServer,
         BootProgram::ReplyClient,
         BootProgram::RootTask,
+        BootProgram::UserSpaceRoot,
     ];
 
     /// A short name, used to name the thread.
@@ -528,6 +536,7 @@ impl BootProgram {
             BootProgram::ReplyServer => "reply-server",
             BootProgram::ReplyClient => "reply-client",
             BootProgram::RootTask => "root",
+            BootProgram::UserSpaceRoot => "user-space-root",
         }
     }
 

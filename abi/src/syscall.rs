@@ -165,8 +165,11 @@ pub enum Syscall {
     /// address space for it, entered with `x0` = the program selector
     /// `x4` (`abi::boot_program`; only programs that
     /// `BootProgram::startable_by_user` allows, else `InvalidArgument`).
+    /// With `x4` = `abi::tcb::NO_PROGRAM` it gets the CSpace and priority
+    /// only (before or after `TcbSetSpace` gives it an address space).
     /// The thread stays inactive until `TcbResume`. A thread that is not
-    /// a new, unconfigured one: `InvalidArgument`.
+    /// new, or has an address space when a program is asked for:
+    /// `InvalidArgument`.
     TcbConfigure = 39,
     /// As `CapMint`, across CNodes: mints the capability at index `x2` of
     /// the caller's own CSpace into empty index `x3` of the CNode named by
@@ -182,11 +185,24 @@ pub enum Syscall {
     /// (or the capability is deleted: `ObjectDeleted`). Nothing owed:
     /// `NoReplyTarget`; a fault, policy or trace reply: `InvalidArgument`.
     ReplySave = 41,
+    /// Gives the new thread named by the TCB capability `x0` (write
+    /// right; made by `Retype`, inactive, configured with
+    /// `abi::tcb::NO_PROGRAM` or not configured, and with no address space
+    /// yet) the address space of the VSpace capability `x2` (write right;
+    /// one made by `Retype` and bound to no thread), which it is bound to
+    /// from now on. `x3`: a Frame capability (read and write rights) that
+    /// becomes its IPC buffer, or `abi::tcb::NO_CAP`; `x4`: an Endpoint
+    /// capability (write right) its faults are sent to, with that
+    /// capability's badge, or `NO_CAP` (a fault stops the thread); `x5`
+    /// its entry PC (4-byte aligned), `x6` its initial SP (16-byte
+    /// aligned), `x7` its initial `x0`. The thread stays inactive until
+    /// `TcbResume`. Any bad argument: a typed error, nothing changed.
+    TcbSetSpace = 42,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 42] = [
+    pub const ALL: [Syscall; 43] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -229,10 +245,11 @@ impl Syscall {
         Syscall::TcbConfigure,
         Syscall::CapMintInto,
         Syscall::ReplySave,
+        Syscall::TcbSetSpace,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 42;
+    pub const END: u64 = 43;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -279,6 +296,7 @@ impl Syscall {
             39 => Some(Syscall::TcbConfigure),
             40 => Some(Syscall::CapMintInto),
             41 => Some(Syscall::ReplySave),
+            42 => Some(Syscall::TcbSetSpace),
             _ => None,
         }
     }
@@ -333,6 +351,7 @@ impl Syscall {
             Syscall::TcbConfigure => "tcb_configure",
             Syscall::CapMintInto => "cap_mint_into",
             Syscall::ReplySave => "reply_save",
+            Syscall::TcbSetSpace => "tcb_set_space",
         }
     }
 }

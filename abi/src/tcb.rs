@@ -1,6 +1,15 @@
 //! Thread control blocks as user space sees them: register numbers for
 //! `TcbReadRegister` / `TcbWriteRegister`, and the priority range.
 
+/// `TcbConfigure`'s selector (`x4`) that loads no program: the thread
+/// gets its CSpace and priority only, and its address space later from
+/// `Syscall::TcbSetSpace`.
+pub const NO_PROGRAM: u64 = u64::MAX;
+
+/// "No capability" in an optional capability argument of
+/// `Syscall::TcbSetSpace` (the IPC buffer, the fault endpoint).
+pub const NO_CAP: u64 = u64::MAX;
+
 /// Highest priority (and maximum controlled priority) a thread can have;
 /// 0 is the lowest.
 pub const MAX_PRIORITY: u64 = 255;

@@ -11,6 +11,17 @@ pub const FRAME_MAP_END: u64 = 0x0000_7000_0000_0000;
 /// from the kernel's frame pool and freed with the address space).
 pub const MAX_TABLE_PAGES: usize = 16;
 
+/// Most page-table pages a VSpace made by `Retype` may use besides its
+/// root: `Retype`'s size parameter (1 ..= this) for `CapType::VSpace`.
+/// The object takes `1 + size` pages of the Untyped, and every table a
+/// mapping needs comes from them (`OutOfResources` once they are used).
+pub const MAX_USER_TABLE_PAGES: u64 = 64;
+/// Lowest address a frame may be mapped at in a VSpace made by `Retype`:
+/// page 0 stays unmapped, so a null pointer always faults.
+pub const USER_MAP_START: u64 = 0x1000;
+/// One past the highest such address: the end of the user half.
+pub const USER_MAP_END: u64 = 1 << 48;
+
 /// The permissions of a mapping, as `x4` of `FrameMap` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapRights {
@@ -56,6 +67,12 @@ impl MapRights {
     }
 }
 
+/// Is `[va, va + 4 KiB)` a page a frame may be mapped at in a VSpace made
+/// by `Retype` (the whole user half but page 0)?
+pub const fn is_user_map_address(va: u64) -> bool {
+    va.is_multiple_of(4096) && va >= USER_MAP_START && va < USER_MAP_END
+}
+
 /// Is `[va, va + 4 KiB)` a page of the frame mapping window?
 pub const fn is_frame_map_address(va: u64) -> bool {
     va.is_multiple_of(4096) && va >= FRAME_MAP_START && va < FRAME_MAP_END
@@ -88,5 +105,17 @@ mod tests {
         assert!(!is_frame_map_address(0x40_0000));
         assert!(!is_frame_map_address(crate::IPC_BUFFER_ADDRESS));
         assert!(!is_frame_map_address(!0xfff));
+    }
+
+    #[test]
+    fn a_user_made_space_may_map_all_of_the_user_half_but_page_0() {
+        assert!(!is_user_map_address(0));
+        assert!(is_user_map_address(USER_MAP_START));
+        assert!(is_user_map_address(0x40_0000));
+        assert!(is_user_map_address(crate::IPC_BUFFER_ADDRESS));
+        assert!(is_user_map_address(USER_MAP_END - 4096));
+        assert!(!is_user_map_address(USER_MAP_END));
+        assert!(!is_user_map_address(USER_MAP_START + 8));
+        assert!(!is_user_map_address(!0xfff));
     }
 }

@@ -142,7 +142,22 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
                 (x[0], x[2], x[3], x[4])
             );
             let program = abi::boot_program::BootProgram::decode(selector);
-            assert!(program.is_some_and(|(p, _)| p.startable_by_user()));
+            assert!(
+                selector == abi::tcb::NO_PROGRAM
+                    || program.is_some_and(|(p, _)| p.startable_by_user())
+            );
+        }
+        Call::TcbSetSpace => {
+            let a = microkernel::syscall::set_space_arguments(context).expect("decode accepted it");
+            let optional = |x: u64| (x != abi::tcb::NO_CAP).then_some(x);
+            assert_eq!(
+                (a.tcb, a.vspace, a.ipc_buffer, a.fault_endpoint),
+                (x[0], x[2], optional(x[3]), optional(x[4]))
+            );
+            assert_eq!([a.pc, a.sp, a.x0], x[5..8]);
+            assert!(a.pc.is_multiple_of(4) && a.sp.is_multiple_of(16));
+            assert!(a.pc < abi::vspace::USER_MAP_END);
+            assert!(a.sp <= abi::vspace::USER_MAP_END);
         }
         Call::Retype { object_type, .. } => {
             assert_eq!(Some(object_type), CapType::from_raw(x[2]));
@@ -150,7 +165,7 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::FrameMap { va, rights, .. } => {
             assert_eq!(Some(rights), MapRights::from_raw(x[4]));
             assert!(rights.raw() != 7, "write+execute decoded");
-            assert!(abi::vspace::is_frame_map_address(va) && va == x[3]);
+            assert!(abi::vspace::is_user_map_address(va) && va == x[3]);
         }
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(p) | TcbOperation::SetMcp(p) => {
@@ -201,6 +216,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
         Call::SetUserDispatch => Syscall::SetUserDispatch,
         Call::TcbConfigure { .. } => Syscall::TcbConfigure,
+        Call::TcbSetSpace => Syscall::TcbSetSpace,
         Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,

@@ -217,6 +217,63 @@ fn reply_randomly(random: &mut Random, saved: &mut Option<u64>) {
     }
 }
 
+/// Builds a thread in an address space of its own: a VSpace (1 to 4 table
+/// pages), a TCB and a Frame from the Untyped in slot 4 in random slots
+/// (mostly emptied first; 7 and 8, the VSpaces, are left alone),
+/// configured without a program (the fuzzer's CNode as its CSpace), then
+/// `TcbSetSpace` with random IPC buffer and fault endpoint slots (or
+/// none) and a mostly-valid PC and SP; a random frame mapped into the
+/// space at a low page; sometimes resumed (it runs whatever that page
+/// holds, and most likely faults); sometimes its VSpace or TCB deleted
+/// again at once. Every step may fail; that is part of the test.
+fn build_space_randomly(random: &mut Random) {
+    let vspace = 9 + random.below(7);
+    let tcb = 9 + random.below(7);
+    let buffer_slot = 9 + random.below(7);
+    // Fresh slots mostly (what was there goes, or the retype would fail).
+    for slot in [vspace, tcb, buffer_slot] {
+        if random.below(4) != 0 {
+            let _ = sdk::syscall::cnode::delete(0, slot);
+        }
+    }
+    let _ = sdk::syscall::retype(4, CapType::VSpace, 1 + random.below(4), vspace, 1);
+    let _ = sdk::syscall::retype(4, CapType::Tcb, 0, tcb, 1);
+    let _ = sdk::syscall::retype(4, CapType::Frame, 0, buffer_slot, 1);
+    let _ = Tcb(Cptr(tcb)).configure(Cptr(0), random.below(120), abi::tcb::NO_PROGRAM);
+    let optional = |random: &mut Random, slot: u64| {
+        if random.below(3) == 0 {
+            abi::tcb::NO_CAP
+        } else {
+            slot
+        }
+    };
+    let buffer = optional(random, buffer_slot);
+    let endpoint = optional(random, 2);
+    let misaligned = |random: &mut Random, by: u64| if random.below(8) == 0 { by } else { 0 };
+    let pc = 0x1000 * (1 + random.below(4)) + 4 * random.below(2) + misaligned(random, 2);
+    let sp = 0x1_0000 - 16 * random.below(2) - misaligned(random, 8);
+    let _ = sdk::syscall::tcb_set_space(tcb, vspace, buffer, endpoint, [pc, sp, random.next()]);
+    let frame = 7 + random.below(9);
+    let rights = [1, 3, 5, 7][random.below(4) as usize];
+    let _ = sdk::syscall::raw_syscall6(
+        Syscall::FrameMap.number(),
+        frame,
+        [vspace, 0x1000 * random.below(5), rights, 0, 0],
+    );
+    if random.below(2) == 0 {
+        let _ = Tcb(Cptr(tcb)).resume();
+    }
+    match random.below(4) {
+        0 => {
+            let _ = sdk::syscall::cnode::delete(0, vspace);
+        }
+        1 => {
+            let _ = sdk::syscall::cnode::delete(0, tcb);
+        }
+        _ => {}
+    }
+}
+
 /// Runs the fuzzer; it exits with `FUZZ_DONE` and the number of syscalls
 /// it made (the kernel counts only those that reach its generic path, not
 /// the inline Null fast path, so the fuzzer reports its own count).
@@ -246,6 +303,10 @@ pub fn run(parameter: u64) -> i32 {
         }
         if random.below(100) == 0 {
             reply_randomly(&mut random, &mut saved_reply);
+            continue;
+        }
+        if random.below(1000) == 0 {
+            build_space_randomly(&mut random);
             continue;
         }
         let number = number(&mut random);

@@ -22,6 +22,7 @@ mod tcb_tests;
 mod thread_tests;
 mod trace_tests;
 mod user_dispatch_tests;
+mod user_space_tests;
 mod vspace_tests;
 
 use abi::bench::BenchParameter;
@@ -142,6 +143,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::UserDispatch => user_dispatch_tests::run(),
         BootProgram::UserDispatchUnmapped => user_dispatch_tests::unmapped(),
         BootProgram::ThreadsRoot => thread_tests::root(),
+        BootProgram::UserSpaceRoot => user_space_tests::root(),
         BootProgram::ThreadsCaller => thread_tests::caller(),
         BootProgram::ThreadsServer => thread_tests::server(),
         BootProgram::ReplyServer => reply_tests::server(),

@@ -57,9 +57,51 @@ pub struct AddressSpace {
     asid: AsidWithGeneration,
     frames: heapless::Vec<u64, MAX_FRAMES>,
     ipc_buffer: u64,
-    /// Page-table pages `map_frame` added (charged against
-    /// `abi::vspace::MAX_TABLE_PAGES`).
-    map_tables: usize,
+    tables: TableSource,
+}
+
+/// Where the page-table pages `map_frame` adds come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TableSource {
+    /// The kernel's frame pool (a space the kernel built around a
+    /// program): owned in `frames`, at most
+    /// `abi::vspace::MAX_TABLE_PAGES` of them; `used` so far.
+    Pool { used: usize },
+    /// The pages of a VSpace object made by `Retype`: the root is its
+    /// first page, tables are taken from the next ones in order; `used`
+    /// counts the root too. Nothing is owned: the memory is the Untyped's.
+    Object { base: u64, pages: u64, used: u64 },
+}
+
+/// Table memory for a space built in a VSpace object's own pages.
+struct ObjectMemory<'a, M: PhysMemory> {
+    phys: &'a mut M,
+    base: u64,
+    pages: u64,
+    used: &'a mut u64,
+}
+
+impl<M: PhysMemory> TableMemory for ObjectMemory<'_, M> {
+    fn allocate_table(&mut self) -> Option<PhysAddr> {
+        if *self.used >= self.pages {
+            return None;
+        }
+        let page = self.base + *self.used * PAGE_SIZE;
+        *self.used += 1;
+        // Zeroed now, not only at retype: a space rebuilt in the same
+        // object after its thread ended finds no stale entries.
+        self.phys.zero_frame(page);
+        Some(PhysAddr::new(page))
+    }
+
+    fn read_entry(&self, table: PhysAddr, index: usize) -> u64 {
+        self.phys.read_phys_u64(table.as_u64() + 8 * index as u64)
+    }
+
+    fn write_entry(&mut self, table: PhysAddr, index: usize, value: u64) {
+        self.phys
+            .write_phys_u64(table.as_u64() + 8 * index as u64, value)
+    }
 }
 
 /// Why `map_frame` refused.
@@ -164,7 +206,7 @@ impl AddressSpace {
                     asid,
                     frames: owned,
                     ipc_buffer,
-                    map_tables: 0,
+                    tables: TableSource::Pool { used: 0 },
                 },
                 program.entry,
             )),
@@ -174,6 +216,43 @@ impl AddressSpace {
                 }
                 Err(e)
             }
+        }
+    }
+
+    /// An empty space built in the `pages` pages of a VSpace object at
+    /// `base` (made by `Retype`): its root is the first page, and every
+    /// table a mapping needs comes from the rest. It owns no frame, maps
+    /// nothing and has no IPC buffer of its own (`ipc_buffer` is 0).
+    /// `None` if the object has no page for the root.
+    pub fn in_object<M: PhysMemory>(
+        phys: &mut M,
+        asid: AsidWithGeneration,
+        base: u64,
+        pages: u64,
+    ) -> Option<AddressSpace> {
+        let mut used = 0;
+        let mut memory = ObjectMemory {
+            phys,
+            base,
+            pages,
+            used: &mut used,
+        };
+        let table = PageTable::new(&mut memory, Half::Lower).ok()?;
+        Some(AddressSpace {
+            table,
+            asid,
+            frames: heapless::Vec::new(),
+            ipc_buffer: 0,
+            tables: TableSource::Object { base, pages, used },
+        })
+    }
+
+    /// The VSpace object pages this space is built in (base and count),
+    /// if it was made by `Retype`; `None` for a space the kernel built.
+    pub fn object_pages(&self) -> Option<(u64, u64)> {
+        match self.tables {
+            TableSource::Object { base, pages, .. } => Some((base, pages)),
+            TableSource::Pool { .. } => None,
         }
     }
 
@@ -290,7 +369,8 @@ impl AddressSpace {
     /// Maps the page `frame` at `va` for EL0 with `permissions` (the
     /// caller has checked `va` is in the frame window and the permissions
     /// are R, RW or RX). Page-table pages come from `allocator`, owned by
-    /// this space and charged against `abi::vspace::MAX_TABLE_PAGES`. No
+    /// this space and charged against `abi::vspace::MAX_TABLE_PAGES`, or,
+    /// for a space built in a VSpace object, from that object's pages. No
     /// TLB maintenance is needed: an invalid entry is never cached.
     pub fn map_frame<M: PhysMemory>(
         &mut self,
@@ -309,25 +389,37 @@ impl AddressSpace {
         {
             return Err(FrameMapError::AlreadyMapped);
         }
-        let before = self.frames.len();
-        let mut memory = SpaceMemory {
-            phys,
-            allocator,
-            owned: &mut self.frames,
-            allowance: abi::vspace::MAX_TABLE_PAGES.saturating_sub(self.map_tables),
+        let mapping = Mapping {
+            va: VirtAddr::new(va),
+            pa: PhysAddr::new(frame),
+            size: PAGE_SIZE,
+            permissions,
+            granularity: Granularity::Pages,
         };
-        let result = self.table.map(
-            &mut memory,
-            &Mapping {
-                va: VirtAddr::new(va),
-                pa: PhysAddr::new(frame),
-                size: PAGE_SIZE,
-                permissions,
-                granularity: Granularity::Pages,
-            },
-        );
         // Tables taken stay linked (and owned) even if the map failed.
-        self.map_tables += self.frames.len() - before;
+        let result = match &mut self.tables {
+            TableSource::Pool { used } => {
+                let before = self.frames.len();
+                let mut memory = SpaceMemory {
+                    phys,
+                    allocator,
+                    owned: &mut self.frames,
+                    allowance: abi::vspace::MAX_TABLE_PAGES.saturating_sub(*used),
+                };
+                let result = self.table.map(&mut memory, &mapping);
+                *used += self.frames.len() - before;
+                result
+            }
+            TableSource::Object { base, pages, used } => {
+                let mut memory = ObjectMemory {
+                    phys,
+                    base: *base,
+                    pages: *pages,
+                    used,
+                };
+                self.table.map(&mut memory, &mapping)
+            }
+        };
         result.map_err(|e| match e {
             MapError::OutOfTables => FrameMapError::OutOfTables,
             MapError::AlreadyMapped { .. } => FrameMapError::AlreadyMapped,
@@ -346,7 +438,10 @@ impl AddressSpace {
 
     /// Page-table pages `map_frame` has added so far.
     pub fn map_tables(&self) -> usize {
-        self.map_tables
+        match self.tables {
+            TableSource::Pool { used } => used,
+            TableSource::Object { used, .. } => used.saturating_sub(1) as usize,
+        }
     }
 
     /// Copies `out.len()` bytes from user address `va`. Every page must be

@@ -456,6 +456,7 @@ pub const TEST_CASES: &[Case] = &[
     USER_DISPATCH_CASES[1],
     USER_THREADS_CASE,
     REPLY_CAPS_CASE,
+    USER_SPACE_CASE,
     ROOT_TASK_CASE,
 ];
 
@@ -506,6 +507,30 @@ const USER_THREADS_CASE: Case = Case {
     grants: &[
         Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         Grant { thread: 0, slot: 10, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(6),
+    root_task: false,
+};
+
+/// An address space built from user space (`init/src/user_space_tests.rs`):
+/// the root's VSpace, TCB, CNode and Frames come from the case's Untyped;
+/// the child it makes ends with its VSpace, TCB or that Untyped at the
+/// latest.
+const USER_SPACE_CASE: Case = Case {
+    name: "address spaces from user space: retype a VSpace (its tables charged to the Untyped), TcbConfigure without a program, TcbSetSpace with IPC buffer and fault endpoint; the child runs a hand-written program in its own space, signals and faults to its handler; every bad argument refused; the table budget runs out; deleting the VSpace ends the thread, ending the thread frees the VSpace for reuse, revoking the Untyped reclaims everything",
+    threads: &[BootProgram::UserSpaceRoot.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 32,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 3, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        Grant { thread: 0, slot: 16, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
     ],
     priorities: &[],
     endpoint_owner: None,

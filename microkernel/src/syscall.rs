@@ -11,9 +11,9 @@ use abi::audit::AuditMode;
 use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
-use abi::tcb::{Register, MAX_PRIORITY, NZCV_MASK};
+use abi::tcb::{Register, MAX_PRIORITY, NO_CAP, NO_PROGRAM, NZCV_MASK};
 use abi::user_dispatch::FRAME_BYTES;
-use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
+use abi::vspace::{is_user_map_address, MapRights};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 
@@ -222,9 +222,14 @@ pub enum Call {
         cnode: u64,
         /// Its priority and MCP (x3).
         priority: Priority,
-        /// The program selector it starts with in x0 (x4).
+        /// The program selector it starts with in x0 (x4), or
+        /// `abi::tcb::NO_PROGRAM`: no program (nor address space) yet.
         selector: u64,
     },
+    /// `TcbSetSpace`, its registers checked ([`set_space_arguments`]
+    /// reads them again: keeping its seven words out of `Call` keeps
+    /// every other syscall's decode and dispatch cheap).
+    TcbSetSpace,
     /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
     BindNotification {
         /// The TCB capability's slot (x0).
@@ -281,6 +286,26 @@ pub enum Call {
         /// Its length (at most `DEBUG_PRINT_MAX`).
         len: usize,
     },
+}
+
+/// `TcbSetSpace`'s arguments, as decoded and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetSpaceArguments {
+    /// The TCB capability's slot (x0).
+    pub tcb: u64,
+    /// The VSpace capability's slot (x2).
+    pub vspace: u64,
+    /// The IPC buffer's Frame capability slot (x3), if any.
+    pub ipc_buffer: Option<u64>,
+    /// The fault endpoint's capability slot (x4), if any.
+    pub fault_endpoint: Option<u64>,
+    /// Its first PC (x5): 4-byte aligned, in the user half.
+    pub pc: u64,
+    /// Its first SP (x6): 16-byte aligned, in the user half (its top
+    /// included).
+    pub sp: u64,
+    /// Its first x0 (x7).
+    pub x0: u64,
 }
 
 /// What the kernel does once a call is carried out.
@@ -391,7 +416,9 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             if !va.is_multiple_of(arch::layout::PAGE_SIZE) {
                 return Err(ErrorCode::InvalidArgument);
             }
-            if !(FRAME_MAP_START..FRAME_MAP_END).contains(&va) {
+            // The widest window (a space made by `Retype`); the kernel
+            // checks the narrower one of a space it built.
+            if !is_user_map_address(va) {
                 return Err(ErrorCode::InvalidAddress);
             }
             Ok(Call::FrameMap {
@@ -419,7 +446,9 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
                 _ => return Err(ErrorCode::InvalidArgument),
             };
             let selector = context.x[4];
-            if !BootProgram::decode(selector).is_some_and(|(p, _)| p.startable_by_user()) {
+            if selector != NO_PROGRAM
+                && !BootProgram::decode(selector).is_some_and(|(p, _)| p.startable_by_user())
+            {
                 return Err(ErrorCode::InvalidArgument);
             }
             Ok(Call::TcbConfigure {
@@ -428,6 +457,10 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
                 priority,
                 selector,
             })
+        }
+        Syscall::TcbSetSpace => {
+            set_space_arguments(context)?;
+            Ok(Call::TcbSetSpace)
         }
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
@@ -565,6 +598,30 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
 
 /// Checks an IPC syscall's message info: at most `MAX_MESSAGE_WORDS`
 /// words; capabilities only with `Send`, `NBSend` and `Call`.
+/// Checks `TcbSetSpace`'s registers: the optional capabilities
+/// (`abi::tcb::NO_CAP`: none) and the first registers (misaligned:
+/// `InvalidArgument`; outside the user half: `InvalidAddress`).
+pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, ErrorCode> {
+    let optional = |cptr: u64| (cptr != NO_CAP).then_some(cptr);
+    let (pc, sp) = (context.x[5], context.x[6]);
+    if !pc.is_multiple_of(4) || !sp.is_multiple_of(16) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let user_end = abi::vspace::USER_MAP_END;
+    if pc >= user_end || sp > user_end {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    Ok(SetSpaceArguments {
+        tcb: context.x[0],
+        vspace: context.x[2],
+        ipc_buffer: optional(context.x[3]),
+        fault_endpoint: optional(context.x[4]),
+        pc,
+        sp,
+        x0: context.x[7],
+    })
+}
+
 fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode> {
     if operation.sends() {
         let info = MessageInfo::from(context.x[1]);
@@ -713,6 +770,64 @@ mod tests {
     }
 
     #[test]
+    fn tcb_configure_may_load_no_program() {
+        let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
+        ctx.x[4] = NO_PROGRAM;
+        assert_eq!(
+            decode(&ctx),
+            Ok(Call::TcbConfigure {
+                tcb: 7,
+                cnode: 5,
+                priority: 100,
+                selector: NO_PROGRAM
+            })
+        );
+    }
+
+    #[test]
+    fn tcb_set_space_arguments_are_checked() {
+        let set = |x3: u64, x4: u64, pc: u64, sp: u64| {
+            let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
+            ctx.x[4] = x4;
+            ctx.x[5] = pc;
+            ctx.x[6] = sp;
+            ctx.x[7] = 0x42;
+            decode(&ctx)?;
+            set_space_arguments(&ctx)
+        };
+        assert_eq!(
+            set(9, 10, 0x40_0000, 0x80_0000),
+            Ok(SetSpaceArguments {
+                tcb: 7,
+                vspace: 5,
+                ipc_buffer: Some(9),
+                fault_endpoint: Some(10),
+                pc: 0x40_0000,
+                sp: 0x80_0000,
+                x0: 0x42
+            })
+        );
+        assert!(matches!(
+            set(NO_CAP, NO_CAP, 0x40_0000, 0x80_0000),
+            Ok(SetSpaceArguments {
+                ipc_buffer: None,
+                fault_endpoint: None,
+                ..
+            })
+        ));
+        let end = abi::vspace::USER_MAP_END;
+        assert!(set(9, 10, end - 4, end).is_ok(), "the top of the user half");
+        let bad = ErrorCode::InvalidArgument;
+        assert_eq!(set(9, 10, 0x40_0002, 0x80_0000), Err(bad), "PC");
+        assert_eq!(set(9, 10, 0x40_0000, 0x80_0008), Err(bad), "SP");
+        let outside = ErrorCode::InvalidAddress;
+        assert_eq!(set(9, 10, end, 0x80_0000), Err(outside), "PC");
+        assert_eq!(set(9, 10, 0x40_0000, end + 16), Err(outside), "SP");
+        assert_eq!(set(9, 10, !3, 0x80_0000), Err(outside), "kernel PC");
+        assert_eq!(set(9, 10, 0x40_0000, !15), Err(outside), "kernel SP");
+    }
+
+    #[test]
     fn cap_mint_into_decodes_like_mint() {
         let mut ctx = regs(Syscall::CapMintInto.number(), 5, 1, 2);
         ctx.x[4] = u64::from(Rights::WRITE.raw());
@@ -856,6 +971,7 @@ mod tests {
 
     #[test]
     fn frame_map_arguments_are_checked() {
+        use abi::vspace::{FRAME_MAP_END, FRAME_MAP_START, USER_MAP_END};
         let map = |va: u64, rights: u64| {
             let mut ctx = regs(31, 6, 4, va);
             ctx.x[4] = rights;
@@ -882,7 +998,12 @@ mod tests {
             );
         }
         assert_eq!(map(FRAME_MAP_START + 8, 1), Err(ErrorCode::InvalidArgument));
-        for outside in [0, 0x40_0000, FRAME_MAP_END, abi::IPC_BUFFER_ADDRESS, !0xfff] {
+        // The kernel checks a kernel-made space's narrower window; decode
+        // only the user half but page 0 (a user-made space's window).
+        for inside in [0x1000, 0x40_0000, FRAME_MAP_END, abi::IPC_BUFFER_ADDRESS] {
+            assert!(map(inside, 1).is_ok(), "{inside:#x}");
+        }
+        for outside in [0, USER_MAP_END, !0xfff] {
             assert_eq!(
                 map(outside, 1),
                 Err(ErrorCode::InvalidAddress),

@@ -60,8 +60,9 @@ pub enum ThreadState {
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended,
     /// Made from user space (`Retype` of a TCB) and not started yet: in no
-    /// queue, with no address space or CSpace until `TcbConfigure` gives
-    /// it a program, and runnable only after `TcbResume`.
+    /// queue, with no address space or CSpace until `TcbConfigure` (and,
+    /// for a space made by `Retype`, `TcbSetSpace`) give them, and
+    /// runnable only after `TcbResume`.
     Inactive,
     /// Audited losslessly and its ring is full: its `svc` runs again once
     /// the audit server has made room (the tick checks).
@@ -193,6 +194,11 @@ pub struct Thread {
     /// the Reply object that answers it. `Kernel::reply_callers` links
     /// back; both are cleared together when the wait ends any other way.
     pub saved_reply: Option<ObjectId>,
+    /// The Frame object that is the IPC buffer, when `TcbSetSpace` named
+    /// one (destroying it takes the buffer away); `None` for a buffer the
+    /// kernel's loader made.
+    /// (Last: rarely used, kept out of the hot fields' reach.)
+    pub ipc_buffer_frame: Option<ObjectId>,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -300,6 +306,7 @@ impl Thread {
         reply_to: None,
         bound_notification: None,
         ipc_buffer: None,
+        ipc_buffer_frame: None,
         cspace: None,
         cspace_slots: (SlotId(0), 0),
         fault_endpoint: None,

@@ -413,6 +413,8 @@ fn a_single_thread_is_not_preempted_by_its_own_tick() {
 #[test]
 fn the_demo_ends_with_success_when_its_steps_behave() {
     let mut h = Harness::start(Mode::Demo);
+    // The root task, then the greeting.
+    h.exit(0);
     h.exit(0);
     h.fault(NULL_WRITE_ESR, 0);
     // The policy scene's four threads (supervisor, policy server, app,
@@ -429,7 +431,7 @@ fn the_demo_ends_with_success_when_its_steps_behave() {
         "{}",
         h.machine.console
     );
-    assert!(h.machine.console.contains("demo finished: 3 of 3"));
+    assert!(h.machine.console.contains("demo finished: 4 of 4"));
 }
 
 #[test]
@@ -1312,4 +1314,455 @@ fn a_saved_reply_is_cleaned_up_when_a_deadlock_ends_the_case() {
     let _ = h.syscall(Syscall::Recv.number(), [endpoint, 0, 0, 0]);
     assert!(h.machine.console.contains("[kernel] deadlock"));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+/// Address spaces built from user space (`Retype` of a VSpace,
+/// `TcbSetSpace`). The harness plays the root of the last case: slot 2
+/// its Untyped (32 pages), 3 its own VSpace, 16 its own TCB.
+mod user_space {
+    use super::*;
+    use abi::cap::CapType;
+    use abi::tcb::{NO_CAP, NO_PROGRAM};
+
+    const UNTYPED: u64 = 2;
+    const OWN_SPACE: u64 = 3;
+    const SIGNALS: u64 = 4;
+    const FAULTS: u64 = 5;
+    const CHANNEL: u64 = 6;
+    const CHILD_CNODE: u64 = 7;
+    const CHILD: u64 = 8;
+    const SPACE: u64 = 9;
+    const CODE: u64 = 10;
+    const STACK: u64 = 11;
+    const BUFFER: u64 = 12;
+    const SPARE: u64 = 13;
+    const FAULTS_BADGED: u64 = 14;
+    const FAULT_BADGE: u64 = 0x77;
+    const SECOND: u64 = 17;
+    const CODE_VA: u64 = 0x40_0000;
+    const STACK_VA: u64 = 0x41_0000;
+    const OK: u64 = 0;
+
+    impl Harness {
+        fn retype(&mut self, object: CapType, size: u64, target: u64, count: u64) -> u64 {
+            self.context().x[5] = count;
+            self.syscall(
+                Syscall::Retype.number(),
+                [UNTYPED, u64::from(object.raw()), size, target],
+            )
+        }
+
+        fn configure_without_program(&mut self, tcb: u64) -> u64 {
+            self.syscall(
+                Syscall::TcbConfigure.number(),
+                [tcb, CHILD_CNODE, 100, NO_PROGRAM],
+            )
+        }
+
+        fn set_space(&mut self, tcb: u64, vspace: u64, caps: [u64; 2], pc_sp: [u64; 2]) -> u64 {
+            let context = self.context();
+            context.x[5] = pc_sp[0];
+            context.x[6] = pc_sp[1];
+            context.x[7] = 0x5eed;
+            self.syscall(
+                Syscall::TcbSetSpace.number(),
+                [tcb, vspace, caps[0], caps[1]],
+            )
+        }
+
+        fn mint(&mut self, source: u64, target: u64, badge: u64) -> u64 {
+            let context = self.context();
+            context.x[5] = badge;
+            context.x[6] = 1;
+            let rights = u64::from(abi::cap::Rights::WRITE.raw());
+            self.syscall(Syscall::CapMint.number(), [0, source, target, rights])
+        }
+
+        fn delete(&mut self, slot: u64) -> u64 {
+            self.syscall(Syscall::CapDelete.number(), [0, slot, 0, 0])
+        }
+    }
+
+    const START: [u64; 2] = [CODE_VA, STACK_VA + 0x1000];
+
+    fn at_the_case() -> Harness {
+        let mut h = Harness::start(Mode::Test);
+        reach_case(&mut h, "address spaces from user space");
+        h
+    }
+
+    /// The root has made a notification, two endpoints, the child's CNode
+    /// and TCB, a VSpace of 8 table pages and four frames, configured the
+    /// child without a program and bound the VSpace to it, with `BUFFER`
+    /// as its IPC buffer and `FAULTS` (badged `FAULT_BADGE`) as its fault
+    /// endpoint.
+    fn child_bound() -> Harness {
+        let mut h = at_the_case();
+        assert_eq!(h.retype(CapType::Notification, 0, SIGNALS, 1), OK);
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 2), OK);
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 8, SPACE, 1), OK);
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 4), OK);
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        assert_eq!(h.mint(FAULTS, FAULTS_BADGED, FAULT_BADGE), OK);
+        assert_eq!(
+            h.set_space(CHILD, SPACE, [BUFFER, FAULTS_BADGED], START),
+            OK,
+            "{}",
+            h.machine.console
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        h
+    }
+
+    /// Maps the child's code (RX) and stack, starts it, and yields to it.
+    fn child_running(h: &mut Harness) -> ThreadId {
+        let root = h.kernel.current().expect("the root runs");
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, STACK_VA, 3), OK);
+        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        let child = h.kernel.current().expect("the child runs");
+        assert_ne!(child, root);
+        assert_eq!(h.context().pc, CODE_VA);
+        assert_eq!(h.context().sp, STACK_VA + 0x1000);
+        assert_eq!(h.context().x[0], 0x5eed);
+        child
+    }
+
+    #[test]
+    fn a_vspace_takes_its_root_and_table_pages_from_the_untyped() {
+        let mut h = at_the_case();
+        let bad = ErrorCode::InvalidArgument.raw();
+        assert_eq!(h.retype(CapType::VSpace, 0, SPACE, 1), bad);
+        assert_eq!(h.retype(CapType::VSpace, 65, SPACE, 1), bad);
+        // 65 pages do not fit in 32; 32 (root and 31 tables) exactly do.
+        assert_eq!(
+            h.retype(CapType::VSpace, 64, SPACE, 1),
+            ErrorCode::NotEnoughMemory.raw()
+        );
+        assert_eq!(h.retype(CapType::VSpace, 31, SPACE, 1), OK);
+        assert_eq!(
+            h.retype(CapType::Endpoint, 0, FAULTS, 1),
+            ErrorCode::NotEnoughMemory.raw(),
+            "the Untyped is used up"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Its memory comes back with it.
+        assert_eq!(h.delete(SPACE), OK);
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 1), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn mapping_into_it_takes_no_kernel_memory_and_stops_at_its_table_budget() {
+        let mut h = child_bound();
+        let allocated = h.kernel.frames().allocated();
+        // The whole user half but page 0, once bound.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, abi::IPC_BUFFER_ADDRESS, 3), OK);
+        assert_eq!(h.map(SPARE, SPACE, 0, 1), ErrorCode::InvalidAddress.raw());
+        assert_eq!(h.map(SPARE, SPACE, 0x1000, 1), OK);
+        assert_eq!(h.map(BUFFER, SPACE, 0x1000, 7), bad_rights());
+        // Seven tables so far; the eighth cannot make a new path.
+        assert_eq!(
+            h.map(BUFFER, SPACE, 1 << 39, 3),
+            ErrorCode::OutOfResources.raw()
+        );
+        assert_eq!(h.kernel.frames().allocated(), allocated, "no kernel frame");
+        assert_eq!(
+            h.map(BUFFER, SPACE, 0x2000, 3),
+            OK,
+            "old tables still serve"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    fn bad_rights() -> u64 {
+        ErrorCode::InvalidArgument.raw()
+    }
+
+    #[test]
+    fn tcb_set_space_refuses_bad_arguments_and_changes_nothing() {
+        let mut h = at_the_case();
+        assert_eq!(h.retype(CapType::Endpoint, 0, FAULTS, 1), OK);
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 1, SPACE, 1), OK);
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 1), OK);
+        let none = [NO_CAP, NO_CAP];
+        let wrong = ErrorCode::WrongCapabilityType.raw();
+        let argument = ErrorCode::InvalidArgument.raw();
+        // An unbound VSpace has no tables to map into.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 1), argument);
+        assert_eq!(h.set_space(SPACE, SPACE, none, START), wrong);
+        assert_eq!(h.set_space(CHILD, CODE, none, START), wrong);
+        assert_eq!(h.set_space(CHILD, SPACE, [FAULTS, NO_CAP], START), wrong);
+        assert_eq!(h.set_space(CHILD, SPACE, [NO_CAP, CODE], START), wrong);
+        assert_eq!(
+            h.set_space(CHILD, SPACE, [40, NO_CAP], START),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.set_space(CHILD, OWN_SPACE, none, START), argument);
+        assert_eq!(h.set_space(16, SPACE, none, START), argument, "running");
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [CODE_VA + 1, START[1]]),
+            argument
+        );
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [CODE_VA, START[1] + 4]),
+            argument
+        );
+        assert_eq!(
+            h.set_space(CHILD, SPACE, none, [1 << 48, START[1]]),
+            ErrorCode::InvalidAddress.raw()
+        );
+        // Nothing changed: the thread is still new, without a space.
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            argument
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Unconfigured is fine (CSpace and priority may come later)...
+        assert_eq!(h.set_space(CHILD, SPACE, none, START), OK);
+        // ...but not twice, and not a VSpace bound already.
+        assert_eq!(h.set_space(CHILD, SPACE, none, START), argument);
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.set_space(SECOND, SPACE, none, START), argument);
+        // A program cannot replace the space; CSpace and priority can come.
+        assert_eq!(
+            h.syscall(
+                Syscall::TcbConfigure.number(),
+                [
+                    CHILD,
+                    CHILD_CNODE,
+                    100,
+                    BootProgram::ThreadsCaller.selector(0)
+                ]
+            ),
+            argument
+        );
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn the_child_runs_in_its_space_and_its_faults_carry_the_endpoints_badge() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        let child = child_running(&mut h);
+        let asid = h.asid();
+        // The root receives on its fault endpoint; the child faults.
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(h.kernel.current(), Some(root));
+        assert_eq!(
+            h.syscall(Syscall::Recv.number(), [FAULTS, 0, 0, 0]),
+            u64::MAX
+        );
+        assert_eq!(h.kernel.current(), Some(child));
+        assert_ne!(asid, 0);
+        h.fault(NULL_WRITE_ESR, 0x1234);
+        assert_eq!(h.kernel.current(), Some(root), "the fault went to the root");
+        let info = abi::MessageInfo::from(h.context().x[1]);
+        assert_eq!(info.label(), abi::fault::FAULT_LABEL);
+        assert_eq!(h.context().x[3], 0x1234, "the fault address");
+        assert_eq!(h.context().x[5], CODE_VA, "the faulting PC");
+        assert_eq!(h.context().x[8], FAULT_BADGE, "the endpoint capability's");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn without_its_ipc_buffer_or_fault_endpoint_a_thread_gets_errors_and_stops() {
+        let mut h = child_bound();
+        // The child gets an endpoint to send on.
+        let rights = u64::from(abi::cap::Rights::WRITE.raw());
+        h.context().x[6] = 0;
+        assert_eq!(
+            h.syscall(
+                Syscall::CapMintInto.number(),
+                [CHILD_CNODE, CHANNEL, 2, rights]
+            ),
+            OK
+        );
+        assert_eq!(h.delete(BUFFER), OK);
+        assert_eq!(h.delete(FAULTS), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        child_running(&mut h);
+        // A message longer than the registers needs the IPC buffer.
+        h.context().x[1] = abi::MessageInfo::with(1, 10).into();
+        assert_eq!(
+            h.syscall(Syscall::NBSend.number(), [2, 0, 0, 0]),
+            ErrorCode::InvalidAddress.raw()
+        );
+        h.context().x[1] = abi::MessageInfo::with(1, 2).into();
+        assert_eq!(
+            h.syscall(Syscall::NBSend.number(), [2, 0, 0, 0]),
+            ErrorCode::WouldBlock.raw(),
+            "a short one does not"
+        );
+        // With no fault endpoint, a fault stops it.
+        h.fault(NULL_WRITE_ESR, 0);
+        assert!(
+            h.machine
+                .console
+                .contains("new-thread#1 stopped: data abort"),
+            "{}",
+            h.machine.console
+        );
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn deleting_a_bound_vspace_ends_its_thread_and_takes_its_mappings_down() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        let flushes = h.machine.tlb_flushes;
+        assert_eq!(h.delete(SPACE), OK);
+        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidCapability.raw(),
+            "the thread is gone"
+        );
+        // Its frames are mapped nowhere: they map again.
+        let va = abi::vspace::FRAME_MAP_START;
+        assert_eq!(h.map(CODE, OWN_SPACE, va, 1), OK);
+        assert!(h.readable(va));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_thread_that_ends_leaves_its_vspace_unbound_empty_and_reusable() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Unbound: no tables to map into.
+        assert_eq!(
+            h.map(SPARE, SPACE, 0x1000, 1),
+            ErrorCode::InvalidArgument.raw()
+        );
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.set_space(SECOND, SPACE, [NO_CAP, NO_CAP], START), OK);
+        // Empty: the old mappings are gone, the budget is whole again.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(SPARE, SPACE, abi::IPC_BUFFER_ADDRESS, 1), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn revoking_the_untyped_ends_the_thread_and_reclaims_every_page() {
+        let mut h = child_bound();
+        child_running(&mut h);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(
+            h.syscall(Syscall::CapRevoke.number(), [0, UNTYPED, 0, 0]),
+            OK
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(
+            h.map(CODE, SPACE, CODE_VA, 5),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(h.retype(CapType::Untyped, 17, 20, 1), OK, "all 32 pages");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+}
+
+/// The root task (the demo's first step): what it is handed, and that the
+/// kernel takes all of it back when the root ends.
+mod root_task {
+    use super::*;
+    use abi::bootinfo::{BootInfo, BOOT_INFO_WORDS, ROOT_CNODE_SLOT, ROOT_IPC_BUFFER_SLOT};
+    use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_TCB_SLOT};
+    use abi::cap::CapType;
+
+    fn boot_info(h: &Harness) -> BootInfo {
+        let root = h.kernel.current().expect("the root runs");
+        let buffer = h.kernel.thread(root).ipc_buffer.expect("an IPC buffer");
+        let words: Vec<u64> = (0..BOOT_INFO_WORDS as u64)
+            .map(|i| h.machine.read_phys_u64(buffer + 8 * i))
+            .collect();
+        BootInfo::decode(&words).expect("a well-formed BootInfo")
+    }
+
+    #[test]
+    fn the_root_gets_every_free_page_as_aligned_untypeds() {
+        let mut h = Harness::start(Mode::Demo);
+        let info = boot_info(&h);
+        assert!(!info.untypeds.is_empty());
+        for (i, a) in info.untypeds.iter().enumerate() {
+            assert_eq!(a.base % a.bytes(), 0, "{a:?} is naturally aligned");
+            assert!(a.base >= RAM.start && a.base + a.bytes() <= RAM.end());
+            for b in &info.untypeds[i + 1..] {
+                assert!(a.base + a.bytes() <= b.base || b.base + b.bytes() <= a.base);
+            }
+        }
+        // Only the kept pages are left in the kernel's pool.
+        assert_eq!(h.kernel.frames().available(), info.kernel_kept_pages);
+        assert!(
+            info.kernel_kept_pages >= abi::vspace::MAX_TABLE_PAGES as u64,
+            "the smallest blocks that make up the root's own table pages stay"
+        );
+        let handed_over = info.untyped_bytes() / 4096 + info.kernel_kept_pages;
+        // Each slot holds what the table says; the first free slot is empty.
+        let retype = |h: &mut Harness, untyped: u64, target: u64| {
+            h.context().x[5] = 1;
+            h.syscall(
+                Syscall::Retype.number(),
+                [untyped, u64::from(CapType::Frame.raw()), 0, target],
+            )
+        };
+        for index in 0..info.untypeds.len() {
+            let target = ROOT_FIRST_FREE_SLOT + index as u64;
+            assert_eq!(retype(&mut h, BootInfo::untyped_slot(index), target), 0);
+        }
+        assert_eq!(
+            retype(&mut h, BootInfo::untyped_slot(info.untypeds.len()), 500),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(
+            h.syscall(Syscall::TcbSetPriority.number(), [ROOT_TCB_SLOT, 100, 0, 0]),
+            0
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The root gives a copy of its IPC buffer's Frame away (to its own
+        // CNode here) and deletes an Untyped; then it ends.
+        h.context().x[5] = 0;
+        h.context().x[6] = 0;
+        assert_eq!(
+            h.syscall(
+                Syscall::CapMint.number(),
+                [ROOT_CNODE_SLOT, ROOT_IPC_BUFFER_SLOT, 499, 3]
+            ),
+            0
+        );
+        assert_eq!(
+            h.syscall(
+                Syscall::CapDelete.number(),
+                [ROOT_CNODE_SLOT, BootInfo::untyped_slot(0), 0, 0]
+            ),
+            0
+        );
+        h.exit(0);
+        assert!(h.machine.console.contains("[kernel] done: the root task"));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Every page came back (the next step's thread has taken its own).
+        let next = h.kernel.current().expect("the demo goes on");
+        assert_ne!(h.kernel.thread(next).name, "root");
+        assert_eq!(h.kernel.frames().lost(), 0);
+        let frames = h.kernel.frames();
+        assert!(frames.available() >= handed_over - frames.allocated());
+        assert_eq!(
+            frames.available() + frames.allocated(),
+            RAM.size / 4096,
+            "every page is back in the pool or in use by the next step"
+        );
+    }
 }

@@ -6,7 +6,7 @@
 //! kernel does not call it on every syscall.
 use super::cdt::Links;
 use super::object::ObjectBody;
-use super::object_size::{MAX_CNODE_RADIX, MIN_CNODE_RADIX};
+use super::object_size::{object_alignment, MAX_CNODE_RADIX, MIN_CNODE_RADIX};
 use super::{CapSpace, ObjectId, ObjectState, SlotId};
 use abi::cap::{CapType, Rights};
 
@@ -311,8 +311,13 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                     _ => return Err(V::OrphanedChild(id)),
                 };
                 let base = parent.map_or(0, |p| p.phys);
-                let inside = header.size_bytes.is_power_of_two()
-                    && header.phys.is_multiple_of(header.size_bytes)
+                let alignment = object_alignment(header.cap_type, header.size_bytes);
+                let shaped = header.size_bytes.is_power_of_two()
+                    || (header.cap_type == CapType::VSpace
+                        && header.size_bytes.is_multiple_of(alignment));
+                let inside = shaped
+                    && alignment > 0
+                    && header.phys.is_multiple_of(alignment)
                     && header.phys >= base
                     && header.phys_end() <= base.saturating_add(watermark);
                 if !inside {

@@ -1,8 +1,10 @@
 //! How much Untyped memory each kind of object takes.
 //!
-//! Every size is a power of two and objects are aligned to their size, so
-//! an object never straddles a boundary of its own size and the space left
-//! between objects is only ever alignment padding. Thread, endpoint and
+//! Every size but a VSpace's is a power of two and those objects are
+//! aligned to their size, so they never straddle a boundary of their own
+//! size and the space left between objects is only ever alignment padding.
+//! A VSpace is its root table and the page-table pages it may use
+//! (`1 + size` pages, not a power of two): it is page aligned. Thread, endpoint and
 //! similar objects keep their working state in the kernel's static tables;
 //! their size here is what retype charges the Untyped for them, so that
 //! user space can make no more objects than its memory pays for.
@@ -59,11 +61,27 @@ pub fn object_size(cap_type: CapType, size_param: u64) -> Result<u64, CapError> 
         }
         CapType::Tcb => fixed(TCB_BYTES),
         CapType::Endpoint | CapType::Notification => fixed(SMALL_OBJECT_BYTES),
-        CapType::Frame | CapType::VSpace => fixed(PAGE_SIZE),
+        CapType::Frame => fixed(PAGE_SIZE),
+        CapType::VSpace => {
+            if (1..=abi::vspace::MAX_USER_TABLE_PAGES).contains(&size_param) {
+                Ok((1 + size_param) * PAGE_SIZE)
+            } else {
+                Err(CapError::InvalidArgument)
+            }
+        }
         CapType::Filter => fixed(FILTER_BYTES),
         CapType::Null | CapType::IrqHandler | CapType::DebugConsole | CapType::Reply => {
             Err(CapError::InvalidArgument)
         }
+    }
+}
+
+/// The alignment of an object of `cap_type` that is `size_bytes` large:
+/// its size, but a page for a VSpace.
+pub fn object_alignment(cap_type: CapType, size_bytes: u64) -> u64 {
+    match cap_type {
+        CapType::VSpace => PAGE_SIZE,
+        _ => size_bytes,
     }
 }
 
@@ -77,7 +95,8 @@ mod tests {
         assert_eq!(object_size(CapType::Endpoint, 0), Ok(16));
         assert_eq!(object_size(CapType::Notification, 0), Ok(16));
         assert_eq!(object_size(CapType::Frame, 0), Ok(4096));
-        assert_eq!(object_size(CapType::VSpace, 0), Ok(4096));
+        assert_eq!(object_size(CapType::VSpace, 1), Ok(2 * 4096));
+        assert_eq!(object_size(CapType::VSpace, 64), Ok(65 * 4096));
         assert_eq!(object_size(CapType::CNode, 1), Ok(64));
         assert_eq!(object_size(CapType::CNode, 10), Ok(32 * 1024));
         assert_eq!(object_size(CapType::Untyped, 12), Ok(4096));
@@ -85,11 +104,17 @@ mod tests {
     }
 
     #[test]
-    fn every_size_is_a_power_of_two() {
+    fn every_size_but_a_vspaces_is_a_power_of_two() {
         for t in CapType::ALL {
             for param in 0..64 {
                 if let Ok(size) = object_size(t, param) {
-                    assert!(size.is_power_of_two(), "{t:?} {param}");
+                    if t == CapType::VSpace {
+                        assert!(size.is_multiple_of(PAGE_SIZE), "{param}");
+                        assert_eq!(object_alignment(t, size), PAGE_SIZE);
+                    } else {
+                        assert!(size.is_power_of_two(), "{t:?} {param}");
+                        assert_eq!(object_alignment(t, size), size);
+                    }
                 }
             }
         }
@@ -104,6 +129,9 @@ mod tests {
         assert_eq!(object_size(CapType::Untyped, 48), Err(bad));
         assert_eq!(object_size(CapType::Tcb, 1), Err(bad));
         assert_eq!(object_size(CapType::Frame, 12), Err(bad));
+        assert_eq!(object_size(CapType::VSpace, 0), Err(bad));
+        assert_eq!(object_size(CapType::VSpace, 65), Err(bad));
+        assert_eq!(object_size(CapType::VSpace, u64::MAX), Err(bad));
         assert_eq!(object_size(CapType::Null, 0), Err(bad));
         assert_eq!(object_size(CapType::IrqHandler, 0), Err(bad));
         assert_eq!(object_size(CapType::DebugConsole, 0), Err(bad));

@@ -7,7 +7,7 @@
 //! at once (the watermark returns to 0) — "revoking an Untyped reclaims
 //! everything made from it".
 use super::object::ObjectBody;
-use super::object_size::object_size;
+use super::object_size::{object_alignment, object_size};
 use super::{CNodeId, CapError, CapSpace, Capability, ObjectHeader, ObjectId, ObjectState, SlotId};
 use abi::cap::{CapType, Rights};
 
@@ -23,7 +23,8 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// capabilities, with every right, into slots `dst_index ..
     /// dst_index + count` of `dst_cnode`, as children of `untyped_slot`'s
     /// capability. `size_param` is the radix of a CNode, log2 of the size
-    /// of an Untyped, and 0 for the fixed-size types.
+    /// of an Untyped, the page-table pages of a VSpace besides its root,
+    /// and 0 for the fixed-size types.
     ///
     /// Everything is checked before anything changes: the capability, the
     /// type and size, the count (1 ..= `MAX_RETYPE_COUNT`), that the
@@ -63,7 +64,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         let start = untyped
             .phys
             .checked_add(watermark)
-            .and_then(|free| free.checked_next_multiple_of(size))
+            .and_then(|free| free.checked_next_multiple_of(object_alignment(new_type, size)))
             .ok_or(CapError::NotEnoughMemory)?;
         let end = size
             .checked_mul(count)
@@ -207,6 +208,25 @@ mod tests {
             UNTYPED_BASE + 16 * 1024
         );
         assert_eq!(watermark(&f, f.untyped), (32 * 1024, 3));
+        f.check();
+    }
+
+    #[test]
+    fn a_vspace_is_its_root_and_table_pages_page_aligned() {
+        let mut f = Fixture::new();
+        f.space
+            .retype(f.slot(0), CapType::Endpoint, 0, f.root, 2, 1)
+            .unwrap();
+        let made = f
+            .space
+            .retype(f.slot(0), CapType::VSpace, 2, f.root, 3, 2)
+            .unwrap();
+        for (i, id) in made.iter().enumerate() {
+            let h = f.space.object(*id).unwrap();
+            assert_eq!(h.phys, UNTYPED_BASE + 4096 * (1 + 3 * i as u64));
+            assert_eq!(h.size_bytes, 3 * 4096);
+        }
+        assert_eq!(watermark(&f, f.untyped), (7 * 4096, 3));
         f.check();
     }
 

@@ -33,11 +33,14 @@ use core::fmt::Write;
 
 mod audit;
 mod binding;
+#[cfg(test)]
+mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
 mod policy;
 mod reply;
 mod root_task;
+mod set_space;
 mod tcb;
 mod trace;
 mod user_dispatch;
@@ -55,6 +58,10 @@ pub const DEADLOCK_STATUS: i64 = -2;
 /// The status recorded for a thread made from user space whose TCB object
 /// was destroyed (its last capability deleted, or its Untyped revoked).
 pub const TCB_DESTROYED_STATUS: i64 = -3;
+/// The status recorded for a thread whose address space was a VSpace made
+/// from user space, destroyed while bound to it (its last capability
+/// deleted, or its Untyped revoked).
+pub const VSPACE_DESTROYED_STATUS: i64 = -4;
 
 /// Capability slots shared by every CNode.
 pub const MAX_SLOTS: usize = 4096;
@@ -715,6 +722,12 @@ impl Kernel {
                     Err(code) => code,
                 },
             ),
+            Call::TcbSetSpace => {
+                SyscallResult::Return(match self.tcb_set_space(platform, current) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
             Call::BindNotification { tcb, notification } => {
                 SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
                     Ok(()) => ErrorCode::Ok,
@@ -817,6 +830,17 @@ impl Kernel {
         operation: IpcOperation,
         cptr: u64,
     ) -> SyscallResult {
+        // A message longer than the registers, or carrying capabilities,
+        // is read from the sender's IPC buffer: a thread given none by
+        // `TcbSetSpace` (or whose buffer Frame was destroyed) cannot send
+        // one.
+        let thread = &self.threads[current.index()];
+        if operation.sends()
+            && thread.ipc_buffer.is_none()
+            && !message::fits_in_registers(message::sent_info(thread))
+        {
+            return SyscallResult::Return(ErrorCode::InvalidAddress);
+        }
         if operation == IpcOperation::Reply {
             return match ipc::reply(platform, &mut self.threads, current) {
                 Ok(caller) => SyscallResult::Ipc(Effects::continue_and_wake(caller)),
@@ -995,10 +1019,11 @@ impl Kernel {
 
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
-    /// notifications, CNodes, smaller Untypeds, Frames (zeroed here,
-    /// before any capability to them can be used) and TCBs (each a new,
-    /// inactive thread in a free slot of the thread table), `count` of
-    /// them into slots from `target` on.
+    /// notifications, CNodes, smaller Untypeds, Frames and VSpaces (zeroed
+    /// here, before any capability to them can be used; a VSpace is
+    /// unbound until `TcbSetSpace`) and TCBs (each a new, inactive thread
+    /// in a free slot of the thread table), `count` of them into slots
+    /// from `target` on.
     #[inline(never)]
     fn retype_syscall<P: Platform>(
         &mut self,
@@ -1017,6 +1042,7 @@ impl Kernel {
                 | CapType::Untyped
                 | CapType::Filter
                 | CapType::Frame
+                | CapType::VSpace
                 | CapType::Tcb
         ) {
             return Err(ErrorCode::InvalidArgument);
@@ -1053,6 +1079,14 @@ impl Kernel {
                     self.frame_maps[object.index()] = None;
                     if let Some(header) = self.caps.object(object) {
                         platform.zero_frame(header.phys);
+                    }
+                }
+                CapType::VSpace => {
+                    if let Some(header) = self.caps.object(object).copied() {
+                        let page_size = arch::layout::PAGE_SIZE;
+                        for page in 0..header.size_bytes / page_size {
+                            platform.zero_frame(header.phys + page * page_size);
+                        }
                     }
                 }
                 CapType::Tcb => self.tcb_created(object),
@@ -1142,9 +1176,10 @@ impl Kernel {
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
         let mut silenced: heapless::Vec<u32, 8> = heapless::Vec::new();
-        // Threads made from user space whose TCB object is gone: they end
-        // once the deletion is over.
-        let mut orphans: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
+        // Threads made from user space whose TCB object, or user-made
+        // VSpace, is gone: they end (with this status) once the deletion
+        // is over.
+        let mut orphans: heapless::Vec<(ThreadId, i64), { 2 * MAX_THREADS }> = heapless::Vec::new();
         let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
             CapType::Endpoint => {
                 endpoints[object.index()].drain(threads, |threads, waiter| {
@@ -1245,15 +1280,25 @@ impl Kernel {
                     if thread.tcb == Some(object) {
                         thread.tcb = None;
                         if thread.created_by_user {
-                            let _ = orphans.push(ThreadId(index as u16));
+                            let _ = orphans.push((ThreadId(index as u16), TCB_DESTROYED_STATUS));
                         }
                     }
                 }
             }
             CapType::VSpace => {
-                for thread in threads.iter_mut() {
+                for (index, thread) in threads.iter_mut().enumerate() {
                     if thread.vspace == Some(object) {
                         thread.vspace = None;
+                        // A space built in the object's pages cannot
+                        // outlive them: its thread ends. (A kernel-made
+                        // one goes only as its thread ends anyway.)
+                        let in_object = thread
+                            .space
+                            .as_ref()
+                            .is_some_and(|space| space.object_pages().is_some());
+                        if in_object {
+                            let _ = orphans.push((ThreadId(index as u16), VSPACE_DESTROYED_STATUS));
+                        }
                     }
                 }
             }
@@ -1264,6 +1309,13 @@ impl Kernel {
                     vspace::unmap(platform, threads, mapping);
                 }
                 stop_audit(threads, &mut woken, |sink| sink.frame == object);
+                // A thread whose IPC buffer it was has none from now on.
+                for thread in threads.iter_mut() {
+                    if thread.ipc_buffer_frame == Some(object) {
+                        thread.ipc_buffer_frame = None;
+                        thread.ipc_buffer = None;
+                    }
+                }
             }
             _ => {}
         };
@@ -1281,9 +1333,9 @@ impl Kernel {
                 }
             }
         }
-        for orphan in orphans {
+        for (orphan, status) in orphans {
             if self.threads[orphan.index()].state != ThreadState::Free {
-                self.end_thread(platform, orphan, ThreadState::Exited(TCB_DESTROYED_STATUS));
+                self.end_thread(platform, orphan, ThreadState::Exited(status));
             }
         }
         result.map_err(ErrorCode::from)

@@ -5,7 +5,9 @@
 //! boot-suite case's) the kernel makes the TCB object and destroys it when
 //! the thread ends. A thread made from user space comes the other way
 //! round: `Retype` of a TCB takes a free slot of the thread table for it
-//! (inactive), `TcbConfigure` gives it a CSpace, a priority and a program,
+//! (inactive), `TcbConfigure` gives it a CSpace, a priority and a program
+//! (or, with `abi::tcb::NO_PROGRAM`, no program: `TcbSetSpace` then gives
+//! it an address space its creator built, see `set_space.rs`),
 //! `TcbResume` starts it, and destroying its TCB object (the last
 //! capability deleted, or its Untyped revoked) ends it; if it exits first,
 //! its TCB capabilities name no thread (`InvalidCapability`). Every
@@ -23,7 +25,7 @@ use crate::syscall::{SyscallResult, TcbOperation};
 use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
-use abi::tcb::{Register, NZCV_MASK};
+use abi::tcb::{Register, NO_PROGRAM, NZCV_MASK};
 use abi::ErrorCode;
 use arch::context::UserContext;
 use entry::WorkFlags;
@@ -129,7 +131,8 @@ impl Kernel {
     /// `tcb_cptr` the CNode at `cnode_cptr` as its CSpace, `priority` as
     /// its priority and MCP, and the init ELF embedded in the image,
     /// loaded into a fresh address space and entered with `selector` in
-    /// `x0`. It stays inactive until `TcbResume`.
+    /// `x0`; with `abi::tcb::NO_PROGRAM` no program and no space (those
+    /// come from `TcbSetSpace`). It stays inactive until `TcbResume`.
     #[inline(never)]
     pub(super) fn tcb_configure<P: Platform>(
         &mut self,
@@ -146,7 +149,11 @@ impl Kernel {
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
         let thread = &self.threads[target.index()];
-        if thread.state != ThreadState::Inactive || thread.space.is_some() {
+        // A program needs a thread without a space; CSpace and priority
+        // alone may be given before or after `TcbSetSpace`.
+        if thread.state != ThreadState::Inactive
+            || (selector != NO_PROGRAM && thread.space.is_some())
+        {
             return Err(ErrorCode::InvalidArgument);
         }
         if priority > self.threads[current.index()].mcp {
@@ -154,6 +161,14 @@ impl Kernel {
         }
         let cspace = CNodeId(cnode.object());
         let cspace_slots = self.caps.cnode_slots(cspace).map_err(ErrorCode::from)?;
+        if selector == NO_PROGRAM {
+            let thread = &mut self.threads[target.index()];
+            thread.cspace = Some(cspace);
+            thread.cspace_slots = cspace_slots;
+            thread.priority = priority;
+            thread.mcp = priority;
+            return Ok(());
+        }
         let (space, entry) = self
             .load_init_space(platform)
             .map_err(|_| ErrorCode::OutOfResources)?;

@@ -1,26 +1,38 @@
 //! Frame and VSpace invocations: mapping pages into address spaces.
 //!
-//! A VSpace capability names one thread's address space (the kernel makes
-//! the VSpace object when it starts the thread and destroys it when the
-//! thread ends, so a VSpace capability never outlives its space). A Frame
-//! is a page retyped from Untyped memory; it is mapped at most once at a
-//! time (seL4's rule), and the kernel remembers where (`frame_maps`), so
-//! that unmapping, deleting the frame's last capability and revoking its
-//! Untyped all take the mapping down first.
+//! A VSpace capability names one address space. Two kinds exist:
 //!
-//! Page tables: the tables a mapping needs come from the kernel's frame
-//! pool, owned by the address space (freed with it) and limited to
-//! `abi::vspace::MAX_TABLE_PAGES` per space, not from an Untyped the
-//! caller names. That is a documented simplification: the memory is
-//! bounded per space, but not charged to the caller's Untyped.
+//! - Kernel-made: the kernel makes the VSpace object when it builds a
+//!   thread's space around a program (boot-suite threads, `TcbConfigure`
+//!   with a program) and destroys it when the thread ends, so such a
+//!   capability never outlives its space. Tables a mapping needs come from
+//!   the kernel's frame pool, owned by the space (freed with it), at most
+//!   `abi::vspace::MAX_TABLE_PAGES` of them; frames may be mapped only in
+//!   the window `FRAME_MAP_START .. FRAME_MAP_END` (clear of the program,
+//!   stack and IPC buffer the kernel put there).
+//! - User-made (`Retype` of `CapType::VSpace`): `1 + size` pages of the
+//!   Untyped, its root table first and every table a mapping needs from
+//!   the rest, so all of its memory is charged to the Untyped and comes
+//!   back with it. It is unbound until `TcbSetSpace` binds it to one
+//!   thread; `FrameMap` into an unbound one is `InvalidArgument`. Its
+//!   window is the whole user half but page 0. When its thread ends it is
+//!   unbound again, empty and reusable; when it is destroyed while bound,
+//!   its thread ends (`VSPACE_DESTROYED_STATUS`).
+//!
+//! A Frame is a page retyped from Untyped memory; it is mapped at most
+//! once at a time (seL4's rule), and the kernel remembers where
+//! (`frame_maps`), so that unmapping, deleting the frame's last capability
+//! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;
 use crate::address_space::FrameMapError;
+use crate::cap::ObjectId;
 use crate::platform::Platform;
 use crate::thread::{Thread, ThreadId, MAX_THREADS};
 use abi::cap::{CapType, Rights};
-use abi::vspace::MapRights;
+use abi::vspace::{is_frame_map_address, MapRights};
 use abi::ErrorCode;
+use arch::layout::PAGE_SIZE;
 use arch::mmu::Permissions;
 
 /// Where one frame is mapped: the address space of `thread`, at `va`.
@@ -69,14 +81,23 @@ impl Kernel {
         };
         let frame = self.thread_cap(current, frame_cptr, CapType::Frame, needed)?;
         let vspace = self.thread_cap(current, vspace_cptr, CapType::VSpace, Rights::WRITE)?;
-        let target = self
-            .threads
-            .iter()
-            .position(|t| t.vspace == Some(vspace.object()))
-            .map(|index| ThreadId(index as u16))
-            // Unreachable while VSpace objects live exactly as long as
-            // their spaces; a typed error rather than a panic all the same.
-            .ok_or(ErrorCode::InvalidCapability)?;
+        let target = match self.vspace_thread(vspace.object()) {
+            Some(thread) => thread,
+            // A user-made space has no tables until it is bound.
+            None if self.is_user_vspace(vspace.object()) => return Err(ErrorCode::InvalidArgument),
+            // Unreachable while kernel-made VSpace objects live exactly as
+            // long as their spaces; a typed error rather than a panic.
+            None => return Err(ErrorCode::InvalidCapability),
+        };
+        let user_made = self.threads[target.index()]
+            .space
+            .as_ref()
+            .is_some_and(|space| space.object_pages().is_some());
+        if !user_made && !is_frame_map_address(va) {
+            // A kernel-made space keeps its program, stack and IPC buffer
+            // out of reach.
+            return Err(ErrorCode::InvalidAddress);
+        }
         let index = frame.object().index();
         if self.frame_maps[index].is_some() {
             return Err(ErrorCode::AlreadyMapped);
@@ -127,8 +148,68 @@ impl Kernel {
         Ok(())
     }
 
-    /// Every recorded mapping is a live Frame's, in a live space.
+    /// The thread a VSpace object is bound to.
+    pub(super) fn vspace_thread(&self, vspace: ObjectId) -> Option<ThreadId> {
+        self.threads
+            .iter()
+            .position(|t| t.vspace == Some(vspace))
+            .map(|index| ThreadId(index as u16))
+    }
+
+    /// Was this VSpace object made by `Retype` (from an Untyped)?
+    pub(super) fn is_user_vspace(&self, vspace: ObjectId) -> bool {
+        self.caps
+            .object(vspace)
+            .is_some_and(|h| h.cap_type == CapType::VSpace && h.parent_untyped.is_some())
+    }
+
+    /// Every recorded mapping is a live Frame's, in a live space; every
+    /// thread's VSpace, IPC buffer Frame and fault endpoint are live
+    /// objects of their type, each VSpace bound to one thread at most,
+    /// and a user-made space is built in its own object's pages.
     pub(super) fn check_frame_mappings(&self) -> Result<(), &'static str> {
+        for (index, thread) in self.threads.iter().enumerate() {
+            let live = |id: ObjectId, cap_type: CapType| {
+                self.caps
+                    .object(id)
+                    .filter(|h| h.live() && h.cap_type == cap_type)
+                    .copied()
+            };
+            if let Some(vspace) = thread.vspace {
+                let header =
+                    live(vspace, CapType::VSpace).ok_or("a thread's VSpace is no live VSpace")?;
+                if self.vspace_thread(vspace) != Some(ThreadId(index as u16)) {
+                    return Err("a VSpace is bound to more than one thread");
+                }
+                let space = thread
+                    .space
+                    .as_ref()
+                    .ok_or("a thread has a VSpace but no address space")?;
+                let expected = header
+                    .parent_untyped
+                    .map(|_| (header.phys, header.size_bytes / PAGE_SIZE));
+                if space.object_pages() != expected || space.root() != header.phys {
+                    return Err("an address space is not built in its VSpace object");
+                }
+            } else if thread
+                .space
+                .as_ref()
+                .is_some_and(|s| s.object_pages().is_some())
+            {
+                return Err("a space built in a VSpace object outlived the object");
+            }
+            if let Some(frame) = thread.ipc_buffer_frame {
+                let header =
+                    live(frame, CapType::Frame).ok_or("a thread's IPC buffer is no live Frame")?;
+                if thread.ipc_buffer != Some(header.phys) {
+                    return Err("a thread's IPC buffer is not its Frame's page");
+                }
+            }
+            if let Some((endpoint, _)) = thread.fault_endpoint {
+                live(ObjectId(endpoint), CapType::Endpoint)
+                    .ok_or("a thread's fault endpoint is no live Endpoint")?;
+            }
+        }
         for (index, mapping) in self.frame_maps.iter().enumerate() {
             let Some(mapping) = mapping else {
                 continue;

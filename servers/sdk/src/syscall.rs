@@ -239,6 +239,25 @@ pub fn retype(
     .into_result()
 }
 
+/// `TcbSetSpace` with raw registers: the TCB capability `tcb`, the
+/// VSpace capability `vspace`, the IPC buffer Frame capability
+/// `ipc_buffer` and the fault endpoint capability `fault_endpoint` (each
+/// `abi::tcb::NO_CAP` for none), the first `pc`, `sp` and `x0`. See
+/// `crate::tcb::Tcb::set_space` for the typed form.
+pub fn tcb_set_space(
+    tcb: u64,
+    vspace: u64,
+    ipc_buffer: u64,
+    fault_endpoint: u64,
+    [pc, sp, x0]: [u64; 3],
+) -> Result<(), ErrorCode> {
+    let x = raw_syscall_registers(
+        Syscall::TcbSetSpace.number(),
+        [tcb, 0, vspace, ipc_buffer, fault_endpoint, pc, sp, x0],
+    );
+    RawResult(x[0]).into_result()
+}
+
 /// Makes syscall `number` with every argument register `x0..x7` as given
 /// and returns `x0..x8` as the kernel left them (for the fuzzer and for
 /// tests that need arbitrary register contents).

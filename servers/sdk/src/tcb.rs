@@ -48,6 +48,26 @@ impl Tcb {
         .into_result()
     }
 
+    /// Gives a new thread, configured with `abi::tcb::NO_PROGRAM`, the
+    /// address space `vspace` (made by `Retype`, bound to no thread): see
+    /// [`ThreadStart`]. It stays inactive until `resume`; map its code,
+    /// stack and IPC buffer (at `abi::IPC_BUFFER_ADDRESS`) into `vspace`
+    /// before that.
+    pub fn set_space(
+        self,
+        vspace: crate::vspace::VSpace,
+        start: ThreadStart,
+    ) -> Result<(), ErrorCode> {
+        let cptr = |c: Option<Cptr>| c.map_or(abi::tcb::NO_CAP, |c| c.0);
+        crate::syscall::tcb_set_space(
+            self.0 .0,
+            vspace.0 .0,
+            cptr(start.ipc_buffer.map(|frame| frame.0)),
+            cptr(start.fault_endpoint),
+            [start.pc, start.sp, start.x0],
+        )
+    }
+
     /// Reads one of the thread's registers.
     pub fn read_register(self, register: Register) -> Result<u64, ErrorCode> {
         self.read_register_number(register.number())
@@ -71,6 +91,22 @@ impl Tcb {
     pub fn write_register_number(self, number: u64, value: u64) -> Result<(), ErrorCode> {
         self.invoke(Syscall::TcbWriteRegister, number, value)
     }
+}
+
+/// How a thread given its address space by [`Tcb::set_space`] starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadStart {
+    /// The Frame that is its IPC buffer (read and write rights), if any.
+    pub ipc_buffer: Option<crate::vspace::Frame>,
+    /// The endpoint (write right) its faults are sent to, with that
+    /// capability's badge; `None`: a fault stops it.
+    pub fault_endpoint: Option<Cptr>,
+    /// Its first PC (4-byte aligned).
+    pub pc: u64,
+    /// Its first SP (16-byte aligned).
+    pub sp: u64,
+    /// Its first `x0`.
+    pub x0: u64,
 }
 
 /// A Filter capability: a seccomp-like rule list (see `sdk::policy` for

@@ -14,6 +14,18 @@ pub struct Frame(pub Cptr);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VSpace(pub Cptr);
 
+impl VSpace {
+    /// Makes an empty address space from the Untyped capability at
+    /// `untyped`, its capability at `target` of this thread's CNode: its
+    /// root table and up to `table_pages` more page-table pages (1 ..=
+    /// `abi::vspace::MAX_USER_TABLE_PAGES`), all from the Untyped. Bind it
+    /// to a new thread with `Tcb::set_space`.
+    pub fn retype(untyped: Cptr, table_pages: u64, target: u64) -> Result<VSpace, ErrorCode> {
+        crate::syscall::retype(untyped.0, abi::cap::CapType::VSpace, table_pages, target, 1)?;
+        Ok(VSpace(Cptr(target)))
+    }
+}
+
 impl Frame {
     /// Maps the frame into `vspace` at `va` with `rights`.
     pub fn map(self, vspace: VSpace, va: u64, rights: MapRights) -> Result<(), ErrorCode> {

@@ -1,0 +1,102 @@
+//! `TcbSetSpace`: a new thread runs in an address space its creator built.
+//!
+//! The creator retypes a VSpace from its Untyped (the root table and the
+//! page-table pages it may use, all charged to that Untyped), a TCB, and
+//! Frames for code, stack and IPC buffer; configures the TCB with
+//! `abi::tcb::NO_PROGRAM` (CSpace and priority); binds the VSpace to the
+//! thread here, naming the IPC buffer, the fault endpoint and the first
+//! PC, SP and x0; maps its frames with `FrameMap`; and resumes it.
+//!
+//! A VSpace is bound to one thread at most, for that thread's life: when
+//! the thread ends the space is taken down (mappings forgotten, TLB
+//! flushed) and the VSpace is unbound again, reusable; when the VSpace is
+//! destroyed first, the thread ends (see `Kernel::destroying`).
+
+use super::Kernel;
+use crate::address_space::AddressSpace;
+use crate::platform::Platform;
+use crate::syscall::set_space_arguments;
+use crate::thread::{ThreadId, ThreadState};
+use abi::cap::{CapType, Rights};
+use abi::ErrorCode;
+use arch::context::UserContext;
+use arch::layout::PAGE_SIZE;
+
+impl Kernel {
+    /// `TcbSetSpace` by `current` (arguments in its registers, see
+    /// `syscall::set_space_arguments`): binds the user-made, unbound
+    /// VSpace (write right) to the inactive, spaceless thread of the TCB
+    /// (write right), with the Frame (read and write rights) as its IPC
+    /// buffer and the Endpoint (write right) for its faults. Everything is
+    /// checked before anything changes.
+    #[inline(never)]
+    pub(super) fn tcb_set_space<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> Result<(), ErrorCode> {
+        let arguments = set_space_arguments(&self.threads[current.index()].context)?;
+        let tcb = self.thread_cap(current, arguments.tcb, CapType::Tcb, Rights::WRITE)?;
+        let vspace = self.thread_cap(current, arguments.vspace, CapType::VSpace, Rights::WRITE)?;
+        let buffer = match arguments.ipc_buffer {
+            Some(cptr) => {
+                Some(self.thread_cap(current, cptr, CapType::Frame, Rights::READ_WRITE)?)
+            }
+            None => None,
+        };
+        let endpoint = match arguments.fault_endpoint {
+            Some(cptr) => Some(self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?),
+            None => None,
+        };
+        let target = self
+            .tcb_thread(tcb.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let thread = &self.threads[target.index()];
+        if thread.state != ThreadState::Inactive || thread.space.is_some() {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        // Only a space made by `Retype` can be given, and only once at a
+        // time: a kernel-made one belongs to its thread already.
+        if !self.is_user_vspace(vspace.object()) || self.vspace_thread(vspace.object()).is_some() {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        let header = *self
+            .caps
+            .object(vspace.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let buffer_phys = match buffer {
+            Some(frame) => Some(
+                self.caps
+                    .object(frame.object())
+                    .map(|h| (frame.object(), h.phys))
+                    .ok_or(ErrorCode::InvalidCapability)?,
+            ),
+            None => None,
+        };
+        // Nothing can fail from here on but building the root, which the
+        // object's first page always allows.
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
+        if assignment.flush_all {
+            platform.flush_tlb_all();
+        }
+        let space = AddressSpace::in_object(
+            platform,
+            assignment.asid,
+            header.phys,
+            header.size_bytes / PAGE_SIZE,
+        )
+        .ok_or(ErrorCode::OutOfResources)?;
+        let thread = &mut self.threads[target.index()];
+        thread.space = Some(space);
+        thread.vspace = Some(vspace.object());
+        thread.ipc_buffer = buffer_phys.map(|(_, phys)| phys);
+        thread.ipc_buffer_frame = buffer_phys.map(|(frame, _)| frame);
+        thread.fault_endpoint = endpoint.map(|e| (e.object().index() as u32, e.badge()));
+        thread.context = UserContext::new_user(arguments.pc, arguments.sp, arguments.x0);
+        Ok(())
+    }
+}
+
+// The user half `TcbSetSpace` and `FrameMap` check against is the MMU's.
+const _: () = assert!(abi::vspace::USER_MAP_END == arch::layout::USER_END);
