@@ -22,7 +22,7 @@ fn every_in_kernel_test_passes_on_virt() {
 }
 
 #[test]
-fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
+fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_exits_0() {
     let outcome = common::boot_expecting_pass(&common::request(Machine::Virt, GuestMode::Demo));
     assert_eq!(outcome.end, ProcessEnd::Exited(0), "{outcome}");
     let banner = outcome.report.banner.as_deref().unwrap_or_default();
@@ -30,17 +30,26 @@ fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
         banner.contains("virt") && banner.contains("EL1"),
         "banner does not say virt and EL1: {banner:?}\n{outcome}"
     );
-    // The policy scene: the server's decisions, what the tracer and the
-    // audit ring saw, the app's verdict on its outcomes.
+    // The root task: handed all free RAM, it builds both echo tasks from
+    // their ELFs, they talk, the client's fault is served, all is revoked.
+    // Then the policy scene: the server's decisions, what the tracer and
+    // the audit ring saw, the app's verdict on its outcomes.
     let output = &outcome.guest_output;
     for line in [
+        "[root#0] root: every boot capability checked",
+        "[root#0] root: built echo from its",
+        "[root#0] root: built echo-client from its",
+        "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
+        "[root#0] root: the client faulted at 0x60000000000",
+        "echo-client: resumed after the fault",
+        "[root#0] root: both tasks reported; revoking their Untyped took back every object",
         "[policy] task 2: debug_print(x0=0x6, x2=",
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         "[app#2]   forwarded print: the server keeps 48 bytes --",
         "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
         "[supervisor#0] [audit] 10 records, none lost",
         "[app#2] its 6 calls each had the outcome the rules give",
-        "demo finished: 3 of 3 steps behaved as expected",
+        "demo finished: 4 of 4 steps behaved as expected",
     ] {
         assert!(
             output.contains(line),
