@@ -30,8 +30,9 @@ fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
         banner.contains("virt") && banner.contains("EL1"),
         "banner does not say virt and EL1: {banner:?}\n{outcome}"
     );
-    // The policy scene: the server's decisions, what the tracer and the
-    // audit ring saw, the app's verdict on its outcomes.
+    // The root task's echo system, then the policy scene: the server's
+    // decisions, what the tracer and the audit ring saw, the app's
+    // verdict on its outcomes.
     let output = &outcome.guest_output;
     for line in [
         "[policy] task 2: debug_print(x0=0x6, x2=",
@@ -40,7 +41,8 @@ fn demo_on_virt_prints_the_banner_runs_the_policy_scene_and_exits_0() {
         "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
         "[supervisor#0] [audit] 10 records, none lost",
         "[app#2] its 6 calls each had the outcome the rules give",
-        "demo finished: 3 of 3 steps behaved as expected",
+        "[root#0] root: both tasks reported; revoking their Untyped took back every object",
+        "demo finished: 4 of 4 steps behaved as expected",
     ] {
         assert!(
             output.contains(line),
