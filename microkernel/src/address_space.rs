@@ -389,6 +389,24 @@ impl AddressSpace {
         {
             return Err(FrameMapError::AlreadyMapped);
         }
+        // Every table the mapping needs must be there to take before the
+        // first is linked: a refused `FrameMap` changes nothing, its
+        // budget included.
+        let needed = self
+            .table
+            .tables_to_map_page(&WalkMemory(&*phys), VirtAddr::new(va))
+            .map_err(|_| FrameMapError::Refused)?;
+        let room = match self.tables {
+            TableSource::Pool { used } => {
+                abi::vspace::MAX_TABLE_PAGES.saturating_sub(used) >= needed
+                    && MAX_FRAMES - self.frames.len() >= needed
+                    && allocator.available() >= needed as u64
+            }
+            TableSource::Object { pages, used, .. } => pages.saturating_sub(used) >= needed as u64,
+        };
+        if !room {
+            return Err(FrameMapError::OutOfTables);
+        }
         let mapping = Mapping {
             va: VirtAddr::new(va),
             pa: PhysAddr::new(frame),
@@ -396,7 +414,7 @@ impl AddressSpace {
             permissions,
             granularity: Granularity::Pages,
         };
-        // Tables taken stay linked (and owned) even if the map failed.
+        // Cannot run out of tables now (checked above).
         let result = match &mut self.tables {
             TableSource::Pool { used } => {
                 let before = self.frames.len();
