@@ -154,9 +154,9 @@ impl FrameAllocator {
             .map(|bits| (quota[bits] as u64) << bits)
             .sum::<u64>()
             / PAGE_SIZE;
-        for bits in 0..64 {
-            while quota[bits] > 0 && total - taken_pages < keep {
-                quota[bits] -= 1;
+        for (bits, count) in quota.iter_mut().enumerate() {
+            while *count > 0 && total - taken_pages < keep {
+                *count -= 1;
                 taken_pages -= (1u64 << bits) / PAGE_SIZE;
             }
         }
