@@ -33,8 +33,11 @@ pub const MAX_PROGRAM_PAGES: usize = MAX_FRAMES - USER_STACK_PAGES as usize - 1;
 
 // Every segment the shared parser accepts lies in the user half (TTBR0)
 // and off page 0: the range check the kernel's own parser made with
-// `arch::layout::is_user_range` is `abi::elf`'s image range now.
-const _: () = assert!(elf::IMAGE_START >= PAGE_SIZE && elf::IMAGE_END <= USER_END);
+// `arch::layout::is_user_range` is `abi::elf`'s image range now. Its
+// pages are the MMU's.
+const _: () = assert!(
+    elf::IMAGE_START >= PAGE_SIZE && elf::IMAGE_END <= USER_END && elf::PAGE_SIZE == PAGE_SIZE
+);
 
 /// Checks a program's ELF file as [`AddressSpace::load`] does: the shared
 /// parser (`abi::elf`, the SDK's task loader uses it too) with the
