@@ -1628,7 +1628,7 @@ mod user_space {
         assert!(
             h.machine
                 .console
-                .contains("new-thread#1 stopped: data abort"),
+                .contains("task#1 stopped: data abort"),
             "{}",
             h.machine.console
         );
