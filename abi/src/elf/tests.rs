@@ -1,24 +1,10 @@
 //! Host tests of the ELF checks: what a linker lays out is accepted, and
 //! each malformed header or segment is refused with its own reason.
 
-use super::writer::{elf, load, ProgramHeader, PT_NOTE};
+use super::writer::{elf, load, three_segments, ProgramHeader, PT_NOTE};
 use super::*;
 use std::vec;
 use std::vec::Vec;
-
-/// The layout `servers/sdk/user.ld` and init's linker script give: text
-/// RX at 4 MiB, rodata R, data+bss RW with bss past the file bytes.
-fn three_segments() -> Vec<u8> {
-    elf(
-        0x40_0010,
-        &[
-            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
-            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
-            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
-        ],
-        0x4020,
-    )
-}
 
 fn refused(file: &[u8]) -> ElfError {
     parse(file).expect_err("must be refused")

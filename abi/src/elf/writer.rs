@@ -77,6 +77,23 @@ pub fn elf(entry: u64, headers: &[ProgramHeader], len: usize) -> Vec<u8> {
     elf_filled(entry, headers, len, pattern)
 }
 
+/// The layout `servers/sdk/user.ld` and init's linker script give, as
+/// [`elf`] writes it: entry 0x40_0010; text RX at 4 MiB (file 0x1000,
+/// 0x1800 bytes), rodata R at 0x40_2000 (file 0x3000, 0x100 bytes),
+/// data+bss RW at 0x40_3000 (file 0x4000, 0x20 bytes, 0x2010 in memory);
+/// 0x4020 bytes in all.
+pub fn three_segments() -> Vec<u8> {
+    elf(
+        0x40_0010,
+        &[
+            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
+            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
+            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
+        ],
+        0x4020,
+    )
+}
+
 /// As [`elf`], with `fill(offset)` as the byte at every offset past the
 /// ELF header that no program header covers.
 ///

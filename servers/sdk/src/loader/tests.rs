@@ -3,24 +3,10 @@
 //! themselves are `abi::elf`'s, tested there.
 
 use super::*;
-use abi::elf::writer::{elf, load, PF_R, PF_W, PF_X};
+use abi::elf::writer::{elf, load, three_segments, PF_R, PF_X};
 use abi::vspace::MapRights;
 use std::collections::BTreeMap;
 use std::vec::Vec;
-
-/// The layout `servers/sdk/user.ld` gives: text RX at 4 MiB, rodata R,
-/// data+bss RW with bss past the file bytes.
-fn three_segments() -> Vec<u8> {
-    elf(
-        0x40_0010,
-        &[
-            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
-            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
-            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
-        ],
-        0x4020,
-    )
-}
 
 /// A fake address space: frames are byte arrays, mappings a map from
 /// address to (frame, rights). `fail_at` makes the n-th step fail.
