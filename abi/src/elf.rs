@@ -320,5 +320,8 @@ fn segment(
 /// inside it.
 const _: () = assert!(IMAGE_START.is_multiple_of(PAGE_SIZE) && IMAGE_END.is_multiple_of(PAGE_SIZE));
 
+#[cfg(any(test, feature = "elf-writer"))]
+pub mod writer;
+
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,10 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+// Only the test-file writer (`elf::writer`) allocates.
+#[cfg(any(test, feature = "elf-writer"))]
+extern crate alloc;
+
 pub mod audit;
 pub mod bench;
 pub mod boot_program;

@@ -14,6 +14,7 @@
 //! `tests/host_fuzz_corpus.rs` checks that).
 
 use abi::cap::CapType;
+use abi::elf::writer::{elf, elf_filled, load, ProgramHeader, PF_R, PF_W, PF_X, PT_NOTE};
 use abi::policy::{
     encode, Action, ArgMatch, ArgOp, FilterDescription, Rule, MAX_DESCRIPTION_BYTES,
 };
@@ -147,113 +148,79 @@ fn policy_seeds() {
     }
 }
 
-/// A minimal AArch64 executable: code at 0x40_0000, data above it.
+/// A minimal AArch64 executable: code at 0x40_0000, data above it; the
+/// headers as a linker fills them (`e_ehsize`, `p_align`), zeros up to
+/// the first segment, 0xd5 in the segments' bytes.
 fn elf_seeds() {
-    let mut file = vec![0u8; 0x1000];
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4] = 2;
-    file[5] = 1;
-    file[6] = 1;
-    file[16..18].copy_from_slice(&2u16.to_le_bytes());
-    file[18..20].copy_from_slice(&183u16.to_le_bytes());
-    file[24..32].copy_from_slice(&0x40_0000u64.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[52..54].copy_from_slice(&64u16.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&2u16.to_le_bytes());
-    // (vaddr, flags, offset, file size, memory size)
-    let segments = [
-        (0x40_0000u64, 5u32, 0x1000u64, 16u64, 16u64),
-        (0x40_1000, 6, 0x1010, 8, 0x2000),
+    // The second segment starts 0x10 into its page in the file and so in
+    // memory (offset ≡ address mod page, as a linker keeps them); its
+    // `p_paddr`, which no loader reads, names the page, as it always has
+    // in this seed.
+    let headers = [
+        ProgramHeader {
+            align: 0x1000,
+            ..load(PF_R | PF_X, 0x1000, 0x40_0000, 16, 16)
+        },
+        ProgramHeader {
+            paddr: 0x40_1000,
+            align: 0x1000,
+            ..load(PF_R | PF_W, 0x1010, 0x40_1010, 8, 0x2000)
+        },
     ];
-    for (i, (vaddr, flags, offset, file_size, mem_size)) in segments.into_iter().enumerate() {
-        let ph = 64 + i * 56;
-        file[ph..ph + 4].copy_from_slice(&1u32.to_le_bytes());
-        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
-        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
-        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 24..ph + 32].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 32..ph + 40].copy_from_slice(&file_size.to_le_bytes());
-        file[ph + 40..ph + 48].copy_from_slice(&mem_size.to_le_bytes());
-        file[ph + 48..ph + 56].copy_from_slice(&0x1000u64.to_le_bytes());
-    }
-    // The second segment's offset is 0x10 into its page, as its address is
-    // not: the linker would never do that, so fix the address to match.
-    file[64 + 56 + 16..64 + 56 + 24].copy_from_slice(&0x40_1010u64.to_le_bytes());
-    file.resize(0x1018, 0xd5);
+    let mut file = elf_filled(0x40_0000, &headers, 0x1018, |i| {
+        if i < 0x1000 {
+            0
+        } else {
+            0xd5
+        }
+    });
+    file[52..54].copy_from_slice(&64u16.to_le_bytes());
     write("elf_image", "minimal", &file);
-}
-
-/// An AArch64 executable of `len` pattern bytes with program headers
-/// `(type, flags, offset, vaddr, file size, memory size)` at offset 64.
-fn task_elf(entry: u64, headers: &[(u32, u32, u64, u64, u64, u64)], len: usize) -> Vec<u8> {
-    let mut file: Vec<u8> = (0..len)
-        .map(|i| (i as u8) ^ ((i >> 8) as u8) ^ 0x5a)
-        .collect();
-    file[..64].fill(0);
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4] = 2;
-    file[5] = 1;
-    file[6] = 1;
-    file[16..18].copy_from_slice(&2u16.to_le_bytes());
-    file[18..20].copy_from_slice(&183u16.to_le_bytes());
-    file[24..32].copy_from_slice(&entry.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&(headers.len() as u16).to_le_bytes());
-    for (i, &(kind, flags, offset, vaddr, file_size, mem_size)) in headers.iter().enumerate() {
-        let ph = 64 + i * 56;
-        file[ph..ph + 56].fill(0);
-        file[ph..ph + 4].copy_from_slice(&kind.to_le_bytes());
-        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
-        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
-        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 24..ph + 32].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 32..ph + 40].copy_from_slice(&file_size.to_le_bytes());
-        file[ph + 40..ph + 48].copy_from_slice(&mem_size.to_le_bytes());
-    }
-    file
 }
 
 /// Layouts for the shared parser and the SDK's task loader (the stripped
 /// tasks and init themselves are copied from the build).
 fn layout_seeds() {
     // Text RX, a note, rodata R, data + bss RW: the user.ld layout.
-    let three = task_elf(
+    let three = elf(
         0x40_0010,
         &[
-            (1, 5, 0x1000, 0x40_0000, 0x1800, 0x1800),
-            (4, 4, 0, 0, 0, 0),
-            (1, 4, 0x3000, 0x40_2000, 0x100, 0x100),
-            (1, 6, 0x4000, 0x40_3000, 0x20, 0x2010),
+            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
+            ProgramHeader {
+                kind: PT_NOTE,
+                flags: PF_R,
+                ..load(0, 0, 0, 0, 0)
+            },
+            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
+            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
         ],
         0x4020,
     );
     write("elf_image", "three-segments-and-bss", &three);
     // One segment starting and ending inside pages.
-    let unaligned = task_elf(
+    let unaligned = elf(
         0x50_0234,
-        &[(1, 5, 0x1234, 0x50_0234, 0x2000, 0x2e00)],
+        &[load(PF_R | PF_X, 0x1234, 0x50_0234, 0x2000, 0x2e00)],
         0x3300,
     );
     write("elf_image", "unaligned-segment", &unaligned);
     // Two segments sharing a page: refused.
-    let shared = task_elf(
+    let shared = elf(
         0x40_0000,
         &[
-            (1, 5, 0x1000, 0x40_0000, 0x100, 0x100),
-            (1, 4, 0x1100, 0x40_0100, 8, 8),
+            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x100, 0x100),
+            load(PF_R, 0x1100, 0x40_0100, 8, 8),
         ],
         0x1200,
     );
     write("elf_image", "shared-page", &shared);
     // More pages than the SDK's MAX_PAGES (256) but within the kernel's
     // limit (`MAX_PROGRAM_PAGES`): the SDK refuses it, the kernel loads it.
-    let above_task_limit = task_elf(
+    let above_task_limit = elf(
         0x40_0000,
         &[
-            (1, 5, 0x1000, 0x40_0000, 0x10, 0x10),
-            (1, 6, 0x1000, 0x100_0000, 0, 300 * 0x1000),
+            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x10, 0x10),
+            load(PF_R | PF_W, 0x1000, 0x100_0000, 0, 300 * 0x1000),
         ],
         0x1010,
     );

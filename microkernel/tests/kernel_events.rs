@@ -7,6 +7,7 @@
 //! the boot suite runs and the run ends with the suite's status.
 
 use abi::boot_program::BootProgram;
+use abi::elf::writer::{elf_filled, load, PF_R, PF_W, PF_X};
 use abi::{ErrorCode, Syscall};
 use arch::boards::PhysRange;
 use arch::context::{FpState, UserContext};
@@ -125,31 +126,17 @@ impl Platform for FakeMachine {
 }
 
 /// A minimal AArch64 executable: one RX page of code, one RW page holding
-/// the greeting.
+/// the greeting; every other byte 0.
 fn init_elf() -> &'static [u8] {
-    let mut file = vec![0u8; 0x3000];
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4] = 2;
-    file[5] = 1;
-    file[6] = 1;
-    file[16..18].copy_from_slice(&2u16.to_le_bytes());
-    file[18..20].copy_from_slice(&183u16.to_le_bytes());
-    file[24..32].copy_from_slice(&CODE.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&2u16.to_le_bytes());
-    for (i, (vaddr, flags, offset)) in [(CODE, 5u32, 0x1000u64), (DATA, 6, 0x2000)]
-        .into_iter()
-        .enumerate()
-    {
-        let ph = 64 + i * 56;
-        file[ph..ph + 4].copy_from_slice(&1u32.to_le_bytes());
-        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
-        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
-        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 32..ph + 40].copy_from_slice(&0x1000u64.to_le_bytes());
-        file[ph + 40..ph + 48].copy_from_slice(&0x1000u64.to_le_bytes());
-    }
+    let mut file = elf_filled(
+        CODE,
+        &[
+            load(PF_R | PF_X, 0x1000, CODE, 0x1000, 0x1000),
+            load(PF_R | PF_W, 0x2000, DATA, 0x1000, 0x1000),
+        ],
+        0x3000,
+        |_| 0,
+    );
     file[0x2000..0x2000 + GREETING.len()].copy_from_slice(GREETING);
     Box::leak(file.into_boxed_slice())
 }

@@ -1,85 +1,20 @@
 //! Host tests of the ELF checks: what a linker lays out is accepted, and
 //! each malformed header or segment is refused with its own reason.
 
+use super::writer::{elf, load, three_segments, ProgramHeader, PT_NOTE};
 use super::*;
 use std::vec;
 use std::vec::Vec;
-
-const PT_NOTE: u32 = 4;
-
-/// One program header as the test writes it.
-#[derive(Clone, Copy)]
-struct Ph {
-    kind: u32,
-    flags: u32,
-    offset: u64,
-    vaddr: u64,
-    file_size: u64,
-    mem_size: u64,
-}
-
-fn load(flags: u32, offset: u64, vaddr: u64, file_size: u64, mem_size: u64) -> Ph {
-    Ph {
-        kind: PT_LOAD,
-        flags,
-        offset,
-        vaddr,
-        file_size,
-        mem_size,
-    }
-}
-
-/// An AArch64 executable of `len` bytes (pattern bytes after the headers)
-/// with `headers` at offset 64.
-fn elf(entry: u64, headers: &[Ph], len: usize) -> Vec<u8> {
-    let mut file: Vec<u8> = (0..len).map(|i| (i as u8) ^ 0x5a).collect();
-    file[..64].fill(0);
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4] = ELFCLASS64;
-    file[5] = ELFDATA2LSB;
-    file[6] = EV_CURRENT;
-    file[16..18].copy_from_slice(&ET_EXEC.to_le_bytes());
-    file[18..20].copy_from_slice(&EM_AARCH64.to_le_bytes());
-    file[24..32].copy_from_slice(&entry.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&(headers.len() as u16).to_le_bytes());
-    for (i, h) in headers.iter().enumerate() {
-        let at = 64 + 56 * i;
-        file[at..at + 56].fill(0);
-        file[at..at + 4].copy_from_slice(&h.kind.to_le_bytes());
-        file[at + 4..at + 8].copy_from_slice(&h.flags.to_le_bytes());
-        file[at + 8..at + 16].copy_from_slice(&h.offset.to_le_bytes());
-        file[at + 16..at + 24].copy_from_slice(&h.vaddr.to_le_bytes());
-        file[at + 32..at + 40].copy_from_slice(&h.file_size.to_le_bytes());
-        file[at + 40..at + 48].copy_from_slice(&h.mem_size.to_le_bytes());
-    }
-    file
-}
-
-/// The layout `servers/sdk/user.ld` and init's linker script give: text
-/// RX at 4 MiB, rodata R, data+bss RW with bss past the file bytes.
-fn three_segments() -> Vec<u8> {
-    elf(
-        0x40_0010,
-        &[
-            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
-            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
-            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
-        ],
-        0x4020,
-    )
-}
 
 fn refused(file: &[u8]) -> ElfError {
     parse(file).expect_err("must be refused")
 }
 
-fn code() -> Ph {
+fn code() -> ProgramHeader {
     load(PF_R | PF_X, 0x1000, 0x40_0000, 0x100, 0x100)
 }
 
-fn with_code(segments: &[Ph]) -> Vec<u8> {
+fn with_code(segments: &[ProgramHeader]) -> Vec<u8> {
     let mut all = vec![code()];
     all.extend_from_slice(segments);
     elf(0x40_0000, &all, 0x3000)
@@ -125,13 +60,15 @@ fn segments_come_back_sorted_whatever_the_header_order() {
 
 #[test]
 fn non_loadable_and_empty_headers_are_skipped() {
-    let note = Ph {
+    let note = ProgramHeader {
         kind: PT_NOTE,
         flags: PF_R | PF_W | PF_X,
         offset: u64::MAX,
         vaddr: 0,
+        paddr: 0,
         file_size: u64::MAX,
         mem_size: u64::MAX,
+        align: 0,
     };
     let empty = load(PF_R | PF_W | PF_X, 0, 0, 0, 0);
     let code = load(PF_R | PF_X, 0x1000, 0x40_0000, 0x10, 0x10);
@@ -290,7 +227,7 @@ fn segment_and_page_counts_are_bounded() {
         refused(&with_code(&[pages(MAX_PAGES as u64)])),
         ElfError::TooManyPages
     );
-    let many: Vec<Ph> = (0..MAX_SEGMENTS as u64)
+    let many: Vec<ProgramHeader> = (0..MAX_SEGMENTS as u64)
         .map(|i| load(PF_R, 0x2000, 0x100_0000 + 0x1000 * i, 8, 8))
         .collect();
     assert_eq!(refused(&with_code(&many)), ElfError::TooManySegments);
@@ -342,4 +279,18 @@ fn random_bytes_in_the_headers_never_panic() {
         }
         let _ = parse(&file);
     }
+}
+
+#[test]
+fn the_writer_leaves_every_byte_past_its_headers_to_the_fill() {
+    let headers = [code(), load(PF_R, 0x2000, 0x50_0000, 8, 8)];
+    let file = elf(0x40_0000, &headers, 0x3000);
+    let headers_end = 64 + 56 * headers.len();
+    assert!(file[headers_end..]
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == writer::pattern(headers_end + i)));
+    let zeros = writer::elf_filled(0x40_0000, &headers, 0x3000, |_| 0);
+    assert!(zeros[headers_end..].iter().all(|&b| b == 0));
+    assert_eq!(parse(&file), parse(&zeros));
 }

@@ -3,6 +3,7 @@
 //! user half with its own rights and bytes, and nothing kept on refusal.
 
 use super::*;
+use abi::elf::writer::{elf_filled, load, PF_R, PF_W, PF_X};
 use arch::boards::PhysRange;
 use arch::mmu::{AsidAllocator, AsidBits};
 use std::collections::HashMap;
@@ -51,35 +52,23 @@ impl PhysMemory for Ram {
     }
 }
 
-const PF_X: u32 = 1;
-const PF_W: u32 = 2;
-const PF_R: u32 = 4;
-
 /// An AArch64 executable with `segments` `(flags, vaddr, bytes,
 /// mem_size)`, each segment's bytes at a fresh page of the file with
-/// offset ≡ address (mod page), as a linker lays them out.
+/// offset ≡ address (mod page), as a linker lays them out; every other
+/// byte past the headers 0.
 fn elf(entry: u64, segments: &[(u32, u64, &[u8], u64)]) -> Vec<u8> {
-    let mut file = vec![0u8; PAGE_SIZE as usize];
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4..7].copy_from_slice(&[2, 1, 1]);
-    file[16..18].copy_from_slice(&2u16.to_le_bytes());
-    file[18..20].copy_from_slice(&183u16.to_le_bytes());
-    file[24..32].copy_from_slice(&entry.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&(segments.len() as u16).to_le_bytes());
-    for (i, (flags, vaddr, bytes, mem_size)) in segments.iter().enumerate() {
-        file.resize(file.len().next_multiple_of(PAGE_SIZE as usize), 0);
-        let offset = file.len() as u64 + vaddr % PAGE_SIZE;
-        file.resize(offset as usize, 0);
-        file.extend_from_slice(bytes);
-        let ph = 64 + 56 * i;
-        file[ph..ph + 4].copy_from_slice(&1u32.to_le_bytes());
-        file[ph + 4..ph + 8].copy_from_slice(&flags.to_le_bytes());
-        file[ph + 8..ph + 16].copy_from_slice(&offset.to_le_bytes());
-        file[ph + 16..ph + 24].copy_from_slice(&vaddr.to_le_bytes());
-        file[ph + 32..ph + 40].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
-        file[ph + 40..ph + 48].copy_from_slice(&mem_size.to_le_bytes());
+    let page = PAGE_SIZE as usize;
+    let mut headers = Vec::new();
+    let mut end = page;
+    for &(flags, vaddr, bytes, mem_size) in segments {
+        let offset = end.next_multiple_of(page) as u64 + vaddr % PAGE_SIZE;
+        headers.push(load(flags, offset, vaddr, bytes.len() as u64, mem_size));
+        end = offset as usize + bytes.len();
+    }
+    let mut file = elf_filled(entry, &headers, end, |_| 0);
+    for (header, (_, _, bytes, _)) in headers.iter().zip(segments) {
+        let at = header.offset as usize;
+        file[at..at + bytes.len()].copy_from_slice(bytes);
     }
     file
 }

@@ -3,84 +3,10 @@
 //! themselves are `abi::elf`'s, tested there.
 
 use super::*;
+use abi::elf::writer::{elf, load, three_segments, PF_R, PF_X};
 use abi::vspace::MapRights;
 use std::collections::BTreeMap;
 use std::vec::Vec;
-
-const PF_X: u32 = 1;
-const PF_W: u32 = 2;
-const PF_R: u32 = 4;
-const PT_LOAD: u32 = 1;
-
-/// One program header as the test writes it.
-#[derive(Clone, Copy)]
-struct Ph {
-    kind: u32,
-    flags: u32,
-    offset: u64,
-    vaddr: u64,
-    file_size: u64,
-    mem_size: u64,
-}
-
-fn load(flags: u32, offset: u64, vaddr: u64, file_size: u64, mem_size: u64) -> Ph {
-    Ph {
-        kind: PT_LOAD,
-        flags,
-        offset,
-        vaddr,
-        file_size,
-        mem_size,
-    }
-}
-
-/// The byte at `offset` of every test file: a pattern, so a misplaced
-/// copy shows.
-fn pattern(offset: usize) -> u8 {
-    (offset as u8) ^ ((offset >> 8) as u8) ^ 0x5a
-}
-
-/// An AArch64 executable of `len` bytes (pattern bytes after the headers)
-/// with `headers` at offset 64.
-fn elf(entry: u64, headers: &[Ph], len: usize) -> Vec<u8> {
-    let mut file: Vec<u8> = (0..len).map(pattern).collect();
-    file[..64].fill(0);
-    file[0..4].copy_from_slice(b"\x7fELF");
-    file[4] = 2;
-    file[5] = 1;
-    file[6] = 1;
-    file[16..18].copy_from_slice(&2u16.to_le_bytes());
-    file[18..20].copy_from_slice(&183u16.to_le_bytes());
-    file[24..32].copy_from_slice(&entry.to_le_bytes());
-    file[32..40].copy_from_slice(&64u64.to_le_bytes());
-    file[54..56].copy_from_slice(&56u16.to_le_bytes());
-    file[56..58].copy_from_slice(&(headers.len() as u16).to_le_bytes());
-    for (i, h) in headers.iter().enumerate() {
-        let at = 64 + 56 * i;
-        file[at..at + 56].fill(0);
-        file[at..at + 4].copy_from_slice(&h.kind.to_le_bytes());
-        file[at + 4..at + 8].copy_from_slice(&h.flags.to_le_bytes());
-        file[at + 8..at + 16].copy_from_slice(&h.offset.to_le_bytes());
-        file[at + 16..at + 24].copy_from_slice(&h.vaddr.to_le_bytes());
-        file[at + 32..at + 40].copy_from_slice(&h.file_size.to_le_bytes());
-        file[at + 40..at + 48].copy_from_slice(&h.mem_size.to_le_bytes());
-    }
-    file
-}
-
-/// The layout `servers/sdk/user.ld` gives: text RX at 4 MiB, rodata R,
-/// data+bss RW with bss past the file bytes.
-fn three_segments() -> Vec<u8> {
-    elf(
-        0x40_0010,
-        &[
-            load(PF_R | PF_X, 0x1000, 0x40_0000, 0x1800, 0x1800),
-            load(PF_R, 0x3000, 0x40_2000, 0x100, 0x100),
-            load(PF_R | PF_W, 0x4000, 0x40_3000, 0x20, 0x2010),
-        ],
-        0x4020,
-    )
-}
 
 /// A fake address space: frames are byte arrays, mappings a map from
 /// address to (frame, rights). `fail_at` makes the n-th step fail.
