@@ -69,7 +69,7 @@ impl Kernel {
             return None;
         }
         let cap = self.caps.lookup(SlotId(first.0 + cptr as u32)).ok()?;
-        if cap.cap_type() != CapType::Endpoint {
+        if !cap.has_type(CapType::Endpoint) {
             return None;
         }
         let endpoint_index = cap.object().index();
@@ -105,7 +105,7 @@ impl Kernel {
         // `ipc::send` (Call) and `ipc::reply_receive` (ReplyRecv) for a
         // register-only message, made directly.
         if is_call {
-            self.endpoints[endpoint_index].pop_front(&mut self.threads);
+            self.endpoints[endpoint_index].remove_head(&mut self.threads, partner);
             self.threads[current.index()].state = ThreadState::BlockedOnReply;
             self.threads[partner.index()].reply_to = Some(current);
             self.copy_registers(current, partner, cap.badge());
@@ -124,7 +124,7 @@ impl Kernel {
             );
         }
         self.current = None;
-        self.switch_to(platform, partner);
+        self.switch_to_inline(platform, partner);
         Some(self.user_resume(partner))
     }
 

@@ -1643,6 +1643,13 @@ impl Kernel {
     /// state and TPIDR_EL0 are in the CPU.
     #[inline]
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
+        self.switch_to_inline(platform, next);
+    }
+
+    /// `switch_to`, inlined into its caller: the IPC fast path's copy
+    /// saves the call and its register saves.
+    #[inline(always)]
+    fn switch_to_inline<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.current = Some(next);
         let thread = &mut self.threads[next.index()];
         thread.state = ThreadState::Running;
