@@ -382,18 +382,26 @@ fn idle() -> ! {
 /// A synchronous exception from EL0: a syscall or a user fault.
 #[no_mangle]
 extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
-    let syndrome = registers::exception_syndrome();
+    let esr = registers::exception_syndrome_register();
     // The IPC fast path touches no user memory, so it runs before the
     // software-PAN switch (the return to EL0 installs the next TTBR0).
-    let fast =
-        KERNEL.with(|kernel| MACHINE.with(|machine| kernel.ipc_fast_path(machine, syndrome.esr)));
-    if let Some(resume) = fast {
-        go(resume);
+    let fast = KERNEL.with(|kernel| MACHINE.with(|machine| kernel.ipc_fast_path(machine, esr)));
+    match fast {
+        // Straight back to EL0 (the fast path only ever switches to a
+        // thread), without `go`'s call and match.
+        // SAFETY: as in `go`: the context of the thread the kernel made
+        // current, in the static thread table, no reference to it live.
+        Some(Resume::User { context, ttbr0 }) => unsafe {
+            user_return::return_to_user(context, ttbr0)
+        },
+        Some(resume) => go(resume),
+        None => {}
     }
     user_return::block_user_access();
-    go(KERNEL.with(|kernel| {
-        MACHINE.with(|machine| kernel.handle_el0_sync(machine, syndrome.esr, syndrome.far))
-    }))
+    // FAR_EL1 is read only now: the fast path has no use for it, and
+    // nothing in between takes an exception that could change it.
+    let far = registers::fault_address_register();
+    go(KERNEL.with(|kernel| MACHINE.with(|machine| kernel.handle_el0_sync(machine, esr, far))))
 }
 
 /// An interrupt while a thread ran at EL0.

@@ -11,6 +11,18 @@ pub struct ExceptionSyndrome {
     pub far: u64,
 }
 
+/// ESR_EL1 alone (the IPC fast path needs no fault address).
+#[inline(always)]
+pub fn exception_syndrome_register() -> u64 {
+    ESR_EL1.get()
+}
+
+/// FAR_EL1 alone (meaningful for aborts only).
+#[inline(always)]
+pub fn fault_address_register() -> u64 {
+    FAR_EL1.get()
+}
+
 /// Reads ESR_EL1 and FAR_EL1.
 pub fn exception_syndrome() -> ExceptionSyndrome {
     ExceptionSyndrome {

@@ -40,6 +40,7 @@ pub fn block_user_access() {
 /// `context` must point at a live `UserContext` that stays at this address
 /// while the thread runs (the next exception from EL0 saves the registers
 /// into it), with no other reference to it in use.
+#[inline(always)]
 pub unsafe fn return_to_user(context: *mut UserContext, ttbr0: u64) -> ! {
     // SAFETY: guaranteed by the caller.
     let context = unsafe { &mut *context };
