@@ -16,7 +16,8 @@ pub struct UserContext {
     pub pc: u64,
     /// The thread's PSTATE (`SPSR_EL1`).
     pub spsr: u64,
-    /// The user thread pointer (`TPIDR_EL0`), moved on thread switches only.
+    /// The user thread pointer (`TPIDR_EL0`): saved on entry, loaded on the
+    /// way back, like the registers above.
     pub tpidr: u64,
     padding: u64,
 }
@@ -138,6 +139,7 @@ mod tests {
         assert_eq!(offset_of!(UserContext, sp), 248);
         assert_eq!(offset_of!(UserContext, pc), 256);
         assert_eq!(offset_of!(UserContext, spsr), 264);
+        assert_eq!(offset_of!(UserContext, tpidr), 272);
         assert_eq!(size_of::<UserContext>(), 288);
         assert_eq!(offset_of!(FpState, fpcr), 512);
         assert_eq!(offset_of!(FpState, fpsr), 520);

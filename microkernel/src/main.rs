@@ -125,13 +125,6 @@ impl Platform for Machine {
         tlb::sync_instruction_page(pa)
     }
 
-    fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64) {
-        if let Some(saved) = outgoing {
-            *saved = registers::user_thread_pointer();
-        }
-        registers::set_user_thread_pointer(incoming);
-    }
-
     fn set_fp_access(&mut self, enabled: bool) {
         registers::set_user_fp_access(enabled)
     }

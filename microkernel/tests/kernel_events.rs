@@ -99,8 +99,6 @@ impl Platform for FakeMachine {
 
     fn sync_instruction_cache(&mut self, _pa: u64) {}
 
-    fn switch_thread_pointer(&mut self, _outgoing: Option<&mut u64>, _incoming: u64) {}
-
     fn set_fp_access(&mut self, _enabled: bool) {}
 
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {

@@ -95,16 +95,6 @@ pub fn allow_user_counter() {
     CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET + CNTKCTL_EL1::EL0PTEN::SET);
 }
 
-/// The user thread pointer of the thread whose state is in the CPU.
-pub fn user_thread_pointer() -> u64 {
-    TPIDR_EL0.get()
-}
-
-/// Loads a thread's user thread pointer.
-pub fn set_user_thread_pointer(value: u64) {
-    TPIDR_EL0.set(value);
-}
-
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD
 /// instruction to EL1 (0b01). EL1 never uses FP/SIMD (softfloat kernel).
 pub fn set_user_fp_access(enabled: bool) {

@@ -9,6 +9,7 @@
 
 .equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
 .equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
+.equ CTX_TPIDR,       272               // tpidr_el0
 .equ FRAME_SIZE,      288               // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
@@ -41,6 +42,11 @@
     mrs     x22, elr_el1
     mrs     x23, spsr_el1
     stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    // TPIDR_EL0 is saved on every entry that can switch threads and loaded
+    // on every return (restore_user_context): two instructions each way,
+    // cheaper than tracking which thread's value the CPU holds.
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
     mov     x0, sp
     adrp    x21, __kernel_stack_top
     add     x21, x21, :lo12:__kernel_stack_top
@@ -198,6 +204,8 @@ restore_user_context:
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
     msr     spsr_el1, x23
+    ldr     x24, [sp, #CTX_TPIDR]
+    msr     tpidr_el0, x24
     ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     msr     sp_el0, x21
     ldp     x0, x1, [sp, #16 * 0]

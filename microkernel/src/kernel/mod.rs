@@ -221,8 +221,8 @@ impl FuzzPlan {
 #[repr(C)]
 pub struct Kernel {
     current: Option<ThreadId>,
-    /// The thread whose TPIDR_EL0 is in the CPU (the last one to run).
-    thread_pointer_owner: Option<ThreadId>,
+    /// The thread that ran last: its space's ASID may be live in TTBR0.
+    last_ran: Option<ThreadId>,
     /// The thread whose FP/SIMD registers are in the CPU.
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
@@ -277,7 +277,7 @@ impl Kernel {
             threads: [Thread::EMPTY; MAX_THREADS],
             run_queue: RunQueue::new(),
             current: None,
-            thread_pointer_owner: None,
+            last_ran: None,
             fp_owner: None,
             fp_access: true,
             frames: FrameAllocator::new(),
@@ -1641,7 +1641,9 @@ impl Kernel {
 
     /// Makes `next` the running thread: its ASID is current, its FP/SIMD
     /// state and TPIDR_EL0 are in the CPU.
-    #[inline]
+    /// Out of line: inlined into `resume` it weighed on the paths that do
+    /// not switch (their register saves), which are most syscalls.
+    #[inline(never)]
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.switch_to_inline(platform, next);
     }
@@ -1667,14 +1669,9 @@ impl Kernel {
         {
             self.refresh_asid(platform, next);
         }
-        if self.thread_pointer_owner != Some(next) {
-            let incoming = self.threads[next.index()].context.tpidr;
-            let outgoing = self
-                .thread_pointer_owner
-                .map(|owner| &mut self.threads[owner.index()].context.tpidr);
-            platform.switch_thread_pointer(outgoing, incoming);
-            self.thread_pointer_owner = Some(next);
-        }
+        // TPIDR_EL0 needs nothing here: the vectors save it on entry and
+        // restore_user_context loads the thread's own.
+        self.last_ran = Some(next);
         // FP/SIMD moves lazily: a thread that does not own the registers
         // traps on its first FP instruction (see `take_fp`).
         let owns_fp = self.fp_owner == Some(next);
@@ -1702,7 +1699,7 @@ impl Kernel {
     /// last (the IPC fast path switches threads before TTBR0 is blocked).
     /// Naming a space that is not live only costs a number.
     fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
-        let owner = self.thread_pointer_owner?;
+        let owner = self.last_ran?;
         self.threads[owner.index()]
             .space
             .as_ref()
@@ -1782,8 +1779,8 @@ impl Kernel {
         if self.fp_owner == Some(id) {
             self.fp_owner = None;
         }
-        if self.thread_pointer_owner == Some(id) {
-            self.thread_pointer_owner = None;
+        if self.last_ran == Some(id) {
+            self.last_ran = None;
         }
         if self.current == Some(id) {
             self.current = None;
