@@ -9,9 +9,12 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// of kernel code run at once; the only way to reach the state twice is
 /// re-entry (a kernel fault while it is borrowed), which `with` detects
 /// and turns into a panic instead of two `&mut`.
+#[repr(C)]
 pub struct KernelCell<T> {
-    value: UnsafeCell<T>,
+    /// First: at the symbol's own address, so testing and setting it needs
+    /// no offset past a large value (the kernel's state is megabytes).
     borrowed: AtomicBool,
+    value: UnsafeCell<T>,
 }
 
 // SAFETY: access is serialised by `with` (see the type's docs).
@@ -21,8 +24,8 @@ impl<T> KernelCell<T> {
     /// Wraps `value`.
     pub const fn new(value: T) -> Self {
         KernelCell {
-            value: UnsafeCell::new(value),
             borrowed: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
         }
     }
 

@@ -32,12 +32,12 @@
 //! every ready thread (`Kernel::check_invariants` checks it); a partner at
 //! least as urgent as the caller is then at least as urgent as them too.
 
-use super::{Kernel, Resume};
+use super::{Kernel, Resume, MAX_OBJECTS};
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
 use crate::platform::Platform;
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 
@@ -48,7 +48,7 @@ impl Kernel {
     /// Handles the syscall of the current thread if the fast path applies;
     /// `None` sends it down the ordinary path, with nothing changed.
     pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P, esr: u64) -> Option<Resume> {
-        let current = self.current?;
+        let current = in_table(self.current?);
         let caller = &self.threads[current.index()];
         let number = caller.context.x[8];
         if esr >> 26 != EC_SVC64 || !caller.skips_entry_work(number) {
@@ -68,17 +68,22 @@ impl Kernel {
         if cptr >= 1 << radix {
             return None;
         }
-        let cap = self.caps.lookup(SlotId(first.0 + cptr as u32)).ok()?;
+        // An endpoint capability is not an empty slot: the type test is
+        // `lookup`'s emptiness test too.
+        let cap = self.caps.slot_content(SlotId(first.0 + cptr as u32))?;
         if !cap.has_type(CapType::Endpoint) {
             return None;
         }
-        let endpoint_index = cap.object().index();
+        // Every object index a capability holds is below MAX_OBJECTS (the
+        // object table's size): the mask changes nothing but lets the
+        // compiler drop the bounds check.
+        let endpoint_index = cap.object().index() % MAX_OBJECTS;
         let endpoint = &self.endpoints[endpoint_index];
         let partner = if is_call {
             if !cap.rights().write() || endpoint.waiting() != Waiting::Receivers {
                 return None;
             }
-            let receiver = endpoint.head()?;
+            let receiver = in_table(endpoint.head()?);
             if self.threads[receiver.index()].reply_to.is_some() {
                 return None;
             }
@@ -91,7 +96,7 @@ impl Kernel {
             if caller.bound_notification.is_some() {
                 return None;
             }
-            let waiting_caller = caller.reply_to?;
+            let waiting_caller = in_table(caller.reply_to?);
             if self.threads[waiting_caller.index()].state != ThreadState::BlockedOnReply {
                 return None;
             }
@@ -153,4 +158,14 @@ impl Kernel {
             && partner.has_no_exit_side_work()
             && partner.space.is_some()
     }
+}
+
+/// `id`, with its index masked to the thread table. Every `ThreadId` the
+/// kernel keeps (current, queue heads, reply links) names a slot of the
+/// table, so the mask changes nothing; it only spares the fast path a
+/// bounds check per lookup (`MAX_THREADS` is a power of two).
+#[inline(always)]
+fn in_table(id: ThreadId) -> ThreadId {
+    const _: () = assert!(MAX_THREADS.is_power_of_two() && MAX_THREADS <= 1 << 16);
+    ThreadId(id.0 % MAX_THREADS as u16)
 }
