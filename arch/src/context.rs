@@ -146,6 +146,16 @@ mod tests {
     }
 
     #[test]
+    fn vectors_s_masks_spsr_with_spsr_user_writable() {
+        // restore_user_context builds the mask with one movz of 16 bits.
+        assert_eq!(SPSR_USER_WRITABLE & 0xffff, 0);
+        let high = SPSR_USER_WRITABLE >> 16;
+        assert!(high <= 0xffff);
+        let line = format!(".equ SPSR_USER_WRITABLE_HIGH, {high:#x}");
+        assert!(include_str!("cpu/vectors.s").contains(&line), "{line}");
+    }
+
+    #[test]
     fn new_user_context_is_el0() {
         let ctx = UserContext::new_user(0x40_0000, 0x7000_0000, 7);
         assert!(ctx.is_el0_aarch64());

@@ -10,6 +10,7 @@
 .equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
 .equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
 .equ CTX_TPIDR,       272               // tpidr_el0
+.equ SPSR_USER_WRITABLE_HIGH, 0xf020    // context::SPSR_USER_WRITABLE >> 16
 .equ FRAME_SIZE,      288               // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
@@ -203,6 +204,12 @@ restore_user_context:
     mov     sp, x0
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
+    // Whatever wrote the context (the kernel, a tracer), the thread returns
+    // to EL0t with interrupts unmasked: only NZCV and the software-step bit
+    // of its SPSR survive (context::SPSR_USER_WRITABLE), so the eret below
+    // cannot enter EL1.
+    movz    x24, #SPSR_USER_WRITABLE_HIGH, lsl #16
+    and     x23, x23, x24
     msr     spsr_el1, x23
     ldr     x24, [sp, #CTX_TPIDR]
     msr     tpidr_el0, x24
