@@ -8,6 +8,19 @@ use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
 
+/// `Thread::cspace_slots` of a thread without a CSpace: no slot.
+pub const NO_CSPACE_SLOTS: (SlotId, u32) = (SlotId(0), 0);
+
+/// `Thread::cspace_slots` of a CNode with `first` slot and `radix`, as
+/// `CapSpace::cnode_slots` gives them (a radix too large to count in a
+/// `u32`, which no CNode has, counts as no slot: the slow path decides).
+pub fn cached_cspace_slots((first, radix): (SlotId, u8)) -> (SlotId, u32) {
+    match 1u32.checked_shl(u32::from(radix)) {
+        Some(slots) => (first, slots),
+        None => NO_CSPACE_SLOTS,
+    }
+}
+
 /// Most threads alive at once.
 pub const MAX_THREADS: usize = 32;
 
@@ -127,9 +140,10 @@ pub struct Thread {
     pub bound_notification: Option<u32>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
-    /// The CSpace's first slot and radix, kept here for the fast path
-    /// (valid while `cspace` is `Some`).
-    pub cspace_slots: (SlotId, u8),
+    /// The CSpace's first slot and its number of slots, kept here for the
+    /// fast path; no slots while `cspace` is `None` (so the fast path's
+    /// range test also rules out a thread without a CSpace).
+    pub cspace_slots: (SlotId, u32),
     /// The thread runs with the benchmark syscall floor on.
     pub syscall_floor: bool,
     /// Physical address of the thread's IPC buffer page (message words
@@ -308,7 +322,7 @@ impl Thread {
         ipc_buffer: None,
         ipc_buffer_frame: None,
         cspace: None,
-        cspace_slots: (SlotId(0), 0),
+        cspace_slots: NO_CSPACE_SLOTS,
         fault_endpoint: None,
         pending_fault: None,
         pending_policy: None,

@@ -61,11 +61,11 @@ impl Kernel {
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
-        // The CSpace lookup, from the slots cached in the TCB.
-        caller.cspace?;
-        let (first, radix) = caller.cspace_slots;
+        // The CSpace lookup, from the slots cached in the TCB (none for a
+        // thread without a CSpace).
+        let (first, slots) = caller.cspace_slots;
         let cptr = caller.context.x[0];
-        if cptr >= 1 << radix {
+        if cptr >= u64::from(slots) {
             return None;
         }
         // An endpoint capability is not an empty slot: the type test is

@@ -1262,6 +1262,7 @@ impl Kernel {
                 for thread in threads.iter_mut() {
                     if thread.cspace.is_some_and(|c| c.object() == object) {
                         thread.cspace = None;
+                        thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
                     }
                 }
             }
@@ -2353,7 +2354,10 @@ impl Kernel {
         thread.ipc_buffer = Some(space.ipc_buffer());
         thread.space = Some(space);
         thread.cspace = Some(cspace);
-        thread.cspace_slots = self.caps.cnode_slots(cspace).unwrap_or((SlotId(0), 0));
+        thread.cspace_slots = self.caps.cnode_slots(cspace).map_or(
+            crate::thread::NO_CSPACE_SLOTS,
+            crate::thread::cached_cspace_slots,
+        );
         thread.priority = priority;
         self.run_queue
             .enqueue(id, priority)
