@@ -22,13 +22,20 @@
 .equ KIND_FIQ,    2
 .equ KIND_SERROR, 3
 
-.macro save_user_context
+// With `x9_x10_saved` = 1, x9 and x10 are already in their slots (the
+// inline fast path parked them there) and hold scratch values.
+.macro save_user_context x9_x10_saved=0
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
     stp     x6, x7, [sp, #16 * 3]
+.if \x9_x10_saved
+    str     x8, [sp, #16 * 4]
+    str     x11, [sp, #16 * 5 + 8]
+.else
     stp     x8, x9, [sp, #16 * 4]
     stp     x10, x11, [sp, #16 * 5]
+.endif
     stp     x12, x13, [sp, #16 * 6]
     stp     x14, x15, [sp, #16 * 7]
     stp     x16, x17, [sp, #16 * 8]
@@ -86,7 +93,8 @@
 // syscall (x8 == 0) from a thread with no work at all (its work word, right
 // after its saved registers, is zero) returns at once. Anything else falls
 // through to the full save and the generic entry. x9/x10 are parked in
-// their own context slots while the checks run.
+// their own context slots while the checks run (and stay there when the
+// full save follows).
 .macro user_sync_vector
     .balign 0x80
     stp     x9, x10, [sp, #16 * 4 + 8]
@@ -107,8 +115,8 @@
     b.ne    1f
     ldr     x10, [sp, #WORK_FLAGS_OFFSET + 8]
     tbnz    x10, #0, 3b
-1:  ldp     x9, x10, [sp, #16 * 4 + 8]
-    b       el0_sync_slow
+    // x9 and x10 stay parked: the full save skips their slots.
+1:  b       el0_sync_slow_x9_x10_saved
 .endm
 
 .macro user_vector_other kind
@@ -169,6 +177,11 @@
 
 el0_sync_slow:
     save_user_context
+    bl      portcullis_el0_sync
+    b       .
+
+el0_sync_slow_x9_x10_saved:
+    save_user_context x9_x10_saved=1
     bl      portcullis_el0_sync
     b       .
 
