@@ -416,7 +416,7 @@ extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
     // FAR_EL1 is read only now: the fast path has no use for it, and
     // nothing in between takes an exception that could change it.
     let far = registers::fault_address_register();
-    go(STATE.with(|state| state.kernel.handle_el0_sync(&mut state.machine, esr, far)))
+    go(STATE.with(move |state| state.kernel.handle_el0_sync(&mut state.machine, esr, far)))
 }
 
 /// An interrupt while a thread ran at EL0.
