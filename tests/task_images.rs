@@ -2,6 +2,8 @@
 //! `build.rs` leaves them in `target/image/tasks/`: stripped, small, and
 //! accepted by the SDK's loader with a plan inside its limits; and init's
 //! ELF holds exactly these bytes. `docs/tasks.md` describes the loader.
+//! And init's own ELF passes the same checks (`abi::elf`) with the
+//! kernel's page limit, as `AddressSpace::load` makes them at boot.
 
 use abi::vspace::MapRights;
 use portcullis::artifacts;
@@ -107,4 +109,27 @@ fn init_embeds_exactly_the_stripped_tasks() {
             .any(|window| window[..64] == file[..64] && window == file.as_slice());
         assert!(embedded, "init's ELF does not hold {name} as built");
     }
+}
+
+#[test]
+fn the_kernel_accepts_inits_elf() {
+    use microkernel::address_space::{parse_program, MAX_PROGRAM_PAGES};
+    let init = read(artifacts::init_elf().unwrap_or_else(|e| panic!("{e}")));
+    let image = parse_program(&init).unwrap_or_else(|e| panic!("init's ELF: {e:?}"));
+    let rights: Vec<MapRights> = image.segments().iter().map(|s| s.rights).collect();
+    assert_eq!(
+        rights,
+        [
+            MapRights::ReadExecute,
+            MapRights::Read,
+            MapRights::ReadWrite
+        ],
+        "text, rodata, data and bss, as init's linker script lays them out"
+    );
+    let code = image.segments()[0];
+    assert!(code.vaddr <= image.entry && image.entry < code.vaddr + code.mem_size);
+    println!(
+        "init: {} pages of {MAX_PROGRAM_PAGES} the kernel allows",
+        image.page_count()
+    );
 }

@@ -16,10 +16,13 @@
 //!
 //! Every other slot is empty. The free RAM is all RAM the kernel had not
 //! used when the root started, cut into naturally aligned power-of-two
-//! blocks (what an Untyped is), largest first; at most
-//! [`MAX_BOOT_UNTYPEDS`] of them. If the free RAM needs more blocks than
-//! that, the smallest stay with the kernel and `kernel_kept_pages` says
-//! how much (0 when the root is the first thing the kernel runs).
+//! blocks (what an Untyped is), lowest address first within each free
+//! range; at most [`MAX_BOOT_UNTYPEDS`] of them. If the free RAM needs
+//! more blocks than that, the smallest stay with the kernel, and so do
+//! the fewest smallest blocks that make up
+//! `abi::vspace::MAX_TABLE_PAGES` pages (the page tables of the root's
+//! own, kernel-made address space come from the kernel's pool):
+//! `kernel_kept_pages` says how much.
 //!
 //! The [`BootInfo`] itself is written into the root's IPC buffer as words
 //! (little-endian u64, from word 0) before it starts. The buffer is also
@@ -92,8 +95,9 @@ impl BootUntyped {
 pub struct BootInfo {
     /// The interrupt the IrqHandler in [`ROOT_IRQ_SLOT`] is for.
     pub irq: u32,
-    /// Pages of free RAM the kernel kept because they did not fit in
-    /// [`MAX_BOOT_UNTYPEDS`] blocks.
+    /// Pages of free RAM the kernel kept: the smallest blocks, those that
+    /// did not fit in [`MAX_BOOT_UNTYPEDS`] and those that make up
+    /// `abi::vspace::MAX_TABLE_PAGES` for the root's own page tables.
     pub kernel_kept_pages: u64,
     /// The Untypeds, in slot order from [`ROOT_FIRST_UNTYPED_SLOT`].
     pub untypeds: heapless::Vec<BootUntyped, MAX_BOOT_UNTYPEDS>,

@@ -30,6 +30,7 @@ pub mod bench;
 pub mod boot_program;
 pub mod bootinfo;
 pub mod cap;
+pub mod elf;
 pub mod error;
 pub mod fault;
 pub mod message;

@@ -109,14 +109,18 @@ pub enum Syscall {
     TcbAttachFilter = 30,
     /// Maps the Frame capability `x0` into the address space named by the
     /// VSpace capability `x2` (write right) at user virtual address `x3`
-    /// (page aligned, inside `abi::vspace::FRAME_MAP_START ..
-    /// FRAME_MAP_END`) with permissions `x4` (`abi::vspace::MapRights`:
-    /// 1 read, 3 read-write, 5 read-execute; never write+execute). The
-    /// Frame capability needs `read`, and `write` too for read-write. A
-    /// frame is mapped at most once at a time (`AlreadyMapped`). Page-table
-    /// pages the mapping needs come from the kernel's frame pool, charged
-    /// to the address space (at most `abi::vspace::MAX_TABLE_PAGES` of
-    /// them; `OutOfResources` past that).
+    /// (page aligned; inside `abi::vspace::FRAME_MAP_START ..
+    /// FRAME_MAP_END` for a space the kernel built, anywhere in the user
+    /// half but page 0 for a VSpace made by `Retype`, which must be bound
+    /// by `TcbSetSpace` first) with permissions `x4`
+    /// (`abi::vspace::MapRights`: 1 read, 3 read-write, 5 read-execute;
+    /// never write+execute). The Frame capability needs `read`, and
+    /// `write` too for read-write. A frame is mapped at most once at a
+    /// time (`AlreadyMapped`). Page-table pages the mapping needs come
+    /// from the kernel's frame pool, charged to a kernel-built space (at
+    /// most `abi::vspace::MAX_TABLE_PAGES` of them), or from a retyped
+    /// VSpace's own pages; `OutOfResources` past that, with nothing
+    /// taken.
     FrameMap = 31,
     /// Unmaps the Frame capability `x0` from wherever it is mapped (the
     /// TLB entries for that ASID and address are invalidated); `Ok` and no

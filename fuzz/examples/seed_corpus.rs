@@ -181,7 +181,7 @@ fn elf_seeds() {
     // not: the linker would never do that, so fix the address to match.
     file[64 + 56 + 16..64 + 56 + 24].copy_from_slice(&0x40_1010u64.to_le_bytes());
     file.resize(0x1018, 0xd5);
-    write("elf_program", "minimal", &file);
+    write("elf_image", "minimal", &file);
 }
 
 /// An AArch64 executable of `len` pattern bytes with program headers
@@ -215,9 +215,9 @@ fn task_elf(entry: u64, headers: &[(u32, u32, u64, u64, u64, u64)], len: usize) 
     file
 }
 
-/// Layouts for the SDK's task loader (the stripped tasks themselves are
-/// copied from `target/image/tasks/`).
-fn task_image_seeds() {
+/// Layouts for the shared parser and the SDK's task loader (the stripped
+/// tasks and init themselves are copied from the build).
+fn layout_seeds() {
     // Text RX, a note, rodata R, data + bss RW: the user.ld layout.
     let three = task_elf(
         0x40_0010,
@@ -229,14 +229,14 @@ fn task_image_seeds() {
         ],
         0x4020,
     );
-    write("task_image", "three-segments-and-bss", &three);
+    write("elf_image", "three-segments-and-bss", &three);
     // One segment starting and ending inside pages.
     let unaligned = task_elf(
         0x50_0234,
         &[(1, 5, 0x1234, 0x50_0234, 0x2000, 0x2e00)],
         0x3300,
     );
-    write("task_image", "unaligned-segment", &unaligned);
+    write("elf_image", "unaligned-segment", &unaligned);
     // Two segments sharing a page: refused.
     let shared = task_elf(
         0x40_0000,
@@ -246,7 +246,18 @@ fn task_image_seeds() {
         ],
         0x1200,
     );
-    write("task_image", "shared-page", &shared);
+    write("elf_image", "shared-page", &shared);
+    // More pages than the SDK's MAX_PAGES (256) but within the kernel's
+    // limit (`MAX_PROGRAM_PAGES`): the SDK refuses it, the kernel loads it.
+    let above_task_limit = task_elf(
+        0x40_0000,
+        &[
+            (1, 5, 0x1000, 0x40_0000, 0x10, 0x10),
+            (1, 6, 0x1000, 0x100_0000, 0, 300 * 0x1000),
+        ],
+        0x1010,
+    );
+    write("elf_image", "above-the-task-page-limit", &above_task_limit);
 }
 
 fn word_seeds() {
@@ -494,7 +505,7 @@ fn device_tree_seeds() {
 fn main() {
     policy_seeds();
     elf_seeds();
-    task_image_seeds();
+    layout_seeds();
     device_tree_seeds();
     word_seeds();
     syscall_seeds();

@@ -23,20 +23,19 @@
 mod bytes;
 mod cap_table;
 mod device_tree;
-mod elf;
+mod elf_image;
 mod policy;
 mod records;
 mod syscall;
-mod task_image;
+mod task_loader;
 mod words;
 
 pub use cap_table::cap_table_ops;
 pub use device_tree::device_tree;
-pub use elf::elf_program;
+pub use elf_image::elf_image;
 pub use policy::{policy_description, policy_verdict};
 pub use records::{audit_record, audit_ring, server_messages};
 pub use syscall::syscall_registers;
-pub use task_image::task_image;
 pub use words::{capability_word, message_info};
 
 /// An entry point: takes any bytes, panics only on a finding.
@@ -44,10 +43,10 @@ pub type Entry = fn(&[u8]);
 
 /// Every entry with its target name (the name of its `fuzz_targets/` file
 /// and of its `corpus/` directory).
-pub const TARGETS: [(&str, Entry); 12] = [
+pub const TARGETS: [(&str, Entry); 11] = [
     ("policy_description", policy_description),
     ("policy_verdict", policy_verdict),
-    ("elf_program", elf_program),
+    ("elf_image", elf_image),
     ("device_tree", device_tree),
     ("message_info", message_info),
     ("capability_word", capability_word),
@@ -56,5 +55,4 @@ pub const TARGETS: [(&str, Entry); 12] = [
     ("audit_record", audit_record),
     ("audit_ring", audit_ring),
     ("server_messages", server_messages),
-    ("task_image", task_image),
 ];

@@ -6,11 +6,12 @@
 //! kernel's linear map, so a bad pointer is an error code, never a kernel
 //! fault, and no window opens onto user memory (software PAN stays shut).
 
-use crate::elf::{self, ElfError, Program};
 use crate::frames::FrameAllocator;
 use crate::platform::PhysMemory;
+use abi::elf::{self, ElfError, Image};
+use abi::vspace::MapRights;
 use abi::IPC_BUFFER_ADDRESS;
-use arch::layout::{page_ceil, page_floor, PAGE_SIZE};
+use arch::layout::{page_floor, PAGE_SIZE, USER_END};
 use arch::mmu::{
     Access, AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable,
     Permissions, PhysAddr, TableMemory, VirtAddr,
@@ -22,6 +23,38 @@ pub const MAX_FRAMES: usize = 512;
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 /// Pages of user stack; the page below stays unmapped as a guard.
 pub const USER_STACK_PAGES: u64 = 16;
+/// Most pages a program's segments may take in a space the kernel builds:
+/// what [`MAX_FRAMES`] leaves after the stack and the IPC buffer (a file
+/// needing more could never load), not `abi::elf::MAX_PAGES`, which
+/// bounds the frames and slots of one task the SDK loads. The init ELF
+/// needs about 154 pages today (text, rodata, and a large bss); the
+/// page tables come on top and are still checked as the load takes them.
+pub const MAX_PROGRAM_PAGES: usize = MAX_FRAMES - USER_STACK_PAGES as usize - 1;
+
+// Every segment the shared parser accepts lies in the user half (TTBR0)
+// and off page 0: the range check the kernel's own parser made with
+// `arch::layout::is_user_range` is `abi::elf`'s image range now. Its
+// pages are the MMU's.
+const _: () = assert!(
+    elf::IMAGE_START >= PAGE_SIZE && elf::IMAGE_END <= USER_END && elf::PAGE_SIZE == PAGE_SIZE
+);
+
+/// Checks a program's ELF file as [`AddressSpace::load`] does: the shared
+/// parser (`abi::elf`, the SDK's task loader uses it too) with the
+/// kernel's page limit, [`MAX_PROGRAM_PAGES`].
+pub fn parse_program(file: &[u8]) -> Result<Image, ElfError> {
+    elf::parse_within(file, MAX_PROGRAM_PAGES)
+}
+
+/// The EL0 page permissions of `rights` (never writable and executable:
+/// `MapRights` cannot say so).
+pub const fn user_permissions(rights: MapRights) -> Permissions {
+    match rights {
+        MapRights::Read => Permissions::USER_RO,
+        MapRights::ReadWrite => Permissions::USER_RW,
+        MapRights::ReadExecute => Permissions::USER_RX,
+    }
+}
 
 /// Why an address space could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,9 +229,9 @@ impl AddressSpace {
         asid: AsidWithGeneration,
         file: &[u8],
     ) -> Result<(AddressSpace, u64), SpaceError> {
-        let program = elf::parse(file).map_err(SpaceError::Elf)?;
+        let image = parse_program(file).map_err(SpaceError::Elf)?;
         let mut owned = heapless::Vec::new();
-        let result = Self::populate(phys, allocator, &mut owned, &program, file);
+        let result = Self::populate(phys, allocator, &mut owned, &image, file);
         match result {
             Ok((table, ipc_buffer)) => Ok((
                 AddressSpace {
@@ -208,7 +241,7 @@ impl AddressSpace {
                     ipc_buffer,
                     tables: TableSource::Pool { used: 0 },
                 },
-                program.entry,
+                image.entry,
             )),
             Err(e) => {
                 for frame in owned {
@@ -260,7 +293,7 @@ impl AddressSpace {
         phys: &mut M,
         allocator: &mut FrameAllocator,
         owned: &mut heapless::Vec<u64, MAX_FRAMES>,
-        program: &Program,
+        image: &Image,
         file: &[u8],
     ) -> Result<(PageTable, u64), SpaceError> {
         let mut memory = SpaceMemory {
@@ -270,18 +303,11 @@ impl AddressSpace {
             allowance: usize::MAX,
         };
         let table = PageTable::new(&mut memory, Half::Lower)?;
-        for segment in &program.segments {
-            let permissions = if segment.executable() {
-                Permissions::USER_RX
-            } else if segment.writable() {
-                Permissions::USER_RW
-            } else {
-                Permissions::USER_RO
-            };
-            let first = page_floor(segment.vaddr);
-            let end = page_ceil(segment.vaddr + segment.mem_size);
-            let mut page = first;
-            while page < end {
+        // Checked segments share no page, so each page is mapped once.
+        for segment in image.segments() {
+            let permissions = user_permissions(segment.rights);
+            let mut page = segment.first_page();
+            while page < segment.end_page() {
                 let frame = memory.frame().ok_or(SpaceError::OutOfMemory)?;
                 // Copy the part of the file that lands in this page.
                 let file_start = segment.vaddr;
@@ -389,6 +415,24 @@ impl AddressSpace {
         {
             return Err(FrameMapError::AlreadyMapped);
         }
+        // Every table the mapping needs must be there to take before the
+        // first is linked: a refused `FrameMap` changes nothing, its
+        // budget included.
+        let needed = self
+            .table
+            .tables_to_map_page(&WalkMemory(&*phys), VirtAddr::new(va))
+            .map_err(|_| FrameMapError::Refused)?;
+        let room = match self.tables {
+            TableSource::Pool { used } => {
+                abi::vspace::MAX_TABLE_PAGES.saturating_sub(used) >= needed
+                    && MAX_FRAMES - self.frames.len() >= needed
+                    && allocator.available() >= needed as u64
+            }
+            TableSource::Object { pages, used, .. } => pages.saturating_sub(used) >= needed as u64,
+        };
+        if !room {
+            return Err(FrameMapError::OutOfTables);
+        }
         let mapping = Mapping {
             va: VirtAddr::new(va),
             pa: PhysAddr::new(frame),
@@ -396,7 +440,7 @@ impl AddressSpace {
             permissions,
             granularity: Granularity::Pages,
         };
-        // Tables taken stay linked (and owned) even if the map failed.
+        // Cannot run out of tables now (checked above).
         let result = match &mut self.tables {
             TableSource::Pool { used } => {
                 let before = self.frames.len();
@@ -536,3 +580,6 @@ impl AddressSpace {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -154,9 +154,9 @@ impl FrameAllocator {
             .map(|bits| (quota[bits] as u64) << bits)
             .sum::<u64>()
             / PAGE_SIZE;
-        for bits in 0..64 {
-            while quota[bits] > 0 && total - taken_pages < keep {
-                quota[bits] -= 1;
+        for (bits, count) in quota.iter_mut().enumerate() {
+            while *count > 0 && total - taken_pages < keep {
+                *count -= 1;
                 taken_pages -= (1u64 << bits) / PAGE_SIZE;
             }
         }
@@ -174,6 +174,10 @@ impl FrameAllocator {
                 allocator.return_block(block);
             }
         };
+        // The reuse stack's frames as they are now: blocks the range pass
+        // gives back may append frames to it (when the range table is
+        // full), and those are already counted as kept.
+        let sorted = self.freed.len();
         let ranges = core::mem::take(&mut self.ranges);
         for range in &ranges {
             split_into_blocks(*range, |block| take_or_keep(block, self));
@@ -181,7 +185,6 @@ impl FrameAllocator {
         // The reuse stack is consumed in place (it is too large to copy
         // onto the kernel stack); blocks given back may append to it, past
         // the frames being read.
-        let sorted = self.freed.len();
         let mut index = 0;
         while index < sorted {
             let start = self.freed[index];
@@ -450,6 +453,27 @@ mod tests {
         let taken: u64 = blocks.iter().map(|b| b.size / PAGE_SIZE).sum();
         assert_eq!(taken + kept, total);
         assert!(blocks.iter().all(|b| b.start >= 0x8000));
+    }
+
+    #[test]
+    fn kept_pieces_beyond_the_range_table_are_counted_once() {
+        // Sixteen ranges of four pages, each cut 4 + 8 + 4 KiB: the 8 KiB
+        // blocks are taken, and the 32 pieces left around them do not fit
+        // in the range table: half go on the reuse stack.
+        let mut frames = FrameAllocator::new();
+        for i in 0..MAX_RANGES as u64 {
+            frames.add_ram(range(i << 20 | 0x1000, 0x4000), &[]);
+        }
+        let (blocks, kept) = frames.take_as_blocks::<16>(0);
+        check_blocks(&blocks);
+        assert!(blocks.iter().all(|b| b.size == 0x2000));
+        assert_eq!(kept, 32);
+        assert_eq!(frames.available(), 32);
+        assert_eq!(frames.lost(), 0);
+        for block in blocks {
+            frames.give_back(block);
+        }
+        assert_eq!(frames.available(), 64);
     }
 
     #[test]

@@ -28,7 +28,6 @@
 pub mod address_space;
 pub mod boot_suite;
 pub mod cap;
-pub mod elf;
 pub mod fault;
 pub mod frames;
 pub mod ipc;

@@ -1477,6 +1477,28 @@ mod user_space {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 
+    #[test]
+    fn a_map_refused_for_want_of_tables_takes_none_of_them() {
+        let mut h = child_bound();
+        // Three tables each: two paths from the root, six of eight used.
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, abi::IPC_BUFFER_ADDRESS, 3), OK);
+        // A third path needs three; two are left: refused...
+        assert_eq!(
+            h.map(BUFFER, SPACE, 1 << 39, 3),
+            ErrorCode::OutOfResources.raw()
+        );
+        // ...and nothing changed: the two are still there for a mapping
+        // in another GiB under the first path (a level-2 and a level-3
+        // table).
+        assert_eq!(
+            h.map(SPARE, SPACE, 1 << 30, 3),
+            OK,
+            "a refused FrameMap used up tables"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
     fn bad_rights() -> u64 {
         ErrorCode::InvalidArgument.raw()
     }
@@ -1604,7 +1626,7 @@ mod user_space {
         assert!(
             h.machine
                 .console
-                .contains("new-thread#1 stopped: data abort"),
+                .contains("task#1 stopped: data abort"),
             "{}",
             h.machine.console
         );

@@ -174,6 +174,23 @@ impl PageTable {
         Ok(())
     }
 
+    /// How many tables `map` would add to map one page at `va`: the
+    /// levels missing below the deepest table that covers it (0 when a
+    /// leaf covers it already). Lets a caller with a table budget refuse
+    /// before anything is written.
+    pub fn tables_to_map_page<M: TableMemory>(
+        &self,
+        memory: &M,
+        va: VirtAddr,
+    ) -> Result<usize, MapError> {
+        self.check_range(va, PAGE_SIZE)?;
+        let stop = walk(memory, self.root, Level::FIRST, va.as_u64())?;
+        Ok(match stop.entry {
+            Entry::Invalid => stop.level.levels_below() as usize,
+            _ => 0,
+        })
+    }
+
     /// Removes every leaf in `[va, va + size)`; holes are skipped. Refuses,
     /// unwritten, a range that covers only part of a block.
     pub fn unmap<M: TableMemory>(

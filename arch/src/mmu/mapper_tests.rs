@@ -336,3 +336,33 @@ fn table_exhaustion_is_an_error_not_a_panic() {
         Err(MapError::OutOfTables)
     );
 }
+
+#[test]
+fn tables_to_map_page_counts_the_missing_levels_and_matches_what_map_takes() {
+    let (mut memory, table) = user_table(16);
+    let count =
+        |memory: &FakeTableMemory, va: u64| table.tables_to_map_page(memory, VirtAddr::new(va));
+    let page = |va: u64| pages(va, RAM, 4 * KIB, Permissions::USER_RW);
+    // An empty root: a level-1, a level-2 and a level-3 table.
+    assert_eq!(count(&memory, 0x40_0000), Ok(3));
+    table.map(&mut memory, &page(0x40_0000)).unwrap();
+    // Mapped already: none; the same 2 MiB: none; another 2 MiB under the
+    // same level-2 table: a level-3 one; another GiB: two; another 512 GiB:
+    // three.
+    assert_eq!(count(&memory, 0x40_0000), Ok(0));
+    assert_eq!(count(&memory, 0x40_1000), Ok(0));
+    assert_eq!(count(&memory, 0x60_0000), Ok(1));
+    assert_eq!(count(&memory, GIB), Ok(2));
+    assert_eq!(count(&memory, 1 << 39), Ok(3));
+    for va in [0x60_0000, GIB, 1 << 39] {
+        let expected = count(&memory, va).unwrap();
+        let before = memory.tables_allocated();
+        table.map(&mut memory, &page(va)).unwrap();
+        assert_eq!(memory.tables_allocated() - before, expected, "{va:#x}");
+    }
+    assert_eq!(
+        count(&memory, KERNEL_BASE),
+        Err(MapError::OutsideHalf),
+        "outside the table's half"
+    );
+}

@@ -45,7 +45,7 @@ impl Level {
     pub const FIRST: Self = Self::Zero;
 
     /// How many levels lie below this one.
-    const fn levels_below(self) -> u32 {
+    pub(crate) const fn levels_below(self) -> u32 {
         match self {
             Self::Zero => 3,
             Self::One => 2,

@@ -1334,7 +1334,15 @@ impl Kernel {
                 }
             }
         }
+        // Ending one orphan may end the case (it was the fault handler of
+        // the last thread the kernel started), and the next case may then
+        // reuse another orphan's thread slot: stop there, as
+        // `break_deadlock` does; the case's end took the rest.
+        let cases_finished = self.session.passed + self.session.failed;
         for (orphan, status) in orphans {
+            if self.session.passed + self.session.failed != cases_finished {
+                break;
+            }
             if self.threads[orphan.index()].state != ThreadState::Free {
                 self.end_thread(platform, orphan, ThreadState::Exited(status));
             }

@@ -124,7 +124,7 @@ impl Kernel {
         thread.state = ThreadState::Inactive;
         thread.tcb = Some(tcb);
         thread.created_by_user = true;
-        thread.name = "new-thread";
+        thread.name = "task";
     }
 
     /// `TcbConfigure`: gives the new thread named by the TCB capability at

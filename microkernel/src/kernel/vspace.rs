@@ -25,7 +25,7 @@
 //! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;
-use crate::address_space::FrameMapError;
+use crate::address_space::{user_permissions, FrameMapError};
 use crate::cap::ObjectId;
 use crate::platform::Platform;
 use crate::thread::{Thread, ThreadId, MAX_THREADS};
@@ -33,7 +33,6 @@ use abi::cap::{CapType, Rights};
 use abi::vspace::{is_frame_map_address, MapRights};
 use abi::ErrorCode;
 use arch::layout::PAGE_SIZE;
-use arch::mmu::Permissions;
 
 /// Where one frame is mapped: the address space of `thread`, at `va`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,11 +106,7 @@ impl Kernel {
             .object(frame.object())
             .map(|header| header.phys)
             .ok_or(ErrorCode::InvalidCapability)?;
-        let permissions = match rights {
-            MapRights::Read => Permissions::USER_RO,
-            MapRights::ReadWrite => Permissions::USER_RW,
-            MapRights::ReadExecute => Permissions::USER_RX,
-        };
+        let permissions = user_permissions(rights);
         if rights == MapRights::ReadExecute {
             // Code written through another mapping must reach the
             // instruction side before it can be fetched.

@@ -44,11 +44,13 @@ fn portcullis_main(_argument: u64) -> i32 {
                 if let Err(error) = ipc::reply(&reply) {
                     println!("echo: the reply to STOP failed: {error:?}");
                 }
+                // Printed before the report: the root may end this task
+                // as soon as it has it.
+                println!("echo: stopped");
                 if let Err(error) = sdk::task::report(SERVER_DONE) {
                     println!("echo: reporting to the root failed: {error:?}");
                     return 2;
                 }
-                println!("echo: stopped");
                 return 0;
             }
         }

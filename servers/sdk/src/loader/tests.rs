@@ -1,5 +1,6 @@
-//! Host tests of parsing, planning and building (against a fake
-//! address space), and of `load_elf`'s checks before any syscall.
+//! Host tests of planning and building (against a fake address space),
+//! and of `load_elf`'s checks before any syscall. The ELF checks
+//! themselves are `abi::elf`'s, tested there.
 
 use super::*;
 use abi::vspace::MapRights;
@@ -10,7 +11,6 @@ const PF_X: u32 = 1;
 const PF_W: u32 = 2;
 const PF_R: u32 = 4;
 const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
 
 /// One program header as the test writes it.
 #[derive(Clone, Copy)]
@@ -163,27 +163,6 @@ fn build_and_check(file: &[u8]) -> FakeSpace {
 }
 
 #[test]
-fn a_linker_layout_parses_into_sorted_segments_with_their_rights() {
-    let file = three_segments();
-    let image = parse(&file).unwrap();
-    assert_eq!(image.entry, 0x40_0010);
-    let rights: Vec<_> = image
-        .segments()
-        .iter()
-        .map(|s| (s.vaddr, s.rights))
-        .collect();
-    assert_eq!(
-        rights,
-        [
-            (0x40_0000, MapRights::ReadExecute),
-            (0x40_2000, MapRights::Read),
-            (0x40_3000, MapRights::ReadWrite)
-        ]
-    );
-    assert_eq!(image.page_count(), 2 + 1 + 3);
-}
-
-#[test]
 fn the_plan_names_each_page_and_its_file_bytes() {
     let file = three_segments();
     let plan = plan(&file).unwrap();
@@ -240,22 +219,6 @@ fn a_segment_starting_and_ending_inside_pages_keeps_its_offsets() {
 }
 
 #[test]
-fn non_loadable_and_empty_headers_are_skipped() {
-    let note = Ph {
-        kind: PT_NOTE,
-        flags: PF_R | PF_W | PF_X,
-        offset: u64::MAX,
-        vaddr: 0,
-        file_size: u64::MAX,
-        mem_size: u64::MAX,
-    };
-    let empty = load(PF_R | PF_W | PF_X, 0, 0, 0, 0);
-    let code = load(PF_R | PF_X, 0x1000, 0x40_0000, 0x10, 0x10);
-    let file = elf(0x40_0000, &[note, empty, code], 0x1010);
-    assert_eq!(parse(&file).unwrap().segments().len(), 1);
-}
-
-#[test]
 fn a_building_step_that_fails_stops_the_build() {
     let file = three_segments();
     let plan = plan(&file).unwrap();
@@ -268,157 +231,6 @@ fn a_building_step_that_fails_stops_the_build() {
         };
         assert_eq!(plan.build(&mut space), Err(StepFailed(fail_at)));
         assert_eq!(space.steps, fail_at, "no step after the failure");
-    }
-}
-
-fn refused(file: &[u8]) -> ElfError {
-    parse(file).expect_err("must be refused")
-}
-
-fn code() -> Ph {
-    load(PF_R | PF_X, 0x1000, 0x40_0000, 0x100, 0x100)
-}
-
-fn with_code(segments: &[Ph]) -> Vec<u8> {
-    let mut all = vec![code()];
-    all.extend_from_slice(segments);
-    elf(0x40_0000, &all, 0x3000)
-}
-
-#[test]
-fn malformed_headers_are_refused_with_their_reason() {
-    let good = elf(0x40_0000, &[code()], 0x1100);
-    assert!(parse(&good).is_ok());
-    assert_eq!(refused(&[]), ElfError::Truncated);
-    assert_eq!(refused(&good[..63]), ElfError::Truncated);
-    let patched = |at: usize, bytes: &[u8]| {
-        let mut file = good.clone();
-        file[at..at + bytes.len()].copy_from_slice(bytes);
-        file
-    };
-    assert_eq!(refused(&patched(0, b"\x7fELG")), ElfError::NotElf);
-    assert_eq!(refused(&patched(4, &[1])), ElfError::NotElf64LittleEndian);
-    assert_eq!(refused(&patched(5, &[2])), ElfError::NotElf64LittleEndian);
-    assert_eq!(refused(&patched(6, &[0])), ElfError::NotElf64LittleEndian);
-    assert_eq!(refused(&patched(16, &[3, 0])), ElfError::NotExecutable);
-    assert_eq!(refused(&patched(18, &[62, 0])), ElfError::NotAarch64);
-    assert_eq!(
-        refused(&patched(54, &[32, 0])),
-        ElfError::BadProgramHeaderSize
-    );
-    assert_eq!(
-        refused(&patched(56, &[17, 0])),
-        ElfError::TooManyProgramHeaders
-    );
-    // Program headers past the end, or at an offset near the top.
-    assert_eq!(
-        refused(&patched(32, &0x10e0u64.to_le_bytes())),
-        ElfError::Truncated
-    );
-    assert_eq!(
-        refused(&patched(32, &u64::MAX.to_le_bytes())),
-        ElfError::Truncated
-    );
-    assert_eq!(
-        refused(&patched(32, &(u64::MAX - 60).to_le_bytes())),
-        ElfError::Truncated
-    );
-    assert_eq!(refused(&patched(56, &[0, 0])), ElfError::NoSegments);
-    assert_eq!(
-        refused(&patched(24, &0x40_0100u64.to_le_bytes())),
-        ElfError::EntryOutsideCode
-    );
-}
-
-#[test]
-fn bad_segments_are_refused_with_their_reason() {
-    let rw =
-        |offset, vaddr, file_size, mem_size| load(PF_R | PF_W, offset, vaddr, file_size, mem_size);
-    assert_eq!(
-        refused(&with_code(&[load(
-            PF_R | PF_W | PF_X,
-            0x2000,
-            0x50_0000,
-            8,
-            8
-        )])),
-        ElfError::WritableAndExecutable
-    );
-    assert_eq!(
-        refused(&with_code(&[load(0, 0x2000, 0x50_0000, 8, 8)])),
-        ElfError::NoAccess
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, 0x50_0000, 9, 8)])),
-        ElfError::FileSizeAboveMemorySize
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, 0x50_0000, 0x1001, 0x1001)])),
-        ElfError::SegmentOutsideFile
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(u64::MAX - 7, 0x50_0ff8, 8, 8)])),
-        ElfError::SegmentOutsideFile
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2008, 0x50_0000, 8, 8)])),
-        ElfError::Misaligned
-    );
-    // Page 0, the top of the image range, and wrapping sizes.
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, 0, 8, 8)])),
-        ElfError::OutsideImageRange
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, IMAGE_END - 0x1000, 8, 0x1001)])),
-        ElfError::OutsideImageRange
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, IMAGE_END, 8, 8)])),
-        ElfError::OutsideImageRange
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, 0x50_0000, 8, u64::MAX)])),
-        ElfError::OutsideImageRange
-    );
-    assert_eq!(
-        refused(&with_code(&[rw(0x2000, 0xffff_0000_0000_0000, 8, 8)])),
-        ElfError::OutsideImageRange
-    );
-    // Exactly up to the end is fine.
-    assert!(parse(&with_code(&[rw(0x2000, IMAGE_END - 0x1000, 8, 0x1000)])).is_ok());
-}
-
-#[test]
-fn segments_sharing_a_page_overlap_in_either_order() {
-    let tail_of_code = load(PF_R, 0x2100, 0x40_0100, 8, 8);
-    assert_eq!(refused(&with_code(&[tail_of_code])), ElfError::Overlap);
-    let before = load(PF_R, 0x2ff0, 0x3f_fff0, 0x10, 0x20);
-    assert_eq!(refused(&with_code(&[before])), ElfError::Overlap);
-    let adjacent = load(PF_R, 0x2000, 0x40_1000, 8, 8);
-    assert!(parse(&with_code(&[adjacent])).is_ok());
-}
-
-#[test]
-fn segment_and_page_counts_are_bounded() {
-    let pages = |n: u64| load(PF_R | PF_W, 0x2000, 0x100_0000, 0, n * 4096);
-    assert!(parse(&with_code(&[pages(MAX_PAGES as u64 - 1)])).is_ok());
-    assert_eq!(
-        refused(&with_code(&[pages(MAX_PAGES as u64)])),
-        ElfError::TooManyPages
-    );
-    let many: Vec<Ph> = (0..MAX_SEGMENTS as u64)
-        .map(|i| load(PF_R, 0x2000, 0x100_0000 + 0x1000 * i, 8, 8))
-        .collect();
-    assert_eq!(refused(&with_code(&many)), ElfError::TooManySegments);
-    assert!(parse(&with_code(&many[1..])).is_ok());
-}
-
-#[test]
-fn every_truncation_of_a_valid_file_is_refused_without_panicking() {
-    let file = three_segments();
-    for len in 0..file.len() {
-        assert!(parse(&file[..len]).is_err(), "{len}");
     }
 }
 

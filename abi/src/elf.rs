@@ -1,11 +1,82 @@
-//! Reading a task's ELF file: the header and its loadable segments, every
-//! field checked before it is used.
+//! Reading a program's ELF file: the header and its loadable segments,
+//! every field checked before it is used.
+//!
+//! The one parser for every program Portcullis loads: the kernel's
+//! `AddressSpace::load` (the init ELF embedded in the image) and the SDK's
+//! task loader (`sdk::loader`, the tasks the root task builds). It accepts
+//! an ELF64 little-endian AArch64 executable whose program-header table
+//! lies in the file and whose loadable segments lie inside the file and
+//! inside [`IMAGE_START`]`..`[`IMAGE_END`] (the user half without page 0),
+//! keep offset ≡ address (mod page), hold no more file bytes than memory
+//! bytes, have some permission and are never writable and executable,
+//! share no page, and number at most [`MAX_SEGMENTS`] with at most a page
+//! limit of pages in all; the entry point lies in an executable segment.
+//! Every refusal is an [`ElfError`]; no input makes it panic (the
+//! `elf_image` fuzz target holds it to that). It allocates nothing.
 
-use super::{ElfError, IMAGE_END, IMAGE_START, MAX_PAGES, MAX_PROGRAM_HEADERS, MAX_SEGMENTS};
-use abi::vspace::MapRights;
+use crate::vspace::{MapRights, USER_MAP_END, USER_MAP_START};
 
 /// Bytes in a page.
 pub const PAGE_SIZE: u64 = 4096;
+/// Lowest address a segment may start at: page 0 stays unmapped so a null
+/// pointer faults.
+pub const IMAGE_START: u64 = USER_MAP_START;
+/// One past the highest address a segment may reach: the end of the user
+/// half (48-bit addresses). Where the image goes inside it is the ELF's
+/// business; a segment over a page its loader maps too (a stack, the IPC
+/// buffer) makes one of the two mappings fail.
+pub const IMAGE_END: u64 = USER_MAP_END;
+/// Most program headers a file may have (loadable or not).
+pub const MAX_PROGRAM_HEADERS: usize = 16;
+/// Most non-empty loadable segments.
+pub const MAX_SEGMENTS: usize = 8;
+/// Most pages an image may need (1 MiB) under [`parse`]: bounds the frames
+/// and slots one load takes. A loader with a bound of its own passes it to
+/// [`parse_within`] instead.
+pub const MAX_PAGES: usize = 256;
+
+/// Why an ELF file was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElfError {
+    /// Shorter than an ELF header, or a header lies past the end.
+    Truncated,
+    /// No ELF magic.
+    NotElf,
+    /// Not 64-bit little-endian ELF of the current version.
+    NotElf64LittleEndian,
+    /// Not an executable (`ET_EXEC`): relocatable or shared files are not
+    /// loaded.
+    NotExecutable,
+    /// Not for AArch64.
+    NotAarch64,
+    /// Program headers smaller than ELF64's 56 bytes.
+    BadProgramHeaderSize,
+    /// More than [`MAX_PROGRAM_HEADERS`] program headers.
+    TooManyProgramHeaders,
+    /// More than [`MAX_SEGMENTS`] loadable segments.
+    TooManySegments,
+    /// No loadable segment with memory.
+    NoSegments,
+    /// A segment is neither readable, writable nor executable.
+    NoAccess,
+    /// A segment asks to be writable and executable.
+    WritableAndExecutable,
+    /// A segment has more file bytes than memory bytes.
+    FileSizeAboveMemorySize,
+    /// A segment's file bytes lie (partly) outside the file.
+    SegmentOutsideFile,
+    /// A segment's file offset and address differ modulo the page size.
+    Misaligned,
+    /// A segment reaches below [`IMAGE_START`] or above [`IMAGE_END`].
+    OutsideImageRange,
+    /// Two segments touch the same page.
+    Overlap,
+    /// The segments need more pages than the limit ([`MAX_PAGES`] for
+    /// [`parse`]).
+    TooManyPages,
+    /// The entry point is not inside an executable segment.
+    EntryOutsideCode,
+}
 
 const ELF_HEADER_SIZE: usize = 64;
 const PROGRAM_HEADER_SIZE: usize = 56;
@@ -23,7 +94,7 @@ const PF_R: u32 = 4;
 /// offset ≡ address (mod page), file bytes ≤ memory bytes, not W+X.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
-    /// Where its first byte goes in the task's address space.
+    /// Where its first byte goes in the program's address space.
     pub vaddr: u64,
     /// Bytes in memory; those past `file_size` are zero.
     pub mem_size: u64,
@@ -53,7 +124,7 @@ impl Segment {
     }
 }
 
-/// The checked contents of a task's ELF file: entry point and loadable
+/// The checked contents of a program's ELF file: entry point and loadable
 /// segments in ascending address order, none sharing a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -69,7 +140,8 @@ impl Image {
         &self.segments[..self.count]
     }
 
-    /// Pages the image needs, in all (at most `MAX_PAGES`).
+    /// Pages the image needs, in all (at most the limit it was parsed
+    /// with).
     pub fn page_count(&self) -> usize {
         self.segments()
             .iter()
@@ -101,8 +173,17 @@ fn u64_at(file: &[u8], at: u64) -> Result<u64, ElfError> {
     bytes_at(file, at).map(u64::from_le_bytes)
 }
 
-/// Checks `file` as a task image and lists its loadable segments.
+/// Checks `file` and lists its loadable segments, with at most
+/// [`MAX_PAGES`] pages in all.
 pub fn parse(file: &[u8]) -> Result<Image, ElfError> {
+    parse_within(file, MAX_PAGES)
+}
+
+/// Checks `file` and lists its loadable segments, with at most
+/// `max_pages` pages in all: for a loader whose own bound differs from
+/// [`MAX_PAGES`] (the kernel's, which loads the init ELF into its own
+/// frames). Every other check is [`parse`]'s.
+pub fn parse_within(file: &[u8], max_pages: usize) -> Result<Image, ElfError> {
     if file.len() < ELF_HEADER_SIZE {
         return Err(ElfError::Truncated);
     }
@@ -182,7 +263,7 @@ pub fn parse(file: &[u8]) -> Result<Image, ElfError> {
             return Err(ElfError::Overlap);
         }
     }
-    if image.page_count() > MAX_PAGES {
+    if image.page_count() > max_pages {
         return Err(ElfError::TooManyPages);
     }
     let entry_is_code = image.segments().iter().any(|s| {
@@ -234,3 +315,10 @@ fn segment(
         rights,
     })
 }
+
+/// The image range is whole pages: a segment inside it touches only pages
+/// inside it.
+const _: () = assert!(IMAGE_START.is_multiple_of(PAGE_SIZE) && IMAGE_END.is_multiple_of(PAGE_SIZE));
+
+#[cfg(test)]
+mod tests;
