@@ -1624,9 +1624,7 @@ mod user_space {
         // With no fault endpoint, a fault stops it.
         h.fault(NULL_WRITE_ESR, 0);
         assert!(
-            h.machine
-                .console
-                .contains("task#1 stopped: data abort"),
+            h.machine.console.contains("task#1 stopped: data abort"),
             "{}",
             h.machine.console
         );
