@@ -32,7 +32,7 @@
 //! every ready thread (`Kernel::check_invariants` checks it); a partner at
 //! least as urgent as the caller is then at least as urgent as them too.
 
-use super::{Kernel, Resume, MAX_OBJECTS};
+use super::{Kernel, Resume, MAX_OBJECTS, MAX_SLOTS};
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
@@ -69,8 +69,12 @@ impl Kernel {
             return None;
         }
         // An endpoint capability is not an empty slot: the type test is
-        // `lookup`'s emptiness test too.
-        let cap = self.caps.slot_content(SlotId(first.0 + cptr as u32))?;
+        // `lookup`'s emptiness test too. A CNode's slots lie inside the
+        // slot table, so the mask (MAX_SLOTS is a power of two) changes
+        // nothing but the bounds check.
+        const _: () = assert!(MAX_SLOTS.is_power_of_two());
+        let slot = (first.0 + cptr as u32) % MAX_SLOTS as u32;
+        let cap = self.caps.slot_content(SlotId(slot))?;
         if !cap.has_type(CapType::Endpoint) {
             return None;
         }
