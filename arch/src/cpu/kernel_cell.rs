@@ -11,10 +11,13 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// and turns into a panic instead of two `&mut`.
 #[repr(C)]
 pub struct KernelCell<T> {
-    /// First: at the symbol's own address, so testing and setting it needs
-    /// no offset past a large value (the kernel's state is megabytes).
-    borrowed: AtomicBool,
+    /// First: at the symbol's own address, so the value's hot fields keep
+    /// small offsets from it (a value with a large alignment, such as the
+    /// kernel's 8 KiB-aligned thread table, would otherwise start past
+    /// the reach of an immediate offset); the flag costs an address of
+    /// its own either way.
     value: UnsafeCell<T>,
+    borrowed: AtomicBool,
 }
 
 // SAFETY: access is serialised by `with` (see the type's docs).
