@@ -353,10 +353,9 @@ impl Thread {
         self.work.is_empty() || self.work_is_excused(number)
     }
 
-    /// The part of `skips_entry_work` for a thread with work: out of line,
-    /// so the common no-work test stays one load and compare.
-    #[cold]
-    #[inline(never)]
+    /// The part of `skips_entry_work` for a thread with work (a filtered
+    /// thread's fast path): behind the no-work test, inlined.
+    #[inline(always)]
     fn work_is_excused(&self, number: u64) -> bool {
         !self.work.intersects(WorkFlags::EXIT_WORK)
             && number < 64
