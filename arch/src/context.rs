@@ -16,7 +16,8 @@ pub struct UserContext {
     pub pc: u64,
     /// The thread's PSTATE (`SPSR_EL1`).
     pub spsr: u64,
-    /// The user thread pointer (`TPIDR_EL0`), moved on thread switches only.
+    /// The user thread pointer (`TPIDR_EL0`): saved on entry, loaded on the
+    /// way back, like the registers above.
     pub tpidr: u64,
     padding: u64,
 }
@@ -138,9 +139,20 @@ mod tests {
         assert_eq!(offset_of!(UserContext, sp), 248);
         assert_eq!(offset_of!(UserContext, pc), 256);
         assert_eq!(offset_of!(UserContext, spsr), 264);
+        assert_eq!(offset_of!(UserContext, tpidr), 272);
         assert_eq!(size_of::<UserContext>(), 288);
         assert_eq!(offset_of!(FpState, fpcr), 512);
         assert_eq!(offset_of!(FpState, fpsr), 520);
+    }
+
+    #[test]
+    fn vectors_s_masks_spsr_with_spsr_user_writable() {
+        // restore_user_context builds the mask with one movz of 16 bits.
+        assert_eq!(SPSR_USER_WRITABLE & 0xffff, 0);
+        let high = SPSR_USER_WRITABLE >> 16;
+        assert!(high <= 0xffff);
+        let line = format!(".equ SPSR_USER_WRITABLE_HIGH, {high:#x}");
+        assert!(include_str!("cpu/vectors.s").contains(&line), "{line}");
     }
 
     #[test]

@@ -32,9 +32,6 @@ pub trait Platform: PhysMemory {
     /// Makes instructions written into the frame at `pa` visible to
     /// instruction fetch (before the frame is mapped executable).
     fn sync_instruction_cache(&mut self, pa: u64);
-    /// Saves the CPU's TPIDR_EL0 into `outgoing` (if given) and loads
-    /// `incoming` (moved on every switch: two instructions).
-    fn switch_thread_pointer(&mut self, outgoing: Option<&mut u64>, incoming: u64);
     /// Lets EL0 use FP/SIMD, or makes its next FP/SIMD instruction trap
     /// (CPACR_EL1.FPEN), so FP state moves only when a thread uses it.
     fn set_fp_access(&mut self, enabled: bool);

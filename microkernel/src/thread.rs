@@ -8,6 +8,19 @@ use crate::scheduler::Priority;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
 
+/// `Thread::cspace_slots` of a thread without a CSpace: no slot.
+pub const NO_CSPACE_SLOTS: (SlotId, u32) = (SlotId(0), 0);
+
+/// `Thread::cspace_slots` of a CNode with `first` slot and `radix`, as
+/// `CapSpace::cnode_slots` gives them (a radix too large to count in a
+/// `u32`, which no CNode has, counts as no slot: the slow path decides).
+pub fn cached_cspace_slots((first, radix): (SlotId, u8)) -> (SlotId, u32) {
+    match 1u32.checked_shl(u32::from(radix)) {
+        Some(slots) => (first, slots),
+        None => NO_CSPACE_SLOTS,
+    }
+}
+
 /// Most threads alive at once.
 pub const MAX_THREADS: usize = 32;
 
@@ -102,7 +115,12 @@ pub struct ThreadStats {
 /// syscall and IPC paths use come next, before the large ones (FP state,
 /// address space), so they stay within the 4 KiB reach of an immediate
 /// load offset.
-#[repr(C)]
+///
+/// Aligned (so sized) to 8 KiB, a power of two: the address of thread `i`
+/// in the table is one shifted add instead of a multiply by an odd size
+/// (every syscall path looks threads up). It costs the table the ~2.3 KiB
+/// per thread past the fields (75 KiB for 32).
+#[repr(C, align(8192))]
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
@@ -127,9 +145,10 @@ pub struct Thread {
     pub bound_notification: Option<u32>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
-    /// The CSpace's first slot and radix, kept here for the fast path
-    /// (valid while `cspace` is `Some`).
-    pub cspace_slots: (SlotId, u8),
+    /// The CSpace's first slot and its number of slots, kept here for the
+    /// fast path; no slots while `cspace` is `None` (so the fast path's
+    /// range test also rules out a thread without a CSpace).
+    pub cspace_slots: (SlotId, u32),
     /// The thread runs with the benchmark syscall floor on.
     pub syscall_floor: bool,
     /// Physical address of the thread's IPC buffer page (message words
@@ -308,7 +327,7 @@ impl Thread {
         ipc_buffer: None,
         ipc_buffer_frame: None,
         cspace: None,
-        cspace_slots: (SlotId(0), 0),
+        cspace_slots: NO_CSPACE_SLOTS,
         fault_endpoint: None,
         pending_fault: None,
         pending_policy: None,
@@ -334,10 +353,9 @@ impl Thread {
         self.work.is_empty() || self.work_is_excused(number)
     }
 
-    /// The part of `skips_entry_work` for a thread with work: out of line,
-    /// so the common no-work test stays one load and compare.
-    #[cold]
-    #[inline(never)]
+    /// The part of `skips_entry_work` for a thread with work (a filtered
+    /// thread's fast path): behind the no-work test, inlined.
+    #[inline(always)]
     fn work_is_excused(&self, number: u64) -> bool {
         !self.work.intersects(WorkFlags::EXIT_WORK)
             && number < 64
@@ -411,3 +429,7 @@ const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK
 const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
 const _: () =
     assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
+// A power-of-two stride (see the struct's docs): past 8 KiB of fields,
+// raise the alignment to 16 KiB rather than let the size become an odd
+// multiple of it.
+const _: () = assert!(core::mem::size_of::<Thread>().is_power_of_two());

@@ -100,8 +100,6 @@ impl Platform for FakeMachine {
 
     fn sync_instruction_cache(&mut self, _pa: u64) {}
 
-    fn switch_thread_pointer(&mut self, _outgoing: Option<&mut u64>, _incoming: u64) {}
-
     fn set_fp_access(&mut self, _enabled: bool) {}
 
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {
@@ -1613,9 +1611,7 @@ mod user_space {
         // With no fault endpoint, a fault stops it.
         h.fault(NULL_WRITE_ESR, 0);
         assert!(
-            h.machine
-                .console
-                .contains("task#1 stopped: data abort"),
+            h.machine.console.contains("task#1 stopped: data abort"),
             "{}",
             h.machine.console
         );

@@ -9,7 +9,13 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// of kernel code run at once; the only way to reach the state twice is
 /// re-entry (a kernel fault while it is borrowed), which `with` detects
 /// and turns into a panic instead of two `&mut`.
+#[repr(C)]
 pub struct KernelCell<T> {
+    /// First: at the symbol's own address, so the value's hot fields keep
+    /// small offsets from it (a value with a large alignment, such as the
+    /// kernel's 8 KiB-aligned thread table, would otherwise start past
+    /// the reach of an immediate offset); the flag costs an address of
+    /// its own either way.
     value: UnsafeCell<T>,
     borrowed: AtomicBool,
 }
@@ -21,8 +27,8 @@ impl<T> KernelCell<T> {
     /// Wraps `value`.
     pub const fn new(value: T) -> Self {
         KernelCell {
-            value: UnsafeCell::new(value),
             borrowed: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
         }
     }
 

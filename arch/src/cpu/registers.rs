@@ -11,6 +11,18 @@ pub struct ExceptionSyndrome {
     pub far: u64,
 }
 
+/// ESR_EL1 alone (the IPC fast path needs no fault address).
+#[inline(always)]
+pub fn exception_syndrome_register() -> u64 {
+    ESR_EL1.get()
+}
+
+/// FAR_EL1 alone (meaningful for aborts only).
+#[inline(always)]
+pub fn fault_address_register() -> u64 {
+    FAR_EL1.get()
+}
+
 /// Reads ESR_EL1 and FAR_EL1.
 pub fn exception_syndrome() -> ExceptionSyndrome {
     ExceptionSyndrome {
@@ -81,16 +93,6 @@ pub fn cycle_counter() -> u64 {
 /// IrqHandler capability for its interrupt (PPI 30).
 pub fn allow_user_counter() {
     CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET + CNTKCTL_EL1::EL0PTEN::SET);
-}
-
-/// The user thread pointer of the thread whose state is in the CPU.
-pub fn user_thread_pointer() -> u64 {
-    TPIDR_EL0.get()
-}
-
-/// Loads a thread's user thread pointer.
-pub fn set_user_thread_pointer(value: u64) {
-    TPIDR_EL0.set(value);
 }
 
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD

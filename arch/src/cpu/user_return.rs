@@ -40,18 +40,15 @@ pub fn block_user_access() {
 /// `context` must point at a live `UserContext` that stays at this address
 /// while the thread runs (the next exception from EL0 saves the registers
 /// into it), with no other reference to it in use.
+#[inline(always)]
 pub unsafe fn return_to_user(context: *mut UserContext, ttbr0: u64) -> ! {
-    // SAFETY: guaranteed by the caller.
-    let context = unsafe { &mut *context };
-    // Whatever wrote the context (the kernel, later a tracer), the thread
-    // returns to EL0t with interrupts unmasked: only the flags and the
-    // software-step bit survive.
-    context.spsr &= crate::context::SPSR_USER_WRITABLE;
     // SAFETY: TTBR0 maps the user half only; eret in restore_user_context
     // synchronises the change before the first user instruction.
     unsafe { asm!("msr ttbr0_el1, {0}", in(reg) ttbr0, options(nostack)) };
-    // SAFETY: the caller guarantees the context is live and stays put; its
-    // SPSR was just forced to EL0t, so the eret cannot enter EL1.
+    // SAFETY: the caller guarantees the context is live and stays put;
+    // restore_user_context keeps only SPSR_USER_WRITABLE of its SPSR
+    // (whatever wrote the context: the kernel, a tracer), so the eret
+    // cannot enter EL1.
     unsafe { restore_user_context(context) }
 }
 

@@ -9,6 +9,8 @@
 
 .equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
 .equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
+.equ CTX_TPIDR,       272               // tpidr_el0
+.equ SPSR_USER_WRITABLE_HIGH, 0xf020    // context::SPSR_USER_WRITABLE >> 16
 .equ FRAME_SIZE,      288               // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
@@ -20,13 +22,20 @@
 .equ KIND_FIQ,    2
 .equ KIND_SERROR, 3
 
-.macro save_user_context
+// With `x9_x10_saved` = 1, x9 and x10 are already in their slots (the
+// inline fast path parked them there) and hold scratch values.
+.macro save_user_context x9_x10_saved=0
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
     stp     x6, x7, [sp, #16 * 3]
+.if \x9_x10_saved
+    str     x8, [sp, #16 * 4]
+    str     x11, [sp, #16 * 5 + 8]
+.else
     stp     x8, x9, [sp, #16 * 4]
     stp     x10, x11, [sp, #16 * 5]
+.endif
     stp     x12, x13, [sp, #16 * 6]
     stp     x14, x15, [sp, #16 * 7]
     stp     x16, x17, [sp, #16 * 8]
@@ -41,6 +50,11 @@
     mrs     x22, elr_el1
     mrs     x23, spsr_el1
     stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    // TPIDR_EL0 is saved on every entry that can switch threads and loaded
+    // on every return (restore_user_context): two instructions each way,
+    // cheaper than tracking which thread's value the CPU holds.
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
     mov     x0, sp
     adrp    x21, __kernel_stack_top
     add     x21, x21, :lo12:__kernel_stack_top
@@ -79,7 +93,8 @@
 // syscall (x8 == 0) from a thread with no work at all (its work word, right
 // after its saved registers, is zero) returns at once. Anything else falls
 // through to the full save and the generic entry. x9/x10 are parked in
-// their own context slots while the checks run.
+// their own context slots while the checks run (and stay there when the
+// full save follows).
 .macro user_sync_vector
     .balign 0x80
     stp     x9, x10, [sp, #16 * 4 + 8]
@@ -100,8 +115,8 @@
     b.ne    1f
     ldr     x10, [sp, #WORK_FLAGS_OFFSET + 8]
     tbnz    x10, #0, 3b
-1:  ldp     x9, x10, [sp, #16 * 4 + 8]
-    b       el0_sync_slow
+    // x9 and x10 stay parked: the full save skips their slots.
+1:  b       el0_sync_slow_x9_x10_saved
 .endm
 
 .macro user_vector_other kind
@@ -165,6 +180,11 @@ el0_sync_slow:
     bl      portcullis_el0_sync
     b       .
 
+el0_sync_slow_x9_x10_saved:
+    save_user_context x9_x10_saved=1
+    bl      portcullis_el0_sync
+    b       .
+
 el1_exception_common:
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
@@ -197,7 +217,15 @@ restore_user_context:
     mov     sp, x0
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
+    // Whatever wrote the context (the kernel, a tracer), the thread returns
+    // to EL0t with interrupts unmasked: only NZCV and the software-step bit
+    // of its SPSR survive (context::SPSR_USER_WRITABLE), so the eret below
+    // cannot enter EL1.
+    movz    x24, #SPSR_USER_WRITABLE_HIGH, lsl #16
+    and     x23, x23, x24
     msr     spsr_el1, x23
+    ldr     x24, [sp, #CTX_TPIDR]
+    msr     tpidr_el0, x24
     ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     msr     sp_el0, x21
     ldp     x0, x1, [sp, #16 * 0]

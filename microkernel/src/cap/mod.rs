@@ -221,6 +221,13 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         }
     }
 
+    /// What `slot` holds, empty or not (`None` past the table): for a
+    /// caller that tests the type itself, which rules out an empty slot.
+    #[inline(always)]
+    pub fn slot_content(&self, slot: SlotId) -> Option<Capability> {
+        self.caps.get(slot.index()).copied()
+    }
+
     /// The capability in `slot`, if it is of `cap_type` and holds every
     /// right in `required`.
     pub fn lookup_typed(

@@ -32,6 +32,10 @@ pub struct CapWord {
     __: B26,
 }
 
+/// The `object` field's first bit in `CapWord` (after `cap_type` and
+/// `rights`).
+const OBJECT_SHIFT: u32 = 5 + 8;
+
 /// One capability: the word and the badge delivered with messages sent
 /// through it.
 ///
@@ -61,6 +65,13 @@ impl Capability {
         }
     }
 
+    /// Is it a capability of `cap_type`? (`cap_type() == cap_type`, without
+    /// decoding the number into a `CapType` first.)
+    #[inline(always)]
+    pub fn has_type(&self, cap_type: CapType) -> bool {
+        self.word().cap_type() == cap_type.raw()
+    }
+
     /// The type of the object (`Null` for an empty slot).
     pub fn cap_type(&self) -> CapType {
         // Only `new` writes the field, always from a `CapType`.
@@ -77,9 +88,12 @@ impl Capability {
         self.word().rights()
     }
 
-    /// The object it refers to.
+    /// The object it refers to: one shift and mask (the bitfield's
+    /// accessor assembles the 24 bits byte by byte; `layout_is_stable`
+    /// pins the position).
+    #[inline(always)]
     pub fn object(&self) -> ObjectId {
-        ObjectId(self.word().object())
+        ObjectId(((self.word >> OBJECT_SHIFT) & (MAX_OBJECTS as u64 - 1)) as u32)
     }
 
     /// The badge delivered with messages and signals sent through it
@@ -141,6 +155,18 @@ mod tests {
         let cap = Capability::new(CapType::Frame, Rights::ALL, ObjectId(5)).with_badge(9);
         let raw: u64 = cap.word().into();
         assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 37));
+    }
+
+    #[test]
+    fn object_and_type_agree_with_the_bitfield() {
+        for object in [0, 1, 0x7f, 0xAB_CDEF, MAX_OBJECTS as u32 - 1] {
+            let cap = Capability::new(CapType::Endpoint, Rights::ALL, ObjectId(object))
+                .with_badge(u64::MAX);
+            assert_eq!(cap.object().0, cap.word().object());
+            assert!(cap.has_type(CapType::Endpoint));
+            assert!(!cap.has_type(CapType::Notification));
+        }
+        assert!(Capability::NULL.has_type(CapType::Null));
     }
 
     #[test]

@@ -19,9 +19,16 @@ pub fn sent_info(thread: &Thread) -> MessageInfo {
     MessageInfo::from(thread.context.x[1])
 }
 
-/// Does the message fit in registers (the fast path's condition)?
+/// The length and capability-count fields of a message info word: its
+/// low 9 bits (`length` 7, then `caps` 2).
+const LENGTH_AND_CAPS_MASK: u64 = (1 << 9) - 1;
+
+/// Does the message fit in registers (the fast path's condition): at most
+/// `REGISTER_MESSAGE_WORDS` words and no capabilities? The count sits
+/// above the length, so both hold exactly when the two fields together,
+/// read as one number, are at most the register words: one compare.
 pub fn fits_in_registers(info: MessageInfo) -> bool {
-    (info.length() as usize) <= REGISTER_MESSAGE_WORDS && info.caps() == 0
+    u64::from(info) & LENGTH_AND_CAPS_MASK <= REGISTER_MESSAGE_WORDS as u64
 }
 
 /// Copies the message of `from` to `to`: x1 (message info, length as
@@ -60,4 +67,24 @@ pub fn transfer<M: PhysMemory>(
     receiver.x[1] = delivered.into();
     receiver.x[2..2 + REGISTER_MESSAGE_WORDS].copy_from_slice(&registers);
     receiver.x[8] = badge;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fits_in_registers_is_the_field_by_field_rule() {
+        for length in 0..=0x7f_u8 {
+            for caps in 0..4_u8 {
+                let info = MessageInfo::with(0x55, length).with_caps(caps);
+                let expected = usize::from(length) <= REGISTER_MESSAGE_WORDS && caps == 0;
+                assert_eq!(
+                    fits_in_registers(info),
+                    expected,
+                    "{length} words, {caps} caps"
+                );
+            }
+        }
+    }
 }

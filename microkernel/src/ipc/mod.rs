@@ -341,7 +341,12 @@ fn reply_to_fault<M: PhysMemory>(
     }
     let label = message::sent_info(&threads[replier.index()]).label();
     if let Some(request) = threads[caller.index()].pending_policy.take() {
-        let words = threads[replier.index()].context.x;
+        // Only the message registers: a copy of all 31 saved registers
+        // was a 216-byte memcpy the optimiser did not always drop.
+        let words: [u64; 8] = {
+            let x = &threads[replier.index()].context.x;
+            [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
+        };
         answer_policy_request(&mut threads[caller.index()], &request, label, &words);
         threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
         return caller;
@@ -368,7 +373,7 @@ fn answer_policy_request(
     asker: &mut Thread,
     request: &PolicyRequest,
     label: u64,
-    words: &[u64; 31],
+    words: &[u64; 8],
 ) {
     let run_again = |asker: &mut Thread, args: [u64; 8]| {
         // The SVC runs again with these arguments; the filters check them

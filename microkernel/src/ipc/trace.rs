@@ -51,7 +51,12 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
 ) {
     let label = message::sent_info(&threads[replier.index()]).label();
     let (action, step) = ReplyAction::decode(label);
-    let words = threads[replier.index()].context.x;
+    // Only the message registers (a copy of all 31 was a 216-byte memcpy
+    // the optimiser did not always drop).
+    let words: [u64; 8] = {
+        let x = &threads[replier.index()].context.x;
+        [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
+    };
     let word6 = threads[replier.index()]
         .ipc_buffer
         .map_or(0, |buffer| phys.read_phys_u64(buffer + 8 * 6));

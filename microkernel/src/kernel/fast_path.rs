@@ -32,12 +32,12 @@
 //! every ready thread (`Kernel::check_invariants` checks it); a partner at
 //! least as urgent as the caller is then at least as urgent as them too.
 
-use super::{Kernel, Resume};
+use super::{Kernel, Resume, MAX_OBJECTS, MAX_SLOTS};
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
 use crate::platform::Platform;
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 
@@ -48,7 +48,7 @@ impl Kernel {
     /// Handles the syscall of the current thread if the fast path applies;
     /// `None` sends it down the ordinary path, with nothing changed.
     pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P, esr: u64) -> Option<Resume> {
-        let current = self.current?;
+        let current = in_table(self.current?);
         let caller = &self.threads[current.index()];
         let number = caller.context.x[8];
         if esr >> 26 != EC_SVC64 || !caller.skips_entry_work(number) {
@@ -61,24 +61,33 @@ impl Kernel {
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
-        // The CSpace lookup, from the slots cached in the TCB.
-        caller.cspace?;
-        let (first, radix) = caller.cspace_slots;
+        // The CSpace lookup, from the slots cached in the TCB (none for a
+        // thread without a CSpace).
+        let (first, slots) = caller.cspace_slots;
         let cptr = caller.context.x[0];
-        if cptr >= 1 << radix {
+        if cptr >= u64::from(slots) {
             return None;
         }
-        let cap = self.caps.lookup(SlotId(first.0 + cptr as u32)).ok()?;
-        if cap.cap_type() != CapType::Endpoint {
+        // An endpoint capability is not an empty slot: the type test is
+        // `lookup`'s emptiness test too. A CNode's slots lie inside the
+        // slot table, so the mask (MAX_SLOTS is a power of two) changes
+        // nothing but the bounds check.
+        const _: () = assert!(MAX_SLOTS.is_power_of_two());
+        let slot = (first.0 + cptr as u32) % MAX_SLOTS as u32;
+        let cap = self.caps.slot_content(SlotId(slot))?;
+        if !cap.has_type(CapType::Endpoint) {
             return None;
         }
-        let endpoint_index = cap.object().index();
+        // Every object index a capability holds is below MAX_OBJECTS (the
+        // object table's size): the mask changes nothing but lets the
+        // compiler drop the bounds check.
+        let endpoint_index = cap.object().index() % MAX_OBJECTS;
         let endpoint = &self.endpoints[endpoint_index];
         let partner = if is_call {
             if !cap.rights().write() || endpoint.waiting() != Waiting::Receivers {
                 return None;
             }
-            let receiver = endpoint.head()?;
+            let receiver = in_table(endpoint.head()?);
             if self.threads[receiver.index()].reply_to.is_some() {
                 return None;
             }
@@ -91,7 +100,7 @@ impl Kernel {
             if caller.bound_notification.is_some() {
                 return None;
             }
-            let waiting_caller = caller.reply_to?;
+            let waiting_caller = in_table(caller.reply_to?);
             if self.threads[waiting_caller.index()].state != ThreadState::BlockedOnReply {
                 return None;
             }
@@ -105,7 +114,7 @@ impl Kernel {
         // `ipc::send` (Call) and `ipc::reply_receive` (ReplyRecv) for a
         // register-only message, made directly.
         if is_call {
-            self.endpoints[endpoint_index].pop_front(&mut self.threads);
+            self.endpoints[endpoint_index].remove_head(&mut self.threads, partner);
             self.threads[current.index()].state = ThreadState::BlockedOnReply;
             self.threads[partner.index()].reply_to = Some(current);
             self.copy_registers(current, partner, cap.badge());
@@ -124,7 +133,7 @@ impl Kernel {
             );
         }
         self.current = None;
-        self.switch_to(platform, partner);
+        self.switch_to_inline(platform, partner);
         Some(self.user_resume(partner))
     }
 
@@ -153,4 +162,14 @@ impl Kernel {
             && partner.has_no_exit_side_work()
             && partner.space.is_some()
     }
+}
+
+/// `id`, with its index masked to the thread table. Every `ThreadId` the
+/// kernel keeps (current, queue heads, reply links) names a slot of the
+/// table, so the mask changes nothing; it only spares the fast path a
+/// bounds check per lookup (`MAX_THREADS` is a power of two).
+#[inline(always)]
+fn in_table(id: ThreadId) -> ThreadId {
+    const _: () = assert!(MAX_THREADS.is_power_of_two() && MAX_THREADS <= 1 << 16);
+    ThreadId(id.0 % MAX_THREADS as u16)
 }

@@ -79,6 +79,18 @@ impl Kernel {
             if thread.state == ThreadState::Inactive && !thread.created_by_user {
                 return Err("a thread the kernel started is inactive");
             }
+            // The IPC fast path tests only the cached slots.
+            let cached_slots = match thread.cspace {
+                Some(cspace) => self
+                    .caps
+                    .cnode_slots(cspace)
+                    .ok()
+                    .map(crate::thread::cached_cspace_slots),
+                None => Some(crate::thread::NO_CSPACE_SLOTS),
+            };
+            if cached_slots != Some(thread.cspace_slots) {
+                return Err("a thread's cached CSpace slots are not its CNode's");
+            }
             if thread.state == ThreadState::Free
                 && (thread.space.is_some() || thread.cspace.is_some())
             {

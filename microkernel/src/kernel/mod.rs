@@ -221,8 +221,8 @@ impl FuzzPlan {
 #[repr(C)]
 pub struct Kernel {
     current: Option<ThreadId>,
-    /// The thread whose TPIDR_EL0 is in the CPU (the last one to run).
-    thread_pointer_owner: Option<ThreadId>,
+    /// The thread that ran last: its space's ASID may be live in TTBR0.
+    last_ran: Option<ThreadId>,
     /// The thread whose FP/SIMD registers are in the CPU.
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
@@ -277,7 +277,7 @@ impl Kernel {
             threads: [Thread::EMPTY; MAX_THREADS],
             run_queue: RunQueue::new(),
             current: None,
-            thread_pointer_owner: None,
+            last_ran: None,
             fp_owner: None,
             fp_access: true,
             frames: FrameAllocator::new(),
@@ -1262,6 +1262,7 @@ impl Kernel {
                 for thread in threads.iter_mut() {
                     if thread.cspace.is_some_and(|c| c.object() == object) {
                         thread.cspace = None;
+                        thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
                     }
                 }
             }
@@ -1649,8 +1650,17 @@ impl Kernel {
 
     /// Makes `next` the running thread: its ASID is current, its FP/SIMD
     /// state and TPIDR_EL0 are in the CPU.
-    #[inline]
+    /// Out of line: inlined into `resume` it weighed on the paths that do
+    /// not switch (their register saves), which are most syscalls.
+    #[inline(never)]
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
+        self.switch_to_inline(platform, next);
+    }
+
+    /// `switch_to`, inlined into its caller: the IPC fast path's copy
+    /// saves the call and its register saves.
+    #[inline(always)]
+    fn switch_to_inline<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.current = Some(next);
         let thread = &mut self.threads[next.index()];
         thread.state = ThreadState::Running;
@@ -1668,14 +1678,9 @@ impl Kernel {
         {
             self.refresh_asid(platform, next);
         }
-        if self.thread_pointer_owner != Some(next) {
-            let incoming = self.threads[next.index()].context.tpidr;
-            let outgoing = self
-                .thread_pointer_owner
-                .map(|owner| &mut self.threads[owner.index()].context.tpidr);
-            platform.switch_thread_pointer(outgoing, incoming);
-            self.thread_pointer_owner = Some(next);
-        }
+        // TPIDR_EL0 needs nothing here: the vectors save it on entry and
+        // restore_user_context loads the thread's own.
+        self.last_ran = Some(next);
         // FP/SIMD moves lazily: a thread that does not own the registers
         // traps on its first FP instruction (see `take_fp`).
         let owns_fp = self.fp_owner == Some(next);
@@ -1703,15 +1708,17 @@ impl Kernel {
     /// last (the IPC fast path switches threads before TTBR0 is blocked).
     /// Naming a space that is not live only costs a number.
     fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
-        let owner = self.thread_pointer_owner?;
+        let owner = self.last_ran?;
         self.threads[owner.index()]
             .space
             .as_ref()
             .map(AddressSpace::asid)
     }
 
-    #[cold]
-    #[inline(never)]
+    /// Inlined: it is a handful of instructions (the CPACR write and its
+    /// ISB), and a call cost as much again in argument moves whenever an
+    /// IPC partner owns the FP registers (every switch then changes it).
+    #[inline(always)]
     fn change_fp_access<P: Platform>(&mut self, platform: &mut P, enabled: bool) {
         platform.set_fp_access(enabled);
         self.fp_access = enabled;
@@ -1783,8 +1790,8 @@ impl Kernel {
         if self.fp_owner == Some(id) {
             self.fp_owner = None;
         }
-        if self.thread_pointer_owner == Some(id) {
-            self.thread_pointer_owner = None;
+        if self.last_ran == Some(id) {
+            self.last_ran = None;
         }
         if self.current == Some(id) {
             self.current = None;
@@ -2357,7 +2364,10 @@ impl Kernel {
         thread.ipc_buffer = Some(space.ipc_buffer());
         thread.space = Some(space);
         thread.cspace = Some(cspace);
-        thread.cspace_slots = self.caps.cnode_slots(cspace).unwrap_or((SlotId(0), 0));
+        thread.cspace_slots = self.caps.cnode_slots(cspace).map_or(
+            crate::thread::NO_CSPACE_SLOTS,
+            crate::thread::cached_cspace_slots,
+        );
         thread.priority = priority;
         self.run_queue
             .enqueue(id, priority)

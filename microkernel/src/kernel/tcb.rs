@@ -160,7 +160,11 @@ impl Kernel {
             return Err(ErrorCode::Denied);
         }
         let cspace = CNodeId(cnode.object());
-        let cspace_slots = self.caps.cnode_slots(cspace).map_err(ErrorCode::from)?;
+        let cspace_slots = self
+            .caps
+            .cnode_slots(cspace)
+            .map(crate::thread::cached_cspace_slots)
+            .map_err(ErrorCode::from)?;
         if selector == NO_PROGRAM {
             let thread = &mut self.threads[target.index()];
             thread.cspace = Some(cspace);
