@@ -29,12 +29,28 @@ fn echo(message: &Message, badge: u64) -> Message {
     }
 }
 
+/// The echo server's user thread pointer (TPIDR_EL0): the client sets
+/// another, and each must find its own after every switch (fast path,
+/// slow path).
+const SERVER_THREAD_POINTER: u64 = 0x5e4e_0000_7e1d_0001;
+
+/// The client's user thread pointer (see `SERVER_THREAD_POINTER`).
+const CLIENT_THREAD_POINTER: u64 = 0xc11e_0000_7e1d_0002;
+
 /// Answers calls until one carries `STOP_LABEL`.
 pub fn echo_server() -> i32 {
+    probe::set_thread_pointer(SERVER_THREAD_POINTER);
     let Ok(mut received) = ipc::recv(ENDPOINT) else {
         return 1;
     };
     loop {
+        if probe::thread_pointer() != SERVER_THREAD_POINTER {
+            println!(
+                "thread pointer {:#x} after a receive",
+                probe::thread_pointer()
+            );
+            return 4;
+        }
         let answer = echo(&received.message, received.badge);
         if received.message.info.label() == STOP_LABEL {
             return if ipc::reply(&answer).is_ok() { 0 } else { 2 };
@@ -50,15 +66,30 @@ pub fn echo_server() -> i32 {
 /// same message one word too long for registers (slow path) must give the
 /// same answer.
 pub fn client(badge: u64) -> i32 {
+    probe::set_thread_pointer(CLIENT_THREAD_POINTER);
     let words = [10, 20, 30, 40, 50, 60];
     let short = Message::new(7, &words);
     let Ok(fast) = ipc::call(ENDPOINT, &short) else {
         return 1;
     };
+    if probe::thread_pointer() != CLIENT_THREAD_POINTER {
+        println!(
+            "thread pointer {:#x} after the fast call",
+            probe::thread_pointer()
+        );
+        return 7;
+    }
     set_buffer_word(6, 700);
     let Ok(slow) = ipc::call(ENDPOINT, &short.with_length(7)) else {
         return 2;
     };
+    if probe::thread_pointer() != CLIENT_THREAD_POINTER {
+        println!(
+            "thread pointer {:#x} after the slow call",
+            probe::thread_pointer()
+        );
+        return 8;
+    }
     let expected = [badge, 11, 21, 31, 41, 51];
     if fast.words != expected || fast.info.label() != 8 || fast.info.length() != 6 {
         println!(

@@ -97,6 +97,7 @@ impl Kernel {
                 return Err("a free thread slot still holds an address space or CSpace");
             }
         }
+        self.check_endpoint_queue_members()?;
         self.check_frame_mappings()?;
         self.check_reply_links()?;
         if let Some(current) = self.current {
@@ -132,6 +133,36 @@ impl Kernel {
 
     fn run_queue_contains(&self, id: ThreadId) -> bool {
         self.run_queue.contains(id)
+    }
+
+    /// The reverse of `queued_in`: every thread an endpoint queue holds is
+    /// in the thread table and blocked on that endpoint as the queue's
+    /// kind of waiter. The IPC fast path masks a queue head to the table
+    /// instead of bounds-checking it, and takes it as a waiting receiver
+    /// without looking at its state: this is what makes both sound.
+    fn check_endpoint_queue_members(&self) -> Result<(), &'static str> {
+        for (index, queue) in self.endpoints.iter().enumerate() {
+            let mut cursor = queue.head();
+            for _ in 0..MAX_THREADS {
+                let Some(thread) = cursor else { break };
+                let member = self
+                    .threads
+                    .get(thread.index())
+                    .ok_or("an endpoint queue names a thread outside the table")?;
+                let blocked_here = match (member.state, queue.waiting()) {
+                    (ThreadState::BlockedOnReceive { endpoint }, Waiting::Receivers)
+                    | (ThreadState::BlockedOnSend { endpoint, .. }, Waiting::Senders) => {
+                        endpoint as usize == index
+                    }
+                    _ => false,
+                };
+                if !blocked_here {
+                    return Err("an endpoint queue holds a thread not blocked on it");
+                }
+                cursor = member.queue_links.next;
+            }
+        }
+        Ok(())
     }
 
     /// Walks the queue of endpoint (or notification) `index` and checks

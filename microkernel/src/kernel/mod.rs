@@ -38,6 +38,8 @@ mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
 mod policy;
+#[cfg(test)]
+mod queue_invariant_tests;
 mod reply;
 mod root_task;
 mod set_space;

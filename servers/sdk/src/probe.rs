@@ -42,6 +42,22 @@ pub fn jump_to(address: u64) {
     unsafe { asm!("blr {0}", in(reg) address, out("x30") _, clobber_abi("C")) };
 }
 
+/// Sets this thread's user thread pointer (TPIDR_EL0), which the kernel
+/// must keep per thread across every switch.
+pub fn set_thread_pointer(value: u64) {
+    // SAFETY: TPIDR_EL0 is EL0's own scratch register; Rust code here
+    // uses no thread-local storage, so nothing else relies on its value.
+    unsafe { asm!("msr tpidr_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}
+
+/// This thread's user thread pointer (TPIDR_EL0).
+pub fn thread_pointer() -> u64 {
+    let value: u64;
+    // SAFETY: reading EL0's own register has no side effect.
+    unsafe { asm!("mrs {0}, tpidr_el0", out(reg) value, options(nostack, nomem)) };
+    value
+}
+
 /// Reads the virtual counter and its frequency.
 pub fn counter() -> (u64, u64) {
     let (count, frequency): (u64, u64);
