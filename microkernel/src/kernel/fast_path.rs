@@ -11,9 +11,11 @@
 //! the exit work (both threads have none).
 //!
 //! Conditions (all must hold):
-//! * the caller has no work at all (its work word is zero), or only
-//!   syscall work that its no-entry-work mask excuses for this syscall (a
-//!   filter whose verdict for it is a constant `Allow`);
+//! * an SVC whose caller has no work at all (its work word is zero), or
+//!   no exit work and only syscall work that its no-entry-work mask
+//!   excuses for this syscall (a filter whose verdict for it is a constant
+//!   `Allow`): tested in the vector (`arch/src/cpu/vectors.s`), which
+//!   calls `portcullis_el0_svc` (and so this) only then;
 //! * `Call` or `ReplyRecv`, a register-only message (≤ 6 words), no
 //!   capability transfer;
 //! * the capability is an endpoint with the right (`Call`: write,
@@ -41,23 +43,24 @@ use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 
-/// ESR_EL1 exception class of an SVC from AArch64.
-const EC_SVC64: u64 = 0x15;
-
 impl Kernel {
     /// Handles the syscall of the current thread if the fast path applies;
     /// `None` sends it down the ordinary path, with nothing changed.
-    pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P, esr: u64) -> Option<Resume> {
+    ///
+    /// Only for an SVC the vector found may skip entry work
+    /// (`Thread::skips_entry_work`, tested there on the work word and the
+    /// mask): that test is not repeated here. The vector tests the mask
+    /// bit of `x8` modulo 64; the exact number test below keeps that from
+    /// mattering.
+    pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P) -> Option<Resume> {
         let current = in_table(self.current?);
         let caller = &self.threads[current.index()];
         let number = caller.context.x[8];
-        if esr >> 26 != EC_SVC64 || !caller.skips_entry_work(number) {
-            return None;
-        }
         let is_call = number == Syscall::Call.number();
         if !is_call && number != Syscall::ReplyRecv.number() {
             return None;
         }
+        debug_assert!(caller.skips_entry_work(number));
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
