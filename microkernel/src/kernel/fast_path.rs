@@ -129,7 +129,7 @@ impl Kernel {
             replier.state = ThreadState::BlockedOnReceive {
                 endpoint: endpoint_index as u32,
             };
-            self.endpoints[endpoint_index].push_back(
+            self.endpoints[endpoint_index].push_back_inline(
                 &mut self.threads,
                 current,
                 Waiting::Receivers,
