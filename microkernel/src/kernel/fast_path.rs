@@ -21,18 +21,18 @@
 //! * the capability is an endpoint with the right (`Call`: write,
 //!   `ReplyRecv`: read);
 //! * `Call`: a receiver already waits, at least as urgent as the caller,
-//!   owing no reply and with no work;
+//!   owing no reply and with no work but policy work (entry work only);
 //! * `ReplyRecv`: the thread owes a reply to a caller still waiting for
-//!   it, at least as urgent, with no work, and no sender waits on the
-//!   endpoint (the receive will block); the thread has no bound
-//!   notification (whose bits would end the receive).
+//!   it, at least as urgent, with no work but policy work, and no sender
+//!   waits on the endpoint (the receive will block); the thread has no
+//!   bound notification (whose bits would end the receive).
 //!
 //! The slow path switches directly only to a partner at least as urgent as
 //! every ready thread (seL4's possibleSwitchTo). The fast path gets that
-//! for free: the caller's work word is zero, so it has no pending
-//! reschedule, and a running thread without one is at least as urgent as
-//! every ready thread (`Kernel::check_invariants` checks it); a partner at
-//! least as urgent as the caller is then at least as urgent as them too.
+//! for free: the caller has no exit work, so no pending reschedule, and
+//! a running thread without one is at least as urgent as every ready
+//! thread (`Kernel::check_invariants` checks it); a partner at least as
+//! urgent as the caller is then at least as urgent as them too.
 
 use super::{Kernel, Resume, MAX_OBJECTS, MAX_SLOTS};
 use crate::cap::SlotId;
