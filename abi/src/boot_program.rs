@@ -269,6 +269,13 @@ pub enum BootProgram {
     /// signals, faults to its fault endpoint, and every refusal and
     /// lifetime rule.
     UserSpaceRoot = 90,
+    /// Calls `PolicyFastServer` on slot 2 under filters whose verdict for
+    /// `Call` is not a constant `Allow`, with the server waiting in `Recv`
+    /// (everything else the IPC fast path asks for holds): the refusals
+    /// must hold (`init/src/policy_tests.rs`).
+    PolicyFastCaller = 91,
+    /// Answers each call on slot 2 with the number of calls it has had.
+    PolicyFastServer = 92,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -349,7 +356,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 91] = [
+    pub const ALL: [BootProgram; 93] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -441,6 +448,8 @@ impl BootProgram {
         BootProgram::ReplyClient,
         BootProgram::RootTask,
         BootProgram::UserSpaceRoot,
+        BootProgram::PolicyFastCaller,
+        BootProgram::PolicyFastServer,
     ];
 
     /// A short name, used to name the thread.
@@ -537,6 +546,8 @@ impl BootProgram {
             BootProgram::ReplyClient => "reply-client",
             BootProgram::RootTask => "root",
             BootProgram::UserSpaceRoot => "user-space-root",
+            BootProgram::PolicyFastCaller => "fast-caller",
+            BootProgram::PolicyFastServer => "fast-server",
         }
     }
 

@@ -144,6 +144,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::UserDispatchUnmapped => user_dispatch_tests::unmapped(),
         BootProgram::ThreadsRoot => thread_tests::root(),
         BootProgram::UserSpaceRoot => user_space_tests::root(),
+        BootProgram::PolicyFastCaller => policy_tests::fast_caller(),
+        BootProgram::PolicyFastServer => policy_tests::fast_server(),
         BootProgram::ThreadsCaller => thread_tests::caller(),
         BootProgram::ThreadsServer => thread_tests::server(),
         BootProgram::ReplyServer => reply_tests::server(),

@@ -302,3 +302,99 @@ pub fn trap_handler() -> i32 {
     expect!(3, ipc::reply(&Message::new(FAULT_REPLY_RETRY, &[])), Ok(()));
     0
 }
+
+/// `fast_caller`'s slots: the server's endpoint in 2 (send), an Untyped
+/// in 3, its own TCB with the policy right in 4.
+const FAST_ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const FAST_UNTYPED: u64 = 3;
+const FAST_SELF: Tcb = Tcb(Cptr(4));
+
+/// Calls a server that waits in `Recv` (so the IPC fast path's other
+/// conditions hold) under filters whose verdict for `Call` is not a
+/// constant `Allow`: the vector must send those calls to the generic
+/// entry, where the filters refuse them before the server sees them.
+pub fn fast_caller() -> i32 {
+    let call = |x2: u64| ipc::call(FAST_ENDPOINT, &Message::new(1, &[x2])).map(|m| m.words[0]);
+    // A number past 63 whose low six bits are Call's: the vector's mask
+    // test sees Call's bit, the fast path must still refuse it.
+    let aliased = || sdk::syscall::raw_syscall(64 + Syscall::Call.number(), 0, 0, 0).into_result();
+    let mut buffer = [0u8; 256];
+    expect!(1, call(1), Ok(1));
+    expect!(2, aliased(), Err(ErrorCode::InvalidSyscall));
+    expect!(
+        3,
+        sdk::syscall::retype(FAST_UNTYPED, CapType::Filter, 0, 8, 3),
+        Ok(())
+    );
+    // First a filter that says nothing of Call: a constant Allow, so its
+    // bit is in the mask and the fast path may take the calls.
+    let Ok(rules) = FilterBuilder::new()
+        .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::errno(ErrorCode::Denied)))
+        .encode(&mut buffer)
+    else {
+        return 4;
+    };
+    expect!(5, FIRST.load(rules), Ok(()));
+    expect!(6, FAST_SELF.attach_filter(FIRST, None), Ok(()));
+    expect!(7, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
+    expect!(8, call(1), Ok(2));
+    expect!(9, aliased(), Err(ErrorCode::InvalidSyscall));
+    // A rule on Call's x2: its verdict must be evaluated.
+    let mut buffer = [0u8; 256];
+    let Ok(rules) = FilterBuilder::new()
+        .rule(
+            RuleBuilder::syscall(Syscall::Call)
+                .arg(2, ArgOp::Eq, 7)
+                .action(Action::errno(ErrorCode::Denied)),
+        )
+        .encode(&mut buffer)
+    else {
+        return 10;
+    };
+    expect!(11, SECOND.load(rules), Ok(()));
+    expect!(12, FAST_SELF.attach_filter(SECOND, None), Ok(()));
+    expect!(13, call(7), Err(ErrorCode::Denied));
+    // The refused call never reached the server: this is its third.
+    expect!(14, call(1), Ok(3));
+    // A constant Errno for every Call.
+    let mut buffer = [0u8; 256];
+    let third = FilterCap(Cptr(10));
+    let Ok(rules) = FilterBuilder::new()
+        .rule(RuleBuilder::syscall(Syscall::Call).action(Action::errno(ErrorCode::OutOfResources)))
+        .encode(&mut buffer)
+    else {
+        return 15;
+    };
+    expect!(16, third.load(rules), Ok(()));
+    expect!(17, FAST_SELF.attach_filter(third, None), Ok(()));
+    expect!(18, call(1), Err(ErrorCode::OutOfResources));
+    expect!(19, aliased(), Err(ErrorCode::InvalidSyscall));
+    // Send is still allowed: the server ends, having had three calls.
+    expect!(
+        20,
+        ipc::send(
+            FAST_ENDPOINT,
+            &Message::new(abi::boot_program::STOP_LABEL, &[])
+        ),
+        Ok(())
+    );
+    0
+}
+
+/// `fast_caller`'s server: answers each call on slot 2 with the number of
+/// calls it has had; on the stop label, checks it had three.
+pub fn fast_server() -> i32 {
+    let Ok(mut request) = ipc::recv(FAST_ENDPOINT) else {
+        return 1;
+    };
+    let mut calls = 0;
+    while request.message.info.label() != abi::boot_program::STOP_LABEL {
+        calls += 1;
+        match ipc::reply_recv(FAST_ENDPOINT, &Message::new(0, &[calls])) {
+            Ok(next) => request = next,
+            Err(_) => return 2,
+        }
+    }
+    expect!(3, calls, 3);
+    0
+}

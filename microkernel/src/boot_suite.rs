@@ -458,6 +458,7 @@ pub const TEST_CASES: &[Case] = &[
     REPLY_CAPS_CASE,
     USER_SPACE_CASE,
     ROOT_TASK_CASE,
+    POLICY_FAST_PATH_CASE,
 ];
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
@@ -743,6 +744,31 @@ const POLICY_TRAP_CASE: Case = Case {
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
     endpoint_owner: None,
     fault_endpoints: &[(0, 0)],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// Filters whose verdict for `Call` is not a constant `Allow`, on a caller
+/// whose server waits in `Recv`: the vector's mask test must keep those
+/// calls off the IPC fast path. Equal priorities, so both directions of
+/// the unfiltered and constant-`Allow` calls can take the fast path.
+const POLICY_FAST_PATH_CASE: Case = Case {
+    name: "filters and the IPC fast path: a constant Allow for Call keeps it, a rule on Call's x2 or a constant Errno refuses with the server waiting, a number past 63 aliasing Call's mask bit is still no Call",
+    threads: &[BootProgram::PolicyFastCaller.selector(0), BootProgram::PolicyFastServer.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, SEND, 0),
+        Grant { thread: 0, slot: 3, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 4, 0, TCB_WITH_POLICY),
+        grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
 };

@@ -394,13 +394,14 @@ fn idle() -> ! {
     }
 }
 
-/// A synchronous exception from EL0: a syscall or a user fault.
+/// A syscall whose caller may skip entry work for it (`vectors.s` tested
+/// the work word and the no-entry-work mask): the IPC fast path first,
+/// then the generic entry.
 #[no_mangle]
-extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
-    let esr = registers::exception_syndrome_register();
+extern "C" fn portcullis_el0_svc(_context: *mut UserContext) -> ! {
     // The IPC fast path touches no user memory, so it runs before the
     // software-PAN switch (the return to EL0 installs the next TTBR0).
-    let fast = STATE.with(|state| state.kernel.ipc_fast_path(&mut state.machine, esr));
+    let fast = STATE.with(|state| state.kernel.ipc_fast_path(&mut state.machine));
     match fast {
         // Straight back to EL0 (the fast path only ever switches to a
         // thread), without `go`'s call and match.
@@ -410,11 +411,25 @@ extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
             user_return::return_to_user(context, ttbr0)
         },
         Some(resume) => go(resume),
-        None => {}
+        None => el0_sync(),
     }
+}
+
+/// A synchronous exception from EL0 the vector did not send to
+/// `portcullis_el0_svc`: a user fault, an FP trap, a syscall with work.
+#[no_mangle]
+extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
+    el0_sync()
+}
+
+/// The generic entry of a synchronous exception from EL0.
+#[inline(always)]
+fn el0_sync() -> ! {
     user_return::block_user_access();
-    // FAR_EL1 is read only now: the fast path has no use for it, and
-    // nothing in between takes an exception that could change it.
+    // ESR_EL1 and FAR_EL1 are read only now: the fast path has no use for
+    // them, and nothing in between takes an exception that could change
+    // them.
+    let esr = registers::exception_syndrome_register();
     let far = registers::fault_address_register();
     go(STATE.with(move |state| state.kernel.handle_el0_sync(&mut state.machine, esr, far)))
 }

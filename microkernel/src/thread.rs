@@ -363,18 +363,11 @@ impl Thread {
     }
 
     /// Has the thread nothing to do on its way back to EL0 from a syscall
-    /// it is blocked in? Policy work is entry work only.
+    /// it is blocked in? Policy work is entry work only. One masked test
+    /// (`tst`), for a partner with or without a filter alike.
     #[inline(always)]
     pub fn has_no_exit_side_work(&self) -> bool {
-        self.work.is_empty() || self.only_policy_work()
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn only_policy_work(&self) -> bool {
-        let mut work = self.work;
-        work.remove(WorkFlags::POLICY);
-        work.is_empty()
+        self.work.bits() & !WorkFlags::POLICY.bits() == 0
     }
 
     /// Recomputes `no_entry_work` after the filters (or any other entry

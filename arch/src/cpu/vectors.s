@@ -89,34 +89,49 @@
     b       .
 .endm
 
-// EL0 synchronous exceptions start with the inline fast path: a `Null`
-// syscall (x8 == 0) from a thread with no work at all (its work word, right
-// after its saved registers, is zero) returns at once. Anything else falls
-// through to the full save and the generic entry. x9/x10 are parked in
-// their own context slots while the checks run (and stay there when the
-// full save follows).
+// EL0 synchronous exceptions start with the inline checks. Anything that
+// is not an SVC goes to the full save and the generic entry at once. An
+// SVC from a thread with no work at all (its work word, right after its
+// saved registers, is zero) is answered here if it is `Null` (x8 == 0),
+// and otherwise goes to `portcullis_el0_svc`, which tries the IPC fast
+// path first. A thread with work takes the same two ways only for a
+// syscall its no-entry-work mask (the word after the work word) excuses,
+// and only with no exit work; everything else goes to
+// `portcullis_el0_sync`, the generic entry. x9/x10 are parked in their
+// own context slots while the checks run (and stay there when the full
+// save follows).
 .macro user_sync_vector
     .balign 0x80
     stp     x9, x10, [sp, #16 * 4 + 8]
     mrs     x9, esr_el1
     lsr     x10, x9, #26
     cmp     x10, #EC_SVC64
-    b.ne    1f
-    cbnz    x8, 1f
-    ldr     x10, [sp, #WORK_FLAGS_OFFSET]
+    b.ne    el0_sync_slow_x9_x10_saved
+    // The work word and the no-entry-work mask, in one load.
+    ldp     x10, x9, [sp, #WORK_FLAGS_OFFSET]
+    cbnz    x8, 4f
     cbnz    x10, 2f
 3:  mov     x0, xzr
     ldp     x9, x10, [sp, #16 * 4 + 8]
     eret
-    // Work, but maybe only policy work whose verdict for Null is a
-    // constant Allow: no exit work, and bit 0 of the no-entry-work mask
-    // (the word after the work word) set.
+    // Null with work, but maybe only policy work whose verdict for Null
+    // is a constant Allow: no exit work, and bit 0 of the mask set.
 2:  tst     x10, #0xffffffff00000000
-    b.ne    1f
-    ldr     x10, [sp, #WORK_FLAGS_OFFSET + 8]
-    tbnz    x10, #0, 3b
+    b.ne    el0_sync_slow_x9_x10_saved
+    tbnz    x9, #0, 3b
+    b       el0_sync_slow_x9_x10_saved
+    // Another syscall: the IPC fast path may take it if the thread has no
+    // work, or no exit work and the syscall's bit in the mask set. The bit
+    // is x8's modulo 64 (`lsr` by a register): the fast path accepts only
+    // Call and ReplyRecv by their exact numbers, and the generic entry
+    // makes its own test, so a larger x8 gains nothing.
+4:  cbz     x10, el0_svc_x9_x10_saved
+    tst     x10, #0xffffffff00000000
+    b.ne    el0_sync_slow_x9_x10_saved
+    lsr     x9, x9, x8
+    tbnz    x9, #0, el0_svc_x9_x10_saved
     // x9 and x10 stay parked: the full save skips their slots.
-1:  b       el0_sync_slow_x9_x10_saved
+    b       el0_sync_slow_x9_x10_saved
 .endm
 
 .macro user_vector_other kind
@@ -183,6 +198,12 @@ el0_sync_slow:
 el0_sync_slow_x9_x10_saved:
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_sync
+    b       .
+
+// An SVC whose caller may skip entry work for it (user_sync_vector).
+el0_svc_x9_x10_saved:
+    save_user_context x9_x10_saved=1
+    bl      portcullis_el0_svc
     b       .
 
 el1_exception_common:

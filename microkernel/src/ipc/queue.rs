@@ -49,6 +49,14 @@ impl EndpointQueue {
     /// Appends `thread`, which waits as `kind`. The caller guarantees the
     /// queue is empty or already holds `kind` waiters.
     pub fn push_back(&mut self, threads: &mut [Thread], thread: ThreadId, kind: Waiting) {
+        self.push_back_inline(threads, thread, kind);
+    }
+
+    /// `push_back`, always inlined: for the IPC fast path's `ReplyRecv`,
+    /// where the compiler's own choice to call it depends on unrelated
+    /// code around it (a call costs about 9 instructions there).
+    #[inline(always)]
+    pub fn push_back_inline(&mut self, threads: &mut [Thread], thread: ThreadId, kind: Waiting) {
         debug_assert!(self.waiting == Waiting::Nobody || self.waiting == kind);
         threads[thread.index()].queue_links.previous = self.tail;
         threads[thread.index()].queue_links.next = None;

@@ -11,26 +11,28 @@
 //! the exit work (both threads have none).
 //!
 //! Conditions (all must hold):
-//! * the caller has no work at all (its work word is zero), or only
-//!   syscall work that its no-entry-work mask excuses for this syscall (a
-//!   filter whose verdict for it is a constant `Allow`);
+//! * an SVC whose caller has no work at all (its work word is zero), or
+//!   no exit work and only syscall work that its no-entry-work mask
+//!   excuses for this syscall (a filter whose verdict for it is a constant
+//!   `Allow`): tested in the vector (`arch/src/cpu/vectors.s`), which
+//!   calls `portcullis_el0_svc` (and so this) only then;
 //! * `Call` or `ReplyRecv`, a register-only message (≤ 6 words), no
 //!   capability transfer;
 //! * the capability is an endpoint with the right (`Call`: write,
 //!   `ReplyRecv`: read);
 //! * `Call`: a receiver already waits, at least as urgent as the caller,
-//!   owing no reply and with no work;
+//!   owing no reply and with no work but policy work (entry work only);
 //! * `ReplyRecv`: the thread owes a reply to a caller still waiting for
-//!   it, at least as urgent, with no work, and no sender waits on the
-//!   endpoint (the receive will block); the thread has no bound
-//!   notification (whose bits would end the receive).
+//!   it, at least as urgent, with no work but policy work, and no sender
+//!   waits on the endpoint (the receive will block); the thread has no
+//!   bound notification (whose bits would end the receive).
 //!
 //! The slow path switches directly only to a partner at least as urgent as
 //! every ready thread (seL4's possibleSwitchTo). The fast path gets that
-//! for free: the caller's work word is zero, so it has no pending
-//! reschedule, and a running thread without one is at least as urgent as
-//! every ready thread (`Kernel::check_invariants` checks it); a partner at
-//! least as urgent as the caller is then at least as urgent as them too.
+//! for free: the caller has no exit work, so no pending reschedule, and
+//! a running thread without one is at least as urgent as every ready
+//! thread (`Kernel::check_invariants` checks it); a partner at least as
+//! urgent as the caller is then at least as urgent as them too.
 
 use super::{Kernel, Resume, MAX_OBJECTS, MAX_SLOTS};
 use crate::cap::SlotId;
@@ -41,23 +43,24 @@ use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 
-/// ESR_EL1 exception class of an SVC from AArch64.
-const EC_SVC64: u64 = 0x15;
-
 impl Kernel {
     /// Handles the syscall of the current thread if the fast path applies;
     /// `None` sends it down the ordinary path, with nothing changed.
-    pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P, esr: u64) -> Option<Resume> {
+    ///
+    /// Only for an SVC the vector found may skip entry work
+    /// (`Thread::skips_entry_work`, tested there on the work word and the
+    /// mask): that test is not repeated here. The vector tests the mask
+    /// bit of `x8` modulo 64; the exact number test below keeps that from
+    /// mattering.
+    pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P) -> Option<Resume> {
         let current = in_table(self.current?);
         let caller = &self.threads[current.index()];
         let number = caller.context.x[8];
-        if esr >> 26 != EC_SVC64 || !caller.skips_entry_work(number) {
-            return None;
-        }
         let is_call = number == Syscall::Call.number();
         if !is_call && number != Syscall::ReplyRecv.number() {
             return None;
         }
+        debug_assert!(caller.skips_entry_work(number));
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
@@ -126,7 +129,7 @@ impl Kernel {
             replier.state = ThreadState::BlockedOnReceive {
                 endpoint: endpoint_index as u32,
             };
-            self.endpoints[endpoint_index].push_back(
+            self.endpoints[endpoint_index].push_back_inline(
                 &mut self.threads,
                 current,
                 Waiting::Receivers,
