@@ -3,9 +3,8 @@
 
 use abi::boot_program::ENDPOINT_SLOT;
 use abi::message::NOTIFICATION_LABEL;
-use abi::{ErrorCode, Syscall};
+use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
-use sdk::syscall::raw_syscall;
 use sdk::tcb::Tcb;
 
 const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
@@ -15,8 +14,7 @@ const OWN_TCB: Tcb = Tcb(Cptr(4));
 pub const SIGNAL_BITS: u64 = 0x40;
 
 fn bind(tcb: Tcb, notification: Option<Cptr>) -> Result<(), ErrorCode> {
-    let (slot, on) = notification.map_or((0, 0), |n| (n.0, 1));
-    raw_syscall(Syscall::TcbBindNotification.number(), tcb.0 .0, slot, on).into_result()
+    tcb.bind_notification(notification)
 }
 
 /// What a receive returned: its label and `x8`.

@@ -15,11 +15,11 @@ use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::message::NOTIFICATION_LABEL;
 use abi::task::{CLIENT_DONE, CLIENT_FAULT_ADDRESS, MIN_STACK_PAGES, SERVER_DONE};
 use abi::vspace::{MapRights, FRAME_MAP_START};
-use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
+use abi::{ErrorCode, IPC_BUFFER_ADDRESS};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::loader::{load_elf, plan, TaskMemory};
 use sdk::println;
-use sdk::syscall::{cnode, irq_set_notification, raw_syscall, retype};
+use sdk::syscall::{cnode, irq_set_notification, retype};
 use sdk::tcb::{Tcb, ThreadStart};
 use sdk::vspace::{Frame, VSpace};
 
@@ -218,7 +218,7 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         ),
         Ok(())
     );
-    expect!(35, bind_notification(OWN_TCB, REPORTS), Ok(()));
+    expect!(35, OWN_TCB.bind_notification(Some(Cptr(REPORTS))), Ok(()));
     let tasks = [
         TaskSpec {
             name: "echo",
@@ -428,15 +428,4 @@ fn serve_until_reported() -> i32 {
     }
     expect!(67, faults, 1);
     0
-}
-
-/// Binds `notification` to `tcb`: its signals end that thread's `Recv`.
-fn bind_notification(tcb: Tcb, notification: u64) -> Result<(), ErrorCode> {
-    raw_syscall(
-        Syscall::TcbBindNotification.number(),
-        tcb.0 .0,
-        notification,
-        1,
-    )
-    .into_result()
 }

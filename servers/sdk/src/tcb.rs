@@ -35,6 +35,15 @@ impl Tcb {
         self.invoke(Syscall::TcbResume, 0, 0)
     }
 
+    /// Binds the Notification capability `notification` (read right) to
+    /// the thread, so that its signals end the thread's `Recv` (label
+    /// `abi::message::NOTIFICATION_LABEL`, the word in `x8`); `None`
+    /// unbinds.
+    pub fn bind_notification(self, notification: Option<Cptr>) -> Result<(), ErrorCode> {
+        let (slot, on) = notification.map_or((0, 0), |n| (n.0, 1));
+        self.invoke(Syscall::TcbBindNotification, slot, on)
+    }
+
     /// Gives a new thread (made by retyping a TCB) its program: `cspace`
     /// (a CNode capability, write right) becomes its CSpace, `priority`
     /// its priority and MCP (at most the caller's MCP), and it runs the
