@@ -269,6 +269,21 @@ pub enum BootProgram {
     /// signals, faults to its fault endpoint, and every refusal and
     /// lifetime rule.
     UserSpaceRoot = 90,
+    /// Benchmark client of a more urgent `BenchIpcServer`: register-only
+    /// calls it times one-way (`ipc_call_one_way_higher_prio`).
+    BenchLowPrioCaller = 91,
+    /// Benchmark: times `Send` to a less urgent `BenchLowPrioReceiver`
+    /// waiting on endpoint 0 (slot 2), syncs by calling it on endpoint 1
+    /// (slot 3), and checks on the notification in slot 4 that the
+    /// receiver did not run during the `Send` (`ipc_send_lower_prio`).
+    BenchHighPrioSender = 92,
+    /// The receiver of `BenchHighPrioSender`: receives on slot 2, answers
+    /// its sync calls on slot 3, signals slot 4 after each message.
+    BenchLowPrioReceiver = 93,
+    /// Benchmark: times a `Null` redirected to its own user-dispatch
+    /// handler and resumed with `UserDispatchReturn`
+    /// (`user_dispatch_redirect`).
+    BenchUserDispatch = 94,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -349,7 +364,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 91] = [
+    pub const ALL: [BootProgram; 95] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -441,6 +456,10 @@ impl BootProgram {
         BootProgram::ReplyClient,
         BootProgram::RootTask,
         BootProgram::UserSpaceRoot,
+        BootProgram::BenchLowPrioCaller,
+        BootProgram::BenchHighPrioSender,
+        BootProgram::BenchLowPrioReceiver,
+        BootProgram::BenchUserDispatch,
     ];
 
     /// A short name, used to name the thread.
@@ -537,6 +556,10 @@ impl BootProgram {
             BootProgram::ReplyClient => "reply-client",
             BootProgram::RootTask => "root",
             BootProgram::UserSpaceRoot => "user-space-root",
+            BootProgram::BenchLowPrioCaller => "bench-low-caller",
+            BootProgram::BenchHighPrioSender => "bench-high-sender",
+            BootProgram::BenchLowPrioReceiver => "bench-low-receiver",
+            BootProgram::BenchUserDispatch => "bench-dispatch",
         }
     }
 
