@@ -14,8 +14,8 @@ use super::{print_row, summarise, FAST_LENGTH, SAMPLES};
 use abi::bench::{BenchParameter, IPC_HIGHER_PRIO_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS};
 use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::{ErrorCode, Syscall};
-use sdk::println;
 use sdk::ipc::{self, Cptr, Message};
+use sdk::println;
 use sdk::timing::{empty_delta, now, timed_syscall_x0_x2};
 
 const CALL_ROW: &str = "ipc_call_one_way_higher_prio";
@@ -81,8 +81,7 @@ fn time_sends(parameter: BenchParameter, sync: &dyn Fn() -> bool) -> i32 {
     let iterations = parameter.iterations.min(MAX_ITERATIONS) as usize;
     let mut samples = SAMPLES.lock();
     for i in 0..(WARM_UP_ITERATIONS as usize + iterations) {
-        let (delta, status) =
-            timed_syscall_x0_x2(Syscall::Send.number(), DATA.0, info, i as u64);
+        let (delta, status) = timed_syscall_x0_x2(Syscall::Send.number(), DATA.0, info, i as u64);
         if status != ErrorCode::Ok.raw() {
             return error(SEND_ROW, "send failed");
         }
