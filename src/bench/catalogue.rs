@@ -210,7 +210,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     },
     CatalogueEntry {
         name: "ipc_call_one_way_higher_prio",
-        what: "Call one-way to a receiver of higher priority, register-only, fast path: from the client's counter read before its svc to the server's read after its Recv returns (the client is the scale rows', 2 instructions fewer before the svc than ipc_call_one_way's)",
+        what: "Call one-way to a receiver of higher priority, register-only, fast path: from the client's counter read before its svc to the server's read when its ReplyRecv returns (the client is the scale rows', 2 instructions fewer before the svc than ipc_call_one_way's)",
         linux: &[],
         sel4: None,
         target: None,
