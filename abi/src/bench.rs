@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 25] = [
+pub const ROWS: [&str; 28] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -34,6 +34,9 @@ pub const ROWS: [&str; 25] = [
     "policy_notify_round_trip",
     "audit_lossy_null_syscall",
     "trace_syscall_entry_exit",
+    "ipc_call_one_way_higher_prio",
+    "ipc_send_lower_prio",
+    "user_dispatch_redirect",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.
@@ -43,6 +46,9 @@ pub const IPC_SLOW_LABEL: u64 = 2;
 /// Message label of the register-only phase between filtered threads
 /// (`ipc_call_one_way_filtered`; 3 and 4 are `SCALE_STEPS`').
 pub const IPC_FILTERED_LABEL: u64 = 5;
+/// Message label of the register-only phase whose server is more urgent
+/// than its client (`ipc_call_one_way_higher_prio`).
+pub const IPC_HIGHER_PRIO_LABEL: u64 = 6;
 /// Extra endpoints (each with its capability) the scale benchmark makes
 /// before each of its phases is timed, and the label of that phase's
 /// fast-path calls (`SCALE_STEPS[i].1`).

@@ -276,6 +276,21 @@ pub enum BootProgram {
     PolicyFastCaller = 91,
     /// Answers each call on slot 2 with the number of calls it has had.
     PolicyFastServer = 92,
+    /// Benchmark client of a more urgent `BenchIpcServer`: register-only
+    /// calls it times one-way (`ipc_call_one_way_higher_prio`).
+    BenchLowPrioCaller = 93,
+    /// Benchmark: times `Send` to a less urgent `BenchLowPrioReceiver`
+    /// waiting on endpoint 0 (slot 2), syncs by calling it on endpoint 1
+    /// (slot 3), and checks on the notification in slot 4 that the
+    /// receiver did not run during the `Send` (`ipc_send_lower_prio`).
+    BenchHighPrioSender = 94,
+    /// The receiver of `BenchHighPrioSender`: receives on slot 2, answers
+    /// its sync calls on slot 3, signals slot 4 after each message.
+    BenchLowPrioReceiver = 95,
+    /// Benchmark: times a `Null` redirected to its own user-dispatch
+    /// handler and resumed with `UserDispatchReturn`
+    /// (`user_dispatch_redirect`).
+    BenchUserDispatch = 96,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -356,7 +371,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 93] = [
+    pub const ALL: [BootProgram; 97] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -450,6 +465,10 @@ impl BootProgram {
         BootProgram::UserSpaceRoot,
         BootProgram::PolicyFastCaller,
         BootProgram::PolicyFastServer,
+        BootProgram::BenchLowPrioCaller,
+        BootProgram::BenchHighPrioSender,
+        BootProgram::BenchLowPrioReceiver,
+        BootProgram::BenchUserDispatch,
     ];
 
     /// A short name, used to name the thread.
@@ -548,6 +567,10 @@ impl BootProgram {
             BootProgram::UserSpaceRoot => "user-space-root",
             BootProgram::PolicyFastCaller => "fast-caller",
             BootProgram::PolicyFastServer => "fast-server",
+            BootProgram::BenchLowPrioCaller => "bench-low-caller",
+            BootProgram::BenchHighPrioSender => "bench-high-sender",
+            BootProgram::BenchLowPrioReceiver => "bench-low-receiver",
+            BootProgram::BenchUserDispatch => "bench-dispatch",
         }
     }
 

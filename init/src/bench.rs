@@ -2,12 +2,14 @@
 //! prints one `BENCH` line (the runner's protocol, see src/bench/ in the
 //! host package).
 
+pub mod dispatch;
 pub mod policy;
+pub mod prio;
 pub mod watch;
 
 use abi::bench::{
-    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_SLOW_LABEL, MAX_ITERATIONS,
-    SCALE_STEPS, WARM_UP_ITERATIONS,
+    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_HIGHER_PRIO_LABEL, IPC_SLOW_LABEL,
+    MAX_ITERATIONS, SCALE_STEPS, WARM_UP_ITERATIONS,
 };
 use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
@@ -284,6 +286,7 @@ fn report_call_phase(
         IPC_FAST_LABEL => "ipc_call_one_way",
         IPC_SLOW_LABEL => "ipc_slow_call_one_way",
         IPC_FILTERED_LABEL => "ipc_call_one_way_filtered",
+        IPC_HIGHER_PRIO_LABEL => "ipc_call_one_way_higher_prio",
         _ => match scaled {
             Some(name) => name,
             None => return,

@@ -130,6 +130,16 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BenchAudited => bench::watch::run_audited(BenchParameter::decode(parameter)),
         BootProgram::BenchTracer => bench::watch::run_tracer(BenchParameter::decode(parameter)),
         BootProgram::BenchTraced => bench::watch::run_traced(BenchParameter::decode(parameter)),
+        BootProgram::BenchLowPrioCaller => {
+            bench::prio::run_low_prio_caller(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchHighPrioSender => {
+            bench::prio::run_high_prio_sender(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchLowPrioReceiver => {
+            bench::prio::run_low_prio_receiver(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchUserDispatch => bench::dispatch::run(BenchParameter::decode(parameter)),
         BootProgram::RevokeOwner => revoke_tests::owner(),
         BootProgram::RevokeWaiter => revoke_tests::waiter(),
         BootProgram::KillSupervisor => revoke_tests::kill_supervisor(),

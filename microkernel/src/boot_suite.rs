@@ -1508,6 +1508,62 @@ pub const BENCH_CASES: &[Case] = &[
         cnode_radix: None,
         root_task: false,
     },
+    // The priority rows (`init/src/bench/prio.rs`).
+    Case {
+        name: "IPC call to a more urgent server",
+        threads: &[
+            BootProgram::BenchIpcServer.selector(0),
+            BootProgram::BenchLowPrioCaller.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+            grant(1, ENDPOINT_SLOT, SEND, 0),
+        ],
+        // The server waits in Recv before its client runs.
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    Case {
+        name: "IPC send to a less urgent waiting receiver (no switch)",
+        threads: &[
+            BootProgram::BenchHighPrioSender.selector(0),
+            BootProgram::BenchLowPrioReceiver.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 2,
+        notifications: 1,
+        untyped_pages: 0,
+        irq: None,
+        // Endpoint 0 carries the timed messages, endpoint 1 the sync
+        // calls; the receiver signals the notification after each message.
+        grants: &[
+            nth_endpoint_grant(0, 0, ENDPOINT_SLOT, SEND, 0),
+            nth_endpoint_grant(0, 1, ENDPOINT_SLOT, RECEIVE, 0),
+            nth_endpoint_grant(1, 0, SECOND_ENDPOINT_SLOT, SEND, 0),
+            nth_endpoint_grant(1, 1, SECOND_ENDPOINT_SLOT, RECEIVE, 0),
+            nth_notification_grant(0, 0, 4, RECEIVE, 0),
+            nth_notification_grant(0, 1, 4, SEND, 1),
+        ],
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    // `init/src/bench/dispatch.rs`.
+    case(
+        "a syscall redirected to the thread's user-dispatch handler and back",
+        &[BootProgram::BenchUserDispatch.selector(0)],
+        Expect::ExitZero,
+    ),
 ];
 
 /// The fuzzer: three threads with a CNode holding an endpoint, a

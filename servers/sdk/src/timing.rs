@@ -47,6 +47,30 @@ pub fn timed_syscall(number: u64, arg: u64) -> u64 {
     end.wrapping_sub(start)
 }
 
+/// Counter delta around one `svc #0` with `x8 = number` and `x0..x2` as
+/// given (a capability, a message info and one message word), and the
+/// `x0` the syscall returned (its status), so a timed IPC can be checked.
+pub fn timed_syscall_x0_x2(number: u64, x0: u64, x1: u64, x2: u64) -> (u64, u64) {
+    let (start, end, status): (u64, u64, u64);
+    // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else.
+    unsafe {
+        asm!(
+            "mrs {start}, pmccntr_el0",
+            "svc #0",
+            "mrs {end}, pmccntr_el0",
+            start = out(reg) start,
+            end = out(reg) end,
+            inout("x0") x0 => status,
+            inout("x1") x1 => _,
+            inout("x2") x2 => _,
+            out("x3") _, out("x4") _, out("x5") _, out("x6") _, out("x7") _,
+            in("x8") number,
+            options(nostack),
+        )
+    };
+    (end.wrapping_sub(start), status)
+}
+
 /// The counter now.
 pub fn now() -> u64 {
     let value: u64;
