@@ -1761,6 +1761,60 @@ mod user_space {
     }
 
     #[test]
+    fn an_asid_rollover_gives_the_shared_space_one_new_asid_for_both_threads() {
+        const SCRATCH: u64 = 21;
+        const SCRATCH_TCB: u64 = 22;
+        const OTHER_SPACE: u64 = 23;
+        let mut h = two_bound();
+        let root = h.kernel.current().unwrap();
+        let first = run_other(&mut h, &[root]);
+        let before = h.asid();
+        let generation = h.kernel.thread(first).asid_generation;
+        let second = run_other(&mut h, &[root, first]);
+        assert_eq!(h.asid(), before);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        // Every binding of an unbound VSpace takes a new ASID: bind one
+        // to a short-lived thread (from a scratch Untyped, revoked each
+        // time) until the 8-bit numbers roll over.
+        assert_eq!(h.retype(CapType::Untyped, 12, SCRATCH, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 1, OTHER_SPACE, 1), OK);
+        for _ in 0..300 {
+            h.context().x[5] = 1;
+            let tcb = u64::from(CapType::Tcb.raw());
+            assert_eq!(
+                h.syscall(Syscall::Retype.number(), [SCRATCH, tcb, 0, SCRATCH_TCB]),
+                OK
+            );
+            assert_eq!(
+                h.set_space(SCRATCH_TCB, OTHER_SPACE, [NO_CAP, NO_CAP], START),
+                OK
+            );
+            assert_eq!(
+                h.syscall(Syscall::CapRevoke.number(), [0, SCRATCH, 0, 0]),
+                OK
+            );
+        }
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The first switch into the space renews its ASID for both.
+        let again = run_other(&mut h, &[root]);
+        let renewed = h.asid();
+        assert_ne!(renewed, 0);
+        assert!(
+            h.kernel.thread(again).asid_generation > generation,
+            "rolled over"
+        );
+        let other = if again == first { second } else { first };
+        assert_eq!(h.kernel.thread(again).ttbr0, h.kernel.thread(other).ttbr0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(run_other(&mut h, &[root, again]), other);
+        assert_eq!(h.asid(), renewed, "the other thread found it current");
+        assert!(maps(&h, other, CODE_VA));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
     fn deleting_a_shared_vspace_ends_every_thread_in_it() {
         let mut h = two_bound();
         let root = h.kernel.current().unwrap();
