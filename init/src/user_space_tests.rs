@@ -51,6 +51,8 @@ const RECLAIMED: u64 = 20;
 /// on (never signalled).
 const SHARER: Tcb = Tcb(Cptr(21));
 const IDLE: Cptr = Cptr(22);
+/// A thread that runs in the root's own (kernel-made) space.
+const GUEST: Tcb = Tcb(Cptr(23));
 /// A slot nothing is put in.
 const EMPTY: u64 = 40;
 
@@ -244,12 +246,7 @@ fn refusals() -> i32 {
         CHILD.set_space(VSpace(CODE.0), good()),
         Err(ErrorCode::WrongCapabilityType)
     );
-    // A kernel-made space belongs to its thread already.
-    expect!(
-        25,
-        CHILD.set_space(OWN_SPACE, good()),
-        Err(ErrorCode::InvalidArgument)
-    );
+    // (A kernel-made VSpace takes threads too: see `share_space`.)
     expect!(
         26,
         CHILD.set_space(SPACE, start(Some(Frame(FAULTS)), Some(FAULTS_BADGED))),
@@ -425,6 +422,51 @@ fn share_space() -> i32 {
         Err(ErrorCode::AlreadyMapped)
     );
     expect!(109, SPARE.unmap(), Ok(()));
+
+    // A thread in the root's own, kernel-made space: the sharer's code,
+    // copied into a frame the root maps into its own window.
+    let guest_code = WRITE_VA + 0x1000;
+    expect!(
+        111,
+        SPARE.map(OWN_SPACE, guest_code, MapRights::ReadWrite),
+        Ok(())
+    );
+    for pair in 0..CHILD_PROGRAM.len() / 2 {
+        let word =
+            u64::from(CHILD_PROGRAM[2 * pair]) | (u64::from(CHILD_PROGRAM[2 * pair + 1]) << 32);
+        probe::store_u64(guest_code + 8 * pair as u64, word);
+    }
+    expect!(112, SPARE.unmap(), Ok(()));
+    expect!(
+        113,
+        SPARE.map(OWN_SPACE, guest_code, MapRights::ReadExecute),
+        Ok(())
+    );
+    expect!(114, retype(UNTYPED, CapType::Tcb, 0, GUEST.0 .0, 1), Ok(()));
+    expect!(
+        115,
+        GUEST.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        Ok(())
+    );
+    let guest_start = ThreadStart {
+        ipc_buffer: None,
+        fault_endpoint: None,
+        pc: guest_code + (SHARER_PC - CODE_VA),
+        sp: 0,
+        x0: 0,
+    };
+    expect!(116, GUEST.set_space(OWN_SPACE, guest_start), Ok(()));
+    expect!(117, GUEST.resume(), Ok(()));
+    expect!(118, ipc::wait(SIGNALS), Ok(1));
+    // It ends; the root's space and the mapping stay.
+    expect!(119, cnode::delete(ROOT_CNODE, GUEST.0 .0), Ok(()));
+    expect!(120, GUEST.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(
+        121,
+        probe::read_u64(guest_code),
+        u64::from(CHILD_PROGRAM[0]) | (u64::from(CHILD_PROGRAM[1]) << 32)
+    );
+    expect!(122, SPARE.unmap(), Ok(()));
     0
 }
 

@@ -1511,7 +1511,6 @@ mod user_space {
             h.set_space(CHILD, SPACE, [40, NO_CAP], START),
             ErrorCode::InvalidCapability.raw()
         );
-        assert_eq!(h.set_space(CHILD, OWN_SPACE, none, START), argument);
         assert_eq!(h.set_space(16, SPACE, none, START), argument, "running");
         assert_eq!(
             h.set_space(CHILD, SPACE, none, [CODE_VA + 1, START[1]]),
@@ -1812,6 +1811,71 @@ mod user_space {
         assert_eq!(h.asid(), renewed, "the other thread found it current");
         assert!(maps(&h, other, CODE_VA));
         assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    /// A new thread bound to the root's own, kernel-made VSpace, resumed
+    /// and running; the root runs again.
+    fn guest_of_the_root(h: &mut Harness) -> (ThreadId, ThreadId) {
+        let root = h.kernel.current().unwrap();
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        let va = abi::vspace::FRAME_MAP_START;
+        assert_eq!(
+            h.set_space(CHILD, OWN_SPACE, [NO_CAP, NO_CAP], [va, va + 0x2000]),
+            OK
+        );
+        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        let root_asid = h.asid();
+        let guest = run_other(h, &[root]);
+        assert_eq!(h.context().pc, va);
+        assert_eq!(h.asid(), root_asid, "one space, one ASID");
+        assert_eq!(h.kernel.thread(guest).ttbr0, h.kernel.thread(root).ttbr0);
+        // What the kernel mapped for the root is the guest's too.
+        assert!(maps(h, guest, abi::IPC_BUFFER_ADDRESS));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        (root, guest)
+    }
+
+    #[test]
+    fn a_thread_runs_in_its_creators_kernel_made_space() {
+        let mut h = at_the_case();
+        let (root, guest) = guest_of_the_root(&mut h);
+        // A frame the root maps into its space is seen by the guest.
+        let va = abi::vspace::FRAME_MAP_START + 0x4000;
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 1), OK);
+        assert_eq!(h.map(CODE, OWN_SPACE, va, 1), OK);
+        assert!(maps(&h, guest, va));
+        // The guest ends: the root's space and mapping stay.
+        let _ = run_other(&mut h, &[root]);
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert!(h.readable(va));
+        assert!(maps(&h, root, abi::IPC_BUFFER_ADDRESS));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn the_owner_of_a_kernel_made_space_ends_cleanly_with_a_guest_in_it() {
+        let mut h = at_the_case();
+        let _ = guest_of_the_root(&mut h);
+        // The root ends (so does the case, and its Untyped goes): the
+        // guest ends with it, and the case passes.
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert!(
+            h.machine
+                .console
+                .contains("ok 44 - address spaces from user space"),
+            "{}",
+            h.machine.console
+        );
     }
 
     #[test]

@@ -1768,6 +1768,9 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        // First, while it is whole: threads sharing a kernel-made space
+        // it owns go with it (its VSpace object goes below).
+        self.end_space_guests(platform, id);
         self.leave_ipc(platform, id);
         self.end_root(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);

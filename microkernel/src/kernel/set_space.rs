@@ -12,8 +12,11 @@
 //! stays bound for its life. When the last of them ends the space is
 //! taken down (mappings forgotten, TLB flushed) and the VSpace is unbound
 //! again, reusable; when the VSpace is destroyed first, every thread bound
-//! to it ends (see `Kernel::destroying`). A kernel-made VSpace is not
-//! given: its space lives and dies with the thread the kernel made it for.
+//! to it ends (see `Kernel::destroying`). A kernel-made VSpace may be
+//! given too (a boot-suite thread or the root starts a thread in its own
+//! space); its space lives as long as the thread the kernel made it for,
+//! and the threads sharing it end when that one ends
+//! (`Kernel::end_space_guests`).
 
 use super::Kernel;
 use crate::address_space::AddressSpace;
@@ -28,8 +31,8 @@ use arch::layout::PAGE_SIZE;
 impl Kernel {
     /// `TcbSetSpace` by `current` (arguments in its registers, see
     /// `syscall::set_space_arguments`): binds the user-made VSpace (write
-    /// right; unbound, or already bound to other threads, whose space the
-    /// thread then shares) to the inactive, spaceless thread of the TCB
+    /// right; a user-made one unbound, or any VSpace already bound to
+    /// other threads, whose space the thread then shares) to the inactive, spaceless thread of the TCB
     /// (write right), with the Frame (read and write rights) as its IPC
     /// buffer and the Endpoint (write right) for its faults. Everything is
     /// checked before anything changes.
@@ -59,11 +62,6 @@ impl Kernel {
         if thread.state != ThreadState::Inactive || thread.space.is_some() {
             return Err(ErrorCode::InvalidArgument);
         }
-        // Only a space made by `Retype` can be given: a kernel-made one
-        // belongs to its thread.
-        if !self.is_user_vspace(vspace.object()) {
-            return Err(ErrorCode::InvalidArgument);
-        }
         let header = *self
             .caps
             .object(vspace.object())
@@ -78,8 +76,14 @@ impl Kernel {
             None => None,
         };
         let space_id = match self.vspace_space(vspace.object()) {
-            // Bound already: the thread joins the threads running there.
+            // Bound already (a kernel-made one always is, to its owner):
+            // the thread joins the threads running there.
             Some(space_id) => space_id,
+            // Unreachable while kernel-made VSpace objects live exactly as
+            // long as their spaces; a typed error rather than a panic.
+            None if !self.is_user_vspace(vspace.object()) => {
+                return Err(ErrorCode::InvalidCapability)
+            }
             None => {
                 // A free slot exists: this thread has no space (see
                 // `spaces.rs`). Nothing can fail from here on but building

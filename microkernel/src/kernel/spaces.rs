@@ -8,19 +8,21 @@
 //! `sync_space_caches` keep those copies right.
 //!
 //! Lifetime: a space lives while at least one thread is bound to it. A
-//! kernel-made space has exactly one (its owner, whose end destroys it
-//! and its VSpace object); a user-made one (`Retype`, bound by
+//! kernel-made space lives as long as its owner (the thread the kernel
+//! built it for): threads bound to it by `TcbSetSpace` end first when the
+//! owner ends, and the owner's end destroys it and its VSpace object; a
+//! user-made one (`Retype`, bound by
 //! `TcbSetSpace`) has one or more, and when the last of them ends the
 //! space is taken down (mappings forgotten, TLB flushed) and its VSpace is
 //! unbound again, empty and reusable. Destroying a user-made VSpace ends
 //! every thread bound to it. So there are never more live spaces than
 //! threads, and the table has one slot per thread.
 
-use super::Kernel;
+use super::{Kernel, KERNEL_VSPACE_SLOTS, VSPACE_DESTROYED_STATUS};
 use crate::address_space::{AddressSpace, SpaceId, MAX_SPACES};
 use crate::cap::ObjectId;
 use crate::platform::Platform;
-use crate::thread::ThreadId;
+use crate::thread::{ThreadId, ThreadState};
 
 impl Kernel {
     /// The space `thread` runs in.
@@ -84,6 +86,41 @@ impl Kernel {
             .enumerate()
             .find(|(index, t)| *index != except.index() && t.space == Some(id))
             .map(|(index, _)| ThreadId(index as u16))
+    }
+
+    /// Does `thread` own a kernel-made space: is its VSpace object the
+    /// one the kernel made for it (whose original is the kernel's slot
+    /// for that thread)?
+    fn owns_kernel_space(&self, thread: ThreadId) -> bool {
+        let Some(vspace) = self.threads[thread.index()].vspace else {
+            return false;
+        };
+        self.kernel_slot(KERNEL_VSPACE_SLOTS + thread.index() as u64)
+            .ok()
+            .and_then(|slot| self.caps.slot_content(slot))
+            .is_some_and(|cap| cap.object() == vspace)
+    }
+
+    /// `owner` is ending: if it owns a kernel-made space that other
+    /// threads share (bound by `TcbSetSpace`), they end first, as threads
+    /// bound to a destroyed VSpace do (`VSPACE_DESTROYED_STATUS`): the
+    /// space and its VSpace object live exactly as long as their owner.
+    /// Those guests are threads made from user space, never the boot
+    /// suite's, and own no kernel-made space, so this goes one level deep.
+    pub(super) fn end_space_guests<P: Platform>(&mut self, platform: &mut P, owner: ThreadId) {
+        let Some(id) = self.threads[owner.index()].space else {
+            return;
+        };
+        if !self.owns_kernel_space(owner) {
+            return;
+        }
+        while let Some(guest) = self.other_space_user(id, owner) {
+            self.end_thread(
+                platform,
+                guest,
+                ThreadState::Exited(VSPACE_DESTROYED_STATUS),
+            );
+        }
     }
 
     /// `thread` (ending) leaves its space. The last thread to leave takes

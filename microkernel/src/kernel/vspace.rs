@@ -4,8 +4,9 @@
 //!
 //! - Kernel-made: the kernel makes the VSpace object when it builds a
 //!   thread's space around a program (boot-suite threads, `TcbConfigure`
-//!   with a program) and destroys it when the thread ends, so such a
-//!   capability never outlives its space. Tables a mapping needs come from
+//!   with a program) and destroys it when the thread ends (ending first
+//!   any thread `TcbSetSpace` bound to it since), so such a capability
+//!   never outlives its space. Tables a mapping needs come from
 //!   the kernel's frame pool, owned by the space (freed with it), at most
 //!   `abi::vspace::MAX_TABLE_PAGES` of them; frames may be mapped only in
 //!   the window `FRAME_MAP_START .. FRAME_MAP_END` (clear of the program,
