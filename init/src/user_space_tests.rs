@@ -47,6 +47,12 @@ const THIRD: Tcb = Tcb(Cptr(19));
 /// Where an Untyped as large as the root's goes once everything is
 /// reclaimed.
 const RECLAIMED: u64 = 20;
+/// A thread that shares the child's space, and the notification it waits
+/// on (never signalled).
+const SHARER: Tcb = Tcb(Cptr(21));
+const IDLE: Cptr = Cptr(22);
+/// A thread that runs in the root's own (kernel-made) space.
+const GUEST: Tcb = Tcb(Cptr(23));
 /// A slot nothing is put in.
 const EMPTY: u64 = 40;
 
@@ -54,6 +60,8 @@ const EMPTY: u64 = 40;
 const CHILD_PRIORITY: u64 = 100;
 /// The slot of the notification in the child's CNode.
 const CHILD_SIGNALS: u16 = 2;
+/// The slot of `IDLE` in the child's CNode (read: waiting only).
+const CHILD_IDLE: u16 = 3;
 const FAULT_BADGE: u64 = 0x77;
 /// log2 of the root's Untyped (32 pages).
 const UNTYPED_BITS: u64 = 17;
@@ -77,17 +85,31 @@ const fn movz(rd: u32, imm16: u32, hw: u32) -> u32 {
 }
 
 /// The child: signal the notification in its slot 2, then load from an
-/// unmapped address (a fault its handler receives), then spin.
-const CHILD_PROGRAM: [u32; 6] = [
+/// unmapped address (a fault its handler receives), then spin. From
+/// `SHARER_PC` on, the sharer's part: signal the same notification, then
+/// wait on the one in slot 3 for ever (so it is alive, blocked, when the
+/// space goes).
+const CHILD_PROGRAM: [u32; 14] = [
     movz(0, CHILD_SIGNALS as u32, 0),
     movz(8, Syscall::Signal.number() as u32, 0),
     0xd400_0001, // svc #0
     movz(1, (FAULT_ADDRESS >> 16) as u32, 1),
     0xf940_0022, // ldr x2, [x1]
     0x1400_0000, // b .
+    // The sharer starts here.
+    movz(0, CHILD_SIGNALS as u32, 0),
+    movz(8, Syscall::Signal.number() as u32, 0),
+    0xd400_0001, // svc #0
+    movz(0, CHILD_IDLE as u32, 0),
+    movz(8, Syscall::Wait.number() as u32, 0),
+    0xd400_0001, // svc #0
+    0x17ff_fffd, // b (back to the movz x0 three instructions up)
+    0x1400_0000, // b . (padding: the program is written in pairs)
 ];
 /// The PC of the load.
 const FAULTING_PC: u64 = CODE_VA + 16;
+/// Where the sharer starts (word 6 of the program).
+const SHARER_PC: u64 = CODE_VA + 24;
 
 /// Where a thread given a space here starts.
 fn start(ipc_buffer: Option<Frame>, fault_endpoint: Option<Cptr>) -> ThreadStart {
@@ -111,6 +133,10 @@ pub fn root() -> i32 {
         return status;
     }
     let status = run_child();
+    if status != 0 {
+        return status;
+    }
+    let status = share_space();
     if status != 0 {
         return status;
     }
@@ -220,12 +246,7 @@ fn refusals() -> i32 {
         CHILD.set_space(VSpace(CODE.0), good()),
         Err(ErrorCode::WrongCapabilityType)
     );
-    // A kernel-made space belongs to its thread already.
-    expect!(
-        25,
-        CHILD.set_space(OWN_SPACE, good()),
-        Err(ErrorCode::InvalidArgument)
-    );
+    // (A kernel-made VSpace takes threads too: see `share_space`.)
     expect!(
         26,
         CHILD.set_space(SPACE, start(Some(Frame(FAULTS)), Some(FAULTS_BADGED))),
@@ -295,11 +316,7 @@ fn refusals() -> i32 {
         SECOND.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
         Ok(())
     );
-    expect!(
-        40,
-        SECOND.set_space(SPACE, good()),
-        Err(ErrorCode::InvalidArgument)
-    );
+    // (A VSpace bound already takes more threads: see `share_space`.)
     0
 }
 
@@ -356,13 +373,111 @@ fn run_child() -> i32 {
     0
 }
 
-/// Deleting the VSpace ends its thread; ending a thread unbinds its
+/// A second thread runs in the child's space: the same code, mapped once,
+/// at another entry, with its own stack top. It signals, then waits.
+fn share_space() -> i32 {
+    expect!(
+        100,
+        retype(UNTYPED, CapType::Notification, 0, IDLE.0, 1),
+        Ok(())
+    );
+    expect!(
+        101,
+        cnode::mint_into(
+            CHILD_CNODE,
+            IDLE.0,
+            u64::from(CHILD_IDLE),
+            Rights::READ,
+            None
+        ),
+        Ok(())
+    );
+    expect!(
+        102,
+        retype(UNTYPED, CapType::Tcb, 0, SHARER.0 .0, 1),
+        Ok(())
+    );
+    expect!(
+        103,
+        SHARER.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        Ok(())
+    );
+    // The child's VSpace is bound already: the sharer joins it.
+    let sharer_start = ThreadStart {
+        ipc_buffer: None,
+        fault_endpoint: None,
+        pc: SHARER_PC,
+        sp: STACK_TOP - 0x800,
+        x0: 0,
+    };
+    expect!(104, SHARER.set_space(SPACE, sharer_start), Ok(()));
+    expect!(105, SHARER.resume(), Ok(()));
+    // It ran in the child's space, from the code mapped there once.
+    expect!(106, ipc::wait(SIGNALS), Ok(1));
+    // The space takes mappings as before, for both.
+    expect!(107, SPARE.map(SPACE, 0x1000, MapRights::Read), Ok(()));
+    expect!(
+        108,
+        SPARE.map(SPACE, 0x2000, MapRights::Read),
+        Err(ErrorCode::AlreadyMapped)
+    );
+    expect!(109, SPARE.unmap(), Ok(()));
+
+    // A thread in the root's own, kernel-made space: the sharer's code,
+    // copied into a frame the root maps into its own window.
+    let guest_code = WRITE_VA + 0x1000;
+    expect!(
+        111,
+        SPARE.map(OWN_SPACE, guest_code, MapRights::ReadWrite),
+        Ok(())
+    );
+    for pair in 0..CHILD_PROGRAM.len() / 2 {
+        let word =
+            u64::from(CHILD_PROGRAM[2 * pair]) | (u64::from(CHILD_PROGRAM[2 * pair + 1]) << 32);
+        probe::store_u64(guest_code + 8 * pair as u64, word);
+    }
+    expect!(112, SPARE.unmap(), Ok(()));
+    expect!(
+        113,
+        SPARE.map(OWN_SPACE, guest_code, MapRights::ReadExecute),
+        Ok(())
+    );
+    expect!(114, retype(UNTYPED, CapType::Tcb, 0, GUEST.0 .0, 1), Ok(()));
+    expect!(
+        115,
+        GUEST.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        Ok(())
+    );
+    let guest_start = ThreadStart {
+        ipc_buffer: None,
+        fault_endpoint: None,
+        pc: guest_code + (SHARER_PC - CODE_VA),
+        sp: 0,
+        x0: 0,
+    };
+    expect!(116, GUEST.set_space(OWN_SPACE, guest_start), Ok(()));
+    expect!(117, GUEST.resume(), Ok(()));
+    expect!(118, ipc::wait(SIGNALS), Ok(1));
+    // It ends; the root's space and the mapping stay.
+    expect!(119, cnode::delete(ROOT_CNODE, GUEST.0 .0), Ok(()));
+    expect!(120, GUEST.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(
+        121,
+        probe::read_u64(guest_code),
+        u64::from(CHILD_PROGRAM[0]) | (u64::from(CHILD_PROGRAM[1]) << 32)
+    );
+    expect!(122, SPARE.unmap(), Ok(()));
+    0
+}
+
+/// Deleting the VSpace ends every thread in it; ending a thread unbinds its
 /// VSpace for reuse; the table budget; revoking the Untyped reclaims
 /// everything.
 fn lifetimes() -> i32 {
     // The child waits for the fault reply. Its VSpace goes: so does it.
     expect!(70, cnode::delete(ROOT_CNODE, SPACE.0 .0), Ok(()));
     expect!(71, CHILD.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(110, SHARER.resume(), Err(ErrorCode::InvalidCapability));
     expect!(
         72,
         ipc::reply(&Message::new(0, &[])),

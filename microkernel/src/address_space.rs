@@ -17,6 +17,22 @@ use arch::mmu::{
     Permissions, PhysAddr, TableMemory, VirtAddr,
 };
 
+/// Address spaces that can exist at once: one per thread at most (each
+/// live space has at least one thread bound to it, see
+/// `Kernel::spaces`), so a thread that needs one always finds a slot.
+pub const MAX_SPACES: usize = crate::thread::MAX_THREADS;
+
+/// Names one slot of the kernel's table of address spaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpaceId(pub u16);
+
+impl SpaceId {
+    /// The slot's index in the table.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Frames one address space may own (program, stack and page tables).
 pub const MAX_FRAMES: usize = 512;
 /// Top of the user stack (exclusive, 16-byte aligned).

@@ -1,6 +1,6 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
-use crate::address_space::AddressSpace;
+use crate::address_space::SpaceId;
 use crate::cap::{CNodeId, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::policy::{FilterIndex, VerdictCache};
@@ -113,14 +113,15 @@ pub struct ThreadStats {
 /// them: the inline fast path in `arch/src/cpu/vectors.s` finds the work
 /// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below). The fields the
 /// syscall and IPC paths use come next, before the large ones (FP state,
-/// address space), so they stay within the 4 KiB reach of an immediate
-/// load offset.
+/// filters), so they stay within the 4 KiB reach of an immediate load
+/// offset.
 ///
-/// Aligned (so sized) to 8 KiB, a power of two: the address of thread `i`
+/// Aligned (so sized) to 4 KiB, a power of two: the address of thread `i`
 /// in the table is one shifted add instead of a multiply by an odd size
-/// (every syscall path looks threads up). It costs the table the ~2.3 KiB
-/// per thread past the fields (75 KiB for 32).
-#[repr(C, align(8192))]
+/// (every syscall path looks threads up). The address space is no longer
+/// stored here (it lives in `Kernel::spaces`, shared by its threads), so
+/// the fields fit in 4 KiB.
+#[repr(C, align(4096))]
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
@@ -176,10 +177,18 @@ pub struct Thread {
     pub stats: ThreadStats,
     /// A short name for reports.
     pub name: &'static str,
+    /// The address space it runs in: a slot of `Kernel::spaces`, which
+    /// other threads may name too.
+    pub space: Option<SpaceId>,
+    /// The TTBR0_EL1 value of that space (root and ASID), kept here so
+    /// that a switch loads one word; 0 without a space. Rewritten for
+    /// every thread of the space whenever it binds or its ASID changes.
+    pub ttbr0: u64,
+    /// The generation of that space's ASID (0 without a space), kept here
+    /// for the same reason: a switch compares it with the allocator's.
+    pub asid_generation: u64,
     /// FP/SIMD registers, saved only when another thread takes the CPU.
     pub fp: FpState,
-    /// Its address space.
-    pub space: Option<AddressSpace>,
     /// Maximum controlled priority: the highest priority (or MCP) this
     /// thread may give any thread, itself included.
     pub mcp: Priority,
@@ -310,6 +319,8 @@ impl Thread {
         policy_server: None,
         vspace: None,
         space: None,
+        ttbr0: 0,
+        asid_generation: 0,
         priority: 0,
         stats: ThreadStats {
             syscalls: 0,
@@ -422,7 +433,7 @@ const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK
 const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
 const _: () =
     assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
-// A power-of-two stride (see the struct's docs): past 8 KiB of fields,
-// raise the alignment to 16 KiB rather than let the size become an odd
+// A power-of-two stride (see the struct's docs): past 4 KiB of fields,
+// raise the alignment to 8 KiB rather than let the size become an odd
 // multiple of it.
 const _: () = assert!(core::mem::size_of::<Thread>().is_power_of_two());

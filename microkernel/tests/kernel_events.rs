@@ -1000,7 +1000,7 @@ impl Harness {
     /// Writes user memory of the current thread (as its own code would).
     fn poke(&mut self, va: u64, bytes: &[u8]) {
         let id = self.kernel.current().expect("a thread runs");
-        let space = self.kernel.thread(id).space.as_ref().expect("a space");
+        let space = self.kernel.thread_space(id).expect("a space");
         space
             .copy_to_user(&mut self.machine, va, bytes)
             .expect("writable user memory");
@@ -1008,7 +1008,7 @@ impl Harness {
 
     fn peek_frame(&mut self, va: u64) -> abi::user_dispatch::Frame {
         let id = self.kernel.current().expect("a thread runs");
-        let space = self.kernel.thread(id).space.as_ref().expect("a space");
+        let space = self.kernel.thread_space(id).expect("a space");
         let mut bytes = [0u8; abi::user_dispatch::FRAME_BYTES as usize];
         space
             .copy_from_user(&self.machine, va, &mut bytes)
@@ -1511,7 +1511,6 @@ mod user_space {
             h.set_space(CHILD, SPACE, [40, NO_CAP], START),
             ErrorCode::InvalidCapability.raw()
         );
-        assert_eq!(h.set_space(CHILD, OWN_SPACE, none, START), argument);
         assert_eq!(h.set_space(16, SPACE, none, START), argument, "running");
         assert_eq!(
             h.set_space(CHILD, SPACE, none, [CODE_VA + 1, START[1]]),
@@ -1533,10 +1532,9 @@ mod user_space {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         // Unconfigured is fine (CSpace and priority may come later)...
         assert_eq!(h.set_space(CHILD, SPACE, none, START), OK);
-        // ...but not twice, and not a VSpace bound already.
+        // ...but not twice (a bound VSpace may take more threads: see
+        // `two_threads_share_one_space`).
         assert_eq!(h.set_space(CHILD, SPACE, none, START), argument);
-        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
-        assert_eq!(h.set_space(SECOND, SPACE, none, START), argument);
         // A program cannot replace the space; CSpace and priority can come.
         assert_eq!(
             h.syscall(
@@ -1658,6 +1656,255 @@ mod user_space {
         // Empty: the old mappings are gone, the budget is whole again.
         assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
         assert_eq!(h.map(SPARE, SPACE, abi::IPC_BUFFER_ADDRESS, 1), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    /// `child_bound`, and a second new thread (`SECOND`, same CSpace)
+    /// bound to the child's VSpace with its own stack top; the child's code
+    /// and stack are mapped once, and both are resumed.
+    fn two_bound() -> Harness {
+        let mut h = child_bound();
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.configure_without_program(SECOND), OK);
+        let second_start = [CODE_VA + 8, STACK_VA + 0x800];
+        assert_eq!(
+            h.set_space(SECOND, SPACE, [NO_CAP, NO_CAP], second_start),
+            OK
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(h.map(CODE, SPACE, CODE_VA, 5), OK);
+        assert_eq!(h.map(STACK, SPACE, STACK_VA, 3), OK);
+        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [SECOND, 0, 0, 0]),
+            OK
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        h
+    }
+
+    /// Does `va` translate, readable from EL0, in `thread`'s space?
+    fn maps(h: &Harness, thread: ThreadId, va: u64) -> bool {
+        h.kernel
+            .thread_space(thread)
+            .is_some_and(|space| space.copy_from_user(&h.machine, va, &mut [0u8]).is_ok())
+    }
+
+    /// Yields until a thread other than `except` runs; returns it.
+    fn run_other(h: &mut Harness, except: &[ThreadId]) -> ThreadId {
+        for _ in 0..4 {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+            let now = h.kernel.current().expect("a thread runs");
+            if !except.contains(&now) {
+                return now;
+            }
+        }
+        panic!("no other thread ran");
+    }
+
+    #[test]
+    fn two_threads_share_one_space() {
+        let mut h = two_bound();
+        let root = h.kernel.current().unwrap();
+        let first = run_other(&mut h, &[root]);
+        let first_pc = h.context().pc;
+        let first_asid = h.asid();
+        let second = run_other(&mut h, &[root, first]);
+        let second_pc = h.context().pc;
+        // Both run, each from its own entry, with one ASID and one root.
+        let mut pcs = [first_pc, second_pc];
+        pcs.sort();
+        assert_eq!(pcs, [CODE_VA, CODE_VA + 8]);
+        assert_eq!(h.asid(), first_asid);
+        assert_eq!(h.kernel.thread(first).ttbr0, h.kernel.thread(second).ttbr0);
+        assert_eq!(h.kernel.thread(first).space, h.kernel.thread(second).space);
+        // The frame mapped once is there for both.
+        assert!(maps(&h, first, CODE_VA) && maps(&h, second, CODE_VA));
+        assert!(maps(&h, first, STACK_VA) && maps(&h, second, STACK_VA));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // One ends: the other runs on, the mappings stay, the VSpace
+        // stays bound (it still takes mappings).
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        let survivor = run_other(&mut h, &[root, second]);
+        assert_eq!(survivor, first);
+        assert_eq!(h.asid(), first_asid);
+        assert!(maps(&h, first, CODE_VA) && maps(&h, first, STACK_VA));
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(h.map(SPARE, SPACE, 0x1000, 1), OK);
+        assert!(maps(&h, first, 0x1000));
+        // A frame mapped into the shared space cannot be mapped again.
+        assert_eq!(
+            h.map(CODE, SPACE, 0x2000, 1),
+            ErrorCode::AlreadyMapped.raw()
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The last one ends: the space goes, the VSpace is unbound.
+        let flushes = h.machine.tlb_flushes;
+        let _ = run_other(&mut h, &[root]);
+        h.exit(0);
+        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(
+            h.map(BUFFER, SPACE, 0x3000, 1),
+            ErrorCode::InvalidArgument.raw(),
+            "unbound again"
+        );
+        assert_eq!(h.map(CODE, OWN_SPACE, abi::vspace::FRAME_MAP_START, 1), OK);
+    }
+
+    #[test]
+    fn an_asid_rollover_gives_the_shared_space_one_new_asid_for_both_threads() {
+        const SCRATCH: u64 = 21;
+        const SCRATCH_TCB: u64 = 22;
+        const OTHER_SPACE: u64 = 23;
+        let mut h = two_bound();
+        let root = h.kernel.current().unwrap();
+        let first = run_other(&mut h, &[root]);
+        let before = h.asid();
+        let generation = h.kernel.thread(first).asid_generation;
+        let second = run_other(&mut h, &[root, first]);
+        assert_eq!(h.asid(), before);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        // Every binding of an unbound VSpace takes a new ASID: bind one
+        // to a short-lived thread (from a scratch Untyped, revoked each
+        // time) until the 8-bit numbers roll over.
+        assert_eq!(h.retype(CapType::Untyped, 12, SCRATCH, 1), OK);
+        assert_eq!(h.retype(CapType::VSpace, 1, OTHER_SPACE, 1), OK);
+        for _ in 0..300 {
+            h.context().x[5] = 1;
+            let tcb = u64::from(CapType::Tcb.raw());
+            assert_eq!(
+                h.syscall(Syscall::Retype.number(), [SCRATCH, tcb, 0, SCRATCH_TCB]),
+                OK
+            );
+            assert_eq!(
+                h.set_space(SCRATCH_TCB, OTHER_SPACE, [NO_CAP, NO_CAP], START),
+                OK
+            );
+            assert_eq!(
+                h.syscall(Syscall::CapRevoke.number(), [0, SCRATCH, 0, 0]),
+                OK
+            );
+        }
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The first switch into the space renews its ASID for both.
+        let again = run_other(&mut h, &[root]);
+        let renewed = h.asid();
+        assert_ne!(renewed, 0);
+        assert!(
+            h.kernel.thread(again).asid_generation > generation,
+            "rolled over"
+        );
+        let other = if again == first { second } else { first };
+        assert_eq!(h.kernel.thread(again).ttbr0, h.kernel.thread(other).ttbr0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(run_other(&mut h, &[root, again]), other);
+        assert_eq!(h.asid(), renewed, "the other thread found it current");
+        assert!(maps(&h, other, CODE_VA));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    /// A new thread bound to the root's own, kernel-made VSpace, resumed
+    /// and running; the root runs again.
+    fn guest_of_the_root(h: &mut Harness) -> (ThreadId, ThreadId) {
+        let root = h.kernel.current().unwrap();
+        assert_eq!(h.retype(CapType::CNode, 2, CHILD_CNODE, 1), OK);
+        assert_eq!(h.retype(CapType::Tcb, 0, CHILD, 1), OK);
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        let va = abi::vspace::FRAME_MAP_START;
+        assert_eq!(
+            h.set_space(CHILD, OWN_SPACE, [NO_CAP, NO_CAP], [va, va + 0x2000]),
+            OK
+        );
+        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        let root_asid = h.asid();
+        let guest = run_other(h, &[root]);
+        assert_eq!(h.context().pc, va);
+        assert_eq!(h.asid(), root_asid, "one space, one ASID");
+        assert_eq!(h.kernel.thread(guest).ttbr0, h.kernel.thread(root).ttbr0);
+        // What the kernel mapped for the root is the guest's too.
+        assert!(maps(h, guest, abi::IPC_BUFFER_ADDRESS));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        (root, guest)
+    }
+
+    #[test]
+    fn a_thread_runs_in_its_creators_kernel_made_space() {
+        let mut h = at_the_case();
+        let (root, guest) = guest_of_the_root(&mut h);
+        // A frame the root maps into its space is seen by the guest.
+        let va = abi::vspace::FRAME_MAP_START + 0x4000;
+        assert_eq!(h.retype(CapType::Frame, 0, CODE, 1), OK);
+        assert_eq!(h.map(CODE, OWN_SPACE, va, 1), OK);
+        assert!(maps(&h, guest, va));
+        // The guest ends: the root's space and mapping stay.
+        let _ = run_other(&mut h, &[root]);
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert!(h.readable(va));
+        assert!(maps(&h, root, abi::IPC_BUFFER_ADDRESS));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn the_owner_of_a_kernel_made_space_ends_cleanly_with_a_guest_in_it() {
+        let mut h = at_the_case();
+        let _ = guest_of_the_root(&mut h);
+        // The root ends (so does the case, and its Untyped goes): the
+        // guest ends with it, and the case passes.
+        h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert!(
+            h.machine
+                .console
+                .contains("ok 44 - address spaces from user space"),
+            "{}",
+            h.machine.console
+        );
+    }
+
+    #[test]
+    fn deleting_a_shared_vspace_ends_every_thread_in_it() {
+        let mut h = two_bound();
+        let root = h.kernel.current().unwrap();
+        let first = run_other(&mut h, &[root]);
+        let second = run_other(&mut h, &[root, first]);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        let flushes = h.machine.tlb_flushes;
+        assert_eq!(h.delete(SPACE), OK);
+        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        for tcb in [CHILD, SECOND] {
+            assert_eq!(
+                h.syscall(Syscall::TcbResume.number(), [tcb, 0, 0, 0]),
+                ErrorCode::InvalidCapability.raw(),
+                "both threads are gone"
+            );
+        }
+        assert!(h.kernel.thread_space(first).is_none());
+        assert!(h.kernel.thread_space(second).is_none());
+        // Their frames are mapped nowhere: they map again.
+        let va = abi::vspace::FRAME_MAP_START;
+        assert_eq!(h.map(CODE, OWN_SPACE, va, 1), OK);
+        assert_eq!(h.map(STACK, OWN_SPACE, va + 0x1000, 3), OK);
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 

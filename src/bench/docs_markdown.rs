@@ -120,11 +120,12 @@ fn targets_section(rows: &[DocRow<'_>]) -> String {
 const UNMEASURED_SECTION: &str = "
 ## Rows not yet measured
 
-The three `*_same_as` rows (IPC between two threads of one address space) cannot be
-measured yet: a VSpace is bound to one thread. The spaces the kernel makes belong to the
-thread it starts in them, and a VSpace made by `Retype` binds to one thread through
-`TcbSetSpace` (binding it to a second is `InvalidArgument`), so two threads never share
-an address space. The rows stay in the table until threads can.
+The three `*_same_as` rows (IPC between two threads of one address space) have no
+benchmark program yet. Threads can share an address space now (`TcbSetSpace` on a bound
+VSpace), but the benchmark's threads are separate programs the kernel starts in spaces of
+their own, and threads sharing one space also share its single IPC-buffer address, which
+the SDK's messaging assumes is theirs alone. A same-space benchmark needs a thread that
+starts a second one in its own space with a buffer of its own.
 ";
 
 const PEERS_SECTION: &str = "

@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 pub struct KernelCell<T> {
     /// First: at the symbol's own address, so the value's hot fields keep
     /// small offsets from it (a value with a large alignment, such as the
-    /// kernel's 8 KiB-aligned thread table, would otherwise start past
+    /// kernel's 4 KiB-aligned thread table, would otherwise start past
     /// the reach of an immediate offset); the flag costs an address of
     /// its own either way.
     value: UnsafeCell<T>,

@@ -6,7 +6,7 @@ use super::Kernel;
 use crate::address_space::AddressSpace;
 use crate::cap::{CNodeId, Capability, ObjectId};
 use crate::platform::PhysMemory;
-use crate::thread::ThreadState;
+use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use arch::mmu::{AsidAllocator, AsidBits};
 use std::collections::HashMap;
@@ -62,15 +62,17 @@ fn bound() -> Bound {
     let frame_phys = caps.object(frame).unwrap().phys;
     let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
     let space = AddressSpace::in_object(&mut Ram::default(), asid, header.phys, 3).unwrap();
+    let space = kernel.install_space(space).unwrap();
+    kernel.bind_space(ThreadId(0), space);
     let thread = &mut kernel.threads[0];
     thread.state = ThreadState::Inactive;
     thread.created_by_user = true;
-    thread.space = Some(space);
     thread.vspace = Some(vspace);
     thread.ipc_buffer = Some(frame_phys);
     thread.ipc_buffer_frame = Some(frame);
     thread.fault_endpoint = Some((endpoint.index() as u32, 0));
     assert_eq!(kernel.check_frame_mappings(), Ok(()));
+    assert_eq!(kernel.check_spaces(), Ok(()));
     Bound {
         kernel,
         cnode,
@@ -103,13 +105,83 @@ fn a_space_left_behind_by_its_vspace_is_caught() {
     );
 }
 
+/// Binds thread 1 to thread 0's space and VSpace, as `TcbSetSpace` does.
+fn share(b: &mut Bound) {
+    let space = b.kernel.threads[0].space.unwrap();
+    b.kernel.bind_space(ThreadId(1), space);
+    b.kernel.threads[1].state = ThreadState::Inactive;
+    b.kernel.threads[1].created_by_user = true;
+    b.kernel.threads[1].vspace = Some(b.vspace);
+}
+
 #[test]
-fn one_vspace_bound_to_two_threads_is_caught() {
+fn two_threads_sharing_one_space_and_vspace_pass() {
     let mut b = bound();
+    share(&mut b);
+    assert_eq!(b.kernel.check_spaces(), Ok(()));
+    assert_eq!(b.kernel.check_frame_mappings(), Ok(()));
+}
+
+#[test]
+fn a_dangling_space_reference_is_caught() {
+    let mut b = bound();
+    share(&mut b);
+    // The space goes while thread 1 still names it.
+    b.kernel.threads[0].space = None;
+    b.kernel.threads[0].ttbr0 = 0;
+    let id = b.kernel.threads[1].space.unwrap();
+    b.kernel.spaces[id.index()] = None;
+    assert_eq!(
+        b.kernel.check_spaces(),
+        Err("a thread names an address space that is gone")
+    );
+}
+
+#[test]
+fn a_space_without_threads_is_caught() {
+    let mut b = bound();
+    b.kernel.threads[0].space = None;
+    b.kernel.threads[0].ttbr0 = 0;
+    assert_eq!(
+        b.kernel.check_spaces(),
+        Err("a live address space has no thread")
+    );
+}
+
+#[test]
+fn a_stale_cached_ttbr0_is_caught() {
+    let mut b = bound();
+    share(&mut b);
+    b.kernel.threads[1].ttbr0 ^= 1 << 48;
+    assert_eq!(
+        b.kernel.check_spaces(),
+        Err("a thread's cached TTBR0 or ASID generation is not its space's")
+    );
+}
+
+#[test]
+fn threads_sharing_a_space_under_different_vspaces_are_caught() {
+    let mut b = bound();
+    share(&mut b);
+    b.kernel.threads[1].vspace = None;
+    assert_eq!(
+        b.kernel.check_spaces(),
+        Err("threads sharing a space name different VSpace objects")
+    );
+}
+
+#[test]
+fn one_vspace_standing_for_two_spaces_is_caught() {
+    let mut b = bound();
+    let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
+    let header = *b.kernel.caps.object(b.vspace).unwrap();
+    let second = AddressSpace::in_object(&mut Ram::default(), asid, header.phys, 3).unwrap();
+    let second = b.kernel.install_space(second).unwrap();
+    b.kernel.bind_space(ThreadId(1), second);
     b.kernel.threads[1].vspace = Some(b.vspace);
     assert_eq!(
-        b.kernel.check_frame_mappings(),
-        Err("a VSpace is bound to more than one thread")
+        b.kernel.check_spaces(),
+        Err("a VSpace stands for more than one address space")
     );
 }
 
@@ -118,7 +190,8 @@ fn a_space_built_outside_its_vspace_object_is_caught() {
     let mut b = bound();
     let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
     let elsewhere = AddressSpace::in_object(&mut Ram::default(), asid, UNTYPED_BASE + 0x8000, 3);
-    b.kernel.threads[0].space = elsewhere;
+    let id = b.kernel.threads[0].space.unwrap();
+    b.kernel.spaces[id.index()] = elsewhere;
     assert_eq!(
         b.kernel.check_frame_mappings(),
         Err("an address space is not built in its VSpace object")

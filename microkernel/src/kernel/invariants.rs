@@ -98,6 +98,7 @@ impl Kernel {
             }
         }
         self.check_endpoint_queue_members()?;
+        self.check_spaces()?;
         self.check_frame_mappings()?;
         self.check_reply_links()?;
         if let Some(current) = self.current {

@@ -5,7 +5,7 @@
 //! `Resume` saying where the CPU goes next. The arch glue then returns to
 //! that thread, idles, or ends the run.
 
-use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
+use crate::address_space::{AddressSpace, SpaceError, MAX_SPACES, USER_STACK_TOP};
 use crate::boot_suite::{evaluate, Case, CaseObject, Ended, Mode, DEFAULT_PRIORITY};
 use crate::cap::{CNodeId, CapError, CapSpace, Capability, ObjectId, SlotId};
 use crate::fault::FaultReport;
@@ -43,6 +43,7 @@ mod queue_invariant_tests;
 mod reply;
 mod root_task;
 mod set_space;
+mod spaces;
 mod tcb;
 mod trace;
 mod user_dispatch;
@@ -264,6 +265,9 @@ pub struct Kernel {
     /// The caller each Reply object answers, by object index, while that
     /// caller waits for it (see `reply.rs`).
     reply_callers: [Option<ThreadId>; MAX_OBJECTS],
+    /// Every address space, each named by the threads that run in it
+    /// (see `spaces.rs`).
+    spaces: [Option<AddressSpace>; MAX_SPACES],
 }
 
 impl Default for Kernel {
@@ -322,6 +326,7 @@ impl Kernel {
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
             frame_maps: [None; MAX_OBJECTS],
             reply_callers: [None; MAX_OBJECTS],
+            spaces: [const { None }; MAX_SPACES],
         }
     }
 
@@ -806,8 +811,7 @@ impl Kernel {
                     return SyscallResult::Return(code);
                 }
                 let mut text = [0u8; DEBUG_PRINT_MAX];
-                let thread = &self.threads[current.index()];
-                let Some(space) = thread.space.as_ref() else {
+                let Some(space) = self.thread_space(current) else {
                     return SyscallResult::Return(ErrorCode::InvalidAddress);
                 };
                 if space
@@ -1174,6 +1178,7 @@ impl Kernel {
             filters,
             frame_maps,
             reply_callers,
+            spaces,
             ..
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
@@ -1297,7 +1302,7 @@ impl Kernel {
                         // one goes only as its thread ends anyway.)
                         let in_object = thread
                             .space
-                            .as_ref()
+                            .and_then(|id| spaces[id.index()].as_ref())
                             .is_some_and(|space| space.object_pages().is_some());
                         if in_object {
                             let _ = orphans.push((ThreadId(index as u16), VSPACE_DESTROYED_STATUS));
@@ -1309,7 +1314,7 @@ impl Kernel {
             // Untyped's watermark only returns once this call is over).
             CapType::Frame => {
                 if let Some(mapping) = frame_maps[object.index()].take() {
-                    vspace::unmap(platform, threads, mapping);
+                    vspace::unmap(platform, spaces, mapping);
                 }
                 stop_audit(threads, &mut woken, |sink| sink.frame == object);
                 // A thread whose IPC buffer it was has none from now on.
@@ -1643,10 +1648,9 @@ impl Kernel {
 
     fn user_resume(&mut self, id: ThreadId) -> Resume {
         let thread = &mut self.threads[id.index()];
-        let ttbr0 = thread.space.as_ref().map_or(0, AddressSpace::ttbr0);
         Resume::User {
+            ttbr0: thread.ttbr0,
             context: &mut thread.context,
-            ttbr0,
         }
     }
 
@@ -1670,14 +1674,10 @@ impl Kernel {
             let floor = thread.syscall_floor;
             self.install_floor(platform, floor);
         }
-        let thread = &self.threads[next.index()];
         // Same generation: the ASID is still this space's (one CPU, so no
-        // other CPU can be running with it). Otherwise take a new one.
-        if thread
-            .space
-            .as_ref()
-            .is_some_and(|space| space.asid().generation() != self.asids.generation())
-        {
+        // other CPU can be running with it). Otherwise take a new one. The
+        // thread's own copy of the generation spares a look at its space.
+        if self.threads[next.index()].asid_generation != self.asids.generation() {
             self.refresh_asid(platform, next);
         }
         // TPIDR_EL0 needs nothing here: the vectors save it on entry and
@@ -1692,18 +1692,26 @@ impl Kernel {
     }
 
     /// A new ASID for `thread`'s space after a generation rollover (kept
-    /// out of line: `switch_to` is on the IPC fast path).
+    /// out of line: `switch_to` is on the IPC fast path). The space keeps
+    /// it, so the other threads in the space find it current; their
+    /// cached TTBR0 values change with it.
     #[cold]
     #[inline(never)]
     fn refresh_asid<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
         let live = self.live_asid();
-        if let Some(space) = self.threads[thread.index()].space.as_mut() {
+        let Some(id) = self.threads[thread.index()].space else {
+            // Nothing to refresh: stop asking until the next rollover.
+            self.threads[thread.index()].asid_generation = self.asids.generation();
+            return;
+        };
+        if let Some(space) = self.spaces[id.index()].as_mut() {
             let assignment = self.asids.assign(Some(space.asid()), live);
             if assignment.flush_all {
                 platform.flush_tlb_all();
             }
             space.set_asid(assignment.asid);
         }
+        self.sync_space_caches(id);
     }
 
     /// The ASID that may be in TTBR0 now: the space of the thread that ran
@@ -1711,10 +1719,7 @@ impl Kernel {
     /// Naming a space that is not live only costs a number.
     fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
         let owner = self.last_ran?;
-        self.threads[owner.index()]
-            .space
-            .as_ref()
-            .map(AddressSpace::asid)
+        self.thread_space(owner).map(AddressSpace::asid)
     }
 
     /// Inlined: it is a handful of instructions (the CPACR write and its
@@ -1763,28 +1768,21 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        // First, while it is whole: threads sharing a kernel-made space
+        // it owns go with it (its VSpace object goes below).
+        self.end_space_guests(platform, id);
         self.leave_ipc(platform, id);
         self.end_root(platform, id);
         self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
         self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
-        // Frames still mapped into the space stay alive (capabilities
-        // elsewhere name them) but are no longer mapped: the tables go.
-        for mapping in self.frame_maps.iter_mut() {
-            if mapping.is_some_and(|m| m.thread == id) {
-                *mapping = None;
-            }
-        }
+        // The last thread in a space takes it down (see `leave_space`).
+        self.leave_space(platform, id);
         let thread = &mut self.threads[id.index()];
         if thread.state == ThreadState::Ready {
             self.run_queue.remove(id, thread.priority);
         }
         thread.state = state;
-        if let Some(space) = thread.space.take() {
-            space.release(&mut self.frames);
-            // No stale translation may reach the frames once reused.
-            platform.flush_tlb_all();
-        }
         let ended = Ended {
             state,
             stats: thread.stats,
@@ -2364,13 +2362,23 @@ impl Kernel {
         thread.state = ThreadState::Ready;
         thread.name = name;
         thread.ipc_buffer = Some(space.ipc_buffer());
-        thread.space = Some(space);
         thread.cspace = Some(cspace);
         thread.cspace_slots = self.caps.cnode_slots(cspace).map_or(
             crate::thread::NO_CSPACE_SLOTS,
             crate::thread::cached_cspace_slots,
         );
         thread.priority = priority;
+        // A free slot exists: this thread had no space (see `spaces.rs`).
+        match self.install_space(space) {
+            Some(space_id) => self.bind_space(id, space_id),
+            None => {
+                self.threads[index] = Thread::EMPTY;
+                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
+                self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+                self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
+                return Err("no free address space slot");
+            }
+        }
         self.run_queue
             .enqueue(id, priority)
             .map_err(|_| "run queue full")?;

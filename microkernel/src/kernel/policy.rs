@@ -41,7 +41,7 @@ impl Kernel {
         let len = len.min(MAX_DESCRIPTION_BYTES);
         let space = self.threads[current.index()]
             .space
-            .as_ref()
+            .and_then(|id| self.spaces[id.index()].as_ref())
             .ok_or(ErrorCode::InvalidAddress)?;
         let bytes = &mut self.policy_scratch[..len];
         space

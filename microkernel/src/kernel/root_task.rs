@@ -62,6 +62,7 @@ impl Kernel {
         let thread = &self.threads[root.index()];
         let cnode = thread.cspace.ok_or("the root has no CSpace")?;
         let ipc_buffer = thread.ipc_buffer.ok_or("the root has no IPC buffer")?;
+        let thread_space = thread.space;
         for (original, slot) in [
             (KERNEL_TCB_SLOTS + root.index() as u64, ROOT_TCB_SLOT),
             (KERNEL_VSPACE_SLOTS + root.index() as u64, ROOT_VSPACE_SLOT),
@@ -81,8 +82,9 @@ impl Kernel {
             )
             .map_err(|_| "cannot make the Frame of the root's IPC buffer")?;
         self.session.root.ipc_frame_of = Some(root);
+        let space = thread_space.ok_or("the root has no address space")?;
         self.frame_maps[frame.index()] = Some(FrameMapping {
-            thread: root,
+            space,
             va: IPC_BUFFER_ADDRESS,
         });
         self.mint_from_kernel(

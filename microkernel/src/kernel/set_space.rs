@@ -7,10 +7,16 @@
 //! thread here, naming the IPC buffer, the fault endpoint and the first
 //! PC, SP and x0; maps its frames with `FrameMap`; and resumes it.
 //!
-//! A VSpace is bound to one thread at most, for that thread's life: when
-//! the thread ends the space is taken down (mappings forgotten, TLB
-//! flushed) and the VSpace is unbound again, reusable; when the VSpace is
-//! destroyed first, the thread ends (see `Kernel::destroying`).
+//! A VSpace may be bound to any number of threads (a second thread of a
+//! task runs in the space its first one runs in, mappings and all); each
+//! stays bound for its life. When the last of them ends the space is
+//! taken down (mappings forgotten, TLB flushed) and the VSpace is unbound
+//! again, reusable; when the VSpace is destroyed first, every thread bound
+//! to it ends (see `Kernel::destroying`). A kernel-made VSpace may be
+//! given too (a boot-suite thread or the root starts a thread in its own
+//! space); its space lives as long as the thread the kernel made it for,
+//! and the threads sharing it end when that one ends
+//! (`Kernel::end_space_guests`).
 
 use super::Kernel;
 use crate::address_space::AddressSpace;
@@ -24,8 +30,9 @@ use arch::layout::PAGE_SIZE;
 
 impl Kernel {
     /// `TcbSetSpace` by `current` (arguments in its registers, see
-    /// `syscall::set_space_arguments`): binds the user-made, unbound
-    /// VSpace (write right) to the inactive, spaceless thread of the TCB
+    /// `syscall::set_space_arguments`): binds the user-made VSpace (write
+    /// right; a user-made one unbound, or any VSpace already bound to
+    /// other threads, whose space the thread then shares) to the inactive, spaceless thread of the TCB
     /// (write right), with the Frame (read and write rights) as its IPC
     /// buffer and the Endpoint (write right) for its faults. Everything is
     /// checked before anything changes.
@@ -55,11 +62,6 @@ impl Kernel {
         if thread.state != ThreadState::Inactive || thread.space.is_some() {
             return Err(ErrorCode::InvalidArgument);
         }
-        // Only a space made by `Retype` can be given, and only once at a
-        // time: a kernel-made one belongs to its thread already.
-        if !self.is_user_vspace(vspace.object()) || self.vspace_thread(vspace.object()).is_some() {
-            return Err(ErrorCode::InvalidArgument);
-        }
         let header = *self
             .caps
             .object(vspace.object())
@@ -73,22 +75,39 @@ impl Kernel {
             ),
             None => None,
         };
-        // Nothing can fail from here on but building the root, which the
-        // object's first page always allows.
-        let live = self.live_asid();
-        let assignment = self.asids.assign(None, live);
-        if assignment.flush_all {
-            platform.flush_tlb_all();
-        }
-        let space = AddressSpace::in_object(
-            platform,
-            assignment.asid,
-            header.phys,
-            header.size_bytes / PAGE_SIZE,
-        )
-        .ok_or(ErrorCode::OutOfResources)?;
+        let space_id = match self.vspace_space(vspace.object()) {
+            // Bound already (a kernel-made one always is, to its owner):
+            // the thread joins the threads running there.
+            Some(space_id) => space_id,
+            // Unreachable while kernel-made VSpace objects live exactly as
+            // long as their spaces; a typed error rather than a panic.
+            None if !self.is_user_vspace(vspace.object()) => {
+                return Err(ErrorCode::InvalidCapability)
+            }
+            None => {
+                // A free slot exists: this thread has no space (see
+                // `spaces.rs`). Nothing can fail from here on but building
+                // the root, which the object's first page always allows.
+                if self.spaces.iter().all(Option::is_some) {
+                    return Err(ErrorCode::OutOfResources);
+                }
+                let live = self.live_asid();
+                let assignment = self.asids.assign(None, live);
+                if assignment.flush_all {
+                    platform.flush_tlb_all();
+                }
+                let space = AddressSpace::in_object(
+                    platform,
+                    assignment.asid,
+                    header.phys,
+                    header.size_bytes / PAGE_SIZE,
+                )
+                .ok_or(ErrorCode::OutOfResources)?;
+                self.install_space(space).ok_or(ErrorCode::OutOfResources)?
+            }
+        };
+        self.bind_space(target, space_id);
         let thread = &mut self.threads[target.index()];
-        thread.space = Some(space);
         thread.vspace = Some(vspace.object());
         thread.ipc_buffer = buffer_phys.map(|(_, phys)| phys);
         thread.ipc_buffer_frame = buffer_phys.map(|(frame, _)| frame);

@@ -16,7 +16,7 @@
 //! maximum controlled priority (MCP), as in seL4, so no thread can lift any
 //! thread, itself included, above what it was trusted with.
 
-use super::Kernel;
+use super::{Kernel, KERNEL_VSPACE_SLOTS};
 use crate::address_space::USER_STACK_TOP;
 use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
@@ -183,12 +183,21 @@ impl Kernel {
                 return Err(ErrorCode::OutOfResources);
             }
         };
+        let ipc_buffer = space.ipc_buffer();
+        // A free slot exists: this thread had no space (see `spaces.rs`).
+        let space_id = match self.install_space(space) {
+            Some(space_id) => space_id,
+            None => {
+                self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + target.index() as u64);
+                return Err(ErrorCode::OutOfResources);
+            }
+        };
+        self.bind_space(target, space_id);
         let thread = &mut self.threads[target.index()];
         thread.vspace = Some(vspace);
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
-        thread.ipc_buffer = Some(space.ipc_buffer());
-        thread.space = Some(space);
+        thread.ipc_buffer = Some(ipc_buffer);
         thread.cspace = Some(cspace);
         thread.cspace_slots = cspace_slots;
         thread.priority = priority;

@@ -37,11 +37,12 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> Result<(), ErrorCode> {
-        let thread = &mut self.threads[current.index()];
         // Decode accepted these registers; they have not changed since.
-        let config = crate::syscall::user_dispatch_config(&thread.context)?;
+        let config = crate::syscall::user_dispatch_config(&self.threads[current.index()].context)?;
         if let Some(config) = config {
-            let space = thread.space.as_ref().ok_or(ErrorCode::InvalidAddress)?;
+            let space = self
+                .thread_space(current)
+                .ok_or(ErrorCode::InvalidAddress)?;
             space
                 .check_user_writable(platform, config.buffer, FRAME_BYTES)
                 .map_err(|_| ErrorCode::InvalidAddress)?;
@@ -49,6 +50,7 @@ impl Kernel {
                 .copy_from_user(platform, config.selector, &mut [0u8])
                 .map_err(|_| ErrorCode::InvalidAddress)?;
         }
+        let thread = &mut self.threads[current.index()];
         thread.user_dispatch = config;
         match config {
             Some(_) => thread.work.insert(WorkFlags::USER_DISPATCH),
@@ -81,9 +83,8 @@ impl Kernel {
             return None;
         }
         let mut selector = [0u8];
-        match thread
-            .space
-            .as_ref()
+        match self
+            .thread_space(current)
             .map(|space| space.copy_from_user(platform, config.selector, &mut selector))
         {
             Some(Ok(())) if selector[0] == SELECTOR_ALLOW => None,
@@ -106,7 +107,7 @@ impl Kernel {
         current: ThreadId,
         flags: u64,
     ) -> Option<Resume> {
-        let thread = &mut self.threads[current.index()];
+        let thread = &self.threads[current.index()];
         let config = thread.user_dispatch?;
         let context = &thread.context;
         let frame = Frame {
@@ -117,7 +118,7 @@ impl Kernel {
             number: context.x[8],
             flags,
         };
-        let saved = thread.space.as_ref().is_some_and(|space| {
+        let saved = self.thread_space(current).is_some_and(|space| {
             space
                 .copy_to_user(platform, config.buffer, &frame.to_bytes())
                 .is_ok()
@@ -130,7 +131,7 @@ impl Kernel {
             );
             return Some(self.resume(platform));
         }
-        let context = &mut thread.context;
+        let context = &mut self.threads[current.index()].context;
         context.pc = config.handler;
         context.x[0] = config.buffer;
         context.x[1] = frame.number;
@@ -151,8 +152,9 @@ impl Kernel {
         current: ThreadId,
         address: u64,
     ) -> Result<(), ErrorCode> {
-        let thread = &mut self.threads[current.index()];
-        let space = thread.space.as_ref().ok_or(ErrorCode::InvalidAddress)?;
+        let space = self
+            .thread_space(current)
+            .ok_or(ErrorCode::InvalidAddress)?;
         let mut bytes = [0u8; FRAME_BYTES as usize];
         space
             .copy_from_user(platform, address, &mut bytes)
@@ -164,7 +166,7 @@ impl Kernel {
         if frame.nzcv & !NZCV_MASK != 0 {
             return Err(ErrorCode::InvalidArgument);
         }
-        let context = &mut thread.context;
+        let context = &mut self.threads[current.index()].context;
         context.x = frame.x;
         context.sp = frame.sp;
         context.pc = frame.pc;

@@ -4,8 +4,9 @@
 //!
 //! - Kernel-made: the kernel makes the VSpace object when it builds a
 //!   thread's space around a program (boot-suite threads, `TcbConfigure`
-//!   with a program) and destroys it when the thread ends, so such a
-//!   capability never outlives its space. Tables a mapping needs come from
+//!   with a program) and destroys it when the thread ends (ending first
+//!   any thread `TcbSetSpace` bound to it since), so such a capability
+//!   never outlives its space. Tables a mapping needs come from
 //!   the kernel's frame pool, owned by the space (freed with it), at most
 //!   `abi::vspace::MAX_TABLE_PAGES` of them; frames may be mapped only in
 //!   the window `FRAME_MAP_START .. FRAME_MAP_END` (clear of the program,
@@ -13,11 +14,12 @@
 //! - User-made (`Retype` of `CapType::VSpace`): `1 + size` pages of the
 //!   Untyped, its root table first and every table a mapping needs from
 //!   the rest, so all of its memory is charged to the Untyped and comes
-//!   back with it. It is unbound until `TcbSetSpace` binds it to one
-//!   thread; `FrameMap` into an unbound one is `InvalidArgument`. Its
-//!   window is the whole user half but page 0. When its thread ends it is
-//!   unbound again, empty and reusable; when it is destroyed while bound,
-//!   its thread ends (`VSPACE_DESTROYED_STATUS`).
+//!   back with it. It is unbound until `TcbSetSpace` binds it to a
+//!   thread, and any number of threads may be bound to it after that;
+//!   `FrameMap` into an unbound one is `InvalidArgument`. Its window is the
+//!   whole user half but page 0. When the last thread bound to it ends it
+//!   is unbound again, empty and reusable; when it is destroyed while
+//!   bound, every thread bound to it ends (`VSPACE_DESTROYED_STATUS`).
 //!
 //! A Frame is a page retyped from Untyped memory; it is mapped at most
 //! once at a time (seL4's rule), and the kernel remembers where
@@ -25,20 +27,21 @@
 //! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;
-use crate::address_space::{user_permissions, FrameMapError};
+use crate::address_space::{user_permissions, AddressSpace, FrameMapError, SpaceId, MAX_SPACES};
 use crate::cap::ObjectId;
 use crate::platform::Platform;
-use crate::thread::{Thread, ThreadId, MAX_THREADS};
+use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
 use abi::vspace::{is_frame_map_address, MapRights};
 use abi::ErrorCode;
 use arch::layout::PAGE_SIZE;
 
-/// Where one frame is mapped: the address space of `thread`, at `va`.
+/// Where one frame is mapped: the address space `space`, at `va`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameMapping {
-    /// The thread whose address space holds the mapping.
-    pub thread: ThreadId,
+    /// The address space that holds the mapping (whichever threads run
+    /// in it).
+    pub space: SpaceId,
     /// The page's user address.
     pub va: u64,
 }
@@ -48,10 +51,10 @@ pub struct FrameMapping {
 /// names the only entries that can exist for this space).
 pub(super) fn unmap<P: Platform>(
     platform: &mut P,
-    threads: &mut [Thread; MAX_THREADS],
+    spaces: &mut [Option<AddressSpace>; MAX_SPACES],
     mapping: FrameMapping,
 ) {
-    if let Some(space) = threads[mapping.thread.index()].space.as_mut() {
+    if let Some(space) = spaces[mapping.space.index()].as_mut() {
         if space.unmap_page(platform, mapping.va) {
             platform.flush_tlb_page(space.asid().asid().as_u16(), mapping.va);
         }
@@ -80,16 +83,15 @@ impl Kernel {
         };
         let frame = self.thread_cap(current, frame_cptr, CapType::Frame, needed)?;
         let vspace = self.thread_cap(current, vspace_cptr, CapType::VSpace, Rights::WRITE)?;
-        let target = match self.vspace_thread(vspace.object()) {
-            Some(thread) => thread,
+        let target = match self.vspace_space(vspace.object()) {
+            Some(space) => space,
             // A user-made space has no tables until it is bound.
             None if self.is_user_vspace(vspace.object()) => return Err(ErrorCode::InvalidArgument),
             // Unreachable while kernel-made VSpace objects live exactly as
             // long as their spaces; a typed error rather than a panic.
             None => return Err(ErrorCode::InvalidCapability),
         };
-        let user_made = self.threads[target.index()]
-            .space
+        let user_made = self.spaces[target.index()]
             .as_ref()
             .is_some_and(|space| space.object_pages().is_some());
         if !user_made && !is_frame_map_address(va) {
@@ -112,8 +114,7 @@ impl Kernel {
             // instruction side before it can be fetched.
             platform.sync_instruction_cache(phys);
         }
-        let space = self.threads[target.index()]
-            .space
+        let space = self.spaces[target.index()]
             .as_mut()
             .ok_or(ErrorCode::InvalidCapability)?;
         space
@@ -123,7 +124,7 @@ impl Kernel {
                 FrameMapError::OutOfTables => ErrorCode::OutOfResources,
                 FrameMapError::Refused => ErrorCode::InvalidAddress,
             })?;
-        self.frame_maps[index] = Some(FrameMapping { thread: target, va });
+        self.frame_maps[index] = Some(FrameMapping { space: target, va });
         Ok(())
     }
 
@@ -138,17 +139,9 @@ impl Kernel {
     ) -> Result<(), ErrorCode> {
         let frame = self.thread_cap(current, frame_cptr, CapType::Frame, Rights::NONE)?;
         if let Some(mapping) = self.frame_maps[frame.object().index()].take() {
-            unmap(platform, &mut self.threads, mapping);
+            unmap(platform, &mut self.spaces, mapping);
         }
         Ok(())
-    }
-
-    /// The thread a VSpace object is bound to.
-    pub(super) fn vspace_thread(&self, vspace: ObjectId) -> Option<ThreadId> {
-        self.threads
-            .iter()
-            .position(|t| t.vspace == Some(vspace))
-            .map(|index| ThreadId(index as u16))
     }
 
     /// Was this VSpace object made by `Retype` (from an Untyped)?
@@ -160,8 +153,9 @@ impl Kernel {
 
     /// Every recorded mapping is a live Frame's, in a live space; every
     /// thread's VSpace, IPC buffer Frame and fault endpoint are live
-    /// objects of their type, each VSpace bound to one thread at most,
-    /// and a user-made space is built in its own object's pages.
+    /// objects of their type, each VSpace standing for one space at most
+    /// (`check_spaces`), and a user-made space is built in its own
+    /// object's pages.
     pub(super) fn check_frame_mappings(&self) -> Result<(), &'static str> {
         for (index, thread) in self.threads.iter().enumerate() {
             let live = |id: ObjectId, cap_type: CapType| {
@@ -173,12 +167,8 @@ impl Kernel {
             if let Some(vspace) = thread.vspace {
                 let header =
                     live(vspace, CapType::VSpace).ok_or("a thread's VSpace is no live VSpace")?;
-                if self.vspace_thread(vspace) != Some(ThreadId(index as u16)) {
-                    return Err("a VSpace is bound to more than one thread");
-                }
-                let space = thread
-                    .space
-                    .as_ref()
+                let space = self
+                    .thread_space(ThreadId(index as u16))
                     .ok_or("a thread has a VSpace but no address space")?;
                 let expected = header
                     .parent_untyped
@@ -186,9 +176,8 @@ impl Kernel {
                 if space.object_pages() != expected || space.root() != header.phys {
                     return Err("an address space is not built in its VSpace object");
                 }
-            } else if thread
-                .space
-                .as_ref()
+            } else if self
+                .thread_space(ThreadId(index as u16))
                 .is_some_and(|s| s.object_pages().is_some())
             {
                 return Err("a space built in a VSpace object outlived the object");
@@ -213,10 +202,10 @@ impl Kernel {
                 .object(crate::cap::ObjectId(index as u32))
                 .filter(|h| h.live() && h.cap_type == CapType::Frame)
                 .ok_or("a mapping is recorded for something that is no live Frame")?;
-            let thread = &self.threads[mapping.thread.index()];
-            if thread.vspace.is_none() || thread.space.is_none() {
-                return Err("a frame is recorded as mapped into a space that is gone");
-            }
+            self.spaces
+                .get(mapping.space.index())
+                .and_then(Option::as_ref)
+                .ok_or("a frame is recorded as mapped into a space that is gone")?;
         }
         Ok(())
     }
