@@ -25,26 +25,9 @@ pub fn empty_delta() -> u64 {
 }
 
 /// Counter delta around one `svc #0` with `x8 = number` and `x2 = arg`
-/// (the syscall's result is discarded).
+/// (`x0`, `x1` zero; the syscall's result is discarded).
 pub fn timed_syscall(number: u64, arg: u64) -> u64 {
-    let (start, end): (u64, u64);
-    // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else.
-    unsafe {
-        asm!(
-            "mrs {start}, pmccntr_el0",
-            "svc #0",
-            "mrs {end}, pmccntr_el0",
-            start = out(reg) start,
-            end = out(reg) end,
-            inout("x0") 0u64 => _,
-            inout("x1") 0u64 => _,
-            inout("x2") arg => _,
-            out("x3") _, out("x4") _, out("x5") _, out("x6") _, out("x7") _,
-            in("x8") number,
-            options(nostack),
-        )
-    };
-    end.wrapping_sub(start)
+    timed_syscall_x0_x2(number, 0, 0, arg).0
 }
 
 /// Counter delta around one `svc #0` with `x8 = number` and `x0..x2` as
