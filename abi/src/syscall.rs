@@ -193,8 +193,8 @@ pub enum Syscall {
     /// right; made by `Retype`, inactive, configured with
     /// `abi::tcb::NO_PROGRAM` or not configured, and with no address space
     /// yet) the address space of the VSpace capability `x2` (write right;
-    /// one made by `Retype` and bound to no thread), which it is bound to
-    /// from now on. `x3`: a Frame capability (read and write rights) that
+    /// one made by `Retype`, or one already in use, kernel-made or not,
+    /// which the thread then shares), which it is bound to from now on. `x3`: a Frame capability (read and write rights) that
     /// becomes its IPC buffer, or `abi::tcb::NO_CAP`; `x4`: an Endpoint
     /// capability (write right) its faults are sent to, with that
     /// capability's badge, or `NO_CAP` (a fault stops the thread); `x5`

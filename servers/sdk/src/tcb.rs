@@ -58,10 +58,10 @@ impl Tcb {
     }
 
     /// Gives a new thread, configured with `abi::tcb::NO_PROGRAM`, the
-    /// address space `vspace` (made by `Retype`, bound to no thread): see
-    /// [`ThreadStart`]. It stays inactive until `resume`; map its code,
-    /// stack and IPC buffer (at `abi::IPC_BUFFER_ADDRESS`) into `vspace`
-    /// before that.
+    /// address space `vspace` (made by `Retype`, or one already in use,
+    /// which it then shares): see [`ThreadStart`]. It stays inactive until
+    /// `resume`; map its code, stack and IPC buffer (at
+    /// `abi::IPC_BUFFER_ADDRESS`) into `vspace` before that.
     pub fn set_space(
         self,
         vspace: crate::vspace::VSpace,
