@@ -372,18 +372,11 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             tcb(context, TcbOperation::WriteRegister(register, value))
         }
         Syscall::FilterLoad => {
-            let len = context.x[3];
-            if len > MAX_DESCRIPTION_BYTES as u64 {
-                return Err(ErrorCode::InvalidArgument);
-            }
-            let address = context.x[2];
-            if !arch::layout::is_user_range(address, len) {
-                return Err(ErrorCode::InvalidAddress);
-            }
+            let (address, len) = user_buffer(context, MAX_DESCRIPTION_BYTES)?;
             Ok(Call::FilterLoad {
                 filter: capability,
                 address,
-                len: len as usize,
+                len,
             })
         }
         Syscall::TcbAttachFilter => Ok(Call::AttachFilter {
@@ -486,18 +479,11 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
             Ok(Call::UserDispatchReturn { frame })
         }
         Syscall::DebugPrint => {
-            let len = context.x[3];
-            if len > DEBUG_PRINT_MAX as u64 {
-                return Err(ErrorCode::InvalidArgument);
-            }
-            let address = context.x[2];
-            if !arch::layout::is_user_range(address, len) {
-                return Err(ErrorCode::InvalidAddress);
-            }
+            let (address, len) = user_buffer(context, DEBUG_PRINT_MAX)?;
             Ok(Call::DebugPrint {
                 console: capability,
                 address,
-                len: len as usize,
+                len,
             })
         }
     }
@@ -507,6 +493,21 @@ pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
 /// reserved; `x2..x6` all 0 is off; else an ordered PC range in the user
 /// half, an aligned handler, an aligned buffer big enough for a frame and a
 /// selector address, all in the user half. Whether the buffer is writable
+/// The user buffer `x2` (address) and `x3` (length) name: at most `max`
+/// bytes (`InvalidArgument`), all in the user half (`InvalidAddress`).
+#[inline(always)]
+fn user_buffer(context: &UserContext, max: usize) -> Result<(u64, usize), ErrorCode> {
+    let len = context.x[3];
+    if len > max as u64 {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let address = context.x[2];
+    if !arch::layout::is_user_range(address, len) {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    Ok((address, len as usize))
+}
+
 /// and the selector readable is the kernel's check (it needs the tables).
 pub fn user_dispatch_config(
     context: &UserContext,
