@@ -165,6 +165,28 @@ pub struct ArgMatch {
     pub value: u64,
 }
 
+impl ArgMatch {
+    /// `(args[register] & mask) op value`, unsigned. A register above
+    /// `x7` never matches (a filter description with one is refused
+    /// before it is used).
+    #[inline]
+    pub fn matches(&self, args: &[u64; 8]) -> bool {
+        let Some(register) = args.get(self.register as usize) else {
+            return false;
+        };
+        let field = register & self.mask;
+        match self.op {
+            ArgOp::Eq => field == self.value,
+            ArgOp::Ne => field != self.value,
+            ArgOp::Lt => field < self.value,
+            ArgOp::Le => field <= self.value,
+            ArgOp::Gt => field > self.value,
+            ArgOp::Ge => field >= self.value,
+            ArgOp::MaskedEq => field == self.value & self.mask,
+        }
+    }
+}
+
 /// One rule: every field that is set must match; then `action` applies.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {

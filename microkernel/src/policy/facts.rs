@@ -1,7 +1,7 @@
 //! What a rule can look at for one syscall, and whether a rule matches.
 
 use abi::cap::CapType;
-use abi::policy::{ArgMatch, ArgOp, Rule};
+use abi::policy::Rule;
 use abi::MessageInfo;
 
 /// The facts about one syscall that rules match on.
@@ -54,23 +54,5 @@ pub(super) fn rule_matches(rule: &Rule, facts: &SyscallFacts) -> bool {
             .is_none_or(|t| facts.object_type == Some(t))
         && rule.label.is_none_or(|l| facts.label == l)
         && rule.badge.is_none_or(|b| facts.badge == Some(b))
-        && rule.args.iter().all(|a| arg_matches(a, &facts.args))
-}
-
-/// `(args[register] & mask) op value`. A register above `x7` never
-/// matches (validation refuses it before it gets here).
-pub(super) fn arg_matches(arg: &ArgMatch, args: &[u64; 8]) -> bool {
-    let Some(register) = args.get(arg.register as usize) else {
-        return false;
-    };
-    let field = register & arg.mask;
-    match arg.op {
-        ArgOp::Eq => field == arg.value,
-        ArgOp::Ne => field != arg.value,
-        ArgOp::Lt => field < arg.value,
-        ArgOp::Le => field <= arg.value,
-        ArgOp::Gt => field > arg.value,
-        ArgOp::Ge => field >= arg.value,
-        ArgOp::MaskedEq => field == arg.value & arg.mask,
-    }
+        && rule.args.iter().all(|a| a.matches(&facts.args))
 }

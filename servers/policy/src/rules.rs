@@ -12,6 +12,7 @@
 //! `clamp <xN> <max>` (allow, with register `xN`, 2..=7, lowered to at
 //! most `max`). The first rule that matches decides.
 
+use abi::policy::{ArgMatch, ArgOp};
 use abi::{ErrorCode, Syscall};
 use sdk::policy_server::{PolicyAnswer, PolicyRequest};
 
@@ -20,33 +21,10 @@ pub const MAX_RULES: usize = 32;
 /// Most conditions one rule may have.
 pub const MAX_CONDITIONS: usize = 4;
 
-/// A comparison of one register of the syscall with a value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Condition {
-    /// The register, 0..=7.
-    pub register: usize,
-    /// The comparison.
-    pub op: Op,
-    /// What the register is compared with.
-    pub value: u64,
-}
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-}
+/// A condition on one register of the syscall: an `abi::policy::ArgMatch`
+/// on the whole register (mask `u64::MAX`), so the server compares
+/// exactly as the kernel's filters do.
+pub type Condition = ArgMatch;
 
 /// What a matching rule decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,21 +103,7 @@ impl Rule {
     /// Does the rule apply to `request`?
     pub fn matches(&self, request: &PolicyRequest) -> bool {
         self.syscall.is_none_or(|s| request.syscall == Some(s))
-            && self.conditions.iter().all(|c| c.holds(&request.args))
-    }
-}
-
-impl Condition {
-    fn holds(&self, args: &[u64; 8]) -> bool {
-        let x = args[self.register];
-        match self.op {
-            Op::Eq => x == self.value,
-            Op::Ne => x != self.value,
-            Op::Lt => x < self.value,
-            Op::Le => x <= self.value,
-            Op::Gt => x > self.value,
-            Op::Ge => x >= self.value,
-        }
+            && self.conditions.iter().all(|c| c.matches(&request.args))
     }
 }
 
@@ -184,18 +148,20 @@ fn parse_rule(content: &str, line: usize) -> Result<Rule, &'static str> {
         }
         let register = register(words.next().ok_or("`when` without a register")?, 0)?;
         let op = match words.next().ok_or("a condition without an operator")? {
-            "==" => Op::Eq,
-            "!=" => Op::Ne,
-            "<" => Op::Lt,
-            "<=" => Op::Le,
-            ">" => Op::Gt,
-            ">=" => Op::Ge,
+            "==" => ArgOp::Eq,
+            "!=" => ArgOp::Ne,
+            "<" => ArgOp::Lt,
+            "<=" => ArgOp::Le,
+            ">" => ArgOp::Gt,
+            ">=" => ArgOp::Ge,
             _ => return Err("unknown operator"),
         };
         let value = number(words.next().ok_or("a condition without a value")?)?;
         conditions
             .push(Condition {
-                register,
+                // At most 7: `register` checked it.
+                register: register as u8,
+                mask: u64::MAX,
                 op,
                 value,
             })
