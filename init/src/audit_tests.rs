@@ -87,18 +87,26 @@ fn drain(
     Ok(())
 }
 
+/// Retypes the ring's Frame from the Untyped and maps it read-write at
+/// the start of the frame window; `Err` is the failed check (1: retype,
+/// 2: map), the numbers both programs using it report.
+fn make_ring() -> Result<MappedFrame, i32> {
+    let retyped = sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1);
+    if retyped != Ok(()) {
+        println!("check 1 failed: {retyped:?} != Ok(())");
+        return Err(1);
+    }
+    RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite)
+        .map_err(|_| 2)
+}
+
 /// The audit server (see `BootProgram::AuditServer`).
 pub fn server(scenario: u64) -> i32 {
     let lossless = scenario == AUDIT_SCENARIO_LOSSLESS;
-    expect!(
-        1,
-        sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1),
-        Ok(())
-    );
-    let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
-        return 2;
+    let mut ring = match make_ring() {
+        Ok(ring) => ring,
+        Err(failed) => return failed,
     };
-    let mut ring = view;
     // Refusals first: a bad mode, the wrong type for the ring, no ring.
     expect!(
         3,
@@ -218,15 +226,10 @@ pub fn app(scenario: u64) -> i32 {
 /// exit stage runs before the trace exit stop).
 pub fn audit_then_trace() -> i32 {
     use sdk::trace::Stop;
-    expect!(
-        1,
-        sdk::syscall::retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1),
-        Ok(())
-    );
-    let Ok(view) = RING.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) else {
-        return 2;
+    let mut ring = match make_ring() {
+        Ok(ring) => ring,
+        Err(failed) => return failed,
     };
-    let mut ring = view;
     expect!(3, set_audit(APP_TCB, RING, 1, AUDIT_APP_BADGE), Ok(()));
     expect!(
         4,
