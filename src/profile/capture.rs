@@ -102,3 +102,22 @@ pub fn run_profiled(
         pcs,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qemu::command_line::test_support::{every_config, network_requests};
+
+    #[test]
+    fn profiled_command_lines_ask_for_no_network_device() {
+        for config in every_config() {
+            let args: Vec<String> = config
+                .qemu_args()
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .chain(PROFILE_QEMU_ARGS.iter().map(|word| word.to_string()))
+                .collect();
+            assert_eq!(network_requests(&args), Vec::<String>::new(), "{args:?}");
+        }
+    }
+}

@@ -4,6 +4,12 @@
 //! on the kernel command line, so the guest ends QEMU with its own status
 //! (0 passed, 1 a test failed, 2 kernel panic) on both machines; raspi4b has
 //! no PSCI, so this is the only way it can exit at all.
+//!
+//! The command line asks for the devices Portcullis drives and nothing
+//! else. `-M virt` on its own adds a virtio network card whose option ROM
+//! (`efi-virtio.rom`) comes from `ipxe-qemu`, a package QEMU only
+//! recommends: without it QEMU refuses to start. Portcullis has no network
+//! driver, so every machine gets `-nic none` ([`NO_NETWORK`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,6 +19,9 @@ use crate::machine::Machine;
 
 /// The TCP port QEMU's gdb stub listens on with `-s`.
 pub const GDB_PORT: u16 = 1234;
+
+/// The words that take away the machine's default network card.
+pub const NO_NETWORK: [&str; 2] = ["-nic", "none"];
 
 /// What kind of file `-kernel` gets, which decides the entry exception level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +88,7 @@ impl LaunchConfig {
             // raspi4b fixes its CPU (4 x Cortex-A72) and RAM (2 GiB).
             Machine::Raspi4b => push(&["-M", "raspi4b"]),
         }
+        push(&NO_NETWORK);
         push(&[
             "-display",
             "none",
@@ -128,8 +138,67 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
+/// What the tests of every command line the runner builds share: all the
+/// configurations, and the check that none asks for a network device.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Every launch configuration the runner can build: each machine and
+    /// kernel format, each mode, with and without gdb, icount, a DTB and
+    /// boot options.
+    pub(crate) fn every_config() -> Vec<LaunchConfig> {
+        let mut configs = Vec::new();
+        for machine in Machine::ALL {
+            for format in [KernelFormat::Elf, KernelFormat::Image] {
+                for mode in GuestMode::ALL {
+                    for flags in 0..8u8 {
+                        configs.push(LaunchConfig {
+                            machine,
+                            mode,
+                            kernel: PathBuf::from("/k/kernel"),
+                            format,
+                            dtb: (flags & 4 != 0).then(|| PathBuf::from("/f/rpi.dtb")),
+                            gdb: flags & 1 != 0,
+                            icount: flags & 2 != 0,
+                            boot_options: vec!["portcullis.counter=instructions".into()],
+                        });
+                    }
+                }
+            }
+        }
+        configs
+    }
+
+    /// Why `args` would give the guest a network device, if they would:
+    /// QEMU adds a default network card unless told `-nic none` (or
+    /// `-nodefaults`), and `-net`, `-netdev` or a NIC `-device` add one.
+    pub(crate) fn network_requests(args: &[String]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let no_default = args.windows(2).any(|pair| pair == NO_NETWORK)
+            || args.iter().any(|word| word == "-nodefaults");
+        if !no_default {
+            problems.push("neither `-nic none` nor `-nodefaults`".to_string());
+        }
+        for (i, word) in args.iter().enumerate() {
+            let value = args.get(i + 1).map(String::as_str).unwrap_or_default();
+            let nic_driver = ["net", "e1000", "rtl8139", "ne2k", "pcnet", "i825", "eepro"];
+            match word.as_str() {
+                "-net" | "-netdev" => problems.push(format!("{word} {value}")),
+                "-nic" if value != "none" => problems.push(format!("-nic {value}")),
+                "-device" if nic_driver.iter().any(|d| value.contains(d)) => {
+                    problems.push(format!("-device {value}"))
+                }
+                _ => {}
+            }
+        }
+        problems
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::{every_config, network_requests};
     use super::*;
 
     fn words(config: &LaunchConfig) -> Vec<String> {
@@ -157,8 +226,8 @@ mod tests {
     fn virt_command_line_is_the_documented_one() {
         assert_eq!(
             words(&virt_test()).join(" "),
-            "-M virt,gic-version=2 -cpu cortex-a72 -smp 2 -m 1G -display none -monitor none \
-             -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
+            "-M virt,gic-version=2 -cpu cortex-a72 -smp 2 -m 1G -nic none -display none \
+             -monitor none -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
              -append portcullis.mode=test portcullis.exit=semihosting"
         );
     }
@@ -175,9 +244,49 @@ mod tests {
         };
         assert_eq!(
             words(&config).join(" "),
-            "-M raspi4b -display none -monitor none -serial stdio -no-reboot -semihosting \
-             -kernel /k/kernel8.img -dtb /f/bcm2711-rpi-4-b.dtb \
+            "-M raspi4b -nic none -display none -monitor none -serial stdio -no-reboot \
+             -semihosting -kernel /k/kernel8.img -dtb /f/bcm2711-rpi-4-b.dtb \
              -append portcullis.mode=demo portcullis.exit=semihosting"
+        );
+    }
+
+    #[test]
+    fn no_command_line_asks_for_a_network_device() {
+        let configs = every_config();
+        assert_eq!(configs.len(), 2 * 2 * GuestMode::ALL.len() * 8);
+        for config in configs {
+            let args = words(&config);
+            assert_eq!(
+                network_requests(&args),
+                Vec::<String>::new(),
+                "{}",
+                args.join(" ")
+            );
+        }
+    }
+
+    #[test]
+    fn the_network_check_catches_each_way_of_asking_for_a_card() {
+        let with = |extra: &[&str]| {
+            let mut args = words(&virt_test());
+            args.extend(extra.iter().map(|word| word.to_string()));
+            network_requests(&args)
+        };
+        assert!(with(&[]).is_empty());
+        assert_eq!(with(&["-nic", "user"]), ["-nic user"]);
+        assert_eq!(with(&["-netdev", "user,id=n0"]), ["-netdev user,id=n0"]);
+        assert_eq!(with(&["-net", "nic"]), ["-net nic"]);
+        assert_eq!(
+            with(&["-device", "virtio-net-device,netdev=n0"]),
+            ["-device virtio-net-device,netdev=n0"]
+        );
+        let without: Vec<String> = words(&virt_test())
+            .into_iter()
+            .filter(|word| word != "-nic" && word != "none")
+            .collect();
+        assert_eq!(
+            network_requests(&without),
+            ["neither `-nic none` nor `-nodefaults`"]
         );
     }
 
