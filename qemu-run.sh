@@ -13,10 +13,10 @@
 #   ./qemu-run.sh bench [ARGS...]  run the benchmark suite under -icount shift=0:
 #                                  `cargo run --release -- bench ARGS` (table and
 #                                  JSON lines on stdout; --compare FILE, --filter,
-#                                  --iterations N, --json FILE, --no-icount). The
-#                                  whole suite (no --filter/--iterations/--no-icount,
-#                                  on virt) also regenerates docs/bench/results.md
-#                                  and results.svg
+#                                  --iterations N, --json FILE, --no-icount). Results
+#                                  go under target/bench/ (a whole-suite run also
+#                                  writes results.md and results.svg there);
+#                                  --update-docs writes those two to docs/bench/
 #   ./qemu-run.sh fuzz [--seed S] [--calls N]
 #                                  run the in-guest syscall fuzzer: N random
 #                                  syscalls (default 100000) from seed S (default:
@@ -186,6 +186,20 @@ ensure_qemu() {
 	say "installed $(qemu-system-aarch64 --version | head -n 1)"
 }
 
+# Starts each named machine once with the runner's own QEMU command line
+# (`portcullis probe`, src/qemu/probe.rs) and a guest that only exits, so
+# that a QEMU that cannot start a machine (a firmware file missing) is named
+# in one sentence before the tests start, not as a failure of every test
+# that boots. (`run`, `bench` and `fuzz` need no call here: the runner
+# probes a machine before its first boot.) Building the runner also builds
+# the kernel image, which the tests need next anyway.
+probe_qemu() {
+	local machines=() machine status=0
+	for machine in "$@"; do machines+=(--machine "$machine"); done
+	cargo run --quiet -p portcullis --bin portcullis -- probe "${machines[@]}" || status=$?
+	[ "$status" -eq 0 ] || exit "$status"
+}
+
 # ------------------------------------------------------- Raspberry Pi 4 DTB
 
 arm64_architecture_enabled() { dpkg --print-foreign-architectures | grep -qx arm64; }
@@ -283,6 +297,7 @@ run_tests() {
 	ensure_qemu
 	ensure_rpi4_dtb || die "the raspi4b tests need $DTB_NAME (see above)"
 	"$ROOT/scripts/sdcard.sh" --prepare || die "the SD card image test needs mtools, dosfstools and the Pi firmware (see above)"
+	probe_qemu virt raspi4b
 	# --no-fail-fast: one failing test binary must not hide the others.
 	say "cargo test --workspace --no-fail-fast $*"
 	cargo test --workspace --no-fail-fast "$@" || status=$?
@@ -290,21 +305,10 @@ run_tests() {
 	return "$status"
 }
 
-# The docs show the whole suite in instructions on virt, next to the Linux
-# peer measured there: only such a run regenerates them by default.
 run_bench() {
-	local args=("$@") docs=1 i
-	for ((i = 0; i < ${#args[@]}; i++)); do
-		case "${args[$i]}" in
-		--filter | --filter=* | --iterations | --iterations=* | --no-icount | --update-docs | -h | --help) docs=0 ;;
-		--machine) [ "${args[$((i + 1))]:-}" = virt ] || docs=0 ;;
-		--machine=*) [ "${args[$i]}" = --machine=virt ] || docs=0 ;;
-		esac
-	done
 	ensure_toolchain
 	ensure_qemu
-	[ "$docs" -eq 0 ] || args+=(--update-docs)
-	cargo run --quiet --release -p portcullis --bin portcullis -- bench "${args[@]}"
+	cargo run --quiet --release -p portcullis --bin portcullis -- bench "$@"
 }
 
 run_fuzz() {

@@ -23,6 +23,7 @@ USAGE:
     portcullis run [OPTIONS]
     portcullis bench [OPTIONS]
     portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS]
+    portcullis probe [--machine M]...
     portcullis --help
 
 OPTIONS (run):
@@ -49,16 +50,23 @@ OPTIONS (bench): boot the benchmark suite (under -icount shift=0, so the
 numbers are guest instructions), print a table and one JSON object per result
 on stdout (the guest's output and the verdict go to stderr) and write the JSON
 lines to target/bench/latest.json (its previous contents move to
-target/bench/previous.json)
+target/bench/previous.json); a whole-suite run in instructions also writes
+the results page and chart, target/bench/results.md and results.svg
     --machine virt|raspi4b  QEMU machine (default virt)
     --iterations N          timed iterations per benchmark (guest default 10000)
     --filter TEXT           only benchmarks whose name contains TEXT
     --compare FILE          print each median's change against an earlier
                             JSON-lines file (e.g. target/bench/previous.json)
     --json FILE             write the JSON lines to FILE instead
-    --update-docs           regenerate docs/bench/results.md and results.svg
+    --update-docs           write the results page and chart of a whole-suite run
+                            to docs/bench/ (committed) instead of target/bench/
     --no-icount             count cycles of the emulator instead of instructions
     --timeout SECS          kill QEMU after SECS seconds (default 300; 0 = never)
+
+probe: start each machine (default: virt and raspi4b) once with the
+runner's own QEMU command line and a guest that only exits; fail with one
+sentence naming a firmware file QEMU needs and cannot find, and the Debian
+package that has it (every boot also does this first, once per machine).
 
 profile NAME: run benchmark NAME twice (N and 2N iterations, default N = 100)
 with QEMU logging every executed instruction, and print each kernel and init
@@ -83,6 +91,8 @@ pub enum CliCommand {
     Bench(BenchOptions),
     /// Profile one benchmark.
     Profile(ProfileOptions),
+    /// Check that QEMU can start these machines.
+    Probe(Vec<Machine>),
 }
 
 /// A command line the runner cannot follow.
@@ -112,7 +122,7 @@ impl fmt::Display for CliError {
             CliError::UnknownCommand(word) => {
                 write!(
                     f,
-                    "unknown command `{word}` (the commands are run, bench and profile)"
+                    "unknown command `{word}` (the commands are run, bench, profile and probe)"
                 )
             }
             CliError::UnknownOption(word) => write!(f, "unknown option `{word}`"),
@@ -136,6 +146,7 @@ where
         Some("run") => parse_run(args),
         Some("bench") => bench::parse_bench(args),
         Some("profile") => bench::parse_profile(args),
+        Some("probe") => parse_probe(args),
         Some(other) => Err(CliError::UnknownCommand(other.to_string())),
     }
 }
@@ -185,6 +196,33 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
     Ok(CliCommand::Run(request))
 }
 
+fn parse_probe(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+    let mut machines = Vec::new();
+    while let Some(arg) = args.next() {
+        let value = match arg.split_once('=') {
+            Some(("--machine", value)) => Some(value.to_string()),
+            _ if arg == "--machine" => {
+                Some(args.next().ok_or(CliError::MissingValue("--machine"))?)
+            }
+            _ => None,
+        };
+        match value {
+            Some(value) => {
+                let machine: Machine = value.parse().map_err(|e| bad("--machine", e))?;
+                if !machines.contains(&machine) {
+                    machines.push(machine);
+                }
+            }
+            None if arg == "-h" || arg == "--help" => return Ok(CliCommand::Help),
+            None => return Err(CliError::UnknownOption(arg)),
+        }
+    }
+    if machines.is_empty() {
+        machines = Machine::ALL.to_vec();
+    }
+    Ok(CliCommand::Probe(machines))
+}
+
 fn parse_timeout(text: &str) -> Result<Option<Duration>, CliError> {
     let seconds: u64 = text.parse().map_err(|_| {
         bad(
@@ -224,6 +262,35 @@ mod tests {
             Ok(CliCommand::Run(request)) => request,
             other => panic!("{words:?} parsed as {other:?}"),
         }
+    }
+
+    fn probe(words: &[&str]) -> Result<CliCommand, CliError> {
+        parse(
+            std::iter::once("probe")
+                .chain(words.iter().copied())
+                .map(String::from),
+        )
+    }
+
+    #[test]
+    fn probe_takes_every_machine_unless_told() {
+        assert_eq!(probe(&[]), Ok(CliCommand::Probe(Machine::ALL.to_vec())));
+        assert_eq!(
+            probe(&["--machine", "raspi4b", "--machine=raspi4b"]),
+            Ok(CliCommand::Probe(vec![Machine::Raspi4b]))
+        );
+        assert_eq!(
+            probe(&["--machine"]),
+            Err(CliError::MissingValue("--machine"))
+        );
+        assert!(matches!(
+            probe(&["--machine", "pc"]),
+            Err(CliError::BadValue { .. })
+        ));
+        assert_eq!(
+            probe(&["--elf"]),
+            Err(CliError::UnknownOption("--elf".into()))
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A QEMU machine model the runner knows how to boot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum Machine {
     /// `-M virt,gic-version=2` with a Cortex-A72: the kernel ELF is entered at EL1.
     #[default]

@@ -1,4 +1,4 @@
-//! `portcullis run|bench|profile ...`: boots the kernel in QEMU and exits
+//! `portcullis run|bench|profile|probe ...`: boots the kernel in QEMU and exits
 //! with the guest's status. See `portcullis --help`.
 
 use std::process::ExitCode;
@@ -7,6 +7,7 @@ use portcullis::bench::run_bench_command;
 use portcullis::cli::{self, CliCommand, HELP};
 use portcullis::profile::run_profile_command;
 use portcullis::session::{self, RunRequest};
+use portcullis::Machine;
 
 /// Exit status when QEMU or the kernel image cannot be found or started.
 const STATUS_CANNOT_RUN: u8 = 125;
@@ -22,9 +23,29 @@ fn main() -> ExitCode {
         Ok(CliCommand::Run(request)) => run(&request),
         Ok(CliCommand::Bench(options)) => ExitCode::from(run_bench_command(&options)),
         Ok(CliCommand::Profile(options)) => ExitCode::from(run_profile_command(&options)),
+        Ok(CliCommand::Probe(machines)) => probe(&machines),
         Err(error) => {
             eprintln!("portcullis: {error}\n\n{HELP}");
             ExitCode::from(STATUS_USAGE)
+        }
+    }
+}
+
+fn probe(machines: &[Machine]) -> ExitCode {
+    match session::probe_machines(machines) {
+        Ok(qemu) => {
+            let names: Vec<&str> = machines.iter().map(|machine| machine.name()).collect();
+            eprintln!(
+                "portcullis: QEMU {} ({}) starts {} with the runner's command line",
+                qemu.version,
+                qemu.path.display(),
+                names.join(" and ")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("portcullis: {error}");
+            ExitCode::from(STATUS_CANNOT_RUN)
         }
     }
 }

@@ -14,8 +14,8 @@ use crate::guest_mode::GuestMode;
 use crate::guest_output::RunOutcome;
 use crate::machine::Machine;
 use crate::qemu::{
-    run_to_completion, shell_command, Echo, KernelFormat, LaunchConfig, QemuBinary, QemuError,
-    GDB_PORT,
+    probe, probe_once, run_to_completion, shell_command, Echo, KernelFormat, LaunchConfig,
+    QemuBinary, QemuError, GDB_PORT,
 };
 
 /// How long a run may take before QEMU is killed, unless told otherwise.
@@ -110,7 +110,9 @@ pub struct PreparedRun {
     echo: Echo,
 }
 
-/// Finds QEMU and the boot files for `request`.
+/// Finds QEMU and the boot files for `request`, and checks (once per
+/// machine and process, see [`crate::qemu::probe`]) that QEMU can start
+/// the machine with the runner's command line.
 pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
     let qemu = QemuBinary::locate()?;
     qemu.check_supports(request.machine)?;
@@ -140,6 +142,9 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             (kernel, format, dtb)
         }
     };
+    // A machine QEMU cannot start is named here, in one sentence, rather
+    // than as a guest that printed nothing.
+    probe_once(&qemu, request.machine, dtb.clone())?;
     Ok(PreparedRun {
         qemu,
         config: LaunchConfig {
@@ -158,6 +163,22 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
         timeout: if request.gdb { None } else { request.timeout },
         echo: request.echo,
     })
+}
+
+/// Starts each of `machines` once with the runner's command line (see
+/// [`crate::qemu::probe`]); returns the QEMU that can start them all. On
+/// raspi4b the device tree a boot would pass is passed.
+pub fn probe_machines(machines: &[Machine]) -> Result<QemuBinary, RunError> {
+    let qemu = QemuBinary::locate()?;
+    for &machine in machines {
+        qemu.check_supports(machine)?;
+        let dtb = match machine {
+            Machine::Virt => None,
+            Machine::Raspi4b => artifacts::find_rpi4_dtb(None)?,
+        };
+        probe(&qemu, machine, dtb)?;
+    }
+    Ok(qemu)
 }
 
 impl PreparedRun {
