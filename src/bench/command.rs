@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use super::compare::{compare, comparison_table};
 use super::docs_markdown::DocSetup;
 use super::json_lines::{parse_json_lines, to_json_lines};
-use super::outputs::{default_json_path, docs_dir, previous_json_path, write_docs, write_json};
+use super::outputs::{
+    default_json_path, docs_dir, previous_json_path, results_dir, write_docs, write_json,
+};
 use super::result::BenchResult;
 use super::results_table::results_table;
 use super::run::{portable_command, BenchOutcome, BenchSettings};
@@ -28,7 +30,8 @@ pub struct BenchOptions {
     /// Where to write the JSON lines (`None`: target/bench/latest.json,
     /// whose previous contents move to target/bench/previous.json).
     pub json: Option<PathBuf>,
-    /// Regenerate docs/bench/results.md and results.svg.
+    /// Write the results page and chart to docs/bench/ (committed) instead
+    /// of target/bench/.
     pub update_docs: bool,
 }
 
@@ -107,6 +110,21 @@ pub fn run_bench_command(options: &BenchOptions) -> u8 {
     status
 }
 
+/// Where the results page and chart go: docs/bench/ with `--update-docs`,
+/// else target/bench/ for a run of the whole suite in instructions (the
+/// page shows every row and compares instructions with the peers), else
+/// nowhere.
+pub fn page_dir(options: &BenchOptions) -> Option<PathBuf> {
+    let settings = &options.settings;
+    if options.update_docs {
+        Some(docs_dir())
+    } else if settings.icount && settings.filter.is_none() {
+        Some(results_dir())
+    } else {
+        None
+    }
+}
+
 fn write_files(
     options: &BenchOptions,
     results: &[BenchResult],
@@ -119,14 +137,17 @@ fn write_files(
     write_json(&json, results, previous.as_deref())
         .map_err(|error| format!("cannot write {}: {error}", json.display()))?;
     eprintln!("portcullis: wrote {}", json.display());
-    if options.update_docs {
+    if let Some(dir) = page_dir(options) {
         let setup = DocSetup {
             unit: options.settings.unit(),
             qemu_command: qemu_command.to_string(),
         };
-        let dir = docs_dir();
-        let written = write_docs(&dir, results, &setup)
-            .map_err(|error| format!("cannot write the docs in {}: {error}", dir.display()))?;
+        let written = write_docs(&dir, results, &setup).map_err(|error| {
+            format!(
+                "cannot write the results page in {}: {error}",
+                dir.display()
+            )
+        })?;
         for path in written {
             eprintln!("portcullis: wrote {}", path.display());
         }
@@ -138,6 +159,26 @@ fn write_files(
 mod tests {
     use super::*;
     use crate::bench::result::{Tenths, Unit};
+    use crate::machine::Machine;
+
+    #[test]
+    fn only_update_docs_writes_into_the_clone() {
+        let mut options = BenchOptions {
+            settings: BenchSettings::new(Machine::Virt),
+            compare: None,
+            json: None,
+            update_docs: false,
+        };
+        assert_eq!(page_dir(&options), Some(results_dir()));
+        options.settings.filter = Some("ipc".into());
+        assert_eq!(page_dir(&options), None);
+        options.settings.filter = None;
+        options.settings.icount = false;
+        assert_eq!(page_dir(&options), None);
+        options.settings.icount = true;
+        options.update_docs = true;
+        assert_eq!(page_dir(&options), Some(docs_dir()));
+    }
 
     #[test]
     fn stdout_is_the_table_then_one_json_object_per_line() {

@@ -22,9 +22,17 @@ pub fn previous_json_path() -> PathBuf {
     workspace_root().join("target/bench/previous.json")
 }
 
-/// The folder of the generated results page and chart.
+/// The folder of the committed results page and chart, which only
+/// `--update-docs` writes.
 pub fn docs_dir() -> PathBuf {
     workspace_root().join("docs/bench")
+}
+
+/// The folder a whole-suite run writes its results page and chart to
+/// unless `--update-docs` is given, so that a benchmark run leaves the
+/// clone as it was.
+pub fn results_dir() -> PathBuf {
+    workspace_root().join("target/bench")
 }
 
 /// Writes `results` as JSON lines to `path`, creating its folder. When
@@ -118,6 +126,8 @@ mod tests {
     fn default_paths_are_under_the_workspace() {
         assert!(default_json_path().ends_with("target/bench/latest.json"));
         assert!(previous_json_path().ends_with("target/bench/previous.json"));
+        assert!(results_dir().ends_with("target/bench"));
+        assert!(docs_dir().ends_with("docs/bench"));
         assert!(docs_dir().ends_with("docs/bench"));
     }
 }
