@@ -22,7 +22,7 @@ portcullis: boot the Portcullis microkernel in QEMU and report what it says
 USAGE:
     portcullis run [OPTIONS]
     portcullis bench [OPTIONS]
-    portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS]
+    portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS] [--pcs FILE]
     portcullis probe [--machine M]...
     portcullis --help
 
@@ -70,7 +70,8 @@ package that has it (every boot also does this first, once per machine).
 
 profile NAME: run benchmark NAME twice (N and 2N iterations, default N = 100)
 with QEMU logging every executed instruction, and print each kernel and init
-symbol's instructions per iteration (see docs/bench/profiling.md).
+symbol's instructions per iteration (see docs/bench/profiling.md); --pcs FILE
+also writes each PC's instructions per iteration there, hottest first.
 
 The guest's UART is shown as it arrives. At the end a verdict line is printed
 on stderr. The exit status is the guest's: 0 success (demo ran / every test

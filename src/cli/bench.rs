@@ -62,6 +62,7 @@ pub fn parse_profile(args: impl Iterator<Item = String>) -> Result<CliCommand, C
         iterations: DEFAULT_PROFILE_ITERATIONS,
         machine: Machine::Virt,
         timeout: BenchSettings::new(Machine::Virt).timeout,
+        pcs: None,
     };
     let mut words = OptionWords::new(args);
     while let Some(word) = words.next_word() {
@@ -70,6 +71,7 @@ pub fn parse_profile(args: impl Iterator<Item = String>) -> Result<CliCommand, C
             "--machine" => options.machine = machine(&mut words)?,
             "--iterations" => options.iterations = iterations(&words.value("--iterations")?)?,
             "--timeout" => options.timeout = parse_timeout(&words.value("--timeout")?)?,
+            "--pcs" => options.pcs = Some(PathBuf::from(words.value("--pcs")?)),
             option if option.starts_with('-') => return Err(CliError::UnknownOption(word)),
             _ if name.is_some() => {
                 return Err(bad(

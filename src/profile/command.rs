@@ -37,6 +37,10 @@ pub struct ProfileOptions {
     pub machine: Machine,
     /// Kill each QEMU after this long.
     pub timeout: Option<Duration>,
+    /// Also write each PC's instructions per iteration to this file (one
+    /// `pc count` line per PC, hottest first), to read beside a
+    /// disassembly.
+    pub pcs: Option<std::path::PathBuf>,
 }
 
 /// Runs the command; returns the process exit status.
@@ -63,6 +67,7 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
         .checked_mul(2)
         .ok_or("--iterations is too large to double")?;
     let mut folded: Vec<SymbolCounts> = Vec::new();
+    let mut runs: Vec<super::exec_log::PcCounts> = Vec::new();
     let mut medians = String::new();
     for iterations in [short_iterations, long_iterations] {
         let settings = BenchSettings {
@@ -112,6 +117,12 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
             outcome.run.elapsed.as_secs_f32()
         );
         folded.push(fold(&run.pcs, &kernel, &user));
+        runs.push(run.pcs);
+    }
+    if let Some(path) = &options.pcs {
+        let text = pc_lines(&runs[0], &runs[1], long_iterations - short_iterations);
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("portcullis: wrote each PC's count to {}", path.display());
     }
     let rows = per_iteration(&folded[0], &folded[1], long_iterations - short_iterations);
     println!(
@@ -120,6 +131,28 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
     );
     print!("{}", profile_table(&rows));
     Ok(())
+}
+
+/// `pc count` lines (hexadecimal PC, instructions per iteration), hottest
+/// first: the difference of the two runs, as `per_iteration` makes it.
+pub fn pc_lines(
+    short: &super::exec_log::PcCounts,
+    long: &super::exec_log::PcCounts,
+    extra_iterations: u32,
+) -> String {
+    let mut rows: Vec<(u64, f64)> = long
+        .counts
+        .iter()
+        .map(|(&pc, &count)| {
+            let before = short.counts.get(&pc).copied().unwrap_or(0);
+            (pc, (count - before) as f64 / f64::from(extra_iterations))
+        })
+        .filter(|&(_, per_iteration)| per_iteration != 0.0)
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    rows.iter()
+        .map(|(pc, count)| format!("{pc:#x} {count:.2}\n"))
+        .collect()
 }
 
 /// Writes the iteration count with leading zeros (the guest reads
@@ -168,5 +201,23 @@ mod tests {
                 "portcullis.bench.filter=null_syscall"
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod pc_tests {
+    use super::*;
+    use crate::profile::exec_log::PcCounts;
+
+    #[test]
+    fn pc_lines_are_the_difference_per_iteration_hottest_first() {
+        let mut short = PcCounts::default();
+        let mut long = PcCounts::default();
+        short.counts.insert(0x10, 5);
+        long.counts.insert(0x10, 25);
+        short.counts.insert(0x20, 7);
+        long.counts.insert(0x20, 7);
+        long.counts.insert(0x30, 40);
+        assert_eq!(pc_lines(&short, &long, 10), "0x30 4.00\n0x10 2.00\n");
     }
 }
