@@ -66,22 +66,26 @@ impl AuditMode {
     }
 }
 
-/// What the policy stage decided about the syscall.
+/// What the policy stage decided about the syscall (with
+/// [`AuditRecord::forwarded`]: whether a policy server decided it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AuditVerdict {
-    /// It ran (no filter, or the filters allowed it).
+    /// It ran (no filter, or the filters, or a policy server, allowed it).
     Allowed,
-    /// A filter refused it with this error code.
+    /// A filter, or a policy server, refused it with this error code.
     Refused(u16),
-    /// A filter killed the thread.
+    /// A filter, or a policy server, killed the thread.
     Killed,
     /// It was reported to the fault endpoint (`Trap`).
     Trapped,
-    /// It went to the policy server (`Notify`); if allowed, it runs again
-    /// and gets a record of its own.
-    Forwarded,
     /// A filter's `Log` rule let it run and asked for this record.
     Logged,
+    /// A policy server returned a result in its place; it did not run.
+    Emulated,
+    /// It stopped (for its tracer, a policy server or audit room) and was
+    /// cancelled before it ran: the thread was suspended, or one of the
+    /// call's registers was written. It returned `Interrupted`.
+    Cancelled,
 }
 
 /// One syscall, as the audit server reads it.
@@ -91,21 +95,28 @@ pub struct AuditRecord {
     pub sequence: u64,
     /// CNTVCT_EL0 when the record was made.
     pub time: u64,
-    /// The badge given with `TcbSetAudit`: who made the syscall.
+    /// The badge given with `TcbSetAudit`: who made the syscall (a thread
+    /// created by an audited thread inherits its badge).
     pub thread_badge: u64,
+    /// The thread's identifier (as trace stops and policy requests give
+    /// it): tells apart threads that share a badge.
+    pub thread: u16,
     /// The syscall number.
     pub syscall: u64,
     /// The `CapType` number of the capability `x0` named (0: none).
     pub object_type: u8,
     /// The message label (`MessageInfo::label` of `x1`).
     pub label: u64,
-    /// `x0..x7` as the syscall was made (after any tracer's changes).
+    /// `x0..x7` as the syscall was judged (after any tracer's or policy
+    /// server's changes): what ran.
     pub args: [u64; 8],
-    /// `x0` when the syscall returned; `None` if it blocked (or the
-    /// thread ended).
+    /// `x0` when the syscall returned; `None` if it blocked, or ended its
+    /// own thread.
     pub result: Option<u64>,
     /// The policy stage's verdict.
     pub verdict: AuditVerdict,
+    /// A policy server decided it (a filter's `Notify`).
+    pub forwarded: bool,
     /// Records of this thread lost since its last written one.
     pub dropped: u64,
 }
@@ -135,12 +146,14 @@ mod tests {
             sequence: u64::MAX,
             time: u64::MAX,
             thread_badge: u64::MAX,
+            thread: u16::MAX,
             syscall: u64::MAX,
             object_type: u8::MAX,
             label: u64::MAX,
             args: [u64::MAX; 8],
             result: Some(u64::MAX),
             verdict: AuditVerdict::Refused(u16::MAX),
+            forwarded: true,
             dropped: u64::MAX,
         }
     }
@@ -171,7 +184,8 @@ mod tests {
         .encode(&mut buffer)
         .expect("fits")
         .to_vec();
-        let verdict_at = bad_verdict.len() - 11;
+        // The verdict, then `forwarded` (1 byte) and `dropped` (10 bytes).
+        let verdict_at = bad_verdict.len() - 12;
         bad_verdict[verdict_at] = 9;
         assert_eq!(AuditRecord::decode(&bad_verdict), None, "no such verdict");
         for seed in 0..2_000u64 {

@@ -95,6 +95,12 @@ pub enum Syscall {
     TcbReadRegister = 27,
     /// Writes `x3` to register `x2` of the thread named by the TCB
     /// capability `x0` (write right); of PSTATE only NZCV can be written.
+    /// Writing one of `x0..x8` of a thread inside a syscall (stopped for
+    /// its tracer, a policy server or audit room, or blocked in IPC)
+    /// cancels that syscall first: it returns `Interrupted` without
+    /// running; `x8` of the caller is 1 when a syscall was cancelled, else
+    /// 0. The caller's own `x0` and `x8` cannot be written
+    /// (`InvalidArgument`).
     TcbWriteRegister = 28,
     /// Loads the postcard-encoded filter description of `x3` bytes (at
     /// most `abi::policy::MAX_DESCRIPTION_BYTES`) at user address `x2`
@@ -133,15 +139,21 @@ pub enum Syscall {
     /// has at most one tracer (`Denied` if it has one already).
     TcbAttachTracer = 33,
     /// Detaches the tracer of the thread named by the TCB capability `x0`
-    /// (trace right); a stop it is waiting at lets it continue. `Ok` and no
-    /// change for a thread without a tracer.
+    /// (trace right), given a capability `x2` to the endpoint it was
+    /// attached with (the same endpoint and badge; any rights): `Denied`
+    /// for any other, so the trace right alone cannot take a tracer away.
+    /// A stop the thread is waiting at lets it continue. `InvalidArgument`
+    /// for a thread without a tracer.
     TcbDetachTracer = 34,
     /// Audits the thread named by the TCB capability `x0` (policy right):
     /// one record per syscall into the ring in the Frame capability `x2`
     /// (write right), signalling the notification capability `x3` (write
     /// right) when the ring goes from empty to non-empty; `x4` = 0 off,
     /// 1 lossy, 2 lossless; `x5` = the badge records carry (see
-    /// `abi::audit`).
+    /// `abi::audit`). An audited thread stays audited into its ring: a
+    /// second `TcbSetAudit` is `Denied`, and turning it off (`x4` = 0)
+    /// needs `x2` to be a capability to that ring's Frame (any rights),
+    /// else `Denied`.
     TcbSetAudit = 35,
     /// Binds the notification capability `x2` (read right) to the thread
     /// named by the TCB capability `x0` (write right) when `x3 == 1`, or
@@ -202,11 +214,17 @@ pub enum Syscall {
     /// aligned), `x7` its initial `x0`. The thread stays inactive until
     /// `TcbResume`. Any bad argument: a typed error, nothing changed.
     TcbSetSpace = 42,
+    /// Arms the EL1 physical timer to interrupt `x2` counter ticks from
+    /// now (0: disarms it), through the IrqHandler capability `x0` (write
+    /// right) for the timer's interrupt (PPI 30): the only way to program
+    /// that timer (EL0 has no access to its registers), so only the holder
+    /// of its IrqHandler can. Another IrqHandler: `InvalidArgument`.
+    IrqSetTimer = 43,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 43] = [
+    pub const ALL: [Syscall; 44] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -250,10 +268,11 @@ impl Syscall {
         Syscall::CapMintInto,
         Syscall::ReplySave,
         Syscall::TcbSetSpace,
+        Syscall::IrqSetTimer,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 43;
+    pub const END: u64 = 44;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -301,6 +320,7 @@ impl Syscall {
             40 => Some(Syscall::CapMintInto),
             41 => Some(Syscall::ReplySave),
             42 => Some(Syscall::TcbSetSpace),
+            43 => Some(Syscall::IrqSetTimer),
             _ => None,
         }
     }
@@ -356,6 +376,7 @@ impl Syscall {
             Syscall::CapMintInto => "cap_mint_into",
             Syscall::ReplySave => "reply_save",
             Syscall::TcbSetSpace => "tcb_set_space",
+            Syscall::IrqSetTimer => "irq_set_timer",
         }
     }
 }

@@ -51,6 +51,10 @@ pub enum UserReturn {
     /// run. The caller must never `eret` to this thread: it tears the thread
     /// down, picks another and returns to it through [`exit_to_user_mode`].
     Killed,
+    /// The syscall stopped in its entry work ([`SyscallEntry::Stopped`]):
+    /// it has not finished, so nothing ran. The thread waits; its exit
+    /// work runs after [`crate::syscall_resume_entry`] has finished it.
+    Stopped,
 }
 
 /// Runs the syscall exit work after dispatch (or after a skip), then the
@@ -68,6 +72,7 @@ pub fn syscall_exit_to_user_mode<H: EntryHooks>(
 ) -> UserReturn {
     match entry {
         SyscallEntry::Killed => return UserReturn::Killed,
+        SyscallEntry::Stopped(_) => return UserReturn::Stopped,
         SyscallEntry::Skipped(SkipReason::Redirected | SkipReason::Emulated) => {}
         SyscallEntry::Dispatch | SyscallEntry::Skipped(SkipReason::Denied) => {
             syscall_exit_work(hooks, regs, work);

@@ -32,17 +32,45 @@ pub enum TraceEntry {
     Continue,
     /// Do not run the syscall: the tracer has written the result (SYSEMU).
     Skip,
+    /// The tracer has not answered yet: the syscall stops here
+    /// ([`crate::SyscallEntry::Stopped`]) until it has, and stage 2 then
+    /// runs again with the answer.
+    Stop,
 }
 
-/// Outcome of stage 3, the policy check. Audit records it (stage 4).
+/// A decided policy verdict. Audit records it (stage 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyVerdict {
     /// Dispatch the syscall.
     Allow,
-    /// Do not dispatch; the hook has written the error code as the result.
+    /// Do not dispatch; the hook has written the result (an error code,
+    /// or the result a policy server gave in the syscall's place).
     Deny,
     /// Do not dispatch and never return to this thread.
     Kill,
+}
+
+/// Outcome of stage 3, the policy check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyDecision {
+    /// The verdict is known.
+    Verdict(PolicyVerdict),
+    /// A policy server must decide: the syscall stops here
+    /// ([`crate::SyscallEntry::Stopped`]) until it has answered, and stage
+    /// 3 then runs again with the answer.
+    Ask,
+}
+
+/// Outcome of stage 4, the audit entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditEntry {
+    /// The syscall's record is under way: go on.
+    Continue,
+    /// The audit ring has no room and the thread must not lose a record
+    /// (lossless audit): the syscall stops here
+    /// ([`crate::SyscallEntry::Stopped`]) until there is room, and stage 4
+    /// then runs again with the same verdict.
+    Wait,
 }
 
 /// The arch and kernel side of the syscall path (see the module docs).
@@ -61,21 +89,25 @@ pub trait EntryHooks {
         UserDispatch::Continue
     }
 
-    /// Stage 2 (`TRACE` or `SYSEMU`): report the entry stop to the tracer and
-    /// wait for it. The tracer may rewrite the number, arguments and result.
-    /// Under `SYSEMU` the syscall is skipped whatever this returns.
+    /// Stage 2 (`TRACE` or `SYSEMU`): the tracer's answer to the entry
+    /// stop, or `Stop` while it has none. The tracer may rewrite the
+    /// number, arguments and result. Under `SYSEMU` the syscall is skipped
+    /// whatever the answer.
     fn trace_entry(&mut self, _regs: &mut Self::Regs) -> TraceEntry {
         TraceEntry::Continue
     }
 
-    /// Stage 3 (`POLICY`): the verdict for the syscall in `regs`. On `Deny`
-    /// the hook writes the error code with
-    /// [`SyscallRegisters::set_return_value`].
-    fn policy(&mut self, regs: &mut Self::Regs) -> PolicyVerdict;
+    /// Stage 3 (`POLICY`): the verdict for the syscall in `regs`, or `Ask`
+    /// while a policy server has to give it. On `Deny` the hook writes the
+    /// result with [`SyscallRegisters::set_return_value`].
+    fn policy(&mut self, regs: &mut Self::Regs) -> PolicyDecision;
 
-    /// Stage 4 (`AUDIT`): record the syscall and the policy verdict
-    /// (`Allow` when no policy is attached).
-    fn audit_entry(&mut self, _regs: &Self::Regs, _verdict: PolicyVerdict) {}
+    /// Stage 4 (`AUDIT`): start the record of the syscall and the policy
+    /// verdict (`Allow` when no policy is attached), or `Wait` while there
+    /// is no room for it.
+    fn audit_entry(&mut self, _regs: &Self::Regs, _verdict: PolicyVerdict) -> AuditEntry {
+        AuditEntry::Continue
+    }
 
     /// Stage 5 (`AUDIT`): record the result.
     fn audit_exit(&mut self, _regs: &Self::Regs, _result: u64) {}

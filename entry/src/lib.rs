@@ -28,7 +28,12 @@
 //!    syscall exit work at all (as in Linux).
 //! 7. **A killed thread never returns to user mode.** The exit path says so
 //!    with [`UserReturn::Killed`]; the caller must not `eret` to it.
-//! 8. **Every return to EL0 takes the same exit loop**, [`exit_to_user_mode`]:
+//! 8. **A stopped syscall goes on from its stop.** A stage that waits for
+//!    user space ends the pass with [`SyscallEntry::Stopped`];
+//!    [`syscall_resume_entry`] runs that stage and the later ones once the
+//!    answer has come, on the registers as judged, never on the thread's
+//!    live ones, and never the earlier stages again.
+//! 9. **Every return to EL0 takes the same exit loop**, [`exit_to_user_mode`]:
 //!    syscalls, interrupts, faults and a new thread's first entry. The loop is
 //!    bounded ([`MAX_EXIT_WORK_ROUNDS`]); the kernel never spins on a hook.
 #![cfg_attr(not(test), no_std)]
@@ -40,8 +45,10 @@ pub mod hooks;
 pub mod regs;
 pub mod work;
 
-pub use enter::{syscall_enter_from_user_mode, SkipReason, SyscallEntry};
+pub use enter::{
+    syscall_enter_from_user_mode, syscall_resume_entry, EntryStop, SkipReason, SyscallEntry,
+};
 pub use exit::{exit_to_user_mode, syscall_exit_to_user_mode, UserReturn, MAX_EXIT_WORK_ROUNDS};
-pub use hooks::{EntryHooks, PolicyVerdict, TraceEntry, UserDispatch};
+pub use hooks::{AuditEntry, EntryHooks, PolicyDecision, PolicyVerdict, TraceEntry, UserDispatch};
 pub use regs::{ArgIndex, SyscallRegisters};
 pub use work::WorkFlags;

@@ -488,12 +488,14 @@ fn record_seeds() {
         sequence,
         time: 0x1234_5678,
         thread_badge: 0x7a,
+        thread: 2,
         syscall: Syscall::Poll.number(),
         object_type: CapType::Notification.raw(),
         label: 3,
         args: [5, 0, 0x40, 7, 0, 0, 0, 0],
         result: Some(0),
         verdict: AuditVerdict::Refused(ErrorCode::Denied.raw() as u16),
+        forwarded: false,
         dropped,
     };
     let mut buffer = [0u8; abi::audit::MAX_RECORD_BYTES];

@@ -176,8 +176,10 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
                 assert_eq!((r.number(), value), (x[2], x[3]));
                 assert!(r != Register::Nzcv || value & !NZCV_MASK == 0);
             }
-            TcbOperation::AttachTracer(endpoint) => assert_eq!(endpoint, x[2]),
-            TcbOperation::Suspend | TcbOperation::Resume | TcbOperation::DetachTracer => {}
+            TcbOperation::AttachTracer(endpoint) | TcbOperation::DetachTracer(endpoint) => {
+                assert_eq!(endpoint, x[2])
+            }
+            TcbOperation::Suspend | TcbOperation::Resume => {}
         },
         _ => {}
     }
@@ -193,6 +195,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::DebugPrint { .. } => Syscall::DebugPrint,
         Call::IrqSetNotification { .. } => Syscall::IrqSetNotification,
         Call::IrqAck { .. } => Syscall::IrqAck,
+        Call::IrqSetTimer { .. } => Syscall::IrqSetTimer,
         Call::Retype { .. } => Syscall::Retype,
         Call::FrameMap { .. } => Syscall::FrameMap,
         Call::FrameUnmap { .. } => Syscall::FrameUnmap,
@@ -226,7 +229,7 @@ fn syscall_of(call: &Call) -> Syscall {
             TcbOperation::ReadRegister(_) => Syscall::TcbReadRegister,
             TcbOperation::WriteRegister(..) => Syscall::TcbWriteRegister,
             TcbOperation::AttachTracer(_) => Syscall::TcbAttachTracer,
-            TcbOperation::DetachTracer => Syscall::TcbDetachTracer,
+            TcbOperation::DetachTracer(_) => Syscall::TcbDetachTracer,
         },
         Call::Cap { operation, .. } => match operation {
             CapOperation::Copy => Syscall::CapCopy,

@@ -728,13 +728,13 @@ pub fn cap_taker() -> i32 {
 }
 
 /// Takes two interrupts of the EL1 physical timer through the IrqHandler
-/// in slot 2, bound to the notification in slot 3 (badge 0x100).
+/// in slot 2, bound to the notification in slot 3 (badge 0x100), the timer
+/// programmed by the kernel through the same capability.
 pub fn irq_user() -> i32 {
-    use sdk::physical_timer;
-    use sdk::syscall::{irq_ack, irq_set_notification};
+    use sdk::syscall::{irq_ack, irq_set_notification, irq_set_timer};
     let (handler, notification) = (ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT);
     let (_, frequency) = probe::counter();
-    let checks: [crate::Check; 3] = [
+    let checks: [crate::Check; 4] = [
         (
             "acknowledge before binding",
             irq_ack(handler),
@@ -743,6 +743,11 @@ pub fn irq_user() -> i32 {
         (
             "bind through the console capability",
             irq_set_notification(CONSOLE_SLOT, notification),
+            Err(ErrorCode::WrongCapabilityType),
+        ),
+        (
+            "arm the timer through the console capability",
+            irq_set_timer(CONSOLE_SLOT, 1),
             Err(ErrorCode::WrongCapabilityType),
         ),
         (
@@ -758,7 +763,9 @@ pub fn irq_user() -> i32 {
         }
     }
     for round in 0..2 {
-        physical_timer::arm(frequency / 1000);
+        if irq_set_timer(handler, frequency / 1000).is_err() {
+            return 30 + round;
+        }
         match ipc::wait(Cptr(notification)) {
             Ok(0x100) => {}
             other => {
@@ -768,7 +775,9 @@ pub fn irq_user() -> i32 {
         }
         // The line stays high until the timer is re-armed or stopped; the
         // kernel keeps the interrupt masked until the acknowledgement.
-        physical_timer::disarm();
+        if irq_set_timer(handler, 0).is_err() {
+            return 40 + round;
+        }
         if irq_ack(handler).is_err() {
             return 20 + round;
         }

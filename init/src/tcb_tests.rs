@@ -116,13 +116,19 @@ pub fn controller(scenario: u64) -> i32 {
         }
         TCB_SCENARIO_REGISTERS => {
             let resumed_at = subject_redirected as *const () as usize as u64;
+            // Suspended, it is in no syscall (its receive returned
+            // `Interrupted`): nothing to cancel.
             expect!(
                 30,
                 PEER.write_register(Register::X(0), TCB_REGISTER_MAGIC),
-                Ok(())
+                Ok(false)
             );
-            expect!(31, PEER.write_register(Register::Pc, resumed_at), Ok(()));
-            expect!(32, PEER.write_register(Register::Nzcv, 0x6000_0000), Ok(()));
+            expect!(31, PEER.write_register(Register::Pc, resumed_at), Ok(false));
+            expect!(
+                32,
+                PEER.write_register(Register::Nzcv, 0x6000_0000),
+                Ok(false)
+            );
             expect!(
                 33,
                 PEER.write_register_number(Register::NZCV, 1 << 21),

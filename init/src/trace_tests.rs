@@ -117,10 +117,17 @@ pub fn tracer() -> i32 {
     );
     expect!(3, TRACEE.attach_tracer(STOPS_SEND), Ok(()));
     expect!(4, TRACEE.attach_tracer(STOPS_SEND), Err(ErrorCode::Denied));
-    expect!(5, TRACEE.detach_tracer(), Ok(()));
+    // Only with the endpoint it was attached with (same badge).
+    expect!(5, TRACEE.detach_tracer(STOPS), Err(ErrorCode::Denied));
+    expect!(5, TRACEE.detach_tracer(STOPS_SEND), Ok(()));
+    expect!(
+        5,
+        TRACEE.detach_tracer(STOPS_SEND),
+        Err(ErrorCode::InvalidArgument)
+    );
     expect!(
         6,
-        TRACEE_NO_TRACE.detach_tracer(),
+        TRACEE_NO_TRACE.detach_tracer(STOPS_SEND),
         Err(ErrorCode::MissingRights)
     );
     expect!(7, TRACEE.attach_tracer(STOPS_SEND), Ok(()));

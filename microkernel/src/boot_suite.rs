@@ -15,7 +15,7 @@ use abi::cap::Rights;
 
 /// The EL1 physical timer's interrupt (a PPI): the device the IRQ case
 /// gives to user space (the kernel ticks with the virtual timer).
-pub const PHYSICAL_TIMER_INTID: u32 = 30;
+pub use arch::boards::PHYSICAL_TIMER_INTID;
 use arch::exception::{ExceptionClass, FaultStatus};
 
 /// What the kernel runs after boot.

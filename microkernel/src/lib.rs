@@ -20,7 +20,11 @@
 //! 5. **Hardware behind a trait.** The core is generic over
 //!    [`platform::Platform`], so everything here unit-tests on the host;
 //!    the target's implementation lives in `main.rs` over the arch crate.
-//! 6. **No heap.** Fixed-size tables (`heapless`), frames from the board's
+//! 6. **The kernel dispatches exactly what was judged.** A syscall that
+//!    stops for its tracer, a policy server or audit room is kept by the
+//!    kernel ([`stopped_call`]) and goes on from those registers once
+//!    answered; the `svc` is never executed again.
+//! 7. **No heap.** Fixed-size tables (`heapless`), frames from the board's
 //!    RAM.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
@@ -35,6 +39,7 @@ pub mod kernel;
 pub mod platform;
 pub mod policy;
 pub mod scheduler;
+pub mod stopped_call;
 pub mod syscall;
 pub mod thread;
 pub mod tick;

@@ -136,6 +136,22 @@ impl Platform for Machine {
         user_return::restore_fp(incoming);
     }
 
+    fn set_physical_timer(&mut self, ticks: Option<u64>) {
+        timer::set_physical_timer(ticks);
+    }
+
+    fn interrupt_is_pending(&self) -> bool {
+        registers::irq_pending()
+    }
+
+    fn take_pending_interrupt(&mut self) -> Option<Interrupt> {
+        if registers::irq_pending() {
+            self.take_interrupt()
+        } else {
+            None
+        }
+    }
+
     fn set_interrupt_enabled(&mut self, id: u32, enabled: bool) {
         if let Some(gic) = self.gic.as_ref() {
             if enabled {

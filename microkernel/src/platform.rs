@@ -40,6 +40,9 @@ pub trait Platform: PhysMemory {
     fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState);
     /// Lets interrupt `id` through the interrupt controller, or stops it.
     fn set_interrupt_enabled(&mut self, id: u32, enabled: bool);
+    /// Arms the EL1 physical timer `ticks` counter ticks from now, or
+    /// disarms it (`None`).
+    fn set_physical_timer(&mut self, ticks: Option<u64>);
     /// Turns the benchmark syscall floor on or off (see
     /// `abi::Syscall::BenchFloor`).
     fn set_syscall_floor(&mut self, on: bool);
@@ -47,6 +50,12 @@ pub trait Platform: PhysMemory {
     /// on, a thread resumed with SPSR.SS set runs one instruction, then
     /// takes a software-step exception.
     fn set_single_step(&mut self, on: bool);
+    /// Is an interrupt waiting (interrupts are masked in the kernel)? What
+    /// a long kernel operation asks at its preemption points.
+    fn interrupt_is_pending(&self) -> bool;
+    /// The interrupt waiting to be taken, acknowledged at the interrupt
+    /// controller (the tick re-armed), or `None`.
+    fn take_pending_interrupt(&mut self) -> Option<crate::kernel::Interrupt>;
     /// The virtual counter (CNTVCT_EL0).
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).

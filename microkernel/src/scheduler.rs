@@ -40,6 +40,7 @@ impl RunQueue {
     }
 
     /// Puts `thread` at the back of its priority's FIFO.
+    #[inline(always)]
     pub fn enqueue(&mut self, thread: ThreadId, priority: Priority) -> Result<(), QueueError> {
         self.ready[priority as usize]
             .push_back(thread)

@@ -5,6 +5,7 @@ use crate::cap::{CNodeId, ObjectId, SlotId};
 use crate::fault::FaultReport;
 use crate::policy::{FilterIndex, VerdictCache};
 use crate::scheduler::Priority;
+use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
 
@@ -163,16 +164,16 @@ pub struct Thread {
     /// The policy request being asked (while blocked on its policy
     /// server, through the same path as a fault message).
     pub pending_policy: Option<PolicyRequest>,
+    /// The syscall it stopped in (see `stopped_call`): waiting for an
+    /// answer, or answered and about to go on.
+    pub call: Option<StoppedCall>,
     /// Where its audit records go (`None`: not audited).
     pub audit: Option<AuditSink>,
     /// Records it lost (lossy mode) since its last written one.
     pub audit_dropped: u64,
-    /// `x0..x8` of the syscall being audited, after the entry work.
-    pub audit_call: [u64; 9],
-    /// The policy server allowed the syscall at this address (of its SVC
-    /// instruction), about to run again: its `Notify` verdict is waived
-    /// once, and only for that SVC.
-    pub policy_approved: Option<u64>,
+    /// The record of the syscall in progress, from its audit entry until
+    /// it is written (after dispatch, or when the thread ends first).
+    pub audit_pending: Option<PendingRecord>,
     /// Counters.
     pub stats: ThreadStats,
     /// A short name for reports.
@@ -194,14 +195,12 @@ pub struct Thread {
     pub mcp: Priority,
     /// The TCB object that stands for this thread (while it lives).
     pub tcb: Option<ObjectId>,
-    /// Filters attached to the thread, oldest first (it cannot remove
-    /// them; they go when it ends).
-    pub filters: heapless::Vec<FilterIndex, MAX_STACKED_FILTERS>,
+    /// Filters attached to the thread, oldest first, each with the
+    /// policy server named when it was attached (it cannot remove them;
+    /// they go when it ends).
+    pub filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
     pub verdicts: VerdictCache,
-    /// Where `Notify` verdicts go: an endpoint's index and the badge of
-    /// the capability it was given through.
-    pub policy_server: Option<(u32, u64)>,
     /// The VSpace object that stands for its address space (while it
     /// lives).
     pub vspace: Option<ObjectId>,
@@ -261,14 +260,10 @@ pub struct TraceStop {
     pub number: u64,
 }
 
-/// A traced thread's progress through one syscall: what its tracer has
-/// answered and which stops it is still owed.
+/// A traced thread's progress through one syscall: which stops it is
+/// still owed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TraceProgress {
-    /// The tracer answered the entry stop of the SVC at this address,
-    /// about to run again: it does not stop there a second time (as
-    /// `policy_approved` for the policy server).
-    pub entry_answered: Option<u64>,
     /// The number the syscall in progress was dispatched with (word 0 of
     /// its exit stop).
     pub number: u64,
@@ -286,7 +281,6 @@ impl TraceProgress {
     pub const OWE_STEP: u8 = 1 << 1;
     /// Nothing answered, nothing owed.
     pub const NONE: TraceProgress = TraceProgress {
-        entry_answered: None,
         number: 0,
         owed: 0,
         exit_deferred: None,
@@ -316,7 +310,6 @@ impl Thread {
         tcb: None,
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
-        policy_server: None,
         vspace: None,
         space: None,
         ttbr0: 0,
@@ -342,10 +335,10 @@ impl Thread {
         fault_endpoint: None,
         pending_fault: None,
         pending_policy: None,
-        policy_approved: None,
+        call: None,
         audit: None,
         audit_dropped: 0,
-        audit_call: [0; 9],
+        audit_pending: None,
         tracer: None,
         pending_trace: None,
         trace: TraceProgress::NONE,
@@ -410,9 +403,38 @@ pub struct AuditSink {
     pub badge: u64,
 }
 
-/// A syscall a `Notify` verdict sent to the thread's policy server.
+/// A filter on a thread's stack, and where its `Notify` verdicts go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttachedFilter {
+    /// The filter's rules in the kernel's store.
+    pub index: FilterIndex,
+    /// Its policy server: an endpoint's index and the badge of the
+    /// capability it was named through. `None` (none named, or the
+    /// endpoint destroyed since): its `Notify` verdicts are `Denied`.
+    pub server: Option<(u32, u64)>,
+}
+
+/// The audit record of a syscall in progress: where it goes and what it
+/// says, fixed at the syscall's audit entry (so a syscall that changes or
+/// ends its own audit, or its own thread, is still recorded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingRecord {
+    /// The ring and notification when the syscall was judged.
+    pub sink: AuditSink,
+    /// `x0..x8` as judged.
+    pub call: [u64; 9],
+    /// The verdict.
+    pub verdict: abi::audit::AuditVerdict,
+    /// A policy server decided it.
+    pub forwarded: bool,
+}
+
+/// A syscall a `Notify` verdict sent to a policy server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PolicyRequest {
+    /// The position, in the thread's stack, of the filter whose server
+    /// was asked (its `Notify` is the one an "allow" waives).
+    pub filter: u8,
     /// The syscall number.
     pub number: u64,
     /// The `CapType` number of the capability `x0` names (0: none).

@@ -8,6 +8,10 @@ pub mod virt;
 
 use heapless::Vec;
 
+/// The EL1 physical timer's interrupt ID (a PPI), the same on every board:
+/// a device the kernel programs for the holder of its IrqHandler.
+pub const PHYSICAL_TIMER_INTID: u32 = 30;
+
 /// A supported board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Board {

@@ -51,16 +51,18 @@ pub fn cpu_part_number() -> u64 {
     (MIDR_EL1.get() >> 4) & 0xfff
 }
 
-/// Enables the PMU cycle counter for EL0 and EL1 and lets EL0 read it
-/// (PMUSERENR_EL0.CR|EN), for the benchmarks. Under QEMU `-icount shift=0`
-/// it counts guest instructions.
+/// Enables the PMU cycle counter for EL0 and EL1 and lets EL0 read it and
+/// nothing else of the PMU (PMUSERENR_EL0.CR alone: EN would also let EL0
+/// write PMCR_EL0 and the enable and overflow registers, so stop, reset or
+/// reprogram the counter every thread and the benchmarks read). Under QEMU
+/// `-icount shift=0` it counts guest instructions.
 ///
 /// aarch64-cpu has no PMU registers, hence the raw `msr`s.
 pub fn enable_cycle_counter() {
     const PMCR_E: u64 = 1 << 0;
     const PMCR_C: u64 = 1 << 2;
     const PMCNTEN_CYCLES: u64 = 1 << 31;
-    const PMUSERENR_EN_CR: u64 = (1 << 0) | (1 << 2);
+    const PMUSERENR_CR: u64 = 1 << 2;
     // SAFETY: PMU configuration has no memory-safety effect.
     unsafe {
         core::arch::asm!(
@@ -73,7 +75,7 @@ pub fn enable_cycle_counter() {
             t = out(reg) _,
             e = in(reg) PMCR_E | PMCR_C,
             c = in(reg) PMCNTEN_CYCLES,
-            u = in(reg) PMUSERENR_EN_CR,
+            u = in(reg) PMUSERENR_CR,
             options(nostack),
         )
     };
@@ -87,12 +89,24 @@ pub fn cycle_counter() -> u64 {
     value
 }
 
-/// Lets EL0 read the virtual counter (CNTKCTL_EL1.EL0VCTEN) and program
-/// the EL1 physical timer (EL0PTEN). The kernel ticks with the virtual
-/// timer; the physical one is a device user space may own through an
-/// IrqHandler capability for its interrupt (PPI 30).
+/// Lets EL0 read the virtual counter (CNTKCTL_EL1.EL0VCTEN) and nothing
+/// else of the generic timer: no timer registers (EL0PTEN, EL0VTEN clear)
+/// and not the physical counter. The kernel ticks with the virtual timer;
+/// the EL1 physical timer is a device only the holder of its IrqHandler
+/// capability may program, through the kernel (`Syscall::IrqSetTimer`).
 pub fn allow_user_counter() {
-    CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET + CNTKCTL_EL1::EL0PTEN::SET);
+    CNTKCTL_EL1.write(CNTKCTL_EL1::EL0VCTEN::SET);
+}
+
+/// Is an IRQ pending at this CPU (ISR_EL1.I), masked or not? What a long
+/// kernel operation asks at its preemption points.
+#[inline(always)]
+pub fn irq_pending() -> bool {
+    const ISR_I: u64 = 1 << 7;
+    let isr: u64;
+    // SAFETY: reading ISR_EL1 has no side effect.
+    unsafe { core::arch::asm!("mrs {0}, isr_el1", out(reg) isr, options(nomem, nostack)) };
+    isr & ISR_I != 0
 }
 
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD

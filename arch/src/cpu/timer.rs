@@ -1,4 +1,6 @@
-//! The EL1 virtual timer (CNTV), the kernel's tick.
+//! The EL1 virtual timer (CNTV), the kernel's tick, and the EL1 physical
+//! timer (CNTP), a device the kernel programs for the holder of its
+//! IrqHandler.
 //!
 //! The virtual timer is used because it works unchanged whether the kernel
 //! was entered at EL1 (QEMU virt) or dropped there from EL2/EL3 (the boot
@@ -9,8 +11,7 @@ use aarch64_cpu::registers::*;
 /// The virtual timer's interrupt ID (a PPI).
 pub const VIRTUAL_TIMER_INTID: u32 = 27;
 
-/// The EL1 physical timer's interrupt ID: a device user space can drive.
-pub const PHYSICAL_TIMER_INTID: u32 = 30;
+pub use crate::boards::PHYSICAL_TIMER_INTID;
 
 /// Arms the timer to fire when the virtual counter (CNTVCT_EL0) reaches
 /// `deadline`; at once if it already has.
@@ -22,4 +23,20 @@ pub fn arm_at(deadline: u64) {
 /// Stops the timer.
 pub fn disarm() {
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR);
+}
+
+/// Arms the EL1 physical timer to fire `ticks` counter ticks from now
+/// (CNTP_TVAL_EL0, enabled and unmasked), or disarms it (`None`).
+pub fn set_physical_timer(ticks: Option<u64>) {
+    match ticks {
+        Some(ticks) => {
+            // TVAL is a signed 32-bit down-counter: longer waits are cut
+            // to the longest it holds.
+            let ticks = ticks.min(i32::MAX as u64);
+            CNTP_TVAL_EL0.set(ticks);
+            CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);
+        }
+        None => CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::CLEAR),
+    }
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }

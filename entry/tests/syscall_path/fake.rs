@@ -1,8 +1,9 @@
 //! A fake saved context and a fake kernel that records each hook call.
 
 use entry::{
-    syscall_enter_from_user_mode, syscall_exit_to_user_mode, ArgIndex, EntryHooks, PolicyVerdict,
-    SyscallEntry, SyscallRegisters, TraceEntry, UserDispatch, UserReturn, WorkFlags,
+    syscall_enter_from_user_mode, syscall_exit_to_user_mode, ArgIndex, AuditEntry, EntryHooks,
+    PolicyDecision, PolicyVerdict, SyscallEntry, SyscallRegisters, TraceEntry, UserDispatch,
+    UserReturn, WorkFlags,
 };
 
 /// What dispatch writes as the result of a syscall that ran.
@@ -81,6 +82,10 @@ pub struct FakeKernel {
     /// A tracer edit made at the entry stop: new syscall number and x2.
     pub tracer_edit: Option<(u64, u64)>,
     pub verdict: PolicyVerdict,
+    /// The policy hook asks a server (`PolicyDecision::Ask`) instead.
+    pub ask: bool,
+    /// The audit entry hook finds no room (`AuditEntry::Wait`).
+    pub audit_wait: bool,
     /// Work the reschedule handler raises after clearing its own bit.
     pub resched_raises: WorkFlags,
     /// False models a buggy handler that never clears its bit.
@@ -96,6 +101,8 @@ impl FakeKernel {
             trace_stop: TraceEntry::Continue,
             tracer_edit: None,
             verdict: PolicyVerdict::Allow,
+            ask: false,
+            audit_wait: false,
             resched_raises: WorkFlags::empty(),
             handlers_clear: true,
         }
@@ -133,22 +140,30 @@ impl EntryHooks for FakeKernel {
         self.trace_stop
     }
 
-    fn policy(&mut self, regs: &mut FakeRegs) -> PolicyVerdict {
+    fn policy(&mut self, regs: &mut FakeRegs) -> PolicyDecision {
         let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
         self.events.push(Event::Policy { number, x2 });
+        if self.ask {
+            return PolicyDecision::Ask;
+        }
         if self.verdict == PolicyVerdict::Deny {
             regs.set_return_value(DENY_ERRNO);
         }
-        self.verdict
+        PolicyDecision::Verdict(self.verdict)
     }
 
-    fn audit_entry(&mut self, regs: &FakeRegs, verdict: PolicyVerdict) {
+    fn audit_entry(&mut self, regs: &FakeRegs, verdict: PolicyVerdict) -> AuditEntry {
         let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
         self.events.push(Event::AuditEntry {
             number,
             x2,
             verdict,
         });
+        if self.audit_wait {
+            AuditEntry::Wait
+        } else {
+            AuditEntry::Continue
+        }
     }
 
     fn audit_exit(&mut self, _regs: &FakeRegs, result: u64) {

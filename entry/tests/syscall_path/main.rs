@@ -5,3 +5,4 @@ mod enter;
 mod exit;
 mod exit_loop;
 mod fake;
+mod stops;

@@ -132,6 +132,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         let Some(parent) = header.parent_untyped else {
             return;
         };
+        let epoch = self.next_epoch();
         if let Some(untyped) = self.objects.get_mut(parent) {
             if let ObjectBody::Untyped {
                 watermark,
@@ -141,6 +142,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 *live_children = live_children.saturating_sub(1);
                 if *live_children == 0 {
                     *watermark = 0;
+                    untyped.epoch = epoch;
                 }
             }
         }

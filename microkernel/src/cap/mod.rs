@@ -45,7 +45,7 @@ pub use ids::{CNodeId, ObjectId, SlotId};
 pub use invariants::InvariantViolation;
 pub use object::{ObjectBody, ObjectHeader, ObjectState};
 pub use reply::REPLY_RIGHTS;
-pub use retype::{RetypedObjects, MAX_RETYPE_COUNT};
+pub use retype::{RetypePlan, RetypedObjects, MAX_RETYPE_COUNT};
 pub use word::{CapWord, Capability};
 
 use abi::cap::{CapType, Rights};
@@ -63,6 +63,8 @@ pub struct CapSpace<const SLOTS: usize, const OBJECTS: usize> {
     cdt: Cdt<SLOTS>,
     pool: SlotPool<SLOTS>,
     objects: ObjectTable<OBJECTS>,
+    /// The last epoch given out (see `ObjectHeader::epoch`).
+    epochs: u64,
 }
 
 impl<const SLOTS: usize, const OBJECTS: usize> Default for CapSpace<SLOTS, OBJECTS> {
@@ -86,7 +88,14 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             cdt: Cdt::new(),
             pool: SlotPool::new(),
             objects: ObjectTable::new(),
+            epochs: 0,
         }
+    }
+
+    /// A new epoch, never given out before.
+    fn next_epoch(&mut self) -> u64 {
+        self.epochs += 1;
+        self.epochs
     }
 
     /// Makes an object the kernel owns at boot (Untyped RAM, init's TCB,
@@ -138,6 +147,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             },
             _ => ObjectBody::Plain,
         };
+        let epoch = self.next_epoch();
         self.objects
             .allocate(ObjectHeader {
                 cap_type,
@@ -145,6 +155,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 size_bytes,
                 phys,
                 body,
+                epoch,
                 ..ObjectHeader::FREE
             })
             .ok_or(CapError::OutOfResources)

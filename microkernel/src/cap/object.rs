@@ -65,6 +65,12 @@ pub struct ObjectHeader {
     pub body: ObjectBody,
     /// The next CNode on the dying list (see `delete.rs`).
     pub(crate) next_dying: Option<ObjectId>,
+    /// For an Untyped: a value that names the state of its free memory, new
+    /// (and never seen before, in any object) whenever it hands memory out
+    /// or takes all of it back. Work done on its free memory between two
+    /// syscalls (a preempted retype's zeroing) is still valid exactly while
+    /// this is unchanged.
+    pub epoch: u64,
 }
 
 impl ObjectHeader {
@@ -78,6 +84,7 @@ impl ObjectHeader {
         cap_count: 0,
         body: ObjectBody::Plain,
         next_dying: None,
+        epoch: 0,
     };
 
     /// Does the object exist (made, and not being destroyed)?

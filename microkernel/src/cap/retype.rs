@@ -17,6 +17,28 @@ pub const MAX_RETYPE_COUNT: usize = 64;
 /// The objects one retype made, in destination-slot order.
 pub type RetypedObjects = heapless::Vec<ObjectId, MAX_RETYPE_COUNT>;
 
+/// A retype that has been checked and not yet done: where its objects
+/// will lie. Memory work on that range (zeroing) may happen before
+/// [`CapSpace::commit_retype`]; it stays valid while the Untyped's
+/// [`epoch`](super::ObjectHeader::epoch) is `epoch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetypePlan {
+    untyped_slot: SlotId,
+    untyped: ObjectId,
+    new_type: CapType,
+    size_param: u64,
+    size: u64,
+    dst_cnode: CNodeId,
+    dst_index: u64,
+    count: u64,
+    /// The first byte the objects take (physical).
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// The Untyped's epoch when the plan was made.
+    pub epoch: u64,
+}
+
 impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// Makes `count` objects of `new_type` from the Untyped capability in
     /// `untyped_slot` (which needs `write`) and puts their original
@@ -40,6 +62,28 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         dst_index: u64,
         count: u64,
     ) -> Result<RetypedObjects, CapError> {
+        let plan = self.plan_retype(
+            untyped_slot,
+            new_type,
+            size_param,
+            dst_cnode,
+            dst_index,
+            count,
+        )?;
+        self.commit_retype(&plan)
+    }
+
+    /// Checks a retype as [`CapSpace::retype`] does and says where its
+    /// objects will lie, changing nothing.
+    pub fn plan_retype(
+        &self,
+        untyped_slot: SlotId,
+        new_type: CapType,
+        size_param: u64,
+        dst_cnode: CNodeId,
+        dst_index: u64,
+        count: u64,
+    ) -> Result<RetypePlan, CapError> {
         let untyped_cap = self.lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)?;
         let size = object_size(new_type, size_param)?;
         if !(1..=MAX_RETYPE_COUNT as u64).contains(&count) {
@@ -52,9 +96,8 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         if !in_cnode {
             return Err(CapError::InvalidArgument);
         }
-        let dst = |i: u64| SlotId(first_slot.0 + (dst_index + i) as u32);
         for i in 0..count {
-            self.check_empty(dst(i))?;
+            self.check_empty(SlotId(first_slot.0 + (dst_index + i) as u32))?;
         }
         let untyped_id = untyped_cap.object();
         let untyped = *self.object(untyped_id).ok_or(CapError::InvalidCapability)?;
@@ -74,6 +117,45 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         if self.objects.free_count() < count as usize {
             return Err(CapError::OutOfResources);
         }
+        Ok(RetypePlan {
+            untyped_slot,
+            untyped: untyped_id,
+            new_type,
+            size_param,
+            size,
+            dst_cnode,
+            dst_index,
+            count,
+            start,
+            end,
+            epoch: untyped.epoch,
+        })
+    }
+
+    /// Does the retype `plan` describes; it must have been made by
+    /// [`CapSpace::plan_retype`] with nothing changed since (within the
+    /// same syscall). It can still fail for want of CNode slots in the
+    /// pool (`OutOfResources`), changing nothing.
+    pub fn commit_retype(&mut self, plan: &RetypePlan) -> Result<RetypedObjects, CapError> {
+        let RetypePlan {
+            untyped_slot,
+            untyped: untyped_id,
+            new_type,
+            size_param,
+            size,
+            dst_cnode,
+            dst_index,
+            count,
+            start,
+            end,
+            ..
+        } = *plan;
+        let (first_slot, _) = self.cnode_slots(dst_cnode)?;
+        let dst = |i: u64| SlotId(first_slot.0 + (dst_index + i) as u32);
+        let untyped_phys = self
+            .object(untyped_id)
+            .ok_or(CapError::InvalidCapability)?
+            .phys;
         let cnode_blocks = self.allocate_cnode_blocks(new_type, size_param, count)?;
 
         // Nothing can fail from here on.
@@ -90,6 +172,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 },
                 _ => ObjectBody::Plain,
             };
+            let epoch = self.next_epoch();
             let header = ObjectHeader {
                 cap_type: new_type,
                 state: ObjectState::Created,
@@ -97,6 +180,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 phys: start + i * size,
                 parent_untyped: Some(untyped_id),
                 body,
+                epoch,
                 ..ObjectHeader::FREE
             };
             let Some(id) = self.objects.allocate(header) else {
@@ -106,13 +190,15 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             self.cdt.add_child(untyped_slot, dst(i));
             let _ = made.push(id);
         }
+        let epoch = self.next_epoch();
         if let Some(header) = self.objects.get_mut(untyped_id) {
+            header.epoch = epoch;
             if let ObjectBody::Untyped {
                 watermark,
                 live_children,
             } = &mut header.body
             {
-                *watermark = end - untyped.phys;
+                *watermark = end - untyped_phys;
                 *live_children += made.len() as u32;
             }
         }

@@ -21,11 +21,12 @@ pub mod queue;
 pub mod trace;
 
 use crate::platform::PhysMemory;
+use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
 use abi::policy_request::{
-    KILLED_BY_POLICY, POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE,
-    POLICY_REPLY_ERRNO, POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
+    POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
+    POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
 };
 use abi::ErrorCode;
 use message::transfer;
@@ -367,47 +368,66 @@ fn reply_to_fault<M: PhysMemory>(
 }
 
 /// Applies a policy server's answer (`label`, message words in
-/// `words[2..8]`) to the thread that asked: it is ready afterwards, or
-/// `Exited` (the kernel ends it) for a kill.
+/// `words[2..8]`) to the stopped call of the thread that asked, which is
+/// ready afterwards and goes on with it (`Kernel::continue_call`): an
+/// allow lets the filters judge the call again with the asking filter's
+/// `Notify` waived (with new `x2..x7` for "allow with these"), anything
+/// else decides it. The thread's own registers are not touched.
 fn answer_policy_request(
     asker: &mut Thread,
     request: &PolicyRequest,
     label: u64,
     words: &[u64; 8],
 ) {
-    let run_again = |asker: &mut Thread, args: [u64; 8]| {
-        // The SVC runs again with these arguments; the filters check them
-        // again, and only the `Notify` they already asked about is waived.
-        asker.context.x[..8].copy_from_slice(&args);
-        asker.context.pc = asker.context.pc.wrapping_sub(4);
-        asker.policy_approved = Some(asker.context.pc);
-        ThreadState::Ready
+    asker.state = ThreadState::Ready;
+    let Some(call) = asker.call.as_mut() else {
+        // No call to answer (cannot happen while requests are only sent
+        // for stopped calls): the thread learns nothing ran.
+        asker.context.x[0] = ErrorCode::Denied.raw();
+        return;
     };
-    asker.state = match label {
-        POLICY_REPLY_ALLOW => run_again(asker, request.args),
+    let asking = 1u8.checked_shl(u32::from(request.filter)).unwrap_or(0);
+    call.forwarded = true;
+    let answer = match label {
+        POLICY_REPLY_ALLOW => {
+            call.waived |= asking;
+            PolicyAnswer::Allow
+        }
         POLICY_REPLY_ALLOW_MODIFIED => {
-            let mut args = request.args;
-            args[2..8].copy_from_slice(&words[2..8]);
-            run_again(asker, args)
+            // Other filters' servers allowed the old arguments, not these.
+            call.regs[2..8].copy_from_slice(&words[2..8]);
+            call.waived = asking;
+            PolicyAnswer::Allow
         }
-        POLICY_REPLY_ERRNO => {
-            let code = ErrorCode::from_raw(words[2])
+        POLICY_REPLY_ERRNO => PolicyAnswer::Refuse(
+            ErrorCode::from_raw(words[2])
                 .filter(|c| *c != ErrorCode::Ok)
-                .unwrap_or(ErrorCode::Denied);
-            asker.context.x[0] = code.raw();
-            ThreadState::Ready
-        }
-        POLICY_REPLY_EMULATE => {
-            asker.context.x[0] = words[2];
-            asker.context.x[8] = words[3];
-            ThreadState::Ready
-        }
-        POLICY_REPLY_KILL => ThreadState::Exited(KILLED_BY_POLICY),
-        _ => {
-            asker.context.x[0] = ErrorCode::Denied.raw();
-            ThreadState::Ready
-        }
+                .unwrap_or(ErrorCode::Denied),
+        ),
+        POLICY_REPLY_EMULATE => PolicyAnswer::Emulate {
+            x0: words[2],
+            x8: words[3],
+        },
+        POLICY_REPLY_KILL => PolicyAnswer::Kill,
+        _ => PolicyAnswer::Refuse(ErrorCode::Denied),
     };
+    call.answer = Some(StopAnswer::Policy(answer));
+}
+
+/// `thread`'s policy request will never be answered (its server ended,
+/// moved on, or lost its endpoint): its call goes on refused with
+/// `Denied` (policy fails closed). The thread is ready afterwards.
+pub fn fail_policy_request(threads: &mut [Thread], thread: ThreadId) {
+    let asker = &mut threads[thread.index()];
+    asker.pending_policy = None;
+    match asker.call.as_mut() {
+        Some(call) => {
+            call.forwarded = true;
+            call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
+        }
+        None => asker.context.x[0] = ErrorCode::Denied.raw(),
+    }
+    asker.state = ThreadState::Ready;
 }
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
@@ -443,9 +463,9 @@ fn wait_for_reply(
         // The receiver never answered its previous caller: that caller
         // learns it will get no reply, instead of waiting forever.
         Some(previous) if previous != caller => {
-            if threads[previous.index()].pending_policy.take().is_some() {
+            if threads[previous.index()].pending_policy.is_some() {
                 // Its policy server moved on without a verdict: closed.
-                fail_waiter(threads, previous, ErrorCode::Denied);
+                fail_policy_request(threads, previous);
             } else if let Some(stop) = threads[previous.index()].pending_trace.take() {
                 // Its tracer moved on without an answer: open.
                 threads[previous.index()].abandon_trace_stop(stop);

@@ -8,6 +8,7 @@
 
 use super::message;
 use crate::platform::PhysMemory;
+use crate::stopped_call::StopAnswer;
 use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress, TraceStop};
 use abi::trace::{ReplyAction, StopKind, TRACE_STOP_WORDS};
 use abi::ErrorCode;
@@ -41,7 +42,10 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
 }
 
 /// Applies `replier`'s answer to the stop `stop` of `tracee`, which is
-/// ready afterwards.
+/// ready afterwards. At an entry stop the answer changes the stopped call
+/// the kernel keeps (`stopped_call`), never the thread's registers, and
+/// the call goes on with it; at an exit or step stop the syscall is over,
+/// and the answer changes the registers the thread returns with.
 pub(super) fn answer_trace_stop<M: PhysMemory>(
     phys: &mut M,
     threads: &mut [Thread],
@@ -61,25 +65,36 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
         .ipc_buffer
         .map_or(0, |buffer| phys.read_phys_u64(buffer + 8 * 6));
     let thread = &mut threads[tracee.index()];
-    let context = &mut thread.context;
+    let entry_call = match (stop.kind, thread.call.as_mut()) {
+        (StopKind::Entry, Some(call)) => Some(call),
+        _ => None,
+    };
+    let registers: &mut [u64] = match entry_call {
+        Some(call) => {
+            call.answer = Some(if action == ReplyAction::Result {
+                // Skipped (SYSEMU): the result is what it returns.
+                StopAnswer::TraceSkip
+            } else {
+                StopAnswer::TraceContinue
+            });
+            &mut call.regs
+        }
+        None => &mut thread.context.x[..9],
+    };
     match action {
-        ReplyAction::Continue => {}
+        ReplyAction::Continue | ReplyAction::Detach => {}
         ReplyAction::Modify => {
-            context.x[8] = words[2];
-            context.x[0..5].copy_from_slice(&words[3..8]);
-            context.x[5] = word6;
+            registers[8] = words[2];
+            registers[0..5].copy_from_slice(&words[3..8]);
+            registers[5] = word6;
         }
         ReplyAction::Result => {
-            context.x[0] = words[2];
-            context.x[8] = words[3];
+            registers[0] = words[2];
+            registers[8] = words[3];
         }
-        ReplyAction::Detach => thread.detach_tracer(),
     }
-    // A skipped syscall (a result given at its entry stop) does not run;
-    // any other answer to an entry stop runs it, as the registers now say.
-    let skipped = stop.kind == StopKind::Entry && action == ReplyAction::Result;
-    if stop.kind == StopKind::Entry && !skipped {
-        thread.run_syscall_again();
+    if action == ReplyAction::Detach {
+        thread.detach_tracer();
     }
     thread.set_single_step(step && action != ReplyAction::Detach);
     thread.state = ThreadState::Ready;
@@ -110,20 +125,15 @@ impl Thread {
         self.recompute_no_entry_work();
     }
 
-    /// The SVC the thread stopped at (at entry) runs again, past its entry
-    /// stop: the PC goes back to it.
-    fn run_syscall_again(&mut self) {
-        self.context.pc = self.context.pc.wrapping_sub(4);
-        self.trace.entry_answered = Some(self.context.pc);
-    }
-
     /// The tracer will never answer `stop` (its endpoint is gone, it ended
-    /// or moved on, the thread was detached or suspended): the thread runs
-    /// on as if it had said "continue" (a stopped entry runs its syscall),
+    /// or moved on, the thread was detached): the thread runs on as if it
+    /// had said "continue" (a stopped entry's call goes on as made),
     /// without single-stepping. Tracing fails open.
     pub fn abandon_trace_stop(&mut self, stop: TraceStop) {
         if stop.kind == StopKind::Entry {
-            self.run_syscall_again();
+            if let Some(call) = self.call.as_mut() {
+                call.answer = Some(StopAnswer::TraceContinue);
+            }
         }
         if self.work.contains(WorkFlags::SINGLESTEP) {
             self.set_single_step(false);

@@ -5,16 +5,24 @@
 //! server's field) clamped to what was written, and computes slot offsets
 //! modulo the slot count, so a confused or hostile server can only garble
 //! its own records. A thread in lossless mode that finds the ring full
-//! waits *before* its syscall runs (the `svc` is re-run once there is
-//! room), so no half-done syscall ever waits for the audit server; the
-//! timer tick looks for room for such threads.
+//! waits at its audit entry, *before* its syscall runs (the syscall is a
+//! stopped call, `stopped_call`, that goes on once there is room), so no
+//! half-done syscall ever waits for the audit server; the timer tick
+//! looks for room for such threads.
+//!
+//! A record is fixed at the syscall's audit entry (`PendingRecord`: the
+//! ring, the registers as judged, the verdict) and written once the result
+//! is known: after dispatch, or when the thread ends first (a syscall that
+//! ends its own thread has no result, but a record). A syscall cancelled
+//! while stopped gets a record saying so.
 
-use super::policy::EntryOutcome;
+use super::policy::{Entered, EntryOutcome};
 use super::Kernel;
 use crate::ipc::notification;
 use crate::platform::{PhysMemory, Platform};
+use crate::stopped_call::StopAnswer;
 use crate::syscall::SyscallResult;
-use crate::thread::{AuditSink, ThreadId, ThreadState};
+use crate::thread::{AuditSink, PendingRecord, ThreadId, ThreadState};
 use abi::audit::{
     AuditMode, AuditRecord, AuditVerdict, CONSUMED_OFFSET, DROPPED_OFFSET, MAX_RECORD_BYTES,
     NEXT_SEQUENCE_OFFSET, RING_SLOTS, SLOTS_OFFSET, SLOT_BYTES, WRITTEN_OFFSET,
@@ -55,7 +63,11 @@ fn names_capability(number: u64) -> bool {
 
 impl Kernel {
     /// `TcbSetAudit`: points the thread's audit at a ring and a
-    /// notification (or turns it off).
+    /// notification, or turns it off. A thread that is audited stays so:
+    /// a second `TcbSetAudit` is `Denied` (it would take the records away
+    /// from the first server), and turning audit off needs a capability to
+    /// the ring's Frame in `x2` (whoever may read the records may stop
+    /// them), else `Denied`; off on a thread not audited is `Ok`.
     #[inline(never)]
     pub(super) fn set_audit(
         &mut self,
@@ -70,12 +82,24 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
+        let present = self.threads[target.index()].audit;
         let sink = match mode {
-            None => None,
+            None => {
+                if let Some(present) = present {
+                    let ring = self.thread_cap(current, frame, CapType::Frame, Rights::NONE);
+                    if !ring.is_ok_and(|cap| cap.object() == present.frame) {
+                        return Err(ErrorCode::Denied);
+                    }
+                }
+                None
+            }
             Some(mode) => {
                 let frame = self.thread_cap(current, frame, CapType::Frame, Rights::WRITE)?;
                 let signal =
                     self.thread_cap(current, notification, CapType::Notification, Rights::WRITE)?;
+                if present.is_some() {
+                    return Err(ErrorCode::Denied);
+                }
                 let ring = self
                     .caps
                     .object(frame.object())
@@ -111,25 +135,19 @@ impl Kernel {
         }
         thread.recompute_no_entry_work();
         if sink.is_none() && thread.state == ThreadState::BlockedOnAudit {
+            if let Some(call) = thread.call.as_mut() {
+                call.answer = Some(StopAnswer::AuditRoom);
+            }
             self.make_ready(target);
         }
     }
 
-    /// Before an audited syscall runs: may it, or must it wait for room
-    /// (lossless mode, full ring)? `false`: it waits; the `svc` runs again
-    /// when there is room.
-    pub(super) fn audit_admits(&mut self, platform: &mut impl Platform, current: ThreadId) -> bool {
-        let Some(sink) = self.threads[current.index()].audit else {
-            return true;
-        };
-        if sink.mode == AuditMode::Lossy || !RingState::read(platform, sink.ring).is_full() {
-            return true;
-        }
-        let thread = &mut self.threads[current.index()];
-        thread.context.pc = thread.context.pc.wrapping_sub(4);
-        thread.state = ThreadState::BlockedOnAudit;
-        self.current = None;
-        false
+    /// Would `current`'s next record have to wait: lossless audit into a
+    /// full ring? (Stage 4's question, asked before the entry code runs.)
+    pub(super) fn audit_ring_is_full(&self, platform: &impl Platform, current: ThreadId) -> bool {
+        self.threads[current.index()].audit.is_some_and(|sink| {
+            sink.mode == AuditMode::Lossless && RingState::read(platform, sink.ring).is_full()
+        })
     }
 
     /// Lets lossless threads whose ring has room run again (on the tick,
@@ -159,6 +177,9 @@ impl Kernel {
                 .audit
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
             if room {
+                if let Some(call) = self.threads[index].call.as_mut() {
+                    call.answer = Some(StopAnswer::AuditRoom);
+                }
                 self.make_ready(ThreadId(index as u16));
                 woke = true;
             }
@@ -166,34 +187,172 @@ impl Kernel {
         woke
     }
 
-    /// Writes the record of the current thread's syscall: `verdict` and
-    /// `result` (`None`: it blocked or the thread ended). The arguments
-    /// are the ones saved when the entry work was done.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn audit_record(
+    /// Fixes the record of `current`'s syscall at its audit entry (the
+    /// entry work is over and the call will not stop again before it
+    /// runs): the ring it goes to, the registers as judged (`x0` and `x8`
+    /// as the policy saw them, not a refusal's or an emulation's result),
+    /// the verdict. A syscall
+    /// the tracer skipped or user dispatch redirected gets no record (it
+    /// never reached the kernel's stages).
+    pub(super) fn audit_begin(
+        &mut self,
+        current: ThreadId,
+        entered: &Entered,
+        checked: Option<(u64, u64)>,
+    ) {
+        let thread = &mut self.threads[current.index()];
+        let Some(sink) = thread.audit else {
+            return;
+        };
+        let x0 = thread.context.x[0];
+        let verdict = match (entered.entry, entered.outcome) {
+            (
+                entry::SyscallEntry::Skipped(
+                    entry::SkipReason::Emulated | entry::SkipReason::Redirected,
+                ),
+                _,
+            ) => return,
+            (_, EntryOutcome::Logged) => AuditVerdict::Logged,
+            (_, EntryOutcome::Refused) => AuditVerdict::Refused(x0 as u16),
+            (_, EntryOutcome::Emulated) => AuditVerdict::Emulated,
+            (_, EntryOutcome::Trap) => AuditVerdict::Trapped,
+            (_, EntryOutcome::Kill) => AuditVerdict::Killed,
+            _ => AuditVerdict::Allowed,
+        };
+        let mut call = [0u64; 9];
+        call.copy_from_slice(&thread.context.x[..9]);
+        if let Some((x0, x8)) = checked {
+            call[0] = x0;
+            call[8] = x8;
+        }
+        thread.audit_pending = Some(PendingRecord {
+            sink,
+            call,
+            verdict,
+            forwarded: entered.forwarded,
+        });
+    }
+
+    /// Writes the pending record of `current`'s syscall with `result`
+    /// (`None`: it blocked, or ended its thread), if it has one (inlined:
+    /// for most syscalls it has none).
+    #[inline(always)]
+    pub(super) fn audit_complete(
         &mut self,
         platform: &mut impl Platform,
         current: ThreadId,
-        verdict: AuditVerdict,
         result: Option<u64>,
     ) {
-        let Some(sink) = self.threads[current.index()].audit else {
+        if let Some(pending) = self.threads[current.index()].audit_pending.take() {
+            self.write_record(platform, current, &pending, result);
+        }
+    }
+
+    /// The record of a syscall that was dispatched, from its result (if
+    /// it has one pending: inlined, for most syscalls it has none).
+    #[inline(always)]
+    pub(super) fn audit_dispatched(
+        &mut self,
+        platform: &mut impl Platform,
+        current: ThreadId,
+        result: SyscallResult,
+    ) {
+        if self.threads[current.index()].audit_pending.is_some() {
+            self.audit_dispatched_record(platform, current, result);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn audit_dispatched_record(
+        &mut self,
+        platform: &mut impl Platform,
+        current: ThreadId,
+        result: SyscallResult,
+    ) {
+        let value = match result {
+            SyscallResult::Return(code) => Some(code.raw()),
+            SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
+            SyscallResult::Exited(_) | SyscallResult::Preempted { .. } => None,
+            // The restored context's x0.
+            SyscallResult::Restored => Some(self.threads[current.index()].context.x[0]),
+            // The IPC code has written x0 when the caller carries on.
+            SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue
+                && self.current == Some(current))
+            .then(|| self.threads[current.index()].context.x[0]),
+        };
+        self.audit_complete(platform, current, value);
+    }
+
+    /// The record of a stopped syscall that was cancelled (`x0..x8` as it
+    /// was judged so far): it returned `result` (`Interrupted`), or none
+    /// because its thread ended.
+    pub(super) fn audit_cancelled(
+        &mut self,
+        platform: &mut impl Platform,
+        thread: ThreadId,
+        call: &crate::stopped_call::StoppedCall,
+        result: Option<u64>,
+    ) {
+        let Some(sink) = self.threads[thread.index()].audit else {
             return;
         };
+        let pending = PendingRecord {
+            sink,
+            call: call.regs,
+            verdict: AuditVerdict::Cancelled,
+            forwarded: call.forwarded,
+        };
+        self.write_record(platform, thread, &pending, result);
+    }
+
+    /// A thread is ending: the record of the syscall it was in is written
+    /// now, with no result (the syscall ended it, or it was stopped and
+    /// never ran).
+    pub(super) fn audit_thread_ends(&mut self, platform: &mut impl Platform, thread: ThreadId) {
+        if let Some(call) = self.threads[thread.index()].call.take() {
+            self.audit_cancelled(platform, thread, &call, None);
+        }
+        self.audit_complete(platform, thread, None);
+    }
+
+    /// Writes one record of `thread`'s into the ring `pending` names, if
+    /// that ring still exists (the syscall may have destroyed it: then
+    /// there is nowhere to write, and its server has lost the ring with
+    /// it). Lossy or lossless, a full ring drops the record and counts it.
+    #[cold]
+    #[inline(never)]
+    fn write_record(
+        &mut self,
+        platform: &mut impl Platform,
+        thread: ThreadId,
+        pending: &PendingRecord,
+        result: Option<u64>,
+    ) {
+        let sink = pending.sink;
+        let ring_alive = self.caps.object(sink.frame).is_some_and(|header| {
+            header.live() && header.cap_type == CapType::Frame && header.phys == sink.ring
+        });
+        if !ring_alive {
+            return;
+        }
         let ring = sink.ring;
         let sequence = platform.read_phys_u64(ring + NEXT_SEQUENCE_OFFSET);
         platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
         let state = RingState::read(platform, ring);
+        // Drops are counted for the thread only while it is audited into
+        // this ring; otherwise the ring's own counter shows them.
+        let same_sink = self.threads[thread.index()].audit == Some(sink);
         if state.is_full() {
             let dropped = platform.read_phys_u64(ring + DROPPED_OFFSET);
             platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
-            self.threads[current.index()].audit_dropped += 1;
+            if same_sink {
+                self.threads[thread.index()].audit_dropped += 1;
+            }
             return;
         }
-        let thread = &self.threads[current.index()];
-        let call = thread.audit_call;
-        let object_type = thread
+        let call = pending.call;
+        let object_type = self.threads[thread.index()]
             .cspace
             .filter(|_| names_capability(call[8]))
             .and_then(|cnode| {
@@ -203,17 +362,24 @@ impl Kernel {
             .unwrap_or(0);
         let mut args = [0u64; 8];
         args.copy_from_slice(&call[..8]);
+        let dropped = if same_sink {
+            self.threads[thread.index()].audit_dropped
+        } else {
+            0
+        };
         let record = AuditRecord {
             sequence,
             time: platform.counter(),
             thread_badge: sink.badge,
+            thread: thread.0,
             syscall: call[8],
             object_type,
             label: MessageInfo::from(call[1]).label(),
             args,
             result,
-            verdict,
-            dropped: thread.audit_dropped,
+            verdict: pending.verdict,
+            forwarded: pending.forwarded,
+            dropped,
         };
         let mut buffer = [0u8; MAX_RECORD_BYTES];
         let Some(bytes) = record.encode(&mut buffer) else {
@@ -223,80 +389,20 @@ impl Kernel {
         platform.write_phys(slot, &[bytes.len() as u8]);
         platform.write_phys(slot + 1, bytes);
         platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written + 1);
-        self.threads[current.index()].audit_dropped = 0;
-        // Empty to non-empty: the server hears of it once, not per record.
-        if state.written == state.consumed {
-            let (index, bits) = sink.notification;
+        if same_sink {
+            self.threads[thread.index()].audit_dropped = 0;
+        }
+        // Empty to non-empty: the server hears of it once, not per record
+        // (if the notification is still the one named: the syscall may
+        // have destroyed it).
+        let (index, bits) = sink.notification;
+        let signal_alive = self
+            .caps
+            .object(crate::cap::ObjectId(index))
+            .is_some_and(|header| header.live() && header.cap_type == CapType::Notification);
+        if state.written == state.consumed && signal_alive {
             let effects = self.signal_notification(index as usize, bits);
             self.apply_ipc(platform, effects);
-        }
-    }
-
-    /// The record of a syscall that was dispatched, from its result.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn audit_dispatched(
-        &mut self,
-        platform: &mut impl Platform,
-        current: ThreadId,
-        result: SyscallResult,
-        outcome: EntryOutcome,
-    ) {
-        let value = match result {
-            SyscallResult::Return(code) => Some(code.raw()),
-            SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
-            SyscallResult::Exited(_) => None,
-            // The restored context's x0.
-            SyscallResult::Restored => Some(self.threads[current.index()].context.x[0]),
-            // The IPC code has written x0 when the caller carries on.
-            SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue)
-                .then(|| self.threads[current.index()].context.x[0]),
-        };
-        let verdict = if outcome == EntryOutcome::Logged {
-            AuditVerdict::Logged
-        } else {
-            AuditVerdict::Allowed
-        };
-        self.audit_record(platform, current, verdict, value);
-    }
-
-    /// The record of a syscall the policy stage did not let run.
-    pub(super) fn audit_refused(
-        &mut self,
-        platform: &mut impl Platform,
-        current: ThreadId,
-        outcome: EntryOutcome,
-    ) {
-        let x0 = self.threads[current.index()].context.x[0];
-        let (verdict, result) = match outcome {
-            // A trace entry stop is no verdict: the syscall runs again (and
-            // is recorded then) or the tracer skips it.
-            EntryOutcome::TraceStop => return,
-            // A redirected syscall never reached the kernel's stages: its
-            // handler emulates it in user space (and any syscall it makes
-            // to do so is audited like any other).
-            EntryOutcome::Redirect { .. } => return,
-            EntryOutcome::Trap => (AuditVerdict::Trapped, None),
-            EntryOutcome::Notify => (AuditVerdict::Forwarded, None),
-            EntryOutcome::Kill => (AuditVerdict::Killed, None),
-            EntryOutcome::Refused | EntryOutcome::Run | EntryOutcome::Logged => {
-                (AuditVerdict::Refused(x0 as u16), Some(x0))
-            }
-        };
-        self.audit_record(platform, current, verdict, result);
-    }
-
-    /// Saves the syscall's registers for its record, once the entry work
-    /// (a tracer, the policy) is done with them.
-    pub(super) fn audit_snapshot(&mut self, current: ThreadId, checked_x0: Option<u64>) {
-        let thread = &mut self.threads[current.index()];
-        if thread.audit.is_some() {
-            let mut call = [0u64; 9];
-            call.copy_from_slice(&thread.context.x[..9]);
-            if let Some(x0) = checked_x0 {
-                call[0] = x0;
-            }
-            thread.audit_call = call;
         }
     }
 }

@@ -26,6 +26,7 @@ use abi::bootinfo::MAX_BOOT_UNTYPEDS;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::{ErrorCode, DEBUG_PRINT_MAX, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};
+use arch::boards::PHYSICAL_TIMER_INTID;
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
 use arch::mmu::{AsidAllocator, AsidBits};
@@ -48,9 +49,40 @@ mod tcb;
 mod trace;
 mod user_dispatch;
 mod vspace;
+use crate::stopped_call::{CallStop, Progress, StopAnswer, StoppedCall};
 pub use abi::policy_request::KILLED_BY_POLICY;
-use entry::{EntryHooks, PolicyVerdict, SyscallEntry, WorkFlags};
-use policy::EntryOutcome;
+use entry::{EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, WorkFlags};
+use policy::Entered;
+
+/// How far a `Retype` got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Retyped {
+    /// Every object was made.
+    Done,
+    /// Stopped at a preemption point: `progress` pages zeroed, valid while
+    /// the Untyped's epoch is `at`.
+    Preempted {
+        /// Pages zeroed.
+        progress: u64,
+        /// The Untyped's epoch.
+        at: u64,
+    },
+}
+
+/// Pages a preemptible operation zeroes between two looks for a pending
+/// interrupt (64 KiB: well under a millisecond on a Cortex-A72).
+const ZERO_PAGES_PER_CHECK: u64 = 16;
+
+/// What became of a thread whose syscall was dispatched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dispatched {
+    /// It returns from the syscall.
+    Returns,
+    /// It waits (blocked in IPC, or its call preempted).
+    Waits,
+    /// It ended.
+    Ended,
+}
 
 /// Exit status of a run whose every test passed.
 pub const EXIT_SUCCESS: u32 = 0;
@@ -97,9 +129,12 @@ const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNT
 const _: () = assert!(KERNEL_ROOT_IPC_FRAME_SLOT < 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
-/// Bound on scheduling rounds in one return to user (each round handles
-/// one reschedule request).
+/// Bound on reschedules in one return to user (each round handles one
+/// reschedule request).
 const MAX_SCHEDULING_ROUNDS: usize = 8;
+/// Bound on the rounds of one return to user (see `Kernel::resume`): the
+/// reschedules, and per thread a few stops and continuations.
+const MAX_RESUME_ROUNDS: usize = MAX_SCHEDULING_ROUNDS + 8 * MAX_THREADS;
 
 /// Where the CPU goes after the kernel has handled an event.
 #[derive(Debug, PartialEq, Eq)]
@@ -568,82 +603,259 @@ impl Kernel {
         Ok(())
     }
 
+    /// `IrqSetTimer`: programs the EL1 physical timer for the holder of
+    /// its IrqHandler (EL0 cannot reach the timer's registers).
+    #[inline(never)]
+    fn irq_set_timer<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        handler: u64,
+        ticks: u64,
+    ) -> SyscallResult {
+        let handler = match self.thread_cap(current, handler, CapType::IrqHandler, Rights::WRITE) {
+            Ok(handler) => handler,
+            Err(code) => return SyscallResult::Return(code),
+        };
+        if self.irq_handlers[handler.object().index()].intid != Some(PHYSICAL_TIMER_INTID) {
+            return SyscallResult::Return(ErrorCode::InvalidArgument);
+        }
+        platform.set_physical_timer((ticks != 0).then_some(ticks));
+        SyscallResult::Return(ErrorCode::Ok)
+    }
+
     fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) -> Resume {
         let thread = &mut self.threads[current.index()];
         thread.stats.syscalls += 1;
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.x[8]);
-        let (entry, outcome) = if slow {
-            match self.enter_with_work(platform, current) {
-                Some(entered) => entered,
-                // It waits for room in its audit ring.
-                None => return self.resume(platform),
-            }
-        } else {
-            (SyscallEntry::Dispatch, EntryOutcome::Run)
-        };
-        match entry {
-            SyscallEntry::Dispatch => {
-                let result = match syscall::decode(&self.threads[current.index()].context) {
-                    Ok(call) => self.dispatch(platform, current, call),
-                    Err(code) => SyscallResult::Return(code),
-                };
-                if slow && self.threads[current.index()].audit.is_some() {
-                    self.audit_dispatched(platform, current, result, outcome);
-                }
-                let thread = &mut self.threads[current.index()];
-                match result {
-                    SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
-                    SyscallResult::Yield => {
-                        thread.context.x[0] = ErrorCode::Ok.raw();
-                        thread.stats.yields += 1;
-                        thread.work.insert(WorkFlags::NEED_RESCHED);
-                    }
-                    SyscallResult::Restored => {}
-                    SyscallResult::Exited(status) => {
-                        self.end_thread(platform, current, ThreadState::Exited(status));
-                        return self.resume(platform);
-                    }
-                    SyscallResult::Ipc(effects) => {
-                        self.apply_ipc(platform, effects);
-                        if self.current != Some(current) {
-                            // The caller waits; whoever runs next goes
-                            // through the exit work in `resume`.
-                            if slow {
-                                self.defer_exit_work(current, entry);
-                            }
-                            return self.resume(platform);
-                        }
-                    }
-                }
-            }
-            SyscallEntry::Skipped(_) => {
-                if self.threads[current.index()].audit.is_some() {
-                    self.audit_refused(platform, current, outcome);
-                }
-                if let Some(resume) = self.policy_skipped(platform, current, esr, outcome) {
-                    return resume;
-                }
-            }
-            SyscallEntry::Killed => {
-                if self.threads[current.index()].audit.is_some() {
-                    self.audit_refused(platform, current, EntryOutcome::Kill);
-                }
-                self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                return self.resume(platform);
-            }
-        }
         if slow {
-            self.exit_with_work(platform, current, entry);
+            self.syscall_with_work(platform, current, esr, None);
+            return self.resume(platform);
+        }
+        let context = &self.threads[current.index()].context;
+        let result = match syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(context) {
+            Ok(call) => self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
+                platform,
+                current,
+                call,
+                Progress::NONE,
+            ),
+            Err(code) => SyscallResult::Return(code),
+        };
+        let thread = &mut self.threads[current.index()];
+        match result {
+            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Yield => {
+                thread.context.x[0] = ErrorCode::Ok.raw();
+                thread.stats.yields += 1;
+                thread.work.insert(WorkFlags::NEED_RESCHED);
+            }
+            SyscallResult::Restored => {}
+            SyscallResult::Exited(status) => {
+                self.end_thread(platform, current, ThreadState::Exited(status));
+            }
+            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
+            SyscallResult::Preempted { progress, at } => {
+                let entered = Entered::dispatch_without_work();
+                self.preempt_call(platform, current, esr, &entered, progress, at);
+            }
         }
         self.resume(platform)
     }
 
-    fn dispatch<P: Platform>(
+    /// Writes a dispatched syscall's result to its thread and applies what
+    /// it asked of the scheduler: what became of the thread (the generic
+    /// entry's write-back; `syscall` has its own copy, which the compiler
+    /// folds into the dispatch). A preempted call is kept to go on
+    /// (`preempt_call`).
+    fn write_back<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        result: SyscallResult,
+    ) -> Dispatched {
+        let thread = &mut self.threads[current.index()];
+        match result {
+            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Yield => {
+                thread.context.x[0] = ErrorCode::Ok.raw();
+                thread.stats.yields += 1;
+                thread.work.insert(WorkFlags::NEED_RESCHED);
+            }
+            SyscallResult::Restored => {}
+            SyscallResult::Exited(status) => {
+                self.end_thread(platform, current, ThreadState::Exited(status));
+                return Dispatched::Ended;
+            }
+            SyscallResult::Ipc(effects) => {
+                self.apply_ipc(platform, effects);
+                if self.current != Some(current) {
+                    return Dispatched::Waits;
+                }
+            }
+            SyscallResult::Preempted { progress, at } => {
+                self.preempt_call(platform, current, esr, entered, progress, at);
+                return Dispatched::Waits;
+            }
+        }
+        Dispatched::Returns
+    }
+
+    /// A long operation of `current`'s syscall stopped at a preemption
+    /// point (`progress` of it done, at `at`): the kernel keeps the call,
+    /// answered, to go on from there when the thread next runs, and takes
+    /// the interrupt that is waiting now. If it made a more urgent thread
+    /// ready, that one runs first; the call is neither judged, traced nor
+    /// audited again.
+    #[cold]
+    #[inline(never)]
+    fn preempt_call<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        progress: u64,
+        at: u64,
+    ) {
+        let thread = &mut self.threads[current.index()];
+        let mut regs = [0u64; 9];
+        regs.copy_from_slice(&thread.context.x[..9]);
+        thread.call = Some(StoppedCall {
+            esr,
+            waived: entered.waived,
+            forwarded: entered.forwarded,
+            outcome: entered.outcome,
+            answer: Some(StopAnswer::Restart),
+            ..StoppedCall::new(regs, CallStop::Dispatch { progress, at })
+        });
+        if let Some(interrupt) = platform.take_pending_interrupt() {
+            self.interrupt(platform, interrupt);
+        }
+    }
+
+    /// A syscall through the generic entry: a new one (`resumed` is
+    /// `None`), or a stopped one whose answer has come. It runs to its end,
+    /// or stops again (the thread then waits for the next answer).
+    #[cold]
+    #[inline(never)]
+    fn syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        resumed: Option<&StoppedCall>,
+    ) {
+        let Some((entered, progress)) =
+            self.enter_syscall_with_work(platform, current, esr, resumed)
+        else {
+            return;
+        };
+        let context = &self.threads[current.index()].context;
+        let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
+            Ok(call) => {
+                self.dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress)
+            }
+            Err(code) => SyscallResult::Return(code),
+        };
+        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+    }
+
+    /// The entry work of `syscall_with_work`:
+    /// `Some` when the syscall is to be dispatched now (what the entry work decided,
+    /// and how far a preempted call got); otherwise it is over, or stopped
+    /// again (the thread then waits for the next answer), and `None`.
+    fn enter_syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        resumed: Option<&StoppedCall>,
+    ) -> Option<(Entered, Progress)> {
+        if let Some(call) = resumed {
+            if let CallStop::Dispatch { progress, at } = call.at {
+                let entered = Entered {
+                    entry: SyscallEntry::Dispatch,
+                    outcome: call.outcome,
+                    waived: call.waived,
+                    forwarded: call.forwarded,
+                };
+                return Some((entered, Progress { done: progress, at }));
+            }
+        }
+        let entered = self.enter_with_work(platform, current, resumed);
+        let entry = entered.entry;
+        match entry {
+            SyscallEntry::Dispatch => return Some((entered, Progress::NONE)),
+            SyscallEntry::Stopped(stop) => {
+                self.stop_call(platform, current, esr, stop, &entered);
+                return None;
+            }
+            SyscallEntry::Skipped(_) => {
+                let x0 = self.threads[current.index()].context.x[0];
+                self.audit_complete(platform, current, Some(x0));
+                if !self.policy_skipped(platform, current, esr, entered.outcome) {
+                    return None;
+                }
+            }
+            SyscallEntry::Killed => {
+                self.audit_complete(platform, current, None);
+                self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                return None;
+            }
+        }
+        self.exit_with_work(platform, current, entry);
+        None
+    }
+
+    /// After the dispatch of a syscall with entry work: its audit record,
+    /// its result, its exit work (or, preempted, the kernel keeps it).
+    fn finish_syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        result: SyscallResult,
+    ) {
+        if !matches!(result, SyscallResult::Preempted { .. }) {
+            self.audit_dispatched(platform, current, result);
+        }
+        match self.write_back(platform, current, esr, entered, result) {
+            Dispatched::Returns => self.exit_with_work(platform, current, entered.entry),
+            // The caller waits; whoever runs next goes through the exit
+            // work in `resume`, and its own exit stages run when it
+            // returns.
+            Dispatched::Waits => self.defer_exit_work(current, entered.entry),
+            Dispatched::Ended => {}
+        }
+    }
+
+    /// Goes on with `current`'s stopped syscall, whose answer has come:
+    /// from the registers the kernel kept, not the thread's.
+    #[cold]
+    #[inline(never)]
+    fn continue_call<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
+        let thread = &mut self.threads[current.index()];
+        let Some(call) = thread.call.take() else {
+            return;
+        };
+        thread.context.x[..9].copy_from_slice(&call.regs);
+        self.syscall_with_work(platform, current, call.esr, Some(&call));
+    }
+
+    /// Runs a decoded syscall. `progress` is how far a preempted one got
+    /// (see `StoppedCall`), `None` for a call that starts now. One copy per
+    /// `COPY`, for the reason `syscall::decode_copy` gives.
+    fn dispatch<P: Platform, const COPY: syscall::Copy>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
         call: Call,
+        progress: Progress,
     ) -> SyscallResult {
         match call {
             Call::Null => SyscallResult::Return(ErrorCode::Ok),
@@ -672,24 +884,23 @@ impl Kernel {
                     Err(code) => code,
                 })
             }
+            Call::IrqSetTimer { handler, ticks } => {
+                self.irq_set_timer(platform, current, handler, ticks)
+            }
             Call::Retype {
                 untyped,
                 object_type,
                 size,
                 target,
                 count,
-            } => SyscallResult::Return(
-                match self.retype_syscall(
-                    platform,
-                    current,
-                    untyped,
-                    object_type,
-                    size,
-                    (target, count),
-                ) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
+            } => self.retype_syscall(
+                platform,
+                current,
+                untyped,
+                object_type,
+                size,
+                (target, count),
+                progress,
             ),
             Call::Cap {
                 operation,
@@ -1026,11 +1237,21 @@ impl Kernel {
     /// `Retype`: objects from the caller's Untyped capability into its own
     /// CNode. The types the kernel can give state to so far: endpoints,
     /// notifications, CNodes, smaller Untypeds, Frames and VSpaces (zeroed
-    /// here, before any capability to them can be used; a VSpace is
-    /// unbound until `TcbSetSpace`) and TCBs (each a new, inactive thread
-    /// in a free slot of the thread table), `count` of them into slots
-    /// from `target` on.
+    /// before any capability to them exists; a VSpace is unbound until
+    /// `TcbSetSpace`) and TCBs (each a new, inactive thread in a free slot
+    /// of the thread table), `count` of them into slots from `target` on.
+    ///
+    /// Zeroing is the long part (64 VSpaces of 65 pages are 16.6 MiB), so
+    /// it is preemptible: every `ZERO_PAGES_PER_CHECK` pages the kernel
+    /// looks for a pending interrupt, and if there is one the call stops
+    /// there (`Retyped::Preempted`, `progress` pages zeroed of the memory
+    /// that starts the plan's range) and goes on later from the same
+    /// registers. Nothing is made until all of it is zeroed, so a call
+    /// that is preempted, cancelled or fails in the end changes nothing;
+    /// on going on, the call is checked afresh, and the zeroing done so far
+    /// counts only if the Untyped's memory is as it was (its epoch).
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn retype_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -1038,8 +1259,36 @@ impl Kernel {
         untyped_cptr: u64,
         object_type: CapType,
         size: u64,
+        destination: (u64, u64),
+        progress: Progress,
+    ) -> SyscallResult {
+        match self.retype(
+            platform,
+            current,
+            untyped_cptr,
+            object_type,
+            size,
+            destination,
+            progress,
+        ) {
+            Ok(Retyped::Done) => SyscallResult::Return(ErrorCode::Ok),
+            Ok(Retyped::Preempted { progress, at }) => SyscallResult::Preempted { progress, at },
+            Err(code) => SyscallResult::Return(code),
+        }
+    }
+
+    /// `retype_syscall`'s work.
+    #[allow(clippy::too_many_arguments)]
+    fn retype<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        untyped_cptr: u64,
+        object_type: CapType,
+        size: u64,
         (target, count): (u64, u64),
-    ) -> Result<(), ErrorCode> {
+        progress: Progress,
+    ) -> Result<Retyped, ErrorCode> {
         if !matches!(
             object_type,
             CapType::Endpoint
@@ -1070,10 +1319,33 @@ impl Kernel {
             .caps
             .slot(cnode, untyped_cptr)
             .map_err(ErrorCode::from)?;
-        let made = self
+        let plan = self
             .caps
-            .retype(untyped_slot, object_type, size, cnode, target, count)
+            .plan_retype(untyped_slot, object_type, size, cnode, target, count)
             .map_err(ErrorCode::from)?;
+        if matches!(object_type, CapType::Frame | CapType::VSpace) {
+            let page_size = arch::layout::PAGE_SIZE;
+            let pages = (plan.end - plan.start) / page_size;
+            let mut zeroed = if progress.at == plan.epoch {
+                progress.done.min(pages)
+            } else {
+                0
+            };
+            while zeroed < pages {
+                platform.zero_frame(plan.start + zeroed * page_size);
+                zeroed += 1;
+                if zeroed < pages
+                    && zeroed % ZERO_PAGES_PER_CHECK == 0
+                    && platform.interrupt_is_pending()
+                {
+                    return Ok(Retyped::Preempted {
+                        progress: zeroed,
+                        at: plan.epoch,
+                    });
+                }
+            }
+        }
+        let made = self.caps.commit_retype(&plan).map_err(ErrorCode::from)?;
         if object_type == CapType::Filter {
             self.filters_created(&made);
         }
@@ -1081,31 +1353,19 @@ impl Kernel {
             match object_type {
                 CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
                 CapType::Notification => self.notifications[object.index()] = Notification::EMPTY,
-                CapType::Frame => {
-                    self.frame_maps[object.index()] = None;
-                    if let Some(header) = self.caps.object(object) {
-                        platform.zero_frame(header.phys);
-                    }
-                }
-                CapType::VSpace => {
-                    if let Some(header) = self.caps.object(object).copied() {
-                        let page_size = arch::layout::PAGE_SIZE;
-                        for page in 0..header.size_bytes / page_size {
-                            platform.zero_frame(header.phys + page * page_size);
-                        }
-                    }
-                }
-                CapType::Tcb => self.tcb_created(object),
+                CapType::Frame => self.frame_maps[object.index()] = None,
+                CapType::Tcb => self.tcb_created(current, object),
                 _ => {}
             }
         }
-        Ok(())
+        Ok(Retyped::Done)
     }
 
     /// A CNode operation through the caller's CNode capability `cnode_cptr`
     /// (write right). Objects destroyed by a delete or revoke wake their
     /// waiters with `ObjectDeleted`.
-    #[inline(never)]
+    // Inlined into `dispatch`, for the reason `tcb_syscall` is.
+    #[inline(always)]
     fn cap_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -1183,6 +1443,7 @@ impl Kernel {
         } = self;
         let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
         let mut silenced: heapless::Vec<u32, 8> = heapless::Vec::new();
+        let mut timer_owner_gone = false;
         // Threads made from user space whose TCB object, or user-made
         // VSpace, is gone: they end (with this status) once the deletion
         // is over.
@@ -1194,9 +1455,9 @@ impl Kernel {
                         threads[waiter.index()].state,
                         ThreadState::BlockedOnSend { fault: true, .. }
                     );
-                    if threads[waiter.index()].pending_policy.take().is_some() {
+                    if threads[waiter.index()].pending_policy.is_some() {
                         // Its policy server's endpoint is gone: closed.
-                        ipc::fail_waiter(threads, waiter, ErrorCode::Denied);
+                        ipc::fail_policy_request(threads, waiter);
                     } else if let Some(stop) = threads[waiter.index()].pending_trace.take() {
                         // Its tracer's endpoint is gone: open.
                         threads[waiter.index()].abandon_trace_stop(stop);
@@ -1216,13 +1477,15 @@ impl Kernel {
                     {
                         thread.fault_endpoint = None;
                     }
-                    // Later `Notify` verdicts find no server: they fail
-                    // closed (`Denied`).
-                    if thread
-                        .policy_server
-                        .is_some_and(|(e, _)| e as usize == object.index())
-                    {
-                        thread.policy_server = None;
+                    // Later `Notify` verdicts of the filters it served
+                    // find no server: they fail closed (`Denied`).
+                    for attached in thread.filters.iter_mut() {
+                        if attached
+                            .server
+                            .is_some_and(|(e, _)| e as usize == object.index())
+                        {
+                            attached.server = None;
+                        }
                     }
                     // Its stops have nowhere to go: it runs on untraced.
                     if thread
@@ -1238,6 +1501,10 @@ impl Kernel {
                     core::mem::replace(&mut irq_handlers[object.index()], IrqHandlerState::NONE);
                 if let Some(intid) = state.intid {
                     let _ = silenced.push(intid);
+                }
+                // Nobody may program the timer any more: stop it.
+                if state.intid == Some(PHYSICAL_TIMER_INTID) {
+                    timer_owner_gone = true;
                 }
             }
             CapType::Notification => {
@@ -1330,6 +1597,9 @@ impl Kernel {
         let result = operation(caps, &mut on_destroy);
         for intid in silenced {
             platform.set_interrupt_enabled(intid, false);
+        }
+        if timer_owner_gone {
+            platform.set_physical_timer(None);
         }
         for waiter in woken {
             let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
@@ -1468,6 +1738,13 @@ impl Kernel {
         id: ThreadId,
         report: FaultReport,
     ) -> Resume {
+        self.report_fault(platform, id, report);
+        self.resume(platform)
+    }
+
+    /// A fault of thread `id`: its report goes to its fault endpoint (the
+    /// thread waits for the handler's reply), or the thread stops.
+    fn report_fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) {
         let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
         self.end_user_lines(platform);
         let thread = &mut self.threads[id.index()];
@@ -1481,7 +1758,7 @@ impl Kernel {
             );
             thread.pending_fault = Some(report);
             self.send_on_behalf(platform, id, endpoint, badge);
-            return self.resume(platform);
+            return;
         }
         let _ = writeln!(
             console,
@@ -1489,7 +1766,6 @@ impl Kernel {
             thread.name, id.0
         );
         self.end_thread(platform, id, ThreadState::Faulted(report));
-        self.resume(platform)
     }
 
     /// Sends the kernel message `thread` has pending (a fault report, a
@@ -1514,9 +1790,17 @@ impl Kernel {
     }
 
     /// Picks the thread to return to and runs its exit-to-user work.
+    ///
+    /// Each round picks a thread and either returns to it or does one
+    /// thing that changes what is next: a reschedule (only in the first
+    /// `MAX_SCHEDULING_ROUNDS` rounds; after that the thread runs and the
+    /// next tick asks again), a stopped syscall that goes on, a trace stop
+    /// sent, an audit waiter woken, a deadlock broken. Each of those uses
+    /// something up (a stopped call, an owed stop, a blocked thread), so
+    /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
+    /// idles until the next interrupt and the kernel looks again.
     fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
-        let mut last = None;
-        for _ in 0..MAX_SCHEDULING_ROUNDS {
+        for round in 0..MAX_RESUME_ROUNDS {
             let current = match self.current {
                 Some(current) => current,
                 None => match self.run_queue.dequeue() {
@@ -1539,7 +1823,6 @@ impl Kernel {
                     None => return Resume::Idle,
                 },
             };
-            last = Some(current);
             let thread = &mut self.threads[current.index()];
             let work = thread.work;
             let mut hooks = ExitWork {
@@ -1547,7 +1830,17 @@ impl Kernel {
                 reschedule: false,
             };
             let _pending = entry::exit_to_user_mode(&mut hooks, work);
-            if !hooks.reschedule {
+            if !hooks.reschedule || round >= MAX_SCHEDULING_ROUNDS {
+                // A stopped syscall whose answer has come goes on before
+                // the thread returns to EL0 (it may stop or block again).
+                if self.threads[current.index()]
+                    .call
+                    .as_ref()
+                    .is_some_and(StoppedCall::is_answered)
+                {
+                    self.continue_call(platform, current);
+                    continue;
+                }
                 // Trace stops owed, or the single-step hardware to switch
                 // on (a stale one is switched off lazily: see
                 // `Kernel::software_step`).
@@ -1567,23 +1860,7 @@ impl Kernel {
                 panic!("run queue overflow: more ready threads than thread slots");
             }
         }
-        // Every round asked for a reschedule: run what the last one picked
-        // (trace stops it owes wait for its next return to EL0).
-        let next = match last {
-            Some(thread) if self.current == Some(thread) => thread,
-            _ => match self.run_queue.dequeue() {
-                Some((next, _)) => {
-                    self.switch_to(platform, next);
-                    next
-                }
-                None => return Resume::Idle,
-            },
-        };
-        let stepping = self.threads[next.index()]
-            .work
-            .contains(WorkFlags::SINGLESTEP);
-        self.install_single_step(platform, stepping);
-        self.user_resume(next)
+        Resume::Idle
     }
 
     /// Nothing can run and every thread of the running case waits in IPC
@@ -1765,9 +2042,48 @@ impl Kernel {
         }
     }
 
+    /// Cancels `target`'s stopped syscall, if it has one (waiting for its
+    /// tracer, a policy server or audit room, or answered and about to go
+    /// on): it leaves what it waits in, does not run, and returns
+    /// `Interrupted`; its audit record says "cancelled", and a tracer that
+    /// saw its entry gets its exit stop. The caller decides the thread's
+    /// state (suspended, or ready). `false` if it had none.
+    fn cancel_call<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
+        let Some(call) = self.threads[target.index()].call else {
+            return false;
+        };
+        if matches!(
+            self.threads[target.index()].state,
+            ThreadState::BlockedOnSend { fault: true, .. } | ThreadState::BlockedOnFaultReply
+        ) {
+            self.cancel_wait(target);
+        }
+        let thread = &mut self.threads[target.index()];
+        thread.call = None;
+        thread.pending_policy = None;
+        if thread
+            .pending_trace
+            .is_some_and(|stop| stop.kind == abi::trace::StopKind::Entry)
+        {
+            thread.pending_trace = None;
+        }
+        thread.context.x[0] = ErrorCode::Interrupted.raw();
+        if thread.tracer.is_some()
+            && thread.work.contains(WorkFlags::TRACE)
+            && call.passed_entry_stop()
+        {
+            thread.trace.number = call.regs[8];
+            thread.trace.owed |= crate::thread::TraceProgress::OWE_EXIT;
+        }
+        self.audit_cancelled(platform, target, &call, Some(ErrorCode::Interrupted.raw()));
+        true
+    }
+
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        // The record of the syscall it was in, while it is whole.
+        self.audit_thread_ends(platform, id);
         // First, while it is whole: threads sharing a kernel-made space
         // it owns go with it (its VSpace object goes below).
         self.end_space_guests(platform, id);
@@ -1851,8 +2167,7 @@ impl Kernel {
                 ThreadState::BlockedOnFaultReply
                     if self.threads[caller.index()].pending_policy.is_some() =>
                 {
-                    self.threads[caller.index()].pending_policy = None;
-                    ipc::fail_waiter(&mut self.threads, caller, ErrorCode::Denied);
+                    ipc::fail_policy_request(&mut self.threads, caller);
                     self.make_ready(caller);
                 }
                 // Its tracer died holding a stop: it runs on (open).
@@ -2452,8 +2767,8 @@ struct ExitWork<'a> {
 impl EntryHooks for ExitWork<'_> {
     type Regs = UserContext;
 
-    fn policy(&mut self, _regs: &mut UserContext) -> PolicyVerdict {
-        PolicyVerdict::Allow
+    fn policy(&mut self, _regs: &mut UserContext) -> PolicyDecision {
+        PolicyDecision::Verdict(PolicyVerdict::Allow)
     }
 
     fn current_work(&mut self) -> WorkFlags {

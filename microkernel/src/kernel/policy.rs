@@ -9,15 +9,20 @@
 use super::Kernel;
 use crate::cap::CapSpace;
 use crate::platform::Platform;
-use crate::policy::{Filter, FilterStore, SyscallFacts, VerdictCache};
-use crate::thread::TraceProgress;
-use crate::thread::{PolicyRequest, Thread, ThreadId};
+use crate::policy::{routed_verdict, Filter, FilterStore, SyscallFacts, VerdictCache};
+use crate::stopped_call::{CallStop, PolicyAnswer, StopAnswer, StoppedCall};
+use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, ThreadState, TraceProgress};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
 use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
-use entry::{EntryHooks, PolicyVerdict, TraceEntry, UserDispatch, WorkFlags};
+use entry::{
+    AuditEntry, EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, TraceEntry, UserDispatch,
+    WorkFlags,
+};
+
+pub use crate::stopped_call::EntryOutcome;
 
 pub use abi::policy_request::KILLED_BY_POLICY;
 
@@ -56,8 +61,11 @@ impl Kernel {
             .map_err(|_| ErrorCode::InvalidArgument)
     }
 
-    /// `TcbAttachFilter`: pushes a filter on a thread's stack (and maybe
-    /// names its policy server), then recomputes its verdicts and mask.
+    /// `TcbAttachFilter`: pushes a filter on a thread's stack, with the
+    /// policy server its `Notify` verdicts go to (none: they are
+    /// `Denied`), then recomputes the thread's verdicts and mask. Nothing
+    /// an attach does changes what an earlier filter decides or where its
+    /// `Notify` goes: each filter keeps the server named with it.
     #[inline(never)]
     pub(super) fn attach_filter(
         &mut self,
@@ -82,15 +90,22 @@ impl Kernel {
             .filters
             .of_object(filter.object())
             .ok_or(ErrorCode::InvalidCapability)?;
+        self.push_filter(target, AttachedFilter { index, server })
+    }
+
+    /// Puts `attached` on top of `target`'s stack (`OutOfResources` when
+    /// it is full), with its work bit, verdicts and mask.
+    pub(super) fn push_filter(
+        &mut self,
+        target: ThreadId,
+        attached: AttachedFilter,
+    ) -> Result<(), ErrorCode> {
         let thread = &mut self.threads[target.index()];
         thread
             .filters
-            .push(index)
+            .push(attached)
             .map_err(|_| ErrorCode::OutOfResources)?;
-        self.filters.attach(index);
-        if server.is_some() {
-            thread.policy_server = server;
-        }
+        self.filters.attach(attached.index);
         thread.work.insert(WorkFlags::POLICY);
         refresh_verdicts(thread, &self.filters);
         Ok(())
@@ -99,8 +114,8 @@ impl Kernel {
     /// Lets go of an ending thread's filters.
     pub(super) fn detach_filters(&mut self, id: ThreadId) {
         let stack = core::mem::take(&mut self.threads[id.index()].filters);
-        for index in stack {
-            self.filters.detach(index);
+        for attached in stack {
+            self.filters.detach(attached.index);
         }
     }
 
@@ -116,68 +131,70 @@ impl Kernel {
 /// Recomputes a thread's verdict cache and no-entry-work mask from its
 /// filter stack.
 fn refresh_verdicts(thread: &mut Thread, store: &FilterStore) {
-    let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> =
-        thread.filters.iter().map(|&i| store.filter(i)).collect();
+    let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = thread
+        .filters
+        .iter()
+        .map(|a| store.filter(a.index))
+        .collect();
     thread.verdicts = VerdictCache::new(&stack);
     thread.recompute_no_entry_work();
 }
 
-/// What the trace and policy stages decided for the syscall in progress,
-/// for the kernel to act on once the entry code returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum EntryOutcome {
-    /// No verdict was needed, or it let the syscall run.
-    Run,
-    /// The tracer gets an entry stop first (the syscall runs again, or
-    /// not, once it answers).
-    TraceStop,
-    /// A `Log` rule let it run (its audit record says so).
-    Logged,
-    /// Do not run it; the error code is in `x0`.
-    Refused,
-    /// `Trap`: report it to the thread's fault endpoint.
-    Trap,
-    /// `Notify`: ask the thread's policy server.
-    Notify,
-    /// `Kill`.
-    Kill,
-    /// User dispatch (stage 1) redirects the syscall to the thread's
-    /// handler; `flags` is the frame's flags word.
-    Redirect {
-        /// `abi::user_dispatch::FLAG_*`.
-        flags: u64,
-    },
-}
-
 /// The syscall entry and exit work of one thread: its work word, what
-/// the policy stage needs, and the trace stops (the kernel sends them once
-/// the entry code returns: a stop blocks the thread).
+/// the policy stage needs, what a stopped call goes on with, and the
+/// trace stops the exit stages owe (the kernel sends them on the way back
+/// to EL0: a stop blocks the thread).
 pub(super) struct SyscallWork<'a> {
     pub work: &'a mut WorkFlags,
     pub policy: Option<PolicyCheck<'a>>,
     pub outcome: EntryOutcome,
-    /// The tracer already answered this syscall's entry stop.
-    pub trace_answered: bool,
+    /// The answer a stopped call goes on with (`None`: a new syscall, or
+    /// one past the stage its answer was for).
+    pub answer: Option<StopAnswer>,
+    /// Filters whose `Notify` a server allowed (see `StoppedCall::waived`).
+    pub waived: u8,
+    /// A policy server decided this call.
+    pub forwarded: bool,
     /// Stops the exit stages asked for (`TraceProgress::OWE_*`).
     pub owed: u8,
     /// Stage 1's answer, worked out before the entry code ran (it reads
     /// user memory): `Some(flags)` redirects.
     pub redirect: Option<u64>,
-    /// `x0` as the policy stage saw it, before a refusal wrote its error
-    /// there (what the audit record shows).
-    pub checked_x0: Option<u64>,
+    /// Stage 4's answer, worked out before the entry code ran (it reads
+    /// the ring): lossless audit into a full ring waits.
+    pub audit_full: bool,
+    /// `x0` and `x8` as the policy stage saw them, before a refusal wrote
+    /// its result there (what the audit record and the exit stop show).
+    pub checked: Option<(u64, u64)>,
+}
+
+impl<'a> SyscallWork<'a> {
+    /// The hooks for the exit stages only.
+    pub fn exit_only(work: &'a mut WorkFlags) -> SyscallWork<'a> {
+        SyscallWork {
+            work,
+            policy: None,
+            outcome: EntryOutcome::Run,
+            answer: None,
+            waived: 0,
+            forwarded: false,
+            owed: 0,
+            redirect: None,
+            audit_full: false,
+            checked: None,
+        }
+    }
 }
 
 /// A thread's filters and what evaluating them may need.
 pub(super) struct PolicyCheck<'a> {
     pub verdicts: &'a VerdictCache,
     pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
+    /// Bit n: the n-th filter has a policy server.
+    pub served: u8,
     /// Type and badge of the capability `x0` names, if the cache says a
     /// rule looks at them and the slot holds one.
     pub capability: Option<(CapType, u64)>,
-    /// The policy server already allowed this syscall: a `Notify` verdict
-    /// is waived (any stricter one still applies).
-    pub approved: bool,
 }
 
 impl<'a> PolicyCheck<'a> {
@@ -186,7 +203,7 @@ impl<'a> PolicyCheck<'a> {
     /// rule that can decide this syscall looks at its type or badge.
     pub fn new(
         verdicts: &'a VerdictCache,
-        stack: &[crate::policy::FilterIndex],
+        stack: &[AttachedFilter],
         store: &'a FilterStore,
         cspace: Option<crate::cap::CNodeId>,
         regs: &UserContext,
@@ -201,24 +218,86 @@ impl<'a> PolicyCheck<'a> {
         } else {
             None
         };
+        let served = stack
+            .iter()
+            .enumerate()
+            .filter(|(_, attached)| attached.server.is_some())
+            .fold(0u8, |bits, (i, _)| bits | 1 << i);
         PolicyCheck {
             verdicts,
-            stack: stack.iter().map(|&i| store.filter(i)).collect(),
+            stack: stack.iter().map(|a| store.filter(a.index)).collect(),
+            served,
             capability,
-            approved: false,
         }
     }
 
     /// The stack's verdict for the syscall in `regs`, from the registers as
-    /// they are now (the copy the dispatched call will use).
-    fn verdict(&self, regs: &UserContext) -> Action {
+    /// they are now (the copy the dispatched call will use), with the
+    /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
+    /// whose server is asked.
+    fn verdict(&self, regs: &UserContext, waived: u8) -> (Action, Option<u8>) {
         let mut args = [0u64; 8];
         args.copy_from_slice(&regs.x[..8]);
         let mut facts = SyscallFacts::from_registers(regs.x[8], args);
         if let Some((object_type, badge)) = self.capability {
             facts = facts.with_capability(object_type, badge);
         }
-        self.verdicts.verdict(&self.stack, &facts)
+        // The cache answers everything but `Notify`, whose filter (and
+        // so its server) only an evaluation of each filter tells; with one
+        // filter, the stack's verdict is that filter's.
+        if waived == 0 || self.stack.len() == 1 {
+            let verdict = self.verdicts.verdict(&self.stack, &facts);
+            match verdict {
+                Action::Notify if self.stack.len() == 1 => {
+                    return match (waived & 1 != 0, self.served & 1 != 0) {
+                        (true, _) => (Action::Allow, None),
+                        (false, false) => (Action::Errno(ErrorCode::Denied.raw() as u16), None),
+                        (false, true) => (Action::Notify, Some(0)),
+                    }
+                }
+                Action::Notify => {}
+                verdict => return (verdict, None),
+            }
+        }
+        self.routed(&facts, waived)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
+        routed_verdict(&self.stack, facts, waived, self.served)
+    }
+}
+
+impl SyscallWork<'_> {
+    /// Do not run the syscall: `result` in `x0`.
+    fn refuse(
+        &mut self,
+        regs: &mut UserContext,
+        result: u64,
+        outcome: EntryOutcome,
+    ) -> PolicyDecision {
+        regs.x[0] = result;
+        self.outcome = outcome;
+        PolicyDecision::Verdict(PolicyVerdict::Deny)
+    }
+
+    /// A policy server decided the call (anything but "allow").
+    #[cold]
+    #[inline(never)]
+    fn server_decided(&mut self, regs: &mut UserContext, answer: PolicyAnswer) -> PolicyDecision {
+        match answer {
+            PolicyAnswer::Refuse(code) => self.refuse(regs, code.raw(), EntryOutcome::Refused),
+            PolicyAnswer::Emulate { x0, x8 } => {
+                regs.x[8] = x8;
+                self.refuse(regs, x0, EntryOutcome::Emulated)
+            }
+            PolicyAnswer::Kill => {
+                self.outcome = EntryOutcome::Kill;
+                PolicyDecision::Verdict(PolicyVerdict::Kill)
+            }
+            PolicyAnswer::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
+        }
     }
 }
 
@@ -238,13 +317,14 @@ impl EntryHooks for SyscallWork<'_> {
     }
 
     fn trace_entry(&mut self, _regs: &mut UserContext) -> TraceEntry {
-        if self.trace_answered {
-            return TraceEntry::Continue;
+        match self.answer.take() {
+            // The tracer's changes are in the registers already.
+            Some(StopAnswer::TraceContinue) => TraceEntry::Continue,
+            Some(StopAnswer::TraceSkip) => TraceEntry::Skip,
+            // Not answered yet: the stop blocks the thread, and the kernel
+            // sends it once the entry code has returned.
+            _ => TraceEntry::Stop,
         }
-        // Not now: the stop blocks the thread, and the tracer's answer
-        // runs the SVC again (past this stage) or skips it.
-        self.outcome = EntryOutcome::TraceStop;
-        TraceEntry::Skip
     }
 
     fn trace_exit(&mut self, _regs: &mut UserContext) {
@@ -255,43 +335,61 @@ impl EntryHooks for SyscallWork<'_> {
         self.owed |= TraceProgress::OWE_STEP;
     }
 
-    fn policy(&mut self, regs: &mut UserContext) -> PolicyVerdict {
-        self.checked_x0 = Some(regs.x[0]);
+    // Inlined: it is the policy stage of every filtered syscall, and its
+    // rare parts are out of line.
+    #[inline(always)]
+    fn policy(&mut self, regs: &mut UserContext) -> PolicyDecision {
+        self.checked = Some((regs.x[0], regs.x[8]));
+        // A policy server's answer decides, unless it allowed the call:
+        // then the filters judge it again (its `Notify` waived).
+        if let Some(StopAnswer::Policy(answer)) = self.answer {
+            self.answer = None;
+            if answer != PolicyAnswer::Allow {
+                return self.server_decided(regs, answer);
+            }
+        }
         let Some(check) = &self.policy else {
             // Policy work with nothing to check it against: fail closed.
-            regs.x[0] = ErrorCode::Denied.raw();
-            self.outcome = EntryOutcome::Refused;
-            return PolicyVerdict::Deny;
+            return self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Refused);
         };
-        match check.verdict(regs) {
-            Action::Allow => PolicyVerdict::Allow,
+        let (action, asker) = check.verdict(regs, self.waived);
+        self.outcome = EntryOutcome::Run;
+        match action {
+            Action::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
             // `Log` runs the syscall; an audited thread's record of it says
             // a filter logged it.
             Action::Log => {
                 self.outcome = EntryOutcome::Logged;
-                PolicyVerdict::Allow
+                PolicyDecision::Verdict(PolicyVerdict::Allow)
             }
-            Action::Errno(code) => {
-                regs.x[0] = u64::from(code);
-                self.outcome = EntryOutcome::Refused;
-                PolicyVerdict::Deny
-            }
-            Action::Trap => {
-                regs.x[0] = ErrorCode::Denied.raw();
-                self.outcome = EntryOutcome::Trap;
-                PolicyVerdict::Deny
-            }
-            Action::Notify if check.approved => PolicyVerdict::Allow,
-            Action::Notify => {
-                // The registers stay as they are: the request carries them,
-                // and an allowed syscall runs again from them.
-                self.outcome = EntryOutcome::Notify;
-                PolicyVerdict::Deny
-            }
+            Action::Errno(code) => self.refuse(regs, u64::from(code), EntryOutcome::Refused),
+            Action::Trap => self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Trap),
+            Action::Notify => match asker {
+                // The registers stay as they are: the kernel keeps them
+                // as the stopped call, and the request carries them.
+                Some(filter) => {
+                    self.outcome = EntryOutcome::Ask { filter };
+                    PolicyDecision::Ask
+                }
+                None => self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Refused),
+            },
             Action::Kill => {
                 self.outcome = EntryOutcome::Kill;
-                PolicyVerdict::Kill
+                PolicyDecision::Verdict(PolicyVerdict::Kill)
             }
+        }
+    }
+
+    fn audit_entry(&mut self, _regs: &UserContext, _verdict: PolicyVerdict) -> AuditEntry {
+        // "There is room now" is only a reason to look again: the kernel
+        // looked at the ring before this pass (`audit_full`).
+        if self.answer == Some(StopAnswer::AuditRoom) {
+            self.answer = None;
+        }
+        if self.audit_full {
+            AuditEntry::Wait
+        } else {
+            AuditEntry::Continue
         }
     }
 
@@ -309,24 +407,34 @@ impl EntryHooks for SyscallWork<'_> {
 }
 
 impl Kernel {
-    /// `Notify`: the thread's syscall waits for its policy server's answer
+    /// `Notify`: the stopped call waits for the answer of the policy
+    /// server of the filter at position `filter` of its thread's stack
     /// (sent like a fault message, so the server sees an ordinary call).
-    /// With no server (none named, or its endpoint destroyed) it fails
-    /// closed with `Denied`: `None` returns to the thread.
+    /// The request is built from the stopped call's registers. A filter
+    /// with no server never asks (`routed_verdict` refuses for it); one
+    /// whose server went away meanwhile is answered `Denied` here.
     pub(super) fn notify_policy_server<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
-    ) -> Option<super::Resume> {
-        let thread = &self.threads[current.index()];
-        let Some((endpoint, badge)) = thread.policy_server else {
-            self.threads[current.index()].context.x[0] = ErrorCode::Denied.raw();
-            return None;
+        filter: u8,
+    ) {
+        let thread = &mut self.threads[current.index()];
+        let server = thread
+            .filters
+            .get(usize::from(filter))
+            .and_then(|attached| attached.server);
+        let Some(call) = thread.call.as_mut() else {
+            return;
         };
-        let context = &thread.context;
+        let Some((endpoint, badge)) = server else {
+            call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
+            call.forwarded = true;
+            return;
+        };
+        let regs = call.regs;
         let mut args = [0u64; 8];
-        args.copy_from_slice(&context.x[..8]);
-        let number = context.x[8];
+        args.copy_from_slice(&regs[..8]);
         let (object_type, cap_badge) = thread
             .cspace
             .and_then(|cnode| {
@@ -339,42 +447,67 @@ impl Kernel {
             .unwrap_or((0, 0));
         self.policy_cookie += 1;
         self.threads[current.index()].pending_policy = Some(PolicyRequest {
-            number,
+            filter,
+            number: regs[8],
             object_type,
             badge: cap_badge,
             cookie: self.policy_cookie,
             args,
         });
         self.send_on_behalf(platform, current, endpoint, badge);
-        Some(self.resume(platform))
+    }
+}
+
+/// What one pass through the entry work came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Entered {
+    /// The entry code's answer.
+    pub entry: SyscallEntry,
+    /// What the stages decided (see `EntryOutcome`).
+    pub outcome: EntryOutcome,
+    /// Filters whose `Notify` a server allowed.
+    pub waived: u8,
+    /// A policy server decided the call.
+    pub forwarded: bool,
+}
+
+impl Entered {
+    /// A syscall of a thread without entry work: dispatched as made.
+    pub fn dispatch_without_work() -> Entered {
+        Entered {
+            entry: SyscallEntry::Dispatch,
+            outcome: EntryOutcome::Run,
+            waived: 0,
+            forwarded: false,
+        }
     }
 }
 
 impl Kernel {
     /// The generic entry for a syscall with entry work (out of line: the
-    /// common syscall has none).
+    /// common syscall has none): a new one (`resumed` is `None`), or one
+    /// that stopped in its entry work and whose answer has come (its
+    /// registers are in the context again). Stage 1 (user dispatch) and
+    /// stage 4's room check read memory, so their answers are worked out
+    /// here before the entry code runs.
     #[cold]
     #[inline(never)]
     pub(super) fn enter_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
-    ) -> Option<(entry::SyscallEntry, EntryOutcome)> {
-        // Stage 1 reads user memory, so its answer is worked out here;
-        // the entry code still decides what it means (nothing else runs).
-        let redirect = if self.threads[current.index()]
-            .work
-            .contains(WorkFlags::USER_DISPATCH)
+        resumed: Option<&StoppedCall>,
+    ) -> Entered {
+        let redirect = if resumed.is_none()
+            && self.threads[current.index()]
+                .work
+                .contains(WorkFlags::USER_DISPATCH)
         {
             self.user_dispatch_decision(platform, current)
         } else {
             None
         };
-        // Lossless audit with a full ring: wait before anything runs (a
-        // redirected syscall is not audited, so it does not wait).
-        if redirect.is_none() && !self.audit_admits(platform, current) {
-            return None;
-        }
+        let audit_full = self.audit_ring_is_full(platform, current);
         let Kernel {
             threads,
             filters,
@@ -387,42 +520,45 @@ impl Kernel {
             verdicts,
             filters: stack,
             cspace,
-            policy_approved,
             trace,
             ..
         } = &mut threads[current.index()];
         let flags = *work;
-        // The SVC the policy server allowed is the one re-entering now.
-        let svc = context.pc.wrapping_sub(4);
-        let approved = policy_approved.take() == Some(svc);
-        let policy = flags.contains(WorkFlags::POLICY).then(|| PolicyCheck {
-            approved,
-            ..PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps)
-        });
+        let policy = flags
+            .contains(WorkFlags::POLICY)
+            .then(|| PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps));
         let mut hooks = SyscallWork {
-            work,
             policy,
-            outcome: EntryOutcome::Run,
-            trace_answered: trace.entry_answered == Some(svc),
-            owed: 0,
+            outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
+            answer: resumed.and_then(|call| call.answer),
+            waived: resumed.map_or(0, |call| call.waived),
+            forwarded: resumed.is_some_and(|call| call.forwarded),
             redirect,
-            checked_x0: None,
+            audit_full,
+            ..SyscallWork::exit_only(work)
         };
-        let entry = entry::syscall_enter_from_user_mode(&mut hooks, context, flags);
-        // The answered entry stop stays answered while the policy server
-        // is asked (the SVC runs again after its verdict); otherwise this
-        // syscall is past its entry stop.
-        if hooks.outcome != EntryOutcome::Notify {
-            trace.entry_answered = None;
-        }
-        trace.number = context.x[8];
-        let outcome = hooks.outcome;
-        let checked_x0 = hooks.checked_x0;
+        let entry = match resumed.map(|call| call.at) {
+            Some(CallStop::Entry(stop)) => {
+                entry::syscall_resume_entry(&mut hooks, context, flags, stop)
+            }
+            _ => entry::syscall_enter_from_user_mode(&mut hooks, context, flags),
+        };
+        let checked = hooks.checked;
+        // The number as judged (an emulated result may be in `x8` now).
+        trace.number = checked.map_or(context.x[8], |(_, x8)| x8);
+        let entered = Entered {
+            entry,
+            outcome: hooks.outcome,
+            waived: hooks.waived,
+            forwarded: hooks.forwarded,
+        };
         drop(hooks);
         // The record shows the arguments as the entry work left them (as
         // the policy saw them, not a refusal's error code).
-        self.audit_snapshot(current, checked_x0);
-        Some((entry, outcome))
+        if !matches!(entry, SyscallEntry::Stopped(_)) {
+            self.audit_begin(current, &entered, checked);
+        }
+        entered
     }
 
     /// The generic exit for a syscall that went through `enter_with_work`.
@@ -432,19 +568,11 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-        entry: entry::SyscallEntry,
+        entry: SyscallEntry,
     ) {
         let thread = &mut self.threads[current.index()];
         let flags = thread.work;
-        let mut hooks = SyscallWork {
-            work: &mut thread.work,
-            policy: None,
-            outcome: EntryOutcome::Run,
-            trace_answered: false,
-            owed: 0,
-            redirect: None,
-            checked_x0: None,
-        };
+        let mut hooks = SyscallWork::exit_only(&mut thread.work);
         let outcome =
             entry::syscall_exit_to_user_mode(&mut hooks, &mut thread.context, entry, flags);
         let owed = hooks.owed;
@@ -459,14 +587,56 @@ impl Kernel {
             );
         }
     }
+
+    /// A syscall stopped in its entry work: the kernel keeps it as judged
+    /// so far (the registers now), and sends what it waits for (the entry
+    /// stop to the tracer, the request to a policy server) or leaves it
+    /// waiting for audit room. The thread blocks.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn stop_call<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        stop: entry::EntryStop,
+        entered: &Entered,
+    ) {
+        let thread = &mut self.threads[current.index()];
+        let mut regs = [0u64; 9];
+        regs.copy_from_slice(&thread.context.x[..9]);
+        thread.call = Some(StoppedCall {
+            esr,
+            waived: entered.waived,
+            forwarded: entered.forwarded,
+            outcome: entered.outcome,
+            ..StoppedCall::new(regs, CallStop::Entry(stop))
+        });
+        match stop {
+            entry::EntryStop::TraceEntry => {
+                self.trace_stop(platform, current, StopKind::Entry, regs[8]);
+            }
+            entry::EntryStop::Policy => {
+                let filter = match entered.outcome {
+                    EntryOutcome::Ask { filter } => filter,
+                    // The policy stage stops only to ask.
+                    _ => u8::MAX,
+                };
+                self.notify_policy_server(platform, current, filter);
+            }
+            entry::EntryStop::AuditEntry(_) => {
+                thread.state = ThreadState::BlockedOnAudit;
+                self.current = None;
+            }
+        }
+    }
 }
 
 impl Kernel {
     /// A syscall the entry stages did not let run: a redirect enters the
-    /// user-dispatch handler (or kills the thread), an entry stop
-    /// goes to the tracer, a `Trap` becomes a fault report, a `Notify` goes
-    /// to the policy server; an `Errno` needs nothing more (`None`: return
-    /// to the thread).
+    /// user-dispatch handler (or kills the thread), a `Trap` becomes a
+    /// fault report; an `Errno` needs nothing more. `false`: the thread
+    /// does not return from the syscall now (it waits, or it ended).
     #[cold]
     #[inline(never)]
     pub(super) fn policy_skipped<P: Platform>(
@@ -475,25 +645,23 @@ impl Kernel {
         current: ThreadId,
         esr: u64,
         outcome: EntryOutcome,
-    ) -> Option<super::Resume> {
+    ) -> bool {
         match outcome {
             EntryOutcome::Trap => {
                 // The syscall did not run; its report goes to the fault
                 // endpoint (or stops the thread), with `Denied` in `x0`.
                 let context = &self.threads[current.index()].context;
                 let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
-                Some(self.fault(platform, current, report))
+                self.report_fault(platform, current, report);
+                false
             }
-            EntryOutcome::Notify => self.notify_policy_server(platform, current),
             EntryOutcome::Redirect { flags } => self.redirect_to_handler(platform, current, flags),
-            EntryOutcome::TraceStop => {
-                let number = self.threads[current.index()].context.x[8];
-                Some(self.trace_stop(platform, current, StopKind::Entry, number))
-            }
             EntryOutcome::Run
             | EntryOutcome::Logged
             | EntryOutcome::Refused
-            | EntryOutcome::Kill => None,
+            | EntryOutcome::Emulated
+            | EntryOutcome::Ask { .. }
+            | EntryOutcome::Kill => true,
         }
     }
 }

@@ -32,9 +32,14 @@ use entry::WorkFlags;
 
 impl Kernel {
     /// A TCB syscall by `current` through the capability at `cptr`.
+    /// Inlined into `dispatch` (its longer cases are out of line): as a
+    /// call, its operation argument made the compiler keep the whole
+    /// decoded `Call` in memory, which cost every syscall on the slow path
+    /// without work (see `syscall::decode_copy`).
+    #[inline(always)]
     pub(super) fn tcb_syscall<P: Platform>(
         &mut self,
-        _platform: &mut P,
+        platform: &mut P,
         current: ThreadId,
         operation: TcbOperation,
         cptr: u64,
@@ -61,7 +66,7 @@ impl Kernel {
                 ErrorCode::Ok
             }
             TcbOperation::Suspend => {
-                self.suspend(target);
+                self.suspend(platform, target);
                 ErrorCode::Ok
             }
             TcbOperation::Resume => match self.threads[target.index()].state {
@@ -83,8 +88,15 @@ impl Kernel {
                 ErrorCode::Ok
             }
             TcbOperation::WriteRegister(register, value) => {
-                self.write_register(target, register, value);
-                ErrorCode::Ok
+                match self.write_register(platform, current, target, register, value) {
+                    Ok(cancelled) => {
+                        // The second result says whether a syscall the
+                        // thread was in was cancelled by the write.
+                        self.threads[current.index()].context.x[8] = u64::from(cancelled);
+                        ErrorCode::Ok
+                    }
+                    Err(code) => code,
+                }
             }
             TcbOperation::AttachTracer(endpoint) => {
                 match self.attach_tracer(current, target, endpoint) {
@@ -92,9 +104,11 @@ impl Kernel {
                     Err(code) => code,
                 }
             }
-            TcbOperation::DetachTracer => {
-                self.detach_tracer(target);
-                ErrorCode::Ok
+            TcbOperation::DetachTracer(endpoint) => {
+                match self.detach_tracer_through(current, target, endpoint) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                }
             }
         };
         SyscallResult::Return(code)
@@ -108,23 +122,56 @@ impl Kernel {
             .count()
     }
 
-    /// A TCB object was retyped from user space: its thread takes a free
-    /// slot, inactive, with nothing but the TCB (the caller checked there
-    /// is a free slot; without one the object names no thread).
+    /// A TCB object was retyped from user space by `creator`: its thread
+    /// takes a free slot, inactive, with nothing but the TCB (the caller
+    /// checked there is a free slot; without one the object names no
+    /// thread) and the creator's confinement (`inherit_confinement`).
     #[inline(never)]
-    pub(super) fn tcb_created(&mut self, tcb: ObjectId) {
-        let Some(thread) = self
+    pub(super) fn tcb_created(&mut self, creator: ThreadId, tcb: ObjectId) {
+        let Some(index) = self
             .threads
-            .iter_mut()
-            .find(|t| t.state == ThreadState::Free)
+            .iter()
+            .position(|t| t.state == ThreadState::Free)
         else {
             return;
         };
+        let thread = &mut self.threads[index];
         *thread = Thread::EMPTY;
         thread.state = ThreadState::Inactive;
         thread.tcb = Some(tcb);
         thread.created_by_user = true;
         thread.name = "task";
+        self.inherit_confinement(creator, ThreadId(index as u16));
+    }
+
+    /// A thread made by a confined thread is confined as its creator is,
+    /// as seccomp filters and audit carry across Linux's `clone()`: it
+    /// gets every filter of the creator's stack with the policy server
+    /// each was attached with, the creator's audit (same ring,
+    /// notification, mode and badge; records tell the threads apart by
+    /// their thread identifier), and its tracer (same endpoint and badge;
+    /// stops carry the thread identifier too). The creator holds every
+    /// right over the new TCB, and none of them lifts what was inherited:
+    /// filters cannot be taken off, audit can be turned off only with the
+    /// ring's Frame, a tracer detached only with its endpoint. User
+    /// dispatch is not inherited: it names the creator's own code and
+    /// memory, and only ever takes syscalls away from a thread.
+    fn inherit_confinement(&mut self, creator: ThreadId, child: ThreadId) {
+        let parent = &self.threads[creator.index()];
+        let (stack, audit, tracer) = (parent.filters.clone(), parent.audit, parent.tracer);
+        for attached in stack {
+            // The stacks are the same size: this cannot fail.
+            let _ = self.push_filter(child, attached);
+        }
+        if audit.is_some() {
+            self.attach_audit(child, audit);
+        }
+        if let Some(tracer) = tracer {
+            let thread = &mut self.threads[child.index()];
+            thread.tracer = Some(tracer);
+            thread.work.insert(WorkFlags::TRACE);
+            thread.recompute_no_entry_work();
+        }
     }
 
     /// `TcbConfigure`: gives the new thread named by the TCB capability at
@@ -238,16 +285,29 @@ impl Kernel {
     /// Stops `target` wherever it is. A thread waiting in IPC leaves the
     /// queue; its syscall returns `Interrupted` when it is resumed (a
     /// faulting thread instead runs its faulting instruction again, which
-    /// faults afresh). A server that owes a reply keeps owing it.
-    fn suspend(&mut self, target: ThreadId) {
+    /// faults afresh). A syscall stopped for its tracer, a policy server or
+    /// audit room, or about to go on, is cancelled the same way
+    /// (`cancel_call`). A server that owes a reply keeps owing it.
+    #[inline(never)]
+    fn suspend<P: Platform>(&mut self, platform: &mut P, target: ThreadId) {
+        if self.cancel_call(platform, target) {
+            // Out of any queue now, and `Interrupted` is its result.
+            let thread = &mut self.threads[target.index()];
+            if thread.state == ThreadState::Ready {
+                self.run_queue.remove(target, thread.priority);
+            }
+            if self.current == Some(target) {
+                self.current = None;
+            }
+            self.threads[target.index()].state = ThreadState::Suspended;
+            return;
+        }
         match self.threads[target.index()].state {
             ThreadState::Suspended => return,
             ThreadState::Ready => {
                 let priority = self.threads[target.index()].priority;
                 self.run_queue.remove(target, priority);
             }
-            // Its `svc` runs again once resumed (and there is room).
-            ThreadState::BlockedOnAudit => {}
             ThreadState::Running => {
                 if self.current == Some(target) {
                     self.current = None;
@@ -257,12 +317,9 @@ impl Kernel {
                 self.cancel_wait(target);
                 let thread = &mut self.threads[target.index()];
                 thread.pending_fault = None;
-                // A syscall waiting for its policy verdict returns
-                // `Interrupted`, like any other wait.
-                if thread.pending_policy.take().is_some() {
-                    thread.context.x[0] = ErrorCode::Interrupted.raw();
-                }
-                // A trace stop ends as if the tracer had said "continue".
+                // An exit or step stop ends as if the tracer had said
+                // "continue" (an entry stop is a stopped call, cancelled
+                // above).
                 if let Some(stop) = thread.pending_trace.take() {
                     thread.abandon_trace_stop(stop);
                 }
@@ -274,6 +331,8 @@ impl Kernel {
                 self.cancel_wait(target);
                 self.threads[target.index()].context.x[0] = ErrorCode::Interrupted.raw();
             }
+            // Only a stopped call waits for audit room (cancelled above).
+            ThreadState::BlockedOnAudit => {}
             // Ended threads have no TCB object any more; a new thread is
             // not running yet (and only `TcbResume` starts it).
             ThreadState::Free
@@ -294,15 +353,66 @@ impl Kernel {
         }
     }
 
-    /// Writes a register; only NZCV of PSTATE can change (decode refused
-    /// other bits), so the thread always returns to EL0t with interrupts on.
-    fn write_register(&mut self, target: ThreadId, register: Register, value: u64) {
+    /// Writes a register of `target` for `current`; only NZCV of PSTATE
+    /// can change (decode refused other bits), so the thread always
+    /// returns to EL0t with interrupts on. `true` if the write cancelled a
+    /// syscall the thread was in.
+    ///
+    /// A write to one of `x0..x8` (a syscall's number, capability, message
+    /// info and arguments) of a thread inside a syscall (stopped for its
+    /// tracer, a policy server or audit room, about to go on, or blocked
+    /// in IPC) cancels that syscall first: it returns `Interrupted` and
+    /// does not run, then the write takes effect. So no write is ever
+    /// overwritten by a call that goes on, and no call runs that was not
+    /// judged as it runs. Other registers are only written. A thread's own
+    /// `x0` and `x8` cannot be written (`InvalidArgument`): this syscall's
+    /// results go there.
+    #[inline(never)]
+    fn write_register<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        target: ThreadId,
+        register: Register,
+        value: u64,
+    ) -> Result<bool, ErrorCode> {
+        let call_register = matches!(register, Register::X(n) if n <= 8);
+        if target == current && matches!(register, Register::X(0 | 8)) {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        let cancelled = call_register && target != current && self.cancel_syscall(platform, target);
         let context = &mut self.threads[target.index()].context;
         match register {
             Register::X(n) => context.x[usize::from(n)] = value,
             Register::Sp => context.sp = value,
             Register::Pc => context.pc = value,
             Register::Nzcv => context.spsr = (context.spsr & !NZCV_MASK) | value,
+        }
+        Ok(cancelled)
+    }
+
+    /// Cancels whatever syscall `target` is inside (not its own running
+    /// one): a stopped call (`cancel_call`), or a wait in IPC, which ends
+    /// with `Interrupted` as a suspension would end it (the thread runs on).
+    /// `false` if it was in none.
+    fn cancel_syscall<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
+        if self.cancel_call(platform, target) {
+            if self.threads[target.index()].state != ThreadState::Ready {
+                self.make_ready(target);
+            }
+            return true;
+        }
+        match self.threads[target.index()].state {
+            ThreadState::BlockedOnSend { fault: false, .. }
+            | ThreadState::BlockedOnReceive { .. }
+            | ThreadState::BlockedOnReply
+            | ThreadState::BlockedOnNotification { .. } => {
+                self.cancel_wait(target);
+                self.threads[target.index()].context.x[0] = ErrorCode::Interrupted.raw();
+                self.make_ready(target);
+                true
+            }
+            _ => false,
         }
     }
 }

@@ -4,12 +4,13 @@
 //! The order of the stops is the entry crate's (stage 2 entry stop, stage
 //! 6 exit stop, stage 7 single-step report); this file only carries them
 //! out. A stop blocks the thread, so the kernel cannot run the stages in
-//! one go: the entry stop ends the first pass through the entry code (the
-//! tracer's answer runs the SVC again past it, see
-//! `ipc::trace::answer_trace_stop`), and the exit stages only record the
-//! stops they owe (`TraceProgress::owed`), which `Kernel::resume` sends,
-//! exit stop first, before the thread returns to EL0. A syscall that
-//! blocked runs its exit stages when it returns, in `resume` too.
+//! one go: the entry stop stops the syscall (`stopped_call`: the kernel
+//! keeps its registers, the tracer's answer changes that copy, see
+//! `ipc::trace::answer_trace_stop`, and the syscall goes on from there),
+//! and the exit stages only record the stops they owe
+//! (`TraceProgress::owed`), which `Kernel::resume` sends, exit stop first,
+//! before the thread returns to EL0. A syscall that blocked runs its exit
+//! stages when it returns, in `resume` too.
 //!
 //! Single-stepping uses the architecture's software step: MDSCR_EL1.SS on
 //! while a stepping thread runs, SPSR.SS = 1 when it is resumed to step.
@@ -53,9 +54,31 @@ impl Kernel {
         Ok(())
     }
 
-    /// `TcbDetachTracer`: `target` runs on untraced; a stop it waits at
-    /// ends as if the tracer had said "continue".
+    /// `TcbDetachTracer`: only through a capability to the endpoint the
+    /// tracer was attached with (same object and badge: `Denied`
+    /// otherwise), so holding the TCB's trace right alone cannot take
+    /// another tracer away; `InvalidArgument` if none is attached.
     #[inline(never)]
+    pub(super) fn detach_tracer_through(
+        &mut self,
+        current: ThreadId,
+        target: ThreadId,
+        endpoint: u64,
+    ) -> Result<(), ErrorCode> {
+        let endpoint = self.thread_cap(current, endpoint, CapType::Endpoint, Rights::NONE)?;
+        let named = (endpoint.object().index() as u32, endpoint.badge());
+        match self.threads[target.index()].tracer {
+            None => Err(ErrorCode::InvalidArgument),
+            Some(tracer) if tracer != named => Err(ErrorCode::Denied),
+            Some(_) => {
+                self.detach_tracer(target);
+                Ok(())
+            }
+        }
+    }
+
+    /// `target` runs on untraced; a stop it waits at ends as if the tracer
+    /// had said "continue".
     pub(super) fn detach_tracer(&mut self, target: ThreadId) {
         if let Some(stop) = self.threads[target.index()].pending_trace.take() {
             self.cancel_wait(target);
@@ -66,7 +89,8 @@ impl Kernel {
     }
 
     /// Sends `current`'s stop to its tracer; the thread waits for the
-    /// answer. Without a tracer (detached meanwhile) it runs on.
+    /// answer. Without a tracer (detached meanwhile) it runs on (a
+    /// stopped entry goes on as made).
     #[cold]
     #[inline(never)]
     pub(super) fn trace_stop<P: Platform>(
@@ -75,7 +99,7 @@ impl Kernel {
         current: ThreadId,
         kind: StopKind,
         number: u64,
-    ) -> Resume {
+    ) {
         let thread = &mut self.threads[current.index()];
         match thread.tracer {
             Some((endpoint, badge)) => {
@@ -84,13 +108,12 @@ impl Kernel {
             }
             None => {
                 if kind == StopKind::Entry {
-                    // Nobody to stop for: the syscall runs as made.
+                    // Nobody to stop for: the syscall goes on as made.
                     thread.abandon_trace_stop(TraceStop { kind, number });
                     thread.state = crate::thread::ThreadState::Running;
                 }
             }
         }
-        self.resume(platform)
     }
 
     /// A software-step exception: the stepping thread executed one
@@ -108,7 +131,8 @@ impl Kernel {
         let thread = &self.threads[current.index()];
         if thread.work.contains(WorkFlags::SINGLESTEP) && thread.tracer.is_some() {
             let number = thread.context.x[8];
-            return self.trace_stop(platform, current, StopKind::Step, number);
+            self.trace_stop(platform, current, StopKind::Step, number);
+            return self.resume(platform);
         }
         self.install_single_step(platform, false);
         self.resume(platform)
@@ -139,15 +163,6 @@ impl Kernel {
         current: ThreadId,
     ) -> bool {
         let thread = &mut self.threads[current.index()];
-        // An answered entry stop whose SVC is not about to run again (the
-        // policy server refused it, the thread was interrupted) is over.
-        if thread
-            .trace
-            .entry_answered
-            .is_some_and(|svc| svc != thread.context.pc)
-        {
-            thread.trace.entry_answered = None;
-        }
         if let Some(entry) = thread.trace.exit_deferred.take() {
             self.exit_with_work(platform, current, entry);
         }

@@ -16,7 +16,7 @@
 //!
 //! `UserDispatchReturn` (`user_dispatch_return`) restores a saved frame.
 
-use super::{Kernel, Resume};
+use super::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::tcb::NZCV_MASK;
@@ -95,7 +95,7 @@ impl Kernel {
 
     /// Carries out a redirect: the frame goes into the buffer, the thread
     /// resumes at its handler with `x0` = the buffer, `x1` = the number and
-    /// `x30` = 0. `None`: back to the thread. If the frame cannot be
+    /// `x30` = 0. `true`: back to the thread. If the frame cannot be
     /// written (the buffer was unmapped or made read-only since it was
     /// configured) the thread is killed with `KILLED_BY_USER_DISPATCH`:
     /// the syscall must not run, and there is nowhere to tell the handler.
@@ -106,9 +106,11 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         flags: u64,
-    ) -> Option<Resume> {
+    ) -> bool {
         let thread = &self.threads[current.index()];
-        let config = thread.user_dispatch?;
+        let Some(config) = thread.user_dispatch else {
+            return true;
+        };
         let context = &thread.context;
         let frame = Frame {
             x: context.x,
@@ -129,14 +131,14 @@ impl Kernel {
                 current,
                 ThreadState::Exited(KILLED_BY_USER_DISPATCH),
             );
-            return Some(self.resume(platform));
+            return false;
         }
         let context = &mut self.threads[current.index()].context;
         context.pc = config.handler;
         context.x[0] = config.buffer;
         context.x[1] = frame.number;
         context.x[30] = 0;
-        None
+        true
     }
 
     /// `UserDispatchReturn`: restores `x0..x30`, `sp`, `pc` and NZCV from

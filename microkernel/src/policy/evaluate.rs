@@ -30,3 +30,42 @@ pub fn evaluate(filters: &[&Filter], facts: &SyscallFacts) -> Action {
     }
     verdict
 }
+
+/// The verdict of a thread's stacked filters as the kernel acts on it,
+/// where each filter's `Notify` goes to that filter's own policy server:
+///
+/// * a `Notify` of filter `i` with bit `i` of `waived` set counts as
+///   `Allow` (its server allowed these registers);
+/// * a `Notify` of a filter with bit `i` of `served` clear (no server
+///   named, or its endpoint gone) counts as `Errno(Denied)`: it fails
+///   closed, and so outranks every other filter's `Notify`;
+///
+/// and the strictest verdict wins as in [`evaluate`]. When it is `Notify`,
+/// the second value is the position of the first filter that gave it:
+/// the one whose server is asked next (once it allows, the next such
+/// filter's server is asked, so every filter's server must agree).
+pub fn routed_verdict(
+    filters: &[&Filter],
+    facts: &SyscallFacts,
+    waived: u8,
+    served: u8,
+) -> (Action, Option<u8>) {
+    let mut verdict = Action::Allow;
+    let mut asker = None;
+    for (i, filter) in filters.iter().enumerate() {
+        let bit = 1u8.checked_shl(i as u32).unwrap_or(0);
+        let own = match filter.verdict(facts) {
+            Action::Notify if waived & bit != 0 => Action::Allow,
+            Action::Notify if served & bit == 0 => {
+                Action::Errno(abi::ErrorCode::Denied.raw() as u16)
+            }
+            Action::Notify => {
+                asker.get_or_insert(i as u8);
+                Action::Notify
+            }
+            other => other,
+        };
+        verdict = verdict.max(own);
+    }
+    (verdict, asker.filter(|_| verdict == Action::Notify))
+}

@@ -24,7 +24,7 @@ mod store;
 mod tests;
 
 pub use cache::{VerdictCache, SYSCALL_COUNT};
-pub use evaluate::evaluate;
+pub use evaluate::{evaluate, routed_verdict};
 pub use facts::SyscallFacts;
 pub use filter::Filter;
 pub use store::{FilterIndex, FilterStore, MAX_FILTERS};

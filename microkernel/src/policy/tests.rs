@@ -433,8 +433,74 @@ fn any_facts() -> impl Strategy<Value = SyscallFacts> {
         })
 }
 
+#[test]
+fn each_filters_notify_goes_to_its_own_server_and_a_serverless_one_fails_closed() {
+    let notify = filter(&[rule(Some(Syscall::Poll), Action::Notify)]);
+    let allow = filter(&[]);
+    let call = facts(Syscall::Poll, [0; 8]);
+    let denied = Action::Errno(ErrorCode::Denied.raw() as u16);
+    // Filter 1 asks its server; filter 0 says nothing of Poll.
+    assert_eq!(
+        routed_verdict(&[&allow, &notify], &call, 0, 0b10),
+        (Action::Notify, Some(1))
+    );
+    // Two filters ask: the first one's server first, then the second's.
+    assert_eq!(
+        routed_verdict(&[&notify, &notify], &call, 0, 0b11),
+        (Action::Notify, Some(0))
+    );
+    assert_eq!(
+        routed_verdict(&[&notify, &notify], &call, 0b01, 0b11),
+        (Action::Notify, Some(1))
+    );
+    assert_eq!(
+        routed_verdict(&[&notify, &notify], &call, 0b11, 0b11),
+        (Action::Allow, None)
+    );
+    // A filter with no server refuses, whatever the others' servers say.
+    assert_eq!(
+        routed_verdict(&[&notify, &notify], &call, 0b01, 0b01),
+        (denied, None)
+    );
+    assert_eq!(routed_verdict(&[&notify], &call, 0, 0), (denied, None));
+    // A stricter verdict of another filter wins over any Notify.
+    let kill = filter(&[rule(Some(Syscall::Poll), Action::Kill)]);
+    assert_eq!(
+        routed_verdict(&[&notify, &kill], &call, 0, 0b11),
+        (Action::Kill, None)
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// With no waiver and every server there, the routed verdict is the
+    /// stack's; waivers only ever turn a `Notify` into something less
+    /// strict, and missing servers only into `Errno(Denied)`.
+    #[test]
+    fn routing_agrees_with_evaluation(
+        filters in proptest::collection::vec(any_filter(), 0..8),
+        facts in any_facts(),
+        waived in any::<u8>(),
+        served in any::<u8>(),
+    ) {
+        let stack: Vec<&Filter> = filters.iter().collect();
+        let plain = evaluate(&stack, &facts);
+        let (routed, asker) = routed_verdict(&stack, &facts, 0, u8::MAX);
+        prop_assert_eq!(routed, plain);
+        prop_assert_eq!(asker.is_some(), plain == Action::Notify);
+        if let Some(i) = asker {
+            prop_assert_eq!(stack[i as usize].verdict(&facts), Action::Notify);
+        }
+        let (changed, asker) = routed_verdict(&stack, &facts, waived, served);
+        if let Some(i) = asker {
+            prop_assert_eq!(changed, Action::Notify);
+            prop_assert!(waived & (1 << i) == 0 && served & (1 << i) != 0);
+        }
+        if changed != plain {
+            prop_assert!(plain == Action::Notify || changed == Action::Errno(ErrorCode::Denied.raw() as u16));
+        }
+    }
 
     /// A cached verdict is what evaluation gives for every call with that
     /// number; the mask bit is set exactly for a cached `Allow`.

@@ -106,7 +106,9 @@ impl Reader {
     }
 }
 
-/// A record as one line: `#12 [badge 0x7] poll(x0=0x5) = 0x77 allowed`.
+/// A record as one line: `#12 [badge 0x7] poll(notification=0x5, x2=0x0,
+/// x3=0x0) = ok`, then the verdict if it was not a plain allow
+/// (`, refused by a filter (8)`, `, emulated by the policy server`).
 pub struct Line<'a>(pub &'a AuditRecord);
 
 impl fmt::Display for Line<'_> {
@@ -128,15 +130,25 @@ impl fmt::Display for Line<'_> {
                 Some(code) => write!(f, " = {}", code.name())?,
                 None => write!(f, " = {x0:#x}")?,
             },
-            None => write!(f, " (no result yet)")?,
+            None => write!(f, " (no result: it blocked or ended its thread)")?,
         }
+        let by = if r.forwarded {
+            "the policy server"
+        } else {
+            "a filter"
+        };
         match r.verdict {
+            AuditVerdict::Allowed if r.forwarded => write!(f, ", allowed by {by}")?,
             AuditVerdict::Allowed => {}
-            AuditVerdict::Refused(code) => write!(f, ", refused by a filter ({code})")?,
-            AuditVerdict::Killed => write!(f, ", killed by a filter")?,
+            AuditVerdict::Refused(code) => write!(f, ", refused by {by} ({code})")?,
+            AuditVerdict::Killed => write!(f, ", killed by {by}")?,
             AuditVerdict::Trapped => write!(f, ", trapped by a filter")?,
-            AuditVerdict::Forwarded => write!(f, ", forwarded to the policy server")?,
+            AuditVerdict::Logged if r.forwarded => {
+                write!(f, ", allowed by the policy server, logged by a filter")?
+            }
             AuditVerdict::Logged => write!(f, ", logged by a filter")?,
+            AuditVerdict::Emulated => write!(f, ", emulated by the policy server")?,
+            AuditVerdict::Cancelled => write!(f, ", cancelled while it waited (did not run)")?,
         }
         if r.dropped > 0 {
             write!(f, " [{} earlier records of this thread dropped]", r.dropped)?;
@@ -171,12 +183,14 @@ mod tests {
             sequence,
             time: 1000 + sequence,
             thread_badge: 7,
+            thread: 3,
             syscall: Syscall::Poll.number(),
             object_type: CapType::Notification.raw(),
             label: 0,
             args: [5, 0, 0, 0, 0, 0, 0, 0],
             result: Some(0),
             verdict: AuditVerdict::Allowed,
+            forwarded: false,
             dropped,
         }
     }
@@ -258,5 +272,19 @@ mod tests {
         assert!(Line(&r)
             .to_string()
             .ends_with("= denied, refused by a filter (8)"));
+        r.forwarded = true;
+        assert!(Line(&r)
+            .to_string()
+            .ends_with("= denied, refused by the policy server (8)"));
+        r.verdict = AuditVerdict::Emulated;
+        r.result = Some(0x77);
+        assert!(Line(&r)
+            .to_string()
+            .ends_with("= 0x77, emulated by the policy server"));
+        r.verdict = AuditVerdict::Cancelled;
+        r.result = None;
+        assert!(Line(&r).to_string().ends_with(
+            "(no result: it blocked or ended its thread), cancelled while it waited (did not run)"
+        ));
     }
 }

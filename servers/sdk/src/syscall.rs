@@ -311,3 +311,10 @@ pub fn irq_set_notification(handler: u64, notification: u64) -> Result<(), Error
 pub fn irq_ack(handler: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::IrqAck.number(), handler, 0, 0).into_result()
 }
+
+/// Arms the EL1 physical timer to fire `ticks` counter ticks from now
+/// (`0` disarms it), through `handler`, the IrqHandler for its interrupt:
+/// the kernel programs the timer for its holder (EL0 cannot reach it).
+pub fn irq_set_timer(handler: u64, ticks: u64) -> Result<(), ErrorCode> {
+    raw_syscall(Syscall::IrqSetTimer.number(), handler, ticks, 0).into_result()
+}

@@ -91,14 +91,23 @@ impl Tcb {
         crate::syscall::RawResult(x[0]).into_result().map(|()| x[8])
     }
 
-    /// Writes one of the thread's registers.
-    pub fn write_register(self, register: Register, value: u64) -> Result<(), ErrorCode> {
+    /// Writes one of the thread's registers. `Ok(true)`: the register was
+    /// one of `x0..x8` and the thread was inside a syscall (stopped for its
+    /// tracer, a policy server or audit room, or blocked in IPC), which
+    /// the write cancelled (it returns `Interrupted` and did not run).
+    pub fn write_register(self, register: Register, value: u64) -> Result<bool, ErrorCode> {
         self.write_register_number(register.number(), value)
     }
 
     /// Writes register number `number` (for tests of invalid numbers).
-    pub fn write_register_number(self, number: u64, value: u64) -> Result<(), ErrorCode> {
-        self.invoke(Syscall::TcbWriteRegister, number, value)
+    pub fn write_register_number(self, number: u64, value: u64) -> Result<bool, ErrorCode> {
+        let x = raw_syscall_registers(
+            Syscall::TcbWriteRegister.number(),
+            [self.0 .0, 0, number, value, 0, 0, 0, 0],
+        );
+        crate::syscall::RawResult(x[0])
+            .into_result()
+            .map(|()| x[8] == 1)
     }
 }
 
@@ -159,10 +168,12 @@ impl Tcb {
         self.invoke(Syscall::TcbAttachTracer, endpoint.0, 0)
     }
 
-    /// Detaches the thread's tracer (needs the trace right); a stop it
-    /// waits at ends as if the tracer had said "continue".
-    pub fn detach_tracer(self) -> Result<(), ErrorCode> {
-        self.invoke(Syscall::TcbDetachTracer, 0, 0)
+    /// Detaches the thread's tracer (needs the trace right and a
+    /// capability to the endpoint the tracer was attached with: `Denied`
+    /// otherwise); a stop it waits at ends as if the tracer had said
+    /// "continue".
+    pub fn detach_tracer(self, endpoint: Cptr) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbDetachTracer, endpoint.0, 0)
     }
 }
 
@@ -171,7 +182,9 @@ impl Tcb {
     /// into the ring in `ring` (a Frame, write right), `notification`
     /// (write right) signalled when the ring goes from empty to
     /// non-empty, every record carrying `badge`; `mode` `None` turns
-    /// auditing off (see `abi::audit`).
+    /// auditing off, which needs `ring` to be the thread's ring (see
+    /// `abi::audit`). A thread already audited cannot be given another
+    /// ring (`Denied`).
     pub fn set_audit(
         self,
         ring: crate::vspace::Frame,

@@ -1,0 +1,181 @@
+//! A syscall that stopped before it finished, kept by the kernel.
+//!
+//! A syscall stops in its entry work when a stage needs an answer from
+//! user space (the tracer's entry stop, a policy server's verdict, room in
+//! a lossless audit ring), and in dispatch when a long operation is
+//! preempted. The kernel then keeps the call as it was judged so far, its
+//! registers `x0..x8`, here, and once the answer has come it goes on from
+//! the stop with these registers: it never executes the `svc` again and
+//! never reads the call from the thread's registers again. So nothing done
+//! to the thread meanwhile (a sibling writing its registers, a tick, a
+//! change of its memory layout) changes what runs; a change to the call's
+//! registers or a suspension cancels the call instead
+//! (`Kernel::cancel_call`).
+
+use abi::ErrorCode;
+
+/// Where a stopped syscall goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallStop {
+    /// In the entry work, at this stage.
+    Entry(entry::EntryStop),
+    /// In dispatch: a preempted operation, `progress` of it done (what
+    /// that counts is the operation's: pages zeroed, for `Retype`).
+    Dispatch {
+        /// How far the operation got.
+        progress: u64,
+        /// Where that progress was made (for `Retype`, the first address
+        /// of the memory being zeroed): if it has changed when the call
+        /// goes on, the progress is worth nothing and starts again.
+        at: u64,
+    },
+}
+
+/// How far a preempted operation got (`CallStop::Dispatch`), as dispatch
+/// takes it: `Progress::NONE` for a call that starts now. (Two words, so
+/// that it is passed in registers: a larger argument made the compiler
+/// keep the whole decoded call in memory on the syscall path.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// How much is done (what that counts is the operation's).
+    pub done: u64,
+    /// Where it was done (for `Retype`, the Untyped's epoch; epoch 0 is
+    /// never given out).
+    pub at: u64,
+}
+
+impl Progress {
+    /// Nothing done yet.
+    pub const NONE: Progress = Progress { done: 0, at: 0 };
+}
+
+/// The answer a stopped syscall goes on with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopAnswer {
+    /// The tracer answered the entry stop: run the syscall (its changes
+    /// are in [`StoppedCall::regs`]).
+    TraceContinue,
+    /// The tracer skipped the syscall; its result is in `regs` `x0`/`x8`.
+    TraceSkip,
+    /// A policy server answered.
+    Policy(PolicyAnswer),
+    /// The audit ring has room (or the thread is no longer audited).
+    AuditRoom,
+    /// A preempted operation goes on.
+    Restart,
+}
+
+/// A policy server's answer to one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyAnswer {
+    /// Judge the call again (with the server's changes, if any, in
+    /// `regs`); the asking filter's `Notify` is waived.
+    Allow,
+    /// Do not run it; return this code.
+    Refuse(ErrorCode),
+    /// Do not run it; return `x0` and `x8` as if it had.
+    Emulate {
+        /// The result.
+        x0: u64,
+        /// The second result.
+        x8: u64,
+    },
+    /// End the thread.
+    Kill,
+}
+
+/// The kernel's copy of a stopped syscall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoppedCall {
+    /// `x0..x8` as judged so far (`x8` the number), with the changes the
+    /// answers made: what the kernel dispatches.
+    pub regs: [u64; 9],
+    /// Where it goes on.
+    pub at: CallStop,
+    /// The answer, once it has come.
+    pub answer: Option<StopAnswer>,
+    /// Filters (bit n: the n-th of the thread's stack) whose `Notify` a
+    /// policy server has answered "allow" for these registers.
+    pub waived: u8,
+    /// A policy server has decided on this call (audit records say so).
+    pub forwarded: bool,
+    /// What the entry work decided, for a call stopped after it (at its
+    /// audit entry, or in dispatch).
+    pub outcome: EntryOutcome,
+    /// The ESR of the `svc` (a `Trap` report carries it).
+    pub esr: u64,
+}
+
+impl StoppedCall {
+    /// A call stopped at `at` with these registers, nothing answered.
+    pub fn new(regs: [u64; 9], at: CallStop) -> StoppedCall {
+        StoppedCall {
+            esr: 0,
+            regs,
+            at,
+            answer: None,
+            waived: 0,
+            forwarded: false,
+            outcome: EntryOutcome::Run,
+        }
+    }
+
+    /// Has its answer come (so it can go on when its thread next runs)?
+    pub fn is_answered(&self) -> bool {
+        self.answer.is_some()
+    }
+
+    /// Has the tracer seen this call's entry (so it is owed an exit stop
+    /// when the call ends)? Only a call still waiting at its entry stop
+    /// has not been seen.
+    pub fn passed_entry_stop(&self) -> bool {
+        !(self.at == CallStop::Entry(entry::EntryStop::TraceEntry) && self.answer.is_none())
+    }
+}
+
+/// What the policy stage (and stage 1) decided for a syscall, for the
+/// kernel to act on once the entry code returns, and for its audit record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryOutcome {
+    /// No verdict was needed, or it let the syscall run.
+    Run,
+    /// A `Log` rule let it run (its audit record says so).
+    Logged,
+    /// Do not run it; the error code is in `x0`.
+    Refused,
+    /// A policy server gave the result in the syscall's place (`x0`, `x8`).
+    Emulated,
+    /// `Trap`: report it to the thread's fault endpoint.
+    Trap,
+    /// `Notify`: ask the policy server of the filter at this position of
+    /// the thread's stack.
+    Ask {
+        /// The filter's position.
+        filter: u8,
+    },
+    /// `Kill`.
+    Kill,
+    /// User dispatch (stage 1) redirects the syscall to the thread's
+    /// handler; `flags` is the frame's flags word.
+    Redirect {
+        /// `abi::user_dispatch::FLAG_*`.
+        flags: u64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use entry::EntryStop;
+
+    #[test]
+    fn only_a_call_waiting_at_its_entry_stop_is_unseen_by_the_tracer() {
+        let mut call = StoppedCall::new([0; 9], CallStop::Entry(EntryStop::TraceEntry));
+        assert!(!call.passed_entry_stop());
+        call.answer = Some(StopAnswer::TraceContinue);
+        assert!(call.passed_entry_stop());
+        let at_policy = StoppedCall::new([0; 9], CallStop::Entry(EntryStop::Policy));
+        assert!(at_policy.passed_entry_stop());
+        assert!(!at_policy.is_answered());
+    }
+}
