@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod boards;
+pub mod cache;
 pub mod context;
 pub mod device_tree;
 pub mod exception;
