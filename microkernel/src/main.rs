@@ -20,7 +20,7 @@ use core::fmt::Write;
 use microkernel::boot_suite::Mode;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
-use microkernel::platform::{PhysMemory, Platform};
+use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::tick;
 
 /// The root task, built by build.rs for aarch64-unknown-none.
@@ -108,21 +108,27 @@ impl PhysMemory for Machine {
     }
 }
 
-impl Platform for Machine {
-    fn console_write(&mut self, text: &str) {
-        console::write_str(text)
+impl MemoryMaintenance for Machine {
+    fn sync_instruction_cache(&mut self, pa: u64) {
+        tlb::sync_instruction_page(pa)
     }
 
-    fn flush_tlb_all(&mut self) {
-        tlb::flush_all()
+    fn publish_table_writes(&mut self) {
+        tlb::publish_table_writes()
     }
 
     fn flush_tlb_page(&mut self, asid: u16, va: u64) {
         tlb::flush_page(asid, va)
     }
 
-    fn sync_instruction_cache(&mut self, pa: u64) {
-        tlb::sync_instruction_page(pa)
+    fn flush_tlb_all(&mut self) {
+        tlb::flush_all()
+    }
+}
+
+impl Platform for Machine {
+    fn console_write(&mut self, text: &str) {
+        console::write_str(text)
     }
 
     fn set_fp_access(&mut self, enabled: bool) {
