@@ -352,6 +352,10 @@ fn start_devices(
     info: &BoardInfo,
     frequency: u64,
 ) -> Result<(), &'static str> {
+    let tick_interval = tick::interval(frequency, TICKS_PER_SECOND).ok_or(
+        "the counter frequency (CNTFRQ_EL0) is below 100 Hz: the loader did not program it, \
+         and a tick of one count would be an interrupt storm",
+    )?;
     let distributor = early_map::map_device(info.gic_distributor, 0x1000)
         .map_err(|_| "cannot map the GIC distributor")?;
     let cpu_interface = early_map::map_device(info.gic_cpu_interface, 0x2000)
@@ -363,7 +367,7 @@ fn start_devices(
     gic.enable(timer::VIRTUAL_TIMER_INTID);
     machine.gic = Some(gic);
     machine.counter_frequency = frequency;
-    machine.tick_interval = (frequency / TICKS_PER_SECOND).max(1);
+    machine.tick_interval = tick_interval;
     machine.tick_due = registers::counter().wrapping_add(machine.tick_interval);
     timer::arm_at(machine.tick_due);
     Ok(())

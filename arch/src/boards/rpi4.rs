@@ -12,6 +12,16 @@ pub const UART_CLOCK_HZ: u32 = 48_000_000;
 pub const GIC_DISTRIBUTOR: u64 = 0xFF84_1000;
 /// GIC-400 CPU interface.
 pub const GIC_CPU_INTERFACE: u64 = 0xFF84_2000;
+/// ARM-local control register: the generic counter's clock source and
+/// increment (0: the crystal, by 1).
+pub const LOCAL_CONTROL: u64 = 0xFF80_0000;
+/// ARM-local timer prescaler: the counter advances by value / 2^31 per
+/// crystal tick (0x8000_0000: one count per tick).
+pub const LOCAL_PRESCALER: u64 = 0xFF80_0008;
+/// The crystal the generic counter counts once the firmware's armstub
+/// (or the kernel's EL3 entry) has set the prescaler 1:1; what CNTFRQ_EL0
+/// must then say.
+pub const COUNTER_HZ: u64 = 54_000_000;
 /// RAM every Pi 4 has below the VideoCore carve-out (1 GiB model).
 pub const RAM_LOW_SIZE: u64 = 0x3B40_0000;
 /// The firmware's spin table and stub live in the first page.

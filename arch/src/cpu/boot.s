@@ -9,6 +9,9 @@
 //
 // Registers kept across the boot path (callee-saved in AAPCS64):
 //   x19 = x0 from the loader, x20 = entry EL, x23 = physical load address.
+//
+// The board constants in braces come from the Rust side (cpu/mod.rs
+// passes them to global_asm!), so each address lives in boards/ only.
 
 .equ SCTLR_EL1_RES1, 0x30d00800
 .equ HCR_EL2_RW, (1 << 31)
@@ -19,8 +22,13 @@
 
 // GIC-400 of the Raspberry Pi 4 (only touched when entered at EL3, where
 // nothing else has set the GIC up for the non-secure world).
-.equ RPI4_GICD, 0xff841000
-.equ RPI4_GICC, 0xff842000
+.equ RPI4_GICD, {RPI4_GICD}
+.equ RPI4_GICC, {RPI4_GICC}
+// The ARM-local block's timer control and prescaler (Pi 4), and the
+// crystal the generic counter then counts.
+.equ RPI4_LOCAL_CONTROL, {RPI4_LOCAL_CONTROL}
+.equ RPI4_LOCAL_PRESCALER, {RPI4_LOCAL_PRESCALER}
+.equ RPI4_COUNTER_HZ, {RPI4_COUNTER_HZ}
 
     .section .text.boot, "ax"
     .global _start
@@ -62,6 +70,7 @@ from_el3:
     msr     cptr_el3, xzr           // no FP/SIMD traps to EL3
     mov     x0, #SCR_EL3_BOOT
     msr     scr_el3, x0
+    bl      counter_frequency_at_el3
     bl      gic_make_nonsecure
     bl      prepare_el2_for_el1
     mov     x0, #SPSR_EL1H_MASKED
@@ -80,11 +89,36 @@ from_el2:
     isb
     eret
 
+// Only EL3 may write CNTFRQ_EL0. The Pi's armstub programs it (and the
+// ARM-local timer prescaler, 1:1 from the crystal) before it drops to EL2;
+// entered at EL3 (QEMU raspi4b's ELF, or a Pi with armstub= or kernel_old=
+// in config.txt) no stub ran, and a frequency of 0 would make the kernel's
+// tick interval one count: an interrupt storm. Do what the armstub does,
+// unless the frequency is already set (QEMU programs its own).
+counter_frequency_at_el3:
+    mrs     x0, cntfrq_el0
+    cbnz    x0, 1f
+    ldr     x1, =RPI4_LOCAL_CONTROL
+    str     wzr, [x1]               // crystal clock, increment by 1
+    ldr     x1, =RPI4_LOCAL_PRESCALER
+    mov     w2, #0x80000000         // 2^31 / 2^31: one count per crystal tick
+    str     w2, [x1]
+    ldr     x0, =RPI4_COUNTER_HZ
+    msr     cntfrq_el0, x0
+1:  ret
+
 // EL2 settings so that EL1 runs AArch64 with nothing trapped to EL2:
 // the timers and counters, FP/SIMD and the PMU all belong to EL1.
 prepare_el2_for_el1:
     mov     x0, #HCR_EL2_RW
     msr     hcr_el2, x0
+    // With EL2 present, EL1 reads MIDR_EL1 and MPIDR_EL1 from VPIDR_EL2
+    // and VMPIDR_EL2, whose reset values are UNKNOWN: give EL1 the real
+    // ones, as Linux does.
+    mrs     x0, midr_el1
+    msr     vpidr_el2, x0
+    mrs     x0, mpidr_el1
+    msr     vmpidr_el2, x0
     mrs     x0, cnthctl_el2
     orr     x0, x0, #3              // EL1PCTEN | EL1PCEN
     msr     cnthctl_el2, x0
