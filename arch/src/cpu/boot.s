@@ -189,11 +189,14 @@ el1_entry:
     cbz     x0, boot_tables_failed
     mov     x24, x0
 
-    // The tables (in .bss) were written with the data cache off: drop any
-    // stale lines so the table walker, which reads through the cache, sees
-    // what we wrote.
-    adrp    x0, __bss_start
-    add     x0, x0, :lo12:__bss_start
+    // Everything written with the data cache off (.bss: the tables, the
+    // zeroing; .data: statics early_map_kernel set) went straight to
+    // memory; the loader only cleaned the image to the point of coherency,
+    // so clean lines of the old contents may still be cached. Drop them,
+    // so that the table walker and the kernel, which read through the
+    // cache from now on, see what was written.
+    adrp    x0, __data_start
+    add     x0, x0, :lo12:__data_start
     adrp    x1, __bss_end
     add     x1, x1, :lo12:__bss_end
     mrs     x2, ctr_el0
@@ -220,6 +223,13 @@ el1_entry:
     dsb     nsh
     isb
     msr     sctlr_el1, x0
+    isb
+    // The loader must leave no stale instruction-cache lines for the
+    // image (Linux's booting.rst asks the same), but one that does would
+    // run old kernel text from here on, with the I-cache on: drop them,
+    // as Linux does when it turns its MMU on.
+    ic      iallu
+    dsb     nsh
     isb
     ldr     x0, =high_entry
     br      x0
