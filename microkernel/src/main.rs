@@ -7,9 +7,9 @@
 #![no_main]
 
 use abi::bench::BenchParameter;
-use arch::boards::{Board, BoardInfo, PhysRange};
+use arch::boards::{BoardInfo, Loader, PhysRange};
 use arch::context::{FpState, UserContext};
-use arch::cpu::crash::Crash;
+use arch::cpu::crash::{Crash, CrashPoint};
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
@@ -173,22 +173,20 @@ impl Platform for Machine {
 #[no_mangle]
 extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! {
     early_map::remove_identity_map();
-    let (info, note) = board_info();
-    let uart = match early_map::map_device(info.uart, 0x1000) {
-        Ok(va) => va,
-        Err(_) => power::halt(),
-    };
-    if let Some(gpio) = info
-        .gpio
-        .and_then(|pa| early_map::map_device(pa, 0x1000).ok())
-    {
-        // SAFETY: `gpio` maps the board's GPIO block; the kernel touches
-        // no other pin.
-        unsafe { arch::drivers::bcm2711_gpio::route_uart0(gpio) };
-    }
-    // SAFETY: `uart` maps the board's PL011 for good; only the console uses it.
-    unsafe { console::init(uart, info.uart_clock_hz) };
+    let loader = Loader::from_entry_level(entry_el);
+    // A panic or fault from here to the console's start is reported on
+    // this board's default UART.
+    console::set_fallback(loader.board());
+    let (info, note) = board_info(loader);
     power::set_exit_method(exit_method(&info));
+    let crash = info.boot_option("portcullis.crash");
+    if let Some((crash, CrashPoint::BeforeConsole)) = crash.and_then(Crash::from_option) {
+        crash.trigger();
+    }
+    if console::start(&info).is_err() {
+        // Nothing can be printed: the device window has no room left.
+        power::halt();
+    }
 
     let frequency = registers::counter_frequency();
     kprintln!(
@@ -212,9 +210,9 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     registers::enable_cycle_counter();
     registers::allow_user_counter();
     registers::unlock_debug();
-    if let Some(value) = info.boot_option("portcullis.crash") {
+    if let Some(value) = crash {
         match Crash::from_option(value) {
-            Some(crash) => {
+            Some((crash, _)) => {
                 kprintln!("[kernel] crashing on purpose (portcullis.crash={value})");
                 crash.trigger();
             }
@@ -289,19 +287,18 @@ fn parse_number(text: &str) -> Option<u64> {
 }
 
 /// The board description: from the device tree when there is a usable
-/// one, else the defaults of the board that boots without one.
-fn board_info() -> (BoardInfo, Option<&'static str>) {
+/// one, else the defaults of the board `loader` starts.
+fn board_info(loader: Loader) -> (BoardInfo, Option<&'static str>) {
     let parsed = early_map::device_tree()
         .map(|blob| DEVICE_TREE_SCRATCH.with(|scratch| device_tree::parse(blob, scratch)));
+    let defaults = loader.board().defaults();
     match parsed {
         Some(Ok(info)) => (info, None),
-        Some(Err(error)) => (Board::RaspberryPi4.defaults(), Some(error.describe())),
+        Some(Err(error)) => (defaults, Some(error.describe())),
         // QEMU virt always passes a device tree; only a Pi-class boot
-        // (QEMU raspi4b ELF at EL3, or the raw image without -dtb) does not.
-        None => (
-            Board::RaspberryPi4.defaults(),
-            Some("no device tree: using the Raspberry Pi 4 defaults"),
-        ),
+        // (QEMU raspi4b's ELF without -dtb, or kernel8.img without it)
+        // does not.
+        None => (defaults, Some("no device tree: using the board's defaults")),
     }
 }
 
@@ -470,6 +467,9 @@ extern "C" fn portcullis_el0_other(_context: *mut UserContext, _kind: u64) -> ! 
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    // A panic before the console was up (reading the device tree) is
+    // reported on the board's default UART.
+    console::ensure_started();
     kprintln!("\nKERNEL PANIC: {info}");
     power::exit(power::EXIT_KERNEL_PANIC)
 }

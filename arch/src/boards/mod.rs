@@ -3,8 +3,11 @@
 //! Addresses here are only defaults: the device tree, when the loader
 //! passes one, is the authority (see `device_tree`).
 
+pub mod loader;
 pub mod rpi4;
 pub mod virt;
+
+pub use loader::Loader;
 
 use heapless::Vec;
 
