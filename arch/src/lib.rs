@@ -13,6 +13,9 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+#[cfg(any(test, feature = "fdt-writer"))]
+extern crate alloc;
+
 pub mod boards;
 pub mod cache;
 pub mod context;

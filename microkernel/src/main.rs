@@ -7,13 +7,13 @@
 #![no_main]
 
 use abi::bench::BenchParameter;
-use arch::boards::{BoardInfo, Loader, PhysRange};
+use arch::boards::{BoardInfo, Loader, PhysRange, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};
 use arch::cpu::crash::{Crash, CrashPoint};
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
-use arch::device_tree;
+use arch::device_tree::{self, DeviceTreeError};
 use arch::drivers::gicv2::GicV2;
 use arch::mmu::AsidBits;
 use core::fmt::Write;
@@ -177,7 +177,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     // A panic or fault from here to the console's start is reported on
     // this board's default UART.
     console::set_fallback(loader.board());
-    let (info, note) = board_info(loader);
+    let (info, tree) = board_info(loader);
     power::set_exit_method(exit_method(&info));
     let crash = info.boot_option("portcullis.crash");
     if let Some((crash, CrashPoint::BeforeConsole)) = crash.and_then(Crash::from_option) {
@@ -197,9 +197,16 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
         info.ram_bytes() >> 20,
         frequency
     );
-    if let Some(note) = note {
-        kprintln!("[kernel] {note}");
+    match tree {
+        Ok(()) => {}
+        Err(Some(error)) if error.is_fatal() => {
+            kprintln!("KERNEL PANIC: {}", error.describe());
+            power::exit(power::EXIT_KERNEL_PANIC);
+        }
+        Err(Some(error)) => kprintln!("[kernel] {}: using the board's defaults", error.describe()),
+        Err(None) => kprintln!("[kernel] no device tree: using the board's defaults"),
     }
+    report_reservations(&info);
 
     STATE.with(|state| take_ram(state.kernel.frames_mut(), &info));
     let machine_ready = STATE.with(|state| start_devices(&mut state.machine, &info, frequency));
@@ -287,19 +294,39 @@ fn parse_number(text: &str) -> Option<u64> {
 }
 
 /// The board description: from the device tree when there is a usable
-/// one, else the defaults of the board `loader` starts.
-fn board_info(loader: Loader) -> (BoardInfo, Option<&'static str>) {
+/// one, else the defaults of the board `loader` starts, with why
+/// (`Err(None)`: no tree at all).
+fn board_info(loader: Loader) -> (BoardInfo, Result<(), Option<DeviceTreeError>>) {
     let parsed = early_map::device_tree()
         .map(|blob| DEVICE_TREE_SCRATCH.with(|scratch| device_tree::parse(blob, scratch)));
     let defaults = loader.board().defaults();
     match parsed {
-        Some(Ok(info)) => (info, None),
-        Some(Err(error)) => (defaults, Some(error.describe())),
+        Some(Ok(info)) => (info, Ok(())),
+        Some(Err(error)) => (defaults, Err(Some(error))),
         // QEMU virt always passes a device tree; only a Pi-class boot
         // (QEMU raspi4b's ELF without -dtb, or kernel8.img without it)
         // does not.
-        None => (defaults, Some("no device tree: using the board's defaults")),
+        None => (defaults, Err(None)),
     }
+}
+
+/// One line naming the RAM the firmware keeps (`/memreserve/` and
+/// `/reserved-memory`), so that a board's log shows the kernel read it.
+fn report_reservations(info: &BoardInfo) {
+    if !info.from_device_tree || info.reserved.is_empty() {
+        return;
+    }
+    let mut line: heapless::String<512> = heapless::String::new();
+    let _ = write!(line, "[kernel] kept from the firmware:");
+    for range in &info.reserved {
+        let no_map = if info.no_map.contains(range) {
+            " (no-map)"
+        } else {
+            ""
+        };
+        let _ = write!(line, " {:#x}+{:#x}{no_map}", range.start, range.size);
+    }
+    kprintln!("{line}");
 }
 
 fn exit_method(info: &BoardInfo) -> ExitMethod {
@@ -312,11 +339,12 @@ fn exit_method(info: &BoardInfo) -> ExitMethod {
     }
 }
 
-/// Maps RAM into the linear map and hands everything outside the kernel
-/// image, the device tree and firmware reservations to the frame allocator.
+/// Maps RAM into the linear map, except `no-map` reservations (whole
+/// pages), and hands every mapped page outside the kernel image, the
+/// device tree and firmware reservations to the frame allocator.
 fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     let (image, image_size) = phys::image_range();
-    let mut reserved: heapless::Vec<PhysRange, 12> = heapless::Vec::new();
+    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 2 }> = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
         start: image,
         size: image_size,
@@ -331,16 +359,18 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     for range in &info.reserved {
         let _ = reserved.push(*range);
     }
-    for ram in &info.ram {
-        if let Err(error) = early_map::map_linear(ram.start, ram.size) {
+    // Only what was mapped is handed out: the allocator's pages are
+    // reached through the linear map.
+    for piece in info.ram.iter().flat_map(|ram| ram.without(&info.no_map)) {
+        if let Err(error) = early_map::map_linear(piece.start, piece.size) {
             kprintln!(
                 "[kernel] RAM {:#x}+{:#x} left unused: {error:?}",
-                ram.start,
-                ram.size
+                piece.start,
+                piece.size
             );
             continue;
         }
-        frames.add_ram(*ram, &reserved);
+        frames.add_ram(piece, &reserved);
     }
 }
 

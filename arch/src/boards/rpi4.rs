@@ -22,8 +22,14 @@ pub const LOCAL_PRESCALER: u64 = 0xFF80_0008;
 /// (or the kernel's EL3 entry) has set the prescaler 1:1; what CNTFRQ_EL0
 /// must then say.
 pub const COUNTER_HZ: u64 = 54_000_000;
-/// RAM every Pi 4 has below the VideoCore carve-out (1 GiB model).
-pub const RAM_LOW_SIZE: u64 = 0x3B40_0000;
+/// RAM assumed without a device tree: what the first GiB leaves the ARM
+/// under the largest `gpu_mem` the firmware documentation recommends for
+/// a Pi 4 (768 MiB; *config.txt → Memory options*). The firmware carves
+/// the VideoCore's memory off the top of the first GiB, so the split
+/// decides where ARM RAM ends: 948 MiB with the default 76, less with a
+/// larger one. Only the device tree says which; without it, handing out
+/// the VideoCore's memory would corrupt the firmware's.
+pub const RAM_WITHOUT_DEVICE_TREE: u64 = 0x1000_0000;
 /// The firmware's spin table and stub live in the first page.
 pub const FIRMWARE_RESERVED: u64 = 0x1000;
 
@@ -32,7 +38,7 @@ pub fn defaults() -> BoardInfo {
     let mut ram = heapless::Vec::new();
     let _ = ram.push(PhysRange {
         start: 0,
-        size: RAM_LOW_SIZE,
+        size: RAM_WITHOUT_DEVICE_TREE,
     });
     let mut reserved = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
@@ -43,6 +49,7 @@ pub fn defaults() -> BoardInfo {
         board: Board::RaspberryPi4,
         ram,
         reserved,
+        no_map: heapless::Vec::new(),
         uart: UART,
         uart_clock_hz: UART_CLOCK_HZ,
         gic_distributor: GIC_DISTRIBUTOR,
