@@ -21,6 +21,7 @@ pub mod cache;
 pub mod context;
 pub mod device_tree;
 pub mod exception;
+pub mod gic;
 pub mod layout;
 pub mod mmu;
 
