@@ -4,7 +4,9 @@ use super::{Board, BoardInfo, PhysRange};
 
 /// GPIO block (function select and pull registers).
 pub const GPIO: u64 = 0xFE20_0000;
-/// PL011 UART0 (on GPIO14/15 with `dtoverlay=disable-bt`).
+/// PL011 UART0. The SD card's config.txt puts it on GPIO14/15 with
+/// `gpio=14,15=a0` (no overlay: Debian ships none), and the kernel routes
+/// those pins to it itself before its first line (`bcm2711_gpio`).
 pub const UART: u64 = 0xFE20_1000;
 /// The PL011 reference clock the firmware sets.
 pub const UART_CLOCK_HZ: u32 = 48_000_000;
