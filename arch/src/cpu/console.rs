@@ -10,7 +10,7 @@ use crate::boards::{Board, BoardInfo};
 use crate::drivers::pl011::Pl011;
 use crate::mmu::MapError;
 use core::fmt;
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 /// Virtual address of the UART's registers; 0 until `start`.
 static UART_VA: AtomicU64 = AtomicU64::new(0);
@@ -18,6 +18,10 @@ static UART_VA: AtomicU64 = AtomicU64::new(0);
 /// The board whose default UART `ensure_started` uses: 0 none yet, else
 /// [`board_code`].
 static FALLBACK_BOARD: AtomicU8 = AtomicU8::new(0);
+
+/// Whether `ensure_started` has tried the fallback UART: a fault while
+/// starting it is reported by the same path, which must not try again.
+static FALLBACK_TRIED: AtomicBool = AtomicBool::new(false);
 
 const fn board_code(board: Board) -> u8 {
     match board {
@@ -54,10 +58,11 @@ pub fn set_fallback(board: Board) {
 }
 
 /// For the panic paths: a console that is not up yet is started on the
-/// fallback board's default UART. Does nothing when no board was named
-/// or the UART cannot be mapped (then nothing can be printed).
+/// fallback board's default UART, once. Does nothing when no board was
+/// named, or the UART cannot be mapped or faulted the first time (then
+/// nothing can be printed).
 pub fn ensure_started() {
-    if UART_VA.load(Ordering::Acquire) != 0 {
+    if UART_VA.load(Ordering::Acquire) != 0 || FALLBACK_TRIED.swap(true, Ordering::Relaxed) {
         return;
     }
     let board = match FALLBACK_BOARD.load(Ordering::Relaxed) {
