@@ -15,7 +15,10 @@
 //!    the user ELFs through `PORTCULLIS_INIT_ELF`;
 //! 4. `kernel8.img`, a raw copy of the kernel's loadable segments that starts
 //!    with an arm64 Image header, through `llvm-objcopy` from the pinned
-//!    toolchain's `llvm-tools` component.
+//!    toolchain's `llvm-tools` component, padded with zeros to a multiple
+//!    of 8 bytes (older Pi firmware refused an image whose size was not a
+//!    multiple of 4; the padding lies below `.bss`, which the kernel zeroes
+//!    anyway).
 //!
 //! The nested cargo uses its own target directory (`target/image`) so it
 //! does not wait for the lock the outer cargo holds, and it starts from a
@@ -178,7 +181,11 @@ impl RunChecked for Command {
     }
 }
 
-/// Writes the kernel's loadable segments as a flat binary (`kernel8.img`).
+/// What the size of `kernel8.img` is rounded up to.
+const IMAGE_SIZE_MULTIPLE: u64 = 8;
+
+/// Writes the kernel's loadable segments as a flat binary (`kernel8.img`),
+/// padded to a multiple of [`IMAGE_SIZE_MULTIPLE`] bytes.
 fn objcopy_to_binary(elf: &Path, image: &Path) {
     let objcopy = find_llvm_objcopy();
     let status = Command::new(&objcopy)
@@ -188,6 +195,16 @@ fn objcopy_to_binary(elf: &Path, image: &Path) {
         .status()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", objcopy.display()));
     assert!(status.success(), "llvm-objcopy failed ({status})");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(image)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", image.display()));
+    let size = file
+        .metadata()
+        .unwrap_or_else(|e| panic!("cannot read the size of {}: {e}", image.display()))
+        .len();
+    file.set_len(size.next_multiple_of(IMAGE_SIZE_MULTIPLE))
+        .unwrap_or_else(|e| panic!("cannot pad {}: {e}", image.display()));
 }
 
 /// Writes `elf` without symbols or debug information to `stripped`,

@@ -340,7 +340,12 @@ run_lint() {
 	}
 	lint_step cargo fmt --all -- --check
 	lint_step cargo clippy --workspace --all-targets -- -D warnings
-	lint_step cargo clippy -p portcullis-microkernel --features image \
+	# The kernel binary embeds init's ELF, named by PORTCULLIS_INIT_ELF,
+	# which only build.rs's nested build sets: point it at the ELF that
+	# build (run by the step above) made.
+	local init_elf="${CARGO_TARGET_DIR:-$ROOT/target}/image/aarch64-unknown-none/image/portcullis-init"
+	lint_step env PORTCULLIS_INIT_ELF="${PORTCULLIS_INIT_ELF:-$init_elf}" \
+		cargo clippy -p portcullis-microkernel --features image \
 		--target aarch64-unknown-none-softfloat -- -D warnings
 	lint_step cargo clippy -p portcullis-init --features image \
 		--target aarch64-unknown-none -- -D warnings

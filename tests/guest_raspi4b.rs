@@ -1,9 +1,11 @@
 //! Boots the kernel on QEMU `raspi4b`: `kernel8.img` entered at EL2 with
 //! the Pi 4 device tree, as the real firmware does, and the ELF entered
-//! at EL3.
+//! at EL3; and `kernel8.img` with a tree shaped like the one the firmware
+//! passes.
 
 mod common;
 
+use arch::device_tree::writer::FirmwarePatches;
 use portcullis::qemu::ProcessEnd;
 use portcullis::{GuestMode, Machine};
 
@@ -43,5 +45,29 @@ fn elf_entered_at_el3_on_raspi4b_boots_the_demo() {
     assert!(
         banner.contains("EL3"),
         "banner does not say the kernel was entered at EL3: {banner:?}\n{outcome}"
+    );
+}
+
+/// The SD card's tree with what the firmware writes into it (memory,
+/// `/chosen`, the boot loader's configuration in a `no-map`
+/// reserved-memory node). QEMU then rewrites the memory node and
+/// `/chosen/bootargs` itself; the reservations reach the kernel as the
+/// firmware made them, and the kernel names them.
+#[test]
+fn kernel8_img_boots_with_a_tree_shaped_like_the_firmwares() {
+    let debian = std::fs::read(common::require_rpi4_dtb()).expect("read the Pi 4 DTB");
+    let firmware = FirmwarePatches::default();
+    let dtb = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("firmware-shaped.dtb");
+    std::fs::write(&dtb, firmware.apply(&debian)).expect("write the tree");
+    let request = portcullis::RunRequest {
+        dtb: Some(dtb),
+        ..common::request(Machine::Raspi4b, GuestMode::Demo)
+    };
+    let outcome = common::boot_expecting_pass(&request);
+    let (start, size) = firmware.blconfig;
+    let kept = format!("[kernel] kept from the firmware: 0x0+0x1000 {start:#x}+{size:#x} (no-map)");
+    assert!(
+        outcome.guest_output.contains(&kept),
+        "no `{kept}`:\n{outcome}"
     );
 }

@@ -268,6 +268,15 @@ fn kernel8_img_on_the_card_is_the_built_kernel() {
 }
 
 #[test]
+fn kernel8_img_is_a_whole_number_of_8_byte_words() {
+    // Older Pi firmware refused an image whose size was not a multiple of
+    // 4; build.rs pads to 8 (read without the card: no mtools needed).
+    let built = artifacts::kernel_image().unwrap_or_else(|e| panic!("{e}"));
+    let size = fs::metadata(&built).expect("stat kernel8.img").len();
+    assert_eq!(size % 8, 0, "{} is {size} bytes", built.display());
+}
+
+#[test]
 fn device_tree_on_the_card_is_the_one_qemu_boots() {
     let dtb = qemu_dtb().unwrap_or_else(|e| panic!("{e}"));
     let expected = fs::read(&dtb).expect("read the DTB");

@@ -13,10 +13,15 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
+#[cfg(any(test, feature = "fdt-writer"))]
+extern crate alloc;
+
 pub mod boards;
+pub mod cache;
 pub mod context;
 pub mod device_tree;
 pub mod exception;
+pub mod gic;
 pub mod layout;
 pub mod mmu;
 

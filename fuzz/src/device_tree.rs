@@ -9,8 +9,10 @@ use arch::device_tree::{parse, remove_nops, total_size};
 /// blob and with one half as large) and `parse` never panic; a NOP-free
 /// copy fits its buffer, states its own length as its total size and is a
 /// fixed point (removing NOPs again gives the same bytes); an accepted board
-/// lists its RAM in ascending order, and the values the kernel logs at
-/// boot (total RAM, the boot options) can be computed.
+/// lists its RAM in ascending order, every `no-map` range is a reserved
+/// one, the pieces of RAM the kernel maps around them lie inside RAM and
+/// clear of them, and the values the kernel logs at boot (total RAM, the
+/// boot options) can be computed.
 pub fn device_tree(data: &[u8]) {
     let _ = total_size(data);
     let mut out = vec![0u8; data.len()];
@@ -29,6 +31,19 @@ pub fn device_tree(data: &[u8]) {
             "RAM not in ascending order: {:?}",
             info.ram
         );
+        assert!(info.no_map.iter().all(|r| info.reserved.contains(r)));
+        for ram in &info.ram {
+            for piece in ram.without(&info.no_map) {
+                assert!(piece.start >= ram.start && piece.end() <= ram.end());
+                assert!(
+                    info.no_map.iter().all(|hole| hole.size == 0
+                        || piece.end() <= hole.start
+                        || hole.end() <= piece.start),
+                    "{piece:?} overlaps a no-map range: {:?}",
+                    info.no_map
+                );
+            }
+        }
         // What `microkernel/src/main.rs` prints in its boot banner.
         let _ = info.ram_bytes();
         let _ = info.boot_option("portcullis.mode");

@@ -5,9 +5,18 @@
 //! the thread's own tables in software and reads the frames through the
 //! kernel's linear map, so a bad pointer is an error code, never a kernel
 //! fault, and no window opens onto user memory (software PAN stays shut).
+//!
+//! Every change to a space's tables is finished here, with the maintenance
+//! the architecture asks for (`MemoryMaintenance`), so no caller can
+//! forget it: a frame is made fetchable (`sync_instruction_cache`) after
+//! its last write and before the entry that maps it executable; the table
+//! stores of a map are made visible to the walker (`publish_table_writes`)
+//! before the space can be entered; an unmap clears the entry, then drops
+//! the page's TLB entries (`flush_tlb_page`). While the kernel runs, TTBR0
+//! holds the empty table, so nothing walks a user table half-written.
 
 use crate::frames::FrameAllocator;
-use crate::platform::PhysMemory;
+use crate::platform::{MemoryMaintenance, PhysMemory};
 use abi::elf::{self, ElfError, Image};
 use abi::vspace::MapRights;
 use abi::IPC_BUFFER_ADDRESS;
@@ -239,7 +248,7 @@ impl<M: PhysMemory> TableMemory for TablesOnly<'_, M> {
 impl AddressSpace {
     /// Builds a space holding `program` and a stack; returns it with the
     /// program's entry point. On failure every frame taken is returned.
-    pub fn load<M: PhysMemory>(
+    pub fn load<M: PhysMemory + MemoryMaintenance>(
         phys: &mut M,
         allocator: &mut FrameAllocator,
         asid: AsidWithGeneration,
@@ -273,7 +282,7 @@ impl AddressSpace {
     /// table a mapping needs comes from the rest. It owns no frame, maps
     /// nothing and has no IPC buffer of its own (`ipc_buffer` is 0).
     /// `None` if the object has no page for the root.
-    pub fn in_object<M: PhysMemory>(
+    pub fn in_object<M: PhysMemory + MemoryMaintenance>(
         phys: &mut M,
         asid: AsidWithGeneration,
         base: u64,
@@ -287,6 +296,8 @@ impl AddressSpace {
             used: &mut used,
         };
         let table = PageTable::new(&mut memory, Half::Lower).ok()?;
+        // The zeroed root is what the walker reads first.
+        memory.phys.publish_table_writes();
         Some(AddressSpace {
             table,
             asid,
@@ -305,7 +316,7 @@ impl AddressSpace {
         }
     }
 
-    fn populate<M: PhysMemory>(
+    fn populate<M: PhysMemory + MemoryMaintenance>(
         phys: &mut M,
         allocator: &mut FrameAllocator,
         owned: &mut heapless::Vec<u64, MAX_FRAMES>,
@@ -334,6 +345,11 @@ impl AddressSpace {
                     let offset = (segment.offset + (from - file_start)) as usize;
                     let bytes = &file[offset..offset + (to - from) as usize];
                     memory.phys.write_phys(frame + (from - page), bytes);
+                }
+                if permissions.is_executable() {
+                    // Its bytes are all written; the frame may have held
+                    // other code before (freed frames are reused first).
+                    memory.phys.sync_instruction_cache(frame);
                 }
                 table.map(
                     &mut memory,
@@ -373,6 +389,7 @@ impl AddressSpace {
                 granularity: Granularity::Pages,
             },
         )?;
+        memory.phys.publish_table_writes();
         Ok((table, ipc_buffer))
     }
 
@@ -412,9 +429,10 @@ impl AddressSpace {
     /// caller has checked `va` is in the frame window and the permissions
     /// are R, RW or RX). Page-table pages come from `allocator`, owned by
     /// this space and charged against `abi::vspace::MAX_TABLE_PAGES`, or,
-    /// for a space built in a VSpace object, from that object's pages. No
+    /// for a space built in a VSpace object, from that object's pages. An
+    /// executable mapping makes the frame's contents fetchable first. No
     /// TLB maintenance is needed: an invalid entry is never cached.
-    pub fn map_frame<M: PhysMemory>(
+    pub fn map_frame<M: PhysMemory + MemoryMaintenance>(
         &mut self,
         phys: &mut M,
         allocator: &mut FrameAllocator,
@@ -456,6 +474,12 @@ impl AddressSpace {
             permissions,
             granularity: Granularity::Pages,
         };
+        if permissions.is_executable() {
+            // Code written through another mapping (the frame is mapped
+            // once at a time) must reach the instruction side before it
+            // can be fetched.
+            phys.sync_instruction_cache(frame);
+        }
         // Cannot run out of tables now (checked above).
         let result = match &mut self.tables {
             TableSource::Pool { used } => {
@@ -480,6 +504,9 @@ impl AddressSpace {
                 self.table.map(&mut memory, &mapping)
             }
         };
+        // Whatever was written, tables linked included, before the space
+        // runs again.
+        phys.publish_table_writes();
         result.map_err(|e| match e {
             MapError::OutOfTables => FrameMapError::OutOfTables,
             MapError::AlreadyMapped { .. } => FrameMapError::AlreadyMapped,
@@ -487,13 +514,19 @@ impl AddressSpace {
         })
     }
 
-    /// Removes the page mapped at `va` (the caller flushes the TLB entry
-    /// for this space's ASID). Returns whether a page was mapped there.
-    pub fn unmap_page<M: PhysMemory>(&mut self, phys: &mut M, va: u64) -> bool {
-        let mut memory = TablesOnly(phys);
-        self.table
-            .unmap(&mut memory, VirtAddr::new(va), PAGE_SIZE)
-            .is_ok_and(|unmapped| unmapped.leaves > 0)
+    /// Removes the page mapped at `va`, entry first, then its TLB entries
+    /// for this space's ASID (a stale-generation ASID still names the only
+    /// entries that can exist for this space). Returns whether a page was
+    /// mapped there.
+    pub fn unmap_page<M: PhysMemory + MemoryMaintenance>(&mut self, phys: &mut M, va: u64) -> bool {
+        let cleared = self
+            .table
+            .unmap(&mut TablesOnly(&mut *phys), VirtAddr::new(va), PAGE_SIZE)
+            .is_ok_and(|unmapped| unmapped.leaves > 0);
+        if cleared {
+            phys.flush_tlb_page(self.asid.asid().as_u16(), va);
+        }
+        cleared
     }
 
     /// Page-table pages `map_frame` has added so far.

@@ -7,20 +7,20 @@
 #![no_main]
 
 use abi::bench::BenchParameter;
-use arch::boards::{Board, BoardInfo, PhysRange};
+use arch::boards::{BoardInfo, Loader, PhysRange, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};
-use arch::cpu::crash::Crash;
+use arch::cpu::crash::{Crash, CrashPoint};
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
-use arch::device_tree;
+use arch::device_tree::{self, DeviceTreeError};
 use arch::drivers::gicv2::GicV2;
 use arch::mmu::AsidBits;
 use core::fmt::Write;
 use microkernel::boot_suite::Mode;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
-use microkernel::platform::{PhysMemory, Platform};
+use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::tick;
 
 /// The root task, built by build.rs for aarch64-unknown-none.
@@ -108,21 +108,27 @@ impl PhysMemory for Machine {
     }
 }
 
-impl Platform for Machine {
-    fn console_write(&mut self, text: &str) {
-        console::write_str(text)
+impl MemoryMaintenance for Machine {
+    fn sync_instruction_cache(&mut self, pa: u64) {
+        tlb::sync_instruction_page(pa)
     }
 
-    fn flush_tlb_all(&mut self) {
-        tlb::flush_all()
+    fn publish_table_writes(&mut self) {
+        tlb::publish_table_writes()
     }
 
     fn flush_tlb_page(&mut self, asid: u16, va: u64) {
         tlb::flush_page(asid, va)
     }
 
-    fn sync_instruction_cache(&mut self, pa: u64) {
-        tlb::sync_instruction_page(pa)
+    fn flush_tlb_all(&mut self) {
+        tlb::flush_all()
+    }
+}
+
+impl Platform for Machine {
+    fn console_write(&mut self, text: &str) {
+        console::write_str(text)
     }
 
     fn set_fp_access(&mut self, enabled: bool) {
@@ -183,22 +189,20 @@ impl Platform for Machine {
 #[no_mangle]
 extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! {
     early_map::remove_identity_map();
-    let (info, note) = board_info();
-    let uart = match early_map::map_device(info.uart, 0x1000) {
-        Ok(va) => va,
-        Err(_) => power::halt(),
-    };
-    if let Some(gpio) = info
-        .gpio
-        .and_then(|pa| early_map::map_device(pa, 0x1000).ok())
-    {
-        // SAFETY: `gpio` maps the board's GPIO block; the kernel touches
-        // no other pin.
-        unsafe { arch::drivers::bcm2711_gpio::route_uart0(gpio) };
-    }
-    // SAFETY: `uart` maps the board's PL011 for good; only the console uses it.
-    unsafe { console::init(uart, info.uart_clock_hz) };
+    let loader = Loader::from_entry_level(entry_el);
+    // A panic or fault from here to the console's start is reported on
+    // this board's default UART.
+    console::set_fallback(loader.board());
+    let (info, tree) = board_info(loader);
     power::set_exit_method(exit_method(&info));
+    let crash = info.boot_option("portcullis.crash");
+    if let Some((crash, CrashPoint::BeforeConsole)) = crash.and_then(Crash::from_option) {
+        crash.trigger();
+    }
+    if console::start(&info).is_err() {
+        // Nothing can be printed: the device window has no room left.
+        power::halt();
+    }
 
     let frequency = registers::counter_frequency();
     kprintln!(
@@ -209,9 +213,16 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
         info.ram_bytes() >> 20,
         frequency
     );
-    if let Some(note) = note {
-        kprintln!("[kernel] {note}");
+    match tree {
+        Ok(()) => {}
+        Err(Some(error)) if error.is_fatal() => {
+            kprintln!("KERNEL PANIC: {}", error.describe());
+            power::exit(power::EXIT_KERNEL_PANIC);
+        }
+        Err(Some(error)) => kprintln!("[kernel] {}: using the board's defaults", error.describe()),
+        Err(None) => kprintln!("[kernel] no device tree: using the board's defaults"),
     }
+    report_reservations(&info);
 
     STATE.with(|state| take_ram(state.kernel.frames_mut(), &info));
     let machine_ready = STATE.with(|state| start_devices(&mut state.machine, &info, frequency));
@@ -222,9 +233,9 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     registers::enable_cycle_counter();
     registers::allow_user_counter();
     registers::unlock_debug();
-    if let Some(value) = info.boot_option("portcullis.crash") {
+    if let Some(value) = crash {
         match Crash::from_option(value) {
-            Some(crash) => {
+            Some((crash, _)) => {
                 kprintln!("[kernel] crashing on purpose (portcullis.crash={value})");
                 crash.trigger();
             }
@@ -299,20 +310,39 @@ fn parse_number(text: &str) -> Option<u64> {
 }
 
 /// The board description: from the device tree when there is a usable
-/// one, else the defaults of the board that boots without one.
-fn board_info() -> (BoardInfo, Option<&'static str>) {
+/// one, else the defaults of the board `loader` starts, with why
+/// (`Err(None)`: no tree at all).
+fn board_info(loader: Loader) -> (BoardInfo, Result<(), Option<DeviceTreeError>>) {
     let parsed = early_map::device_tree()
         .map(|blob| DEVICE_TREE_SCRATCH.with(|scratch| device_tree::parse(blob, scratch)));
+    let defaults = loader.board().defaults();
     match parsed {
-        Some(Ok(info)) => (info, None),
-        Some(Err(error)) => (Board::RaspberryPi4.defaults(), Some(error.describe())),
+        Some(Ok(info)) => (info, Ok(())),
+        Some(Err(error)) => (defaults, Err(Some(error))),
         // QEMU virt always passes a device tree; only a Pi-class boot
-        // (QEMU raspi4b ELF at EL3, or the raw image without -dtb) does not.
-        None => (
-            Board::RaspberryPi4.defaults(),
-            Some("no device tree: using the Raspberry Pi 4 defaults"),
-        ),
+        // (QEMU raspi4b's ELF without -dtb, or kernel8.img without it)
+        // does not.
+        None => (defaults, Err(None)),
     }
+}
+
+/// One line naming the RAM the firmware keeps (`/memreserve/` and
+/// `/reserved-memory`), so that a board's log shows the kernel read it.
+fn report_reservations(info: &BoardInfo) {
+    if !info.from_device_tree || info.reserved.is_empty() {
+        return;
+    }
+    let mut line: heapless::String<512> = heapless::String::new();
+    let _ = write!(line, "[kernel] kept from the firmware:");
+    for range in &info.reserved {
+        let no_map = if info.no_map.contains(range) {
+            " (no-map)"
+        } else {
+            ""
+        };
+        let _ = write!(line, " {:#x}+{:#x}{no_map}", range.start, range.size);
+    }
+    kprintln!("{line}");
 }
 
 fn exit_method(info: &BoardInfo) -> ExitMethod {
@@ -325,11 +355,12 @@ fn exit_method(info: &BoardInfo) -> ExitMethod {
     }
 }
 
-/// Maps RAM into the linear map and hands everything outside the kernel
-/// image, the device tree and firmware reservations to the frame allocator.
+/// Maps RAM into the linear map, except `no-map` reservations (whole
+/// pages), and hands every mapped page outside the kernel image, the
+/// device tree and firmware reservations to the frame allocator.
 fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     let (image, image_size) = phys::image_range();
-    let mut reserved: heapless::Vec<PhysRange, 12> = heapless::Vec::new();
+    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 2 }> = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
         start: image,
         size: image_size,
@@ -344,16 +375,18 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     for range in &info.reserved {
         let _ = reserved.push(*range);
     }
-    for ram in &info.ram {
-        if let Err(error) = early_map::map_linear(ram.start, ram.size) {
+    // Only what was mapped is handed out: the allocator's pages are
+    // reached through the linear map.
+    for piece in info.ram.iter().flat_map(|ram| ram.without(&info.no_map)) {
+        if let Err(error) = early_map::map_linear(piece.start, piece.size) {
             kprintln!(
                 "[kernel] RAM {:#x}+{:#x} left unused: {error:?}",
-                ram.start,
-                ram.size
+                piece.start,
+                piece.size
             );
             continue;
         }
-        frames.add_ram(*ram, &reserved);
+        frames.add_ram(piece, &reserved);
     }
 }
 
@@ -362,6 +395,10 @@ fn start_devices(
     info: &BoardInfo,
     frequency: u64,
 ) -> Result<(), &'static str> {
+    let tick_interval = tick::interval(frequency, TICKS_PER_SECOND).ok_or(
+        "the counter frequency (CNTFRQ_EL0) is below 100 Hz: the loader did not program it, \
+         and a tick of one count would be an interrupt storm",
+    )?;
     let distributor = early_map::map_device(info.gic_distributor, 0x1000)
         .map_err(|_| "cannot map the GIC distributor")?;
     let cpu_interface = early_map::map_device(info.gic_cpu_interface, 0x2000)
@@ -373,7 +410,7 @@ fn start_devices(
     gic.enable(timer::VIRTUAL_TIMER_INTID);
     machine.gic = Some(gic);
     machine.counter_frequency = frequency;
-    machine.tick_interval = (frequency / TICKS_PER_SECOND).max(1);
+    machine.tick_interval = tick_interval;
     machine.tick_due = registers::counter().wrapping_add(machine.tick_interval);
     timer::arm_at(machine.tick_due);
     Ok(())
@@ -476,6 +513,9 @@ extern "C" fn portcullis_el0_other(_context: *mut UserContext, _kind: u64) -> ! 
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    // A panic before the console was up (reading the device tree) is
+    // reported on the board's default UART.
+    console::ensure_started();
     kprintln!("\nKERNEL PANIC: {info}");
     power::exit(power::EXIT_KERNEL_PANIC)
 }

@@ -21,17 +21,36 @@ pub trait PhysMemory {
     fn zero_frame(&mut self, pa: u64);
 }
 
+/// What the caches and the translation-table walker need after the
+/// kernel's own stores, before the memory it wrote is fetched as
+/// instructions or walked as tables. Plain stores are not enough on real
+/// hardware (QEMU models neither caches nor a walker that lags): the
+/// Cortex-A72's instruction cache does not see the data cache, and its
+/// walker is not ordered with the CPU's stores. `address_space` calls
+/// these on every path that makes memory executable, writes a table entry
+/// or clears one, so the callers above it cannot forget one.
+pub trait MemoryMaintenance {
+    /// Makes instructions written into the frame at `pa` visible to
+    /// instruction fetch (D-cache clean to the point of unification,
+    /// I-cache invalidate): before the frame is mapped executable.
+    fn sync_instruction_cache(&mut self, pa: u64);
+    /// Makes every translation-table store so far visible to the table
+    /// walker (DSB ISHST): after entries are written, before the space
+    /// may be entered.
+    fn publish_table_writes(&mut self);
+    /// After the entry of page `va` in address space `asid` was cleared:
+    /// completes the clear and forgets the page's TLB entries (DSB ISHST,
+    /// TLBI, DSB, ISB: break-before-make).
+    fn flush_tlb_page(&mut self, asid: u16, va: u64);
+    /// Forgets every TLB entry (after an ASID generation rollover, or once
+    /// a space's tables are freed), completing earlier table stores first.
+    fn flush_tlb_all(&mut self);
+}
+
 /// Everything else the core asks of the machine.
-pub trait Platform: PhysMemory {
+pub trait Platform: PhysMemory + MemoryMaintenance {
     /// Writes text to the kernel console.
     fn console_write(&mut self, text: &str);
-    /// Forgets every TLB entry (after an ASID generation rollover).
-    fn flush_tlb_all(&mut self);
-    /// Forgets the TLB entries of page `va` in address space `asid`.
-    fn flush_tlb_page(&mut self, asid: u16, va: u64);
-    /// Makes instructions written into the frame at `pa` visible to
-    /// instruction fetch (before the frame is mapped executable).
-    fn sync_instruction_cache(&mut self, pa: u64);
     /// Lets EL0 use FP/SIMD, or makes its next FP/SIMD instruction trap
     /// (CPACR_EL1.FPEN), so FP state moves only when a thread uses it.
     fn set_fp_access(&mut self, enabled: bool);

@@ -13,6 +13,17 @@
 /// How many missed ticks are still delivered after a stall.
 pub const MAX_CATCH_UP_TICKS: u64 = 8;
 
+/// Counter ticks between two kernel ticks, `None` when the counter runs
+/// slower than `ticks_per_second`: with CNTFRQ_EL0 = 0 (a loader that
+/// never programmed it) the interval would round to nothing, and a timer
+/// re-armed every count is an interrupt storm, not a time slice.
+pub fn interval(counter_frequency: u64, ticks_per_second: u64) -> Option<u64> {
+    match counter_frequency.checked_div(ticks_per_second) {
+        Some(0) | None => None,
+        some => some,
+    }
+}
+
 /// The next deadline after the tick due at `due` was taken at `now`.
 pub fn next_deadline(due: u64, now: u64, interval: u64) -> u64 {
     let next = due.wrapping_add(interval);
@@ -48,6 +59,16 @@ mod tests {
     fn a_long_gap_starts_afresh() {
         let late = 1000 + 100 * (MAX_CATCH_UP_TICKS + 2);
         assert_eq!(next_deadline(1000, late, 100), late + 100);
+    }
+
+    #[test]
+    fn a_counter_frequency_of_zero_gives_no_interval() {
+        assert_eq!(interval(54_000_000, 100), Some(540_000));
+        assert_eq!(interval(62_500_000, 100), Some(625_000));
+        assert_eq!(interval(100, 100), Some(1));
+        assert_eq!(interval(99, 100), None);
+        assert_eq!(interval(0, 100), None);
+        assert_eq!(interval(54_000_000, 0), None);
     }
 
     #[test]

@@ -15,9 +15,11 @@ use arch::mmu::AsidBits;
 use microkernel::address_space::USER_STACK_TOP;
 use microkernel::boot_suite::{Mode, TEST_CASES};
 use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume, EXIT_SUCCESS, EXIT_TEST_FAILED};
-use microkernel::platform::{PhysMemory, Platform};
+use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
+
+mod maintenance;
 
 const RAM: PhysRange = PhysRange {
     start: 0x1000_0000,
@@ -45,6 +47,8 @@ struct FakeMachine {
     physical_timer: Option<u64>,
     /// Interrupts waiting to be taken at a preemption point.
     pending_interrupts: Vec<Interrupt>,
+    /// Stores and cache/TLB maintenance, checked at every return to EL0.
+    maintenance: maintenance::Recorder,
 }
 
 impl FakeMachine {
@@ -71,6 +75,7 @@ impl PhysMemory for FakeMachine {
     fn write_phys(&mut self, pa: u64, data: &[u8]) {
         let offset = (pa & 0xfff) as usize;
         self.frame(pa)[offset..offset + data.len()].copy_from_slice(data);
+        self.maintenance.stored(pa, data.len() as u64);
     }
 
     fn read_phys_u64(&self, pa: u64) -> u64 {
@@ -81,10 +86,33 @@ impl PhysMemory for FakeMachine {
 
     fn write_phys_u64(&mut self, pa: u64, value: u64) {
         self.write_phys(pa, &value.to_le_bytes());
+        self.maintenance.stored_word(pa);
     }
 
     fn zero_frame(&mut self, pa: u64) {
         self.frame(pa).fill(0);
+        self.maintenance.stored(pa, 4096);
+    }
+}
+
+impl MemoryMaintenance for FakeMachine {
+    fn sync_instruction_cache(&mut self, pa: u64) {
+        self.maintenance.synced(pa);
+    }
+
+    fn publish_table_writes(&mut self) {
+        self.maintenance.published();
+    }
+
+    fn flush_tlb_page(&mut self, asid: u16, va: u64) {
+        self.tlb_flushes += 1;
+        self.page_flushes.push((asid, va));
+        self.maintenance.published();
+    }
+
+    fn flush_tlb_all(&mut self) {
+        self.tlb_flushes += 1;
+        self.maintenance.published();
     }
 }
 
@@ -92,17 +120,6 @@ impl Platform for FakeMachine {
     fn console_write(&mut self, text: &str) {
         self.console.push_str(text);
     }
-
-    fn flush_tlb_all(&mut self) {
-        self.tlb_flushes += 1;
-    }
-
-    fn flush_tlb_page(&mut self, asid: u16, va: u64) {
-        self.tlb_flushes += 1;
-        self.page_flushes.push((asid, va));
-    }
-
-    fn sync_instruction_cache(&mut self, _pa: u64) {}
 
     fn set_fp_access(&mut self, _enabled: bool) {}
 
@@ -159,6 +176,8 @@ struct Harness {
     kernel: Box<Kernel>,
     machine: FakeMachine,
     resume: Resume,
+    /// Executable pages the returns to EL0 so far found fetchable.
+    executable_pages_checked: usize,
 }
 
 impl Harness {
@@ -172,10 +191,31 @@ impl Harness {
         kernel.frames_mut().add_ram(RAM, &[]);
         set_up(&mut kernel);
         let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), mode);
-        Harness {
+        let mut harness = Harness {
             kernel,
             machine,
-            resume,
+            resume: Resume::Idle,
+            executable_pages_checked: 0,
+        };
+        harness.resumed(resume);
+        harness
+    }
+
+    /// Where the kernel sent the CPU. A return to EL0 must find the
+    /// space's tables published and its code fetchable (`maintenance`).
+    fn resumed(&mut self, resume: Resume) {
+        self.resume = resume;
+        if let Resume::User { ttbr0, .. } = self.resume {
+            let root = ttbr0 & 0x0000_ffff_ffff_f000;
+            let frames = &self.machine;
+            match self
+                .machine
+                .maintenance
+                .check_space(|pa| frames.read_phys_u64(pa), root)
+            {
+                Ok(pages) => self.executable_pages_checked += pages,
+                Err(broken) => panic!("returning to EL0: {broken}"),
+            }
         }
     }
 
@@ -200,7 +240,8 @@ impl Harness {
         ctx.x[3] = args[2];
         ctx.x[4] = args[3];
         let before = ctx as *mut UserContext;
-        self.resume = self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
+        let resume = self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
+        self.resumed(resume);
         match self.resume {
             Resume::User { context, .. } if context == before => self.context().x[0],
             _ => u64::MAX,
@@ -212,14 +253,16 @@ impl Harness {
     }
 
     fn fault(&mut self, esr: u64, far: u64) {
-        self.resume = self.kernel.handle_el0_sync(&mut self.machine, esr, far);
+        let resume = self.kernel.handle_el0_sync(&mut self.machine, esr, far);
+        self.resumed(resume);
         assert_eq!(self.kernel.check_invariants(), Ok(()));
     }
 
     fn tick(&mut self) {
-        self.resume = self
+        let resume = self
             .kernel
             .handle_el0_interrupt(&mut self.machine, Some(Interrupt::Timer));
+        self.resumed(resume);
     }
 
     fn selector(&mut self) -> u64 {
@@ -2032,4 +2075,52 @@ mod root_task {
             "every page is back in the pool or in use by the next step"
         );
     }
+}
+
+#[test]
+fn every_return_to_el0_finds_its_tables_published_and_its_code_fetchable() {
+    // The harness checks at each return (`Harness::resumed`); this walks
+    // every case of the suite, each of whose threads is a space the
+    // kernel loaded, so that every load path is checked.
+    let mut h = Harness::start(Mode::Test);
+    let mut threads = 1;
+    while !matches!(h.resume, Resume::Shutdown { .. }) {
+        assert!(
+            threads < 500,
+            "the suite did not finish:\n{}",
+            h.machine.console
+        );
+        h.exit(0);
+        threads += 1;
+    }
+    // Init has one executable page; most threads load their own copy.
+    assert!(h.machine.maintenance.syncs >= TEST_CASES.len());
+    // Every return to EL0 but the last (to the shutdown) checked a space
+    // with code in it.
+    assert!(h.executable_pages_checked >= threads - 1);
+}
+
+#[test]
+fn a_frame_mapped_executable_is_synced_once_and_only_then() {
+    use abi::vspace::FRAME_MAP_START as VA;
+    let mut h = at_the_vspace_case();
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.retype_frames(8, 1), ErrorCode::Ok.raw());
+    let syncs = h.machine.maintenance.syncs;
+    // Read-write, then read-only: nothing to fetch, nothing synced.
+    for rights in [3, 1] {
+        assert_eq!(h.map(8, 4, VA, rights), ErrorCode::Ok.raw());
+        assert_eq!(h.machine.maintenance.syncs, syncs);
+        assert_eq!(
+            h.syscall(Syscall::FrameUnmap.number(), [8, 0, 0, 0]),
+            ErrorCode::Ok.raw()
+        );
+    }
+    // Executable: synced, and the return to the mapper (whose space it
+    // is) found the page fetchable.
+    let checked = h.executable_pages_checked;
+    assert_eq!(h.map(8, 4, VA, 5), ErrorCode::Ok.raw());
+    assert_eq!(h.machine.maintenance.syncs, syncs + 1);
+    assert!(h.executable_pages_checked > checked);
+    assert!(h.readable(VA));
 }

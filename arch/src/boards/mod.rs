@@ -3,8 +3,11 @@
 //! Addresses here are only defaults: the device tree, when the loader
 //! passes one, is the authority (see `device_tree`).
 
+pub mod loader;
 pub mod rpi4;
 pub mod virt;
+
+pub use loader::Loader;
 
 use heapless::Vec;
 
@@ -48,17 +51,63 @@ pub struct PhysRange {
     pub size: u64,
 }
 
+/// Most pieces [`PhysRange::without`] returns: one more than holes can
+/// cut (the kernel image and every no-map range).
+pub const MAX_PIECES: usize = MAX_RESERVED_RANGES + 2;
+
 impl PhysRange {
     /// One past the last byte (saturating).
     pub const fn end(&self) -> u64 {
         self.start.saturating_add(self.size)
     }
+
+    /// The whole pages of this range that no page of `holes` touches, in
+    /// ascending order: the range is rounded inwards to pages, each hole
+    /// outwards. With more pieces than [`MAX_PIECES`], the last are left
+    /// out (memory unused, never memory misused).
+    pub fn without(self, holes: &[PhysRange]) -> heapless::Vec<PhysRange, MAX_PIECES> {
+        const PAGE: u64 = crate::layout::PAGE_SIZE;
+        let mut pieces = heapless::Vec::new();
+        // Saturating: a range or hole at the top of the address space
+        // (a tree may say anything) rounds to its end, not past it.
+        let mut start = self.start.div_ceil(PAGE).saturating_mul(PAGE);
+        let end = self.end() & !(PAGE - 1);
+        while start < end {
+            // The first hole that covers or follows `start`, page-rounded.
+            let next = holes
+                .iter()
+                .filter(|h| h.size > 0)
+                .map(|h| {
+                    let end = h.end().div_ceil(PAGE).saturating_mul(PAGE);
+                    (h.start & !(PAGE - 1), end)
+                })
+                .filter(|&(_, hole_end)| hole_end > start)
+                .min_by_key(|&(hole_start, _)| hole_start);
+            let (piece_end, resume) = match next {
+                Some((hole_start, hole_end)) => (hole_start.min(end), hole_end),
+                None => (end, end),
+            };
+            if piece_end > start
+                && pieces
+                    .push(PhysRange {
+                        start,
+                        size: piece_end - start,
+                    })
+                    .is_err()
+            {
+                break;
+            }
+            start = resume.max(start);
+        }
+        pieces
+    }
 }
 
 /// Most RAM ranges a board description may list.
 pub const MAX_RAM_RANGES: usize = 8;
-/// Most reserved ranges (device-tree `/memreserve/` entries) kept.
-pub const MAX_RESERVED_RANGES: usize = 8;
+/// Most reserved ranges kept (`/memreserve/` entries and `reg` ranges of
+/// `/reserved-memory` nodes); a tree with more is refused.
+pub const MAX_RESERVED_RANGES: usize = 16;
 /// Longest kernel command line kept, in bytes.
 pub const MAX_BOOTARGS: usize = 256;
 
@@ -69,8 +118,13 @@ pub struct BoardInfo {
     pub board: Board,
     /// RAM, in ascending order.
     pub ram: Vec<PhysRange, MAX_RAM_RANGES>,
-    /// Ranges of RAM the firmware reserved (not to be handed out).
+    /// Ranges of RAM the firmware reserved (not to be handed out):
+    /// `/memreserve/` entries and every `/reserved-memory` range.
     pub reserved: Vec<PhysRange, MAX_RESERVED_RANGES>,
+    /// The reserved ranges marked `no-map`: not even to be mapped (a
+    /// cacheable alias could be written back over what the firmware or
+    /// another master keeps there).
+    pub no_map: Vec<PhysRange, MAX_RESERVED_RANGES>,
     /// PL011 UART registers.
     pub uart: u64,
     /// PL011 reference clock in Hz (for the baud-rate divisor).
@@ -139,6 +193,63 @@ mod tests {
             info.bootargs.push_str(word).unwrap();
         }
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
+    }
+
+    fn range(start: u64, end: u64) -> PhysRange {
+        PhysRange {
+            start,
+            size: end - start,
+        }
+    }
+
+    #[test]
+    fn holes_take_whole_pages_out_of_a_range() {
+        let ram = range(0, 0x10_0000);
+        let pieces = ram.without(&[range(0x3000, 0x3001), range(0x8ff0, 0x9010)]);
+        assert_eq!(
+            pieces.as_slice(),
+            &[
+                range(0, 0x3000),
+                range(0x4000, 0x8000),
+                range(0xa000, 0x10_0000)
+            ]
+        );
+        // Unsorted, overlapping, outside, empty, at the edges: the same rule.
+        let pieces = ram.without(&[
+            range(0xf_f000, 0x20_0000),
+            range(0x5000, 0x7000),
+            range(0x6000, 0x6800),
+            range(0x30_0000, 0x30_1000),
+            range(0x9000, 0x9000),
+            range(0, 0x800),
+        ]);
+        assert_eq!(
+            pieces.as_slice(),
+            &[range(0x1000, 0x5000), range(0x7000, 0xf_f000)]
+        );
+        // The range itself is rounded inwards.
+        assert_eq!(
+            range(0x800, 0x2800).without(&[]).as_slice(),
+            &[range(0x1000, 0x2000)]
+        );
+        assert!(range(0x800, 0xf00).without(&[]).is_empty());
+        // At the top of the address space nothing overflows.
+        let top = PhysRange {
+            start: u64::MAX - 0x2fff,
+            size: 0x3000,
+        };
+        assert_eq!(
+            top.without(&[]).as_slice(),
+            &[range(u64::MAX - 0x2fff, u64::MAX - 0xfff)]
+        );
+        let everything = PhysRange {
+            start: 0x1000,
+            size: u64::MAX,
+        };
+        assert_eq!(
+            range(0, 0x4000).without(&[everything]).as_slice(),
+            &[range(0, 0x1000)]
+        );
     }
 
     #[test]

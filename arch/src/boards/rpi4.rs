@@ -4,7 +4,9 @@ use super::{Board, BoardInfo, PhysRange};
 
 /// GPIO block (function select and pull registers).
 pub const GPIO: u64 = 0xFE20_0000;
-/// PL011 UART0 (on GPIO14/15 with `dtoverlay=disable-bt`).
+/// PL011 UART0. The SD card's config.txt puts it on GPIO14/15 with
+/// `gpio=14,15=a0` (no overlay: Debian ships none), and the kernel routes
+/// those pins to it itself before its first line (`bcm2711_gpio`).
 pub const UART: u64 = 0xFE20_1000;
 /// The PL011 reference clock the firmware sets.
 pub const UART_CLOCK_HZ: u32 = 48_000_000;
@@ -12,8 +14,24 @@ pub const UART_CLOCK_HZ: u32 = 48_000_000;
 pub const GIC_DISTRIBUTOR: u64 = 0xFF84_1000;
 /// GIC-400 CPU interface.
 pub const GIC_CPU_INTERFACE: u64 = 0xFF84_2000;
-/// RAM every Pi 4 has below the VideoCore carve-out (1 GiB model).
-pub const RAM_LOW_SIZE: u64 = 0x3B40_0000;
+/// ARM-local control register: the generic counter's clock source and
+/// increment (0: the crystal, by 1).
+pub const LOCAL_CONTROL: u64 = 0xFF80_0000;
+/// ARM-local timer prescaler: the counter advances by value / 2^31 per
+/// crystal tick (0x8000_0000: one count per tick).
+pub const LOCAL_PRESCALER: u64 = 0xFF80_0008;
+/// The crystal the generic counter counts once the firmware's armstub
+/// (or the kernel's EL3 entry) has set the prescaler 1:1; what CNTFRQ_EL0
+/// must then say.
+pub const COUNTER_HZ: u64 = 54_000_000;
+/// RAM assumed without a device tree: what the first GiB leaves the ARM
+/// under the largest `gpu_mem` the firmware documentation recommends for
+/// a Pi 4 (768 MiB; *config.txt → Memory options*). The firmware carves
+/// the VideoCore's memory off the top of the first GiB, so the split
+/// decides where ARM RAM ends: 948 MiB with the default 76, less with a
+/// larger one. Only the device tree says which; without it, handing out
+/// the VideoCore's memory would corrupt the firmware's.
+pub const RAM_WITHOUT_DEVICE_TREE: u64 = 0x1000_0000;
 /// The firmware's spin table and stub live in the first page.
 pub const FIRMWARE_RESERVED: u64 = 0x1000;
 
@@ -22,7 +40,7 @@ pub fn defaults() -> BoardInfo {
     let mut ram = heapless::Vec::new();
     let _ = ram.push(PhysRange {
         start: 0,
-        size: RAM_LOW_SIZE,
+        size: RAM_WITHOUT_DEVICE_TREE,
     });
     let mut reserved = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
@@ -33,6 +51,7 @@ pub fn defaults() -> BoardInfo {
         board: Board::RaspberryPi4,
         ram,
         reserved,
+        no_map: heapless::Vec::new(),
         uart: UART,
         uart_clock_hz: UART_CLOCK_HZ,
         gic_distributor: GIC_DISTRIBUTOR,

@@ -26,6 +26,7 @@ pub fn defaults() -> BoardInfo {
         board: Board::QemuVirt,
         ram,
         reserved: heapless::Vec::new(),
+        no_map: heapless::Vec::new(),
         uart: UART,
         uart_clock_hz: UART_CLOCK_HZ,
         gic_distributor: GIC_DISTRIBUTOR,

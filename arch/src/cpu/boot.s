@@ -9,6 +9,14 @@
 //
 // Registers kept across the boot path (callee-saved in AAPCS64):
 //   x19 = x0 from the loader, x20 = entry EL, x23 = physical load address.
+//
+// Until the kernel's console is up, a failure is reported on the UART the
+// loader leaves usable, reached by its physical address with the MMU off
+// (`early_uart`; docs/boot.md, "When the boot fails"): the boot tables
+// not built, or an exception before the kernel's vectors are installed.
+//
+// The board constants in braces come from the Rust side (cpu/mod.rs
+// passes them to global_asm!), so each address lives in boards/ only.
 
 .equ SCTLR_EL1_RES1, 0x30d00800
 .equ HCR_EL2_RW, (1 << 31)
@@ -19,8 +27,20 @@
 
 // GIC-400 of the Raspberry Pi 4 (only touched when entered at EL3, where
 // nothing else has set the GIC up for the non-secure world).
-.equ RPI4_GICD, 0xff841000
-.equ RPI4_GICC, 0xff842000
+.equ RPI4_GICD, {RPI4_GICD}
+.equ RPI4_GICC, {RPI4_GICC}
+// The ARM-local block's timer control and prescaler (Pi 4), and the
+// crystal the generic counter then counts.
+.equ RPI4_LOCAL_CONTROL, {RPI4_LOCAL_CONTROL}
+.equ RPI4_LOCAL_PRESCALER, {RPI4_LOCAL_PRESCALER}
+.equ RPI4_COUNTER_HZ, {RPI4_COUNTER_HZ}
+// The PL011 each loader leaves usable: QEMU virt's (entered at EL1), the
+// Pi's UART0 (entered at EL2 or EL3; QEMU raspi4b prints without set-up,
+// the Pi firmware sets it up for enable_uart=1).
+.equ VIRT_UART, {VIRT_UART}
+.equ RPI4_UART, {RPI4_UART}
+.equ PL011_FR, 0x18                 // flag register
+.equ PL011_FR_TXFF, 5               // transmit FIFO full
 
     .section .text.boot, "ax"
     .global _start
@@ -62,6 +82,7 @@ from_el3:
     msr     cptr_el3, xzr           // no FP/SIMD traps to EL3
     mov     x0, #SCR_EL3_BOOT
     msr     scr_el3, x0
+    bl      counter_frequency_at_el3
     bl      gic_make_nonsecure
     bl      prepare_el2_for_el1
     mov     x0, #SPSR_EL1H_MASKED
@@ -80,11 +101,36 @@ from_el2:
     isb
     eret
 
+// Only EL3 may write CNTFRQ_EL0. The Pi's armstub programs it (and the
+// ARM-local timer prescaler, 1:1 from the crystal) before it drops to EL2;
+// entered at EL3 (QEMU raspi4b's ELF, or a Pi with armstub= or kernel_old=
+// in config.txt) no stub ran, and a frequency of 0 would make the kernel's
+// tick interval one count: an interrupt storm. Do what the armstub does,
+// unless the frequency is already set (QEMU programs its own).
+counter_frequency_at_el3:
+    mrs     x0, cntfrq_el0
+    cbnz    x0, 1f
+    ldr     x1, =RPI4_LOCAL_CONTROL
+    str     wzr, [x1]               // crystal clock, increment by 1
+    ldr     x1, =RPI4_LOCAL_PRESCALER
+    mov     w2, #0x80000000         // 2^31 / 2^31: one count per crystal tick
+    str     w2, [x1]
+    ldr     x0, =RPI4_COUNTER_HZ
+    msr     cntfrq_el0, x0
+1:  ret
+
 // EL2 settings so that EL1 runs AArch64 with nothing trapped to EL2:
 // the timers and counters, FP/SIMD and the PMU all belong to EL1.
 prepare_el2_for_el1:
     mov     x0, #HCR_EL2_RW
     msr     hcr_el2, x0
+    // With EL2 present, EL1 reads MIDR_EL1 and MPIDR_EL1 from VPIDR_EL2
+    // and VMPIDR_EL2, whose reset values are UNKNOWN: give EL1 the real
+    // ones, as Linux does.
+    mrs     x0, midr_el1
+    msr     vpidr_el2, x0
+    mrs     x0, mpidr_el1
+    msr     vmpidr_el2, x0
     mrs     x0, cnthctl_el2
     orr     x0, x0, #3              // EL1PCTEN | EL1PCEN
     msr     cnthctl_el2, x0
@@ -147,19 +193,36 @@ el1_entry:
     stp     xzr, xzr, [x0], #16
     b       3b
 4:
+    // From here on a failure can be reported: the UART of the board the
+    // entry level names (QEMU virt enters at EL1, Pi loaders at EL2/EL3),
+    // then the early vectors.
+    ldr     x0, =VIRT_UART
+    ldr     x1, =RPI4_UART
+    cmp     x20, #1
+    csel    x0, x0, x1, eq
+    adrp    x1, early_uart
+    str     x0, [x1, :lo12:early_uart]
+    adr     x0, early_vectors
+    msr     vbar_el1, x0
+    isb
+
     // Build the kernel's page tables with the MMU off (Rust, position
     // independent: it only uses PC-relative addresses).
     mov     x0, x23
     mov     x1, x19
+    mov     x2, x20
     bl      early_map_kernel        // x0 = &BootMmuConfig (physical)
     cbz     x0, boot_tables_failed
     mov     x24, x0
 
-    // The tables (in .bss) were written with the data cache off: drop any
-    // stale lines so the table walker, which reads through the cache, sees
-    // what we wrote.
-    adrp    x0, __bss_start
-    add     x0, x0, :lo12:__bss_start
+    // Everything written with the data cache off (.bss: the tables, the
+    // zeroing; .data: statics early_map_kernel set) went straight to
+    // memory; the loader only cleaned the image to the point of coherency,
+    // so clean lines of the old contents may still be cached. Drop them,
+    // so that the table walker and the kernel, which read through the
+    // cache from now on, see what was written.
+    adrp    x0, __data_start
+    add     x0, x0, :lo12:__data_start
     adrp    x1, __bss_end
     add     x1, x1, :lo12:__bss_end
     mrs     x2, ctr_el0
@@ -187,14 +250,23 @@ el1_entry:
     isb
     msr     sctlr_el1, x0
     isb
+    // The loader must leave no stale instruction-cache lines for the
+    // image (Linux's booting.rst asks the same), but one that does would
+    // run old kernel text from here on, with the I-cache on: drop them,
+    // as Linux does when it turns its MMU on.
+    ic      iallu
+    dsb     nsh
+    isb
     ldr     x0, =high_entry
     br      x0
 
-// The tables could not be built (see early_map.rs); nothing can be
-// printed yet (no MMU, board unknown). A debugger finds the CPU here.
+// The tables could not be built (see early_map.rs): say so on the early
+// UART and stop. A debugger finds the CPU here.
 boot_tables_failed:
-    wfe
-    b       boot_tables_failed
+    adr     x1, boot_tables_message
+    bl      early_puts
+1:  wfe
+    b       1b
 
 high_entry:
     // Now running at the link address in the high half.
@@ -210,3 +282,104 @@ high_entry:
 6:  wfe
     b       6b
     .ltorg
+
+// Taken for any exception between setting VBAR_EL1 above and high_entry
+// installing the kernel's vectors: in early_map_kernel (MMU off), or in
+// the few instructions run through the boot identity map. Turning the
+// MMU off keeps this code running (it is identity mapped), and the UART
+// is then reached at its physical address. Reports ESR, ELR and FAR, then
+// stops.
+    .balign 0x800
+early_vectors:
+    .rept 16
+    .balign 0x80
+    b       early_exception
+    .endr
+
+early_exception:
+    mrs     x0, sctlr_el1
+    bic     x0, x0, #1              // SCTLR_EL1.M
+    msr     sctlr_el1, x0
+    isb
+    mrs     x21, esr_el1
+    mrs     x22, elr_el1
+    mrs     x23, far_el1
+    adr     x1, early_exception_message
+    bl      early_puts
+    mov     x1, x21
+    bl      early_puthex
+    adr     x1, early_elr_label
+    bl      early_puts
+    mov     x1, x22
+    bl      early_puthex
+    adr     x1, early_far_label
+    bl      early_puts
+    mov     x1, x23
+    bl      early_puthex
+    adr     x1, early_line_end
+    bl      early_puts
+1:  wfe
+    b       1b
+
+// Writes the character in w2 to the early UART at x0, waiting a bounded
+// time for room (a UART nobody set up may never drain: then the
+// character is dropped). Uses x3, x4.
+.macro early_putc
+    mov     x3, #0x100000
+10: ldr     w4, [x0, #PL011_FR]
+    tbz     w4, #PL011_FR_TXFF, 11f
+    subs    x3, x3, #1
+    b.ne    10b
+    b       12f
+11: str     w2, [x0]
+12:
+.endm
+
+// The early UART's physical address in x0 (0: none), MMU off.
+.macro early_uart_base
+    adrp    x0, early_uart
+    ldr     x0, [x0, :lo12:early_uart]
+.endm
+
+// Prints the NUL-terminated string at x1. Uses x0..x4.
+early_puts:
+    early_uart_base
+    cbz     x0, 2f
+1:  ldrb    w2, [x1], #1
+    cbz     w2, 2f
+    early_putc
+    b       1b
+2:  ret
+
+// Prints x1 as 16 hexadecimal digits. Uses x0..x5.
+early_puthex:
+    early_uart_base
+    cbz     x0, 2f
+    mov     x5, #60
+1:  lsr     x2, x1, x5
+    and     x2, x2, #0xf
+    add     x3, x2, #'0'
+    add     x4, x2, #('a' - 10)
+    cmp     x2, #10
+    csel    x2, x3, x4, lo
+    early_putc
+    subs    x5, x5, #4
+    b.ge    1b
+2:  ret
+
+boot_tables_message:
+    .asciz  "\r\nPANIC: the kernel's boot page tables could not be built (early_map_kernel); stopped\r\n"
+early_exception_message:
+    .asciz  "\r\nPANIC: exception before the kernel's vectors were installed; stopped\r\n  esr 0x"
+early_elr_label:
+    .asciz  "  elr 0x"
+early_far_label:
+    .asciz  "  far 0x"
+early_line_end:
+    .asciz  "\r\n"
+    .balign 4
+
+    .section .bss.early_uart, "aw", %nobits
+    .balign 8
+early_uart:
+    .skip   8

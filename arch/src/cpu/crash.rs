@@ -10,14 +10,29 @@ pub enum Crash {
     DataAbort,
     /// Recurse until the kernel stack runs into its guard page.
     StackOverflow,
+    /// A Rust panic.
+    Panic,
+}
+
+/// When the kernel faults on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// Right after the device tree was read, before the console is up:
+    /// the report must still reach the board's default UART.
+    BeforeConsole,
+    /// Once the kernel has booted (console, RAM, interrupts).
+    AfterBoot,
 }
 
 impl Crash {
-    /// From the boot option's value.
-    pub fn from_option(value: &str) -> Option<Crash> {
+    /// From the boot option's value: `data-abort`, `stack-overflow` after
+    /// boot; `early-data-abort`, `early-panic` before the console.
+    pub fn from_option(value: &str) -> Option<(Crash, CrashPoint)> {
         match value {
-            "data-abort" => Some(Crash::DataAbort),
-            "stack-overflow" => Some(Crash::StackOverflow),
+            "data-abort" => Some((Crash::DataAbort, CrashPoint::AfterBoot)),
+            "stack-overflow" => Some((Crash::StackOverflow, CrashPoint::AfterBoot)),
+            "early-data-abort" => Some((Crash::DataAbort, CrashPoint::BeforeConsole)),
+            "early-panic" => Some((Crash::Panic, CrashPoint::BeforeConsole)),
             _ => None,
         }
     }
@@ -35,6 +50,7 @@ impl Crash {
             Crash::StackOverflow => {
                 recurse(0);
             }
+            Crash::Panic => panic!("a deliberate panic (portcullis.crash)"),
         }
         panic!("the deliberate kernel fault did not fault");
     }

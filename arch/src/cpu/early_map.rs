@@ -12,6 +12,7 @@
 //! the image window (`phys::phys_to_virt`).
 
 use super::phys::{self, record_image_placement};
+use crate::boards::Loader;
 use crate::device_tree;
 use crate::layout::{DEVICE_BASE, DTB_WINDOW, KIMAGE_VBASE, LINEAR_BASE, PAGE_SIZE, TEXT_OFFSET};
 use crate::mmu::{
@@ -65,11 +66,6 @@ static mut KERNEL_ROOT: u64 = 0;
 /// 0 is a valid place for one).
 static mut DEVICE_TREE_PA: u64 = u64::MAX;
 
-/// Where QEMU leaves the device tree when it boots an ELF (it does not pass
-/// it in x0 then). `virt`: the start of RAM, when the tree fits below the
-/// image (which is why kernel.ld loads it 2 MiB into RAM). `raspi4b` with
-/// `-dtb`: physical address 0.
-const QEMU_ELF_DEVICE_TREES: [u64; 2] = [0x4000_0000, 0];
 static mut BOOT_CONFIG: BootMmuConfig = BootMmuConfig {
     mair: 0,
     tcr: 0,
@@ -147,19 +143,24 @@ fn symbol(s: *const u8) -> u64 {
 }
 
 /// Builds the boot tables with the MMU off. Called from boot.s with the
-/// physical load address and the loader's `x0`.
+/// physical load address, the loader's `x0` and the entry level.
 ///
 /// Returns the physical address of the MMU register values, or null if
-/// the tables could not be built (boot.s then stops).
+/// the tables could not be built (boot.s then reports it and stops).
 #[no_mangle]
-pub extern "C" fn early_map_kernel(phys_base: u64, loader_x0: u64) -> *const BootMmuConfig {
-    match build_boot_tables(phys_base, loader_x0) {
+pub extern "C" fn early_map_kernel(
+    phys_base: u64,
+    loader_x0: u64,
+    entry_level: u64,
+) -> *const BootMmuConfig {
+    let loader = Loader::from_entry_level(entry_level);
+    match build_boot_tables(phys_base, loader_x0, loader) {
         Ok(()) => addr_of!(BOOT_CONFIG),
         Err(_) => core::ptr::null(),
     }
 }
 
-fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
+fn build_boot_tables(phys_base: u64, loader_x0: u64, loader: Loader) -> Result<(), MapError> {
     // With the MMU off these are physical addresses (adrp is PC-relative).
     let (start, text_end, rodata_end, guard, stack_bottom, end) = (
         symbol(addr_of!(__image_start)),
@@ -221,14 +222,13 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64) -> Result<(), MapError> {
         ),
     )?;
 
-    // The device tree, read-only: where x0 points, or where QEMU virt
-    // puts it for an ELF.
-    let candidates = [
-        loader_x0,
-        QEMU_ELF_DEVICE_TREES[0],
-        QEMU_ELF_DEVICE_TREES[1],
-    ];
-    for candidate in candidates {
+    // The device tree, read-only: where x0 points, or where this loader
+    // leaves one without saying so (QEMU's ELF boots only).
+    for candidate in loader
+        .device_tree_candidates(loader_x0)
+        .into_iter()
+        .flatten()
+    {
         if let Some((dtb_start, dtb_size)) = device_tree_pages(candidate) {
             kernel.map(
                 &mut memory,

@@ -27,6 +27,9 @@ extern "C" fn portcullis_el1_exception(frame: *const UserContext) -> ! {
     // SAFETY: vectors.s passes the frame it just filled on the stack.
     let frame = unsafe { &*frame };
     let class = ExceptionClass::from_esr(esr);
+    // A fault before the console was up (reading the device tree) is
+    // reported on the board's default UART.
+    console::ensure_started();
     let mut out = console::Writer;
     let _ = writeln!(out, "\nKERNEL PANIC: {} in the kernel", class.name());
     if is_stack_guard(far) && class.has_fault_address() {

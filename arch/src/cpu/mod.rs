@@ -14,5 +14,16 @@ pub mod timer;
 pub mod tlb;
 pub mod user_return;
 
-core::arch::global_asm!(include_str!("boot.s"));
+use crate::boards::{rpi4, virt};
+
+core::arch::global_asm!(
+    include_str!("boot.s"),
+    RPI4_GICD = const rpi4::GIC_DISTRIBUTOR,
+    RPI4_GICC = const rpi4::GIC_CPU_INTERFACE,
+    RPI4_LOCAL_CONTROL = const rpi4::LOCAL_CONTROL,
+    RPI4_LOCAL_PRESCALER = const rpi4::LOCAL_PRESCALER,
+    RPI4_COUNTER_HZ = const rpi4::COUNTER_HZ,
+    RPI4_UART = const rpi4::UART,
+    VIRT_UART = const virt::UART,
+);
 core::arch::global_asm!(include_str!("vectors.s"));

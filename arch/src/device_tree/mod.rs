@@ -4,6 +4,14 @@
 //! kernel needs (RAM, UART, GIC, PSCI, the command line) is read from it;
 //! what is missing falls back to the board's documented defaults.
 //!
+//! RAM the firmware keeps for itself is named two ways, and both are
+//! honoured: `/memreserve/` entries, and the `reg` ranges of the enabled
+//! children of `/reserved-memory` (the Pi firmware fills in `nvram@0`
+//! with a copy of its boot loader's configuration, `no-map`). Neither is
+//! handed out; `no-map` ranges are also left out of the linear map.
+//! Regions the OS would allocate itself (`size` without `reg`, such as
+//! `linux,cma`) reserve nothing: Portcullis makes no such pool.
+//!
 //! Device addresses under `/soc` on the Raspberry Pi are VideoCore bus
 //! addresses (0x7e20_1000 for the UART); the `/soc` node's `ranges`
 //! translate them to CPU physical addresses (0xfe20_1000). The `fdt` crate
@@ -14,6 +22,8 @@ use fdt::node::FdtNode;
 use fdt::Fdt;
 
 mod structure;
+#[cfg(any(test, feature = "fdt-writer"))]
+pub mod writer;
 
 pub use structure::remove_nops;
 
@@ -26,6 +36,10 @@ pub enum DeviceTreeError {
     UnsupportedGicV3,
     /// The tree names neither a QEMU virt nor a Raspberry Pi 4.
     UnknownBoard,
+    /// The tree reserves more ranges than the kernel can keep
+    /// ([`crate::boards::MAX_RESERVED_RANGES`]): dropping one would hand
+    /// out memory the firmware keeps.
+    TooManyReservedRanges,
 }
 
 impl DeviceTreeError {
@@ -37,7 +51,16 @@ impl DeviceTreeError {
                 "the device tree describes a GICv3; Portcullis drives GICv2/GIC-400 (use -M virt,gic-version=2)"
             }
             DeviceTreeError::UnknownBoard => "the device tree names an unknown board",
+            DeviceTreeError::TooManyReservedRanges => {
+                "the device tree reserves more RAM ranges than the kernel keeps track of"
+            }
         }
+    }
+
+    /// Whether booting on without the tree is worse than stopping: the
+    /// tree describes this machine, and the defaults would contradict it.
+    pub const fn is_fatal(self) -> bool {
+        matches!(self, DeviceTreeError::TooManyReservedRanges)
     }
 }
 
@@ -72,11 +95,13 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
         info.ram = ram;
     }
     for reservation in fdt.memory_reservations() {
-        let _ = info.reserved.push(PhysRange {
+        let range = PhysRange {
             start: reservation.address() as u64,
             size: reservation.size() as u64,
-        });
+        };
+        keep(&mut info.reserved, range)?;
     }
+    read_reserved_memory(&fdt, &mut info)?;
 
     let soc = SocRanges::read(&fdt);
     if let Some(uart) = find_enabled(&fdt, &["arm,pl011"]) {
@@ -171,6 +196,54 @@ fn read_ram(fdt: &Fdt<'_>) -> heapless::Vec<PhysRange, { crate::boards::MAX_RAM_
     ram
 }
 
+/// The `reg` ranges of the enabled children of `/reserved-memory`, into
+/// `info.reserved`, and those of `no-map` ones into `info.no_map` too.
+/// Their `reg` is in `/reserved-memory`'s own cells (its `ranges` is
+/// empty: an identity mapping, as the binding requires).
+fn read_reserved_memory(fdt: &Fdt<'_>, info: &mut BoardInfo) -> Result<(), DeviceTreeError> {
+    let Some(reserved_memory) = fdt.find_node("/reserved-memory") else {
+        return Ok(());
+    };
+    for node in reserved_memory.children().filter(is_enabled) {
+        let no_map = node.property("no-map").is_some();
+        for region in node.reg().into_iter().flatten() {
+            let range = PhysRange {
+                start: region.starting_address as u64,
+                size: region.size.unwrap_or(0) as u64,
+            };
+            if range.size == 0 {
+                continue;
+            }
+            keep(&mut info.reserved, range)?;
+            if no_map {
+                keep(&mut info.no_map, range)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds `range` to a list of reserved ranges, once (the board's defaults
+/// already name the Pi's spin-table page, which its `/memreserve/` names
+/// again); a full list refuses the tree.
+fn keep(
+    list: &mut heapless::Vec<PhysRange, { crate::boards::MAX_RESERVED_RANGES }>,
+    range: PhysRange,
+) -> Result<(), DeviceTreeError> {
+    if list.contains(&range) {
+        return Ok(());
+    }
+    list.push(range)
+        .map_err(|_| DeviceTreeError::TooManyReservedRanges)
+}
+
+/// A node whose status is not "disabled" (absent means enabled).
+fn is_enabled(node: &FdtNode<'_, '_>) -> bool {
+    node.property("status")
+        .and_then(|p| p.as_str())
+        .is_none_or(|s| s == "okay" || s == "ok")
+}
+
 /// The first node compatible with one of `names` whose status is not
 /// "disabled" (the Pi 4 tree lists five PL011s, only UART0 enabled).
 fn find_enabled<'b, 'a>(fdt: &'b Fdt<'a>, names: &[&str]) -> Option<FdtNode<'b, 'a>> {
@@ -178,11 +251,7 @@ fn find_enabled<'b, 'a>(fdt: &'b Fdt<'a>, names: &[&str]) -> Option<FdtNode<'b, 
         let compatible = node
             .compatible()
             .is_some_and(|c| c.all().any(|n| names.contains(&n)));
-        let enabled = node
-            .property("status")
-            .and_then(|p| p.as_str())
-            .is_none_or(|s| s == "okay" || s == "ok");
-        compatible && enabled
+        compatible && is_enabled(node)
     })
 }
 
@@ -322,6 +391,7 @@ pub(crate) mod tests {
 #[cfg(test)]
 mod raspberry_pi_tests {
     use super::tests::parse;
+    use super::writer::{cells, string, FirmwarePatches, Tree};
     use super::*;
 
     /// Debian's bcm2711-rpi-4-b.dtb (the one that goes on the SD card).
@@ -337,6 +407,82 @@ mod raspberry_pi_tests {
         assert_eq!(info.gpio, Some(0xfe20_0000));
         assert!(!info.psci_hvc);
         assert!(info.ram_bytes() > 0);
+    }
+
+    fn range(start: u64, size: u64) -> PhysRange {
+        PhysRange { start, size }
+    }
+
+    #[test]
+    fn the_trees_templates_reserve_only_the_spin_table_page() {
+        // As on the SD card: `nvram@0` disabled with an empty `reg`,
+        // `linux,cma` a size for the OS to place: neither reserves RAM.
+        let info = parse(RPI4).expect("valid tree");
+        assert_eq!(info.reserved.as_slice(), &[range(0, 0x1000)]);
+        assert!(info.no_map.is_empty());
+    }
+
+    #[test]
+    fn a_tree_shaped_like_the_firmwares_is_read_with_its_reservations() {
+        let patches = FirmwarePatches::default();
+        let info = parse(&patches.apply(RPI4)).expect("valid tree");
+        assert_eq!(info.board, Board::RaspberryPi4);
+        assert_eq!(info.uart, 0xfe20_1000);
+        assert_eq!(
+            info.ram.as_slice(),
+            &[range(0, 0x3b40_0000), range(0x4000_0000, 0xbc00_0000)],
+            "a 4 GB board, as the firmware describes it"
+        );
+        // cmdline.txt's word survives the firmware's ~300 characters.
+        assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
+        let blconfig = range(0x2eff_7c00, 0x5a4);
+        assert_eq!(info.reserved.as_slice(), &[range(0, 0x1000), blconfig]);
+        assert_eq!(info.no_map.as_slice(), &[blconfig]);
+        // The two pages the boot loader's configuration touches (it
+        // crosses a page boundary) are neither mapped nor handed out; the
+        // rest of that RAM is.
+        let mapped = info.ram[0].without(&info.no_map);
+        assert_eq!(
+            mapped.as_slice(),
+            &[
+                range(0, 0x2eff_7000),
+                range(0x2eff_9000, 0x3b40_0000 - 0x2eff_9000)
+            ]
+        );
+    }
+
+    #[test]
+    fn more_reserved_ranges_than_the_kernel_keeps_are_refused() {
+        let mut tree = Tree::decode(RPI4);
+        for i in 0..crate::boards::MAX_RESERVED_RANGES as u32 {
+            tree.node(&format!("/reserved-memory/region@{i:x}"))
+                .set("reg", cells(&[0, 0x1000_0000 + i * 0x1000, 0x1000]));
+        }
+        // With the /memreserve/ entry, one too many.
+        let error = parse(&tree.encode()).unwrap_err();
+        assert_eq!(error, DeviceTreeError::TooManyReservedRanges);
+        assert!(error.is_fatal());
+        assert!(!DeviceTreeError::NotADeviceTree.is_fatal());
+    }
+
+    #[test]
+    fn a_disabled_reserved_region_reserves_nothing_and_no_map_is_per_node() {
+        let mut tree = Tree::decode(RPI4);
+        tree.node("/reserved-memory/kept@20000000")
+            .set("reg", cells(&[0, 0x2000_0000, 0x10_0000]));
+        tree.node("/reserved-memory/off@21000000")
+            .set("reg", cells(&[0, 0x2100_0000, 0x10_0000]))
+            .set("no-map", Vec::new())
+            .set("status", string("disabled"));
+        let info = parse(&tree.encode()).expect("valid tree");
+        assert_eq!(
+            info.reserved.as_slice(),
+            &[range(0, 0x1000), range(0x2000_0000, 0x10_0000)]
+        );
+        assert!(
+            info.no_map.is_empty(),
+            "kept@ is mapped, only not handed out"
+        );
     }
 }
 

@@ -1,8 +1,10 @@
 //! GICv2 (QEMU virt with `gic-version=2`) and GIC-400 (Raspberry Pi 4).
 //!
 //! The kernel uses the non-secure view: on the Pi the firmware's armstub
-//! (or our EL3 boot path) has put every interrupt in group 1.
+//! (or our EL3 boot path) has put every interrupt in group 1. At init the
+//! distributor is reset to a known state (`crate::gic`).
 
+use crate::gic::{distributor_reset, DistributorWrite};
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
@@ -10,13 +12,20 @@ use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 register_structs! {
     DistributorRegisters {
         (0x000 => control: ReadWrite<u32>),
-        (0x004 => _reserved0),
+        (0x004 => interrupt_type: ReadOnly<u32>),
+        (0x008 => _reserved0),
         (0x100 => set_enable: [ReadWrite<u32>; 32]),
         (0x180 => clear_enable: [ReadWrite<u32>; 32]),
         (0x200 => _reserved1),
+        (0x280 => clear_pending: [WriteOnly<u32>; 32]),
+        (0x300 => _reserved2),
+        (0x380 => clear_active: [WriteOnly<u32>; 32]),
         (0x400 => priority: [ReadWrite<u32>; 255]),
-        (0x7fc => _reserved2),
-        (0x800 => @END),
+        (0x7fc => _reserved3),
+        (0x800 => targets: [ReadWrite<u32>; 255]),
+        (0xbfc => _reserved4),
+        (0xf10 => clear_sgi_pending: [WriteOnly<u32>; 4]),
+        (0xf20 => @END),
     }
 }
 
@@ -77,8 +86,35 @@ impl GicV2 {
         }
     }
 
-    /// Turns on the distributor and this CPU's interface.
+    /// Resets the distributor (every interrupt disabled, not pending, not
+    /// active, at the default priority, SPIs aimed at this CPU), then turns
+    /// it and this CPU's interface on.
     pub fn init(&self) {
+        let d = self.distributor;
+        // GICD_ITARGETSR0 is banked: each byte reads this CPU's mask.
+        let this_cpu = d.targets[0].get() as u8;
+        let typer = d.interrupt_type.get();
+        let write = |array: &[ReadWrite<u32>], n: usize, value: u32| {
+            if let Some(register) = array.get(n) {
+                register.set(value);
+            }
+        };
+        let write_only = |array: &[WriteOnly<u32>], n: usize, value: u32| {
+            if let Some(register) = array.get(n) {
+                register.set(value);
+            }
+        };
+        for step in distributor_reset(typer, DEFAULT_PRIORITY as u8, this_cpu) {
+            match step {
+                DistributorWrite::Control(value) => d.control.set(value),
+                DistributorWrite::ClearEnable(n, v) => write(&d.clear_enable, n, v),
+                DistributorWrite::ClearPending(n, v) => write_only(&d.clear_pending, n, v),
+                DistributorWrite::ClearActive(n, v) => write_only(&d.clear_active, n, v),
+                DistributorWrite::ClearSgiPending(n, v) => write_only(&d.clear_sgi_pending, n, v),
+                DistributorWrite::Priority(n, v) => write(&d.priority, n, v),
+                DistributorWrite::Targets(n, v) => write(&d.targets, n, v),
+            }
+        }
         self.distributor.control.set(1);
         self.cpu.priority_mask.set(PRIORITY_MASK_ALL);
         self.cpu.binary_point.set(0);

@@ -14,23 +14,53 @@ const RAM: PhysRange = PhysRange {
     size: 4 << 20,
 };
 
-/// RAM as pages, allocated on first touch; all zero until written.
+/// RAM as pages, allocated on first touch; all zero until written. Every
+/// store and every maintenance operation is logged, in order.
 #[derive(Default)]
-struct Ram(HashMap<u64, Vec<u8>>);
+struct Ram {
+    pages: HashMap<u64, Vec<u8>>,
+    log: Vec<Event>,
+}
+
+/// One thing the address space did to memory or asked of the caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// `len` bytes stored at `pa` (a zeroed frame is 4096 bytes).
+    Store { pa: u64, len: u64 },
+    /// `sync_instruction_cache` of the frame at `pa`.
+    Sync(u64),
+    /// `publish_table_writes`.
+    Publish,
+    /// `flush_tlb_page(asid, va)`.
+    FlushPage(u16, u64),
+    /// `flush_tlb_all`.
+    FlushAll,
+}
+
+impl Event {
+    fn stores_into(self, page: u64) -> bool {
+        matches!(self, Event::Store { pa, len } if pa < page + PAGE_SIZE && page < pa + len)
+    }
+}
 
 impl Ram {
     fn page(&mut self, pa: u64) -> &mut Vec<u8> {
         assert!((RAM.start..RAM.end()).contains(&pa), "{pa:#x} outside RAM");
-        self.0
+        self.pages
             .entry(pa & !(PAGE_SIZE - 1))
             .or_insert_with(|| vec![0; PAGE_SIZE as usize])
+    }
+
+    /// Where in the log the last event matching `what` is.
+    fn last(&self, what: impl Fn(Event) -> bool) -> Option<usize> {
+        self.log.iter().rposition(|&e| what(e))
     }
 }
 
 impl PhysMemory for Ram {
     fn read_phys(&self, pa: u64, out: &mut [u8]) {
         let at = (pa % PAGE_SIZE) as usize;
-        match self.0.get(&(pa & !(PAGE_SIZE - 1))) {
+        match self.pages.get(&(pa & !(PAGE_SIZE - 1))) {
             Some(page) => out.copy_from_slice(&page[at..at + out.len()]),
             None => out.fill(0),
         }
@@ -38,6 +68,10 @@ impl PhysMemory for Ram {
     fn write_phys(&mut self, pa: u64, data: &[u8]) {
         let at = (pa % PAGE_SIZE) as usize;
         self.page(pa)[at..at + data.len()].copy_from_slice(data);
+        self.log.push(Event::Store {
+            pa,
+            len: data.len() as u64,
+        });
     }
     fn read_phys_u64(&self, pa: u64) -> u64 {
         let mut word = [0; 8];
@@ -49,7 +83,78 @@ impl PhysMemory for Ram {
     }
     fn zero_frame(&mut self, pa: u64) {
         self.page(pa).fill(0);
+        self.log.push(Event::Store { pa, len: PAGE_SIZE });
     }
+}
+
+impl MemoryMaintenance for Ram {
+    fn sync_instruction_cache(&mut self, pa: u64) {
+        self.log.push(Event::Sync(pa));
+    }
+    fn publish_table_writes(&mut self) {
+        self.log.push(Event::Publish);
+    }
+    fn flush_tlb_page(&mut self, asid: u16, va: u64) {
+        self.log.push(Event::FlushPage(asid, va));
+    }
+    fn flush_tlb_all(&mut self) {
+        self.log.push(Event::FlushAll);
+    }
+}
+
+/// A descriptor's output address (bits 47:12).
+const OUTPUT_ADDRESS: u64 = 0x0000_ffff_ffff_f000;
+
+/// The physical address of the L3 entry that maps `va` in the tables at
+/// `root` (every level above it a table descriptor).
+fn leaf_slot(ram: &Ram, root: u64, va: u64) -> u64 {
+    let mut table = root;
+    for level in 0..3 {
+        let entry = ram.read_phys_u64(table + 8 * ((va >> (39 - 9 * level)) & 511));
+        assert_eq!(entry & 0b11, 0b11, "no table at level {level} for {va:#x}");
+        table = entry & OUTPUT_ADDRESS;
+    }
+    table + 8 * ((va >> 12) & 511)
+}
+
+/// Every table page reachable from `root`, the root included.
+fn table_pages(ram: &Ram, root: u64) -> Vec<u64> {
+    let mut found = vec![root];
+    let mut level_tables = vec![root];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for table in level_tables {
+            for index in 0..512 {
+                let entry = ram.read_phys_u64(table + 8 * index);
+                if entry & 0b11 == 0b11 {
+                    next.push(entry & OUTPUT_ADDRESS);
+                }
+            }
+        }
+        found.extend(&next);
+        level_tables = next;
+    }
+    found
+}
+
+/// Fails unless every store the log holds into a table of the space at
+/// `root` comes before the last `Publish` (or TLB flush, which completes
+/// stores first); returns how many tables the log saw stored.
+fn assert_tables_published(ram: &Ram, root: u64) -> usize {
+    let published =
+        ram.last(|e| matches!(e, Event::Publish | Event::FlushPage(..) | Event::FlushAll));
+    let mut stored_tables = 0;
+    for table in table_pages(ram, root) {
+        let Some(stored) = ram.last(|e| e.stores_into(table)) else {
+            continue;
+        };
+        stored_tables += 1;
+        assert!(
+            published.is_some_and(|published| stored < published),
+            "the table at {table:#x} was written (event {stored}) after the last publish ({published:?})"
+        );
+    }
+    stored_tables
 }
 
 /// An AArch64 executable with `segments` `(flags, vaddr, bytes,
@@ -229,4 +334,121 @@ fn user_permissions_follow_the_rights() {
         user_permissions(MapRights::ReadExecute),
         Permissions::USER_RX
     );
+}
+
+#[test]
+fn every_executable_page_is_made_fetchable_after_its_bytes_and_before_its_entry() {
+    let mut machine = Machine::new();
+    let (space, _) = machine.load(&init_like()).expect("loads");
+    let ram = &machine.ram;
+    let frame = |va| {
+        space
+            .table
+            .translate(&WalkMemory(ram), VirtAddr::new(va))
+            .unwrap()
+            .pa
+            .as_u64()
+    };
+    let text = frame(0x40_0000);
+    let synced = ram
+        .last(|e| e == Event::Sync(text))
+        .expect("the text page is synced");
+    let filled = ram.last(|e| e.stores_into(text)).unwrap();
+    let slot = leaf_slot(ram, space.root(), 0x40_0000);
+    let mapped = ram.last(|e| e.stores_into(slot)).unwrap();
+    assert!(
+        filled < synced && synced < mapped,
+        "text bytes at event {filled}, sync at {synced}, entry at {mapped}"
+    );
+    // Data is never fetched: no maintenance for it.
+    for va in [0x40_2000, 0x40_4000, USER_STACK_TOP - PAGE_SIZE] {
+        let data = frame(va);
+        assert_eq!(ram.last(|e| e == Event::Sync(data)), None, "{va:#x}");
+    }
+}
+
+#[test]
+fn a_loaded_space_has_its_tables_published() {
+    let mut machine = Machine::new();
+    let (space, _) = machine.load(&init_like()).expect("loads");
+    // The root and three levels below it for the program, three more for
+    // the stack (the IPC buffer shares its L3 table): none unpublished.
+    assert_eq!(
+        assert_tables_published(&machine.ram, space.root()),
+        1 + 3 + 3
+    );
+}
+
+#[test]
+fn a_frame_mapped_executable_is_synced_and_every_map_is_published() {
+    let mut machine = Machine::new();
+    let (mut space, _) = machine.load(&init_like()).expect("loads");
+    let code = machine.frames.allocate().unwrap();
+    machine.ram.write_phys(code, &[0xc0, 0x03, 0x5f, 0xd6]);
+    // A fresh table level (1 GiB up) so that the map links new tables.
+    let va = 0x4000_0000;
+    machine.ram.log.clear();
+    space
+        .map_frame(
+            &mut machine.ram,
+            &mut machine.frames,
+            code,
+            va,
+            Permissions::USER_RX,
+        )
+        .unwrap();
+    let ram = &machine.ram;
+    let synced = ram.last(|e| e == Event::Sync(code)).expect("synced");
+    let mapped = ram
+        .last(|e| e.stores_into(leaf_slot(ram, space.root(), va)))
+        .unwrap();
+    assert!(synced < mapped);
+    // Its L1 entry, and the new L2 and L3 tables.
+    assert_eq!(assert_tables_published(ram, space.root()), 3);
+
+    let data = machine.frames.allocate().unwrap();
+    machine.ram.log.clear();
+    space
+        .map_frame(
+            &mut machine.ram,
+            &mut machine.frames,
+            data,
+            va + PAGE_SIZE,
+            Permissions::USER_RW,
+        )
+        .unwrap();
+    assert_eq!(machine.ram.last(|e| matches!(e, Event::Sync(_))), None);
+    assert_eq!(assert_tables_published(&machine.ram, space.root()), 1);
+}
+
+#[test]
+fn a_space_in_a_vspace_object_has_its_root_published() {
+    let mut ram = Ram::default();
+    let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
+    let space = AddressSpace::in_object(&mut ram, asid, RAM.start, 4).unwrap();
+    assert_eq!(space.root(), RAM.start);
+    assert_eq!(assert_tables_published(&ram, space.root()), 1);
+}
+
+#[test]
+fn unmapping_clears_the_entry_then_flushes_the_page_by_asid() {
+    let mut machine = Machine::new();
+    let (mut space, _) = machine.load(&init_like()).expect("loads");
+    let asid = space.asid().asid().as_u16();
+    let slot = leaf_slot(&machine.ram, space.root(), 0x40_4000);
+    machine.ram.log.clear();
+    assert!(space.unmap_page(&mut machine.ram, 0x40_4000));
+    assert_eq!(
+        machine.ram.log,
+        [
+            Event::Store { pa: slot, len: 8 },
+            Event::FlushPage(asid, 0x40_4000)
+        ],
+        "clear, then break: nothing else"
+    );
+    assert_eq!(machine.ram.read_phys_u64(slot), 0);
+    // Nothing mapped there any more: no store, no flush.
+    machine.ram.log.clear();
+    assert!(!space.unmap_page(&mut machine.ram, 0x40_4000));
+    assert!(machine.ram.log.is_empty());
 }

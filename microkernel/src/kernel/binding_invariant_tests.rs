@@ -5,7 +5,7 @@
 use super::Kernel;
 use crate::address_space::AddressSpace;
 use crate::cap::{CNodeId, Capability, ObjectId};
-use crate::platform::PhysMemory;
+use crate::platform::{MemoryMaintenance, PhysMemory};
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use arch::mmu::{AsidAllocator, AsidBits};
@@ -26,6 +26,15 @@ impl PhysMemory for Ram {
         self.0.insert(pa, value);
     }
     fn zero_frame(&mut self, _pa: u64) {}
+}
+
+// These tests break bindings by hand, not maintenance: nothing to record
+// (`address_space`'s own tests check what it asks of the caches).
+impl MemoryMaintenance for Ram {
+    fn sync_instruction_cache(&mut self, _pa: u64) {}
+    fn publish_table_writes(&mut self) {}
+    fn flush_tlb_page(&mut self, _asid: u16, _va: u64) {}
+    fn flush_tlb_all(&mut self) {}
 }
 
 const UNTYPED_BASE: u64 = 0x10_0000;

@@ -47,17 +47,14 @@ pub struct FrameMapping {
 }
 
 /// Takes `mapping` out of its address space's tables and out of the TLB
-/// (by that space's ASID and the address; a stale-generation ASID still
-/// names the only entries that can exist for this space).
+/// (`AddressSpace::unmap_page`).
 pub(super) fn unmap<P: Platform>(
     platform: &mut P,
     spaces: &mut [Option<AddressSpace>; MAX_SPACES],
     mapping: FrameMapping,
 ) {
     if let Some(space) = spaces[mapping.space.index()].as_mut() {
-        if space.unmap_page(platform, mapping.va) {
-            platform.flush_tlb_page(space.asid().asid().as_u16(), mapping.va);
-        }
+        space.unmap_page(platform, mapping.va);
     }
 }
 
@@ -109,11 +106,6 @@ impl Kernel {
             .map(|header| header.phys)
             .ok_or(ErrorCode::InvalidCapability)?;
         let permissions = user_permissions(rights);
-        if rights == MapRights::ReadExecute {
-            // Code written through another mapping must reach the
-            // instruction side before it can be fetched.
-            platform.sync_instruction_cache(phys);
-        }
         let space = self.spaces[target.index()]
             .as_mut()
             .ok_or(ErrorCode::InvalidCapability)?;
