@@ -20,7 +20,6 @@ use super::policy::{Entered, EntryOutcome};
 use super::Kernel;
 use crate::ipc::notification;
 use crate::platform::{PhysMemory, Platform};
-use crate::stopped_call::StopAnswer;
 use crate::syscall::SyscallResult;
 use crate::thread::{AuditSink, PendingRecord, ThreadId, ThreadState};
 use abi::audit::{
@@ -30,6 +29,18 @@ use abi::audit::{
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, MessageInfo};
 use entry::WorkFlags;
+
+impl crate::thread::Thread {
+    /// The thread's syscall, stopped at its audit entry, may go on (there
+    /// is room, or it is no longer audited): it is ready, and the stopped
+    /// call answered (every way out of `BlockedOnAudit` comes here).
+    pub fn audit_room(&mut self) {
+        if let Some(call) = self.call.as_mut() {
+            call.answer = Some(crate::stopped_call::StopAnswer::AuditRoom);
+        }
+        self.state = ThreadState::Ready;
+    }
+}
 
 /// The ring's counters as the kernel may rely on them.
 struct RingState {
@@ -135,9 +146,7 @@ impl Kernel {
         }
         thread.recompute_no_entry_work();
         if sink.is_none() && thread.state == ThreadState::BlockedOnAudit {
-            if let Some(call) = thread.call.as_mut() {
-                call.answer = Some(StopAnswer::AuditRoom);
-            }
+            thread.audit_room();
             self.make_ready(target);
         }
     }
@@ -177,9 +186,7 @@ impl Kernel {
                 .audit
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
             if room {
-                if let Some(call) = self.threads[index].call.as_mut() {
-                    call.answer = Some(StopAnswer::AuditRoom);
-                }
+                self.threads[index].audit_room();
                 self.make_ready(ThreadId(index as u16));
                 woke = true;
             }

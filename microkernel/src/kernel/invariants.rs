@@ -51,6 +51,27 @@ impl Kernel {
                 }
                 _ => {}
             }
+            // A stopped syscall waits for its answer where such answers
+            // come from, or has it and goes on when its thread runs: a
+            // thread with one is never anywhere else (an ordinary IPC
+            // wait, a suspension: those cancel it).
+            if let Some(call) = &thread.call {
+                let waiting_for_answer = match thread.state {
+                    ThreadState::BlockedOnSend { fault: true, .. }
+                    | ThreadState::BlockedOnFaultReply => {
+                        thread.pending_policy.is_some() || thread.pending_trace.is_some()
+                    }
+                    ThreadState::BlockedOnAudit => true,
+                    _ => false,
+                };
+                let about_to_go_on = call.is_answered()
+                    && matches!(thread.state, ThreadState::Ready | ThreadState::Running);
+                if !(waiting_for_answer && !call.is_answered()) && !about_to_go_on {
+                    return Err(
+                        "a stopped syscall is neither waiting for its answer nor about to go on",
+                    );
+                }
+            }
             if let Some(caller) = thread.reply_to {
                 let waiting = matches!(
                     self.threads[caller.index()].state,

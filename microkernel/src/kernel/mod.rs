@@ -2751,7 +2751,7 @@ fn stop_audit(
             thread.work.remove(WorkFlags::AUDIT);
             thread.recompute_no_entry_work();
             if thread.state == ThreadState::BlockedOnAudit {
-                thread.state = ThreadState::Ready;
+                thread.audit_room();
                 let _ = woken.push(ThreadId(index as u16));
             }
         }
