@@ -149,8 +149,54 @@ fn attach_random_filter(random: &mut Random) {
         let _ = FilterCap(Cptr(slot)).load(bytes);
     }
     let tcb = Tcb(Cptr(5 + random.below(2)));
-    let server = (random.below(2) == 0).then_some(Cptr(2));
+    // The shared endpoint, a badged copy of it (another server to tell
+    // apart), or an endpoint of its own that nobody serves (its Notify
+    // waits until the round ends): each filter keeps the one named.
+    let server = match random.below(8) {
+        0..=3 => None,
+        4..=5 => Some(Cptr(2)),
+        6 => {
+            let copy = 7 + random.below(9);
+            let _ =
+                sdk::syscall::cnode::mint(0, 2, copy, abi::cap::Rights::ALL, Some(random.next()));
+            Some(Cptr(copy))
+        }
+        _ => {
+            let own = 7 + random.below(9);
+            let _ = sdk::syscall::retype(4, CapType::Endpoint, 0, own, 1);
+            Some(Cptr(own))
+        }
+    };
     let _ = tcb.attach_filter(FilterCap(Cptr(slot)), server);
+}
+
+/// What a hostile sibling does to the next fuzzer (its TCB is in slot 5)
+/// while it may be waiting for a policy server or a tracer, or be about
+/// to go on with an answered call: writes one of the call's registers
+/// (`x0..x8`: the call is cancelled), a register outside the call (it
+/// must not be), suspends and resumes it, or reads it. The kernel must
+/// never run a call that was not judged as it runs, whatever the timing.
+fn meddle_with_sibling(random: &mut Random) {
+    use abi::tcb::Register;
+    let sibling = Tcb(Cptr(5));
+    match random.below(6) {
+        0..=2 => {
+            let register = Register::X(random.below(9) as u8);
+            let _ = sibling.write_register(register, argument(random));
+        }
+        3 => {
+            let _ = sibling.write_register(Register::X(9 + random.below(10) as u8), random.next());
+        }
+        4 => {
+            let _ = sibling.suspend();
+            if random.below(8) != 0 {
+                let _ = sibling.resume();
+            }
+        }
+        _ => {
+            let _ = sibling.read_register(Register::X(random.below(31) as u8));
+        }
+    }
 }
 
 /// Makes a thread from the Untyped in slot 4: a small CNode and a TCB
@@ -305,6 +351,10 @@ pub fn run(parameter: u64) -> i32 {
             reply_randomly(&mut random, &mut saved_reply);
             continue;
         }
+        if random.below(300) == 0 {
+            meddle_with_sibling(&mut random);
+            continue;
+        }
         if random.below(1000) == 0 {
             build_space_randomly(&mut random);
             continue;
@@ -342,6 +392,15 @@ pub fn run(parameter: u64) -> i32 {
         if number == Syscall::ReplySave.number() && random.below(4) != 0 {
             args[0] = 0;
             args[2] = 7 + random.below(9);
+        }
+        // A tracer is attached and detached through the shared endpoint
+        // (slot 2) mostly: a detach must name the endpoint it was attached
+        // with, so a random one would leave most tracers on.
+        if (number == Syscall::TcbAttachTracer.number()
+            || number == Syscall::TcbDetachTracer.number())
+            && random.below(4) != 0
+        {
+            args[2] = 2;
         }
         if number == Syscall::FrameMap.number() && random.below(4) != 0 {
             args[2] = 7 + random.below(2);
