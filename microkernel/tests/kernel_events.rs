@@ -2124,3 +2124,84 @@ fn a_frame_mapped_executable_is_synced_once_and_only_then() {
     assert!(h.executable_pages_checked > checked);
     assert!(h.readable(VA));
 }
+
+/// Long operations and stopped calls, on the fake platform: a `Retype`
+/// that finds an interrupt pending stops, takes it and goes on from where
+/// it got; a trace entry stop cancelled by a register write does not run.
+mod stopped_calls {
+    use super::*;
+    use abi::cap::CapType;
+
+    #[test]
+    fn a_long_retype_takes_a_pending_interrupt_midway_and_goes_on_from_where_it_got() {
+        let mut h = Harness::start(Mode::Test);
+        reach_case(&mut h, "address spaces from user space");
+        let thread = h.kernel.current().expect("the root runs");
+        let touched = h.machine.frames.len();
+        let ticks = h.kernel.ticks();
+        // Two VSpaces of 15 table pages: 32 pages to zero, a preemption
+        // point after 16 of them, and a tick pending there.
+        h.machine.pending_interrupts.push(Interrupt::Timer);
+        h.context().x[5] = 2;
+        let made = h.syscall(
+            Syscall::Retype.number(),
+            [2, u64::from(CapType::VSpace.raw()), 15, 20],
+        );
+        assert_eq!(made, ErrorCode::Ok.raw(), "{}", h.machine.console);
+        assert_eq!(
+            h.kernel.current(),
+            Some(thread),
+            "nothing more urgent was ready"
+        );
+        assert!(h.machine.pending_interrupts.is_empty(), "taken midway");
+        assert_eq!(h.kernel.ticks(), ticks + 1);
+        assert_eq!(h.kernel.thread(thread).call, None, "over, nothing kept");
+        assert!(
+            h.machine.frames.len() >= touched + 32,
+            "all 32 pages zeroed, once each"
+        );
+        // Both VSpaces were made: a third retype into their slots fails.
+        h.context().x[5] = 1;
+        assert_eq!(
+            h.syscall(
+                Syscall::Retype.number(),
+                [2, u64::from(CapType::Endpoint.raw()), 0, 21],
+            ),
+            ErrorCode::SlotOccupied.raw()
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_register_write_cancels_a_syscall_waiting_at_its_entry_stop() {
+        let mut h = Harness::start(Mode::Test);
+        let (tracer, tracee) = tracer_attached(&mut h);
+        // The tracee polls: its entry stop waits in the tracer's queue.
+        assert_eq!(h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]), u64::MAX);
+        assert_eq!(h.kernel.current(), Some(tracer));
+        assert!(h.kernel.thread(tracee).call.is_some());
+        // The tracer's TCB capability to the tracee (slot 3, write) sets
+        // its x8 to another syscall: the kept call is cancelled instead.
+        assert_eq!(
+            h.syscall(Syscall::TcbWriteRegister.number(), [3, 8, 12_345, 0]),
+            ErrorCode::Ok.raw()
+        );
+        assert_eq!(
+            h.context().x[8],
+            1,
+            "the writer learns a call was cancelled"
+        );
+        let thread = h.kernel.thread(tracee);
+        assert_eq!(thread.call, None);
+        assert_eq!(thread.pending_trace, None, "the stop was withdrawn");
+        assert_eq!(thread.state, ThreadState::Ready);
+        assert_eq!(thread.context.x[0], ErrorCode::Interrupted.raw());
+        assert_eq!(thread.context.x[8], 12_345, "the write took effect after");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Nothing else is in the tracer's queue: its receive would wait.
+        assert_eq!(
+            h.syscall(Syscall::NBRecv.number(), [2, 0, 0, 0]),
+            ErrorCode::WouldBlock.raw()
+        );
+    }
+}
