@@ -10,7 +10,8 @@
 //! to the thread meanwhile (a sibling writing its registers, a tick, a
 //! change of its memory layout) changes what runs; a change to the call's
 //! registers or a suspension cancels the call instead
-//! (`Kernel::cancel_call`).
+//! (`Kernel::cancel_call`), and so does a change of the capability its
+//! `x0` names, once a policy has judged it.
 
 use abi::ErrorCode;
 
@@ -104,6 +105,13 @@ pub struct StoppedCall {
     pub outcome: EntryOutcome,
     /// The ESR of the `svc` (a `Trap` report carries it).
     pub esr: u64,
+    /// What the slot `x0` names held when the call was judged
+    /// (`Some(None)`: nothing), for a call stopped after its policy stage
+    /// looked at it: if the slot holds something else when the call goes
+    /// on (a sibling moved another capability in, or took it away), what
+    /// was judged is not what would run, and the call is cancelled. `None`
+    /// for a call stopped at its trace entry stop, which is judged after.
+    pub capability: Option<Option<crate::cap::Capability>>,
 }
 
 impl StoppedCall {
@@ -111,6 +119,7 @@ impl StoppedCall {
     pub fn new(regs: [u64; 9], at: CallStop) -> StoppedCall {
         StoppedCall {
             esr: 0,
+            capability: None,
             regs,
             at,
             answer: None,

@@ -721,11 +721,13 @@ impl Kernel {
         progress: u64,
         at: u64,
     ) {
+        let capability = Some(self.capability_named(current));
         let thread = &mut self.threads[current.index()];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
         thread.call = Some(StoppedCall {
             esr,
+            capability,
             waived: entered.waived,
             forwarded: entered.forwarded,
             outcome: entered.outcome,
@@ -839,6 +841,18 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn continue_call<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
+        let Some(judged) = self.threads[current.index()]
+            .call
+            .map(|call| call.capability)
+        else {
+            return;
+        };
+        // The capability the call was judged on must still be the one it
+        // names; otherwise it is cancelled, as for a register write.
+        if judged.is_some_and(|capability| capability != self.capability_named(current)) {
+            self.cancel_call(platform, current);
+            return;
+        }
         let thread = &mut self.threads[current.index()];
         let Some(call) = thread.call.take() else {
             return;
@@ -2040,6 +2054,13 @@ impl Kernel {
             platform.set_syscall_floor(on);
             self.floor_installed = on;
         }
+    }
+
+    /// The capability in the slot `current`'s `x0` names, if any.
+    fn capability_named(&self, current: ThreadId) -> Option<Capability> {
+        let thread = &self.threads[current.index()];
+        let slot = self.caps.slot(thread.cspace?, thread.context.x[0]).ok()?;
+        self.caps.slot_content(slot).filter(|cap| !cap.is_null())
     }
 
     /// Cancels `target`'s stopped syscall, if it has one (waiting for its

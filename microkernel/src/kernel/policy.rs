@@ -602,11 +602,17 @@ impl Kernel {
         stop: entry::EntryStop,
         entered: &Entered,
     ) {
+        let capability = match stop {
+            // Judged after the stop: nothing to hold it to.
+            entry::EntryStop::TraceEntry => None,
+            _ => Some(self.capability_named(current)),
+        };
         let thread = &mut self.threads[current.index()];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
         thread.call = Some(StoppedCall {
             esr,
+            capability,
             waived: entered.waived,
             forwarded: entered.forwarded,
             outcome: entered.outcome,
