@@ -291,6 +291,22 @@ pub enum BootProgram {
     /// handler and resumed with `UserDispatchReturn`
     /// (`user_dispatch_redirect`).
     BenchUserDispatch = 96,
+    /// Gets the refusals of `IrqSetTimer` (an IrqHandler for another
+    /// interrupt in slot 2), then writes CNTP_CTL_EL0 from EL0: it must
+    /// fault there (`init/src/el0_device_tests.rs`).
+    TimerRegisterWriter = 97,
+    /// Reads the PMU cycle counter, then writes PMCR_EL0 from EL0: it
+    /// must fault there.
+    PmuWriter = 98,
+    /// Holds the physical timer's IrqHandler (slot 2; read-only in 5),
+    /// bound to the notification in slot 3, and is the fault handler
+    /// (endpoint in slot 4) of `DeviceProber`: checks each trapped access
+    /// and that only `IrqSetTimer` programs the timer.
+    TimerHolder = 99,
+    /// With no capability, writes and reads the physical timer's and the
+    /// PMU's registers (each access trapped), then reads the counters EL0
+    /// may read.
+    DeviceProber = 100,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -371,7 +387,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 97] = [
+    pub const ALL: [BootProgram; 101] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -469,6 +485,10 @@ impl BootProgram {
         BootProgram::BenchHighPrioSender,
         BootProgram::BenchLowPrioReceiver,
         BootProgram::BenchUserDispatch,
+        BootProgram::TimerRegisterWriter,
+        BootProgram::PmuWriter,
+        BootProgram::TimerHolder,
+        BootProgram::DeviceProber,
     ];
 
     /// A short name, used to name the thread.
@@ -571,6 +591,10 @@ impl BootProgram {
             BootProgram::BenchHighPrioSender => "bench-high-sender",
             BootProgram::BenchLowPrioReceiver => "bench-low-receiver",
             BootProgram::BenchUserDispatch => "bench-dispatch",
+            BootProgram::TimerRegisterWriter => "timer-writer",
+            BootProgram::PmuWriter => "pmu-writer",
+            BootProgram::TimerHolder => "timer-holder",
+            BootProgram::DeviceProber => "device-prober",
         }
     }
 

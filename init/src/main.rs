@@ -11,6 +11,7 @@ mod audit_tests;
 mod bench;
 mod binding_tests;
 mod demo;
+mod el0_device_tests;
 mod fuzz;
 mod ipc_tests;
 mod policy_tests;
@@ -167,6 +168,10 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),
+        BootProgram::TimerRegisterWriter => el0_device_tests::timer_register_writer(),
+        BootProgram::PmuWriter => el0_device_tests::pmu_writer(),
+        BootProgram::TimerHolder => el0_device_tests::timer_holder(),
+        BootProgram::DeviceProber => el0_device_tests::device_prober(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -459,6 +459,63 @@ pub const TEST_CASES: &[Case] = &[
     USER_SPACE_CASE,
     ROOT_TASK_CASE,
     POLICY_FAST_PATH_CASE,
+    EL0_DEVICE_CASES[0],
+    EL0_DEVICE_CASES[1],
+    EL0_DEVICE_CASES[2],
+];
+
+/// An interrupt nothing in the suite uses (the EL1 secure physical timer's
+/// PPI): an IrqHandler for it is not the physical timer's.
+const UNUSED_INTID: u32 = 29;
+
+/// EL0 and the devices only the kernel programs
+/// (`init/src/el0_device_tests.rs`): the EL1 physical timer (armed only
+/// through its IrqHandler, `IrqSetTimer`) and the PMU (EL0 reads the cycle
+/// counter, nothing else).
+const EL0_DEVICE_CASES: [Case; 3] = [
+    Case {
+        name: "EL0 cannot program the EL1 physical timer: IrqSetTimer through another interrupt's IrqHandler is InvalidArgument, and a write of CNTP_CTL_EL0 traps (trapped system register access)",
+        threads: &[BootProgram::TimerRegisterWriter.selector(0)],
+        expect: fault(ExceptionClass::SystemRegister, None, None),
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: Some(UNUSED_INTID),
+        grants: &[
+            Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    case(
+        "EL0 reads the PMU cycle counter but cannot write the PMU: a write of PMCR_EL0 traps (trapped system register access)",
+        &[BootProgram::PmuWriter.selector(0)],
+        fault(ExceptionClass::SystemRegister, None, None),
+    ),
+    // The holder is more urgent: it waits for the prober's faults first.
+    Case {
+        name: "the physical timer only through its IrqHandler: a thread without capabilities arming, disarming or reading it, reading the physical counter or writing the PMU traps at each access (its handler resumes it) and no interrupt comes; IrqSetTimer's refusals; armed, disarmed (0) and re-armed through the capability",
+        threads: &[BootProgram::TimerHolder.selector(0), BootProgram::DeviceProber.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 0,
+        irq: Some(PHYSICAL_TIMER_INTID),
+        grants: &[
+            Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0x100),
+            grant(0, 4, RECEIVE, 0),
+            Grant { thread: 0, slot: 5, object: CaseObject::Irq, rights: Rights::READ, badge: 0 },
+        ],
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[(1, 0)],
+        cnode_radix: None,
+        root_task: false,
+    },
 ];
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
