@@ -307,6 +307,16 @@ pub enum BootProgram {
     /// PMU's registers (each access trapped), then reads the counters EL0
     /// may read.
     DeviceProber = 100,
+    /// Makes three audited threads (`SelfEnder`) that end themselves with
+    /// their first syscall, and checks each left its record
+    /// (`init/src/audit_record_tests.rs`; Untyped in slot 2, its VSpace in
+    /// 3, its TCB in 4).
+    SelfEndAuditor = 101,
+    /// A thread made from user space that ends itself with its first
+    /// syscall: `Exit`, deleting its own TCB or revoking the Untyped its
+    /// TCB came from (parameter: `audit_record_tests::SELF_END_*` in the
+    /// low byte, the slot or status above).
+    SelfEnder = 102,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -387,7 +397,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 101] = [
+    pub const ALL: [BootProgram; 103] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -489,6 +499,8 @@ impl BootProgram {
         BootProgram::PmuWriter,
         BootProgram::TimerHolder,
         BootProgram::DeviceProber,
+        BootProgram::SelfEndAuditor,
+        BootProgram::SelfEnder,
     ];
 
     /// A short name, used to name the thread.
@@ -595,6 +607,8 @@ impl BootProgram {
             BootProgram::PmuWriter => "pmu-writer",
             BootProgram::TimerHolder => "timer-holder",
             BootProgram::DeviceProber => "device-prober",
+            BootProgram::SelfEndAuditor => "self-end-auditor",
+            BootProgram::SelfEnder => "self-ender",
         }
     }
 
@@ -605,7 +619,7 @@ impl BootProgram {
     pub const fn startable_by_user(self) -> bool {
         matches!(
             self,
-            BootProgram::ThreadsCaller | BootProgram::ThreadsServer
+            BootProgram::ThreadsCaller | BootProgram::ThreadsServer | BootProgram::SelfEnder
         )
     }
 
@@ -653,9 +667,10 @@ mod tests {
             .iter()
             .filter(|p| p.startable_by_user())
             .count();
-        assert_eq!(startable, 2);
+        assert_eq!(startable, 3);
         assert!(BootProgram::ThreadsCaller.startable_by_user());
         assert!(BootProgram::ThreadsServer.startable_by_user());
+        assert!(BootProgram::SelfEnder.startable_by_user());
         assert!(!BootProgram::ThreadsRoot.startable_by_user());
         assert!(!BootProgram::Fuzzer.startable_by_user());
     }

@@ -7,6 +7,7 @@
 #[macro_use]
 mod check;
 
+mod audit_record_tests;
 mod audit_tests;
 mod bench;
 mod binding_tests;
@@ -172,6 +173,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::PmuWriter => el0_device_tests::pmu_writer(),
         BootProgram::TimerHolder => el0_device_tests::timer_holder(),
         BootProgram::DeviceProber => el0_device_tests::device_prober(),
+        BootProgram::SelfEndAuditor => audit_record_tests::self_end_auditor(),
+        BootProgram::SelfEnder => audit_record_tests::self_ender(parameter),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

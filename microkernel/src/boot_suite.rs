@@ -462,6 +462,7 @@ pub const TEST_CASES: &[Case] = &[
     EL0_DEVICE_CASES[0],
     EL0_DEVICE_CASES[1],
     EL0_DEVICE_CASES[2],
+    SELF_ENDING_CASE,
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -517,6 +518,29 @@ const EL0_DEVICE_CASES: [Case; 3] = [
         root_task: false,
     },
 ];
+
+/// Syscalls that end their own thread are audited
+/// (`init/src/audit_record_tests.rs`): the auditor shares its CNode with
+/// each audited thread it makes; they end before it does.
+const SELF_ENDING_CASE: Case = Case {
+    name: "a syscall that ends its own thread is audited: Exit, deleting its own TCB capability and revoking the Untyped its TCB came from each leave one record, with no result",
+    threads: &[BootProgram::SelfEndAuditor.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 3, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        Grant { thread: 0, slot: 4, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
 /// most urgent) saves the first client's reply, answers the second client
