@@ -317,6 +317,19 @@ pub enum BootProgram {
     /// TCB came from (parameter: `audit_record_tests::SELF_END_*` in the
     /// low byte, the slot or status above).
     SelfEnder = 102,
+    /// A thread with three filters from two servers and one without
+    /// (`init/src/policy_routing_tests.rs`): each result is what the
+    /// filter's own server decides (A's endpoint in slot 2, a notification
+    /// in 3).
+    RoutedApp = 103,
+    /// Attaches the app's first filter naming itself, audits the app, and
+    /// answers its requests (endpoint: slots 2 receive, 3 send badged; the
+    /// app's TCB in 4, Untyped in 5).
+    RouteServerA = 104,
+    /// Attaches a filter naming itself and one naming no server to the
+    /// app, cannot take its audit, and answers only its own filter's
+    /// requests, each after A's.
+    RouteServerB = 105,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -397,7 +410,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 103] = [
+    pub const ALL: [BootProgram; 106] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -501,6 +514,9 @@ impl BootProgram {
         BootProgram::DeviceProber,
         BootProgram::SelfEndAuditor,
         BootProgram::SelfEnder,
+        BootProgram::RoutedApp,
+        BootProgram::RouteServerA,
+        BootProgram::RouteServerB,
     ];
 
     /// A short name, used to name the thread.
@@ -609,6 +625,9 @@ impl BootProgram {
             BootProgram::DeviceProber => "device-prober",
             BootProgram::SelfEndAuditor => "self-end-auditor",
             BootProgram::SelfEnder => "self-ender",
+            BootProgram::RoutedApp => "routed-app",
+            BootProgram::RouteServerA => "server-a",
+            BootProgram::RouteServerB => "server-b",
         }
     }
 

@@ -15,6 +15,7 @@ mod demo;
 mod el0_device_tests;
 mod fuzz;
 mod ipc_tests;
+mod policy_routing_tests;
 mod policy_tests;
 mod reply_tests;
 mod revoke_tests;
@@ -175,6 +176,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::DeviceProber => el0_device_tests::device_prober(),
         BootProgram::SelfEndAuditor => audit_record_tests::self_end_auditor(),
         BootProgram::SelfEnder => audit_record_tests::self_ender(parameter),
+        BootProgram::RoutedApp => policy_routing_tests::app(),
+        BootProgram::RouteServerA => policy_routing_tests::server_a(),
+        BootProgram::RouteServerB => policy_routing_tests::server_b(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

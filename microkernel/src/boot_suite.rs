@@ -463,6 +463,7 @@ pub const TEST_CASES: &[Case] = &[
     EL0_DEVICE_CASES[1],
     EL0_DEVICE_CASES[2],
     SELF_ENDING_CASE,
+    POLICY_ROUTING_CASE,
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -541,6 +542,51 @@ const SELF_ENDING_CASE: Case = Case {
     cnode_radix: None,
     root_task: false,
 };
+
+/// Each filter's `Notify` goes to its own server
+/// (`init/src/policy_routing_tests.rs`): the app (thread 0), server A
+/// (thread 1, endpoint 0) and server B (thread 2, endpoint 1). A runs
+/// first and starts B (notification 0); A tells B each time it allowed a
+/// call (notification 1); the app polls notification 2.
+const POLICY_ROUTING_CASE: Case = Case {
+    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a serverless Notify is Denied; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
+    threads: &[
+        BootProgram::RoutedApp.selector(0),
+        BootProgram::RouteServerA.selector(0),
+        BootProgram::RouteServerB.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 3,
+    untyped_pages: 32,
+    irq: None,
+    grants: &[
+        grant(0, 2, SEND, 0xd0),
+        nth_notification_grant(2, 0, 3, Rights::READ_WRITE, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, ROUTE_BADGE_A),
+        tcb_grant(1, 4, 0, TCB_WITH_POLICY),
+        Grant { thread: 1, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 1, 6, SEND, 0),
+        nth_notification_grant(1, 1, 7, SEND, 0),
+        nth_endpoint_grant(1, 1, 8, SEND, 0xd1),
+        nth_endpoint_grant(1, 2, 2, RECEIVE, 0),
+        nth_endpoint_grant(1, 2, 3, SEND, ROUTE_BADGE_B),
+        tcb_grant(2, 4, 0, TCB_WITH_POLICY),
+        Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 2, 6, RECEIVE, 0),
+        nth_notification_grant(1, 2, 7, RECEIVE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+/// The badges `init/src/policy_routing_tests.rs` checks its servers'
+/// requests arrive with.
+const ROUTE_BADGE_A: u64 = 0xa;
+const ROUTE_BADGE_B: u64 = 0xb;
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
 /// most urgent) saves the first client's reply, answers the second client
