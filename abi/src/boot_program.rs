@@ -330,6 +330,25 @@ pub enum BootProgram {
     /// app, cannot take its audit, and answers only its own filter's
     /// requests, each after A's.
     RouteServerB = 105,
+    /// A thread whose `Poll`, `Signal` and `DebugPrint` go to its policy
+    /// server (`PolicyWarden`) while `CancelAttacker` writes its registers
+    /// and suspends it (`init/src/stopped_call_tests.rs`): each result is
+    /// the call as judged, or `Interrupted`.
+    PolicyVictim = 106,
+    /// Holds the victim's TCB (slot 2; its own in 3) and makes its moves
+    /// each time the warden signals slot 4, signalling slot 5 after
+    /// (parameter: `CANCEL_SCENARIO_POLICY` or `CANCEL_SCENARIO_TRACE`).
+    CancelAttacker = 107,
+    /// The policy server and auditor of `PolicyVictim`: receives each
+    /// request, hands the CPU to the attacker, answers, and checks the
+    /// victim's audit records.
+    PolicyWarden = 108,
+    /// A traced thread whose `Poll` also goes to its policy server, both
+    /// `TraceWarden`, while `CancelAttacker` writes its registers.
+    TraceVictim = 109,
+    /// The tracer and policy server of `TraceVictim`: checks that a
+    /// cancelled call runs nothing and that its exit stop says so.
+    TraceWarden = 110,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -352,6 +371,12 @@ pub const TCB_SCENARIO_SUSPEND: u64 = 0;
 pub const TCB_SCENARIO_REGISTERS: u64 = 1;
 /// The value `TcbController` writes into its subject's `x0`.
 pub const TCB_REGISTER_MAGIC: u64 = 0x7cb0_5ca1_ab1e_0001;
+
+/// `CancelAttacker`'s scenarios: the victim waits for its policy server
+/// (`PolicyVictim`) or for its tracer (`TraceVictim`).
+pub const CANCEL_SCENARIO_POLICY: u64 = 0;
+/// See [`CANCEL_SCENARIO_POLICY`].
+pub const CANCEL_SCENARIO_TRACE: u64 = 1;
 
 /// What one fuzzer thread does: its index in the round, its seed and how
 /// many syscalls it makes.
@@ -410,7 +435,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 106] = [
+    pub const ALL: [BootProgram; 111] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -517,6 +542,11 @@ impl BootProgram {
         BootProgram::RoutedApp,
         BootProgram::RouteServerA,
         BootProgram::RouteServerB,
+        BootProgram::PolicyVictim,
+        BootProgram::CancelAttacker,
+        BootProgram::PolicyWarden,
+        BootProgram::TraceVictim,
+        BootProgram::TraceWarden,
     ];
 
     /// A short name, used to name the thread.
@@ -628,6 +658,11 @@ impl BootProgram {
             BootProgram::RoutedApp => "routed-app",
             BootProgram::RouteServerA => "server-a",
             BootProgram::RouteServerB => "server-b",
+            BootProgram::PolicyVictim => "victim",
+            BootProgram::CancelAttacker => "attacker",
+            BootProgram::PolicyWarden => "warden",
+            BootProgram::TraceVictim => "victim",
+            BootProgram::TraceWarden => "warden",
         }
     }
 

@@ -20,6 +20,7 @@ mod policy_tests;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
+mod stopped_call_tests;
 mod tasks;
 mod tcb_tests;
 mod thread_tests;
@@ -179,6 +180,11 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::RoutedApp => policy_routing_tests::app(),
         BootProgram::RouteServerA => policy_routing_tests::server_a(),
         BootProgram::RouteServerB => policy_routing_tests::server_b(),
+        BootProgram::PolicyVictim => stopped_call_tests::policy_victim(),
+        BootProgram::CancelAttacker => stopped_call_tests::attacker(parameter),
+        BootProgram::PolicyWarden => stopped_call_tests::policy_warden(),
+        BootProgram::TraceVictim => stopped_call_tests::trace_victim(),
+        BootProgram::TraceWarden => stopped_call_tests::trace_warden(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

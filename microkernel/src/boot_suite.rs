@@ -9,6 +9,7 @@
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
+use abi::boot_program::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
 use abi::boot_program::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
@@ -464,6 +465,8 @@ pub const TEST_CASES: &[Case] = &[
     EL0_DEVICE_CASES[2],
     SELF_ENDING_CASE,
     POLICY_ROUTING_CASE,
+    STOPPED_CALL_CASES[0],
+    STOPPED_CALL_CASES[1],
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -587,6 +590,87 @@ const POLICY_ROUTING_CASE: Case = Case {
 /// requests arrive with.
 const ROUTE_BADGE_A: u64 = 0xa;
 const ROUTE_BADGE_B: u64 = 0xb;
+
+/// A stopped call runs as judged or not at all
+/// (`init/src/stopped_call_tests.rs`): the victim (thread 0), the attacker
+/// holding its TCB (thread 1) and the warden (thread 2: its policy server
+/// and auditor, or its tracer and policy server), each more urgent than
+/// the last. The warden hands the CPU to the attacker through
+/// notification 1 and takes it back through 2; a `Signal` slipped into
+/// the victim's calls would hit notification 0.
+const STOPPED_CALL_CASES: [Case; 2] = [
+    Case {
+        name: "a policy server's verdict covers the call, not the svc: a sibling writing x0..x8 of a thread waiting for its server (or answered, not yet run, or queued, or blocked in a Call) cancels the call (Interrupted, the writer told), as does a suspension; x9 and NZCV cancel nothing; its own x0 and x8 are refused; the server's late answer finds no caller; each call has one audit record, the cancelled ones 'cancelled'",
+        threads: &[
+            BootProgram::PolicyVictim.selector(0),
+            BootProgram::CancelAttacker.selector(CANCEL_SCENARIO_POLICY),
+            BootProgram::PolicyWarden.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 3,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, STOPPED_VICTIM_BADGE),
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0),
+            tcb_grant(0, 4, 0, Rights::READ_WRITE),
+            tcb_grant(1, 2, 0, Rights::READ_WRITE),
+            tcb_grant(1, 3, 1, Rights::READ_WRITE),
+            nth_notification_grant(1, 1, 4, RECEIVE, 0),
+            nth_notification_grant(2, 1, 5, SEND, 0),
+            grant(2, 2, RECEIVE, 0),
+            grant(2, 3, SEND, POLICY_ASKER_BADGE),
+            tcb_grant(2, 4, 0, TCB_WITH_TRACE),
+            Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            nth_notification_grant(1, 2, 6, SEND, 0),
+            nth_notification_grant(2, 2, 7, RECEIVE, 0),
+            nth_notification_grant(0, 2, 8, RECEIVE, 0),
+            vspace_grant(2, 9, 2, Rights::READ_WRITE),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    Case {
+        name: "a tracer's answer covers the call it saw: a sibling writing x0..x8 of a traced thread at its entry stop, after the tracer continued, modified or skipped it, or at its policy stop after the entry stop, cancels the call (Interrupted); the tracer then gets an exit stop saying so if it had answered the entry stop, none if not; a write of x9 cancels nothing",
+        threads: &[
+            BootProgram::TraceVictim.selector(0),
+            BootProgram::CancelAttacker.selector(CANCEL_SCENARIO_TRACE),
+            BootProgram::TraceWarden.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 3,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, STOPPED_VICTIM_BADGE),
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0),
+            tcb_grant(1, 2, 0, Rights::READ_WRITE),
+            tcb_grant(1, 3, 1, Rights::READ_WRITE),
+            nth_notification_grant(1, 1, 4, RECEIVE, 0),
+            nth_notification_grant(2, 1, 5, SEND, 0),
+            grant(2, 2, RECEIVE, 0),
+            grant(2, 3, SEND, POLICY_ASKER_BADGE),
+            tcb_grant(2, 4, 0, TCB_WITH_TRACE),
+            Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            nth_notification_grant(1, 2, 6, SEND, 0),
+            nth_notification_grant(2, 2, 7, RECEIVE, 0),
+            nth_notification_grant(0, 2, 8, RECEIVE, 0),
+            grant(2, 9, SEND, TRACEE_BADGE),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+];
+/// The badge of the stopped-call victim's own capability to its warden.
+const STOPPED_VICTIM_BADGE: u64 = 0xa5;
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
 /// most urgent) saves the first client's reply, answers the second client
