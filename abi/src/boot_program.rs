@@ -349,6 +349,14 @@ pub enum BootProgram {
     /// The tracer and policy server of `TraceVictim`: checks that a
     /// cancelled call runs nothing and that its exit stop says so.
     TraceWarden = 110,
+    /// A traced, audited thread whose calls get every verdict: a filter's
+    /// allow, errno and log, its policy server's errno, emulate and allow,
+    /// a `Trap` and a `Kill` (`init/src/audit_record_tests.rs`; a
+    /// notification in slot 2, the warden's endpoint in 3).
+    VerdictApp = 111,
+    /// The tracer, policy server, fault handler and auditor of
+    /// `VerdictApp`: checks each call's stops and its one record.
+    VerdictWarden = 112,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -435,7 +443,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 111] = [
+    pub const ALL: [BootProgram; 113] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -547,6 +555,8 @@ impl BootProgram {
         BootProgram::PolicyWarden,
         BootProgram::TraceVictim,
         BootProgram::TraceWarden,
+        BootProgram::VerdictApp,
+        BootProgram::VerdictWarden,
     ];
 
     /// A short name, used to name the thread.
@@ -663,6 +673,8 @@ impl BootProgram {
             BootProgram::PolicyWarden => "warden",
             BootProgram::TraceVictim => "victim",
             BootProgram::TraceWarden => "warden",
+            BootProgram::VerdictApp => "verdict-app",
+            BootProgram::VerdictWarden => "verdict-warden",
         }
     }
 

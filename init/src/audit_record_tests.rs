@@ -1,7 +1,10 @@
 //! One audit record per syscall, whatever becomes of it (issue 13, points
-//! 2 and 4): a syscall that ends its own thread (its `Exit`, the deletion
-//! of its own TCB capability, the revocation of the Untyped its TCB came
-//! from) is recorded, with no result, when the thread ends. Each program
+//! 2 and 4): written once its verdict is final, whoever decided it (a
+//! filter, a policy server that allowed, refused or emulated it, a `Trap`,
+//! a `Kill`), and for a syscall that ends its own thread (its `Exit`, the
+//! deletion of its own TCB capability, the revocation of the Untyped its
+//! TCB came from) with no result, when the thread ends. A call its policy
+//! server answered itself still has its trace exit stop. Each program
 //! returns the number of its first failed check.
 
 use abi::audit::{AuditMode, AuditRecord, AuditVerdict};
@@ -174,4 +177,283 @@ pub fn self_ender(parameter: u64) -> i32 {
         _ => {}
     }
     1
+}
+
+/// `VerdictApp`'s slots: a notification, its capability to the warden's
+/// endpoint (which `NBRecv` is tried on).
+const APP_NOTIFICATION: Cptr = Cptr(2);
+const APP_ENDPOINT: u64 = 3;
+/// What the warden's `Emulate` answer puts in the app's `x8`.
+const EMULATED_X8: u64 = 0x77;
+
+/// The app whose calls get every verdict (see `verdict_warden`): each
+/// result is the verdict's; the `Wait` at the end is killed.
+pub fn verdict_app() -> i32 {
+    use sdk::syscall::raw_syscall_registers;
+    expect!(1, sdk::syscall::null(), Ok(()));
+    expect!(2, sdk::syscall::yield_now(), Err(ErrorCode::OutOfResources));
+    expect!(3, ipc::poll(APP_NOTIFICATION), Ok(0));
+    expect!(
+        4,
+        sdk::syscall::debug_print(b"decided by the server\n"),
+        Err(ErrorCode::InvalidArgument)
+    );
+    let x = raw_syscall_registers(
+        Syscall::Signal.number(),
+        [APP_NOTIFICATION.0, 0, 0, 0, 0, 0, 0, 0],
+    );
+    expect!(5, (x[0], x[8]), (ErrorCode::Ok.raw(), EMULATED_X8));
+    expect!(6, cnode::copy(CNODE, 1, 9), Ok(()));
+    expect!(
+        7,
+        ipc::nb_recv(Cptr(APP_ENDPOINT)).map(|_| ()),
+        Err(ErrorCode::Denied)
+    );
+    // The emulated Signal signalled nothing.
+    expect!(8, ipc::poll(APP_NOTIFICATION), Ok(0));
+    // Killed here.
+    let _ = ipc::wait(APP_NOTIFICATION);
+    9
+}
+
+/// `VerdictWarden`'s slots: its endpoint (receive; the app's stops,
+/// requests and trap reports arrive there), its capabilities to it as
+/// policy server (badge 0x5e) and as tracer (badge 0x7ace), the app's
+/// TCB, an Untyped, its own VSpace and TCB.
+const WARDEN_ENDPOINT: Cptr = Cptr(2);
+const WARDEN_AS_SERVER: Cptr = Cptr(3);
+const WARDEN_AS_TRACER: Cptr = Cptr(4);
+const VERDICT_APP: Tcb = Tcb(Cptr(5));
+const WARDEN_UNTYPED: u64 = 6;
+const WARDEN_VSPACE: VSpace = VSpace(Cptr(7));
+const WARDEN_TCB: Tcb = Tcb(Cptr(8));
+const WARDEN_FILTER: sdk::tcb::FilterCap = sdk::tcb::FilterCap(Cptr(10));
+const WARDEN_RING: Frame = Frame(Cptr(11));
+const WARDEN_RING_SIGNAL: Cptr = Cptr(12);
+/// The badges the app's requests, stops and records carry.
+pub const VERDICT_SERVER_BADGE: u64 = 0x5e;
+/// See [`VERDICT_SERVER_BADGE`].
+pub const VERDICT_TRACER_BADGE: u64 = 0x7ace;
+const VERDICT_AUDIT_BADGE: u64 = 0x5ec;
+
+/// What the warden receives next from the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Entry(Syscall),
+    /// The exit stop: syscall, `x0`.
+    Exit(Syscall, u64),
+    /// A policy request for this syscall.
+    Request(Syscall),
+    /// A `Trap` report for this syscall.
+    Trap(Syscall),
+}
+
+/// One message from the app: what it is, the thread it came from.
+fn classify(received: &sdk::ipc::Received) -> Option<(Next, u64)> {
+    use sdk::policy_server::PolicyRequest;
+    use sdk::trace::Stop;
+    let label = received.message.info.label();
+    if label == abi::fault::FAULT_LABEL {
+        let [class, number, ..] = received.message.words;
+        let trapped = Syscall::from_number(number).filter(|_| class == 0x15)?;
+        return Some((Next::Trap(trapped), 0));
+    }
+    if let Some(request) = PolicyRequest::decode(received, ipc::buffer_word) {
+        if request.endpoint_badge != VERDICT_SERVER_BADGE {
+            return None;
+        }
+        return Some((Next::Request(request.syscall?), request.thread));
+    }
+    let stop = Stop::decode(received)?;
+    if stop.badge != VERDICT_TRACER_BADGE {
+        return None;
+    }
+    let syscall = stop.syscall()?;
+    let next = match stop.kind {
+        abi::trace::StopKind::Entry => Next::Entry(syscall),
+        abi::trace::StopKind::Exit => Next::Exit(syscall, stop.regs[0]),
+        abi::trace::StopKind::Step => return None,
+    };
+    Some((next, stop.thread))
+}
+
+/// Traces the app, is its policy server and its fault handler, and
+/// audits it: each syscall has its entry stop, its exit stop (also when
+/// the server answered it) and exactly one record with its verdict.
+pub fn verdict_warden() -> i32 {
+    use abi::policy::Action;
+    use sdk::policy::{FilterBuilder, RuleBuilder};
+    use sdk::policy_server::PolicyAnswer;
+    use Syscall::{CapCopy, DebugPrint, NBRecv, Null, Poll, Signal, Wait, Yield};
+    let mut buffer = [0u8; 512];
+    let Ok(rules) = FilterBuilder::new()
+        .rule(RuleBuilder::syscall(Yield).action(Action::errno(ErrorCode::OutOfResources)))
+        .rule(RuleBuilder::syscall(Poll).action(Action::Log))
+        .rule(RuleBuilder::syscall(DebugPrint).action(Action::Notify))
+        .rule(RuleBuilder::syscall(Signal).action(Action::Notify))
+        .rule(RuleBuilder::syscall(CapCopy).action(Action::Notify))
+        .rule(RuleBuilder::syscall(NBRecv).action(Action::Trap))
+        .rule(RuleBuilder::syscall(Wait).action(Action::Kill))
+        .encode(&mut buffer)
+    else {
+        return 1;
+    };
+    expect!(
+        2,
+        retype(WARDEN_UNTYPED, CapType::Filter, 0, WARDEN_FILTER.0 .0, 1),
+        Ok(())
+    );
+    expect!(3, WARDEN_FILTER.load(rules), Ok(()));
+    expect!(
+        4,
+        VERDICT_APP.attach_filter(WARDEN_FILTER, Some(WARDEN_AS_SERVER)),
+        Ok(())
+    );
+    expect!(5, VERDICT_APP.attach_tracer(WARDEN_AS_TRACER), Ok(()));
+    expect!(
+        6,
+        retype(WARDEN_UNTYPED, CapType::Frame, 0, WARDEN_RING.0 .0, 1),
+        Ok(())
+    );
+    expect!(
+        7,
+        retype(
+            WARDEN_UNTYPED,
+            CapType::Notification,
+            0,
+            WARDEN_RING_SIGNAL.0,
+            1
+        ),
+        Ok(())
+    );
+    let Ok(mut ring) = WARDEN_RING.map_view(WARDEN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite)
+    else {
+        return 8;
+    };
+    expect!(
+        9,
+        VERDICT_APP.set_audit(
+            WARDEN_RING,
+            WARDEN_RING_SIGNAL,
+            Some(AuditMode::Lossy),
+            VERDICT_AUDIT_BADGE
+        ),
+        Ok(())
+    );
+
+    let ok = ErrorCode::Ok.raw();
+    let denied = ErrorCode::Denied.raw();
+    let resume = sdk::trace::resume(false);
+    let allow = PolicyAnswer::Allow.to_message();
+    let refuse = PolicyAnswer::Errno(ErrorCode::InvalidArgument).to_message();
+    let emulate = PolicyAnswer::Emulate {
+        x0: ok,
+        x8: EMULATED_X8,
+    }
+    .to_message();
+    let retry = sdk::ipc::Message::new(abi::fault::FAULT_REPLY_RETRY, &[]);
+    // What arrives, and the answer to it.
+    let script = [
+        (Next::Entry(Null), resume),
+        (Next::Exit(Null, ok), resume),
+        (Next::Entry(Yield), resume),
+        (Next::Exit(Yield, ErrorCode::OutOfResources.raw()), resume),
+        (Next::Entry(Poll), resume),
+        (Next::Exit(Poll, ok), resume),
+        (Next::Entry(DebugPrint), resume),
+        (Next::Request(DebugPrint), refuse),
+        // Refused by the server: still an exit stop.
+        (
+            Next::Exit(DebugPrint, ErrorCode::InvalidArgument.raw()),
+            resume,
+        ),
+        (Next::Entry(Signal), resume),
+        (Next::Request(Signal), emulate),
+        // Emulated by the server: still an exit stop.
+        (Next::Exit(Signal, ok), resume),
+        (Next::Entry(CapCopy), resume),
+        (Next::Request(CapCopy), allow),
+        (Next::Exit(CapCopy, ok), resume),
+        (Next::Entry(NBRecv), resume),
+        (Next::Trap(NBRecv), retry),
+        (Next::Exit(NBRecv, denied), resume),
+        (Next::Entry(Poll), resume),
+        (Next::Exit(Poll, ok), resume),
+        (Next::Entry(Wait), resume),
+    ];
+    let mut app_thread = None;
+    let mut answer = None;
+    for (index, (want, reply)) in script.into_iter().enumerate() {
+        let check = 20 + index as i32;
+        let received = match answer {
+            None => ipc::recv(WARDEN_ENDPOINT),
+            Some(answer) => ipc::reply_recv(WARDEN_ENDPOINT, &answer),
+        };
+        let Ok(received) = received else {
+            return check;
+        };
+        let got = classify(&received);
+        if got.map(|(next, _)| next) != Some(want) {
+            sdk::println!("check {check} failed: got {got:?}, wanted {want:?}");
+            return check;
+        }
+        if let Some((Next::Entry(_) | Next::Exit(..) | Next::Request(_), thread)) = got {
+            expect!(check, *app_thread.get_or_insert(thread), thread);
+        }
+        answer = Some(reply);
+    }
+    // Its Wait is killed once it goes on: below it until then.
+    let Some(last) = answer else {
+        return 49;
+    };
+    expect!(50, ipc::reply(&last), Ok(()));
+    expect!(51, WARDEN_TCB.set_priority(90), Ok(()));
+    expect!(52, VERDICT_APP.resume(), Err(ErrorCode::InvalidCapability));
+    // One record per syscall, with its verdict, once it was final.
+    let (allowed, logged) = (AuditVerdict::Allowed, AuditVerdict::Logged);
+    let refused = |code: ErrorCode| AuditVerdict::Refused(code.raw() as u16);
+    let records = [
+        (Null, allowed, false, Some(ok)),
+        (Yield, refused(ErrorCode::OutOfResources), false, Some(7)),
+        (Poll, logged, false, Some(ok)),
+        (
+            DebugPrint,
+            refused(ErrorCode::InvalidArgument),
+            true,
+            Some(ErrorCode::InvalidArgument.raw()),
+        ),
+        (Signal, AuditVerdict::Emulated, true, Some(ok)),
+        (CapCopy, allowed, true, Some(ok)),
+        (NBRecv, AuditVerdict::Trapped, false, Some(denied)),
+        (Poll, logged, false, Some(ok)),
+        (Wait, AuditVerdict::Killed, false, None),
+    ];
+    let mut reader = Reader::new();
+    for (index, (syscall, verdict, forwarded, result)) in records.into_iter().enumerate() {
+        let check = 60 + index as i32;
+        let Some(record) = next_record(&mut ring, &mut reader) else {
+            sdk::println!("no record of the {}", syscall.name());
+            return check;
+        };
+        let thread = app_thread.map(|t| t as u16);
+        let got = (
+            record.syscall,
+            record.verdict,
+            record.forwarded,
+            record.result,
+            record.thread_badge,
+            Some(record.thread),
+        );
+        let want = (
+            syscall.number(),
+            verdict,
+            forwarded,
+            result,
+            VERDICT_AUDIT_BADGE,
+            thread,
+        );
+        expect!(check, got, want);
+    }
+    expect!(70, reader.next(&mut ring), None);
+    0
 }

@@ -185,6 +185,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::PolicyWarden => stopped_call_tests::policy_warden(),
         BootProgram::TraceVictim => stopped_call_tests::trace_victim(),
         BootProgram::TraceWarden => stopped_call_tests::trace_warden(),
+        BootProgram::VerdictApp => audit_record_tests::verdict_app(),
+        BootProgram::VerdictWarden => audit_record_tests::verdict_warden(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -467,6 +467,7 @@ pub const TEST_CASES: &[Case] = &[
     POLICY_ROUTING_CASE,
     STOPPED_CALL_CASES[0],
     STOPPED_CALL_CASES[1],
+    VERDICT_RECORDS_CASE,
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -671,6 +672,36 @@ const STOPPED_CALL_CASES: [Case; 2] = [
 ];
 /// The badge of the stopped-call victim's own capability to its warden.
 const STOPPED_VICTIM_BADGE: u64 = 0xa5;
+
+/// One record per syscall, whoever decided it
+/// (`init/src/audit_record_tests.rs`): the app (thread 0) is traced,
+/// filtered, audited by the warden (thread 1, more urgent), which is also
+/// its policy server and fault handler (endpoint 0 for all of it).
+const VERDICT_RECORDS_CASE: Case = Case {
+    name: "one audit record per syscall once its verdict is final: a filter's allow, errno and log, a policy server's errno, emulate and allow (each forwarded), a trap and a kill; a call the policy server answered itself still has its trace exit stop",
+    threads: &[BootProgram::VerdictApp.selector(0), BootProgram::VerdictWarden.selector(0)],
+    expect: Expect::ExitZeroOrKilled,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        nth_notification_grant(0, 0, 2, Rights::READ_WRITE, 0),
+        grant(0, 3, RECEIVE, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, POLICY_ASKER_BADGE),
+        grant(1, 4, SEND, TRACEE_BADGE),
+        tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 7, 1, Rights::READ_WRITE),
+        tcb_grant(1, 8, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[(0, 0)],
+    cnode_radix: None,
+    root_task: false,
+};
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
 /// most urgent) saves the first client's reply, answers the second client
