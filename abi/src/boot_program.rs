@@ -357,6 +357,19 @@ pub enum BootProgram {
     /// The tracer, policy server, fault handler and auditor of
     /// `VerdictApp`: checks each call's stops and its one record.
     VerdictWarden = 112,
+    /// A confined thread (filtered, audited and traced by
+    /// `ConfinementWarden`) that makes a thread (`ConfinedChild`) from its
+    /// Untyped (slot 2; its own TCB in 3, an endpoint of its own in 4),
+    /// tries to lift the child's confinement and starts it
+    /// (`init/src/confinement_tests.rs`).
+    ConfinementParent = 113,
+    /// Confines `ConfinementParent` (policy server, auditor and tracer, all
+    /// through the endpoint in slot 2) and checks the child inherited all
+    /// of it.
+    ConfinementWarden = 114,
+    /// The thread `ConfinementParent` makes: its results are those of the
+    /// filter, server and tracer it inherited.
+    ConfinedChild = 115,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -443,7 +456,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 113] = [
+    pub const ALL: [BootProgram; 116] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -557,6 +570,9 @@ impl BootProgram {
         BootProgram::TraceWarden,
         BootProgram::VerdictApp,
         BootProgram::VerdictWarden,
+        BootProgram::ConfinementParent,
+        BootProgram::ConfinementWarden,
+        BootProgram::ConfinedChild,
     ];
 
     /// A short name, used to name the thread.
@@ -675,6 +691,9 @@ impl BootProgram {
             BootProgram::TraceWarden => "warden",
             BootProgram::VerdictApp => "verdict-app",
             BootProgram::VerdictWarden => "verdict-warden",
+            BootProgram::ConfinementParent => "parent",
+            BootProgram::ConfinementWarden => "warden",
+            BootProgram::ConfinedChild => "child",
         }
     }
 
@@ -685,7 +704,10 @@ impl BootProgram {
     pub const fn startable_by_user(self) -> bool {
         matches!(
             self,
-            BootProgram::ThreadsCaller | BootProgram::ThreadsServer | BootProgram::SelfEnder
+            BootProgram::ThreadsCaller
+                | BootProgram::ThreadsServer
+                | BootProgram::SelfEnder
+                | BootProgram::ConfinedChild
         )
     }
 
@@ -733,10 +755,11 @@ mod tests {
             .iter()
             .filter(|p| p.startable_by_user())
             .count();
-        assert_eq!(startable, 3);
+        assert_eq!(startable, 4);
         assert!(BootProgram::ThreadsCaller.startable_by_user());
         assert!(BootProgram::ThreadsServer.startable_by_user());
         assert!(BootProgram::SelfEnder.startable_by_user());
+        assert!(BootProgram::ConfinedChild.startable_by_user());
         assert!(!BootProgram::ThreadsRoot.startable_by_user());
         assert!(!BootProgram::Fuzzer.startable_by_user());
     }

@@ -11,6 +11,7 @@ mod audit_record_tests;
 mod audit_tests;
 mod bench;
 mod binding_tests;
+mod confinement_tests;
 mod demo;
 mod el0_device_tests;
 mod fuzz;
@@ -187,6 +188,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TraceWarden => stopped_call_tests::trace_warden(),
         BootProgram::VerdictApp => audit_record_tests::verdict_app(),
         BootProgram::VerdictWarden => audit_record_tests::verdict_warden(),
+        BootProgram::ConfinementParent => confinement_tests::parent(),
+        BootProgram::ConfinementWarden => confinement_tests::warden(),
+        BootProgram::ConfinedChild => confinement_tests::child(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

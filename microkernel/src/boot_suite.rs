@@ -468,6 +468,7 @@ pub const TEST_CASES: &[Case] = &[
     STOPPED_CALL_CASES[0],
     STOPPED_CALL_CASES[1],
     VERDICT_RECORDS_CASE,
+    INHERITED_CONFINEMENT_CASE,
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -699,6 +700,35 @@ const VERDICT_RECORDS_CASE: Case = Case {
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
     endpoint_owner: None,
     fault_endpoints: &[(0, 0)],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// Confinement is inherited (`init/src/confinement_tests.rs`): the
+/// warden (thread 1, more urgent) confines the parent (thread 0) through
+/// endpoint 0 before it runs; endpoint 1 is the parent's own.
+const INHERITED_CONFINEMENT_CASE: Case = Case {
+    name: "confinement is inherited: a thread made by a filtered, audited, traced thread has its filters (with their server), its audit (same ring and badge, its own thread in the records) and its tracer; the creator's rights over the new TCB turn none of it off, replace none of it, and a filter it adds naming its own server lifts and re-routes nothing",
+    threads: &[BootProgram::ConfinementParent.selector(0), BootProgram::ConfinementWarden.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 0,
+    untyped_pages: 24,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 3, 0, Rights::READ_WRITE),
+        nth_endpoint_grant(1, 0, 4, SEND, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, POLICY_ASKER_BADGE),
+        grant(1, 4, SEND, TRACEE_BADGE),
+        tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 7, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
 };
