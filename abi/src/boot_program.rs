@@ -370,6 +370,14 @@ pub enum BootProgram {
     /// The thread `ConfinementParent` makes: its results are those of the
     /// filter, server and tracer it inherited.
     ConfinedChild = 115,
+    /// Retypes 62 VSpaces of 65 pages (16 MiB zeroed) from the Untyped in
+    /// slot 2, twice: the first is cancelled while preempted, the second
+    /// goes on to its end (`init/src/preemption_tests.rs`).
+    PreemptedRetyper = 116,
+    /// The retyper's tracer, policy server and auditor, woken by the
+    /// physical timer (IrqHandler in slot 2, notification in 3 bound to
+    /// its own TCB in 8) while the retyper's zeroing runs.
+    Preemptor = 117,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -456,7 +464,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 116] = [
+    pub const ALL: [BootProgram; 118] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -573,6 +581,8 @@ impl BootProgram {
         BootProgram::ConfinementParent,
         BootProgram::ConfinementWarden,
         BootProgram::ConfinedChild,
+        BootProgram::PreemptedRetyper,
+        BootProgram::Preemptor,
     ];
 
     /// A short name, used to name the thread.
@@ -694,6 +704,8 @@ impl BootProgram {
             BootProgram::ConfinementParent => "parent",
             BootProgram::ConfinementWarden => "warden",
             BootProgram::ConfinedChild => "child",
+            BootProgram::PreemptedRetyper => "retyper",
+            BootProgram::Preemptor => "preemptor",
         }
     }
 

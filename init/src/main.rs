@@ -18,6 +18,7 @@ mod fuzz;
 mod ipc_tests;
 mod policy_routing_tests;
 mod policy_tests;
+mod preemption_tests;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
@@ -191,6 +192,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::ConfinementParent => confinement_tests::parent(),
         BootProgram::ConfinementWarden => confinement_tests::warden(),
         BootProgram::ConfinedChild => confinement_tests::child(),
+        BootProgram::PreemptedRetyper => preemption_tests::retyper(),
+        BootProgram::Preemptor => preemption_tests::preemptor(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

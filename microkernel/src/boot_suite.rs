@@ -469,6 +469,7 @@ pub const TEST_CASES: &[Case] = &[
     STOPPED_CALL_CASES[1],
     VERDICT_RECORDS_CASE,
     INHERITED_CONFINEMENT_CASE,
+    PREEMPTIBLE_RETYPE_CASE,
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -730,6 +731,37 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
+    root_task: false,
+};
+
+/// A long `Retype` is preemptible (`init/src/preemption_tests.rs`): the
+/// retyper (thread 0) has 16 MiB of Untyped; the preemptor (thread 1,
+/// more urgent) traces, judges and audits it (endpoint 0) and holds the
+/// physical timer. Both CNodes have 128 slots (62 VSpaces and more).
+const PREEMPTIBLE_RETYPE_CASE: Case = Case {
+    name: "a long Retype is preemptible: 16 MiB of VSpaces being zeroed stop at a pending interrupt, the more urgent thread it wakes runs while the call is unfinished (x0 still its Untyped), and the call goes on to make them all; judged, traced and audited once however often it stopped; a register write while it is stopped cancels it and nothing is made",
+    threads: &[BootProgram::PreemptedRetyper.selector(0), BootProgram::Preemptor.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 4096,
+    irq: Some(PHYSICAL_TIMER_INTID),
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 1, slot: 2, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+        nth_notification_grant(0, 1, 3, Rights::READ_WRITE, 0),
+        grant(1, 4, RECEIVE, 0),
+        grant(1, 5, SEND, TRACEE_BADGE),
+        grant(1, 6, SEND, POLICY_ASKER_BADGE),
+        tcb_grant(1, 7, 0, TCB_WITH_TRACE),
+        tcb_grant(1, 8, 1, Rights::READ_WRITE),
+        Grant { thread: 1, slot: 9, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 10, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(7),
     root_task: false,
 };
 
