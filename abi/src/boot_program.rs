@@ -378,6 +378,19 @@ pub enum BootProgram {
     /// physical timer (IrqHandler in slot 2, notification in 3 bound to
     /// its own TCB in 8) while the retyper's zeroing runs.
     Preemptor = 117,
+    /// Audited losslessly into a ring nobody drains: its `Null`s fill it,
+    /// the next waits for room and is cancelled by `RoomAttacker`
+    /// (`init/src/stopped_call_tests.rs`; the auditor's endpoint in
+    /// slot 2).
+    RoomApp = 118,
+    /// Audits `RoomApp` losslessly (its TCB in slot 3, Untyped in 4, own
+    /// VSpace in 5), waits for the attacker's word on its endpoint (slot
+    /// 2), then drains the ring and finds the cancelled call's gap.
+    RoomAuditor = 119,
+    /// Below both: cancels the app's call waiting for audit room by
+    /// writing its `x2` (its TCB in slot 2), then tells the auditor (slot
+    /// 3).
+    RoomAttacker = 120,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -464,7 +477,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 118] = [
+    pub const ALL: [BootProgram; 121] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -583,6 +596,9 @@ impl BootProgram {
         BootProgram::ConfinedChild,
         BootProgram::PreemptedRetyper,
         BootProgram::Preemptor,
+        BootProgram::RoomApp,
+        BootProgram::RoomAuditor,
+        BootProgram::RoomAttacker,
     ];
 
     /// A short name, used to name the thread.
@@ -706,6 +722,9 @@ impl BootProgram {
             BootProgram::ConfinedChild => "child",
             BootProgram::PreemptedRetyper => "retyper",
             BootProgram::Preemptor => "preemptor",
+            BootProgram::RoomApp => "room-app",
+            BootProgram::RoomAuditor => "room-auditor",
+            BootProgram::RoomAttacker => "room-attacker",
         }
     }
 

@@ -194,6 +194,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::ConfinedChild => confinement_tests::child(),
         BootProgram::PreemptedRetyper => preemption_tests::retyper(),
         BootProgram::Preemptor => preemption_tests::preemptor(),
+        BootProgram::RoomApp => stopped_call_tests::room_app(),
+        BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
+        BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -8,12 +8,16 @@
 //! finds no caller; a tracer that had answered its entry stop gets its
 //! exit stop, with `Interrupted`; its audit record says "cancelled".
 //!
-//! Each case has three threads: the victim (priority 100), the attacker
-//! (105) holding the victim's TCB, and the warden (110: the policy server
-//! and auditor, or the tracer and policy server). The warden receives each
-//! stop first, then hands the CPU to the attacker (signalling `GO` and
-//! waiting on `BACK`), which makes its move ([`Move`]) and hands it back.
-//! Each program returns the number of its first failed check.
+//! A call waiting for room in a lossless audit ring is a stopped call
+//! too (`room_*`): cancelled the same way, its record is a counted drop.
+//!
+//! The first two cases have three threads: the victim (priority 100),
+//! the attacker (105) holding the victim's TCB, and the warden (110: the
+//! policy server and auditor, or the tracer and policy server). The warden
+//! receives each stop first, then hands the CPU to the attacker
+//! (signalling `GO` and waiting on `BACK`), which makes its move
+//! ([`Move`]) and hands it back. Each program returns the number of its
+//! first failed check.
 
 use abi::audit::{AuditMode, AuditVerdict};
 use abi::boot_program::{CANCEL_SCENARIO_TRACE, CONSOLE_SLOT, ENDPOINT_SLOT};
@@ -698,5 +702,133 @@ pub fn trace_warden() -> i32 {
     expect!(84, ipc::reply(&trace::detach()), Ok(()));
     // No Signal the attacker slipped in ever ran.
     expect!(85, ipc::poll(VICTIM_TARGET), Ok(0));
+    0
+}
+
+/// The room case's slots. The app: its capability to the auditor's
+/// endpoint. The auditor: the endpoint, the app's TCB, an Untyped, its
+/// own VSpace. The attacker: the app's TCB, its capability to the
+/// auditor's endpoint.
+const APP_TO_AUDITOR: Cptr = Cptr(2);
+const AUDITOR_ENDPOINT: Cptr = Cptr(2);
+const AUDITED_APP: Tcb = Tcb(Cptr(3));
+const AUDITOR_UNTYPED: u64 = 4;
+const AUDITOR_VSPACE: VSpace = VSpace(Cptr(5));
+const ROOM_RING: Frame = Frame(Cptr(8));
+const ROOM_RING_SIGNAL: Cptr = Cptr(9);
+const ROOM_VICTIM: Tcb = Tcb(Cptr(2));
+const ATTACKER_TO_AUDITOR: Cptr = Cptr(3);
+/// The labels of the attacker's and the app's messages to the auditor.
+const ATTACKED: u64 = 0xa77;
+const AUDIT_ROOM_BADGE: u64 = 0x400;
+
+/// Audits the app losslessly and waits: the app fills the ring and
+/// waits for room, the attacker cancels that call and says so; then it
+/// drains the ring, and checks the cancelled call's record is a counted
+/// drop (a visible gap), not a silent loss.
+pub fn room_auditor() -> i32 {
+    use abi::audit::{DROPPED_OFFSET, RING_SLOTS};
+    expect!(
+        1,
+        retype(AUDITOR_UNTYPED, CapType::Frame, 0, ROOM_RING.0 .0, 1),
+        Ok(())
+    );
+    expect!(
+        2,
+        retype(
+            AUDITOR_UNTYPED,
+            CapType::Notification,
+            0,
+            ROOM_RING_SIGNAL.0,
+            1
+        ),
+        Ok(())
+    );
+    let Ok(mut ring) = ROOM_RING.map_view(AUDITOR_VSPACE, FRAME_MAP_START, MapRights::ReadWrite)
+    else {
+        return 3;
+    };
+    expect!(
+        4,
+        AUDITED_APP.set_audit(
+            ROOM_RING,
+            ROOM_RING_SIGNAL,
+            Some(AuditMode::Lossless),
+            AUDIT_ROOM_BADGE
+        ),
+        Ok(())
+    );
+    // Stalled until the attacker reports its move.
+    let Ok(attacked) = ipc::recv(AUDITOR_ENDPOINT) else {
+        return 5;
+    };
+    expect!(6, attacked.message.info.label(), ATTACKED);
+    let mut reader = Reader::new();
+    for index in 0..RING_SLOTS {
+        let Some(Entry::Record { record, gap: 0 }) = reader.next(&mut ring) else {
+            return 10;
+        };
+        expect!(
+            11,
+            (record.syscall, record.args[2]),
+            (Syscall::Null.number(), index)
+        );
+    }
+    expect!(12, reader.next(&mut ring), None);
+    // The ring has room now: the app's report comes once it is woken.
+    let Ok(report) = ipc::recv(AUDITOR_ENDPOINT) else {
+        return 20;
+    };
+    expect!(21, report.message.info.label(), REPORT);
+    let Some(Entry::Record { record, gap }) = reader.next(&mut ring) else {
+        return 22;
+    };
+    sdk::println!("[audit] {gap} record(s) lost before {}", Line(&record));
+    // The cancelled Null's record could not be written: its sequence
+    // number is skipped, the app's next record and the ring count it.
+    expect!(
+        23,
+        (record.syscall, gap, record.dropped),
+        (Syscall::Call.number(), 1, 1)
+    );
+    expect!(24, ring.read_u64(DROPPED_OFFSET), 1);
+    expect!(25, ipc::reply(&Message::new(0, &[])), Ok(()));
+    0
+}
+
+/// Audited losslessly into a ring nobody drains: makes `Null`s marked
+/// with their index in `x2` until one waits for room; that one the
+/// attacker cancels.
+pub fn room_app() -> i32 {
+    use abi::audit::RING_SLOTS;
+    for index in 0..RING_SLOTS {
+        let x = raw_syscall_registers(Syscall::Null.number(), [0, 0, index, 0, 0, 0, 0, 0]);
+        expect!(1, code(x[0]), Some(ErrorCode::Ok));
+    }
+    // The ring is full: this one waits for room, and is cancelled.
+    let x = raw_syscall_registers(Syscall::Null.number(), [0, 0, RING_SLOTS, 0, 0, 0, 0, 0]);
+    expect!(2, code(x[0]), Some(ErrorCode::Interrupted));
+    expect!(
+        3,
+        ipc::call(APP_TO_AUDITOR, &Message::new(REPORT, &[])).map(|_| ()),
+        Ok(())
+    );
+    0
+}
+
+/// Below both: runs only once the app waits for room and the auditor
+/// for a message; cancels the app's call, then tells the auditor.
+pub fn room_attacker() -> i32 {
+    expect!(
+        1,
+        ROOM_VICTIM.read_register(Register::X(8)),
+        Ok(Syscall::Null.number())
+    );
+    expect!(2, ROOM_VICTIM.write_register(Register::X(2), 7), Ok(true));
+    expect!(
+        3,
+        ipc::send(ATTACKER_TO_AUDITOR, &Message::new(ATTACKED, &[])),
+        Ok(())
+    );
     0
 }

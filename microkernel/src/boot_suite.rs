@@ -470,6 +470,7 @@ pub const TEST_CASES: &[Case] = &[
     VERDICT_RECORDS_CASE,
     INHERITED_CONFINEMENT_CASE,
     PREEMPTIBLE_RETYPE_CASE,
+    STOPPED_CALL_CASES[2],
 ];
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -601,7 +602,7 @@ const ROUTE_BADGE_B: u64 = 0xb;
 /// the last. The warden hands the CPU to the attacker through
 /// notification 1 and takes it back through 2; a `Signal` slipped into
 /// the victim's calls would hit notification 0.
-const STOPPED_CALL_CASES: [Case; 2] = [
+const STOPPED_CALL_CASES: [Case; 3] = [
     Case {
         name: "a policy server's verdict covers the call, not the svc: a sibling writing x0..x8 of a thread waiting for its server (or answered, not yet run, or queued, or blocked in a Call) cancels the call (Interrupted, the writer told), as does a suspension; x9 and NZCV cancel nothing; its own x0 and x8 are refused; the server's late answer finds no caller; each call has one audit record, the cancelled ones 'cancelled'",
         threads: &[
@@ -666,6 +667,35 @@ const STOPPED_CALL_CASES: [Case; 2] = [
             grant(2, 9, SEND, TRACEE_BADGE),
         ],
         priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    // The app (thread 0), its auditor (1, most urgent) and the attacker
+    // (2, least urgent: it runs only once both others wait).
+    Case {
+        name: "a call waiting for room in a lossless audit ring is a stopped call too: a sibling's write of x2 cancels it (Interrupted, the writer told), and its record, which the full ring cannot take, is a counted drop: a sequence gap the next record reports",
+        threads: &[
+            BootProgram::RoomApp.selector(0),
+            BootProgram::RoomAuditor.selector(0),
+            BootProgram::RoomAttacker.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, 0),
+            grant(1, 2, RECEIVE, 0),
+            tcb_grant(1, 3, 0, TCB_WITH_POLICY),
+            Grant { thread: 1, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            vspace_grant(1, 5, 1, Rights::READ_WRITE),
+            tcb_grant(2, 2, 0, Rights::READ_WRITE),
+            grant(2, 3, SEND, 0),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY - 10],
         endpoint_owner: None,
         fault_endpoints: &[],
         cnode_radix: None,
