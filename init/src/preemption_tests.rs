@@ -142,8 +142,10 @@ pub fn preemptor() -> i32 {
     expect!(10, OWN_TCB.bind_notification(Some(TIMER)), Ok(()));
     expect!(11, irq_set_notification(HANDLER, TIMER.0), Ok(()));
 
+    // A quarter of a millisecond: well inside the zeroing (16 MiB take 5
+    // to 45 ms under QEMU), so the interrupt comes while it runs.
     let (_, frequency) = sdk::probe::counter();
-    let delay = frequency / 1000;
+    let delay = frequency / 4000;
     let retype_number = Syscall::Retype.number();
     // Per `Retype` (the third is refused before any zeroing).
     let mut counts = [Counts::default(); 3];
