@@ -291,6 +291,106 @@ pub enum BootProgram {
     /// handler and resumed with `UserDispatchReturn`
     /// (`user_dispatch_redirect`).
     BenchUserDispatch = 96,
+    /// Gets the refusals of `IrqSetTimer` (an IrqHandler for another
+    /// interrupt in slot 2), then writes CNTP_CTL_EL0 from EL0: it must
+    /// fault there (`init/src/el0_device_tests.rs`).
+    TimerRegisterWriter = 97,
+    /// Reads the PMU cycle counter, then writes PMCR_EL0 from EL0: it
+    /// must fault there.
+    PmuWriter = 98,
+    /// Holds the physical timer's IrqHandler (slot 2; read-only in 5),
+    /// bound to the notification in slot 3, and is the fault handler
+    /// (endpoint in slot 4) of `DeviceProber`: checks each trapped access
+    /// and that only `IrqSetTimer` programs the timer.
+    TimerHolder = 99,
+    /// With no capability, writes and reads the physical timer's and the
+    /// PMU's registers (each access trapped), then reads the counters EL0
+    /// may read.
+    DeviceProber = 100,
+    /// Makes three audited threads (`SelfEnder`) that end themselves with
+    /// their first syscall, and checks each left its record
+    /// (`init/src/audit_record_tests.rs`; Untyped in slot 2, its VSpace in
+    /// 3, its TCB in 4).
+    SelfEndAuditor = 101,
+    /// A thread made from user space that ends itself with its first
+    /// syscall: `Exit`, deleting its own TCB or revoking the Untyped its
+    /// TCB came from (parameter: `audit_record_tests::SELF_END_*` in the
+    /// low byte, the slot or status above).
+    SelfEnder = 102,
+    /// A thread with three filters from two servers and one without
+    /// (`init/src/policy_routing_tests.rs`): each result is what the
+    /// filter's own server decides (A's endpoint in slot 2, a notification
+    /// in 3).
+    RoutedApp = 103,
+    /// Attaches the app's first filter naming itself, audits the app, and
+    /// answers its requests (endpoint: slots 2 receive, 3 send badged; the
+    /// app's TCB in 4, Untyped in 5).
+    RouteServerA = 104,
+    /// Attaches a filter naming itself and one naming no server to the
+    /// app, cannot take its audit, and answers only its own filter's
+    /// requests, each after A's.
+    RouteServerB = 105,
+    /// A thread whose `Poll`, `Signal` and `DebugPrint` go to its policy
+    /// server (`PolicyWarden`) while `CancelAttacker` writes its registers
+    /// and suspends it (`init/src/stopped_call_tests.rs`): each result is
+    /// the call as judged, or `Interrupted`.
+    PolicyVictim = 106,
+    /// Holds the victim's TCB (slot 2; its own in 3) and makes its moves
+    /// each time the warden signals slot 4, signalling slot 5 after
+    /// (parameter: `CANCEL_SCENARIO_POLICY` or `CANCEL_SCENARIO_TRACE`).
+    CancelAttacker = 107,
+    /// The policy server and auditor of `PolicyVictim`: receives each
+    /// request, hands the CPU to the attacker, answers, and checks the
+    /// victim's audit records.
+    PolicyWarden = 108,
+    /// A traced thread whose `Poll` also goes to its policy server, both
+    /// `TraceWarden`, while `CancelAttacker` writes its registers.
+    TraceVictim = 109,
+    /// The tracer and policy server of `TraceVictim`: checks that a
+    /// cancelled call runs nothing and that its exit stop says so.
+    TraceWarden = 110,
+    /// A traced, audited thread whose calls get every verdict: a filter's
+    /// allow, errno and log, its policy server's errno, emulate and allow,
+    /// a `Trap` and a `Kill` (`init/src/audit_record_tests.rs`; a
+    /// notification in slot 2, the warden's endpoint in 3).
+    VerdictApp = 111,
+    /// The tracer, policy server, fault handler and auditor of
+    /// `VerdictApp`: checks each call's stops and its one record.
+    VerdictWarden = 112,
+    /// A confined thread (filtered, audited and traced by
+    /// `ConfinementWarden`) that makes a thread (`ConfinedChild`) from its
+    /// Untyped (slot 2; its own TCB in 3, an endpoint of its own in 4),
+    /// tries to lift the child's confinement and starts it
+    /// (`init/src/confinement_tests.rs`).
+    ConfinementParent = 113,
+    /// Confines `ConfinementParent` (policy server, auditor and tracer, all
+    /// through the endpoint in slot 2) and checks the child inherited all
+    /// of it.
+    ConfinementWarden = 114,
+    /// The thread `ConfinementParent` makes: its results are those of the
+    /// filter, server and tracer it inherited.
+    ConfinedChild = 115,
+    /// Retypes 62 VSpaces of 65 pages (16 MiB zeroed) from the Untyped in
+    /// slot 2, twice: the first is cancelled while preempted, the second
+    /// goes on to its end (`init/src/preemption_tests.rs`).
+    PreemptedRetyper = 116,
+    /// The retyper's tracer, policy server and auditor, woken by the
+    /// physical timer (IrqHandler in slot 2, notification in 3 bound to
+    /// its own TCB in 8) while the retyper's zeroing runs.
+    Preemptor = 117,
+    /// Audited losslessly into a ring nobody drains: its `Null`s fill it,
+    /// the next waits for room and is cancelled by `RoomAttacker`
+    /// (`init/src/stopped_call_tests.rs`; the auditor's endpoint in
+    /// slot 2).
+    RoomApp = 118,
+    /// Audits `RoomApp` losslessly (its TCB in slot 3, Untyped in 4, own
+    /// VSpace in 5), waits for the attacker's word on its endpoint (slot
+    /// 2), then drains the ring and finds the cancelled call's gap.
+    RoomAuditor = 119,
+    /// Below both: cancels the app's call waiting for audit room by
+    /// writing its `x2` (its TCB in slot 2), then tells the auditor (slot
+    /// 3).
+    RoomAttacker = 120,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -313,6 +413,12 @@ pub const TCB_SCENARIO_SUSPEND: u64 = 0;
 pub const TCB_SCENARIO_REGISTERS: u64 = 1;
 /// The value `TcbController` writes into its subject's `x0`.
 pub const TCB_REGISTER_MAGIC: u64 = 0x7cb0_5ca1_ab1e_0001;
+
+/// `CancelAttacker`'s scenarios: the victim waits for its policy server
+/// (`PolicyVictim`) or for its tracer (`TraceVictim`).
+pub const CANCEL_SCENARIO_POLICY: u64 = 0;
+/// See [`CANCEL_SCENARIO_POLICY`].
+pub const CANCEL_SCENARIO_TRACE: u64 = 1;
 
 /// What one fuzzer thread does: its index in the round, its seed and how
 /// many syscalls it makes.
@@ -371,7 +477,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 97] = [
+    pub const ALL: [BootProgram; 121] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -469,6 +575,30 @@ impl BootProgram {
         BootProgram::BenchHighPrioSender,
         BootProgram::BenchLowPrioReceiver,
         BootProgram::BenchUserDispatch,
+        BootProgram::TimerRegisterWriter,
+        BootProgram::PmuWriter,
+        BootProgram::TimerHolder,
+        BootProgram::DeviceProber,
+        BootProgram::SelfEndAuditor,
+        BootProgram::SelfEnder,
+        BootProgram::RoutedApp,
+        BootProgram::RouteServerA,
+        BootProgram::RouteServerB,
+        BootProgram::PolicyVictim,
+        BootProgram::CancelAttacker,
+        BootProgram::PolicyWarden,
+        BootProgram::TraceVictim,
+        BootProgram::TraceWarden,
+        BootProgram::VerdictApp,
+        BootProgram::VerdictWarden,
+        BootProgram::ConfinementParent,
+        BootProgram::ConfinementWarden,
+        BootProgram::ConfinedChild,
+        BootProgram::PreemptedRetyper,
+        BootProgram::Preemptor,
+        BootProgram::RoomApp,
+        BootProgram::RoomAuditor,
+        BootProgram::RoomAttacker,
     ];
 
     /// A short name, used to name the thread.
@@ -571,6 +701,30 @@ impl BootProgram {
             BootProgram::BenchHighPrioSender => "bench-high-sender",
             BootProgram::BenchLowPrioReceiver => "bench-low-receiver",
             BootProgram::BenchUserDispatch => "bench-dispatch",
+            BootProgram::TimerRegisterWriter => "timer-writer",
+            BootProgram::PmuWriter => "pmu-writer",
+            BootProgram::TimerHolder => "timer-holder",
+            BootProgram::DeviceProber => "device-prober",
+            BootProgram::SelfEndAuditor => "self-end-auditor",
+            BootProgram::SelfEnder => "self-ender",
+            BootProgram::RoutedApp => "routed-app",
+            BootProgram::RouteServerA => "server-a",
+            BootProgram::RouteServerB => "server-b",
+            BootProgram::PolicyVictim => "victim",
+            BootProgram::CancelAttacker => "attacker",
+            BootProgram::PolicyWarden => "warden",
+            BootProgram::TraceVictim => "victim",
+            BootProgram::TraceWarden => "warden",
+            BootProgram::VerdictApp => "verdict-app",
+            BootProgram::VerdictWarden => "verdict-warden",
+            BootProgram::ConfinementParent => "parent",
+            BootProgram::ConfinementWarden => "warden",
+            BootProgram::ConfinedChild => "child",
+            BootProgram::PreemptedRetyper => "retyper",
+            BootProgram::Preemptor => "preemptor",
+            BootProgram::RoomApp => "room-app",
+            BootProgram::RoomAuditor => "room-auditor",
+            BootProgram::RoomAttacker => "room-attacker",
         }
     }
 
@@ -581,7 +735,10 @@ impl BootProgram {
     pub const fn startable_by_user(self) -> bool {
         matches!(
             self,
-            BootProgram::ThreadsCaller | BootProgram::ThreadsServer
+            BootProgram::ThreadsCaller
+                | BootProgram::ThreadsServer
+                | BootProgram::SelfEnder
+                | BootProgram::ConfinedChild
         )
     }
 
@@ -629,9 +786,11 @@ mod tests {
             .iter()
             .filter(|p| p.startable_by_user())
             .count();
-        assert_eq!(startable, 2);
+        assert_eq!(startable, 4);
         assert!(BootProgram::ThreadsCaller.startable_by_user());
         assert!(BootProgram::ThreadsServer.startable_by_user());
+        assert!(BootProgram::SelfEnder.startable_by_user());
+        assert!(BootProgram::ConfinedChild.startable_by_user());
         assert!(!BootProgram::ThreadsRoot.startable_by_user());
         assert!(!BootProgram::Fuzzer.startable_by_user());
     }

@@ -7,16 +7,22 @@
 #[macro_use]
 mod check;
 
+mod audit_record_tests;
 mod audit_tests;
 mod bench;
 mod binding_tests;
+mod confinement_tests;
 mod demo;
+mod el0_device_tests;
 mod fuzz;
 mod ipc_tests;
+mod policy_routing_tests;
 mod policy_tests;
+mod preemption_tests;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
+mod stopped_call_tests;
 mod tasks;
 mod tcb_tests;
 mod thread_tests;
@@ -167,6 +173,30 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::HandledFaulter => ipc_tests::handled_faulter(),
         BootProgram::CapOwner => ipc_tests::cap_owner(),
         BootProgram::CapWaiter => ipc_tests::cap_waiter(),
+        BootProgram::TimerRegisterWriter => el0_device_tests::timer_register_writer(),
+        BootProgram::PmuWriter => el0_device_tests::pmu_writer(),
+        BootProgram::TimerHolder => el0_device_tests::timer_holder(),
+        BootProgram::DeviceProber => el0_device_tests::device_prober(),
+        BootProgram::SelfEndAuditor => audit_record_tests::self_end_auditor(),
+        BootProgram::SelfEnder => audit_record_tests::self_ender(parameter),
+        BootProgram::RoutedApp => policy_routing_tests::app(),
+        BootProgram::RouteServerA => policy_routing_tests::server_a(),
+        BootProgram::RouteServerB => policy_routing_tests::server_b(),
+        BootProgram::PolicyVictim => stopped_call_tests::policy_victim(),
+        BootProgram::CancelAttacker => stopped_call_tests::attacker(parameter),
+        BootProgram::PolicyWarden => stopped_call_tests::policy_warden(),
+        BootProgram::TraceVictim => stopped_call_tests::trace_victim(),
+        BootProgram::TraceWarden => stopped_call_tests::trace_warden(),
+        BootProgram::VerdictApp => audit_record_tests::verdict_app(),
+        BootProgram::VerdictWarden => audit_record_tests::verdict_warden(),
+        BootProgram::ConfinementParent => confinement_tests::parent(),
+        BootProgram::ConfinementWarden => confinement_tests::warden(),
+        BootProgram::ConfinedChild => confinement_tests::child(),
+        BootProgram::PreemptedRetyper => preemption_tests::retyper(),
+        BootProgram::Preemptor => preemption_tests::preemptor(),
+        BootProgram::RoomApp => stopped_call_tests::room_app(),
+        BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
+        BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

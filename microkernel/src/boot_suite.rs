@@ -9,6 +9,7 @@
 use crate::thread::{ThreadState, ThreadStats};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
+use abi::boot_program::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
 use abi::boot_program::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
@@ -459,7 +460,340 @@ pub const TEST_CASES: &[Case] = &[
     USER_SPACE_CASE,
     ROOT_TASK_CASE,
     POLICY_FAST_PATH_CASE,
+    EL0_DEVICE_CASES[0],
+    EL0_DEVICE_CASES[1],
+    EL0_DEVICE_CASES[2],
+    SELF_ENDING_CASE,
+    POLICY_ROUTING_CASE,
+    STOPPED_CALL_CASES[0],
+    STOPPED_CALL_CASES[1],
+    VERDICT_RECORDS_CASE,
+    INHERITED_CONFINEMENT_CASE,
+    PREEMPTIBLE_RETYPE_CASE,
+    STOPPED_CALL_CASES[2],
 ];
+
+/// An interrupt nothing in the suite uses (the EL1 secure physical timer's
+/// PPI): an IrqHandler for it is not the physical timer's.
+const UNUSED_INTID: u32 = 29;
+
+/// EL0 and the devices only the kernel programs
+/// (`init/src/el0_device_tests.rs`): the EL1 physical timer (armed only
+/// through its IrqHandler, `IrqSetTimer`) and the PMU (EL0 reads the cycle
+/// counter, nothing else).
+const EL0_DEVICE_CASES: [Case; 3] = [
+    Case {
+        name: "EL0 cannot program the EL1 physical timer: IrqSetTimer through another interrupt's IrqHandler is InvalidArgument, and a write of CNTP_CTL_EL0 traps (trapped system register access)",
+        threads: &[BootProgram::TimerRegisterWriter.selector(0)],
+        expect: fault(ExceptionClass::SystemRegister, None, None),
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 0,
+        irq: Some(UNUSED_INTID),
+        grants: &[
+            Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    case(
+        "EL0 reads the PMU cycle counter but cannot write the PMU: a write of PMCR_EL0 traps (trapped system register access)",
+        &[BootProgram::PmuWriter.selector(0)],
+        fault(ExceptionClass::SystemRegister, None, None),
+    ),
+    // The holder is more urgent: it waits for the prober's faults first.
+    Case {
+        name: "the physical timer only through its IrqHandler: a thread without capabilities arming, disarming or reading it, reading the physical counter or writing the PMU traps at each access (its handler resumes it) and no interrupt comes; IrqSetTimer's refusals; armed, disarmed (0) and re-armed through the capability",
+        threads: &[BootProgram::TimerHolder.selector(0), BootProgram::DeviceProber.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 1,
+        untyped_pages: 0,
+        irq: Some(PHYSICAL_TIMER_INTID),
+        grants: &[
+            Grant { thread: 0, slot: ENDPOINT_SLOT, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0x100),
+            grant(0, 4, RECEIVE, 0),
+            Grant { thread: 0, slot: 5, object: CaseObject::Irq, rights: Rights::READ, badge: 0 },
+        ],
+        priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+        endpoint_owner: None,
+        fault_endpoints: &[(1, 0)],
+        cnode_radix: None,
+        root_task: false,
+    },
+];
+
+/// Syscalls that end their own thread are audited
+/// (`init/src/audit_record_tests.rs`): the auditor shares its CNode with
+/// each audited thread it makes; they end before it does.
+const SELF_ENDING_CASE: Case = Case {
+    name: "a syscall that ends its own thread is audited: Exit, deleting its own TCB capability and revoking the Untyped its TCB came from each leave one record, with no result",
+    threads: &[BootProgram::SelfEndAuditor.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 3, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        Grant { thread: 0, slot: 4, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// Each filter's `Notify` goes to its own server
+/// (`init/src/policy_routing_tests.rs`): the app (thread 0), server A
+/// (thread 1, endpoint 0) and server B (thread 2, endpoint 1). A runs
+/// first and starts B (notification 0); A tells B each time it allowed a
+/// call (notification 1); the app polls notification 2.
+const POLICY_ROUTING_CASE: Case = Case {
+    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a serverless Notify is Denied; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
+    threads: &[
+        BootProgram::RoutedApp.selector(0),
+        BootProgram::RouteServerA.selector(0),
+        BootProgram::RouteServerB.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 3,
+    untyped_pages: 32,
+    irq: None,
+    grants: &[
+        grant(0, 2, SEND, 0xd0),
+        nth_notification_grant(2, 0, 3, Rights::READ_WRITE, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, ROUTE_BADGE_A),
+        tcb_grant(1, 4, 0, TCB_WITH_POLICY),
+        Grant { thread: 1, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 1, 6, SEND, 0),
+        nth_notification_grant(1, 1, 7, SEND, 0),
+        nth_endpoint_grant(1, 1, 8, SEND, 0xd1),
+        nth_endpoint_grant(1, 2, 2, RECEIVE, 0),
+        nth_endpoint_grant(1, 2, 3, SEND, ROUTE_BADGE_B),
+        tcb_grant(2, 4, 0, TCB_WITH_POLICY),
+        Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 2, 6, RECEIVE, 0),
+        nth_notification_grant(1, 2, 7, RECEIVE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+/// The badges `init/src/policy_routing_tests.rs` checks its servers'
+/// requests arrive with.
+const ROUTE_BADGE_A: u64 = 0xa;
+const ROUTE_BADGE_B: u64 = 0xb;
+
+/// A stopped call runs as judged or not at all
+/// (`init/src/stopped_call_tests.rs`): the victim (thread 0), the attacker
+/// holding its TCB (thread 1) and the warden (thread 2: its policy server
+/// and auditor, or its tracer and policy server), each more urgent than
+/// the last. The warden hands the CPU to the attacker through
+/// notification 1 and takes it back through 2; a `Signal` slipped into
+/// the victim's calls would hit notification 0.
+const STOPPED_CALL_CASES: [Case; 3] = [
+    Case {
+        name: "a policy server's verdict covers the call, not the svc: a sibling writing x0..x8 of a thread waiting for its server (or answered, not yet run, or queued, or blocked in a Call) cancels the call (Interrupted, the writer told), as does a suspension; x9 and NZCV cancel nothing; its own x0 and x8 are refused; the server's late answer finds no caller; each call has one audit record, the cancelled ones 'cancelled'",
+        threads: &[
+            BootProgram::PolicyVictim.selector(0),
+            BootProgram::CancelAttacker.selector(CANCEL_SCENARIO_POLICY),
+            BootProgram::PolicyWarden.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 3,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, STOPPED_VICTIM_BADGE),
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0),
+            tcb_grant(0, 4, 0, Rights::READ_WRITE),
+            tcb_grant(1, 2, 0, Rights::READ_WRITE),
+            tcb_grant(1, 3, 1, Rights::READ_WRITE),
+            nth_notification_grant(1, 1, 4, RECEIVE, 0),
+            nth_notification_grant(2, 1, 5, SEND, 0),
+            grant(2, 2, RECEIVE, 0),
+            grant(2, 3, SEND, POLICY_ASKER_BADGE),
+            tcb_grant(2, 4, 0, TCB_WITH_TRACE),
+            Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            nth_notification_grant(1, 2, 6, SEND, 0),
+            nth_notification_grant(2, 2, 7, RECEIVE, 0),
+            nth_notification_grant(0, 2, 8, RECEIVE, 0),
+            vspace_grant(2, 9, 2, Rights::READ_WRITE),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    Case {
+        name: "a tracer's answer covers the call it saw: a sibling writing x0..x8 of a traced thread at its entry stop, after the tracer continued, modified or skipped it, or at its policy stop after the entry stop, cancels the call (Interrupted); the tracer then gets an exit stop saying so if it had answered the entry stop, none if not; a write of x9 cancels nothing",
+        threads: &[
+            BootProgram::TraceVictim.selector(0),
+            BootProgram::CancelAttacker.selector(CANCEL_SCENARIO_TRACE),
+            BootProgram::TraceWarden.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 3,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, STOPPED_VICTIM_BADGE),
+            nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 0),
+            tcb_grant(1, 2, 0, Rights::READ_WRITE),
+            tcb_grant(1, 3, 1, Rights::READ_WRITE),
+            nth_notification_grant(1, 1, 4, RECEIVE, 0),
+            nth_notification_grant(2, 1, 5, SEND, 0),
+            grant(2, 2, RECEIVE, 0),
+            grant(2, 3, SEND, POLICY_ASKER_BADGE),
+            tcb_grant(2, 4, 0, TCB_WITH_TRACE),
+            Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            nth_notification_grant(1, 2, 6, SEND, 0),
+            nth_notification_grant(2, 2, 7, RECEIVE, 0),
+            nth_notification_grant(0, 2, 8, RECEIVE, 0),
+            grant(2, 9, SEND, TRACEE_BADGE),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+    // The app (thread 0), its auditor (1, most urgent) and the attacker
+    // (2, least urgent: it runs only once both others wait).
+    Case {
+        name: "a call waiting for room in a lossless audit ring is a stopped call too: a sibling's write of x2 cancels it (Interrupted, the writer told), and its record, which the full ring cannot take, is a counted drop: a sequence gap the next record reports",
+        threads: &[
+            BootProgram::RoomApp.selector(0),
+            BootProgram::RoomAuditor.selector(0),
+            BootProgram::RoomAttacker.selector(0),
+        ],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            grant(0, 2, SEND, 0),
+            grant(1, 2, RECEIVE, 0),
+            tcb_grant(1, 3, 0, TCB_WITH_POLICY),
+            Grant { thread: 1, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            vspace_grant(1, 5, 1, Rights::READ_WRITE),
+            tcb_grant(2, 2, 0, Rights::READ_WRITE),
+            grant(2, 3, SEND, 0),
+        ],
+        priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY - 10],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+    },
+];
+/// The badge of the stopped-call victim's own capability to its warden.
+const STOPPED_VICTIM_BADGE: u64 = 0xa5;
+
+/// One record per syscall, whoever decided it
+/// (`init/src/audit_record_tests.rs`): the app (thread 0) is traced,
+/// filtered, audited by the warden (thread 1, more urgent), which is also
+/// its policy server and fault handler (endpoint 0 for all of it).
+const VERDICT_RECORDS_CASE: Case = Case {
+    name: "one audit record per syscall once its verdict is final: a filter's allow, errno and log, a policy server's errno, emulate and allow (each forwarded), a trap and a kill; a call the policy server answered itself still has its trace exit stop",
+    threads: &[BootProgram::VerdictApp.selector(0), BootProgram::VerdictWarden.selector(0)],
+    expect: Expect::ExitZeroOrKilled,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        nth_notification_grant(0, 0, 2, Rights::READ_WRITE, 0),
+        grant(0, 3, RECEIVE, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, POLICY_ASKER_BADGE),
+        grant(1, 4, SEND, TRACEE_BADGE),
+        tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 7, 1, Rights::READ_WRITE),
+        tcb_grant(1, 8, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[(0, 0)],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// Confinement is inherited (`init/src/confinement_tests.rs`): the
+/// warden (thread 1, more urgent) confines the parent (thread 0) through
+/// endpoint 0 before it runs; endpoint 1 is the parent's own.
+const INHERITED_CONFINEMENT_CASE: Case = Case {
+    name: "confinement is inherited: a thread made by a filtered, audited, traced thread has its filters (with their server), its audit (same ring and badge, its own thread in the records) and its tracer; the creator's rights over the new TCB turn none of it off, replace none of it, and a filter it adds naming its own server lifts and re-routes nothing",
+    threads: &[BootProgram::ConfinementParent.selector(0), BootProgram::ConfinementWarden.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 0,
+    untyped_pages: 24,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 3, 0, Rights::READ_WRITE),
+        nth_endpoint_grant(1, 0, 4, SEND, 0),
+        grant(1, 2, RECEIVE, 0),
+        grant(1, 3, SEND, POLICY_ASKER_BADGE),
+        grant(1, 4, SEND, TRACEE_BADGE),
+        tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 7, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// A long `Retype` is preemptible (`init/src/preemption_tests.rs`): the
+/// retyper (thread 0) has 16 MiB of Untyped; the preemptor (thread 1,
+/// more urgent) traces, judges and audits it (endpoint 0) and holds the
+/// physical timer. Both CNodes have 128 slots (62 VSpaces and more).
+const PREEMPTIBLE_RETYPE_CASE: Case = Case {
+    name: "a long Retype is preemptible: 16 MiB of VSpaces being zeroed stop at a pending interrupt, the more urgent thread it wakes runs while the call is unfinished (x0 still its Untyped), and the call goes on to make them all; judged, traced and audited once however often it stopped; a register write while it is stopped cancels it and nothing is made",
+    threads: &[BootProgram::PreemptedRetyper.selector(0), BootProgram::Preemptor.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 4096,
+    irq: Some(PHYSICAL_TIMER_INTID),
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 1, slot: 2, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+        nth_notification_grant(0, 1, 3, Rights::READ_WRITE, 0),
+        grant(1, 4, RECEIVE, 0),
+        grant(1, 5, SEND, TRACEE_BADGE),
+        grant(1, 6, SEND, POLICY_ASKER_BADGE),
+        tcb_grant(1, 7, 0, TCB_WITH_TRACE),
+        tcb_grant(1, 8, 1, Rights::READ_WRITE),
+        Grant { thread: 1, slot: 9, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(1, 10, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(7),
+    root_task: false,
+};
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
 /// most urgent) saves the first client's reply, answers the second client

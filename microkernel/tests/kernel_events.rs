@@ -2125,52 +2125,10 @@ fn a_frame_mapped_executable_is_synced_once_and_only_then() {
     assert!(h.readable(VA));
 }
 
-/// Long operations and stopped calls, on the fake platform: a `Retype`
-/// that finds an interrupt pending stops, takes it and goes on from where
-/// it got; a trace entry stop cancelled by a register write does not run.
+/// Stopped calls on the fake platform: a trace entry stop cancelled by a
+/// register write does not run.
 mod stopped_calls {
     use super::*;
-    use abi::cap::CapType;
-
-    #[test]
-    fn a_long_retype_takes_a_pending_interrupt_midway_and_goes_on_from_where_it_got() {
-        let mut h = Harness::start(Mode::Test);
-        reach_case(&mut h, "address spaces from user space");
-        let thread = h.kernel.current().expect("the root runs");
-        let touched = h.machine.frames.len();
-        let ticks = h.kernel.ticks();
-        // Two VSpaces of 15 table pages: 32 pages to zero, a preemption
-        // point after 16 of them, and a tick pending there.
-        h.machine.pending_interrupts.push(Interrupt::Timer);
-        h.context().x[5] = 2;
-        let made = h.syscall(
-            Syscall::Retype.number(),
-            [2, u64::from(CapType::VSpace.raw()), 15, 20],
-        );
-        assert_eq!(made, ErrorCode::Ok.raw(), "{}", h.machine.console);
-        assert_eq!(
-            h.kernel.current(),
-            Some(thread),
-            "nothing more urgent was ready"
-        );
-        assert!(h.machine.pending_interrupts.is_empty(), "taken midway");
-        assert_eq!(h.kernel.ticks(), ticks + 1);
-        assert_eq!(h.kernel.thread(thread).call, None, "over, nothing kept");
-        assert!(
-            h.machine.frames.len() >= touched + 32,
-            "all 32 pages zeroed, once each"
-        );
-        // Both VSpaces were made: a third retype into their slots fails.
-        h.context().x[5] = 1;
-        assert_eq!(
-            h.syscall(
-                Syscall::Retype.number(),
-                [2, u64::from(CapType::Endpoint.raw()), 0, 21],
-            ),
-            ErrorCode::SlotOccupied.raw()
-        );
-        assert_eq!(h.kernel.check_invariants(), Ok(()));
-    }
 
     #[test]
     fn a_register_write_cancels_a_syscall_waiting_at_its_entry_stop() {
@@ -2203,5 +2161,138 @@ mod stopped_calls {
             h.syscall(Syscall::NBRecv.number(), [2, 0, 0, 0]),
             ErrorCode::WouldBlock.raw()
         );
+    }
+}
+
+/// A long `Retype` is preemptible (issue 13, point 7), in the case
+/// "a long Retype is preemptible": thread 0 (the retyper) holds 16 MiB of
+/// Untyped in slot 2; thread 1 (the preemptor, more urgent) the physical
+/// timer's IrqHandler (2), a notification (3), an endpoint (4), the
+/// retyper's TCB (7) and its own (8). The fake machine's pending
+/// interrupts are what the preemption points see.
+mod preemptible_retype {
+    use super::*;
+    use abi::cap::CapType;
+    use abi::message::NOTIFICATION_LABEL;
+    use abi::MessageInfo;
+    use microkernel::stopped_call::CallStop;
+
+    const TIMER_INTID: u32 = microkernel::boot_suite::PHYSICAL_TIMER_INTID;
+    /// The retyper's slots: its Untyped, the first of the 62 VSpaces, where
+    /// copies go.
+    const UNTYPED: u64 = 2;
+    const TARGET: u64 = 64;
+    const SPARE: u64 = 127;
+    /// Pages a preemption point comes after (`ZERO_PAGES_PER_CHECK`).
+    const PAGES_PER_CHECK: u64 = 16;
+
+    /// The preemptor waits in `Recv` with the timer's notification bound
+    /// to it; the retyper is on the CPU. Returns (retyper, preemptor).
+    fn preemptor_waits() -> (Harness, ThreadId, ThreadId) {
+        let mut h = Harness::start(Mode::Test);
+        reach_case(&mut h, "a long Retype is preemptible");
+        let preemptor = h.kernel.current().expect("the preemptor runs first");
+        let bind = Syscall::TcbBindNotification.number();
+        assert_eq!(h.syscall(bind, [8, 3, 1, 0]), 0);
+        let irq = Syscall::IrqSetNotification.number();
+        assert_eq!(h.syscall(irq, [2, 3, 0, 0]), 0);
+        assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
+        let retyper = h.kernel.current().expect("the retyper runs");
+        assert_ne!(retyper, preemptor);
+        (h, retyper, preemptor)
+    }
+
+    /// The retyper's `Retype` of `count` VSpaces of 64 table pages into
+    /// `target..`: its `x0`, or `u64::MAX` if another thread runs after.
+    fn retype_spaces(h: &mut Harness, target: u64, count: u64) -> u64 {
+        h.context().x[5] = count;
+        let vspace = u64::from(CapType::VSpace.raw());
+        h.syscall(Syscall::Retype.number(), [UNTYPED, vspace, 64, target])
+    }
+
+    /// How far the retyper's stopped call got, if it is stopped in dispatch.
+    fn progress(h: &Harness, retyper: ThreadId) -> Option<u64> {
+        match h.kernel.thread(retyper).call?.at {
+            CallStop::Dispatch { progress, .. } => Some(progress),
+            CallStop::Entry(_) => None,
+        }
+    }
+
+    /// The preemptor's receive ended because its notification was
+    /// signalled (the timer's interrupt).
+    fn woken_by_the_timer(h: &mut Harness, preemptor: ThreadId) -> bool {
+        h.kernel.current() == Some(preemptor)
+            && MessageInfo::from(h.context().x[1]).label() == NOTIFICATION_LABEL
+    }
+
+    #[test]
+    fn a_pending_interrupt_stops_a_long_retype_and_the_call_goes_on_from_there() {
+        let (mut h, retyper, preemptor) = preemptor_waits();
+        // Pending from the start: the first preemption point stops it, and
+        // the woken, more urgent preemptor runs in the middle of the call.
+        h.machine
+            .pending_interrupts
+            .push(Interrupt::Other(TIMER_INTID));
+        assert_eq!(retype_spaces(&mut h, TARGET, 62), u64::MAX);
+        assert!(h.machine.pending_interrupts.is_empty(), "taken at the stop");
+        assert!(woken_by_the_timer(&mut h, preemptor));
+        assert_eq!(progress(&h, retyper), Some(PAGES_PER_CHECK));
+        assert_eq!(h.kernel.thread(retyper).state, ThreadState::Ready);
+        assert_eq!(
+            h.kernel.thread(retyper).context.x[0],
+            UNTYPED,
+            "no result yet"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Again while it goes on: it stops 16 pages further, not 16 pages
+        // from the start (the zeroing done is kept). The preemptor's
+        // receive ends in the same kernel entry, so it returns Ok.
+        h.machine
+            .pending_interrupts
+            .push(Interrupt::Other(TIMER_INTID));
+        assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), 0);
+        assert!(woken_by_the_timer(&mut h, preemptor));
+        assert_eq!(progress(&h, retyper), Some(2 * PAGES_PER_CHECK));
+        // A tick at a preemption point, nothing more urgent ready: the call
+        // goes on at once, to its end.
+        h.machine.pending_interrupts.push(Interrupt::Timer);
+        let ticks = h.kernel.ticks();
+        assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
+        assert_eq!(h.kernel.current(), Some(retyper));
+        assert_eq!(h.kernel.ticks(), ticks + 1, "the tick was taken");
+        assert_eq!(h.kernel.thread(retyper).call, None);
+        assert_eq!(h.context().x[0], ErrorCode::Ok.raw());
+        // All 62 were made.
+        let copy = Syscall::CapCopy.number();
+        assert_eq!(h.syscall(copy, [0, TARGET, SPARE, 0]), 0);
+        assert_eq!(h.syscall(copy, [0, TARGET + 61, SPARE - 1, 0]), 0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_register_write_cancels_a_stopped_retype_and_nothing_is_made() {
+        let (mut h, retyper, preemptor) = preemptor_waits();
+        h.machine
+            .pending_interrupts
+            .push(Interrupt::Other(TIMER_INTID));
+        assert_eq!(retype_spaces(&mut h, TARGET, 62), u64::MAX);
+        assert!(woken_by_the_timer(&mut h, preemptor));
+        // The preemptor writes the retyper's count: the call is cancelled.
+        let write = Syscall::TcbWriteRegister.number();
+        assert_eq!(h.syscall(write, [7, 5, 1, 0]), 0);
+        assert_eq!(h.context().x[8], 1, "the writer is told");
+        assert_eq!(h.kernel.thread(retyper).call, None);
+        assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
+        assert_eq!(h.kernel.current(), Some(retyper));
+        assert_eq!(h.context().x[0], ErrorCode::Interrupted.raw());
+        let copy = Syscall::CapCopy.number();
+        assert_eq!(
+            h.syscall(copy, [0, TARGET, SPARE, 0]),
+            ErrorCode::InvalidCapability.raw(),
+            "nothing was made"
+        );
+        // The whole Untyped is still free: all 62 fit again.
+        assert_eq!(retype_spaces(&mut h, TARGET, 62), 0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 }

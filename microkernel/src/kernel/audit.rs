@@ -301,6 +301,11 @@ impl Kernel {
         call: &crate::stopped_call::StoppedCall,
         result: Option<u64>,
     ) {
+        // A call stopped in dispatch (a preempted `Retype`) had its record
+        // fixed at its audit entry: this record replaces it, or the next
+        // syscall that writes no record of its own (one the tracer skips)
+        // or the thread's end would write it too.
+        self.threads[thread.index()].audit_pending = None;
         let Some(sink) = self.threads[thread.index()].audit else {
             return;
         };

@@ -799,6 +799,14 @@ impl Kernel {
             SyscallEntry::Skipped(_) => {
                 let x0 = self.threads[current.index()].context.x[0];
                 self.audit_complete(platform, current, Some(x0));
+                // A trapped call is denied like an Errno (docs/entry.md:
+                // stages 5-7 run), but its thread then waits for its fault
+                // handler: its exit stages run now, and the stops they owe
+                // are sent when it returns to EL0 after the handler's
+                // answer (`Kernel::resume`).
+                if entered.outcome == policy::EntryOutcome::Trap {
+                    self.exit_with_work(platform, current, entry);
+                }
                 if !self.policy_skipped(platform, current, esr, entered.outcome) {
                     return None;
                 }

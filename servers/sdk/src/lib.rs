@@ -11,7 +11,6 @@
 pub mod console;
 pub mod ipc;
 pub mod loader;
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod policy;
 pub mod policy_server;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]

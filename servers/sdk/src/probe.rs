@@ -220,3 +220,77 @@ pub fn call(address: u64) -> u64 {
     };
     result
 }
+
+// EL0 access to the EL1 physical timer and the PMU. The kernel gives EL0
+// the virtual counter (`counter`) and a read of the PMU cycle counter
+// (`sdk::timing::now`), nothing else of either device: each probe below
+// must trap (exception class 0x18, a trapped system register access), and
+// a fault handler that resumes the thread after it sees that the
+// instruction did nothing. One instruction each, so the fault's PC is the
+// probe's access.
+
+/// Writes CNTP_CTL_EL0, the EL1 physical timer's control (1: enable,
+/// unmasked; 0: off).
+pub fn write_physical_timer_control(value: u64) {
+    // SAFETY: a system register write with no memory effect; EL0 access
+    // to the physical timer is trapped, so it faults instead.
+    unsafe { asm!("msr cntp_ctl_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}
+
+/// Reads CNTP_CTL_EL0.
+pub fn read_physical_timer_control() -> u64 {
+    let value: u64;
+    // SAFETY: a system register read with no side effect (trapped at EL0).
+    unsafe { asm!("mrs {0}, cntp_ctl_el0", out(reg) value, options(nostack, nomem)) };
+    value
+}
+
+/// Writes CNTP_TVAL_EL0: the physical timer fires `value` ticks from now.
+pub fn write_physical_timer_value(value: u64) {
+    // SAFETY: as `write_physical_timer_control`.
+    unsafe { asm!("msr cntp_tval_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}
+
+/// Reads CNTP_CVAL_EL0, the physical timer's compare value.
+pub fn read_physical_timer_compare() -> u64 {
+    let value: u64;
+    // SAFETY: as `read_physical_timer_control`.
+    unsafe { asm!("mrs {0}, cntp_cval_el0", out(reg) value, options(nostack, nomem)) };
+    value
+}
+
+/// Reads CNTPCT_EL0, the physical counter (EL0 gets the virtual one).
+pub fn read_physical_counter() -> u64 {
+    let value: u64;
+    // SAFETY: as `read_physical_timer_control`.
+    unsafe { asm!("mrs {0}, cntpct_el0", out(reg) value, options(nostack, nomem)) };
+    value
+}
+
+/// Writes PMCR_EL0, the PMU's control (0 stops every counter; bit 2
+/// resets the cycle counter).
+pub fn write_pmu_control(value: u64) {
+    // SAFETY: a system register write with no memory effect; EL0 writes
+    // to the PMU are trapped, so it faults instead.
+    unsafe { asm!("msr pmcr_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}
+
+/// Reads PMCR_EL0.
+pub fn read_pmu_control() -> u64 {
+    let value: u64;
+    // SAFETY: a system register read with no side effect (trapped at EL0).
+    unsafe { asm!("mrs {0}, pmcr_el0", out(reg) value, options(nostack, nomem)) };
+    value
+}
+
+/// Writes PMCNTENCLR_EL0 (bit 31 disables the cycle counter).
+pub fn write_pmu_counter_disable(value: u64) {
+    // SAFETY: as `write_pmu_control`.
+    unsafe { asm!("msr pmcntenclr_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}
+
+/// Writes PMCCNTR_EL0, the cycle counter itself (EL0 may only read it).
+pub fn write_cycle_counter(value: u64) {
+    // SAFETY: as `write_pmu_control`.
+    unsafe { asm!("msr pmccntr_el0, {0}", in(reg) value, options(nostack, nomem)) };
+}

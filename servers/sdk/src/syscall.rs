@@ -290,6 +290,37 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
     x
 }
 
+/// `raw_syscall_registers` with `x9` (which a syscall never changes)
+/// holding `x9` too; returns `x0..x8` and `x9` as the thread has them
+/// after the call (for tests in which another thread writes this one's
+/// `x9` through its TCB while it is stopped in the call).
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn raw_syscall_registers_and_x9(number: u64, args: [u64; 8], x9: u64) -> ([u64; 9], u64) {
+    let mut x = [
+        args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], number,
+    ];
+    let mut x9 = x9;
+    // SAFETY: as `raw_syscall_registers`; x9 is declared read and written
+    // so the compiler keeps nothing of its own there.
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
+            inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
+            inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            inout("x9") x9,
+            options(nostack),
+        )
+    };
+    (x, x9)
+}
+
+/// On the host there is no kernel: the call fails with `InvalidSyscall`.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn raw_syscall_registers_and_x9(number: u64, args: [u64; 8], x9: u64) -> ([u64; 9], u64) {
+    (raw_syscall_registers(number, args), x9)
+}
+
 /// `debug_print_raw` through the console capability at `console`.
 pub fn debug_print_raw_via(console: u64, address: u64, len: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::DebugPrint.number(), console, address, len).into_result()
