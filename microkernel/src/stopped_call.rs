@@ -106,12 +106,13 @@ pub struct StoppedCall {
     /// The ESR of the `svc` (a `Trap` report carries it).
     pub esr: u64,
     /// What the slot `x0` names held when the call was judged
-    /// (`Some(None)`: nothing), for a call stopped after its policy stage
-    /// looked at it: if the slot holds something else when the call goes
-    /// on (a sibling moved another capability in, or took it away), what
-    /// was judged is not what would run, and the call is cancelled. `None`
-    /// for a call stopped at its trace entry stop, which is judged after.
-    pub capability: Option<Option<crate::cap::Capability>>,
+    /// (`Some(Capability::NULL)`: nothing), for a call stopped after its
+    /// policy stage looked at it: if the slot holds something else when
+    /// the call goes on (a sibling moved another capability in, or took it
+    /// away), what was judged is not what would run, and the call is
+    /// cancelled. `None` for a call stopped at its trace entry stop, which
+    /// is judged after.
+    pub capability: Option<crate::cap::Capability>,
 }
 
 impl StoppedCall {

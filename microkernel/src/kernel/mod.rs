@@ -851,6 +851,7 @@ impl Kernel {
     fn continue_call<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
         let Some(judged) = self.threads[current.index()]
             .call
+            .as_ref()
             .map(|call| call.capability)
         else {
             return;
@@ -2064,11 +2065,19 @@ impl Kernel {
         }
     }
 
-    /// The capability in the slot `current`'s `x0` names, if any.
-    fn capability_named(&self, current: ThreadId) -> Option<Capability> {
+    /// The capability in the slot `current`'s `x0` names
+    /// (`Capability::NULL` for none), read through the thread's cached
+    /// CSpace range as the fast path reads it (no CSpace: no slots).
+    fn capability_named(&self, current: ThreadId) -> Capability {
         let thread = &self.threads[current.index()];
-        let slot = self.caps.slot(thread.cspace?, thread.context.x[0]).ok()?;
-        self.caps.slot_content(slot).filter(|cap| !cap.is_null())
+        let (first, slots) = thread.cspace_slots;
+        let index = thread.context.x[0];
+        if index >= u64::from(slots) {
+            return Capability::NULL;
+        }
+        self.caps
+            .slot_content(SlotId(first.0 + index as u32))
+            .unwrap_or(Capability::NULL)
     }
 
     /// Cancels `target`'s stopped syscall, if it has one (waiting for its
