@@ -13,7 +13,7 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
-#[cfg(any(test, feature = "fdt-writer"))]
+#[cfg(any(test, feature = "fdt-writer", feature = "heap-object-memory"))]
 extern crate alloc;
 
 pub mod boards;
@@ -24,6 +24,7 @@ pub mod exception;
 pub mod gic;
 pub mod layout;
 pub mod mmu;
+pub mod object_memory;
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod cpu;
