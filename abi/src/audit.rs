@@ -100,7 +100,7 @@ pub struct AuditRecord {
     pub thread_badge: u64,
     /// The thread's identifier (as trace stops and policy requests give
     /// it): tells apart threads that share a badge.
-    pub thread: u16,
+    pub thread: u32,
     /// The syscall number.
     pub syscall: u64,
     /// The `CapType` number of the capability `x0` named (0: none).
@@ -146,7 +146,7 @@ mod tests {
             sequence: u64::MAX,
             time: u64::MAX,
             thread_badge: u64::MAX,
-            thread: u16::MAX,
+            thread: u32::MAX,
             syscall: u64::MAX,
             object_type: u8::MAX,
             label: u64::MAX,

@@ -47,6 +47,10 @@ const FREE: u8 = 0;
 const CONTINUED: u8 = 0x7f;
 /// Added to a kind's tag: the granule holds elements of that kind's array.
 const ELEMENTS: u8 = 0x80;
+/// Granule 0: never part of a record, so no record starts at position 0
+/// and the kernel's ids can keep 0 for "none" (`NonZeroU32`, which makes
+/// an optional id as small and as cheap to test as the id).
+const RESERVED: u8 = 0x7e;
 
 /// The kernel's types for each kind of record: the header every record
 /// starts with, the body of each kind, and the element of a CNode's array.
@@ -167,6 +171,11 @@ const fn tag<L: Layout, K: Kind<L>>() -> u8 {
     K::TYPE as u8
 }
 
+/// Are `A` and `B` one kind (one tag)?
+const fn same_kind<L: Layout, A: Kind<L>, B: Kind<L>>() -> bool {
+    tag::<L, A>() == tag::<L, B>()
+}
+
 /// A record as it lies in memory: the header first, at the record's
 /// start, whatever the body (so any record's header can be read).
 #[repr(C)]
@@ -234,8 +243,8 @@ unsafe impl<L: Layout> Send for ObjectMemory<L> {}
 
 impl<L: Layout> ObjectMemory<L> {
     /// Object memory over `kinds.len()` granules starting at `base`, the
-    /// kernel address of physical `phys_base`. Every granule starts free
-    /// (`kinds` is cleared here).
+    /// kernel address of physical `phys_base`. Every granule but granule 0
+    /// starts free (`kinds` is set here); granule 0 never holds a record.
     ///
     /// # Safety
     /// `base` must be aligned to [`GRANULE`] and point to
@@ -246,10 +255,26 @@ impl<L: Layout> ObjectMemory<L> {
     /// must not lie inside that range.
     pub unsafe fn new(base: NonNull<u8>, phys_base: u64, kinds: &'static mut [u8]) -> Self {
         kinds.fill(FREE);
+        if let Some(first) = kinds.first_mut() {
+            *first = RESERVED;
+        }
         ObjectMemory {
             base,
             kinds,
             phys_base,
+            #[cfg(any(test, feature = "heap-object-memory"))]
+            owned: None,
+            _layout: PhantomData,
+        }
+    }
+
+    /// Object memory with no granule at all (every access is `None`): a
+    /// placeholder until the kernel has its RAM.
+    pub const fn empty() -> Self {
+        ObjectMemory {
+            base: NonNull::dangling(),
+            kinds: &mut [],
+            phys_base: 0,
             #[cfg(any(test, feature = "heap-object-memory"))]
             owned: None,
             _layout: PhantomData,
@@ -505,7 +530,9 @@ impl<L: Layout> ObjectMemory<L> {
         a: u32,
         b: u32,
     ) -> Option<(&mut A::Body, &mut B::Body)> {
-        if a == b || !self.holds::<A>(a) || !self.holds::<B>(b) {
+        // Records of two kinds cannot start at the same granule (one tag
+        // each): the compiler drops the position test then.
+        if (same_kind::<L, A, B>() && a == b) || !self.holds::<A>(a) || !self.holds::<B>(b) {
             return None;
         }
         let first = self.at(a).cast::<Record<L::Header, A::Body>>();
@@ -514,6 +541,60 @@ impl<L: Layout> ObjectMemory<L> {
         // different granules, and records never overlap (`claim`), so the
         // references are disjoint; `&mut self` makes them the only ones.
         Some(unsafe { (&mut (*first).body, &mut (*second).body) })
+    }
+
+    /// The body of the record of kind `K` at `granule` for changing, with
+    /// read access to every other record at the same time (for code that
+    /// changes one thread while it reads the filters and slots it names).
+    /// Only for kinds without elements.
+    pub fn split_mut<K: Kind<L>>(&mut self, granule: u32) -> Option<(&mut K::Body, Others<'_, L>)> {
+        const {
+            assert!(!K::ARRAY);
+        }
+        if !self.holds::<K>(granule) {
+            return None;
+        }
+        let record = self.at(granule).cast::<Record<L::Header, K::Body>>();
+        // SAFETY: a record of kind `K` starts here (its tag); the mutable
+        // reference covers its body only, and `Others` never hands out a
+        // reference into this record (it refuses `granule`, and no other
+        // record or element overlaps it: `claim`); `&mut self` is held for
+        // as long as both live, so nothing changes the kind bytes.
+        let body = unsafe { &mut (*record).body };
+        let others = Others {
+            base: self.base,
+            kinds: &*self.kinds,
+            except: granule,
+            _layout: PhantomData,
+        };
+        Some((body, others))
+    }
+
+    /// The bodies of three different records, of kinds `A` at `a`, `B` at
+    /// `b` and `C` at `c`, all for changing. `None` if any is missing or
+    /// two positions are the same.
+    #[inline(always)]
+    pub fn triple_mut<A: Kind<L>, B: Kind<L>, C: Kind<L>>(
+        &mut self,
+        a: u32,
+        b: u32,
+        c: u32,
+    ) -> Option<(&mut A::Body, &mut B::Body, &mut C::Body)> {
+        if (same_kind::<L, A, B>() && a == b)
+            || (same_kind::<L, A, C>() && a == c)
+            || (same_kind::<L, B, C>() && b == c)
+            || !self.holds::<A>(a)
+            || !self.holds::<B>(b)
+            || !self.holds::<C>(c)
+        {
+            return None;
+        }
+        let first = self.at(a).cast::<Record<L::Header, A::Body>>();
+        let second = self.at(b).cast::<Record<L::Header, B::Body>>();
+        let third = self.at(c).cast::<Record<L::Header, C::Body>>();
+        // SAFETY: as `pair_mut`: three records of their kinds at three
+        // different granules, so three disjoint references.
+        Some(unsafe { (&mut (*first).body, &mut (*second).body, &mut (*third).body) })
     }
 
     /// How many elements the array record of kind `K` at `granule` has,
@@ -540,7 +621,10 @@ impl<L: Layout> ObjectMemory<L> {
         // starts at a granule boundary and packs elements whose size
         // divides the granule, so every multiple of the element size in
         // it is an element written by `create_array`; borrows `self`.
-        Some(unsafe { &*self.base.as_ptr().wrapping_add(byte).cast::<K::Element>() })
+        // (`NonNull::add`, not a wrapping add: the offset is in the
+        // allocation, and the compiler then knows the result is not null,
+        // which spares the caller's `Option` test.)
+        Some(unsafe { self.base.add(byte).cast::<K::Element>().as_ref() })
     }
 
     /// The element with index `index`, for changing.
@@ -548,7 +632,7 @@ impl<L: Layout> ObjectMemory<L> {
     pub fn element_mut<K: ArrayKind<L>>(&mut self, index: u64) -> Option<&mut K::Element> {
         let byte = self.element_byte::<K>(index)?;
         // SAFETY: as `element`; `&mut self` makes this the only reference.
-        Some(unsafe { &mut *self.base.as_ptr().wrapping_add(byte).cast::<K::Element>() })
+        Some(unsafe { self.base.add(byte).cast::<K::Element>().as_mut() })
     }
 
     /// Two different elements, both for changing.
@@ -581,6 +665,55 @@ impl<L: Layout> ObjectMemory<L> {
             .ok()?
             .checked_mul(size_of_element::<L, K>())?;
         (self.kinds.get(byte / GRANULE) == Some(&(tag::<L, K>() | ELEMENTS))).then_some(byte)
+    }
+}
+
+/// Read access to every record but one (see [`ObjectMemory::split_mut`]).
+pub struct Others<'a, L: Layout> {
+    base: NonNull<u8>,
+    kinds: &'a [u8],
+    except: u32,
+    _layout: PhantomData<&'a L>,
+}
+
+impl<'a, L: Layout> Others<'a, L> {
+    /// The header of the record at `granule`, unless it is the one held
+    /// for changing.
+    pub fn header(&self, granule: u32) -> Option<&'a L::Header> {
+        if granule == self.except {
+            return None;
+        }
+        match self.kinds.get(granule as usize) {
+            Some(&tag) if tag != FREE && tag != CONTINUED && tag & ELEMENTS == 0 => {}
+            _ => return None,
+        }
+        let at = self.base.as_ptr().wrapping_add(granule as usize * GRANULE);
+        // SAFETY: as `ObjectMemory::header`; not the record held mutably.
+        Some(unsafe { &*at.cast::<L::Header>() })
+    }
+
+    /// The body of the record of kind `K` at `granule`, unless it is the
+    /// one held for changing.
+    pub fn get<K: Kind<L>>(&self, granule: u32) -> Option<&'a K::Body> {
+        if granule == self.except || self.kinds.get(granule as usize) != Some(&tag::<L, K>()) {
+            return None;
+        }
+        let at = self.base.as_ptr().wrapping_add(granule as usize * GRANULE);
+        // SAFETY: as `ObjectMemory::get`; not the record held mutably.
+        Some(unsafe { &(*at.cast::<Record<L::Header, K::Body>>()).body })
+    }
+
+    /// The element with index `index` (the record held for changing has
+    /// none: `split_mut` takes only kinds without elements).
+    pub fn element<K: ArrayKind<L>>(&self, index: u64) -> Option<&'a K::Element> {
+        let byte = usize::try_from(index)
+            .ok()?
+            .checked_mul(size_of_element::<L, K>())?;
+        if self.kinds.get(byte / GRANULE) != Some(&(tag::<L, K>() | ELEMENTS)) {
+            return None;
+        }
+        // SAFETY: as `ObjectMemory::element`.
+        Some(unsafe { &*self.base.as_ptr().wrapping_add(byte).cast::<K::Element>() })
     }
 }
 
@@ -734,15 +867,60 @@ mod tests {
     #[test]
     fn pairs_are_two_different_records() {
         let mut m = memory();
-        m.create::<kind::Endpoint>(0, Header(0), 1).unwrap();
-        m.create::<kind::Endpoint>(1, Header(0), 2).unwrap();
-        m.create::<kind::Reply>(2, Header(0), 3).unwrap();
-        let (a, b) = m.pair_mut::<kind::Endpoint, kind::Endpoint>(0, 1).unwrap();
+        m.create::<kind::Endpoint>(1, Header(0), 1).unwrap();
+        m.create::<kind::Endpoint>(2, Header(0), 2).unwrap();
+        m.create::<kind::Reply>(3, Header(0), 3).unwrap();
+        let (a, b) = m.pair_mut::<kind::Endpoint, kind::Endpoint>(1, 2).unwrap();
         core::mem::swap(a, b);
-        assert_eq!(m.get::<kind::Endpoint>(0), Some(&2));
-        assert!(m.pair_mut::<kind::Endpoint, kind::Endpoint>(0, 0).is_none());
-        assert!(m.pair_mut::<kind::Endpoint, kind::Endpoint>(0, 2).is_none());
-        assert!(m.pair_mut::<kind::Endpoint, kind::Reply>(0, 2).is_some());
+        assert_eq!(m.get::<kind::Endpoint>(1), Some(&2));
+        assert!(m.pair_mut::<kind::Endpoint, kind::Endpoint>(1, 1).is_none());
+        assert!(m.pair_mut::<kind::Endpoint, kind::Endpoint>(1, 3).is_none());
+        assert!(m.pair_mut::<kind::Endpoint, kind::Reply>(1, 3).is_some());
+        assert!(m.pair_mut::<kind::Endpoint, kind::Reply>(1, 1).is_none());
+        let (a, b, c) = m
+            .triple_mut::<kind::Endpoint, kind::Endpoint, kind::Reply>(2, 1, 3)
+            .unwrap();
+        (*a, *b, *c) = (7, 8, 9);
+        assert_eq!(m.get::<kind::Endpoint>(1), Some(&8));
+        assert!(m
+            .triple_mut::<kind::Endpoint, kind::Endpoint, kind::Reply>(1, 2, 1)
+            .is_none());
+        assert!(m
+            .triple_mut::<kind::Endpoint, kind::Endpoint, kind::Endpoint>(1, 2, 3)
+            .is_none());
+    }
+
+    #[test]
+    fn granule_0_never_holds_a_record() {
+        let mut m = memory();
+        assert!(!m.is_free(0));
+        assert_eq!(m.kind_at(0), None);
+        assert_eq!(
+            m.create::<kind::Endpoint>(0, Header(0), 1),
+            Err(PlaceError::Occupied)
+        );
+        assert!(m.get::<kind::Endpoint>(0).is_none());
+        assert!(m.header(0).is_none());
+        assert!(m.is_free(1));
+    }
+
+    #[test]
+    fn a_split_reads_every_record_but_the_one_it_changes() {
+        let mut m = memory();
+        m.create::<kind::Endpoint>(1, Header(1), 1).unwrap();
+        m.create::<kind::Endpoint>(2, Header(2), 2).unwrap();
+        m.create_array::<kind::CNode>(3, Header(3), 0, 2, Slot([4; 4]))
+            .unwrap();
+        let (first, _) = m.elements::<kind::CNode>(3).unwrap();
+        let (mine, others) = m.split_mut::<kind::Endpoint>(1).unwrap();
+        *mine += 10;
+        assert_eq!(others.get::<kind::Endpoint>(1), None, "the one held");
+        assert_eq!(others.header(1), None);
+        assert_eq!(others.get::<kind::Endpoint>(2), Some(&2));
+        assert_eq!(others.header(2), Some(&Header(2)));
+        assert_eq!(others.element::<kind::CNode>(first), Some(&Slot([4; 4])));
+        assert_eq!(m.get::<kind::Endpoint>(1), Some(&11));
+        assert!(m.split_mut::<kind::Endpoint>(5).is_none());
     }
 
     #[test]

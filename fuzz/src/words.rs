@@ -8,8 +8,11 @@ use microkernel::cap::{CapWord, Capability, ObjectId};
 
 /// Bits of the message label.
 const LABEL_BITS: u32 = 55;
-/// Bits of a capability's object field.
-const OBJECT_BITS: u32 = 24;
+/// The first bit of a capability word's object field (after the type's
+/// five and the rights' eight).
+const OBJECT_SHIFT: u32 = 13;
+/// The bit that says a badge was minted (after the 32-bit object field).
+const BADGED_BIT: u32 = OBJECT_SHIFT + 32;
 /// The rights `abi::cap::Rights` defines (the top two bits are reserved).
 const DEFINED_RIGHTS: u64 = 0b11_1111;
 
@@ -41,18 +44,25 @@ pub fn message_info(data: &[u8]) {
 /// Checks: a raw `CapWord` packs back unchanged with its fields in range;
 /// `CapType::from_raw` and `Rights::from_raw` accept exactly the defined
 /// values and round-trip them; a `Capability` built from a type, rights
-/// and object id reads them back (the id cut to 24 bits), is unbadged, is
-/// empty exactly when its type is `Null`, and packs into the documented
-/// layout (type, rights from bit 5, object from bit 13, badged at 37).
+/// and object id reads them back (all 32 bits of the id: an object is the
+/// granule its record starts at), is unbadged, is empty exactly when its
+/// type is `Null`, and packs into the documented layout (type, rights from
+/// bit 5, a 32-bit object from bit 13, badged at 45, the 18 bits above
+/// reserved).
 pub fn capability_word(data: &[u8]) {
     let mut input = Bytes::new(data);
     while !input.is_empty() {
         let raw = input.u64();
         let word = CapWord::from(raw);
         assert_eq!(u64::from(word), raw, "the word does not round-trip");
-        assert!(word.cap_type() < 1 << 5 && word.object() >> OBJECT_BITS == 0);
+        assert!(word.cap_type() < 1 << 5);
+        assert_eq!(u64::from(word.cap_type()), raw & 0x1f);
         assert_eq!(u64::from(word.rights().raw()), (raw >> 5) & 0xff);
-        assert_eq!(word.badged(), raw & (1 << 37) != 0);
+        assert_eq!(
+            u64::from(word.object()),
+            (raw >> OBJECT_SHIFT) & 0xffff_ffff
+        );
+        assert_eq!(word.badged(), raw & (1 << BADGED_BIT) != 0);
 
         let type_raw = raw & 0xf;
         let cap_type = CapType::from_raw(type_raw);
@@ -72,13 +82,14 @@ pub fn capability_word(data: &[u8]) {
 
 fn check_capability(cap_type: CapType, rights: Rights, object: ObjectId) {
     let cap = Capability::new(cap_type, rights, object);
-    let id = object.0 & ((1 << OBJECT_BITS) - 1);
     assert_eq!(cap.cap_type(), cap_type);
     assert_eq!(cap.rights(), rights);
-    assert_eq!(cap.object(), ObjectId(id));
+    assert_eq!(cap.object(), object);
     assert_eq!((cap.badge(), cap.is_badged()), (0, false));
     assert_eq!(cap.is_null(), cap_type == CapType::Null);
-    let layout = u64::from(cap_type.raw()) | u64::from(rights.raw()) << 5 | u64::from(id) << 13;
+    let layout = u64::from(cap_type.raw())
+        | u64::from(rights.raw()) << 5
+        | u64::from(object.0) << OBJECT_SHIFT;
     assert_eq!(
         u64::from(cap.word()),
         layout,

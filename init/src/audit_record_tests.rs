@@ -154,9 +154,10 @@ pub fn self_end_auditor() -> i32 {
         // Exactly one: nothing after the syscall that ended the thread.
         expect!(check + 9, reader.next(&mut ring), None);
     }
-    // The Untyped the last child revoked is whole again.
+    // The Untyped the last child revoked is whole again: it holds a TCB
+    // as it did (its memory holds one TCB).
     let untyped = FIRST_CHILD_SLOT + 4;
-    expect!(50, retype(untyped, CapType::Frame, 0, SPARE, 1), Ok(()));
+    expect!(50, retype(untyped, CapType::Tcb, 0, SPARE, 1), Ok(()));
     expect!(51, ipc::poll(RING_SIGNAL).map(|word| word != 0), Ok(true));
     0
 }
@@ -435,7 +436,7 @@ pub fn verdict_warden() -> i32 {
             sdk::println!("no record of the {}", syscall.name());
             return check;
         };
-        let thread = app_thread.map(|t| t as u16);
+        let thread = app_thread.map(|t| t as u32);
         let got = (
             record.syscall,
             record.verdict,

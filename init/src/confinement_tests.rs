@@ -334,7 +334,7 @@ pub fn warden() -> i32 {
     }
     expect!(30, step, CHILD_MESSAGES.len());
     expect!(31, ipc::reply(&resume), Ok(()));
-    let child = child.map(|thread| thread as u16);
+    let child = child.map(|thread| thread as u32);
     let want = [
         (
             Syscall::Yield,

@@ -226,13 +226,13 @@ fn spawn_randomly(random: &mut Random) {
     }
 }
 
-/// Reply capabilities: calls the endpoint in slot 2 (the caller waits
-/// until a fuzzer answers it, saves its reply or ends), or takes a message
-/// from it and saves the reply it may owe into a random slot (remembered
-/// in `saved`), or answers through the slot saved last (the reply may have
-/// gone stale) or a random one (anything may be there), or deletes the
-/// saved one. Saved replies left over go with their CNode when the fuzzer
-/// ends, waking their callers.
+/// Reply objects: calls the endpoint in slot 2 (the caller waits until a
+/// fuzzer answers it, saves its reply or ends), or takes a message from
+/// it and saves the reply it may owe into a random slot (mostly a Reply
+/// object retyped there first; remembered in `saved`), or answers through
+/// the slot saved last (the reply may have gone stale) or a random one
+/// (anything may be there), or deletes the saved one. Saved replies left
+/// over go with their CNode when the fuzzer ends, waking their callers.
 fn reply_randomly(random: &mut Random, saved: &mut Option<u64>) {
     let mut args = [0u64; 8];
     args[1] = random.below(1 << 20) << 9 | random.below(8);
@@ -247,6 +247,9 @@ fn reply_randomly(random: &mut Random, saved: &mut Option<u64>) {
             args[0] = 2;
             raw_syscall_registers(Syscall::NBRecv.number(), args);
             let slot = 7 + random.below(9);
+            if random.below(4) != 0 {
+                let _ = sdk::syscall::retype(4, CapType::Reply, 0, slot, 1);
+            }
             if sdk::syscall::cnode::reply_save(0, slot).is_ok() {
                 *saved = Some(slot);
             }

@@ -28,7 +28,7 @@ const TCB_B: Tcb = Tcb(Cptr(8));
 const TCB_SPARE: Tcb = Tcb(Cptr(9));
 /// The root's own TCB (granted by the case), to lower its priority.
 const SELF: Tcb = Tcb(Cptr(10));
-/// Where the root retypes TCBs until the thread table is full.
+/// Where the root retypes TCBs until its Untyped is used up.
 const FILL_FIRST: u64 = 16;
 const FILL_END: u64 = 64;
 
@@ -51,8 +51,8 @@ fn report(status: u64) -> Message {
 }
 
 /// Builds both children, checks every refusal, starts them and collects
-/// their reports; then fills the thread table, and checks that deleting a
-/// TCB ends its thread (its slot is free again).
+/// their reports; then retypes TCBs until its Untyped is used up, and
+/// checks that deleting a TCB ends its thread.
 pub fn root() -> i32 {
     expect!(1, retype(UNTYPED, CapType::Endpoint, 0, CHANNEL, 2), Ok(()));
     expect!(
@@ -186,7 +186,8 @@ pub fn root() -> i32 {
     expect!(32, badges, (1 << BADGE_A) | (1 << BADGE_B));
     // The caller has exited: its TCB names no thread any more.
     expect!(33, TCB_A.resume(), Err(ErrorCode::InvalidCapability));
-    // The server waits in Recv again. Fill the thread table.
+    // The server waits in Recv again. TCBs until the Untyped is used up:
+    // memory, not a table of threads, is what runs out.
     let mut made = 0;
     let mut last = Ok(());
     for slot in FILL_FIRST..FILL_END {
@@ -196,20 +197,30 @@ pub fn root() -> i32 {
         }
         made += 1;
     }
-    expect!(34, last, Err(ErrorCode::OutOfResources));
+    expect!(34, last, Err(ErrorCode::NotEnoughMemory));
     expect!(35, made > 0, true);
-    // Deleting the server's only TCB capability ends it: its slot is free.
+    // Deleting the server's only TCB capability ends it: nobody receives
+    // on the channel any more.
     expect!(36, cnode::delete(ROOT_CNODE, TCB_B.0 .0), Ok(()));
+    expect!(
+        37,
+        ipc::nb_send(Cptr(CHANNEL), &Message::new(0, &[])),
+        Err(ErrorCode::WouldBlock)
+    );
+    // Its memory comes back only with the rest of the Untyped's.
     let slot = FILL_FIRST + made;
-    expect!(37, retype(UNTYPED, CapType::Tcb, 0, slot, 1), Ok(()));
     expect!(
         38,
-        retype(UNTYPED, CapType::Tcb, 0, slot + 1, 1),
-        Err(ErrorCode::OutOfResources)
+        retype(UNTYPED, CapType::Tcb, 0, slot, 1),
+        Err(ErrorCode::NotEnoughMemory)
     );
-    // So does deleting an inactive one.
+    // Deleting an inactive one's TCB capability leaves nothing behind.
     expect!(39, cnode::delete(ROOT_CNODE, FILL_FIRST), Ok(()));
-    expect!(40, retype(UNTYPED, CapType::Tcb, 0, slot + 1, 1), Ok(()));
+    expect!(
+        40,
+        cnode::copy(ROOT_CNODE, FILL_FIRST, slot),
+        Err(ErrorCode::InvalidCapability)
+    );
     // The rest end with the case's Untyped when the root exits.
     0
 }

@@ -18,7 +18,8 @@ use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
 use sdk::vspace::{Frame, VSpace};
 
-/// The mapper's Untyped (4 pages), read-write.
+/// The mapper's Untyped (5 pages: four frames and their records, not a
+/// fifth), read-write.
 const UNTYPED: u64 = 2;
 /// The mapper's own address space, read-write and read-only.
 const SPACE: VSpace = VSpace(Cptr(4));

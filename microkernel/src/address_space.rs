@@ -26,24 +26,9 @@ use arch::mmu::{
     Permissions, PhysAddr, TableMemory, VirtAddr,
 };
 
-/// Address spaces that can exist at once: one per thread at most (each
-/// live space has at least one thread bound to it, see
-/// `Kernel::spaces`), so a thread that needs one always finds a slot.
-pub const MAX_SPACES: usize = crate::thread::MAX_THREADS;
-
-/// Names one slot of the kernel's table of address spaces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SpaceId(pub u16);
-
-impl SpaceId {
-    /// The slot's index in the table.
-    pub const fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// Frames one address space may own (program, stack and page tables).
-pub const MAX_FRAMES: usize = 512;
+/// Frames one kernel-built address space may own (program, stack, IPC
+/// buffer and page tables): what one page of the list of them holds.
+pub const MAX_FRAMES: usize = (PAGE_SIZE / 8) as usize;
 /// Top of the user stack (exclusive, 16-byte aligned).
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 /// Pages of user stack; the page below stays unmapped as a guard.
@@ -109,13 +94,44 @@ pub enum UserAccessError {
     NotMapped,
 }
 
-/// One user address space.
+/// One user address space (the body of its VSpace's record).
 pub struct AddressSpace {
     table: PageTable,
     asid: AsidWithGeneration,
-    frames: heapless::Vec<u64, MAX_FRAMES>,
+    /// The frames a space the kernel built owns (`None` for one built in
+    /// a VSpace object, which owns nothing).
+    frames: Option<OwnedFrames>,
     ipc_buffer: u64,
     tables: TableSource,
+}
+
+/// The frames a kernel-built space owns, listed in a page of the kernel's
+/// pool (so the space itself stays small): entry `i` is the `u64` at
+/// byte `8 * i` of `page`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OwnedFrames {
+    page: u64,
+    count: usize,
+}
+
+impl OwnedFrames {
+    /// Adds `frame`; `false` if the list is full.
+    fn push<M: PhysMemory>(&mut self, phys: &mut M, frame: u64) -> bool {
+        if self.count >= MAX_FRAMES {
+            return false;
+        }
+        phys.write_phys_u64(self.page + 8 * self.count as u64, frame);
+        self.count += 1;
+        true
+    }
+
+    /// Gives every listed frame and the list's own page back.
+    fn release<M: PhysMemory>(self, phys: &M, allocator: &mut FrameAllocator) {
+        for i in 0..self.count {
+            allocator.free(phys.read_phys_u64(self.page + 8 * i as u64));
+        }
+        allocator.free(self.page);
+    }
 }
 
 /// Where the page-table pages `map_frame` adds come from.
@@ -178,7 +194,7 @@ pub enum FrameMapError {
 struct SpaceMemory<'a, M: PhysMemory> {
     phys: &'a mut M,
     allocator: &'a mut FrameAllocator,
-    owned: &'a mut heapless::Vec<u64, MAX_FRAMES>,
+    owned: &'a mut OwnedFrames,
     /// Frames this memory may still take (`usize::MAX`: no limit beyond
     /// `MAX_FRAMES`).
     allowance: usize,
@@ -186,13 +202,13 @@ struct SpaceMemory<'a, M: PhysMemory> {
 
 impl<M: PhysMemory> SpaceMemory<'_, M> {
     fn frame(&mut self) -> Option<u64> {
-        if self.owned.is_full() || self.allowance == 0 {
+        if self.owned.count >= MAX_FRAMES || self.allowance == 0 {
             return None;
         }
         self.allowance -= 1;
         let frame = self.allocator.allocate()?;
         self.phys.zero_frame(frame);
-        let _ = self.owned.push(frame);
+        self.owned.push(self.phys, frame);
         Some(frame)
     }
 }
@@ -255,23 +271,24 @@ impl AddressSpace {
         file: &[u8],
     ) -> Result<(AddressSpace, u64), SpaceError> {
         let image = parse_program(file).map_err(SpaceError::Elf)?;
-        let mut owned = heapless::Vec::new();
+        let mut owned = OwnedFrames {
+            page: allocator.allocate().ok_or(SpaceError::OutOfMemory)?,
+            count: 0,
+        };
         let result = Self::populate(phys, allocator, &mut owned, &image, file);
         match result {
             Ok((table, ipc_buffer)) => Ok((
                 AddressSpace {
                     table,
                     asid,
-                    frames: owned,
+                    frames: Some(owned),
                     ipc_buffer,
                     tables: TableSource::Pool { used: 0 },
                 },
                 image.entry,
             )),
             Err(e) => {
-                for frame in owned {
-                    allocator.free(frame);
-                }
+                owned.release(phys, allocator);
                 Err(e)
             }
         }
@@ -301,7 +318,7 @@ impl AddressSpace {
         Some(AddressSpace {
             table,
             asid,
-            frames: heapless::Vec::new(),
+            frames: None,
             ipc_buffer: 0,
             tables: TableSource::Object { base, pages, used },
         })
@@ -319,7 +336,7 @@ impl AddressSpace {
     fn populate<M: PhysMemory + MemoryMaintenance>(
         phys: &mut M,
         allocator: &mut FrameAllocator,
-        owned: &mut heapless::Vec<u64, MAX_FRAMES>,
+        owned: &mut OwnedFrames,
         image: &Image,
         file: &[u8],
     ) -> Result<(PageTable, u64), SpaceError> {
@@ -420,9 +437,9 @@ impl AddressSpace {
         self.asid = asid;
     }
 
-    /// Frames this space owns.
+    /// Frames this space owns (its list's page not counted).
     pub fn frame_count(&self) -> usize {
-        self.frames.len()
+        self.frames.map_or(0, |f| f.count)
     }
 
     /// Maps the page `frame` at `va` for EL0 with `permissions` (the
@@ -456,10 +473,11 @@ impl AddressSpace {
             .table
             .tables_to_map_page(&WalkMemory(&*phys), VirtAddr::new(va))
             .map_err(|_| FrameMapError::Refused)?;
+        let owned = self.frame_count();
         let room = match self.tables {
             TableSource::Pool { used } => {
                 abi::vspace::MAX_TABLE_PAGES.saturating_sub(used) >= needed
-                    && MAX_FRAMES - self.frames.len() >= needed
+                    && MAX_FRAMES - owned >= needed
                     && allocator.available() >= needed as u64
             }
             TableSource::Object { pages, used, .. } => pages.saturating_sub(used) >= needed as u64,
@@ -481,20 +499,21 @@ impl AddressSpace {
             phys.sync_instruction_cache(frame);
         }
         // Cannot run out of tables now (checked above).
-        let result = match &mut self.tables {
-            TableSource::Pool { used } => {
-                let before = self.frames.len();
+        let result = match (&mut self.tables, self.frames.as_mut()) {
+            (TableSource::Pool { used }, Some(owned)) => {
+                let before = owned.count;
                 let mut memory = SpaceMemory {
                     phys,
                     allocator,
-                    owned: &mut self.frames,
+                    owned,
                     allowance: abi::vspace::MAX_TABLE_PAGES.saturating_sub(*used),
                 };
                 let result = self.table.map(&mut memory, &mapping);
-                *used += self.frames.len() - before;
+                *used += owned.count - before;
                 result
             }
-            TableSource::Object { base, pages, used } => {
+            (TableSource::Pool { .. }, None) => Err(MapError::OutOfTables),
+            (TableSource::Object { base, pages, used }, _) => {
                 let mut memory = ObjectMemory {
                     phys,
                     base: *base,
@@ -621,11 +640,11 @@ impl AddressSpace {
         Ok(())
     }
 
-    /// Returns every frame to `allocator`. The caller flushes the ASID's
-    /// TLB entries before the frames can be reused.
-    pub fn release(self, allocator: &mut FrameAllocator) {
-        for frame in self.frames {
-            allocator.free(frame);
+    /// Returns every frame it owns to `allocator`. The caller flushes the
+    /// ASID's TLB entries before the frames can be reused.
+    pub fn release<M: PhysMemory>(self, phys: &M, allocator: &mut FrameAllocator) {
+        if let Some(frames) = self.frames {
+            frames.release(phys, allocator);
         }
     }
 }

@@ -261,6 +261,10 @@ pub struct Ended {
     pub state: ThreadState,
     /// Its counters.
     pub stats: ThreadStats,
+    /// Its name and number (for the diagnostic of a failed case).
+    pub name: &'static str,
+    /// See `name`.
+    pub number: u32,
 }
 
 /// Why a case failed (for the TAP diagnostic).
@@ -832,7 +836,7 @@ const REPLY_CAPS_CASE: Case = Case {
 /// the two threads it makes are ended with the case's Untyped at the
 /// latest, and no thread may outlive the case (`Kernel::finish_case`).
 const USER_THREADS_CASE: Case = Case {
-    name: "threads from user space: retype TCBs and CNodes, give each child only its capabilities, configure (MCP, twice, bad selector refused) and resume; the children talk over an endpoint and report; a full thread table is OutOfResources; deleting a TCB ends its thread",
+    name: "threads from user space: retype TCBs and CNodes, give each child only its capabilities, configure (MCP, twice, bad selector refused) and resume; the children talk over an endpoint and report; TCBs are made until the Untyped runs out (NotEnoughMemory: no thread table); deleting a TCB ends its thread",
     threads: &[BootProgram::ThreadsRoot.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 0,
@@ -955,7 +959,7 @@ const VSPACE_CASE: Case = Case {
     expect: Expect::ExitZero,
     endpoints: 1,
     notifications: 0,
-    untyped_pages: 4,
+    untyped_pages: 5,
     irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, RECEIVE, 0),
@@ -1656,7 +1660,7 @@ pub const BENCH_CASES: &[Case] = &[
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
-        untyped_pages: 4,
+        untyped_pages: 20,
         irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
@@ -2062,6 +2066,8 @@ mod tests {
         Ended {
             state: ThreadState::Exited(status),
             stats: ThreadStats::default(),
+            name: "test",
+            number: 0,
         }
     }
 
@@ -2077,6 +2083,8 @@ mod tests {
         let null_write = Ended {
             state: ThreadState::Faulted(FaultReport::new(0x9200_0046, 0, 0x40_0000)),
             stats: ThreadStats::default(),
+            name: "null-write",
+            number: 1,
         };
         let expect = fault(ExceptionClass::DataAbortLower, Some(0), Some(false));
         assert_eq!(evaluate(expect, &[null_write]), Ok(()));

@@ -116,6 +116,19 @@ impl FrameAllocator {
         None
     }
 
+    /// `pages` physically contiguous frames, page aligned, from the
+    /// untouched part of a RAM range (for kernel tables that need no
+    /// further alignment). `None` when no range has room.
+    pub fn allocate_pages(&mut self, pages: u64) -> Option<u64> {
+        let bytes = pages.checked_mul(PAGE_SIZE)?;
+        let range = self.ranges.iter_mut().find(|r| r.size >= bytes)?;
+        let start = range.start;
+        range.start += bytes;
+        range.size -= bytes;
+        self.allocated += pages;
+        Some(start)
+    }
+
     fn free_skipped(&mut self, frame: u64) {
         if self.freed.push(frame).is_err() {
             self.lost += 1;

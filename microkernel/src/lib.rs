@@ -24,10 +24,16 @@
 //!    stops for its tracer, a policy server or audit room is kept by the
 //!    kernel ([`stopped_call`]) and goes on from those registers once
 //!    answered; the `svc` is never executed again.
-//! 7. **No heap.** Fixed-size tables (`heapless`), frames from the board's
-//!    RAM.
+//! 7. **No heap, no tables to fill.** Every kernel object is a record in
+//!    the memory that paid for it (an Untyped's, or for the kernel's own
+//!    objects a page of its pool: [`cap`], `arch::object_memory`); what
+//!    the kernel keeps besides is fixed-size (`heapless`) and bounded by
+//!    the kernel itself, never by what user space makes.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+
+#[cfg(any(test, feature = "test-support"))]
+extern crate alloc;
 
 pub mod address_space;
 pub mod boot_suite;

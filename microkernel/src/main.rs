@@ -16,8 +16,10 @@ use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
 use arch::device_tree::{self, DeviceTreeError};
 use arch::drivers::gicv2::GicV2;
 use arch::mmu::AsidBits;
+use arch::object_memory::GRANULE;
 use core::fmt::Write;
 use microkernel::boot_suite::Mode;
+use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
@@ -225,6 +227,18 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     report_reservations(&info);
 
     STATE.with(|state| take_ram(state.kernel.frames_mut(), &info));
+    let installed = STATE.with(|state| {
+        let memory = object_memory(state.kernel.frames_mut(), &info)?;
+        if state.kernel.install_object_memory(memory) {
+            Ok(())
+        } else {
+            Err("kernel objects exist before their memory")
+        }
+    });
+    if let Err(what) = installed {
+        kprintln!("KERNEL PANIC: {what}");
+        power::exit(power::EXIT_KERNEL_PANIC);
+    }
     let machine_ready = STATE.with(|state| start_devices(&mut state.machine, &info, frequency));
     if let Err(what) = machine_ready {
         kprintln!("KERNEL PANIC: {what}");
@@ -360,11 +374,19 @@ fn exit_method(info: &BoardInfo) -> ExitMethod {
 /// device tree and firmware reservations to the frame allocator.
 fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     let (image, image_size) = phys::image_range();
-    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 2 }> = heapless::Vec::new();
+    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 3 }> = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
         start: image,
         size: image_size,
     });
+    // The first page of RAM holds granule 0 of object memory, which never
+    // holds a record (`arch::object_memory`): no page of the pool is there.
+    if let Some(start) = info.ram.iter().map(|r| r.start).min() {
+        let _ = reserved.push(PhysRange {
+            start,
+            size: arch::layout::PAGE_SIZE,
+        });
+    }
     if let (Some(address), Some(dtb)) = (early_map::device_tree_address(), early_map::device_tree())
     {
         let _ = reserved.push(PhysRange {
@@ -388,6 +410,36 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
         }
         frames.add_ram(piece, &reserved);
     }
+}
+
+/// The memory kernel objects live in: all of RAM, with its kind bytes (one
+/// per 64-byte granule, see `arch::object_memory`) in pages taken from the
+/// pool first, so no object can ever be placed over them.
+fn object_memory(frames: &mut FrameAllocator, info: &BoardInfo) -> Result<Memory, &'static str> {
+    let start = info.ram.iter().map(|r| r.start).min().ok_or("no RAM")?;
+    let end = info.ram.iter().map(|r| r.end()).max().ok_or("no RAM")?;
+    let granules = ((end - start) / GRANULE as u64) as usize;
+    let pages = (granules as u64).div_ceil(arch::layout::PAGE_SIZE);
+    let kinds = frames
+        .allocate_pages(pages)
+        .ok_or("no room for the kind bytes of object memory")?;
+    // SAFETY: the pages were just taken from the frame pool, which hands
+    // out only RAM mapped in the linear map and never the same page
+    // twice; nothing else refers to them, and they lie outside every
+    // record (records are only ever placed in pages the pool hands out
+    // later, or in Untyped memory carved from them).
+    let kinds =
+        unsafe { core::slice::from_raw_parts_mut(phys::phys_to_virt(kinds) as *mut u8, granules) };
+    let base = core::ptr::NonNull::new(arch::layout::phys_to_linear(start) as *mut u8)
+        .ok_or("RAM at no address")?;
+    // SAFETY: `base` is the linear-map address of the start of RAM, so
+    // `granules * 64` bytes from it cover all of RAM; records go only into
+    // pages the pool hands out (linear-mapped RAM, not the image, the
+    // device tree or reserved memory) and Untyped memory carved from
+    // them, which nothing else reaches while a record lies there (user
+    // frames and page tables are never carved over a record). `kinds`
+    // lies in pages already taken from the pool.
+    Ok(unsafe { Memory::new(base, start, kinds) })
 }
 
 fn start_devices(

@@ -1,27 +1,21 @@
 //! The run queue: 256 fixed priorities, round robin within a priority.
 //!
 //! Picking the next thread is O(1): a 256-bit bitmap marks the priorities
-//! with a ready thread, and each priority has a FIFO.
+//! with a ready thread, and each priority has a FIFO linked through the
+//! threads' own `run_links` (as seL4's), so the queue holds any number of
+//! threads and costs nothing per thread beyond the TCB.
 
-use crate::thread::ThreadId;
-use heapless::Deque;
+use crate::thread::{QueueLinks, ThreadId, Threads};
 
 /// Priorities are 0 (lowest) ..= 255 (highest).
 pub type Priority = u8;
-/// Threads one priority can hold ready.
-pub const QUEUE_CAPACITY: usize = crate::thread::MAX_THREADS;
-
-/// Why a thread could not be queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueError {
-    /// That priority's FIFO is full (more ready threads than exist: a bug).
-    Full,
-}
 
 /// Ready threads by priority.
 pub struct RunQueue {
-    ready: [Deque<ThreadId, QUEUE_CAPACITY>; 256],
+    heads: [Option<ThreadId>; 256],
+    tails: [Option<ThreadId>; 256],
     nonempty: [u64; 4],
+    len: usize,
 }
 
 impl Default for RunQueue {
@@ -34,19 +28,45 @@ impl RunQueue {
     /// An empty run queue.
     pub const fn new() -> Self {
         RunQueue {
-            ready: [const { Deque::new() }; 256],
+            heads: [None; 256],
+            tails: [None; 256],
             nonempty: [0; 4],
+            len: 0,
         }
     }
 
-    /// Puts `thread` at the back of its priority's FIFO.
+    /// Puts `thread` (in no run queue) at the back of its priority's FIFO.
     #[inline(always)]
-    pub fn enqueue(&mut self, thread: ThreadId, priority: Priority) -> Result<(), QueueError> {
-        self.ready[priority as usize]
-            .push_back(thread)
-            .map_err(|_| QueueError::Full)?;
-        self.nonempty[priority as usize / 64] |= 1 << (priority % 64);
-        Ok(())
+    pub fn enqueue(&mut self, threads: &mut impl Threads, thread: ThreadId, priority: Priority) {
+        let links = self.append(thread, priority);
+        threads[thread].run_links = links;
+        self.link_behind(threads, thread, links);
+    }
+
+    /// The queue's side of `enqueue`, for a caller that holds the thread
+    /// already: returns the `run_links` the thread must get, then
+    /// `link_behind` finishes.
+    #[inline(always)]
+    pub fn append(&mut self, thread: ThreadId, priority: Priority) -> QueueLinks {
+        let p = usize::from(priority);
+        let tail = self.tails[p].replace(thread);
+        if tail.is_none() {
+            self.heads[p] = Some(thread);
+        }
+        self.nonempty[p / 64] |= 1 << (p % 64);
+        self.len += 1;
+        QueueLinks {
+            previous: tail,
+            next: None,
+        }
+    }
+
+    /// Links the thread in front of `thread` (appended with `links`) to it.
+    #[inline(always)]
+    pub fn link_behind(&mut self, threads: &mut impl Threads, thread: ThreadId, links: QueueLinks) {
+        if let Some(previous) = links.previous {
+            threads[previous].run_links.next = Some(thread);
+        }
     }
 
     /// The highest priority with a ready thread.
@@ -58,29 +78,35 @@ impl RunQueue {
     }
 
     /// Takes the first thread of the highest non-empty priority.
-    pub fn dequeue(&mut self) -> Option<(ThreadId, Priority)> {
+    pub fn dequeue(&mut self, threads: &mut impl Threads) -> Option<(ThreadId, Priority)> {
         let priority = self.highest_priority()?;
-        let queue = &mut self.ready[priority as usize];
-        let thread = queue.pop_front()?;
-        if queue.is_empty() {
-            self.nonempty[priority as usize / 64] &= !(1 << (priority % 64));
-        }
+        let thread = self.heads[usize::from(priority)]?;
+        self.remove(threads, thread, priority);
         Some((thread, priority))
     }
 
-    /// Removes `thread` wherever it is queued (it died or blocked).
-    pub fn remove(&mut self, thread: ThreadId, priority: Priority) {
-        let queue = &mut self.ready[priority as usize];
-        let mut kept: Deque<ThreadId, QUEUE_CAPACITY> = Deque::new();
-        while let Some(t) = queue.pop_front() {
-            if t != thread {
-                let _ = kept.push_back(t);
-            }
+    /// Removes `thread`, queued at `priority`, from the queue.
+    pub fn remove(&mut self, threads: &mut impl Threads, thread: ThreadId, priority: Priority) {
+        let p = usize::from(priority);
+        let queued = &mut threads[thread];
+        let links = queued.run_links;
+        if links.previous.is_none() && self.heads[p] != Some(thread) {
+            // Not queued at this priority.
+            return;
         }
-        *queue = kept;
-        if queue.is_empty() {
-            self.nonempty[priority as usize / 64] &= !(1 << (priority % 64));
+        queued.run_links = QueueLinks::default();
+        match links.previous {
+            Some(previous) => threads[previous].run_links.next = links.next,
+            None => self.heads[p] = links.next,
         }
+        match links.next {
+            Some(next) => threads[next].run_links.previous = links.previous,
+            None => self.tails[p] = links.previous,
+        }
+        if self.heads[p].is_none() {
+            self.nonempty[p / 64] &= !(1 << (p % 64));
+        }
+        self.len -= 1;
     }
 
     /// Is any thread of priority `at_least` or higher ready?
@@ -88,16 +114,24 @@ impl RunQueue {
         self.highest_priority().is_some_and(|p| p >= at_least)
     }
 
-    /// Is `thread` queued at any priority?
-    pub fn contains(&self, thread: ThreadId) -> bool {
-        self.ready
-            .iter()
-            .any(|queue| queue.iter().any(|&t| t == thread))
+    /// The threads queued at `priority`, first to last (for the invariant
+    /// checks).
+    pub fn queued_at<'a>(
+        &self,
+        threads: &'a impl Threads,
+        priority: Priority,
+    ) -> impl Iterator<Item = ThreadId> + 'a {
+        let mut next = self.heads[usize::from(priority)];
+        core::iter::from_fn(move || {
+            let thread = next?;
+            next = threads[thread].run_links.next;
+            Some(thread)
+        })
     }
 
     /// Number of ready threads.
     pub fn len(&self) -> usize {
-        self.ready.iter().map(Deque::len).sum()
+        self.len
     }
 
     /// No thread is ready.
@@ -109,52 +143,65 @@ impl RunQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::thread::test_threads::ThreadVec;
 
     #[test]
     fn highest_priority_first_then_fifo() {
+        let mut t = ThreadVec::new(6);
         let mut rq = RunQueue::new();
-        rq.enqueue(ThreadId(1), 10).unwrap();
-        rq.enqueue(ThreadId(2), 200).unwrap();
-        rq.enqueue(ThreadId(3), 10).unwrap();
-        rq.enqueue(ThreadId(4), 255).unwrap();
-        rq.enqueue(ThreadId(5), 0).unwrap();
-        let order: Vec<_> = std::iter::from_fn(|| rq.dequeue()).collect();
+        rq.enqueue(&mut t, ThreadId::nth(1), 10);
+        rq.enqueue(&mut t, ThreadId::nth(2), 200);
+        rq.enqueue(&mut t, ThreadId::nth(3), 10);
+        rq.enqueue(&mut t, ThreadId::nth(4), 255);
+        rq.enqueue(&mut t, ThreadId::nth(5), 0);
+        assert_eq!(rq.len(), 5);
+        let order: Vec<_> = std::iter::from_fn(|| rq.dequeue(&mut t)).collect();
         assert_eq!(
             order,
             vec![
-                (ThreadId(4), 255),
-                (ThreadId(2), 200),
-                (ThreadId(1), 10),
-                (ThreadId(3), 10),
-                (ThreadId(5), 0)
+                (ThreadId::nth(4), 255),
+                (ThreadId::nth(2), 200),
+                (ThreadId::nth(1), 10),
+                (ThreadId::nth(3), 10),
+                (ThreadId::nth(5), 0)
             ]
         );
         assert!(rq.is_empty());
+        assert_eq!(rq.len(), 0);
     }
 
     #[test]
     fn round_robin_by_requeueing() {
+        let mut t = ThreadVec::new(3);
         let mut rq = RunQueue::new();
-        for t in 0..3 {
-            rq.enqueue(ThreadId(t), 7).unwrap();
+        for i in 0..3 {
+            rq.enqueue(&mut t, ThreadId::nth(i), 7);
         }
         let mut seen = vec![];
         for _ in 0..6 {
-            let (t, p) = rq.dequeue().unwrap();
-            seen.push(t.0);
-            rq.enqueue(t, p).unwrap();
+            let (thread, p) = rq.dequeue(&mut t).unwrap();
+            seen.push(thread.index());
+            rq.enqueue(&mut t, thread, p);
         }
         assert_eq!(seen, vec![0, 1, 2, 0, 1, 2]);
     }
 
     #[test]
     fn remove_keeps_order_and_bitmap() {
+        let mut t = ThreadVec::new(4);
         let mut rq = RunQueue::new();
-        rq.enqueue(ThreadId(1), 64).unwrap();
-        rq.enqueue(ThreadId(2), 64).unwrap();
-        rq.remove(ThreadId(1), 64);
-        assert_eq!(rq.highest_priority(), Some(64));
-        rq.remove(ThreadId(2), 64);
+        for i in 1..4 {
+            rq.enqueue(&mut t, ThreadId::nth(i), 64);
+        }
+        rq.remove(&mut t, ThreadId::nth(2), 64);
+        assert_eq!(
+            rq.queued_at(&t, 64).collect::<Vec<_>>(),
+            vec![ThreadId::nth(1), ThreadId::nth(3)]
+        );
+        rq.remove(&mut t, ThreadId::nth(2), 64);
+        assert_eq!(rq.len(), 2, "removing an unqueued thread changes nothing");
+        rq.remove(&mut t, ThreadId::nth(1), 64);
+        rq.remove(&mut t, ThreadId::nth(3), 64);
         assert_eq!(rq.highest_priority(), None);
         assert!(!rq.has_ready_at_or_above(0));
     }

@@ -1,12 +1,12 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
-use crate::address_space::SpaceId;
-use crate::cap::{CNodeId, ObjectId, SlotId};
+use crate::cap::{CNodeId, FilterUser, ObjectId, ObjectRef, SlotId};
 use crate::fault::FaultReport;
-use crate::policy::{FilterIndex, VerdictCache};
+use crate::policy::VerdictCache;
 use crate::scheduler::Priority;
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
+use core::num::NonZeroU32;
 use entry::WorkFlags;
 
 /// `Thread::cspace_slots` of a thread without a CSpace: no slot.
@@ -22,18 +22,55 @@ pub fn cached_cspace_slots((first, radix): (SlotId, u8)) -> (SlotId, u32) {
     }
 }
 
-/// Most threads alive at once.
-pub const MAX_THREADS: usize = 32;
-
-/// A thread's index in the thread table.
+/// A thread: the position of its TCB's record (the thread lives in it).
+/// Never 0 (granule 0 of object memory holds no record), so an
+/// `Option<ThreadId>` is 4 bytes and "none" is one compare with zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(pub u16);
+pub struct ThreadId(NonZeroU32);
 
 impl ThreadId {
-    /// The table index.
-    pub fn index(self) -> usize {
-        usize::from(self.0)
+    /// The thread of TCB `tcb`.
+    pub const fn of(tcb: ObjectId) -> ThreadId {
+        match NonZeroU32::new(tcb.0) {
+            Some(granule) => ThreadId(granule),
+            None => panic!("no record starts at granule 0"),
+        }
     }
+
+    /// Its TCB object.
+    pub const fn object(self) -> ObjectId {
+        ObjectId(self.0.get())
+    }
+
+    /// The granule its TCB's record starts at.
+    #[inline(always)]
+    pub const fn granule(self) -> u32 {
+        self.0.get()
+    }
+
+    /// The thread at index `n` of a test's thread vector.
+    #[cfg(test)]
+    pub(crate) const fn nth(n: u32) -> ThreadId {
+        ThreadId::of(ObjectId(n + 1))
+    }
+
+    /// Its index in a test's thread vector (`nth`'s inverse).
+    #[cfg(test)]
+    pub(crate) const fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
+}
+
+/// A table of threads by id: object memory in the kernel, a plain vector
+/// in the IPC engine's unit tests.
+///
+/// Indexing checks the id each time; code that works on one or two
+/// threads for a while takes their references once (`pair_mut`), which
+/// is what keeps the IPC paths short.
+pub trait Threads: core::ops::IndexMut<ThreadId, Output = Thread> {
+    /// Two different threads, both for changing. Panics (a kernel bug)
+    /// if either is not a thread or both are the same.
+    fn pair_mut(&mut self, a: ThreadId, b: ThreadId) -> (&mut Thread, &mut Thread);
 }
 
 /// Where a thread is in its life.
@@ -51,8 +88,8 @@ pub enum ThreadState {
     Faulted(FaultReport),
     /// Waiting in an endpoint's queue to send (`Send` or `Call`).
     BlockedOnSend {
-        /// The endpoint's index.
-        endpoint: u32,
+        /// The endpoint.
+        endpoint: ObjectId,
         /// The badge of the capability it sends through.
         badge: u64,
         /// A `Call`: after the transfer it waits for the reply.
@@ -63,8 +100,8 @@ pub enum ThreadState {
     },
     /// Waiting in an endpoint's queue to receive.
     BlockedOnReceive {
-        /// The endpoint's index.
-        endpoint: u32,
+        /// The endpoint.
+        endpoint: ObjectId,
     },
     /// Sent a `Call` and waits for the receiver's reply.
     BlockedOnReply,
@@ -79,12 +116,13 @@ pub enum ThreadState {
     /// runnable only after `TcbResume`.
     Inactive,
     /// Audited losslessly and its ring is full: its `svc` runs again once
-    /// the audit server has made room (the tick checks).
+    /// the audit server has made room (the tick checks the kernel's list
+    /// of such threads).
     BlockedOnAudit,
     /// Waiting for a notification's word to become non-zero.
     BlockedOnNotification {
-        /// The notification's index.
-        notification: u32,
+        /// The notification.
+        notification: ObjectId,
     },
 }
 
@@ -108,21 +146,15 @@ pub struct ThreadStats {
     pub yields: u64,
 }
 
-/// A thread control block.
+/// A thread control block: the body of a TCB object's record.
 ///
 /// `repr(C)` with the saved registers first and the work word right after
 /// them: the inline fast path in `arch/src/cpu/vectors.s` finds the work
-/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below). The fields the
-/// syscall and IPC paths use come next, before the large ones (FP state,
-/// filters), so they stay within the 4 KiB reach of an immediate load
-/// offset.
-///
-/// Aligned (so sized) to 4 KiB, a power of two: the address of thread `i`
-/// in the table is one shifted add instead of a multiply by an odd size
-/// (every syscall path looks threads up). The address space is no longer
-/// stored here (it lives in `Kernel::spaces`, shared by its threads), so
-/// the fields fit in 4 KiB.
-#[repr(C, align(4096))]
+/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below; SP_EL1 points at
+/// the saved registers). The fields the syscall and IPC paths use come
+/// next, before the large ones (FP state, filters), so they stay within
+/// the reach of an immediate load offset.
+#[repr(C)]
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
@@ -139,12 +171,18 @@ pub struct Thread {
     pub state: ThreadState,
     /// Scheduling priority.
     pub priority: Priority,
-    /// Neighbours in the endpoint queue the thread waits in.
+    /// Neighbours in the queue the thread waits in (an endpoint's, a
+    /// notification's, or the kernel's list of audit waiters).
     pub queue_links: QueueLinks,
+    /// Neighbours in its priority's run queue, while it is ready.
+    pub run_links: QueueLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
     pub reply_to: Option<ThreadId>,
-    /// The notification bound to it (its index): signals end its `Recv`.
-    pub bound_notification: Option<u32>,
+    /// While it waits for a reply: the thread that owes it (whose
+    /// `reply_to` names it back).
+    pub reply_from: Option<ThreadId>,
+    /// The notification bound to it: signals end its `Recv`.
+    pub bound_notification: Option<ObjectId>,
     /// The thread's CSpace: one CNode, capability pointers index it.
     pub cspace: Option<CNodeId>,
     /// The CSpace's first slot and its number of slots, kept here for the
@@ -156,9 +194,10 @@ pub struct Thread {
     /// Physical address of the thread's IPC buffer page (message words
     /// beyond the registers), if it has one.
     pub ipc_buffer: Option<u64>,
-    /// Where the thread's faults go: an endpoint's index and the badge
-    /// the fault messages carry. `None`: a fault stops the thread.
-    pub fault_endpoint: Option<(u32, u64)>,
+    /// Where the thread's faults go: an endpoint and the badge the fault
+    /// messages carry. `None` (or an endpoint destroyed since): a fault
+    /// stops the thread.
+    pub fault_endpoint: Option<(ObjectRef, u64)>,
     /// The fault being handled (while blocked on a fault endpoint).
     pub pending_fault: Option<FaultReport>,
     /// The policy request being asked (while blocked on its policy
@@ -178,9 +217,17 @@ pub struct Thread {
     pub stats: ThreadStats,
     /// A short name for reports.
     pub name: &'static str,
-    /// The address space it runs in: a slot of `Kernel::spaces`, which
-    /// other threads may name too.
-    pub space: Option<SpaceId>,
+    /// The number threads are told apart by in console lines, policy
+    /// requests, trace stops and audit records (given out in order of
+    /// creation).
+    pub number: u32,
+    /// The VSpace whose address space it runs in (other threads may run
+    /// there too).
+    pub space: Option<ObjectId>,
+    /// Neighbours among the threads of that VSpace.
+    pub space_links: QueueLinks,
+    /// Neighbours among the threads of its CSpace's CNode.
+    pub cspace_links: QueueLinks,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word; 0 without a space. Rewritten for
     /// every thread of the space whenever it binds or its ASID changes.
@@ -193,20 +240,19 @@ pub struct Thread {
     /// Maximum controlled priority: the highest priority (or MCP) this
     /// thread may give any thread, itself included.
     pub mcp: Priority,
-    /// The TCB object that stands for this thread (while it lives).
-    pub tcb: Option<ObjectId>,
+    /// A thread the kernel made (a boot-suite thread): which block of the
+    /// kernel CNode holds the originals of its CNode, TCB and VSpace.
+    pub kernel_slots: Option<u16>,
     /// Filters attached to the thread, oldest first, each with the
     /// policy server named when it was attached (it cannot remove them;
     /// they go when it ends).
     pub filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
     pub verdicts: VerdictCache,
-    /// The VSpace object that stands for its address space (while it
-    /// lives).
-    pub vspace: Option<ObjectId>,
-    /// Where its trace stops go (`TcbAttachTracer`): an endpoint's index
-    /// and the badge of the capability it was given through.
-    pub tracer: Option<(u32, u64)>,
+    /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
+    /// badge of the capability it was given through (an endpoint
+    /// destroyed since: it runs on untraced).
+    pub tracer: Option<(ObjectRef, u64)>,
     /// The trace stop being reported (while blocked on its tracer,
     /// through the same path as a fault message).
     pub pending_trace: Option<TraceStop>,
@@ -218,14 +264,16 @@ pub struct Thread {
     /// user capabilities, and destroying it ends the thread.
     pub created_by_user: bool,
     /// While it waits for a reply that its server saved (`ReplySave`):
-    /// the Reply object that answers it. `Kernel::reply_callers` links
-    /// back; both are cleared together when the wait ends any other way.
+    /// the Reply object that answers it. The Reply's `caller` links back;
+    /// both are cleared together when the wait ends any other way.
     pub saved_reply: Option<ObjectId>,
     /// The Frame object that is the IPC buffer, when `TcbSetSpace` named
     /// one (destroying it takes the buffer away); `None` for a buffer the
     /// kernel's loader made.
     /// (Last: rarely used, kept out of the hot fields' reach.)
     pub ipc_buffer_frame: Option<ObjectId>,
+    /// Neighbours among the threads whose IPC buffer that Frame is.
+    pub buffer_links: QueueLinks,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -306,12 +354,20 @@ impl Thread {
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: "",
+        number: 0,
         mcp: 0,
-        tcb: None,
+        kernel_slots: None,
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
-        vspace: None,
         space: None,
+        space_links: QueueLinks {
+            previous: None,
+            next: None,
+        },
+        cspace_links: QueueLinks {
+            previous: None,
+            next: None,
+        },
         ttbr0: 0,
         asid_generation: 0,
         priority: 0,
@@ -326,7 +382,12 @@ impl Thread {
             previous: None,
             next: None,
         },
+        run_links: QueueLinks {
+            previous: None,
+            next: None,
+        },
         reply_to: None,
+        reply_from: None,
         bound_notification: None,
         ipc_buffer: None,
         ipc_buffer_frame: None,
@@ -345,6 +406,10 @@ impl Thread {
         user_dispatch: None,
         created_by_user: false,
         saved_reply: None,
+        buffer_links: QueueLinks {
+            previous: None,
+            next: None,
+        },
     };
 }
 
@@ -391,12 +456,13 @@ impl Thread {
 /// Where an audited thread's records go (`abi::audit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditSink {
-    /// The Frame object holding the ring.
-    pub frame: ObjectId,
+    /// The Frame object holding the ring (records are written only while
+    /// it resolves).
+    pub frame: ObjectRef,
     /// Its physical address.
     pub ring: u64,
-    /// The notification's index and the bits a signal sets.
-    pub notification: (u32, u64),
+    /// The notification and the bits a signal sets.
+    pub notification: (ObjectRef, u64),
     /// What a full ring does.
     pub mode: abi::audit::AuditMode,
     /// The badge every record of this thread carries.
@@ -406,12 +472,18 @@ pub struct AuditSink {
 /// A filter on a thread's stack, and where its `Notify` verdicts go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttachedFilter {
-    /// The filter's rules in the kernel's store.
-    pub index: FilterIndex,
-    /// Its policy server: an endpoint's index and the badge of the
-    /// capability it was named through. `None` (none named, or the
-    /// endpoint destroyed since): its `Notify` verdicts are `Denied`.
-    pub server: Option<(u32, u64)>,
+    /// The Filter object (its rules are frozen while attached; destroying
+    /// it ends the thread).
+    pub filter: ObjectId,
+    /// Its policy server: an endpoint and the badge of the capability it
+    /// was named through. `None` (none named), or an endpoint destroyed
+    /// since: its `Notify` verdicts are `Denied`.
+    pub server: Option<(ObjectRef, u64)>,
+    /// The next and previous threads the filter is attached to (the
+    /// Filter's `attached` list).
+    pub next: Option<FilterUser>,
+    /// See `next`.
+    pub previous: Option<FilterUser>,
 }
 
 /// The audit record of a syscall in progress: where it goes and what it
@@ -455,7 +527,59 @@ const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK
 const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
 const _: () =
     assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
-// A power-of-two stride (see the struct's docs): past 4 KiB of fields,
-// raise the alignment to 8 KiB rather than let the size become an odd
-// multiple of it.
-const _: () = assert!(core::mem::size_of::<Thread>().is_power_of_two());
+
+/// A plain table of threads for the unit tests of code that is generic
+/// over [`Threads`] (the IPC engine, the queues): thread `i` is entry `i`.
+#[cfg(test)]
+pub(crate) mod test_threads {
+    use super::{Thread, ThreadId};
+
+    /// `n` empty threads.
+    pub(crate) struct ThreadVec(pub(crate) Vec<Thread>);
+
+    impl ThreadVec {
+        pub(crate) fn new(n: usize) -> ThreadVec {
+            ThreadVec((0..n).map(|_| Thread::EMPTY).collect())
+        }
+    }
+
+    impl core::ops::Index<ThreadId> for ThreadVec {
+        type Output = Thread;
+        fn index(&self, id: ThreadId) -> &Thread {
+            &self.0[id.index()]
+        }
+    }
+
+    impl core::ops::IndexMut<ThreadId> for ThreadVec {
+        fn index_mut(&mut self, id: ThreadId) -> &mut Thread {
+            &mut self.0[id.index()]
+        }
+    }
+
+    impl super::Threads for ThreadVec {
+        fn pair_mut(&mut self, a: ThreadId, b: ThreadId) -> (&mut Thread, &mut Thread) {
+            let (a, b) = (a.index(), b.index());
+            assert_ne!(a, b, "a pair of threads is two threads");
+            if a < b {
+                let (low, high) = self.0.split_at_mut(b);
+                (&mut low[a], &mut high[0])
+            } else {
+                let (low, high) = self.0.split_at_mut(a);
+                (&mut high[0], &mut low[b])
+            }
+        }
+    }
+
+    impl core::ops::Index<usize> for ThreadVec {
+        type Output = Thread;
+        fn index(&self, i: usize) -> &Thread {
+            &self.0[i]
+        }
+    }
+
+    impl core::ops::IndexMut<usize> for ThreadVec {
+        fn index_mut(&mut self, i: usize) -> &mut Thread {
+            &mut self.0[i]
+        }
+    }
+}

@@ -15,6 +15,9 @@
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
 .equ SYSCALL_BENCH_FLOOR, 4             // abi::Syscall::BenchFloor
+// abi::Syscall::Call (9) and ::ReplyRecv (11), the two the IPC fast path
+// takes, differ only in bit 1: `x8 | 2 == SYSCALL_IPC_FAST` tests both.
+.equ SYSCALL_IPC_FAST, 11
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -93,10 +96,10 @@
 // is not an SVC goes to the full save and the generic entry at once. An
 // SVC from a thread with no work at all (its work word, right after its
 // saved registers, is zero) is answered here if it is `Null` (x8 == 0),
-// and otherwise goes to `portcullis_el0_svc`, which tries the IPC fast
-// path first. A thread with work takes the same two ways only for a
-// syscall its no-entry-work mask (the word after the work word) excuses,
-// and only with no exit work; everything else goes to
+// and goes to `portcullis_el0_svc`, which tries the IPC fast path first,
+// if it is `Call` or `ReplyRecv`. A thread with work takes the same two
+// ways only for a syscall its no-entry-work mask (the word after the work
+// word) excuses, and only with no exit work; everything else goes to
 // `portcullis_el0_sync`, the generic entry. x9/x10 are parked in their
 // own context slots while the checks run (and stay there when the full
 // save follows).
@@ -125,11 +128,16 @@
     // is x8's modulo 64 (`lsr` by a register): the fast path accepts only
     // Call and ReplyRecv by their exact numbers, and the generic entry
     // makes its own test, so a larger x8 gains nothing.
-4:  cbz     x10, el0_svc_x9_x10_saved
+4:  cbz     x10, 5f
     tst     x10, #0xffffffff00000000
     b.ne    el0_sync_slow_x9_x10_saved
     lsr     x9, x9, x8
-    tbnz    x9, #0, el0_svc_x9_x10_saved
+    tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    // Only Call and ReplyRecv have a fast path: any other syscall goes to
+    // the generic entry without trying it.
+5:  orr     x9, x8, #2
+    cmp     x9, #SYSCALL_IPC_FAST
+    b.eq    el0_svc_x9_x10_saved
     // x9 and x10 stay parked: the full save skips their slots.
     b       el0_sync_slow_x9_x10_saved
 .endm

@@ -2,9 +2,11 @@
 //!
 //! Slots, CNodes and objects are named by selector bytes reduced modulo
 //! the candidates when the step runs (the full slots for a source, the
-//! owned slots for a destination), so most steps name something that
-//! exists; one selector value past the candidates names a stray slot (one
-//! no CNode owns, or one past the pool) to exercise the bounds checks.
+//! owned slots for a destination, the CNodes with a capability, every
+//! object), so most steps name something that exists; one selector value
+//! past the candidates names a stray one (a slot past object memory, or a
+//! slot-sized place no CNode owns right next to a CNode's slots; a granule
+//! inside a record, or past object memory) to exercise the bounds checks.
 
 use super::Bytes;
 use abi::cap::CapType;
@@ -15,14 +17,24 @@ pub(super) type Selector = u8;
 /// An operation and its arguments.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Op {
-    /// Make a boot object (`create_object` / `create_cnode`) and install
-    /// its original capability.
+    /// Make a boot object (`create_object` / `create_cnode`, its record
+    /// on the kernel's pool; `create_untyped_in_place`) and install its
+    /// original capability.
     BootObject {
         /// 0 Endpoint, 1 Notification, 2 CNode, 3 Untyped, 4 Frame.
         kind: u8,
-        /// CNode radix or page count / page number, by kind.
+        /// By kind: the CNode radix (low two bits, so 0 too, which must be
+        /// refused); the first page in the boot RAM (low five bits; 0xff: a
+        /// misaligned address, which must be refused), and for an Untyped
+        /// its pages (1 + the top two bits) and where its record goes (bit
+        /// 5 set: in its own last granules, `create_untyped_in_place`;
+        /// clear: on the pool).
         shape: u8,
-        /// The rights of the original (low six bits).
+        /// The rights of the original (low six bits). Both top bits set:
+        /// the record is put where no record can go (by the low two bits:
+        /// on another record, off a granule boundary, past the end of
+        /// object memory, below its start), which must be refused (an
+        /// Untyped made in place has no say in where its record goes).
         rights: u8,
         /// Destination slot.
         dst: Selector,
@@ -30,7 +42,8 @@ pub(super) enum Op {
     /// `install_original` of a capability made up from raw fields, to an
     /// object that may already have capabilities (which must be refused).
     Forge {
-        /// Object id (modulo the table size plus two).
+        /// Object: among every object, in id order; the two values past
+        /// them name a granule inside a record and one past object memory.
         object: u8,
         /// Type number (modulo the type count).
         cap_type: u8,
@@ -74,7 +87,7 @@ pub(super) enum Op {
         /// The slot.
         slot: Selector,
     },
-    /// `retype`.
+    /// `retype` (the only way Reply objects, like Filters, are made).
     Retype {
         /// Source slot (even: among Untyped capabilities; odd: any).
         untyped: Selector,
@@ -82,11 +95,14 @@ pub(super) enum Op {
         new_type: u8,
         /// Size parameter, biased towards valid values (see `size_param`).
         param: u8,
-        /// Destination CNode (the value past the CNodes: any object).
+        /// Destination CNode, among those with a capability (the value
+        /// past them: any object, or a granule that starts none, as
+        /// `Forge` picks).
         cnode: Selector,
         /// First destination index (240 and above: far out of range).
         index: u8,
-        /// Object count (modulo 6, so 0 and more than fit too).
+        /// Object count (modulo 6, so 0 and more than fit too; 0xff: 65,
+        /// past `MAX_RETYPE_COUNT`).
         count: u8,
     },
 }
@@ -139,8 +155,8 @@ impl Op {
 }
 
 /// A retype size parameter for `new_type`: mostly a valid one (a CNode
-/// radix 1..=3, an Untyped of 4..16 KiB, 0 for fixed sizes), sometimes the
-/// raw byte.
+/// radix 1..=3, an Untyped of 4..16 KiB, a VSpace with 1..=3 table pages
+/// besides its root, 0 for fixed sizes), sometimes the raw byte.
 pub(super) fn size_param(new_type: CapType, param: u8) -> u64 {
     if param >= 0xf0 {
         return u64::from(param);
@@ -148,6 +164,7 @@ pub(super) fn size_param(new_type: CapType, param: u8) -> u64 {
     match new_type {
         CapType::CNode => 1 + u64::from(param % 3),
         CapType::Untyped => 12 + u64::from(param % 3),
+        CapType::VSpace => 1 + u64::from(param % 3),
         _ => 0,
     }
 }

@@ -251,7 +251,7 @@ fn each_segment_is_mapped_with_its_rights_and_bytes_and_zeros_past_them() {
     // Its pages, the stack, the IPC buffer, and its page tables.
     let pages = 1 + 2 + 3;
     assert!(space.frame_count() > pages + USER_STACK_PAGES as usize + 1);
-    space.release(&mut machine.frames);
+    space.release(&machine.ram, &mut machine.frames);
     assert_eq!(machine.frames.allocated(), 0);
 }
 
@@ -311,7 +311,7 @@ fn the_page_limit_is_what_a_space_can_hold_not_the_sdks() {
     let mut machine = Machine::new();
     let (space, _) = machine.load(&bss(abi::elf::MAX_PAGES)).unwrap();
     assert_eq!(machine.read(&space, 0x100_0000, 1).unwrap(), [0]);
-    space.release(&mut machine.frames);
+    space.release(&machine.ram, &mut machine.frames);
     // Past what MAX_FRAMES leaves for the program: refused before a frame
     // is taken.
     assert_eq!(

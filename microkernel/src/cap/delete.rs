@@ -8,29 +8,31 @@
 //!   capability is visited a bounded number of times, whatever the depth.
 //! - Destroying a CNode must delete everything its slots hold, which may
 //!   destroy further CNodes. Instead of recursing, a dying CNode goes on a
-//!   work list threaded through the object table (each CNode can be on it
+//!   work list threaded through the headers (each CNode can be on it
 //!   once: it is `Dying` and unreachable), and the list is drained before
-//!   the operation returns. Its slots are released only once empty.
-use super::object::ObjectBody;
-use super::{CapError, CapSpace, Capability, ObjectId, ObjectState, SlotId};
+//!   the operation returns.
+//! - A destroyed object is not freed at once: it goes on the destroyed
+//!   list, where the kernel finds it (`take_destroyed`) to let go of it
+//!   (wake its waiters, end the threads it alone kept going), and its
+//!   record is freed by `reap` once the kernel entry is over, so that no
+//!   id the kernel still holds in that entry names freed memory.
+use super::ids::ObjectLink;
+use super::object_size::PAGE_SIZE;
+use super::{CapError, Capability, FreedPages, ObjectId, ObjectState, Objects, SlotId};
 use abi::cap::CapType;
+use arch::object_memory::kind;
 
-impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
+impl Objects {
     /// Deletes the capability in `slot` after every capability derived
-    /// from it. Each object whose last capability goes is destroyed and
-    /// reported to `on_destroy` (so the kernel can wake the threads that
-    /// wait on it); a destroyed CNode's slots are deleted in turn.
-    pub fn delete<F: FnMut(ObjectId, CapType)>(
-        &mut self,
-        slot: SlotId,
-        mut on_destroy: F,
-    ) -> Result<(), CapError> {
+    /// from it. Each object whose last capability goes is destroyed (see
+    /// `take_destroyed`); a destroyed CNode's slots are deleted in turn.
+    pub fn delete(&mut self, slot: SlotId) -> Result<(), CapError> {
         self.lookup(slot)?;
-        self.remove_descendants(slot, &mut on_destroy);
-        if !self.caps[slot.index()].is_null() {
-            self.remove_leaf(slot, &mut on_destroy);
+        self.remove_descendants(slot);
+        if self.slot_content(slot).is_some_and(|c| !c.is_null()) {
+            self.remove_leaf(slot);
         }
-        self.drain_dying(&mut on_destroy);
+        self.drain_dying();
         Ok(())
     }
 
@@ -38,112 +40,254 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// stays — unless a CNode that only those descendants kept alive holds
     /// it or one of its ancestors: destroying that CNode deletes what it
     /// holds, with their descendants, and so this capability too.
-    pub fn revoke<F: FnMut(ObjectId, CapType)>(
-        &mut self,
-        slot: SlotId,
-        mut on_destroy: F,
-    ) -> Result<(), CapError> {
+    pub fn revoke(&mut self, slot: SlotId) -> Result<(), CapError> {
         self.lookup(slot)?;
-        self.remove_descendants(slot, &mut on_destroy);
-        self.drain_dying(&mut on_destroy);
+        self.remove_descendants(slot);
+        self.drain_dying();
         Ok(())
     }
 
     /// Removes every strict descendant of `root`, leaves first.
-    fn remove_descendants<F: FnMut(ObjectId, CapType)>(
-        &mut self,
-        root: SlotId,
-        on_destroy: &mut F,
-    ) {
+    fn remove_descendants(&mut self, root: SlotId) {
         let mut cursor = root;
         loop {
-            if let Some(child) = self.cdt.first_child(cursor) {
+            if let Some(child) = self.first_child(cursor) {
                 cursor = child;
                 continue;
             }
             if cursor == root {
                 return;
             }
-            let Some(parent) = self.cdt.parent(cursor) else {
+            let Some(parent) = self.parent(cursor) else {
                 return;
             };
-            self.remove_leaf(cursor, on_destroy);
+            self.remove_leaf(cursor);
             cursor = parent;
         }
     }
 
     /// Takes the capability out of `slot`, which has no children, and
     /// destroys its object if it was the last.
-    fn remove_leaf<F: FnMut(ObjectId, CapType)>(&mut self, slot: SlotId, on_destroy: &mut F) {
-        let cap = self.caps[slot.index()];
-        self.caps[slot.index()] = Capability::NULL;
-        self.cdt.unlink_leaf(slot);
+    fn remove_leaf(&mut self, slot: SlotId) {
+        let Some(cap) = self.slot_content(slot) else {
+            return;
+        };
+        if let Some(entry) = self.slot_entry_mut(slot) {
+            entry.cap = Capability::NULL;
+        }
+        self.unlink_leaf(slot);
         let id = cap.object();
-        let Some(header) = self.objects.get_mut(id) else {
+        let Some(header) = self.header_mut(id) else {
             return;
         };
         header.cap_count = header.cap_count.saturating_sub(1);
         if header.cap_count > 0 {
             return;
         }
-        let cap_type = header.cap_type;
-        if let ObjectBody::CNode { .. } = header.body {
+        if header.cap_type == CapType::CNode {
             header.state = ObjectState::Dying;
-            self.objects.push_dying(id);
+            let dying = core::mem::replace(&mut self.dying, ObjectLink::to(id));
+            if let Some(h) = self.header_mut(id) {
+                h.next_work = dying;
+            }
         } else {
-            self.release_object(id);
+            self.destroyed_push(id);
         }
-        on_destroy(id, cap_type);
     }
 
-    /// Empties every dying CNode and releases it.
-    fn drain_dying<F: FnMut(ObjectId, CapType)>(&mut self, on_destroy: &mut F) {
-        while let Some(cnode) = self.objects.pop_dying() {
-            if let Some(ObjectBody::CNode { first_slot, radix }) =
-                self.objects.get(cnode).map(|h| h.body)
-            {
+    /// Empties every dying CNode, which is then destroyed.
+    fn drain_dying(&mut self) {
+        while let Some(cnode) = self.dying.get() {
+            self.dying = self.object(cnode).map_or(ObjectLink::NONE, |h| h.next_work);
+            if let Some((first, count)) = self.memory().elements::<kind::CNode>(cnode.granule()) {
                 // Slots are only ever emptied while deleting, so one pass
-                // over the block finds everything.
-                for index in first_slot..first_slot + (1 << radix) {
-                    let slot = SlotId(index);
-                    if self.caps[slot.index()].is_null() {
+                // over them finds everything.
+                for index in first..first + count as u64 {
+                    let slot = SlotId(index as u32);
+                    if self.slot_content(slot).is_none_or(|c| c.is_null()) {
                         continue;
                     }
-                    self.remove_descendants(slot, on_destroy);
-                    if !self.caps[slot.index()].is_null() {
-                        self.remove_leaf(slot, on_destroy);
+                    self.remove_descendants(slot);
+                    if self.slot_content(slot).is_some_and(|c| !c.is_null()) {
+                        self.remove_leaf(slot);
                     }
                 }
             }
-            self.release_object(cnode);
+            self.destroyed_push(cnode);
         }
     }
 
-    /// Frees a destroyed object's entry (and a CNode's slots) and gives
-    /// its memory back to its Untyped's accounting.
-    fn release_object(&mut self, id: ObjectId) {
-        let Some(header) = self.objects.get(id).copied() else {
-            return;
-        };
-        if let ObjectBody::CNode { first_slot, radix } = header.body {
-            self.pool.release(first_slot as usize, radix);
+    /// Puts `id`, whose last capability is gone, at the end of the
+    /// destroyed list.
+    fn destroyed_push(&mut self, id: ObjectId) {
+        if let Some(h) = self.header_mut(id) {
+            h.state = ObjectState::Destroyed;
+            h.next_work = ObjectLink::NONE;
         }
-        self.objects.release(id);
-        let Some(parent) = header.parent_untyped else {
+        match self.destroyed_tail.get() {
+            Some(tail) => {
+                if let Some(h) = self.header_mut(tail) {
+                    h.next_work = ObjectLink::to(id);
+                }
+            }
+            None => self.destroyed = ObjectLink::to(id),
+        }
+        self.destroyed_tail = ObjectLink::to(id);
+    }
+
+    /// The oldest destroyed object the kernel has not been told of, with
+    /// its type; it is retired (its record is freed by the next `reap`).
+    /// The kernel lets go of it before asking for the next: its body is
+    /// still there to read.
+    pub fn take_destroyed(&mut self) -> Option<(ObjectId, CapType)> {
+        let id = self.destroyed.get()?;
+        let header = *self.object(id)?;
+        self.destroyed = header.next_work;
+        if self.destroyed.get().is_none() {
+            self.destroyed_tail = ObjectLink::NONE;
+        }
+        let retired = self.retired;
+        if let Some(h) = self.header_mut(id) {
+            h.state = ObjectState::Retired;
+            h.next_work = retired;
+        }
+        self.retired = ObjectLink::to(id);
+        Some((id, header.cap_type))
+    }
+
+    /// Keeps the record of `id`, just taken by `take_destroyed`, for as
+    /// long as the kernel still uses it (a Filter still attached): it is
+    /// pinned until `retire_pinned`. `false` if `id` is not the object
+    /// `take_destroyed` gave last.
+    pub fn pin(&mut self, id: ObjectId) -> bool {
+        if self.retired.get() != Some(id) {
+            return false;
+        }
+        let Some(header) = self.object(id).copied() else {
+            return false;
+        };
+        self.retired = header.next_work;
+        if let Some(h) = self.header_mut(id) {
+            h.state = ObjectState::Pinned;
+            h.next_work = ObjectLink::NONE;
+        }
+        if let Some(parent) = header.parent() {
+            if let Some(untyped) = self.get_mut::<kind::Untyped>(parent) {
+                untyped.pinned += 1;
+            }
+        }
+        true
+    }
+
+    /// The kernel is done with pinned object `id`: its record is freed by
+    /// the next `reap`.
+    pub fn retire_pinned(&mut self, id: ObjectId) {
+        let Some(header) = self.object(id).copied() else {
             return;
         };
-        let epoch = self.next_epoch();
-        if let Some(untyped) = self.objects.get_mut(parent) {
-            if let ObjectBody::Untyped {
-                watermark,
-                live_children,
-            } = &mut untyped.body
-            {
-                *live_children = live_children.saturating_sub(1);
-                if *live_children == 0 {
-                    *watermark = 0;
-                    untyped.epoch = epoch;
-                }
+        if header.state != ObjectState::Pinned {
+            return;
+        }
+        if let Some(parent) = header.parent() {
+            if let Some(untyped) = self.get_mut::<kind::Untyped>(parent) {
+                untyped.pinned = untyped.pinned.saturating_sub(1);
+            }
+        }
+        let retired = self.retired;
+        if let Some(h) = self.header_mut(id) {
+            h.state = ObjectState::Retired;
+            h.next_work = retired;
+        }
+        self.retired = ObjectLink::to(id);
+    }
+
+    /// The pinned objects carved from Untyped `untyped` (an O(objects)
+    /// walk, for the rare destruction of an Untyped that has some).
+    pub fn pinned_children(&self, untyped: ObjectId) -> impl Iterator<Item = ObjectId> + '_ {
+        self.iter().filter(move |id| {
+            self.object(*id)
+                .is_some_and(|h| h.state == ObjectState::Pinned && h.parent() == Some(untyped))
+        })
+    }
+
+    /// Is an object destroyed that the kernel has not been told of?
+    pub fn has_destroyed(&self) -> bool {
+        self.destroyed.get().is_some()
+    }
+
+    /// Is a retired record waiting to be freed?
+    #[inline(always)]
+    pub fn has_retired(&self) -> bool {
+        self.retired.get().is_some()
+    }
+
+    /// Frees every retired record: its granules are free again, its
+    /// Untyped counts one child fewer (and, at none, has all its memory
+    /// back), and a record on the kernel's own pages is handed to `freed`
+    /// to give back to the pool.
+    pub fn reap(&mut self, mut freed: impl FnMut(FreedPages)) {
+        while let Some(id) = self.retired.get() {
+            let Some(header) = self.object(id).copied() else {
+                self.retired = ObjectLink::NONE;
+                return;
+            };
+            self.retired = header.next_work;
+            let bytes = self.record_size(id, header.cap_type);
+            // An Untyped whose record is in its own memory gives back no
+            // page of the kernel's (its memory is its owner's to give back).
+            let in_place = self
+                .get::<kind::Untyped>(id)
+                .is_some_and(|u| u.home < u.size);
+            self.unlink(id);
+            self.free_record(id, header.cap_type);
+            match header.parent() {
+                Some(parent) => self.child_freed(parent),
+                None if in_place => {}
+                None => freed(FreedPages {
+                    phys: self.memory().phys_of(id.granule()),
+                    pages: bytes.div_ceil(PAGE_SIZE),
+                }),
+            }
+        }
+    }
+
+    /// The bytes the record of `id` (of `cap_type`) takes.
+    fn record_size(&self, id: ObjectId, cap_type: CapType) -> u64 {
+        let radix = self.get::<kind::CNode>(id).map_or(0, |cnode| cnode.radix);
+        Self::record_bytes(cap_type, radix).unwrap_or(0)
+    }
+
+    /// Frees the record of `id` as the kind it is.
+    fn free_record(&mut self, id: ObjectId, cap_type: CapType) {
+        let g = id.granule();
+        let m = self.memory_mut();
+        let freed = match cap_type {
+            CapType::Untyped => m.destroy::<kind::Untyped>(g).is_some(),
+            CapType::CNode => m.destroy::<kind::CNode>(g).is_some(),
+            CapType::Tcb => m.destroy::<kind::Tcb>(g).is_some(),
+            CapType::Endpoint => m.destroy::<kind::Endpoint>(g).is_some(),
+            CapType::Notification => m.destroy::<kind::Notification>(g).is_some(),
+            CapType::Reply => m.destroy::<kind::Reply>(g).is_some(),
+            CapType::Frame => m.destroy::<kind::Frame>(g).is_some(),
+            CapType::VSpace => m.destroy::<kind::VSpace>(g).is_some(),
+            CapType::IrqHandler => m.destroy::<kind::IrqHandler>(g).is_some(),
+            CapType::DebugConsole => m.destroy::<kind::DebugConsole>(g).is_some(),
+            CapType::Filter => m.destroy::<kind::Filter>(g).is_some(),
+            CapType::Null => false,
+        };
+        debug_assert!(freed, "a retired record is of its header's type");
+    }
+
+    /// One object carved from `parent` was freed: at none left, all of
+    /// the Untyped's memory is free again (a new epoch).
+    fn child_freed(&mut self, parent: ObjectId) {
+        let epoch = self.next_serial();
+        if let Some(untyped) = self.get_mut::<kind::Untyped>(parent) {
+            untyped.live_children = untyped.live_children.saturating_sub(1);
+            if untyped.live_children == 0 {
+                untyped.bottom = 0;
+                untyped.top = untyped.home;
+                untyped.epoch = epoch;
             }
         }
     }
@@ -155,31 +299,36 @@ mod tests {
     use super::*;
     use abi::cap::Rights;
 
-    /// Records what `on_destroy` reported.
-    fn record(log: &mut Vec<(ObjectId, CapType)>) -> impl FnMut(ObjectId, CapType) + '_ {
-        |id, t| log.push((id, t))
-    }
-
     #[test]
     fn deleting_a_copy_keeps_the_object() {
         let mut f = Fixture::new();
         let ep = f.endpoint(2);
         f.space.copy(f.slot(2), f.slot(3)).unwrap();
-        let mut log = Vec::new();
-        f.space.delete(f.slot(3), record(&mut log)).unwrap();
-        assert!(log.is_empty());
+        f.space.delete(f.slot(3)).unwrap();
+        assert!(f.settle().is_empty());
         assert_eq!(f.space.object(ep).unwrap().cap_count, 1);
         f.check();
     }
 
     #[test]
-    fn the_last_capability_destroys_the_object() {
+    fn the_last_capability_destroys_the_object_and_the_entry_frees_it() {
         let mut f = Fixture::new();
         let ep = f.endpoint(2);
-        let mut log = Vec::new();
-        f.space.delete(f.slot(2), record(&mut log)).unwrap();
-        assert_eq!(log, vec![(ep, CapType::Endpoint)]);
+        f.space.delete(f.slot(2)).unwrap();
+        assert_eq!(
+            f.space.object(ep).map(|h| h.state),
+            Some(ObjectState::Destroyed)
+        );
+        assert_eq!(f.space.take_destroyed(), Some((ep, CapType::Endpoint)));
+        assert_eq!(f.space.take_destroyed(), None, "told once");
+        assert_eq!(
+            f.space.object(ep).map(|h| h.state),
+            Some(ObjectState::Retired)
+        );
+        let mut freed = Vec::new();
+        f.space.reap(|pages| freed.push(pages));
         assert!(f.space.object(ep).is_none());
+        assert_eq!(freed.len(), 1, "a kernel-made record gives its page back");
         f.check();
     }
 
@@ -193,12 +342,15 @@ mod tests {
         f.space.copy(f.slot(3), f.slot(4)).unwrap();
         f.space.copy(f.slot(2), f.slot(5)).unwrap();
         f.space.copy(f.slot(5), f.slot(6)).unwrap();
-        let mut log = Vec::new();
-        f.space.delete(f.slot(2), record(&mut log)).unwrap();
+        f.space.delete(f.slot(2)).unwrap();
         for i in 2..=6 {
             assert_eq!(f.space.lookup(f.slot(i)), Err(CapError::InvalidCapability));
         }
-        assert_eq!(log, vec![(ep, CapType::Endpoint)], "destroyed exactly once");
+        assert_eq!(
+            f.settle(),
+            vec![(ep, CapType::Endpoint)],
+            "destroyed exactly once"
+        );
         f.check();
     }
 
@@ -209,33 +361,26 @@ mod tests {
         f.space.copy(f.slot(2), f.slot(3)).unwrap();
         f.space.copy(f.slot(3), f.slot(4)).unwrap();
         f.space.copy(f.slot(2), f.slot(5)).unwrap();
-        let mut log = Vec::new();
-        f.space.revoke(f.slot(3), record(&mut log)).unwrap();
+        f.space.revoke(f.slot(3)).unwrap();
         assert!(f.space.lookup(f.slot(3)).is_ok() && f.space.lookup(f.slot(5)).is_ok());
         assert!(f.space.lookup(f.slot(4)).is_err());
-        f.space.revoke(f.slot(2), record(&mut log)).unwrap();
+        f.space.revoke(f.slot(2)).unwrap();
         assert!(f.space.lookup(f.slot(3)).is_err() && f.space.lookup(f.slot(5)).is_err());
         assert_eq!(f.space.object(ep).unwrap().cap_count, 1);
-        assert!(log.is_empty());
+        assert!(f.settle().is_empty());
         f.check();
     }
 
     #[test]
     fn empty_slots_are_refused() {
         let mut f = Fixture::new();
-        let nothing = |_: ObjectId, _: CapType| panic!("nothing to destroy");
+        assert_eq!(f.space.delete(f.slot(9)), Err(CapError::InvalidCapability));
+        assert_eq!(f.space.revoke(f.slot(9)), Err(CapError::InvalidCapability));
         assert_eq!(
-            f.space.delete(f.slot(9), nothing),
+            f.space.delete(SlotId(u32::MAX - 1)),
             Err(CapError::InvalidCapability)
         );
-        assert_eq!(
-            f.space.revoke(f.slot(9), nothing),
-            Err(CapError::InvalidCapability)
-        );
-        assert_eq!(
-            f.space.delete(SlotId(u32::MAX - 1), nothing),
-            Err(CapError::InvalidCapability)
-        );
+        assert!(f.settle().is_empty());
         f.check();
     }
 
@@ -246,8 +391,9 @@ mod tests {
         for i in 3..16 {
             f.space.copy(f.slot(i - 1), f.slot(i)).unwrap();
         }
-        f.space.delete(f.slot(2), |_, _| {}).unwrap();
+        f.space.delete(f.slot(2)).unwrap();
         assert!((2..16).all(|i| f.space.lookup(f.slot(i)).is_err()));
+        f.settle();
         f.check();
     }
 
@@ -264,14 +410,13 @@ mod tests {
         let inner_1 = f.space.slot(inner, 1).unwrap();
         f.space.copy(f.slot(2), inner_0).unwrap();
         f.space.move_cap(f.slot(2), inner_1).unwrap();
-        let free_before = f.space.free_slots();
-        let mut log = Vec::new();
-        f.space.delete(f.slot(3), record(&mut log)).unwrap();
+        f.space.delete(f.slot(3)).unwrap();
         assert_eq!(
-            log,
-            vec![(inner.object(), CapType::CNode), (ep, CapType::Endpoint)]
+            f.settle(),
+            vec![(ep, CapType::Endpoint), (inner.object(), CapType::CNode)],
+            "what it held first, then the CNode itself"
         );
-        assert_eq!(f.space.free_slots(), free_before + 4);
+        assert!(f.space.slot(inner, 0).is_err(), "its slots went with it");
         f.check();
     }
 
@@ -287,9 +432,8 @@ mod tests {
         let b_0 = f.space.slot(b, 0).unwrap();
         f.space.move_cap(f.slot(4), b_0).unwrap();
         f.space.move_cap(f.slot(5), a_0).unwrap();
-        let mut log = Vec::new();
-        f.space.delete(a_0, record(&mut log)).unwrap();
-        assert_eq!(log.len(), 2);
+        f.space.delete(a_0).unwrap();
+        assert_eq!(f.settle().len(), 2);
         assert!(f.space.object(a.object()).is_none() && f.space.object(b.object()).is_none());
         f.check();
     }
@@ -304,7 +448,8 @@ mod tests {
         let inner = crate::cap::CNodeId(made[0]);
         let own = f.space.slot(inner, 1).unwrap();
         f.space.move_cap(f.slot(4), own).unwrap();
-        f.space.delete(own, |_, _| {}).unwrap();
+        f.space.delete(own).unwrap();
+        f.settle();
         assert!(f.space.object(inner.object()).is_none());
         f.check();
     }
@@ -316,12 +461,35 @@ mod tests {
             .space
             .retype(f.slot(0), CapType::Endpoint, 0, f.root, 5, 1)
             .unwrap();
-        let mut log = Vec::new();
-        f.space.delete(f.slot(0), record(&mut log)).unwrap();
+        f.space.delete(f.slot(0)).unwrap();
         assert_eq!(
-            log,
+            f.settle(),
             vec![(made[0], CapType::Endpoint), (f.untyped, CapType::Untyped)]
         );
+        f.check();
+    }
+
+    #[test]
+    fn a_pinned_object_keeps_its_record_and_its_memory_until_retired() {
+        let mut f = Fixture::new();
+        let made = f
+            .space
+            .retype(f.slot(0), CapType::Filter, 0, f.root, 2, 1)
+            .unwrap();
+        f.space.delete(f.slot(2)).unwrap();
+        assert_eq!(f.space.take_destroyed(), Some((made[0], CapType::Filter)));
+        assert!(f.space.pin(made[0]));
+        f.space.reap(|_| {});
+        assert_eq!(
+            f.space.object(made[0]).map(|h| h.state),
+            Some(ObjectState::Pinned)
+        );
+        assert_eq!(f.untyped_body(f.untyped).pinned, 1);
+        f.check();
+        f.space.retire_pinned(made[0]);
+        f.space.reap(|_| {});
+        assert!(f.space.object(made[0]).is_none());
+        assert_eq!(f.untyped_body(f.untyped).live_children, 0);
         f.check();
     }
 }

@@ -1,9 +1,9 @@
 //! Putting capabilities into slots: an object's original, copies, mints
 //! and moves. Each checks every argument before it writes anything.
-use super::{CapError, CapSpace, Capability, ObjectState, SlotId};
+use super::{CapError, Capability, ObjectState, Objects, SlotId};
 use abi::cap::{CapType, Rights};
 
-impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
+impl Objects {
     /// Installs the first capability to an object made by `create_object`
     /// or `create_cnode` into empty `slot`, as a root of the derivation
     /// tree. An object that already has (or had) a capability is refused:
@@ -24,7 +24,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// Copies the capability in `src` into empty `dst`: same rights, same
     /// badge, a child of `src` in the derivation tree.
     /// A Reply capability is never copied (`InvalidArgument`): it stands
-    /// for one answer.
+    /// for the one answer its object may hold.
     pub fn copy(&mut self, src: SlotId, dst: SlotId) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
@@ -32,7 +32,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             return Err(CapError::InvalidArgument);
         }
         self.store(dst, cap);
-        self.cdt.add_child(src, dst);
+        self.add_child(src, dst);
         Ok(())
     }
 
@@ -69,7 +69,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             Some(_) => return Err(CapError::InvalidArgument),
         };
         self.store(dst, minted);
-        self.cdt.add_child(src, dst);
+        self.add_child(src, dst);
         Ok(())
     }
 
@@ -78,9 +78,13 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     pub fn move_cap(&mut self, src: SlotId, dst: SlotId) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
-        self.caps[dst.index()] = cap;
-        self.caps[src.index()] = Capability::NULL;
-        self.cdt.transplant(src, dst);
+        if let Some(entry) = self.slot_entry_mut(dst) {
+            entry.cap = cap;
+        }
+        if let Some(entry) = self.slot_entry_mut(src) {
+            entry.cap = Capability::NULL;
+        }
+        self.transplant(src, dst);
         Ok(())
     }
 }
@@ -93,7 +97,7 @@ mod tests {
     #[test]
     fn install_original_needs_a_fresh_object_of_the_same_type() {
         let mut f = Fixture::new();
-        let ep = f.space.create_object(CapType::Endpoint, 0, 0).unwrap();
+        let ep = f.create_object(CapType::Endpoint, 0, 0).unwrap();
         let wrong = Capability::new(CapType::Notification, Rights::ALL, ep);
         assert_eq!(
             f.space.install_original(f.slot(2), wrong),
@@ -193,7 +197,7 @@ mod tests {
             Err(CapError::InvalidArgument),
             "an Untyped"
         );
-        let n = f.space.create_object(CapType::Notification, 0, 0).unwrap();
+        let n = f.create_object(CapType::Notification, 0, 0).unwrap();
         let cap = Capability::new(CapType::Notification, Rights::ALL, n);
         f.space.install_original(f.slot(2), cap).unwrap();
         f.space

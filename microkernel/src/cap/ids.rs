@@ -1,29 +1,35 @@
-//! The names of things in a capability space: slots, objects, CNodes.
+//! The names of things in object memory: objects, slots, CNodes.
 //!
-//! Each is a plain index wrapped in its own type so that a slot number can
-//! never be passed where an object number is meant.
+//! Each is a position in object memory wrapped in its own type, so that a
+//! slot number can never be passed where an object number is meant: an
+//! object is named by the granule its record starts at, a slot by its
+//! index among all slot-sized places of object memory (see
+//! `arch::object_memory`). Neither is ever stored by user space; it only
+//! sees capability pointers.
 
-/// A slot in the global slot pool (not a capability pointer: a CNode and an
-/// index within it make one, see `CapSpace::slot`).
+/// A CNode slot: its index in object memory (the slot's physical offset
+/// from the start of RAM over the slot size). A CNode's slots have
+/// consecutive ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SlotId(pub u32);
 
 impl SlotId {
-    /// The slot's index in the pool.
-    pub const fn index(self) -> usize {
-        self.0 as usize
+    /// The slot's index, as object memory counts elements.
+    pub const fn index(self) -> u64 {
+        self.0 as u64
     }
 }
 
-/// An entry of the object table. Ids are reused once an object has been
-/// destroyed (after `on_destroy` reported it).
+/// An object: the granule its record starts at. Ids are reused once an
+/// object's record has been freed; whatever must not confuse a new object
+/// with an old one at the same place holds an [`ObjectRef`] instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectId(pub u32);
 
 impl ObjectId {
-    /// The object's index in the table.
-    pub const fn index(self) -> usize {
-        self.0 as usize
+    /// The granule.
+    pub const fn granule(self) -> u32 {
+        self.0
     }
 }
 
@@ -36,6 +42,21 @@ impl CNodeId {
     pub const fn object(self) -> ObjectId {
         self.0
     }
+}
+
+/// A reference to one object that outlives it harmlessly: the object's
+/// id and its serial number (unique over the kernel's life). Once the
+/// object is destroyed the reference resolves to nothing
+/// (`Objects::resolve`), even if another object is made at the same place.
+/// The kernel uses it wherever it names an object it must not keep alive
+/// and need not hear of its end at once (a thread's fault endpoint, a
+/// filter's policy server, an audit ring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectRef {
+    /// Where the object is.
+    pub id: ObjectId,
+    /// Which object it was.
+    pub serial: u64,
 }
 
 /// A compact optional slot number for the derivation tree's links.
@@ -64,5 +85,34 @@ impl SlotLink {
 impl From<Option<SlotId>> for SlotLink {
     fn from(slot: Option<SlotId>) -> Self {
         slot.map_or(SlotLink::NONE, SlotLink::to)
+    }
+}
+
+/// A compact optional object id, for the links threaded through headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectLink(u32);
+
+impl ObjectLink {
+    /// No object.
+    pub const NONE: ObjectLink = ObjectLink(u32::MAX);
+
+    /// A link to `object`.
+    pub const fn to(object: ObjectId) -> ObjectLink {
+        ObjectLink(object.0)
+    }
+
+    /// The linked object, if any.
+    pub const fn get(self) -> Option<ObjectId> {
+        if self.0 == u32::MAX {
+            None
+        } else {
+            Some(ObjectId(self.0))
+        }
+    }
+}
+
+impl From<Option<ObjectId>> for ObjectLink {
+    fn from(object: Option<ObjectId>) -> Self {
+        object.map_or(ObjectLink::NONE, ObjectLink::to)
     }
 }

@@ -1,23 +1,22 @@
 //! The capability layer's invariants, checked on demand.
 //!
-//! The fuzzer calls `check_invariants` after every batch in debug builds
-//! and the property tests after every step. It allocates nothing and
-//! only reads; its cost is O(SLOTS × OBJECTS) at worst, which is why the
-//! kernel does not call it on every syscall.
-use super::cdt::Links;
-use super::object::ObjectBody;
-use super::object_size::{object_alignment, MAX_CNODE_RADIX, MIN_CNODE_RADIX};
-use super::{CapSpace, ObjectId, ObjectState, SlotId};
+//! The fuzzer checks them after every round and the property tests after
+//! every step. It allocates nothing and only reads; its cost is
+//! O(slots × objects) at worst, which is why the kernel does not call it
+//! on every syscall.
+use super::object::{Links, UntypedBody};
+use super::object_size::{MAX_CNODE_RADIX, MIN_CNODE_RADIX, PAGE_SIZE};
+use super::{Capability, ObjectId, ObjectState, Objects, SlotId};
 use abi::cap::{CapType, Rights};
+use arch::object_memory::kind;
 
 /// The first invariant found broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InvariantViolation {
-    /// A capability sits in a slot no CNode owns.
-    SlotOutsideCNode(SlotId),
     /// Reserved rights are set, or a badge where none can be.
     MalformedCapability(SlotId),
-    /// The capability names a free or dying object, or one of another type.
+    /// The capability names a missing or dying object, or one of another
+    /// type.
     DanglingCapability(SlotId),
     /// An empty slot still has derivation links.
     EmptySlotLinked(SlotId),
@@ -28,9 +27,8 @@ pub enum InvariantViolation {
     /// The capability is neither a copy of its parent's object nor carved
     /// from it (or an original of a retyped object has no parent).
     BadDerivation(SlotId),
-    /// A Reply capability has a parent or a child, or its object has more
-    /// than one capability, memory or an Untyped: it was copied or carved,
-    /// which nothing may do.
+    /// A Reply capability has a child, or its object more than one
+    /// capability: it was copied, which nothing may do.
     ReplyNotSingle(SlotId),
     /// Walking the tree from its roots does not reach every capability
     /// (a cycle, or a lost subtree).
@@ -44,56 +42,83 @@ pub enum InvariantViolation {
     CapCountMismatch(ObjectId),
     /// A live object no capability names.
     ObjectWithoutCapability(ObjectId),
-    /// An object is still being destroyed after an operation returned.
+    /// An object is still being destroyed (or not yet freed) between
+    /// kernel entries.
     ObjectMidDestroy(ObjectId),
-    /// The object table's free count differs from its free entries.
+    /// The list of every object is broken or miscounted.
     ObjectLeak,
-    /// The slot pool's free count differs from the slots no CNode owns.
-    SlotLeak,
-    /// A CNode's block of slots is malformed or overlaps another's.
+    /// A CNode's radix or slot count is wrong.
     CNodeOverlap(ObjectId),
-    /// The per-type state does not match the object's type.
+    /// The header's type is not the type of its record.
     BadBody(ObjectId),
     /// The object's Untyped is not a live Untyped.
     OrphanedChild(ObjectId),
-    /// The object lies outside the used part of its Untyped, or is not
-    /// aligned to its size.
+    /// The object's record or memory lies outside the used part of its
+    /// Untyped, or its memory is not aligned.
     ChildOutsideUntyped(ObjectId),
     /// Two objects share memory.
     MemoryOverlap(ObjectId, ObjectId),
-    /// An Untyped's live-children count is wrong, or its watermark is
-    /// beyond its end or not back at 0 with no children.
+    /// An Untyped's live-children count is wrong, or its ends are out of
+    /// order or not back home with no children.
     BadWatermark(ObjectId),
 }
 
 use InvariantViolation as V;
 
-impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
+impl Objects {
     /// Checks every invariant of `docs/capabilities.md`; the first broken
     /// one is returned.
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_object_list()?;
         self.check_slots()?;
         self.check_tree_reaches_everything()?;
         self.check_objects()?;
-        self.check_slot_accounting()?;
         self.check_memory()
     }
 
-    /// Each slot on its own: ownership, well-formed capability, live
-    /// object, links answered, derivation rule.
+    /// Every slot of every CNode, in object order.
+    fn all_slots(&self) -> impl Iterator<Item = SlotId> + '_ {
+        self.iter()
+            .filter_map(|id| self.memory().elements::<kind::CNode>(id.granule()))
+            .flat_map(|(first, count)| (first..first + count as u64).map(|i| SlotId(i as u32)))
+    }
+
+    /// The list of every object is linked both ways, counted right, and
+    /// names only records whose header says their type.
+    fn check_object_list(&self) -> Result<(), InvariantViolation> {
+        let mut seen = 0;
+        let mut previous = None;
+        for id in self.iter() {
+            seen += 1;
+            if seen > self.count {
+                return Err(V::ObjectLeak);
+            }
+            let header = self.object(id).ok_or(V::ObjectLeak)?;
+            if header.previous.get() != previous {
+                return Err(V::ObjectLeak);
+            }
+            if self.memory().kind_at(id.granule()) != Some(header.cap_type) {
+                return Err(V::BadBody(id));
+            }
+            previous = Some(id);
+        }
+        if seen != self.count {
+            return Err(V::ObjectLeak);
+        }
+        Ok(())
+    }
+
+    /// Each slot on its own: well-formed capability, live object, links
+    /// answered, derivation rule.
     fn check_slots(&self) -> Result<(), InvariantViolation> {
-        for index in 0..SLOTS {
-            let slot = SlotId(index as u32);
-            let cap = self.caps[index];
-            let links = self.cdt.links(slot);
+        for slot in self.all_slots() {
+            let cap = self.slot_content(slot).unwrap_or(Capability::NULL);
+            let links = self.links(slot);
             if cap.is_null() {
                 if links != Links::CLEAR {
                     return Err(V::EmptySlotLinked(slot));
                 }
                 continue;
-            }
-            if !self.pool.is_allocated(index) {
-                return Err(V::SlotOutsideCNode(slot));
             }
             let badgeable = matches!(cap.cap_type(), CapType::Endpoint | CapType::Notification);
             if !cap.rights().is_subset_of(Rights::ALL)
@@ -102,28 +127,24 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             {
                 return Err(V::MalformedCapability(slot));
             }
-            let header = match self.objects.get(cap.object()) {
+            let header = match self.object(cap.object()) {
                 Some(h) if h.state == ObjectState::Live && h.cap_type == cap.cap_type() => h,
                 _ => return Err(V::DanglingCapability(slot)),
             };
             self.check_links(slot, links)?;
             if cap.cap_type() == CapType::Reply
-                && (links.parent.get().is_some()
-                    || links.first_child.get().is_some()
-                    || header.cap_count != 1
-                    || header.size_bytes != 0
-                    || header.parent_untyped.is_some())
+                && (links.first_child.get().is_some() || header.cap_count != 1)
             {
                 return Err(V::ReplyNotSingle(slot));
             }
             match links.parent.get() {
-                None if header.parent_untyped.is_some() => return Err(V::BadDerivation(slot)),
+                None if header.parent().is_some() => return Err(V::BadDerivation(slot)),
                 None => {}
                 Some(parent) => {
-                    let parent_cap = self.caps[parent.index()];
+                    let parent_cap = self.slot_content(parent).unwrap_or(Capability::NULL);
                     let copy = parent_cap.object() == cap.object();
                     let carved = parent_cap.cap_type() == CapType::Untyped
-                        && header.parent_untyped == Some(parent_cap.object());
+                        && header.parent() == Some(parent_cap.object());
                     if !copy && !carved {
                         return Err(V::BadDerivation(slot));
                     }
@@ -136,7 +157,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// Every link of `slot` points at a slot with a capability that links
     /// back.
     fn check_links(&self, slot: SlotId, links: Links) -> Result<(), InvariantViolation> {
-        let valid = |s: SlotId| s.index() < SLOTS && !self.caps[s.index()].is_null();
+        let valid = |s: SlotId| self.slot_content(s).is_some_and(|c| !c.is_null());
         let broken = Err(V::BrokenLink(slot));
         if let Some(parent) = links.parent.get() {
             if !valid(parent) {
@@ -146,31 +167,30 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         match links.prev_sibling.get() {
             Some(prev) => {
                 if !valid(prev)
-                    || self.cdt.next_sibling(prev) != Some(slot)
-                    || self.cdt.parent(prev) != links.parent.get()
+                    || self.next_sibling(prev) != Some(slot)
+                    || self.parent(prev) != links.parent.get()
                 {
                     return broken;
                 }
             }
             None => {
                 if let Some(parent) = links.parent.get() {
-                    if self.cdt.first_child(parent) != Some(slot) {
+                    if self.first_child(parent) != Some(slot) {
                         return broken;
                     }
                 }
             }
         }
         if let Some(next) = links.next_sibling.get() {
-            if !valid(next) || self.cdt.links(next).prev_sibling.get() != Some(slot) {
+            if !valid(next) || self.links(next).prev_sibling.get() != Some(slot) {
                 return broken;
             }
         }
         if let Some(child) = links.first_child.get() {
-            let child_links = if valid(child) {
-                self.cdt.links(child)
-            } else {
+            if !valid(child) {
                 return broken;
-            };
+            }
+            let child_links = self.links(child);
             if child_links.parent.get() != Some(slot) || child_links.prev_sibling.get().is_some() {
                 return broken;
             }
@@ -180,12 +200,12 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
 
     /// A depth-first walk from every root reaches each capability once.
     fn check_tree_reaches_everything(&self) -> Result<(), InvariantViolation> {
-        let caps = self.caps.iter().filter(|c| !c.is_null()).count();
+        let full = |s: SlotId| self.slot_content(s).is_some_and(|c| !c.is_null());
+        let caps = self.all_slots().filter(|s| full(*s)).count();
         let mut reached = 0;
-        let mut budget = 2 * SLOTS + 1;
-        for index in 0..SLOTS {
-            let root = SlotId(index as u32);
-            if self.caps[index].is_null() || self.cdt.parent(root).is_some() {
+        let mut budget = 2 * caps + 1;
+        for root in self.all_slots() {
+            if !full(root) || self.parent(root).is_some() {
                 continue;
             }
             let mut node = root;
@@ -195,7 +215,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                 if budget == 0 {
                     break 'walk;
                 }
-                if let Some(child) = self.cdt.first_child(node) {
+                if let Some(child) = self.first_child(node) {
                     node = child;
                     continue;
                 }
@@ -203,11 +223,11 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
                     if node == root {
                         break 'walk;
                     }
-                    if let Some(next) = self.cdt.next_sibling(node) {
+                    if let Some(next) = self.next_sibling(node) {
                         node = next;
                         break;
                     }
-                    match self.cdt.parent(node) {
+                    match self.parent(node) {
                         Some(parent) => node = parent,
                         None => break 'walk,
                     }
@@ -221,21 +241,27 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         }
     }
 
-    /// Object states, capability counts and the per-type state.
+    /// Object states, capability counts and CNode shapes.
     fn check_objects(&self) -> Result<(), InvariantViolation> {
-        let mut free = 0;
-        for (id, header) in self.objects.iter() {
+        for id in self.iter() {
+            let Some(header) = self.object(id) else {
+                return Err(V::ObjectLeak);
+            };
             let counted = self
-                .caps
-                .iter()
-                .filter(|c| !c.is_null() && c.object() == id)
+                .all_slots()
+                .filter(|s| {
+                    self.slot_content(*s)
+                        .is_some_and(|c| !c.is_null() && c.object() == id)
+                })
                 .count();
             match header.state {
-                ObjectState::Free => {
-                    free += 1;
-                    continue;
+                ObjectState::Dying | ObjectState::Destroyed | ObjectState::Retired => {
+                    return Err(V::ObjectMidDestroy(id))
                 }
-                ObjectState::Dying => return Err(V::ObjectMidDestroy(id)),
+                // Kept by the kernel with no capability (the kernel's own
+                // checks say why).
+                ObjectState::Pinned if counted == 0 && header.cap_count == 0 => continue,
+                ObjectState::Pinned => return Err(V::CapCountMismatch(id)),
                 ObjectState::Live if counted == 0 => return Err(V::ObjectWithoutCapability(id)),
                 ObjectState::Created | ObjectState::Live => {}
             }
@@ -244,124 +270,132 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             {
                 return Err(V::CapCountMismatch(id));
             }
-            let body_fits = match header.body {
-                ObjectBody::Plain => !matches!(
-                    header.cap_type,
-                    CapType::Untyped | CapType::CNode | CapType::Null
-                ),
-                ObjectBody::Untyped { .. } => header.cap_type == CapType::Untyped,
-                ObjectBody::CNode { .. } => header.cap_type == CapType::CNode,
-            };
-            if !body_fits {
-                return Err(V::BadBody(id));
+            if let Some(cnode) = self.get::<kind::CNode>(id) {
+                let radix = cnode.radix;
+                let count = self
+                    .memory()
+                    .elements::<kind::CNode>(id.granule())
+                    .map_or(0, |(_, count)| count);
+                if !(MIN_CNODE_RADIX..=MAX_CNODE_RADIX).contains(&radix) || count != 1 << radix {
+                    return Err(V::CNodeOverlap(id));
+                }
             }
         }
-        if let Some(id) = self.objects.peek_dying() {
+        if let Some(id) = self.dying.get().or(self.destroyed.get()) {
             return Err(V::ObjectMidDestroy(id));
         }
-        if free != self.objects.free_count() {
-            return Err(V::ObjectLeak);
-        }
         Ok(())
     }
 
-    /// CNode blocks are aligned, inside the pool, disjoint, and together
-    /// exactly the slots the pool counts as used.
-    fn check_slot_accounting(&self) -> Result<(), InvariantViolation> {
-        let mut owned = 0;
-        for (id, header) in self.objects.iter() {
-            let ObjectBody::CNode { first_slot, radix } = header.body else {
+    /// The memory of its own an object has (Frame, VSpace, Untyped):
+    /// `(start, end)`, or `None`.
+    fn own_memory(&self, id: ObjectId) -> Option<(u64, u64)> {
+        if let Some(u) = self.get::<kind::Untyped>(id) {
+            return Some((u.phys, u.phys + u.size));
+        }
+        if let Some(f) = self.get::<kind::Frame>(id) {
+            return Some((f.phys, f.phys + PAGE_SIZE));
+        }
+        self.get::<kind::VSpace>(id)
+            .map(|v| (v.phys, v.phys + v.pages * PAGE_SIZE))
+    }
+
+    /// Objects carved from an Untyped lie in its used parts (records at
+    /// the top, memory at the bottom, aligned), and no two objects'
+    /// memory overlaps, except an object's own Untyped's.
+    fn check_memory(&self) -> Result<(), InvariantViolation> {
+        for id in self.iter() {
+            let Some(header) = self.object(id).copied() else {
                 continue;
             };
-            let (first, size) = (first_slot as usize, 1usize << radix);
-            let well_formed = (MIN_CNODE_RADIX..=MAX_CNODE_RADIX).contains(&radix)
-                && first.is_multiple_of(size)
-                && first + size <= SLOTS
-                && (first..first + size).all(|i| self.pool.is_allocated(i));
-            let overlaps = self.objects.iter().any(|(other, h)| match h.body {
-                ObjectBody::CNode {
-                    first_slot: o,
-                    radix: r,
-                } => other != id && (o as usize) < first + size && first < o as usize + (1 << r),
-                _ => false,
-            });
-            if !well_formed || overlaps {
-                return Err(V::CNodeOverlap(id));
-            }
-            owned += size;
-        }
-        let allocated = (0..SLOTS).filter(|i| self.pool.is_allocated(*i)).count();
-        if owned != allocated || self.pool.free_count() + allocated != SLOTS {
-            return Err(V::SlotLeak);
-        }
-        Ok(())
-    }
-
-    /// Objects carved from an Untyped lie below its watermark, aligned and
-    /// disjoint; boot objects with memory are disjoint too.
-    fn check_memory(&self) -> Result<(), InvariantViolation> {
-        for (id, header) in self.objects.iter() {
-            if header.state == ObjectState::Free {
-                continue;
-            }
-            if let Some(parent_id) = header.parent_untyped {
-                let parent = self.objects.get(parent_id).copied();
-                let watermark = match parent.map(|p| (p.state, p.body)) {
-                    Some((ObjectState::Live, ObjectBody::Untyped { watermark, .. })) => watermark,
+            let own = self.own_memory(id);
+            if let Some(parent_id) = header.parent() {
+                let parent: UntypedBody = match self.get::<kind::Untyped>(parent_id) {
+                    Some(u) if self.object(parent_id).is_some_and(|h| h.live()) => *u,
                     _ => return Err(V::OrphanedChild(id)),
                 };
-                let base = parent.map_or(0, |p| p.phys);
-                let alignment = object_alignment(header.cap_type, header.size_bytes);
-                let shaped = header.size_bytes.is_power_of_two()
-                    || (header.cap_type == CapType::VSpace
-                        && header.size_bytes.is_multiple_of(alignment));
-                let inside = shaped
-                    && alignment > 0
-                    && header.phys.is_multiple_of(alignment)
-                    && header.phys >= base
-                    && header.phys_end() <= base.saturating_add(watermark);
-                if !inside {
+                let record = self.memory().phys_of(id.granule());
+                let record_bytes = self.record_size_of(id, header.cap_type);
+                let record_inside = match self.get::<kind::Untyped>(id) {
+                    // At its own top, past its records' room.
+                    Some(own) => {
+                        record == own.phys + own.home
+                            && record + record_bytes == own.phys + own.size
+                    }
+                    None => {
+                        record >= parent.phys + parent.top
+                            && record + record_bytes <= parent.phys + parent.home
+                    }
+                };
+                let memory_inside = own.is_none_or(|(start, end)| {
+                    let alignment = if header.cap_type == CapType::Untyped {
+                        end - start
+                    } else {
+                        PAGE_SIZE
+                    };
+                    start.is_multiple_of(alignment)
+                        && start >= parent.phys
+                        && end <= parent.phys + parent.bottom
+                });
+                if !record_inside || !memory_inside {
                     return Err(V::ChildOutsideUntyped(id));
                 }
             }
-            if let ObjectBody::Untyped {
-                watermark,
-                live_children,
-            } = header.body
-            {
+            if let Some(untyped) = self.get::<kind::Untyped>(id) {
                 let children = self
-                    .objects
                     .iter()
-                    .filter(|(_, h)| h.state != ObjectState::Free && h.parent_untyped == Some(id))
+                    .filter(|c| self.object(*c).is_some_and(|h| h.parent() == Some(id)))
                     .count();
-                if children != live_children as usize
-                    || watermark > header.size_bytes
-                    || (children == 0 && watermark != 0)
+                let pinned = self
+                    .iter()
+                    .filter(|c| {
+                        self.object(*c).is_some_and(|h| {
+                            h.parent() == Some(id) && h.state == ObjectState::Pinned
+                        })
+                    })
+                    .count();
+                if pinned != untyped.pinned as usize {
+                    return Err(V::BadWatermark(id));
+                }
+                let home = untyped.bottom == 0 && untyped.top == untyped.home;
+                if children != untyped.live_children as usize
+                    || untyped.bottom > untyped.top
+                    || untyped.top > untyped.home
+                    || untyped.home > untyped.size
+                    || (children == 0 && !home)
                 {
                     return Err(V::BadWatermark(id));
                 }
             }
-            // Siblings (same Untyped, or both made at boot) never overlap;
-            // an object and its own Untyped of course do.
-            for (other_id, other) in self.objects.iter() {
-                let siblings = other_id > id
-                    && other.state != ObjectState::Free
-                    && other.parent_untyped == header.parent_untyped
-                    && header.size_bytes > 0
-                    && other.size_bytes > 0;
-                if siblings && header.phys < other.phys_end() && other.phys < header.phys_end() {
-                    return Err(V::MemoryOverlap(id, other_id));
+            // Siblings (same Untyped, or both the kernel's) never share
+            // memory; an object and its own Untyped of course do.
+            let Some((start, end)) = own else {
+                continue;
+            };
+            for other in self.iter().filter(|o| *o > id) {
+                let siblings = self
+                    .object(other)
+                    .is_some_and(|h| h.parent() == header.parent());
+                if let (true, Some((s, e))) = (siblings, self.own_memory(other)) {
+                    if start < e && s < end {
+                        return Err(V::MemoryOverlap(id, other));
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The bytes the record of `id` (of `cap_type`) takes.
+    fn record_size_of(&self, id: ObjectId, cap_type: CapType) -> u64 {
+        let radix = self.get::<kind::CNode>(id).map_or(0, |c| c.radix);
+        Self::record_bytes(cap_type, radix).unwrap_or(0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::Fixture;
-    use super::super::Capability;
     use super::*;
 
     /// A fixture with an endpoint in slot 2, a copy in 3, a CNode carved
@@ -387,13 +421,15 @@ mod tests {
     #[test]
     fn a_copied_reply_capability_is_found() {
         let mut f = busy();
-        f.space.create_reply(f.slot(8)).unwrap();
+        f.space
+            .retype(f.slot(0), CapType::Reply, 0, f.root, 8, 1)
+            .unwrap();
         f.check();
         // A copy made behind `copy`'s back, as a child.
         let s = f.slot(9);
         let cap = f.space.lookup(f.slot(8)).unwrap();
         f.space.store(s, cap);
-        f.space.cdt.add_child(f.slot(8), s);
+        f.space.add_child(f.slot(8), s);
         assert_eq!(
             f.space.check_invariants(),
             Err(V::ReplyNotSingle(f.slot(8)))
@@ -404,7 +440,7 @@ mod tests {
     fn a_wrong_cap_count_is_found() {
         let mut f = busy();
         let ep = id_in(&f, 2);
-        f.space.objects.get_mut(ep).unwrap().cap_count += 1;
+        f.space.header_mut(ep).unwrap().cap_count += 1;
         assert_eq!(f.space.check_invariants(), Err(V::CapCountMismatch(ep)));
     }
 
@@ -412,7 +448,7 @@ mod tests {
     fn a_capability_dropped_without_unlinking_is_found() {
         let mut f = busy();
         let s = f.slot(2);
-        f.space.caps[s.index()] = Capability::NULL;
+        f.space.slot_entry_mut(s).unwrap().cap = Capability::NULL;
         assert_eq!(f.space.check_invariants(), Err(V::EmptySlotLinked(s)));
     }
 
@@ -420,7 +456,7 @@ mod tests {
     fn a_carved_object_as_a_root_is_found() {
         let mut f = busy();
         let s = f.slot(5);
-        f.space.cdt.unlink_leaf(s);
+        f.space.unlink_leaf(s);
         assert_eq!(f.space.check_invariants(), Err(V::BadDerivation(s)));
     }
 
@@ -428,16 +464,16 @@ mod tests {
     fn a_copy_under_the_wrong_parent_is_found() {
         let mut f = busy();
         let s = f.slot(3);
-        f.space.cdt.unlink_leaf(s);
-        f.space.cdt.add_child(f.slot(5), s);
+        f.space.unlink_leaf(s);
+        f.space.add_child(f.slot(5), s);
         assert_eq!(f.space.check_invariants(), Err(V::BadDerivation(s)));
     }
 
     #[test]
-    fn a_capability_to_a_freed_object_is_found() {
+    fn a_capability_to_a_destroyed_object_is_found() {
         let mut f = busy();
         let ep = id_in(&f, 2);
-        f.space.objects.release(ep);
+        f.space.header_mut(ep).unwrap().state = ObjectState::Retired;
         assert_eq!(
             f.space.check_invariants(),
             Err(V::DanglingCapability(f.slot(2)))
@@ -445,43 +481,60 @@ mod tests {
     }
 
     #[test]
-    fn a_lowered_watermark_is_found() {
+    fn a_raised_top_is_found() {
         let mut f = busy();
         let untyped = f.untyped;
-        if let ObjectBody::Untyped { watermark, .. } =
-            &mut f.space.objects.get_mut(untyped).unwrap().body
-        {
-            *watermark = 16;
-        }
+        f.space.get_mut::<kind::Untyped>(untyped).unwrap().top += 64;
         let violation = f.space.check_invariants();
         assert!(
-            matches!(violation, Err(V::ChildOutsideUntyped(_))),
+            matches!(
+                violation,
+                Err(V::ChildOutsideUntyped(_) | V::BadWatermark(_))
+            ),
             "{violation:?}"
         );
     }
 
     #[test]
-    fn overlapping_siblings_are_found() {
+    fn a_lost_child_count_is_found() {
         let mut f = busy();
-        let (a, b) = (id_in(&f, 5), id_in(&f, 6));
-        let phys = f.space.objects.get(a).unwrap().phys;
-        f.space.objects.get_mut(b).unwrap().phys = phys;
-        assert_eq!(f.space.check_invariants(), Err(V::MemoryOverlap(a, b)));
+        let untyped = f.untyped;
+        f.space
+            .get_mut::<kind::Untyped>(untyped)
+            .unwrap()
+            .live_children -= 1;
+        assert_eq!(f.space.check_invariants(), Err(V::BadWatermark(untyped)));
     }
 
     #[test]
-    fn a_leaked_slot_is_found() {
+    fn overlapping_siblings_are_found() {
+        let mut f = Fixture::new();
+        let made = f
+            .space
+            .retype(f.slot(0), CapType::Frame, 0, f.root, 2, 2)
+            .unwrap();
+        let phys = f.space.get::<kind::Frame>(made[0]).unwrap().phys;
+        f.space.get_mut::<kind::Frame>(made[1]).unwrap().phys = phys;
+        let violation = f.space.check_invariants();
+        assert!(
+            matches!(violation, Err(V::MemoryOverlap(..))),
+            "{violation:?}"
+        );
+    }
+
+    #[test]
+    fn a_broken_object_list_is_found() {
         let mut f = busy();
-        f.space.pool.allocate(1);
-        assert_eq!(f.space.check_invariants(), Err(V::SlotLeak));
+        f.space.count += 1;
+        assert_eq!(f.space.check_invariants(), Err(V::ObjectLeak));
     }
 
     #[test]
     fn a_live_object_without_capabilities_is_found() {
         let mut f = busy();
-        let ep = f.space.create_object(CapType::Endpoint, 0, 0).unwrap();
+        let ep = f.create_object(CapType::Endpoint, 0, 0).unwrap();
         f.check();
-        f.space.objects.get_mut(ep).unwrap().state = ObjectState::Live;
+        f.space.header_mut(ep).unwrap().state = ObjectState::Live;
         assert_eq!(
             f.space.check_invariants(),
             Err(V::ObjectWithoutCapability(ep))
@@ -493,9 +546,9 @@ mod tests {
         let mut f = busy();
         let (a, b) = (f.slot(2), f.slot(3));
         // Make 2 and 3 each other's parent: no root reaches them.
-        f.space.cdt.unlink_leaf(b);
-        f.space.cdt.add_child(b, a);
-        f.space.cdt.add_child(a, b);
+        f.space.unlink_leaf(b);
+        f.space.add_child(b, a);
+        f.space.add_child(a, b);
         assert!(matches!(
             f.space.check_invariants(),
             Err(V::Unreachable { .. } | V::BrokenLink(_))

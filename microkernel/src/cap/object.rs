@@ -1,226 +1,198 @@
-//! The object table: one header per kernel object a capability can name.
+//! What every object's record starts with, and the bodies the capability
+//! layer itself keeps: an Untyped's, a CNode's and a slot's.
 //!
 //! The header is the capability layer's whole knowledge of an object: its
-//! type, where its memory is, which Untyped it was carved from and how
-//! many capabilities refer to it. What the object *does* (a thread's
-//! registers, an endpoint's queue) lives in the kernel's own tables,
-//! indexed by the same `ObjectId`.
-use super::ids::ObjectId;
+//! type, where it is in its life, which Untyped paid for it and how many
+//! capabilities refer to it. What the object *does* (a thread's registers,
+//! an endpoint's queue) is the body that follows the header in the same
+//! record (`layout.rs` says which body each type has).
+use super::ids::{ObjectId, ObjectLink, SlotLink};
+use super::word::Capability;
+use crate::thread::ThreadId;
 use abi::cap::CapType;
 
 /// Where an object is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectState {
-    /// The table entry is unused.
-    Free,
-    /// Made (at boot) but its original capability is not installed yet.
+    /// Made (by the kernel) but its original capability is not installed
+    /// yet.
     Created,
     /// At least one capability refers to it.
     Live,
     /// A CNode whose last capability is gone while its slots are being
     /// emptied. Only seen inside a delete; never between operations.
     Dying,
+    /// Its last capability is gone: the kernel is told (once, by
+    /// `Objects::take_destroyed`) so that it can let go of it, and the
+    /// record is freed when the kernel entry that destroyed it ends
+    /// (`Objects::reap`). No capability reaches it, and every
+    /// [`ObjectRef`](super::ObjectRef) to it resolves to nothing.
+    Destroyed,
+    /// Destroyed and let go of by the kernel: waiting to be freed.
+    Retired,
+    /// Destroyed, but still in use by the kernel (a Filter attached to a
+    /// thread: a deleted capability never lifts a restriction): no
+    /// capability reaches it, and its record stays until the kernel is
+    /// done with it (`Objects::retire_pinned`). Its Untyped counts it as a
+    /// child until then.
+    Pinned,
 }
 
-/// Per-type state the capability layer keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ObjectBody {
-    /// Nothing beyond the header.
-    Plain,
-    /// Untyped memory: objects are carved from `phys + watermark` upwards.
-    Untyped {
-        /// Bytes from the start already handed out (the next object goes
-        /// at or above this offset).
-        watermark: u64,
-        /// Objects carved from it that still exist. When the last one goes
-        /// the watermark returns to 0.
-        live_children: u32,
-    },
-    /// A CNode: `2^radix` slots of the pool starting at `first_slot`.
-    CNode {
-        /// The pool index of slot 0.
-        first_slot: u32,
-        /// log2 of the slot count.
-        radix: u8,
-    },
-}
-
-/// What the capability layer knows about one object.
+/// What the capability layer knows about one object: the first 32 bytes
+/// of its record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectHeader {
     /// The object's type (every capability to it has this type).
     pub cap_type: CapType,
     /// Where it is in its life.
     pub state: ObjectState,
-    /// Bytes of physical memory it occupies (0 for objects the kernel made
-    /// from its own static tables at boot).
-    pub size_bytes: u64,
-    /// Physical address of that memory.
-    pub phys: u64,
-    /// The Untyped it was carved from (`None` for objects made at boot).
-    pub parent_untyped: Option<ObjectId>,
     /// Capabilities that refer to it.
     pub cap_count: u32,
-    /// Per-type state.
-    pub body: ObjectBody,
-    /// The next CNode on the dying list (see `delete.rs`).
-    pub(crate) next_dying: Option<ObjectId>,
-    /// For an Untyped: a value that names the state of its free memory, new
-    /// (and never seen before, in any object) whenever it hands memory out
-    /// or takes all of it back. Work done on its free memory between two
-    /// syscalls (a preempted retype's zeroing) is still valid exactly while
-    /// this is unchanged.
-    pub epoch: u64,
+    /// The Untyped that paid for it; none for an object the kernel made
+    /// from its own pool of pages (at boot, or for the boot suite).
+    pub parent_untyped: ObjectLink,
+    /// Unique over the kernel's life: tells this object from any other
+    /// ever made at the same place (see `ObjectRef`).
+    pub serial: u64,
+    /// The next object on the list of every object, and the previous one.
+    pub(crate) next: ObjectLink,
+    pub(crate) previous: ObjectLink,
+    /// The next object on the work list it is on (a dying CNode's, or the
+    /// destroyed and retired objects').
+    pub(crate) next_work: ObjectLink,
 }
 
 impl ObjectHeader {
-    /// An unused table entry.
-    pub const FREE: ObjectHeader = ObjectHeader {
-        cap_type: CapType::Null,
-        state: ObjectState::Free,
-        size_bytes: 0,
-        phys: 0,
-        parent_untyped: None,
-        cap_count: 0,
-        body: ObjectBody::Plain,
-        next_dying: None,
-        epoch: 0,
-    };
+    /// A header for a new object of `cap_type`.
+    pub(crate) fn new(cap_type: CapType, parent_untyped: Option<ObjectId>, serial: u64) -> Self {
+        ObjectHeader {
+            cap_type,
+            state: ObjectState::Created,
+            cap_count: 0,
+            parent_untyped: parent_untyped.into(),
+            serial,
+            next: ObjectLink::NONE,
+            previous: ObjectLink::NONE,
+            next_work: ObjectLink::NONE,
+        }
+    }
 
     /// Does the object exist (made, and not being destroyed)?
     pub fn live(&self) -> bool {
         matches!(self.state, ObjectState::Created | ObjectState::Live)
     }
 
-    /// The end of its memory (exclusive), `phys + size_bytes`.
-    pub fn phys_end(&self) -> u64 {
-        self.phys.saturating_add(self.size_bytes)
+    /// The Untyped that paid for it, if one did.
+    pub fn parent(&self) -> Option<ObjectId> {
+        self.parent_untyped.get()
     }
 }
 
-/// A fixed table of `OBJECTS` headers.
-// Tests compare snapshots to show that a failed operation changed nothing.
-#[cfg_attr(test, derive(Clone, PartialEq, Eq))]
-pub(crate) struct ObjectTable<const OBJECTS: usize> {
-    headers: [ObjectHeader; OBJECTS],
-    free: usize,
-    dying: Option<ObjectId>,
+/// An Untyped: a range of RAM from which objects are carved, from both
+/// ends. Memory that user space or the MMU reaches (Frames, page tables,
+/// smaller Untypeds) is taken from the bottom upwards, aligned as it must
+/// be; the kernel's records for the objects made are taken from the top
+/// downwards, packed. The Untyped is full when the two meet. An Untyped
+/// carved from another keeps its own record in its last granules (so the
+/// parent pays nothing for it at its top, and a child can be as large as
+/// its parent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UntypedBody {
+    /// Physical address of the range.
+    pub phys: u64,
+    /// Its size in bytes (a power of two, at least a page).
+    pub size: u64,
+    /// Bytes from the start handed out as memory (the next memory goes at
+    /// or above this offset).
+    pub bottom: u64,
+    /// Offset of the lowest record handed out (`home` when none is): the
+    /// next record goes right below it.
+    pub top: u64,
+    /// Where `top` returns to when everything carved is gone: the size,
+    /// or, for an Untyped carved from another, the offset of its own
+    /// record (which it keeps at its top, so that a child can take all of
+    /// its parent's memory).
+    pub home: u64,
+    /// Objects carved from it that still have their record. When the last
+    /// one goes both ends return (`bottom` 0, `top` its `home`).
+    pub live_children: u32,
+    /// How many of those are pinned (`ObjectState::Pinned`).
+    pub pinned: u32,
+    /// A value that names the state of its free memory: new (never seen
+    /// before, in any Untyped) whenever it hands memory out or takes all
+    /// of it back. Work done on its free memory between two syscalls (a
+    /// preempted retype's zeroing) is still valid exactly while this is
+    /// unchanged.
+    pub epoch: u64,
 }
 
-impl<const OBJECTS: usize> ObjectTable<OBJECTS> {
-    /// Every entry free.
-    pub(crate) const fn new() -> Self {
-        ObjectTable {
-            headers: [ObjectHeader::FREE; OBJECTS],
-            free: OBJECTS,
-            dying: None,
+impl UntypedBody {
+    /// An Untyped over `size` bytes at `phys` with nothing handed out,
+    /// whose records may use its memory up to offset `home`.
+    pub(crate) fn new(phys: u64, size: u64, home: u64, epoch: u64) -> Self {
+        UntypedBody {
+            phys,
+            size,
+            bottom: 0,
+            top: home,
+            home,
+            live_children: 0,
+            pinned: 0,
+            epoch,
         }
     }
 
-    /// Unused entries.
-    pub(crate) fn free_count(&self) -> usize {
-        self.free
-    }
-
-    /// The header of `id`, if `id` is in the table (free or not).
-    pub(crate) fn get(&self, id: ObjectId) -> Option<&ObjectHeader> {
-        self.headers.get(id.index())
-    }
-
-    /// The header of `id` for changing.
-    pub(crate) fn get_mut(&mut self, id: ObjectId) -> Option<&mut ObjectHeader> {
-        self.headers.get_mut(id.index())
-    }
-
-    /// Every entry with its id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (ObjectId, &ObjectHeader)> {
-        self.headers
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (ObjectId(i as u32), h))
-    }
-
-    /// Stores `header` in a free entry.
-    pub(crate) fn allocate(&mut self, header: ObjectHeader) -> Option<ObjectId> {
-        let index = self
-            .headers
-            .iter()
-            .position(|h| h.state == ObjectState::Free)?;
-        self.headers[index] = header;
-        self.free -= 1;
-        Some(ObjectId(index as u32))
-    }
-
-    /// Frees the entry of `id`.
-    pub(crate) fn release(&mut self, id: ObjectId) {
-        if let Some(header) = self.headers.get_mut(id.index()) {
-            if header.state != ObjectState::Free {
-                *header = ObjectHeader::FREE;
-                self.free += 1;
-            }
-        }
-    }
-
-    /// Puts CNode `id` on the dying list (its state is already `Dying`).
-    pub(crate) fn push_dying(&mut self, id: ObjectId) {
-        let head = self.dying;
-        if let Some(header) = self.headers.get_mut(id.index()) {
-            header.next_dying = head;
-            self.dying = Some(id);
-        }
-    }
-
-    /// The most recently queued dying CNode, without taking it off.
-    pub(crate) fn peek_dying(&self) -> Option<ObjectId> {
-        self.dying
-    }
-
-    /// Takes the head of the dying list off.
-    pub(crate) fn pop_dying(&mut self) -> Option<ObjectId> {
-        let head = self.dying?;
-        self.dying = self.headers[head.index()].next_dying.take();
-        Some(head)
+    /// The free range between the two ends, as physical addresses.
+    pub fn free(&self) -> (u64, u64) {
+        (self.phys + self.bottom, self.phys + self.top)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn endpoint() -> ObjectHeader {
-        ObjectHeader {
-            cap_type: CapType::Endpoint,
-            state: ObjectState::Created,
-            ..ObjectHeader::FREE
-        }
-    }
-
-    #[test]
-    fn entries_are_reused_after_release() {
-        let mut table = ObjectTable::<2>::new();
-        let a = table.allocate(endpoint()).unwrap();
-        let b = table.allocate(endpoint()).unwrap();
-        assert_ne!(a, b);
-        assert_eq!(table.allocate(endpoint()), None);
-        table.release(a);
-        table.release(a);
-        assert_eq!(table.free_count(), 1, "a double release frees once");
-        assert_eq!(table.allocate(endpoint()), Some(a));
-    }
-
-    #[test]
-    fn dying_list_is_last_in_first_out() {
-        let mut table = ObjectTable::<4>::new();
-        let ids: Vec<_> = (0..3)
-            .map(|_| table.allocate(endpoint()).unwrap())
-            .collect();
-        for id in &ids {
-            table.push_dying(*id);
-        }
-        assert_eq!(table.peek_dying(), Some(ids[2]));
-        assert_eq!(table.pop_dying(), Some(ids[2]));
-        assert_eq!(table.pop_dying(), Some(ids[1]));
-        assert_eq!(table.pop_dying(), Some(ids[0]));
-        assert_eq!(table.pop_dying(), None);
-    }
+/// A CNode's body: its size, and the threads whose CSpace it is. Its
+/// `2^radix` slots follow the record as its elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CNodeBody {
+    /// log2 of the slot count.
+    pub radix: u8,
+    /// The first of the threads whose CSpace it is (linked through
+    /// `Thread::cspace_links`): when it is destroyed they have none.
+    pub users: Option<ThreadId>,
 }
+
+/// The four derivation-tree links of one slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Links {
+    pub(crate) parent: SlotLink,
+    pub(crate) first_child: SlotLink,
+    pub(crate) next_sibling: SlotLink,
+    pub(crate) prev_sibling: SlotLink,
+}
+
+impl Links {
+    /// A slot outside the tree.
+    pub(crate) const CLEAR: Links = Links {
+        parent: SlotLink::NONE,
+        first_child: SlotLink::NONE,
+        next_sibling: SlotLink::NONE,
+        prev_sibling: SlotLink::NONE,
+    };
+}
+
+/// One CNode slot: a capability (or none) and its place in the
+/// derivation tree. 32 bytes, two to a granule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Slot {
+    pub(crate) cap: Capability,
+    pub(crate) links: Links,
+}
+
+impl Slot {
+    /// An empty slot.
+    pub const EMPTY: Slot = Slot {
+        cap: Capability::NULL,
+        links: Links::CLEAR,
+    };
+}
+
+const _: () = assert!(core::mem::size_of::<Slot>() == 32);

@@ -1,87 +1,99 @@
 //! How much Untyped memory each kind of object takes.
 //!
-//! Every size but a VSpace's is a power of two and those objects are
-//! aligned to their size, so they never straddle a boundary of their own
-//! size and the space left between objects is only ever alignment padding.
-//! A VSpace is its root table and the page-table pages it may use
-//! (`1 + size` pages, not a power of two): it is page aligned. Thread, endpoint and
-//! similar objects keep their working state in the kernel's static tables;
-//! their size here is what retype charges the Untyped for them, so that
-//! user space can make no more objects than its memory pays for.
+//! An object costs its record (`layout::record_bytes`: a TCB's thread, an
+//! endpoint's queue, a CNode's slots, ...), packed at 64-byte granules from
+//! the top of the Untyped, and, for the three kinds with memory of their
+//! own, that memory from the bottom: a Frame's page, a VSpace's root and
+//! table pages (page aligned), a smaller Untyped's range (aligned to its
+//! size; that Untyped keeps its record at its own top, so it costs its
+//! parent only its range).
 use super::error::CapError;
+use super::layout::record_bytes;
 use abi::cap::CapType;
 
 /// The page (and Frame) size.
 pub const PAGE_SIZE: u64 = 4096;
 /// Smallest CNode radix: 2 slots.
 pub const MIN_CNODE_RADIX: u8 = 1;
-/// Largest CNode radix: 1024 slots.
-pub const MAX_CNODE_RADIX: u8 = 10;
-/// What one CNode slot costs (a capability and its derivation links).
-pub const CNODE_SLOT_BYTES: u64 = 32;
+/// Largest CNode radix: 65 536 slots (2 MiB of slots). A CSpace is one
+/// CNode, so this is the most capabilities one thread can name; the
+/// kernel fills a new CNode's slots in one go, so the bound also bounds
+/// that work.
+pub const MAX_CNODE_RADIX: u8 = 16;
 /// Smallest Untyped made by retype: one page.
 pub const MIN_UNTYPED_BITS: u8 = 12;
 /// Largest Untyped made by retype (the 48-bit physical address space).
 pub const MAX_UNTYPED_BITS: u8 = 47;
-/// Bytes retype charges for a TCB.
-pub const TCB_BYTES: u64 = 1024;
-/// Bytes retype charges for a Filter: its rules (`policy::Filter`, about
-/// 10 KiB) rounded up to a power of two.
-pub const FILTER_BYTES: u64 = 16 * 1024;
-/// Bytes retype charges for an Endpoint or a Notification.
-pub const SMALL_OBJECT_BYTES: u64 = 16;
 
-/// The size in bytes of one object of `cap_type`. `size_param` is the
-/// radix for a CNode, log2 of the size for an Untyped, and must be 0 for
-/// every fixed-size type. Types retype cannot make (`Null`, `IrqHandler`,
-/// `DebugConsole`: the kernel hands those out at boot; `Reply`: made only
-/// by `ReplySave`, from no memory) are refused.
-pub fn object_size(cap_type: CapType, size_param: u64) -> Result<u64, CapError> {
-    let fixed = |bytes: u64| {
-        if size_param == 0 {
-            Ok(bytes)
-        } else {
-            Err(CapError::InvalidArgument)
-        }
+/// What one object of a type costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cost {
+    /// Bytes of memory of its own (0 for most types).
+    pub memory: u64,
+    /// The alignment that memory needs.
+    pub alignment: u64,
+    /// Bytes of its record.
+    pub record: u64,
+}
+
+/// What one object of `cap_type` costs. `size_param` is the radix for a
+/// CNode, log2 of the size for an Untyped, the table pages besides the
+/// root for a VSpace, and must be 0 for every other type. Types retype
+/// cannot make (`Null`, and `IrqHandler` and `DebugConsole`, which the
+/// kernel hands out at boot) are refused.
+pub fn cost(cap_type: CapType, size_param: u64) -> Result<Cost, CapError> {
+    let bad = CapError::InvalidArgument;
+    let record_only = |radix: u8| {
+        record_bytes(cap_type, radix)
+            .map(|record| Cost {
+                memory: 0,
+                alignment: 1,
+                record,
+            })
+            .ok_or(bad)
     };
     match cap_type {
         CapType::Untyped => {
-            if (MIN_UNTYPED_BITS as u64..=MAX_UNTYPED_BITS as u64).contains(&size_param) {
-                Ok(1 << size_param)
-            } else {
-                Err(CapError::InvalidArgument)
+            if !(u64::from(MIN_UNTYPED_BITS)..=u64::from(MAX_UNTYPED_BITS)).contains(&size_param) {
+                return Err(bad);
             }
+            Ok(Cost {
+                memory: 1 << size_param,
+                alignment: 1 << size_param,
+                record: 0,
+            })
         }
         CapType::CNode => {
-            if (MIN_CNODE_RADIX as u64..=MAX_CNODE_RADIX as u64).contains(&size_param) {
-                Ok(CNODE_SLOT_BYTES << size_param)
-            } else {
-                Err(CapError::InvalidArgument)
+            if !(u64::from(MIN_CNODE_RADIX)..=u64::from(MAX_CNODE_RADIX)).contains(&size_param) {
+                return Err(bad);
             }
+            record_only(size_param as u8)
         }
-        CapType::Tcb => fixed(TCB_BYTES),
-        CapType::Endpoint | CapType::Notification => fixed(SMALL_OBJECT_BYTES),
-        CapType::Frame => fixed(PAGE_SIZE),
+        CapType::Frame if size_param == 0 => Ok(Cost {
+            memory: PAGE_SIZE,
+            alignment: PAGE_SIZE,
+            ..record_only(0)?
+        }),
         CapType::VSpace => {
-            if (1..=abi::vspace::MAX_USER_TABLE_PAGES).contains(&size_param) {
-                Ok((1 + size_param) * PAGE_SIZE)
-            } else {
-                Err(CapError::InvalidArgument)
+            if !(1..=abi::vspace::MAX_USER_TABLE_PAGES).contains(&size_param) {
+                return Err(bad);
             }
+            Ok(Cost {
+                memory: (1 + size_param) * PAGE_SIZE,
+                alignment: PAGE_SIZE,
+                ..record_only(0)?
+            })
         }
-        CapType::Filter => fixed(FILTER_BYTES),
-        CapType::Null | CapType::IrqHandler | CapType::DebugConsole | CapType::Reply => {
-            Err(CapError::InvalidArgument)
+        CapType::Tcb
+        | CapType::Endpoint
+        | CapType::Notification
+        | CapType::Reply
+        | CapType::Filter
+            if size_param == 0 =>
+        {
+            record_only(0)
         }
-    }
-}
-
-/// The alignment of an object of `cap_type` that is `size_bytes` large:
-/// its size, but a page for a VSpace.
-pub fn object_alignment(cap_type: CapType, size_bytes: u64) -> u64 {
-    match cap_type {
-        CapType::VSpace => PAGE_SIZE,
-        _ => size_bytes,
+        _ => Err(bad),
     }
 }
 
@@ -90,51 +102,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_size_table() {
-        assert_eq!(object_size(CapType::Tcb, 0), Ok(1024));
-        assert_eq!(object_size(CapType::Endpoint, 0), Ok(16));
-        assert_eq!(object_size(CapType::Notification, 0), Ok(16));
-        assert_eq!(object_size(CapType::Frame, 0), Ok(4096));
-        assert_eq!(object_size(CapType::VSpace, 1), Ok(2 * 4096));
-        assert_eq!(object_size(CapType::VSpace, 64), Ok(65 * 4096));
-        assert_eq!(object_size(CapType::CNode, 1), Ok(64));
-        assert_eq!(object_size(CapType::CNode, 10), Ok(32 * 1024));
-        assert_eq!(object_size(CapType::Untyped, 12), Ok(4096));
-        assert_eq!(object_size(CapType::Untyped, 47), Ok(1 << 47));
-    }
-
-    #[test]
-    fn every_size_but_a_vspaces_is_a_power_of_two() {
-        for t in CapType::ALL {
-            for param in 0..64 {
-                if let Ok(size) = object_size(t, param) {
-                    if t == CapType::VSpace {
-                        assert!(size.is_multiple_of(PAGE_SIZE), "{param}");
-                        assert_eq!(object_alignment(t, size), PAGE_SIZE);
-                    } else {
-                        assert!(size.is_power_of_two(), "{t:?} {param}");
-                        assert_eq!(object_alignment(t, size), size);
-                    }
-                }
-            }
-        }
+    fn the_cost_table() {
+        let endpoint = cost(CapType::Endpoint, 0).unwrap();
+        assert_eq!((endpoint.memory, endpoint.record), (0, 64));
+        let frame = cost(CapType::Frame, 0).unwrap();
+        assert_eq!((frame.memory, frame.alignment), (4096, 4096));
+        let vspace = cost(CapType::VSpace, 64).unwrap();
+        assert_eq!((vspace.memory, vspace.alignment), (65 * 4096, 4096));
+        let untyped = cost(CapType::Untyped, 20).unwrap();
+        assert_eq!((untyped.memory, untyped.alignment), (1 << 20, 1 << 20));
+        let cnode = cost(CapType::CNode, 16).unwrap();
+        assert_eq!(cnode.record, 64 + (32 << 16));
+        assert_eq!(cost(CapType::Reply, 0).map(|c| c.memory), Ok(0));
     }
 
     #[test]
     fn bad_parameters_are_refused() {
-        let bad = CapError::InvalidArgument;
-        assert_eq!(object_size(CapType::CNode, 0), Err(bad));
-        assert_eq!(object_size(CapType::CNode, 11), Err(bad));
-        assert_eq!(object_size(CapType::Untyped, 11), Err(bad));
-        assert_eq!(object_size(CapType::Untyped, 48), Err(bad));
-        assert_eq!(object_size(CapType::Tcb, 1), Err(bad));
-        assert_eq!(object_size(CapType::Frame, 12), Err(bad));
-        assert_eq!(object_size(CapType::VSpace, 0), Err(bad));
-        assert_eq!(object_size(CapType::VSpace, 65), Err(bad));
-        assert_eq!(object_size(CapType::VSpace, u64::MAX), Err(bad));
-        assert_eq!(object_size(CapType::Null, 0), Err(bad));
-        assert_eq!(object_size(CapType::IrqHandler, 0), Err(bad));
-        assert_eq!(object_size(CapType::DebugConsole, 0), Err(bad));
-        assert_eq!(object_size(CapType::Reply, 0), Err(bad), "ReplySave only");
+        let bad = Err(CapError::InvalidArgument);
+        assert_eq!(cost(CapType::CNode, 0), bad);
+        assert_eq!(cost(CapType::CNode, 17), bad);
+        assert_eq!(cost(CapType::Untyped, 11), bad);
+        assert_eq!(cost(CapType::Untyped, 48), bad);
+        assert_eq!(cost(CapType::Tcb, 1), bad);
+        assert_eq!(cost(CapType::Frame, 12), bad);
+        assert_eq!(cost(CapType::VSpace, 0), bad);
+        assert_eq!(
+            cost(CapType::VSpace, abi::vspace::MAX_USER_TABLE_PAGES + 1),
+            bad
+        );
+        assert_eq!(cost(CapType::VSpace, u64::MAX), bad);
+        assert_eq!(cost(CapType::Null, 0), bad);
+        assert_eq!(cost(CapType::IrqHandler, 0), bad);
+        assert_eq!(cost(CapType::DebugConsole, 0), bad);
     }
 }

@@ -4,19 +4,20 @@
 //! Besides `check_invariants`, each step checks the property its
 //! operation promises: a failed operation changes nothing; after delete or
 //! revoke of X no descendant of X remains; a mint never widens rights; a
-//! copy never changes the badge; `on_destroy` reports exactly the objects
-//! that went; revoking the only capability to an Untyped leaves its
-//! watermark at 0 and nothing carved from it alive. Each sequence ends by
-//! deleting everything, which must give back every slot and object.
-use super::object::ObjectBody;
-use super::test_support::{Fixture, SmallSpace, OBJECTS, SLOTS};
-use super::{CNodeId, CapError, ObjectId, ObjectState, SlotId};
+//! copy never changes the badge; the destroyed list names exactly the
+//! objects that went, once each; revoking the only capability to an
+//! Untyped leaves both its ends home and nothing carved from it alive.
+//! Each sequence ends by deleting everything, which must free every
+//! record but the kernel-made ones never installed.
+use super::test_support::Fixture;
+use super::{CNodeId, CapError, ObjectId, ObjectState, Objects, SlotId};
 use abi::cap::{CapType, Rights};
+use arch::object_memory::kind;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
 /// Types retype is asked for (including ones it refuses).
-const RETYPE_TYPES: [CapType; 9] = [
+const RETYPE_TYPES: [CapType; 10] = [
     CapType::Untyped,
     CapType::CNode,
     CapType::Tcb,
@@ -26,6 +27,7 @@ const RETYPE_TYPES: [CapType; 9] = [
     CapType::Frame,
     CapType::VSpace,
     CapType::IrqHandler,
+    CapType::Filter,
 ];
 
 /// One step. Slots and CNodes are chosen by selectors reduced modulo the
@@ -65,10 +67,6 @@ enum Op {
         kind: u8,
         dst: u8,
     },
-    /// `ReplySave`'s part: a Reply capability into any owned slot.
-    SaveReply {
-        dst: u8,
-    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -84,7 +82,6 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(|slot| Op::Delete { slot }),
         2 => any::<u8>().prop_map(|slot| Op::Revoke { slot }),
         1 => (0..3u8, any::<u8>()).prop_map(|(kind, dst)| Op::BootObject { kind, dst }),
-        1 => any::<u8>().prop_map(|dst| Op::SaveReply { dst }),
     ]
 }
 
@@ -92,37 +89,36 @@ fn pick<T: Copy>(items: &[T], selector: u8) -> Option<T> {
     (!items.is_empty()).then(|| items[selector as usize % items.len()])
 }
 
-fn owned_slots(space: &SmallSpace) -> Vec<SlotId> {
-    (0..SLOTS)
-        .filter(|i| space.pool.is_allocated(*i))
-        .map(|i| SlotId(i as u32))
+fn owned_slots(space: &Objects) -> Vec<SlotId> {
+    space
+        .iter()
+        .filter_map(|id| space.memory().elements::<kind::CNode>(id.granule()))
+        .flat_map(|(first, count)| (first..first + count as u64).map(|i| SlotId(i as u32)))
         .collect()
 }
 
-fn full_slots(space: &SmallSpace) -> Vec<SlotId> {
+fn full_slots(space: &Objects) -> Vec<SlotId> {
     owned_slots(space)
         .into_iter()
         .filter(|s| space.lookup(*s).is_ok())
         .collect()
 }
 
-fn empty_slots(space: &SmallSpace) -> Vec<SlotId> {
+fn empty_slots(space: &Objects) -> Vec<SlotId> {
     owned_slots(space)
         .into_iter()
         .filter(|s| space.lookup(*s).is_err())
         .collect()
 }
 
-fn live_objects(space: &SmallSpace) -> BTreeSet<ObjectId> {
+fn live_objects(space: &Objects) -> BTreeSet<ObjectId> {
     space
-        .objects
         .iter()
-        .filter(|(_, h)| h.live())
-        .map(|(id, _)| id)
+        .filter(|id| space.object(*id).is_some_and(|h| h.live()))
         .collect()
 }
 
-fn descendants(space: &SmallSpace, of: SlotId) -> Vec<SlotId> {
+fn descendants(space: &Objects, of: SlotId) -> Vec<SlotId> {
     full_slots(space)
         .into_iter()
         .filter(|s| space.is_descendant(*s, of))
@@ -130,12 +126,11 @@ fn descendants(space: &SmallSpace, of: SlotId) -> Vec<SlotId> {
 }
 
 /// Runs `op`, checking the properties it promises.
-fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
-    let before = space.clone();
-    let live_before = live_objects(space);
-    let full = full_slots(space);
-    let owned = owned_slots(space);
-    let mut destroyed = Vec::new();
+fn step(f: &mut Fixture, op: &Op) -> Result<(), TestCaseError> {
+    let before = f.space.snapshot();
+    let live_before = live_objects(&f.space);
+    let full = full_slots(&f.space);
+    let owned = owned_slots(&f.space);
     let result: Result<(), CapError> = match *op {
         Op::Retype {
             untyped,
@@ -145,11 +140,15 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
             index,
             count,
         } => {
+            let space = &mut f.space;
             let cnodes: Vec<CNodeId> = space
-                .objects
                 .iter()
-                .filter(|(_, h)| h.live() && h.cap_type == CapType::CNode)
-                .map(|(id, _)| CNodeId(id))
+                .filter(|id| {
+                    space
+                        .object(*id)
+                        .is_some_and(|h| h.live() && h.cap_type == CapType::CNode)
+                })
+                .map(CNodeId)
                 .collect();
             // Mostly an Untyped, sometimes anything (WrongCapabilityType).
             let untypeds: Vec<SlotId> = full
@@ -192,6 +191,7 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
                 })
         }
         Op::Copy { src, dst } => {
+            let space = &mut f.space;
             let (Some(src), Some(dst)) = (pick(&full, src), pick(&owned, dst)) else {
                 return Ok(());
             };
@@ -207,6 +207,7 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
             rights,
             badge,
         } => {
+            let space = &mut f.space;
             let (Some(src), Some(dst)) = (pick(&full, src), pick(&owned, dst)) else {
                 return Ok(());
             };
@@ -223,6 +224,7 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
             r
         }
         Op::Move { src, dst } => {
+            let space = &mut f.space;
             let (Some(src), Some(dst)) = (pick(&full, src), pick(&owned, dst)) else {
                 return Ok(());
             };
@@ -235,11 +237,12 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
             r
         }
         Op::Delete { slot } => {
+            let space = &mut f.space;
             let Some(slot) = pick(&full, slot) else {
                 return Ok(());
             };
             let gone = descendants(space, slot);
-            let r = space.delete(slot, |id, _| destroyed.push(id));
+            let r = space.delete(slot);
             prop_assert!(space.lookup(slot).is_err(), "the capability stayed");
             for d in gone {
                 prop_assert!(space.lookup(d).is_err(), "a descendant outlived delete");
@@ -250,118 +253,123 @@ fn step(space: &mut SmallSpace, op: &Op) -> Result<(), TestCaseError> {
             let Some(slot) = pick(&full, slot) else {
                 return Ok(());
             };
-            let cap = space.lookup(slot)?;
-            let gone = descendants(space, slot);
-            let r = space.revoke(slot, |id, _| destroyed.push(id));
+            let cap = f.space.lookup(slot)?;
+            let gone = descendants(&f.space, slot);
+            let r = f.space.revoke(slot);
             for d in gone {
-                prop_assert!(space.lookup(d).is_err(), "a descendant outlived revoke");
+                prop_assert!(f.space.lookup(d).is_err(), "a descendant outlived revoke");
             }
+            let destroyed = settle(f)?;
             // The capability stays, unless a CNode only its descendants
             // kept alive held it or one of its ancestors: destroying that
             // CNode deletes those (with their descendants) too.
-            let cnode_died = destroyed
-                .iter()
-                .any(|id| before.object(*id).map(|h| h.cap_type) == Some(CapType::CNode));
-            match space.lookup(slot) {
+            let cnode_died = destroyed.iter().any(|(_, t)| *t == CapType::CNode);
+            match f.space.lookup(slot) {
                 Ok(now) => prop_assert_eq!(now, cap, "revoke changed the capability"),
                 Err(_) => prop_assert!(cnode_died, "revoke removed the capability"),
             }
-            let untyped = space.object(cap.object()).copied();
-            if let Some(h) = untyped.filter(|h| h.cap_type == CapType::Untyped && h.cap_count == 1)
-            {
-                let reclaimed = matches!(
-                    h.body,
-                    ObjectBody::Untyped {
-                        watermark: 0,
-                        live_children: 0
-                    }
-                );
-                prop_assert!(reclaimed, "revoke left the watermark up");
-                let child_alive = space
-                    .objects
-                    .iter()
-                    .any(|(_, c)| c.live() && c.parent_untyped == Some(cap.object()));
+            let untyped = f.space.object(cap.object()).copied();
+            if untyped.is_some_and(|h| h.cap_type == CapType::Untyped && h.cap_count == 1) {
+                let body = f.untyped_body(cap.object());
+                let reclaimed =
+                    body.bottom == 0 && body.top == body.home && body.live_children == 0;
+                prop_assert!(reclaimed, "revoke left the Untyped's ends out");
+                let child_alive = f.space.iter().any(|c| {
+                    f.space
+                        .object(c)
+                        .is_some_and(|h| h.live() && h.parent() == Some(cap.object()))
+                });
                 prop_assert!(!child_alive, "revoke left a carved object alive");
             }
-            r
+            return finish(f, op, r, before, live_before, destroyed);
         }
         Op::BootObject { kind, dst } => {
-            let Some(dst) = pick(&empty_slots(space), dst) else {
+            let Some(dst) = pick(&empty_slots(&f.space), dst) else {
                 return Ok(());
             };
             let made = match kind {
-                0 => space.create_object(CapType::Endpoint, 0, 0),
-                1 => space.create_object(CapType::Notification, 0, 0),
-                _ => space.create_cnode(1).map(|c| c.object()),
+                0 => f.create_object(CapType::Endpoint, 0, 0),
+                1 => f.create_object(CapType::Notification, 0, 0),
+                _ => f.create_cnode(1).map(|c| c.object()),
             };
             match made {
                 Ok(id) => {
-                    let t = space.object(id).map_or(CapType::Null, |h| h.cap_type);
+                    let t = f.space.object(id).map_or(CapType::Null, |h| h.cap_type);
                     let cap = super::Capability::new(t, Rights::ALL, id);
-                    space.install_original(dst, cap)
+                    f.space.install_original(dst, cap)
                 }
                 Err(e) => Err(e),
             }
         }
-        Op::SaveReply { dst } => {
-            let Some(dst) = pick(&owned, dst) else {
-                return Ok(());
-            };
-            let r = space.create_reply(dst);
-            if let Ok(id) = r {
-                let cap = space.lookup(dst)?;
-                prop_assert_eq!((cap.cap_type(), cap.object()), (CapType::Reply, id));
-                prop_assert_eq!(space.parent(dst), None);
-            }
-            r.map(|_| ())
-        }
     };
-    if result.is_err() {
+    let destroyed = settle(f)?;
+    finish(f, op, result, before, live_before, destroyed)
+}
+
+/// Takes the destroyed objects (oldest first, each once) and frees their
+/// records, as the kernel does at the end of an entry.
+fn settle(f: &mut Fixture) -> Result<Vec<(ObjectId, CapType)>, TestCaseError> {
+    let destroyed = f.settle();
+    let unique: BTreeSet<ObjectId> = destroyed.iter().map(|(id, _)| *id).collect();
+    prop_assert_eq!(
+        unique.len(),
+        destroyed.len(),
+        "an object was destroyed twice"
+    );
+    Ok(destroyed)
+}
+
+/// The checks every step ends with: a failed operation changed nothing
+/// (but a creation's record on the pool, which the fixture keeps), the
+/// destroyed list named exactly the objects that went, every invariant.
+fn finish(
+    f: &Fixture,
+    op: &Op,
+    result: Result<(), CapError>,
+    before: super::Snapshot,
+    live_before: BTreeSet<ObjectId>,
+    destroyed: Vec<(ObjectId, CapType)>,
+) -> Result<(), TestCaseError> {
+    if result.is_err() && !matches!(op, Op::BootObject { .. }) {
         prop_assert!(
-            *space == before,
+            f.space.snapshot() == before,
             "{:?} failed with {:?} but changed state",
             op,
             result
         );
     }
-    let live_after = live_objects(space);
+    let live_after = live_objects(&f.space);
     let went: BTreeSet<ObjectId> = live_before.difference(&live_after).copied().collect();
-    let reported: BTreeSet<ObjectId> = destroyed.iter().copied().collect();
+    let reported: BTreeSet<ObjectId> = destroyed.iter().map(|(id, _)| *id).collect();
     prop_assert_eq!(
-        reported.len(),
-        destroyed.len(),
-        "an object was destroyed twice"
+        went,
+        reported,
+        "the destroyed list missed or invented an object"
     );
-    prop_assert_eq!(went, reported, "on_destroy missed or invented an object");
-    if let Err(violation) = space.check_invariants() {
+    if let Err(violation) = f.space.check_invariants() {
         return Err(TestCaseError::fail(format!("after {op:?}: {violation:?}")));
     }
     Ok(())
 }
 
-/// Deletes every capability; the space must be empty again.
-fn delete_everything(space: &mut SmallSpace) -> Result<(), TestCaseError> {
-    while let Some(slot) = full_slots(space).first().copied() {
-        prop_assert_eq!(space.delete(slot, |_, _| {}), Ok(()));
-        prop_assert_eq!(space.check_invariants(), Ok(()));
+/// Deletes every capability; nothing may be left but objects the kernel
+/// made and never gave a capability to.
+fn delete_everything(f: &mut Fixture) -> Result<(), TestCaseError> {
+    while let Some(slot) = full_slots(&f.space).first().copied() {
+        prop_assert_eq!(f.space.delete(slot), Ok(()));
+        settle(f)?;
+        prop_assert_eq!(f.space.check_invariants(), Ok(()));
     }
-    let lingering = space
-        .objects
+    let lingering = f
+        .space
         .iter()
-        .filter(|(_, h)| h.state != ObjectState::Free && h.state != ObjectState::Created)
+        .filter(|id| {
+            f.space
+                .object(*id)
+                .is_some_and(|h| h.state != ObjectState::Created)
+        })
         .count();
-    prop_assert_eq!(lingering, 0);
-    let created = space
-        .objects
-        .iter()
-        .filter(|(_, h)| h.state == ObjectState::Created)
-        .count();
-    prop_assert_eq!(
-        space.free_objects() + created,
-        OBJECTS,
-        "an object entry leaked"
-    );
-    prop_assert_eq!(space.free_slots(), SLOTS, "a slot leaked");
+    prop_assert_eq!(lingering, 0, "a record outlived every capability");
     Ok(())
 }
 
@@ -376,19 +384,14 @@ fn reclaim_untyped(f: &mut Fixture) -> Result<(), TestCaseError> {
     let Some(original) = original else {
         return Ok(());
     };
-    f.space.revoke(original, |_, _| {})?;
+    f.space.revoke(original)?;
+    settle(f)?;
     prop_assert_eq!(f.space.check_invariants(), Ok(()));
     // The original may have lived in a CNode carved from the Untyped
     // itself; then revoke destroyed that CNode and the Untyped with it.
-    let reclaimed = match f.space.object(f.untyped).map(|h| h.body) {
+    let reclaimed = match f.space.get::<kind::Untyped>(f.untyped) {
         None => true,
-        Some(body) => matches!(
-            body,
-            ObjectBody::Untyped {
-                watermark: 0,
-                live_children: 0
-            }
-        ),
+        Some(body) => body.bottom == 0 && body.top == body.home && body.live_children == 0,
     };
     prop_assert!(reclaimed, "the Untyped kept memory after revoke");
     Ok(())
@@ -408,9 +411,9 @@ proptest! {
         // Small enough that retype runs out now and then.
         let mut f = Fixture::with_untyped(16 * 1024);
         for op in &ops {
-            step(&mut f.space, op)?;
+            step(&mut f, op)?;
         }
         reclaim_untyped(&mut f)?;
-        delete_everything(&mut f.space)?;
+        delete_everything(&mut f)?;
     }
 }

@@ -1,15 +1,18 @@
 //! Retype: carving new objects out of Untyped memory.
 //!
-//! An Untyped hands out memory upwards from a watermark. Each new object
-//! is aligned to its own (power-of-two) size, so the only waste is
-//! alignment padding. Memory is never handed out twice: it comes back only
-//! when every object carved from the Untyped is gone, and then all of it
-//! at once (the watermark returns to 0) — "revoking an Untyped reclaims
-//! everything made from it".
-use super::object::ObjectBody;
-use super::object_size::{object_alignment, object_size};
-use super::{CNodeId, CapError, CapSpace, Capability, ObjectHeader, ObjectId, ObjectState, SlotId};
+//! An Untyped hands out memory from both ends (`UntypedBody`): the memory
+//! of a Frame, a VSpace or a smaller Untyped from the bottom upwards, each
+//! aligned as it must be (a page, or an Untyped's own size), and every
+//! object's record from the top downwards, packed at 64-byte granules. So
+//! the only waste is alignment padding at the bottom. Memory is never
+//! handed out twice: it comes back only when every object carved from the
+//! Untyped is gone, and then all of it at once (both ends return) —
+//! "revoking an Untyped reclaims everything made from it".
+use super::object::UntypedBody;
+use super::object_size::cost;
+use super::{CNodeId, CapError, Capability, ObjectHeader, ObjectId, Objects, SlotId};
 use abi::cap::{CapType, Rights};
+use arch::object_memory::kind;
 
 /// Most objects one retype makes (bounds the kernel's work per call).
 pub const MAX_RETYPE_COUNT: usize = 64;
@@ -18,28 +21,34 @@ pub const MAX_RETYPE_COUNT: usize = 64;
 pub type RetypedObjects = heapless::Vec<ObjectId, MAX_RETYPE_COUNT>;
 
 /// A retype that has been checked and not yet done: where its objects
-/// will lie. Memory work on that range (zeroing) may happen before
-/// [`CapSpace::commit_retype`]; it stays valid while the Untyped's
-/// [`epoch`](super::ObjectHeader::epoch) is `epoch`.
+/// will lie. Memory work on the objects' own memory (zeroing) may happen
+/// before [`Objects::commit_retype`]; it stays valid while the Untyped's
+/// [`epoch`](super::UntypedBody::epoch) is `epoch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetypePlan {
     untyped_slot: SlotId,
     untyped: ObjectId,
     new_type: CapType,
     size_param: u64,
-    size: u64,
     dst_cnode: CNodeId,
     dst_index: u64,
     count: u64,
-    /// The first byte the objects take (physical).
+    /// Bytes of memory of its own each object has (0 for most types).
+    memory: u64,
+    /// Bytes of each record.
+    record: u64,
+    /// The first byte the objects' own memory takes (physical); `end`
+    /// when they have none.
     pub start: u64,
     /// One past the last.
     pub end: u64,
+    /// The first byte their records take (physical).
+    records: u64,
     /// The Untyped's epoch when the plan was made.
     pub epoch: u64,
 }
 
-impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
+impl Objects {
     /// Makes `count` objects of `new_type` from the Untyped capability in
     /// `untyped_slot` (which needs `write`) and puts their original
     /// capabilities, with every right, into slots `dst_index ..
@@ -51,8 +60,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
     /// Everything is checked before anything changes: the capability, the
     /// type and size, the count (1 ..= `MAX_RETYPE_COUNT`), that the
     /// destination range lies inside the CNode and is empty, that the
-    /// Untyped has room, that the object table and (for CNodes) the slot
-    /// pool have room.
+    /// Untyped has room for the memory and the records.
     pub fn retype(
         &mut self,
         untyped_slot: SlotId,
@@ -73,7 +81,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         self.commit_retype(&plan)
     }
 
-    /// Checks a retype as [`CapSpace::retype`] does and says where its
+    /// Checks a retype as [`Objects::retype`] does and says where its
     /// objects will lie, changing nothing.
     pub fn plan_retype(
         &self,
@@ -85,7 +93,7 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
         count: u64,
     ) -> Result<RetypePlan, CapError> {
         let untyped_cap = self.lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)?;
-        let size = object_size(new_type, size_param)?;
+        let cost = cost(new_type, size_param)?;
         if !(1..=MAX_RETYPE_COUNT as u64).contains(&count) {
             return Err(CapError::InvalidArgument);
         }
@@ -100,138 +108,101 @@ impl<const SLOTS: usize, const OBJECTS: usize> CapSpace<SLOTS, OBJECTS> {
             self.check_empty(SlotId(first_slot.0 + (dst_index + i) as u32))?;
         }
         let untyped_id = untyped_cap.object();
-        let untyped = *self.object(untyped_id).ok_or(CapError::InvalidCapability)?;
-        let ObjectBody::Untyped { watermark, .. } = untyped.body else {
-            return Err(CapError::WrongCapabilityType);
+        let untyped: UntypedBody = *self
+            .get::<kind::Untyped>(untyped_id)
+            .ok_or(CapError::InvalidCapability)?;
+        let (free_start, free_end) = untyped.free();
+        let start = if cost.memory == 0 {
+            free_start
+        } else {
+            free_start
+                .checked_next_multiple_of(cost.alignment)
+                .ok_or(CapError::NotEnoughMemory)?
         };
-        let start = untyped
-            .phys
-            .checked_add(watermark)
-            .and_then(|free| free.checked_next_multiple_of(object_alignment(new_type, size)))
-            .ok_or(CapError::NotEnoughMemory)?;
-        let end = size
+        let end = cost
+            .memory
             .checked_mul(count)
             .and_then(|bytes| start.checked_add(bytes))
-            .filter(|end| *end <= untyped.phys_end())
             .ok_or(CapError::NotEnoughMemory)?;
-        if self.objects.free_count() < count as usize {
-            return Err(CapError::OutOfResources);
-        }
+        let records = cost
+            .record
+            .checked_mul(count)
+            .and_then(|bytes| free_end.checked_sub(bytes))
+            .filter(|records| *records >= end)
+            .ok_or(CapError::NotEnoughMemory)?;
         Ok(RetypePlan {
             untyped_slot,
             untyped: untyped_id,
             new_type,
             size_param,
-            size,
             dst_cnode,
             dst_index,
             count,
-            start,
+            memory: cost.memory,
+            record: cost.record,
+            start: if cost.memory == 0 { end } else { start },
             end,
+            records,
             epoch: untyped.epoch,
         })
     }
 
     /// Does the retype `plan` describes; it must have been made by
-    /// [`CapSpace::plan_retype`] with nothing changed since (within the
-    /// same syscall). It can still fail for want of CNode slots in the
-    /// pool (`OutOfResources`), changing nothing.
+    /// [`Objects::plan_retype`] with nothing changed since (within the
+    /// same syscall).
     pub fn commit_retype(&mut self, plan: &RetypePlan) -> Result<RetypedObjects, CapError> {
         let RetypePlan {
             untyped_slot,
             untyped: untyped_id,
             new_type,
             size_param,
-            size,
             dst_cnode,
             dst_index,
             count,
+            memory,
+            record,
             start,
             end,
+            records,
             ..
         } = *plan;
         let (first_slot, _) = self.cnode_slots(dst_cnode)?;
         let dst = |i: u64| SlotId(first_slot.0 + (dst_index + i) as u32);
-        let untyped_phys = self
-            .object(untyped_id)
-            .ok_or(CapError::InvalidCapability)?
-            .phys;
-        let cnode_blocks = self.allocate_cnode_blocks(new_type, size_param, count)?;
-
-        // Nothing can fail from here on.
         let mut made = RetypedObjects::new();
         for i in 0..count {
-            let body = match new_type {
-                CapType::Untyped => ObjectBody::Untyped {
-                    watermark: 0,
-                    live_children: 0,
-                },
-                CapType::CNode => ObjectBody::CNode {
-                    first_slot: cnode_blocks.get(i as usize).copied().unwrap_or(0),
-                    radix: size_param as u8,
-                },
-                _ => ObjectBody::Plain,
+            let serial = self.next_serial();
+            let header = ObjectHeader::new(new_type, Some(untyped_id), serial);
+            let own = (start + i * memory, memory);
+            let radix = if new_type == CapType::CNode {
+                size_param as u8
+            } else {
+                0
             };
-            let epoch = self.next_epoch();
-            let header = ObjectHeader {
-                cap_type: new_type,
-                state: ObjectState::Created,
-                size_bytes: size,
-                phys: start + i * size,
-                parent_untyped: Some(untyped_id),
-                body,
-                epoch,
-                ..ObjectHeader::FREE
+            // A smaller Untyped keeps its record at its own top.
+            let at = if new_type == CapType::Untyped {
+                own.0 + own.1 - Self::record_bytes(CapType::Untyped, 0).unwrap_or(0)
+            } else {
+                records + i * record
             };
-            let Some(id) = self.objects.allocate(header) else {
+            // The records' range was free in the Untyped (the plan), and
+            // free memory of an Untyped holds no record: this cannot fail.
+            let Ok(id) = self.place(new_type, at, header, own, radix) else {
                 break;
             };
             self.store(dst(i), Capability::new(new_type, Rights::ALL, id));
-            self.cdt.add_child(untyped_slot, dst(i));
+            self.add_child(untyped_slot, dst(i));
             let _ = made.push(id);
         }
-        let epoch = self.next_epoch();
-        if let Some(header) = self.objects.get_mut(untyped_id) {
-            header.epoch = epoch;
-            if let ObjectBody::Untyped {
-                watermark,
-                live_children,
-            } = &mut header.body
-            {
-                *watermark = end - untyped_phys;
-                *live_children += made.len() as u32;
+        let epoch = self.next_serial();
+        if let Some(untyped) = self.get_mut::<kind::Untyped>(untyped_id) {
+            untyped.epoch = epoch;
+            if memory > 0 {
+                untyped.bottom = end - untyped.phys;
             }
+            untyped.top = records - untyped.phys;
+            untyped.live_children += made.len() as u32;
         }
         Ok(made)
-    }
-
-    /// For a CNode retype, takes `count` blocks of `2^radix` slots from
-    /// the pool, all or none.
-    fn allocate_cnode_blocks(
-        &mut self,
-        new_type: CapType,
-        radix: u64,
-        count: u64,
-    ) -> Result<heapless::Vec<u32, MAX_RETYPE_COUNT>, CapError> {
-        let mut blocks = heapless::Vec::new();
-        if new_type != CapType::CNode {
-            return Ok(blocks);
-        }
-        let radix = radix as u8;
-        for _ in 0..count {
-            match self.pool.allocate(radix) {
-                Some(base) => {
-                    let _ = blocks.push(base as u32);
-                }
-                None => {
-                    for base in &blocks {
-                        self.pool.release(*base as usize, radix);
-                    }
-                    return Err(CapError::OutOfResources);
-                }
-            }
-        }
-        Ok(blocks)
     }
 }
 
@@ -240,24 +211,25 @@ mod tests {
     use super::super::test_support::{Fixture, UNTYPED_BASE, UNTYPED_BYTES};
     use super::*;
 
-    fn watermark(f: &Fixture, id: ObjectId) -> (u64, u32) {
-        match f.space.object(id).unwrap().body {
-            ObjectBody::Untyped {
-                watermark,
-                live_children,
-            } => (watermark, live_children),
-            other => panic!("not an untyped: {other:?}"),
-        }
+    /// `(bottom, top, live_children)` of an Untyped.
+    fn ends(f: &Fixture, id: ObjectId) -> (u64, u64, u32) {
+        let u = f.untyped_body(id);
+        (u.bottom, u.top, u.live_children)
+    }
+
+    fn record(t: CapType) -> u64 {
+        Objects::record_bytes(t, 0).unwrap()
     }
 
     #[test]
-    fn objects_are_carved_in_order_as_children() {
+    fn records_are_packed_from_the_top_as_children() {
         let mut f = Fixture::new();
         let made = f
             .space
             .retype(f.slot(0), CapType::Endpoint, 0, f.root, 2, 3)
             .unwrap();
         assert_eq!(made.len(), 3);
+        let top = UNTYPED_BASE + UNTYPED_BYTES - 3 * record(CapType::Endpoint);
         for (i, id) in made.iter().enumerate() {
             let slot = f.slot(2 + i as u64);
             let cap = f
@@ -266,34 +238,39 @@ mod tests {
                 .unwrap();
             assert_eq!(cap.object(), *id);
             assert_eq!(f.space.parent(slot), Some(f.slot(0)));
-            let h = f.space.object(*id).unwrap();
-            assert_eq!(h.phys, UNTYPED_BASE + 16 * i as u64);
-            assert_eq!((h.size_bytes, h.parent_untyped), (16, Some(f.untyped)));
+            let phys = f.space.memory().phys_of(id.granule());
+            assert_eq!(phys, top + 64 * i as u64);
+            assert_eq!(f.space.object(*id).unwrap().parent(), Some(f.untyped));
         }
-        assert_eq!(watermark(&f, f.untyped), (48, 3));
+        assert_eq!(ends(&f, f.untyped), (0, UNTYPED_BYTES - 192, 3));
         f.check();
     }
 
     #[test]
-    fn objects_are_aligned_to_their_size() {
+    fn memory_comes_from_the_bottom_aligned_and_records_from_the_top() {
         let mut f = Fixture::new();
         f.space
             .retype(f.slot(0), CapType::Endpoint, 0, f.root, 2, 1)
             .unwrap();
-        let tcb = f
+        let frames = f
             .space
-            .retype(f.slot(0), CapType::Tcb, 0, f.root, 3, 1)
+            .retype(f.slot(0), CapType::Frame, 0, f.root, 3, 2)
             .unwrap();
-        assert_eq!(f.space.object(tcb[0]).unwrap().phys, UNTYPED_BASE + 1024);
-        let ut = f
+        for (i, id) in frames.iter().enumerate() {
+            let body = f.space.get::<kind::Frame>(*id).unwrap();
+            assert_eq!(body.phys, UNTYPED_BASE + 4096 * i as u64);
+        }
+        // A smaller Untyped is aligned to its size, and keeps its own
+        // record: its parent pays only its range.
+        let child = f
             .space
-            .retype(f.slot(0), CapType::Untyped, 14, f.root, 4, 1)
+            .retype(f.slot(0), CapType::Untyped, 14, f.root, 5, 1)
             .unwrap();
-        assert_eq!(
-            f.space.object(ut[0]).unwrap().phys,
-            UNTYPED_BASE + 16 * 1024
-        );
-        assert_eq!(watermark(&f, f.untyped), (32 * 1024, 3));
+        let body = f.untyped_body(child[0]);
+        assert_eq!(body.phys, UNTYPED_BASE + 16 * 1024);
+        assert_eq!(body.home, 16 * 1024 - record(CapType::Untyped));
+        let records = record(CapType::Endpoint) + 2 * record(CapType::Frame);
+        assert_eq!(ends(&f, f.untyped), (32 * 1024, UNTYPED_BYTES - records, 4));
         f.check();
     }
 
@@ -308,11 +285,34 @@ mod tests {
             .retype(f.slot(0), CapType::VSpace, 2, f.root, 3, 2)
             .unwrap();
         for (i, id) in made.iter().enumerate() {
-            let h = f.space.object(*id).unwrap();
-            assert_eq!(h.phys, UNTYPED_BASE + 4096 * (1 + 3 * i as u64));
-            assert_eq!(h.size_bytes, 3 * 4096);
+            let body = f.space.get::<kind::VSpace>(*id).unwrap();
+            assert_eq!(body.phys, UNTYPED_BASE + 3 * 4096 * i as u64);
+            assert_eq!(body.pages, 3);
         }
-        assert_eq!(watermark(&f, f.untyped), (7 * 4096, 3));
+        assert_eq!(ends(&f, f.untyped).0, 6 * 4096);
+        f.check();
+    }
+
+    #[test]
+    fn a_child_may_take_all_of_its_parent() {
+        let mut f = Fixture::new();
+        let bits = UNTYPED_BYTES.trailing_zeros() as u64;
+        let made = f
+            .space
+            .retype(f.slot(0), CapType::Untyped, bits, f.root, 2, 1)
+            .unwrap();
+        assert_eq!(ends(&f, f.untyped), (UNTYPED_BYTES, UNTYPED_BYTES, 1));
+        assert_eq!(
+            f.space
+                .retype(f.slot(0), CapType::Endpoint, 0, f.root, 3, 1),
+            Err(CapError::NotEnoughMemory),
+            "nothing left for a record"
+        );
+        // Its own objects live inside it.
+        f.space
+            .retype(f.slot(2), CapType::Endpoint, 0, f.root, 3, 1)
+            .unwrap();
+        assert_eq!(f.untyped_body(made[0]).live_children, 1);
         f.check();
     }
 
@@ -325,24 +325,35 @@ mod tests {
                 .retype(f.slot(0), CapType::Untyped, half_bits, f.root, 2, 3),
             Err(CapError::NotEnoughMemory)
         );
-        assert_eq!(watermark(&f, f.untyped), (0, 0));
+        assert_eq!(ends(&f, f.untyped), (0, UNTYPED_BYTES, 0));
         f.space
             .retype(f.slot(0), CapType::Untyped, half_bits, f.root, 2, 2)
             .unwrap();
-        assert_eq!(watermark(&f, f.untyped), (UNTYPED_BYTES, 2));
+        assert_eq!(ends(&f, f.untyped), (UNTYPED_BYTES, UNTYPED_BYTES, 2));
         assert_eq!(
             f.space
                 .retype(f.slot(0), CapType::Endpoint, 0, f.root, 15, 1),
             Err(CapError::NotEnoughMemory)
         );
+        // Frames and their records meet in the middle.
+        let mut g = Fixture::with_untyped(4 * 4096);
+        assert_eq!(
+            g.space.retype(g.slot(0), CapType::Frame, 0, g.root, 2, 4),
+            Err(CapError::NotEnoughMemory),
+            "four pages hold three frames and their records"
+        );
+        g.space
+            .retype(g.slot(0), CapType::Frame, 0, g.root, 2, 3)
+            .unwrap();
         f.check();
+        g.check();
     }
 
     #[test]
     fn bad_arguments_change_nothing() {
         let mut f = Fixture::new();
         let ep = f.endpoint(2);
-        let before = (f.space.free_objects(), f.space.free_slots());
+        let before = f.space.snapshot();
         let mut retype =
             |t, param, index, count| f.space.retype(f.slot(0), t, param, f.root, index, count);
         assert_eq!(
@@ -366,7 +377,7 @@ mod tests {
             Err(CapError::InvalidArgument)
         );
         assert_eq!(
-            retype(CapType::CNode, 11, 3, 1),
+            retype(CapType::CNode, 17, 3, 1),
             Err(CapError::InvalidArgument)
         );
         assert_eq!(
@@ -393,6 +404,7 @@ mod tests {
             Err(CapError::InvalidCapability),
             "the destination is no CNode"
         );
+        assert_eq!(f.space.snapshot(), before);
         f.space
             .mint(f.slot(0), f.slot(3), Rights::READ, None)
             .unwrap();
@@ -401,50 +413,31 @@ mod tests {
                 .retype(f.slot(3), CapType::Endpoint, 0, f.root, 4, 1),
             Err(CapError::MissingRights)
         );
-        assert_eq!(before, (f.space.free_objects(), f.space.free_slots()));
-        assert_eq!(watermark(&f, f.untyped), (0, 0));
+        assert_eq!(ends(&f, f.untyped), (0, UNTYPED_BYTES, 0));
         f.check();
     }
 
     #[test]
-    fn a_full_object_table_or_slot_pool_refuses() {
-        let mut f = Fixture::new();
-        let big = f
-            .space
-            .retype(f.slot(0), CapType::CNode, 5, f.root, 2, 1)
-            .unwrap();
-        let big = CNodeId(big[0]);
-        let free = f.space.free_objects() as u64;
-        assert_eq!(
-            f.space
-                .retype(f.slot(0), CapType::Endpoint, 0, big, 0, free + 1),
-            Err(CapError::OutOfResources)
-        );
-        let slots_before = f.space.free_slots();
-        assert_eq!(slots_before, 16);
-        assert_eq!(
-            f.space.retype(f.slot(0), CapType::CNode, 4, f.root, 3, 2),
-            Err(CapError::OutOfResources),
-            "the second block does not fit: the first is given back"
-        );
-        assert_eq!(f.space.free_slots(), slots_before);
-        f.check();
-    }
-
-    #[test]
-    fn the_watermark_returns_when_the_last_child_goes() {
+    fn the_ends_return_when_the_last_child_goes() {
         let mut f = Fixture::new();
         f.space
             .retype(f.slot(0), CapType::Endpoint, 0, f.root, 2, 2)
             .unwrap();
-        f.space.delete(f.slot(2), |_, _| {}).unwrap();
+        f.space.delete(f.slot(2)).unwrap();
+        f.settle();
         assert_eq!(
-            watermark(&f, f.untyped),
-            (32, 1),
+            ends(&f, f.untyped),
+            (0, UNTYPED_BYTES - 128, 1),
             "memory is not reused piecemeal"
         );
-        f.space.delete(f.slot(3), |_, _| {}).unwrap();
-        assert_eq!(watermark(&f, f.untyped), (0, 0));
+        f.space.delete(f.slot(3)).unwrap();
+        assert_eq!(
+            ends(&f, f.untyped),
+            (0, UNTYPED_BYTES - 128, 1),
+            "only once the record is freed"
+        );
+        f.settle();
+        assert_eq!(ends(&f, f.untyped), (0, UNTYPED_BYTES, 0));
         f.check();
     }
 
@@ -458,12 +451,10 @@ mod tests {
         f.space
             .retype(f.slot(2), CapType::Notification, 0, f.root, 3, 4)
             .unwrap();
-        assert_eq!(watermark(&f, child[0]), (64, 4));
-        let mut destroyed = 0;
-        f.space.revoke(f.slot(0), |_, _| destroyed += 1).unwrap();
-        assert_eq!(destroyed, 5);
-        assert_eq!(watermark(&f, f.untyped), (0, 0));
-        assert_eq!(f.space.free_objects(), 32 - 2);
+        assert_eq!(ends(&f, child[0]).2, 4);
+        f.space.revoke(f.slot(0)).unwrap();
+        assert_eq!(f.settle().len(), 5);
+        assert_eq!(ends(&f, f.untyped), (0, UNTYPED_BYTES, 0));
         f.check();
     }
 }

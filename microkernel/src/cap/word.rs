@@ -7,14 +7,11 @@ use super::ids::ObjectId;
 use abi::cap::{CapType, Rights};
 use modular_bitfield::prelude::*;
 
-/// Objects a capability word can name (its object field is 24 bits).
-pub const MAX_OBJECTS: usize = 1 << 24;
-
 /// The packed part of a capability.
 ///
 /// Layout (low to high): `cap_type` 5 bits, `rights` 8 bits, `object`
-/// 24 bits, `badged` 1 bit, 26 bits reserved (zero) for object-specific
-/// state such as a frame's mapping.
+/// 32 bits (the granule of the object's record: any object in the first
+/// 256 GiB of RAM), `badged` 1 bit, 18 bits reserved (zero).
 #[bitfield(bits = 64)]
 #[repr(u64)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,13 +20,13 @@ pub struct CapWord {
     pub cap_type: B5,
     /// What the holder may do with the object.
     pub rights: Rights,
-    /// Index of the object in the object table.
-    pub object: B24,
+    /// The object: the granule its record starts at.
+    pub object: B32,
     /// A badge was minted into this capability (a badge of 0 is a badge
     /// too), so it cannot be badged again.
     pub badged: bool,
     #[skip]
-    __: B26,
+    __: B18,
 }
 
 /// The `object` field's first bit in `CapWord` (after `cap_type` and
@@ -59,7 +56,7 @@ impl Capability {
             word: CapWord::new()
                 .with_cap_type(cap_type.raw())
                 .with_rights(rights)
-                .with_object(object.0 & (MAX_OBJECTS as u32 - 1))
+                .with_object(object.0)
                 .into(),
             badge: 0,
         }
@@ -88,12 +85,12 @@ impl Capability {
         self.word().rights()
     }
 
-    /// The object it refers to: one shift and mask (the bitfield's
-    /// accessor assembles the 24 bits byte by byte; `layout_is_stable`
-    /// pins the position).
+    /// The object it refers to: one shift (the bitfield's accessor
+    /// assembles the 32 bits byte by byte; `layout_is_stable` pins the
+    /// position).
     #[inline(always)]
     pub fn object(&self) -> ObjectId {
-        ObjectId(((self.word >> OBJECT_SHIFT) & (MAX_OBJECTS as u64 - 1)) as u32)
+        ObjectId((self.word >> OBJECT_SHIFT) as u32)
     }
 
     /// The badge delivered with messages and signals sent through it
@@ -135,10 +132,10 @@ mod tests {
 
     #[test]
     fn fields_round_trip() {
-        let cap = Capability::new(CapType::Endpoint, Rights::READ_WRITE, ObjectId(0xAB_CDEF));
+        let cap = Capability::new(CapType::Endpoint, Rights::READ_WRITE, ObjectId(0xFEAB_CDEF));
         assert_eq!(cap.cap_type(), CapType::Endpoint);
         assert_eq!(cap.rights(), Rights::READ_WRITE);
-        assert_eq!(cap.object(), ObjectId(0xAB_CDEF));
+        assert_eq!(cap.object(), ObjectId(0xFEAB_CDEF));
         assert_eq!(
             (cap.badge(), cap.is_badged(), cap.is_null()),
             (0, false, false)
@@ -154,12 +151,12 @@ mod tests {
     fn layout_is_stable() {
         let cap = Capability::new(CapType::Frame, Rights::ALL, ObjectId(5)).with_badge(9);
         let raw: u64 = cap.word().into();
-        assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 37));
+        assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 45));
     }
 
     #[test]
     fn object_and_type_agree_with_the_bitfield() {
-        for object in [0, 1, 0x7f, 0xAB_CDEF, MAX_OBJECTS as u32 - 1] {
+        for object in [0, 1, 0x7f, 0xAB_CDEF, u32::MAX] {
             let cap = Capability::new(CapType::Endpoint, Rights::ALL, ObjectId(object))
                 .with_badge(u64::MAX);
             assert_eq!(cap.object().0, cap.word().object());

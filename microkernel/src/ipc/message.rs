@@ -8,7 +8,7 @@
 //! message info says how many words arrived.
 
 use crate::platform::PhysMemory;
-use crate::thread::{Thread, ThreadId};
+use crate::thread::Thread;
 use abi::{ErrorCode, MessageInfo, REGISTER_MESSAGE_WORDS};
 
 /// Longest message, in words.
@@ -34,20 +34,10 @@ pub fn fits_in_registers(info: MessageInfo) -> bool {
 /// Copies the message of `from` to `to`: x1 (message info, length as
 /// delivered, no capabilities yet), x2..x7, buffer words, `badge` in x8
 /// and `Ok` in x0.
-pub fn transfer<M: PhysMemory>(
-    phys: &mut M,
-    threads: &mut [Thread],
-    from: ThreadId,
-    to: ThreadId,
-    badge: u64,
-) {
-    let info = sent_info(&threads[from.index()]);
+pub fn transfer<M: PhysMemory>(phys: &mut M, from: &Thread, to: &mut Thread, badge: u64) {
+    let info = sent_info(from);
     let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
-    let buffers = (
-        threads[from.index()].ipc_buffer,
-        threads[to.index()].ipc_buffer,
-    );
-    let length = match buffers {
+    let length = match (from.ipc_buffer, to.ipc_buffer) {
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
             for word in REGISTER_MESSAGE_WORDS..wanted {
                 let value = phys.read_phys_u64(source + 8 * word as u64);
@@ -57,15 +47,20 @@ pub fn transfer<M: PhysMemory>(
         }
         _ => wanted.min(REGISTER_MESSAGE_WORDS),
     };
-    let registers: [u64; REGISTER_MESSAGE_WORDS] = {
-        let x = &threads[from.index()].context.x;
-        [x[2], x[3], x[4], x[5], x[6], x[7]]
-    };
     let delivered = info.with_length(length as u8).with_caps(0);
-    let receiver = &mut threads[to.index()].context;
+    let receiver = &mut to.context;
     receiver.x[0] = ErrorCode::Ok.raw();
     receiver.x[1] = delivered.into();
-    receiver.x[2..2 + REGISTER_MESSAGE_WORDS].copy_from_slice(&registers);
+    // Word by word: a slice copy is a `memcpy` call on the kernel target
+    // (strict alignment).
+    let x = &from.context.x;
+    let words = [x[2], x[3], x[4], x[5], x[6], x[7]];
+    for (to, word) in receiver.x[2..2 + REGISTER_MESSAGE_WORDS]
+        .iter_mut()
+        .zip(words)
+    {
+        *to = word;
+    }
     receiver.x[8] = badge;
 }
 

@@ -20,9 +20,10 @@ pub mod notification;
 pub mod queue;
 pub mod trace;
 
+use crate::cap::ObjectId;
 use crate::platform::PhysMemory;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
-use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState};
+use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState, Threads};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
 use abi::policy_request::{
     POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
@@ -48,39 +49,53 @@ pub const MAX_WOKEN: usize = 3;
 
 /// What an IPC operation asks of the scheduler.
 ///
-/// Aligned to 8 so the kernel target (strict alignment) copies it in
-/// words rather than through `memcpy`.
+/// 32 bytes, aligned to 8: the kernel target (strict alignment) copies a
+/// value this size in four load/store pairs, a larger one through
+/// `memcpy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(8))]
 pub struct Effects {
     /// Where the CPU goes.
     pub next: Next,
     /// Threads that became ready and must join the run queue, in order.
-    pub woken: [Option<ThreadId>; MAX_WOKEN],
+    woken: [Option<ThreadId>; MAX_WOKEN],
     /// A message went from the first thread to the second (the kernel
-    /// then moves any capabilities it carries).
-    pub delivered: Option<(ThreadId, ThreadId)>,
+    /// then moves any capabilities it carries); `NONE` for none.
+    delivered: [Option<ThreadId>; 2],
 }
+
+const _: () = assert!(core::mem::size_of::<Effects>() <= 32);
 
 impl Effects {
     pub(crate) fn new(next: Next) -> Effects {
         Effects {
             next,
             woken: [None; MAX_WOKEN],
-            delivered: None,
+            delivered: [None; 2],
         }
     }
 
     fn delivering(mut self, from: ThreadId, to: ThreadId) -> Effects {
-        self.delivered = Some((from, to));
+        self.delivered = [Some(from), Some(to)];
         self
     }
 
     pub(crate) fn wake(mut self, thread: ThreadId) -> Effects {
+        self.add_woken(thread);
+        self
+    }
+
+    /// `wake`, in place.
+    pub(crate) fn add_woken(&mut self, thread: ThreadId) {
         if let Some(free) = self.woken.iter_mut().find(|w| w.is_none()) {
             *free = Some(thread);
         }
-        self
+    }
+
+    /// The thread a message went from and the one it went to, if one was
+    /// delivered.
+    pub fn delivered(&self) -> Option<(ThreadId, ThreadId)> {
+        Some((self.delivered[0]?, self.delivered[1]?))
     }
 
     /// The caller carries on and `thread` became ready (a `Reply`).
@@ -90,7 +105,8 @@ impl Effects {
 
     /// The woken threads.
     pub fn woken(&self) -> impl Iterator<Item = ThreadId> + '_ {
-        self.woken.iter().flatten().copied()
+        // Filled in order (`add_woken`): the first empty entry ends them.
+        self.woken.iter().map_while(|w| *w)
     }
 }
 
@@ -116,22 +132,23 @@ pub struct SendKind {
 /// `endpoint_index`) with `badge`.
 pub fn send<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
-    endpoint_index: u32,
+    endpoint_index: ObjectId,
     sender: ThreadId,
     badge: u64,
     kind: SendKind,
 ) -> Result<Effects, IpcError> {
-    if endpoint.waiting() == Waiting::Receivers {
-        let receiver = endpoint.pop_front(threads).unwrap_or(sender);
-        transfer(phys, threads, sender, receiver, badge);
+    if let Some(receiver) = endpoint.pop_front_of(threads, Waiting::Receivers) {
+        let (from, to) = threads.pair_mut(sender, receiver);
+        transfer(phys, from, to, badge);
         if kind.call {
             let effects = Effects::new(Next::SwitchTo(receiver)).delivering(sender, receiver);
-            return Ok(wait_for_reply(threads, sender, receiver, effects));
+            let displaced = owe_reply(from, sender, to, receiver);
+            return Ok(displace(threads, displaced, effects));
         }
-        threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
-        threads[receiver.index()].state = ThreadState::Ready;
+        from.context.x[0] = ErrorCode::Ok.raw();
+        to.state = ThreadState::Ready;
         return Ok(Effects::new(Next::Continue)
             .wake(receiver)
             .delivering(sender, receiver));
@@ -139,7 +156,7 @@ pub fn send<M: PhysMemory>(
     if !kind.blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[sender.index()].state = ThreadState::BlockedOnSend {
+    threads[sender].state = ThreadState::BlockedOnSend {
         endpoint: endpoint_index,
         badge,
         call: kind.call,
@@ -152,17 +169,17 @@ pub fn send<M: PhysMemory>(
 /// `receiver` receives from endpoint `endpoint`.
 pub fn receive<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
-    endpoint_index: u32,
+    endpoint_index: ObjectId,
     receiver: ThreadId,
     blocking: bool,
 ) -> Result<Effects, IpcError> {
-    if endpoint.waiting() == Waiting::Senders {
-        let sender = endpoint.pop_front(threads).unwrap_or(receiver);
+    if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
+        let (from, to) = threads.pair_mut(sender, receiver);
         let ThreadState::BlockedOnSend {
             badge, call, fault, ..
-        } = threads[sender.index()].state
+        } = from.state
         else {
             unreachable!("only blocked senders wait in a sender queue");
         };
@@ -175,19 +192,20 @@ pub fn receive<M: PhysMemory>(
                 Effects::new(Next::Continue),
             ));
         }
-        transfer(phys, threads, sender, receiver, badge);
+        transfer(phys, from, to, badge);
         let effects = Effects::new(Next::Continue).delivering(sender, receiver);
         if call {
-            return Ok(wait_for_reply(threads, sender, receiver, effects));
+            let displaced = owe_reply(from, sender, to, receiver);
+            return Ok(displace(threads, displaced, effects));
         }
-        threads[sender.index()].context.x[0] = ErrorCode::Ok.raw();
-        threads[sender.index()].state = ThreadState::Ready;
+        from.context.x[0] = ErrorCode::Ok.raw();
+        from.state = ThreadState::Ready;
         return Ok(effects.wake(sender));
     }
     if !blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[receiver.index()].state = ThreadState::BlockedOnReceive {
+    threads[receiver].state = ThreadState::BlockedOnReceive {
         endpoint: endpoint_index,
     };
     endpoint.push_back(threads, receiver, Waiting::Receivers);
@@ -199,21 +217,21 @@ pub fn receive<M: PhysMemory>(
 /// the thread waits in the endpoint's queue. Its registers are untouched.
 pub fn send_fault<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
-    endpoint_index: u32,
+    endpoint_index: ObjectId,
     faulter: ThreadId,
     badge: u64,
 ) -> Effects {
     if endpoint.waiting() == Waiting::Receivers {
         if let Some(handler) = endpoint.pop_front(threads) {
             deliver_fault(phys, threads, faulter, handler, badge);
-            threads[handler.index()].state = ThreadState::Ready;
+            threads[handler].state = ThreadState::Ready;
             let effects = Effects::new(Next::Blocked).wake(handler);
             return owe_fault_reply(threads, faulter, handler, effects);
         }
     }
-    threads[faulter.index()].state = ThreadState::BlockedOnSend {
+    threads[faulter].state = ThreadState::BlockedOnSend {
         endpoint: endpoint_index,
         badge,
         call: true,
@@ -227,22 +245,22 @@ pub fn send_fault<M: PhysMemory>(
 /// registers (and, for a policy request, IPC buffer).
 fn deliver_fault<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     faulter: ThreadId,
     handler: ThreadId,
     badge: u64,
 ) {
-    if let Some(request) = threads[faulter.index()].pending_policy {
+    if let Some(request) = threads[faulter].pending_policy {
         deliver_policy_request(phys, threads, &request, faulter, handler, badge);
         return;
     }
-    if let Some(stop) = threads[faulter.index()].pending_trace {
+    if let Some(stop) = threads[faulter].pending_trace {
         trace::deliver_trace_stop(phys, threads, &stop, faulter, handler, badge);
         return;
     }
-    let report = threads[faulter.index()].pending_fault;
+    let report = threads[faulter].pending_fault;
     let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
-    let context = &mut threads[handler.index()].context;
+    let context = &mut threads[handler].context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(FAULT_LABEL, 4).into();
     context.x[2..6].copy_from_slice(&words);
@@ -254,37 +272,38 @@ fn deliver_fault<M: PhysMemory>(
 /// A policy request (see `abi::policy_request` for the layout).
 fn deliver_policy_request<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     request: &PolicyRequest,
     asker: ThreadId,
     server: ThreadId,
     badge: u64,
 ) {
-    if let Some(buffer) = threads[server.index()].ipc_buffer {
+    if let Some(buffer) = threads[server].ipc_buffer {
         for (i, arg) in request.args[1..].iter().enumerate() {
             phys.write_phys_u64(buffer + 8 * (6 + i as u64), *arg);
         }
     }
-    let context = &mut threads[server.index()].context;
+    let number = threads[asker].number;
+    let context = &mut threads[server].context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS).into();
     context.x[2] = request.number;
     context.x[3] = request.object_type;
     context.x[4] = request.badge;
-    context.x[5] = u64::from(asker.0);
+    context.x[5] = u64::from(number);
     context.x[6] = request.cookie;
     context.x[7] = request.args[0];
     context.x[8] = badge;
 }
 
 fn owe_fault_reply(
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     faulter: ThreadId,
     handler: ThreadId,
     effects: Effects,
 ) -> Effects {
     let effects = wait_for_reply(threads, faulter, handler, effects);
-    threads[faulter.index()].state = ThreadState::BlockedOnFaultReply;
+    threads[faulter].state = ThreadState::BlockedOnFaultReply;
     effects
 }
 
@@ -295,14 +314,14 @@ fn owe_fault_reply(
 /// no message.
 pub fn reply<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     replier: ThreadId,
 ) -> Result<ThreadId, IpcError> {
-    let caller = threads[replier.index()]
+    let caller = threads[replier]
         .reply_to
         .take()
         .ok_or(IpcError::NoReplyTarget)?;
-    answer(phys, threads, replier, caller)
+    answer_inline(phys, threads, replier, caller, true)
 }
 
 /// `replier` answers `caller`, which it owed a reply (through `reply_to`,
@@ -310,20 +329,41 @@ pub fn reply<M: PhysMemory>(
 /// ready afterwards (returned). `NoReplyTarget` if it no longer waits.
 pub fn answer<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     replier: ThreadId,
     caller: ThreadId,
 ) -> Result<ThreadId, IpcError> {
-    match threads[caller.index()].state {
+    answer_inline(phys, threads, replier, caller, false)
+}
+
+/// `answer`; `from_reply_to`: the reply was owed through `reply_to`
+/// (just taken), so the caller stops naming the replier in `reply_from`.
+#[inline(always)]
+fn answer_inline<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut impl Threads,
+    replier: ThreadId,
+    caller: ThreadId,
+    from_reply_to: bool,
+) -> Result<ThreadId, IpcError> {
+    if replier == caller {
+        // A running thread waits for no reply.
+        return Err(IpcError::NoReplyTarget);
+    }
+    let (from, to) = threads.pair_mut(replier, caller);
+    if from_reply_to {
+        to.reply_from = None;
+    }
+    match to.state {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnFaultReply => {
             return Ok(reply_to_fault(phys, threads, replier, caller))
         }
         _ => return Err(IpcError::NoReplyTarget),
     }
-    transfer(phys, threads, replier, caller, 0);
-    threads[caller.index()].state = ThreadState::Ready;
-    threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+    transfer(phys, from, to, 0);
+    to.state = ThreadState::Ready;
+    from.context.x[0] = ErrorCode::Ok.raw();
     Ok(caller)
 }
 
@@ -331,29 +371,29 @@ pub fn answer<M: PhysMemory>(
 #[cold]
 fn reply_to_fault<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     replier: ThreadId,
     caller: ThreadId,
 ) -> ThreadId {
-    if let Some(stop) = threads[caller.index()].pending_trace.take() {
+    if let Some(stop) = threads[caller].pending_trace.take() {
         trace::answer_trace_stop(phys, threads, replier, caller, stop);
-        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+        threads[replier].context.x[0] = ErrorCode::Ok.raw();
         return caller;
     }
-    let label = message::sent_info(&threads[replier.index()]).label();
-    if let Some(request) = threads[caller.index()].pending_policy.take() {
+    let label = message::sent_info(&threads[replier]).label();
+    if let Some(request) = threads[caller].pending_policy.take() {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
         let words: [u64; 8] = {
-            let x = &threads[replier.index()].context.x;
+            let x = &threads[replier].context.x;
             [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
         };
-        answer_policy_request(&mut threads[caller.index()], &request, label, &words);
-        threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+        answer_policy_request(&mut threads[caller], &request, label, &words);
+        threads[replier].context.x[0] = ErrorCode::Ok.raw();
         return caller;
     }
-    let new_pc = threads[replier.index()].context.x[2];
-    let faulted = &mut threads[caller.index()];
+    let new_pc = threads[replier].context.x[2];
+    let faulted = &mut threads[caller];
     let report = faulted.pending_fault.take();
     faulted.state = match (label, report) {
         (FAULT_REPLY_SET_PC, _) => {
@@ -363,7 +403,7 @@ fn reply_to_fault<M: PhysMemory>(
         (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
         _ => ThreadState::Ready,
     };
-    threads[replier.index()].context.x[0] = ErrorCode::Ok.raw();
+    threads[replier].context.x[0] = ErrorCode::Ok.raw();
     caller
 }
 
@@ -417,8 +457,8 @@ fn answer_policy_request(
 /// `thread`'s policy request will never be answered (its server ended,
 /// moved on, or lost its endpoint): its call goes on refused with
 /// `Denied` (policy fails closed). The thread is ready afterwards.
-pub fn fail_policy_request(threads: &mut [Thread], thread: ThreadId) {
-    let asker = &mut threads[thread.index()];
+pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
+    let asker = &mut threads[thread];
     asker.pending_policy = None;
     match asker.call.as_mut() {
         Some(call) => {
@@ -434,60 +474,92 @@ pub fn fail_policy_request(threads: &mut [Thread], thread: ThreadId) {
 /// waits, the CPU goes straight to the caller just replied to.
 pub fn reply_receive<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
-    endpoint_index: u32,
+    endpoint_index: ObjectId,
     replier: ThreadId,
 ) -> Result<Effects, IpcError> {
     let replied = reply(phys, threads, replier).ok();
-    let effects = receive(phys, threads, endpoint, endpoint_index, replier, true)?;
-    Ok(match (effects.next, replied) {
-        (Next::Blocked, Some(caller)) => Effects {
-            next: Next::SwitchTo(caller),
-            ..effects
-        },
-        (_, Some(caller)) => effects.wake(caller),
-        (_, None) => effects,
-    })
+    // Changed in place: building a new `Effects` from this one was two
+    // `memcpy` calls.
+    let mut effects = receive(phys, threads, endpoint, endpoint_index, replier, true)?;
+    if let Some(caller) = replied {
+        if effects.next == Next::Blocked {
+            effects.next = Next::SwitchTo(caller);
+        } else {
+            effects.add_woken(caller);
+        }
+    }
+    Ok(effects)
 }
 
-/// `caller` has delivered a `Call` to `receiver` and waits for the reply.
+/// `caller` (thread `caller_id`) has delivered a `Call` to `receiver`
+/// (thread `receiver_id`) and waits for the reply. Returns the caller the
+/// receiver owed a reply before, which will get none (see `displace`).
+#[inline(always)]
+fn owe_reply(
+    caller: &mut Thread,
+    caller_id: ThreadId,
+    receiver: &mut Thread,
+    receiver_id: ThreadId,
+) -> Option<ThreadId> {
+    caller.state = ThreadState::BlockedOnReply;
+    caller.reply_from = Some(receiver_id);
+    receiver
+        .reply_to
+        .replace(caller_id)
+        .filter(|previous| *previous != caller_id)
+}
+
+/// `owe_reply` with thread ids.
 fn wait_for_reply(
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     caller: ThreadId,
     receiver: ThreadId,
     effects: Effects,
 ) -> Effects {
-    threads[caller.index()].state = ThreadState::BlockedOnReply;
-    match threads[receiver.index()].reply_to.replace(caller) {
-        // The receiver never answered its previous caller: that caller
-        // learns it will get no reply, instead of waiting forever.
-        Some(previous) if previous != caller => {
-            if threads[previous.index()].pending_policy.is_some() {
-                // Its policy server moved on without a verdict: closed.
-                fail_policy_request(threads, previous);
-            } else if let Some(stop) = threads[previous.index()].pending_trace.take() {
-                // Its tracer moved on without an answer: open.
-                threads[previous.index()].abandon_trace_stop(stop);
-            } else if threads[previous.index()].state == ThreadState::BlockedOnFaultReply {
-                // A faulted thread cannot take an error code: its handler
-                // moved on without an answer, so it stops (the kernel ends
-                // a woken thread in the `Faulted` state).
-                let stopped = threads[previous.index()].pending_fault.take();
-                threads[previous.index()].state =
-                    stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
-            } else {
-                fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
-            }
-            effects.wake(previous)
-        }
-        _ => effects,
+    let (waiting, owing) = threads.pair_mut(caller, receiver);
+    let displaced = owe_reply(waiting, caller, owing, receiver);
+    displace(threads, displaced, effects)
+}
+
+/// The receiver of a `Call` never answered its previous caller
+/// (`displaced`): that caller learns it will get no reply, instead of
+/// waiting forever.
+#[inline(always)]
+fn displace(threads: &mut impl Threads, displaced: Option<ThreadId>, effects: Effects) -> Effects {
+    match displaced {
+        Some(previous) => abandon_caller(threads, previous, effects),
+        None => effects,
     }
 }
 
+/// `displace`'s work, out of the IPC paths.
+#[cold]
+#[inline(never)]
+fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effects) -> Effects {
+    threads[previous].reply_from = None;
+    if threads[previous].pending_policy.is_some() {
+        // Its policy server moved on without a verdict: closed.
+        fail_policy_request(threads, previous);
+    } else if let Some(stop) = threads[previous].pending_trace.take() {
+        // Its tracer moved on without an answer: open.
+        threads[previous].abandon_trace_stop(stop);
+    } else if threads[previous].state == ThreadState::BlockedOnFaultReply {
+        // A faulted thread cannot take an error code: its handler moved
+        // on without an answer, so it stops (the kernel ends a woken
+        // thread in the `Faulted` state).
+        let stopped = threads[previous].pending_fault.take();
+        threads[previous].state = stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
+    } else {
+        fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
+    }
+    effects.wake(previous)
+}
+
 /// Wakes a blocked thread with error `code` in x0.
-pub fn fail_waiter(threads: &mut [Thread], thread: ThreadId, code: ErrorCode) {
-    let waiter = &mut threads[thread.index()];
+pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode) {
+    let waiter = &mut threads[thread];
     waiter.context.x[0] = code.raw();
     waiter.state = ThreadState::Ready;
 }

@@ -5,7 +5,8 @@
 
 use super::queue::{EndpointQueue, Waiting};
 use super::{Effects, Next};
-use crate::thread::{Thread, ThreadId, ThreadState};
+use crate::cap::ObjectId;
+use crate::thread::{ThreadId, ThreadState, Threads};
 use abi::ErrorCode;
 
 /// A notification's state.
@@ -40,7 +41,7 @@ pub fn signal_bits(badge: u64, badged: bool) -> u64 {
 
 /// `Signal` with `bits`. The signaller continues; a woken waiter is
 /// reported.
-pub fn signal(threads: &mut [Thread], notification: &mut Notification, bits: u64) -> Effects {
+pub fn signal(threads: &mut impl Threads, notification: &mut Notification, bits: u64) -> Effects {
     notification.word |= bits;
     match notification.waiters.pop_front(threads) {
         Some(waiter) => {
@@ -51,11 +52,11 @@ pub fn signal(threads: &mut [Thread], notification: &mut Notification, bits: u64
     }
 }
 
-/// `Wait` (`blocking`) or `Poll` by `thread` on notification `index`.
+/// `Wait` (`blocking`) or `Poll` by `thread` on notification `object`.
 pub fn wait(
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     notification: &mut Notification,
-    index: u32,
+    object: ObjectId,
     thread: ThreadId,
     blocking: bool,
 ) -> Effects {
@@ -63,8 +64,8 @@ pub fn wait(
         deliver(threads, thread, core::mem::take(&mut notification.word));
         return Effects::new(Next::Continue);
     }
-    threads[thread.index()].state = ThreadState::BlockedOnNotification {
-        notification: index,
+    threads[thread].state = ThreadState::BlockedOnNotification {
+        notification: object,
     };
     notification
         .waiters
@@ -73,8 +74,8 @@ pub fn wait(
 }
 
 /// `Ok` in x0 and the word in x8.
-fn deliver(threads: &mut [Thread], thread: ThreadId, word: u64) {
-    let context = &mut threads[thread.index()].context;
+fn deliver(threads: &mut impl Threads, thread: ThreadId, word: u64) {
+    let context = &mut threads[thread].context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[8] = word;
 }
@@ -82,9 +83,10 @@ fn deliver(threads: &mut [Thread], thread: ThreadId, word: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::thread::test_threads::ThreadVec;
 
-    fn threads(n: usize) -> Vec<Thread> {
-        (0..n).map(|_| Thread::EMPTY).collect()
+    fn threads(n: usize) -> ThreadVec {
+        ThreadVec::new(n)
     }
 
     #[test]
@@ -94,12 +96,12 @@ mod tests {
         signal(&mut t, &mut n, 0b001);
         signal(&mut t, &mut n, 0b100);
         assert_eq!(
-            wait(&mut t, &mut n, 0, ThreadId(0), true).next,
+            wait(&mut t, &mut n, ObjectId(0), ThreadId::nth(0), true).next,
             Next::Continue
         );
         assert_eq!(t[0].context.x[8], 0b101);
         assert_eq!(n.word, 0);
-        wait(&mut t, &mut n, 0, ThreadId(0), false);
+        wait(&mut t, &mut n, ObjectId(0), ThreadId::nth(0), false);
         assert_eq!(
             t[0].context.x[8], 0,
             "poll of an empty notification returns 0"
@@ -111,19 +113,21 @@ mod tests {
         let mut t = threads(2);
         let mut n = Notification::EMPTY;
         assert_eq!(
-            wait(&mut t, &mut n, 3, ThreadId(0), true).next,
+            wait(&mut t, &mut n, ObjectId(3), ThreadId::nth(0), true).next,
             Next::Blocked
         );
         assert_eq!(
-            wait(&mut t, &mut n, 3, ThreadId(1), true).next,
+            wait(&mut t, &mut n, ObjectId(3), ThreadId::nth(1), true).next,
             Next::Blocked
         );
         let e = signal(&mut t, &mut n, 0b10);
-        assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(0)]);
+        assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
         assert_eq!((t[0].context.x[0], t[0].context.x[8]), (0, 0b10));
         assert_eq!(
             t[1].state,
-            ThreadState::BlockedOnNotification { notification: 3 }
+            ThreadState::BlockedOnNotification {
+                notification: ObjectId(3)
+            }
         );
         assert_eq!(n.word, 0);
     }

@@ -1,10 +1,11 @@
 //! An endpoint's queue of waiting threads: FIFO, all senders or all
 //! receivers, linked through the threads' `queue_links`.
 
-use crate::thread::{Thread, ThreadId};
+use crate::thread::{ThreadId, Threads};
 
 /// Who waits in the queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Waiting {
     /// Nobody.
     #[default]
@@ -15,13 +16,10 @@ pub enum Waiting {
     Receivers,
 }
 
-/// A FIFO of blocked threads.
-///
-/// 16 bytes (10 of them used): a power of two, so finding an endpoint's
-/// queue in the table is one shifted add, not a multiply (the IPC fast
-/// path does it on every call).
+/// A FIFO of blocked threads (an endpoint's body). 12 bytes, copied in
+/// two loads by the IPC fast path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(align(16))]
+#[repr(C)]
 pub struct EndpointQueue {
     head: Option<ThreadId>,
     tail: Option<ThreadId>,
@@ -42,13 +40,45 @@ impl EndpointQueue {
     }
 
     /// The first waiter.
+    #[inline(always)]
     pub fn head(&self) -> Option<ThreadId> {
         self.head
     }
 
+    /// The last waiter.
+    #[inline(always)]
+    pub fn tail(&self) -> Option<ThreadId> {
+        self.tail
+    }
+
+    /// The queue's side of taking its head off (the IPC fast path, which
+    /// unlinks the threads itself): `next` (the head's successor) is the
+    /// new head.
+    #[inline(always)]
+    pub fn pop_head_to(&mut self, next: Option<ThreadId>) {
+        self.head = next;
+        if next.is_none() {
+            self.tail = None;
+            self.waiting = Waiting::Nobody;
+        }
+    }
+
+    /// The queue's side of appending a receiver (the IPC fast path, which
+    /// links the threads itself): the queue is empty or holds receivers.
+    /// `head` is the queue's head, read earlier (it saves a load).
+    #[inline(always)]
+    pub fn append_receiver(&mut self, thread: ThreadId, head: Option<ThreadId>) {
+        debug_assert_eq!(self.head, head);
+        if head.is_none() {
+            self.head = Some(thread);
+        }
+        self.tail = Some(thread);
+        self.waiting = Waiting::Receivers;
+    }
+
     /// Appends `thread`, which waits as `kind`. The caller guarantees the
     /// queue is empty or already holds `kind` waiters.
-    pub fn push_back(&mut self, threads: &mut [Thread], thread: ThreadId, kind: Waiting) {
+    pub fn push_back(&mut self, threads: &mut impl Threads, thread: ThreadId, kind: Waiting) {
         self.push_back_inline(threads, thread, kind);
     }
 
@@ -56,12 +86,17 @@ impl EndpointQueue {
     /// where the compiler's own choice to call it depends on unrelated
     /// code around it (a call costs about 9 instructions there).
     #[inline(always)]
-    pub fn push_back_inline(&mut self, threads: &mut [Thread], thread: ThreadId, kind: Waiting) {
+    pub fn push_back_inline(
+        &mut self,
+        threads: &mut impl Threads,
+        thread: ThreadId,
+        kind: Waiting,
+    ) {
         debug_assert!(self.waiting == Waiting::Nobody || self.waiting == kind);
-        threads[thread.index()].queue_links.previous = self.tail;
-        threads[thread.index()].queue_links.next = None;
+        threads[thread].queue_links.previous = self.tail;
+        threads[thread].queue_links.next = None;
         match self.tail {
-            Some(tail) => threads[tail.index()].queue_links.next = Some(thread),
+            Some(tail) => threads[tail].queue_links.next = Some(thread),
             None => self.head = Some(thread),
         }
         self.tail = Some(thread);
@@ -69,49 +104,58 @@ impl EndpointQueue {
     }
 
     /// Removes and returns the first waiter.
-    pub fn pop_front(&mut self, threads: &mut [Thread]) -> Option<ThreadId> {
+    pub fn pop_front(&mut self, threads: &mut impl Threads) -> Option<ThreadId> {
         let head = self.head?;
-        self.remove(threads, head);
+        self.remove_head(threads, head);
         Some(head)
+    }
+
+    /// Removes and returns the first waiter if the queue holds `kind`
+    /// waiters.
+    #[inline(always)]
+    pub fn pop_front_of(&mut self, threads: &mut impl Threads, kind: Waiting) -> Option<ThreadId> {
+        if self.waiting != kind {
+            return None;
+        }
+        self.pop_front(threads)
     }
 
     /// Removes `head`, which the caller read from `head()` (the IPC fast
     /// path): `pop_front` without the general unlink, since the head has
     /// no previous waiter.
     #[inline(always)]
-    pub fn remove_head(&mut self, threads: &mut [Thread], head: ThreadId) {
+    pub fn remove_head(&mut self, threads: &mut impl Threads, head: ThreadId) {
         debug_assert_eq!(self.head, Some(head));
-        let next = threads[head.index()].queue_links.next;
+        let next = core::mem::take(&mut threads[head].queue_links).next;
         match next {
-            Some(next) => threads[next.index()].queue_links.previous = None,
+            Some(next) => threads[next].queue_links.previous = None,
             None => {
                 self.tail = None;
                 self.waiting = Waiting::Nobody;
             }
         }
         self.head = next;
-        threads[head.index()].queue_links = Default::default();
     }
 
     /// Removes `thread` from wherever it is in this queue.
-    pub fn remove(&mut self, threads: &mut [Thread], thread: ThreadId) {
-        let links = threads[thread.index()].queue_links;
+    pub fn remove(&mut self, threads: &mut impl Threads, thread: ThreadId) {
+        let links = threads[thread].queue_links;
         match links.previous {
-            Some(previous) => threads[previous.index()].queue_links.next = links.next,
+            Some(previous) => threads[previous].queue_links.next = links.next,
             None => self.head = links.next,
         }
         match links.next {
-            Some(next) => threads[next.index()].queue_links.previous = links.previous,
+            Some(next) => threads[next].queue_links.previous = links.previous,
             None => self.tail = links.previous,
         }
-        threads[thread.index()].queue_links = Default::default();
+        threads[thread].queue_links = Default::default();
         if self.head.is_none() {
             self.waiting = Waiting::Nobody;
         }
     }
 
     /// Takes every waiter out, first to last (for a deleted endpoint).
-    pub fn drain(&mut self, threads: &mut [Thread], mut each: impl FnMut(&mut [Thread], ThreadId)) {
+    pub fn drain<T: Threads>(&mut self, threads: &mut T, mut each: impl FnMut(&mut T, ThreadId)) {
         while let Some(thread) = self.pop_front(threads) {
             each(threads, thread);
         }
@@ -122,8 +166,10 @@ impl EndpointQueue {
 mod tests {
     use super::*;
 
-    fn threads() -> Vec<Thread> {
-        (0..6).map(|_| Thread::EMPTY).collect()
+    use crate::thread::test_threads::ThreadVec;
+
+    fn threads() -> ThreadVec {
+        ThreadVec::new(6)
     }
 
     #[test]
@@ -131,12 +177,12 @@ mod tests {
         let mut t = threads();
         let mut q = EndpointQueue::EMPTY;
         for i in 0..4 {
-            q.push_back(&mut t, ThreadId(i), Waiting::Senders);
+            q.push_back(&mut t, ThreadId::nth(i), Waiting::Senders);
         }
         assert_eq!(q.waiting(), Waiting::Senders);
-        q.remove(&mut t, ThreadId(2));
+        q.remove(&mut t, ThreadId::nth(2));
         let order: Vec<_> = std::iter::from_fn(|| q.pop_front(&mut t))
-            .map(|id| id.0)
+            .map(|id| id.index())
             .collect();
         assert_eq!(order, vec![0, 1, 3]);
         assert_eq!(q.waiting(), Waiting::Nobody);
@@ -144,25 +190,20 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_is_sixteen_bytes() {
-        assert_eq!(core::mem::size_of::<EndpointQueue>(), 16);
-    }
-
-    #[test]
     fn remove_head_is_pop_front() {
-        for waiters in 1..4u16 {
+        for waiters in 1..4u32 {
             let (mut a, mut b) = (threads(), threads());
             let (mut qa, mut qb) = (EndpointQueue::EMPTY, EndpointQueue::EMPTY);
             for i in 0..waiters {
-                qa.push_back(&mut a, ThreadId(i), Waiting::Receivers);
-                qb.push_back(&mut b, ThreadId(i), Waiting::Receivers);
+                qa.push_back(&mut a, ThreadId::nth(i), Waiting::Receivers);
+                qb.push_back(&mut b, ThreadId::nth(i), Waiting::Receivers);
             }
             let popped = qa.pop_front(&mut a);
             let head = qb.head().unwrap();
             qb.remove_head(&mut b, head);
             assert_eq!(popped, Some(head));
             assert_eq!(qa, qb);
-            for (x, y) in a.iter().zip(&b) {
+            for (x, y) in a.0.iter().zip(&b.0) {
                 assert_eq!(x.queue_links, y.queue_links);
             }
         }
@@ -173,16 +214,16 @@ mod tests {
         let mut t = threads();
         let mut q = EndpointQueue::EMPTY;
         for i in 0..3 {
-            q.push_back(&mut t, ThreadId(i), Waiting::Receivers);
+            q.push_back(&mut t, ThreadId::nth(i), Waiting::Receivers);
         }
-        q.remove(&mut t, ThreadId(0));
-        q.remove(&mut t, ThreadId(2));
-        assert_eq!(q.head(), Some(ThreadId(1)));
-        q.push_back(&mut t, ThreadId(4), Waiting::Receivers);
+        q.remove(&mut t, ThreadId::nth(0));
+        q.remove(&mut t, ThreadId::nth(2));
+        assert_eq!(q.head(), Some(ThreadId::nth(1)));
+        q.push_back(&mut t, ThreadId::nth(4), Waiting::Receivers);
         let mut seen = vec![];
-        q.drain(&mut t, |_, id| seen.push(id.0));
+        q.drain(&mut t, |_, id| seen.push(id.index()));
         assert_eq!(seen, vec![1, 4]);
         let unlinked = crate::thread::QueueLinks::default();
-        assert!(t.iter().all(|thread| thread.queue_links == unlinked));
+        assert!(t.0.iter().all(|thread| thread.queue_links == unlinked));
     }
 }

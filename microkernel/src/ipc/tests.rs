@@ -3,6 +3,7 @@
 use super::queue::{EndpointQueue, Waiting};
 use super::*;
 use crate::platform::PhysMemory;
+use crate::thread::test_threads::ThreadVec;
 use abi::MessageInfo;
 use std::collections::HashMap;
 
@@ -25,8 +26,8 @@ impl PhysMemory for Ram {
     fn zero_frame(&mut self, _pa: u64) {}
 }
 
-fn threads(n: usize) -> Vec<Thread> {
-    (0..n).map(|_| Thread::EMPTY).collect()
+fn threads(n: usize) -> ThreadVec {
+    ThreadVec::new(n)
 }
 
 fn message(thread: &mut Thread, label: u64, words: &[u64]) {
@@ -48,20 +49,20 @@ const CALL: SendKind = SendKind {
 #[test]
 fn a_sender_waits_until_a_receiver_comes() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
-    let (client, server) = (ThreadId(0), ThreadId(1));
+    let (client, server) = (ThreadId::nth(0), ThreadId::nth(1));
     message(&mut t[0], 7, &[10, 20]);
-    let e = send(&mut ram, &mut t, &mut ep, 3, client, 0xb0, SEND).unwrap();
+    let e = send(&mut ram, &mut t, &mut ep, ObjectId(3), client, 0xb0, SEND).unwrap();
     assert_eq!(e.next, Next::Blocked);
     assert_eq!(
         t[0].state,
         ThreadState::BlockedOnSend {
-            endpoint: 3,
+            endpoint: ObjectId(3),
             badge: 0xb0,
             call: false,
             fault: false
         }
     );
-    let e = receive(&mut ram, &mut t, &mut ep, 3, server, true).unwrap();
+    let e = receive(&mut ram, &mut t, &mut ep, ObjectId(3), server, true).unwrap();
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![client]);
     assert_eq!(t[0].state, ThreadState::Ready);
@@ -75,15 +76,31 @@ fn a_sender_waits_until_a_receiver_comes() {
 fn a_receiver_waits_until_a_sender_comes() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
     assert_eq!(
-        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), true)
-            .unwrap()
-            .next,
+        receive(
+            &mut ram,
+            &mut t,
+            &mut ep,
+            ObjectId(0),
+            ThreadId::nth(1),
+            true
+        )
+        .unwrap()
+        .next,
         Next::Blocked
     );
     message(&mut t[0], 1, &[5]);
-    let e = send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 9, SEND).unwrap();
+    let e = send(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(0),
+        9,
+        SEND,
+    )
+    .unwrap();
     assert_eq!(e.next, Next::Continue);
-    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(1)]);
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(1)]);
     assert_eq!((t[1].context.x[2], t[1].context.x[8]), (5, 9));
     assert_eq!(t[1].state, ThreadState::Ready);
 }
@@ -91,10 +108,10 @@ fn a_receiver_waits_until_a_sender_comes() {
 #[test]
 fn call_switches_to_the_receiver_and_reply_returns() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
-    let (client, server) = (ThreadId(0), ThreadId(1));
-    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    let (client, server) = (ThreadId::nth(0), ThreadId::nth(1));
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
     message(&mut t[0], 2, &[1, 2, 3]);
-    let e = send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap();
+    let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap();
     assert_eq!(e.next, Next::SwitchTo(server));
     assert_eq!(t[0].state, ThreadState::BlockedOnReply);
     assert_eq!(t[1].reply_to, Some(client));
@@ -112,10 +129,10 @@ fn call_switches_to_the_receiver_and_reply_returns() {
 #[test]
 fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
-    let (client, server) = (ThreadId(0), ThreadId(1));
-    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
+    let (client, server) = (ThreadId::nth(0), ThreadId::nth(1));
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
     message(&mut t[0], 2, &[1]);
-    send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap();
+    send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap();
     // What `ReplySave` does: the server no longer owes it.
     t[1].reply_to = None;
     message(&mut t[1], 7, &[8, 9]);
@@ -138,35 +155,48 @@ fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
 #[test]
 fn reply_recv_goes_straight_back_to_the_caller() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
-    let (client, server) = (ThreadId(0), ThreadId(1));
+    let (client, server) = (ThreadId::nth(0), ThreadId::nth(1));
     message(&mut t[0], 1, &[]);
-    send(&mut ram, &mut t, &mut ep, 0, client, 0, CALL).unwrap(); // waits as a sender
-    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap(); // gets the call
+    send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap(); // waits as a sender
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap(); // gets the call
     assert_eq!(t[0].state, ThreadState::BlockedOnReply);
-    let e = reply_receive(&mut ram, &mut t, &mut ep, 0, server).unwrap();
+    let e = reply_receive(&mut ram, &mut t, &mut ep, ObjectId(0), server).unwrap();
     assert_eq!(e.next, Next::SwitchTo(client));
     assert_eq!(t[0].state, ThreadState::Ready);
-    assert_eq!(t[1].state, ThreadState::BlockedOnReceive { endpoint: 0 });
+    assert_eq!(
+        t[1].state,
+        ThreadState::BlockedOnReceive {
+            endpoint: ObjectId(0)
+        }
+    );
 }
 
 #[test]
 fn senders_are_served_in_fifo_order_with_their_badges() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(4), EndpointQueue::EMPTY);
-    for i in 0..3u16 {
+    for i in 0..3u32 {
         message(&mut t[i as usize], 0, &[u64::from(i)]);
         send(
             &mut ram,
             &mut t,
             &mut ep,
-            0,
-            ThreadId(i),
+            ObjectId(0),
+            ThreadId::nth(i),
             100 + u64::from(i),
             SEND,
         )
         .unwrap();
     }
     for i in 0..3 {
-        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(3), true).unwrap();
+        receive(
+            &mut ram,
+            &mut t,
+            &mut ep,
+            ObjectId(0),
+            ThreadId::nth(3),
+            true,
+        )
+        .unwrap();
         assert_eq!((t[3].context.x[2], t[3].context.x[8]), (i, 100 + i));
     }
 }
@@ -179,11 +209,26 @@ fn non_blocking_operations_never_wait() {
         call: false,
     };
     assert_eq!(
-        send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, nb),
+        send(
+            &mut ram,
+            &mut t,
+            &mut ep,
+            ObjectId(0),
+            ThreadId::nth(0),
+            0,
+            nb
+        ),
         Err(IpcError::WouldBlock)
     );
     assert_eq!(
-        receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), false),
+        receive(
+            &mut ram,
+            &mut t,
+            &mut ep,
+            ObjectId(0),
+            ThreadId::nth(1),
+            false
+        ),
         Err(IpcError::WouldBlock)
     );
     assert_eq!(ep.waiting(), Waiting::Nobody);
@@ -200,28 +245,80 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
     for w in 6..10 {
         ram.write_phys_u64(0x1000 + 8 * w, w * 11);
     }
-    receive(&mut ram, &mut t, &mut ep, 0, ThreadId(1), true).unwrap();
-    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, SEND).unwrap();
+    receive(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(1),
+        true,
+    )
+    .unwrap();
+    send(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(0),
+        0,
+        SEND,
+    )
+    .unwrap();
     assert_eq!(MessageInfo::from(t[1].context.x[1]).length(), 10);
     assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 99);
     // A receiver without a buffer gets the register words only.
-    receive(&mut ram, &mut t, &mut ep, 0, ThreadId(2), true).unwrap();
-    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, SEND).unwrap();
+    receive(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(2),
+        true,
+    )
+    .unwrap();
+    send(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(0),
+        0,
+        SEND,
+    )
+    .unwrap();
     assert_eq!(MessageInfo::from(t[2].context.x[1]).length(), 6);
 }
 
 #[test]
 fn a_new_call_fails_the_unanswered_previous_caller() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
-    let server = ThreadId(2);
-    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
-    send(&mut ram, &mut t, &mut ep, 0, ThreadId(0), 0, CALL).unwrap();
-    receive(&mut ram, &mut t, &mut ep, 0, server, true).unwrap();
-    let e = send(&mut ram, &mut t, &mut ep, 0, ThreadId(1), 0, CALL).unwrap();
-    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId(0)]);
+    let server = ThreadId::nth(2);
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
+    send(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(0),
+        0,
+        CALL,
+    )
+    .unwrap();
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
+    let e = send(
+        &mut ram,
+        &mut t,
+        &mut ep,
+        ObjectId(0),
+        ThreadId::nth(1),
+        0,
+        CALL,
+    )
+    .unwrap();
+    assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
     assert_eq!(t[0].state, ThreadState::Ready);
     assert_ne!(t[0].context.x[0], 0, "the first caller gets an error");
-    assert_eq!(t[2].reply_to, Some(ThreadId(1)));
+    assert_eq!(t[2].reply_to, Some(ThreadId::nth(1)));
 }
 
 #[test]
@@ -229,16 +326,16 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     use crate::fault::FaultReport;
     use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
-    let (handler, faulter) = (ThreadId(0), ThreadId(1));
+    let (handler, faulter) = (ThreadId::nth(0), ThreadId::nth(1));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
     t[1].context.x[0] = 0xdead;
     t[1].pending_fault = Some(report);
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
-        send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 9).next,
+        send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9).next,
         Next::Blocked
     );
-    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let got = t[0].context;
     assert_eq!(MessageInfo::from(got.x[1]).label(), FAULT_LABEL);
     assert_eq!(
@@ -255,8 +352,8 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     );
     // A second fault, this time with the handler waiting: stop it.
     t[1].pending_fault = Some(report);
-    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
-    let effects = send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 9);
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
+    let effects = send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
     assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
@@ -271,15 +368,15 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
 fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     use crate::fault::FaultReport;
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
-    let (handler, faulter, caller) = (ThreadId(0), ThreadId(1), ThreadId(2));
+    let (handler, faulter, caller) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
     t[1].pending_fault = Some(report);
     t[1].context.x[0] = 0xdead;
-    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
-    send_fault(&mut ram, &mut t, &mut ep, 0, faulter, 0);
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
+    send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
     // The handler receives a Call instead of replying to the fault.
-    receive(&mut ram, &mut t, &mut ep, 0, handler, true).unwrap();
-    let e = send(&mut ram, &mut t, &mut ep, 0, caller, 0, CALL).unwrap();
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
+    let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), caller, 0, CALL).unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![faulter]);
     assert_eq!(t[1].state, ThreadState::Faulted(report));
     assert_eq!(

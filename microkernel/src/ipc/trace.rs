@@ -9,7 +9,7 @@
 use super::message;
 use crate::platform::PhysMemory;
 use crate::stopped_call::StopAnswer;
-use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress, TraceStop};
+use crate::thread::{Thread, ThreadId, ThreadState, Threads, TraceProgress, TraceStop};
 use abi::trace::{ReplyAction, StopKind, TRACE_STOP_WORDS};
 use abi::ErrorCode;
 use arch::context::SPSR_SOFTWARE_STEP;
@@ -19,21 +19,22 @@ use entry::WorkFlags;
 /// `abi::trace` for the layout).
 pub(super) fn deliver_trace_stop<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     stop: &TraceStop,
     tracee: ThreadId,
     tracer: ThreadId,
     badge: u64,
 ) {
-    let x = threads[tracee.index()].context.x;
-    let pc = threads[tracee.index()].context.pc;
-    if let Some(buffer) = threads[tracer.index()].ipc_buffer {
-        let words = [x[5], x[8], pc, u64::from(tracee.0), x[6], x[7]];
+    let x = threads[tracee].context.x;
+    let pc = threads[tracee].context.pc;
+    let number = threads[tracee].number;
+    if let Some(buffer) = threads[tracer].ipc_buffer {
+        let words = [x[5], x[8], pc, u64::from(number), x[6], x[7]];
         for (i, word) in words.iter().enumerate() {
             phys.write_phys_u64(buffer + 8 * (6 + i as u64), *word);
         }
     }
-    let context = &mut threads[tracer.index()].context;
+    let context = &mut threads[tracer].context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(stop.kind.label(), TRACE_STOP_WORDS).into();
     context.x[2] = stop.number;
@@ -48,23 +49,23 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
 /// and the answer changes the registers the thread returns with.
 pub(super) fn answer_trace_stop<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut [Thread],
+    threads: &mut impl Threads,
     replier: ThreadId,
     tracee: ThreadId,
     stop: TraceStop,
 ) {
-    let label = message::sent_info(&threads[replier.index()]).label();
+    let label = message::sent_info(&threads[replier]).label();
     let (action, step) = ReplyAction::decode(label);
     // Only the message registers (a copy of all 31 was a 216-byte memcpy
     // the optimiser did not always drop).
     let words: [u64; 8] = {
-        let x = &threads[replier.index()].context.x;
+        let x = &threads[replier].context.x;
         [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
     };
-    let word6 = threads[replier.index()]
+    let word6 = threads[replier]
         .ipc_buffer
         .map_or(0, |buffer| phys.read_phys_u64(buffer + 8 * 6));
-    let thread = &mut threads[tracee.index()];
+    let thread = &mut threads[tracee];
     let entry_call = match (stop.kind, thread.call.as_mut()) {
         (StopKind::Entry, Some(call)) => Some(call),
         _ => None,

@@ -28,6 +28,7 @@ use abi::audit::{
 };
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, MessageInfo};
+use arch::object_memory::kind;
 use entry::WorkFlags;
 
 impl crate::thread::Thread {
@@ -93,12 +94,12 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let present = self.threads[target.index()].audit;
+        let present = self.live_audit(target);
         let sink = match mode {
             None => {
                 if let Some(present) = present {
                     let ring = self.thread_cap(current, frame, CapType::Frame, Rights::NONE);
-                    if !ring.is_ok_and(|cap| cap.object() == present.frame) {
+                    if !ring.is_ok_and(|cap| cap.object() == present.frame.id) {
                         return Err(ErrorCode::Denied);
                     }
                 }
@@ -112,15 +113,21 @@ impl Kernel {
                     return Err(ErrorCode::Denied);
                 }
                 let ring = self
-                    .caps
-                    .object(frame.object())
+                    .objects
+                    .get::<kind::Frame>(frame.object())
                     .ok_or(ErrorCode::InvalidCapability)?
                     .phys;
+                let (Some(frame), Some(signal_ref)) = (
+                    self.objects.reference(frame.object()),
+                    self.objects.reference(signal.object()),
+                ) else {
+                    return Err(ErrorCode::InvalidCapability);
+                };
                 Some(AuditSink {
-                    frame: frame.object(),
+                    frame,
                     ring,
                     notification: (
-                        signal.object().index() as u32,
+                        signal_ref,
                         notification::signal_bits(signal.badge(), signal.is_badged()),
                     ),
                     mode,
@@ -132,10 +139,27 @@ impl Kernel {
         Ok(())
     }
 
+    /// `thread`'s audit, if its ring and notification still live; an audit
+    /// whose ring or notification is gone is turned off here (there is
+    /// nowhere to write: never a write into freed memory).
+    pub(super) fn live_audit(&mut self, thread: ThreadId) -> Option<AuditSink> {
+        let sink = self.objects[thread].audit?;
+        let live = self.objects.resolve(sink.frame, CapType::Frame).is_some()
+            && self
+                .objects
+                .resolve(sink.notification.0, CapType::Notification)
+                .is_some();
+        if live {
+            return Some(sink);
+        }
+        self.attach_audit(thread, None);
+        None
+    }
+
     /// Sets (or clears) a thread's audit sink, its work and its fast-path
     /// mask; a thread waiting for room is let go when audit goes away.
     pub(super) fn attach_audit(&mut self, target: ThreadId, sink: Option<AuditSink>) {
-        let thread = &mut self.threads[target.index()];
+        let thread = &mut self.objects[target];
         thread.audit = sink;
         match sink {
             Some(_) => thread.work.insert(WorkFlags::AUDIT),
@@ -146,15 +170,41 @@ impl Kernel {
         }
         thread.recompute_no_entry_work();
         if sink.is_none() && thread.state == ThreadState::BlockedOnAudit {
-            thread.audit_room();
-            self.make_ready(target);
+            self.end_audit_wait(target);
         }
+    }
+
+    /// `thread` waits for room in its ring (on the kernel's list of such
+    /// threads, which the tick looks at).
+    pub(super) fn wait_for_audit_room(&mut self, thread: ThreadId) {
+        self.objects[thread].state = ThreadState::BlockedOnAudit;
+        let mut queue = self.audit_waiters;
+        queue.push_back(
+            &mut self.objects,
+            thread,
+            crate::ipc::queue::Waiting::Receivers,
+        );
+        self.audit_waiters = queue;
+    }
+
+    /// `thread`'s wait for audit room is over (there is room, or it is no
+    /// longer audited): it leaves the list, and its stopped call goes on.
+    pub(super) fn end_audit_wait(&mut self, thread: ThreadId) {
+        let mut queue = self.audit_waiters;
+        queue.remove(&mut self.objects, thread);
+        self.audit_waiters = queue;
+        self.objects[thread].audit_room();
+        self.make_ready(thread);
     }
 
     /// Would `current`'s next record have to wait: lossless audit into a
     /// full ring? (Stage 4's question, asked before the entry code runs.)
-    pub(super) fn audit_ring_is_full(&self, platform: &impl Platform, current: ThreadId) -> bool {
-        self.threads[current.index()].audit.is_some_and(|sink| {
+    pub(super) fn audit_ring_is_full(
+        &mut self,
+        platform: &impl Platform,
+        current: ThreadId,
+    ) -> bool {
+        self.live_audit(current).is_some_and(|sink| {
             sink.mode == AuditMode::Lossless && RingState::read(platform, sink.ring).is_full()
         })
     }
@@ -163,11 +213,7 @@ impl Kernel {
     /// and when nothing else is ready); `true` if it woke one. Threads
     /// still waiting after this are stuck until someone drains their ring.
     pub(super) fn wake_audit_waiters(&mut self, platform: &mut impl Platform) -> bool {
-        if !self
-            .threads
-            .iter()
-            .any(|t| t.state == ThreadState::BlockedOnAudit)
-        {
+        if self.audit_waiters.head().is_none() {
             return false;
         }
         self.wake_audit_waiters_with_room(platform)
@@ -177,19 +223,17 @@ impl Kernel {
     #[inline(never)]
     fn wake_audit_waiters_with_room(&mut self, platform: &mut impl Platform) -> bool {
         let mut woke = false;
-        for index in 0..self.threads.len() {
-            let thread = &self.threads[index];
-            if thread.state != ThreadState::BlockedOnAudit {
-                continue;
-            }
-            let room = thread
-                .audit
+        let mut next = self.audit_waiters.head();
+        while let Some(waiter) = next {
+            next = self.objects[waiter].queue_links.next;
+            let room = self
+                .live_audit(waiter)
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
-            if room {
-                self.threads[index].audit_room();
-                self.make_ready(ThreadId(index as u16));
-                woke = true;
+            // (`live_audit` ends the wait of a thread whose audit is gone.)
+            if room && self.objects[waiter].state == ThreadState::BlockedOnAudit {
+                self.end_audit_wait(waiter);
             }
+            woke |= room;
         }
         woke
     }
@@ -207,7 +251,7 @@ impl Kernel {
         entered: &Entered,
         checked: Option<(u64, u64)>,
     ) {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         let Some(sink) = thread.audit else {
             return;
         };
@@ -250,7 +294,7 @@ impl Kernel {
         current: ThreadId,
         result: Option<u64>,
     ) {
-        if let Some(pending) = self.threads[current.index()].audit_pending.take() {
+        if let Some(pending) = self.objects[current].audit_pending.take() {
             self.write_record(platform, current, &pending, result);
         }
     }
@@ -264,7 +308,7 @@ impl Kernel {
         current: ThreadId,
         result: SyscallResult,
     ) {
-        if self.threads[current.index()].audit_pending.is_some() {
+        if self.objects[current].audit_pending.is_some() {
             self.audit_dispatched_record(platform, current, result);
         }
     }
@@ -282,11 +326,11 @@ impl Kernel {
             SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
             SyscallResult::Exited(_) | SyscallResult::Preempted { .. } => None,
             // The restored context's x0.
-            SyscallResult::Restored => Some(self.threads[current.index()].context.x[0]),
+            SyscallResult::Restored => Some(self.objects[current].context.x[0]),
             // The IPC code has written x0 when the caller carries on.
             SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue
                 && self.current == Some(current))
-            .then(|| self.threads[current.index()].context.x[0]),
+            .then(|| self.objects[current].context.x[0]),
         };
         self.audit_complete(platform, current, value);
     }
@@ -305,8 +349,8 @@ impl Kernel {
         // fixed at its audit entry: this record replaces it, or the next
         // syscall that writes no record of its own (one the tracer skips)
         // or the thread's end would write it too.
-        self.threads[thread.index()].audit_pending = None;
-        let Some(sink) = self.threads[thread.index()].audit else {
+        self.objects[thread].audit_pending = None;
+        let Some(sink) = self.live_audit(thread) else {
             return;
         };
         let pending = PendingRecord {
@@ -322,7 +366,7 @@ impl Kernel {
     /// now, with no result (the syscall ended it, or it was stopped and
     /// never ran).
     pub(super) fn audit_thread_ends(&mut self, platform: &mut impl Platform, thread: ThreadId) {
-        if let Some(call) = self.threads[thread.index()].call.take() {
+        if let Some(call) = self.objects[thread].call.take() {
             self.audit_cancelled(platform, thread, &call, None);
         }
         self.audit_complete(platform, thread, None);
@@ -342,10 +386,7 @@ impl Kernel {
         result: Option<u64>,
     ) {
         let sink = pending.sink;
-        let ring_alive = self.caps.object(sink.frame).is_some_and(|header| {
-            header.live() && header.cap_type == CapType::Frame && header.phys == sink.ring
-        });
-        if !ring_alive {
+        if self.objects.resolve(sink.frame, CapType::Frame).is_none() {
             return;
         }
         let ring = sink.ring;
@@ -354,28 +395,28 @@ impl Kernel {
         let state = RingState::read(platform, ring);
         // Drops are counted for the thread only while it is audited into
         // this ring; otherwise the ring's own counter shows them.
-        let same_sink = self.threads[thread.index()].audit == Some(sink);
+        let same_sink = self.objects[thread].audit == Some(sink);
         if state.is_full() {
             let dropped = platform.read_phys_u64(ring + DROPPED_OFFSET);
             platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
             if same_sink {
-                self.threads[thread.index()].audit_dropped += 1;
+                self.objects[thread].audit_dropped += 1;
             }
             return;
         }
         let call = pending.call;
-        let object_type = self.threads[thread.index()]
+        let object_type = self.objects[thread]
             .cspace
             .filter(|_| names_capability(call[8]))
             .and_then(|cnode| {
-                let slot = self.caps.slot(cnode, call[0]).ok()?;
-                Some(self.caps.lookup(slot).ok()?.cap_type().raw())
+                let slot = self.objects.slot(cnode, call[0]).ok()?;
+                Some(self.objects.lookup(slot).ok()?.cap_type().raw())
             })
             .unwrap_or(0);
         let mut args = [0u64; 8];
         args.copy_from_slice(&call[..8]);
         let dropped = if same_sink {
-            self.threads[thread.index()].audit_dropped
+            self.objects[thread].audit_dropped
         } else {
             0
         };
@@ -383,7 +424,7 @@ impl Kernel {
             sequence,
             time: platform.counter(),
             thread_badge: sink.badge,
-            thread: thread.0,
+            thread: self.objects[thread].number,
             syscall: call[8],
             object_type,
             label: MessageInfo::from(call[1]).label(),
@@ -402,18 +443,15 @@ impl Kernel {
         platform.write_phys(slot + 1, bytes);
         platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written + 1);
         if same_sink {
-            self.threads[thread.index()].audit_dropped = 0;
+            self.objects[thread].audit_dropped = 0;
         }
         // Empty to non-empty: the server hears of it once, not per record
         // (if the notification is still the one named: the syscall may
         // have destroyed it).
-        let (index, bits) = sink.notification;
-        let signal_alive = self
-            .caps
-            .object(crate::cap::ObjectId(index))
-            .is_some_and(|header| header.live() && header.cap_type == CapType::Notification);
-        if state.written == state.consumed && signal_alive {
-            let effects = self.signal_notification(index as usize, bits);
+        let (signal, bits) = sink.notification;
+        let signal = self.objects.resolve(signal, CapType::Notification);
+        if let (true, Some(signal)) = (state.written == state.consumed, signal) {
+            let effects = self.signal_notification(signal, bits);
             self.apply_ipc(platform, effects);
         }
     }

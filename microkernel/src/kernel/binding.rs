@@ -8,6 +8,7 @@
 //! notification is bound to at most one thread and the other way round.
 
 use super::Kernel;
+use crate::cap::ObjectId;
 use crate::ipc::notification;
 use crate::ipc::{Effects, IpcError};
 use crate::platform::Platform;
@@ -17,6 +18,7 @@ use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::message::NOTIFICATION_LABEL;
 use abi::{ErrorCode, MessageInfo};
+use arch::object_memory::kind;
 
 impl Kernel {
     /// `TcbBindNotification`: binds the notification at `notification`
@@ -38,42 +40,66 @@ impl Kernel {
             return Ok(());
         };
         let cap = self.thread_cap(current, cptr, CapType::Notification, Rights::READ)?;
-        let index = cap.object().index();
+        let object = cap.object();
+        let bound = self
+            .objects
+            .get::<kind::Notification>(object)
+            .ok_or(ErrorCode::InvalidCapability)?
+            .bound;
         // One each way: unbind first to move a binding.
-        if self.threads[target.index()].bound_notification.is_some()
-            || self.notifications[index].bound.is_some()
-        {
+        if self.objects[target].bound_notification.is_some() || bound.is_some() {
             return Err(ErrorCode::InvalidArgument);
         }
-        self.threads[target.index()].bound_notification = Some(index as u32);
-        self.notifications[index].bound = Some(target);
+        self.objects[target].bound_notification = Some(object);
+        if let Some(n) = self.objects.get_mut::<kind::Notification>(object) {
+            n.bound = Some(target);
+        }
         Ok(())
     }
 
     /// Drops a thread's binding, if it has one.
     pub(super) fn unbind(&mut self, thread: ThreadId) {
-        if let Some(index) = self.threads[thread.index()].bound_notification.take() {
-            self.notifications[index as usize].bound = None;
+        if let Some(object) = self.objects[thread].bound_notification.take() {
+            if let Some(n) = self.objects.get_mut::<kind::Notification>(object) {
+                n.bound = None;
+            }
         }
     }
 
-    /// `Signal` of notification `index` with `bits`: its first waiter takes
-    /// the word, else a bound thread waiting in `Recv` does.
-    pub(super) fn signal_notification(&mut self, index: usize, bits: u64) -> Effects {
-        let effects = notification::signal(&mut self.threads, &mut self.notifications[index], bits);
-        if effects.woken().next().is_some() {
-            return effects;
+    /// `Signal` of notification `object` with `bits`: its first waiter
+    /// takes the word, else a bound thread waiting in `Recv` does.
+    pub(super) fn signal_notification(&mut self, object: ObjectId, bits: u64) -> Effects {
+        let Some(mut state) = self.objects.get::<kind::Notification>(object).copied() else {
+            return Effects::new(crate::ipc::Next::Continue);
+        };
+        let effects = notification::signal(&mut self.objects, &mut state, bits);
+        let woke_bound = effects.woken().next().is_none()
+            && state.bound.is_some_and(|bound| {
+                matches!(
+                    self.objects[bound].state,
+                    ThreadState::BlockedOnReceive { .. }
+                )
+            });
+        let mut effects = effects;
+        if woke_bound {
+            if let Some(bound) = state.bound {
+                if let ThreadState::BlockedOnReceive { endpoint } = self.objects[bound].state {
+                    if let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() {
+                        queue.remove(&mut self.objects, bound);
+                        if let Some(body) = self.objects.get_mut::<kind::Endpoint>(endpoint) {
+                            *body = queue;
+                        }
+                    }
+                }
+                let word = core::mem::take(&mut state.word);
+                deliver(&mut self.objects[bound], word);
+                effects = effects.wake(bound);
+            }
         }
-        let Some(bound) = self.notifications[index].bound else {
-            return effects;
-        };
-        let ThreadState::BlockedOnReceive { endpoint } = self.threads[bound.index()].state else {
-            return effects;
-        };
-        self.endpoints[endpoint as usize].remove(&mut self.threads, bound);
-        let word = core::mem::take(&mut self.notifications[index].word);
-        deliver(&mut self.threads[bound.index()], word);
-        effects.wake(bound)
+        if let Some(body) = self.objects.get_mut::<kind::Notification>(object) {
+            *body = state;
+        }
+        effects
     }
 
     /// A receive by a thread whose bound notification has bits: it returns
@@ -87,19 +113,22 @@ impl Kernel {
         current: ThreadId,
         operation: IpcOperation,
     ) -> Option<SyscallResult> {
-        let index = self.threads[current.index()].bound_notification? as usize;
-        if self.notifications[index].word == 0 {
+        let object = self.objects[current].bound_notification?;
+        if self.objects.get::<kind::Notification>(object)?.word == 0 {
             return None;
         }
         let mut effects = Effects::new(crate::ipc::Next::Continue);
         if operation == IpcOperation::ReplyRecv {
-            match crate::ipc::reply(platform, &mut self.threads, current) {
+            match crate::ipc::reply(platform, &mut self.objects, current) {
                 Ok(caller) => effects = effects.wake(caller),
                 Err(IpcError::NoReplyTarget) | Err(IpcError::WouldBlock) => {}
             }
         }
-        let word = core::mem::take(&mut self.notifications[index].word);
-        deliver(&mut self.threads[current.index()], word);
+        let word = self
+            .objects
+            .get_mut::<kind::Notification>(object)
+            .map_or(0, |n| core::mem::take(&mut n.word));
+        deliver(&mut self.objects[current], word);
         Some(SyscallResult::Ipc(effects))
     }
 }

@@ -1,14 +1,17 @@
-//! The invariant checks catch a thread bound to an address space that is
-//! gone or not its own: each test breaks one link by hand, the way a bug
-//! in a destruction hook would, and `check_frame_mappings` names it.
+//! The invariant checks catch a thread bound to an address space, IPC
+//! buffer or CSpace that is gone or not its own: each test breaks one link
+//! by hand, the way a bug in a destruction hook would, and the checks
+//! name it.
 
+use super::members::{self, Use};
 use super::Kernel;
 use crate::address_space::AddressSpace;
-use crate::cap::{CNodeId, Capability, ObjectId};
+use crate::cap::{CNodeId, Capability, Memory, ObjectId};
 use crate::platform::{MemoryMaintenance, PhysMemory};
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use arch::mmu::{AsidAllocator, AsidBits};
+use arch::object_memory::kind;
 use std::collections::HashMap;
 
 #[derive(Default)]
@@ -37,24 +40,37 @@ impl MemoryMaintenance for Ram {
     fn flush_tlb_all(&mut self) {}
 }
 
-const UNTYPED_BASE: u64 = 0x10_0000;
+/// Object memory: the CNode's record first, then the Untyped.
+const MEMORY_BASE: u64 = 0x10_0000;
+const UNTYPED_BASE: u64 = 0x20_0000;
 
 /// A kernel with a CNode whose slot 0 holds a 64 KiB Untyped, slot 1 a
-/// VSpace of 2 table pages made from it, slot 2 a Frame and slot 3 an
-/// Endpoint; thread 0 (new, made from user space) is bound to the VSpace
-/// with the Frame as IPC buffer and the Endpoint for faults.
+/// VSpace of 2 table pages made from it, slot 2 a Frame, slot 3 an
+/// Endpoint and slots 4 and 5 two TCBs; thread 0 (new, made from user
+/// space) has the CNode as its CSpace and is bound to the VSpace with the
+/// Frame as IPC buffer.
 struct Bound {
     kernel: Box<Kernel>,
     cnode: CNodeId,
     vspace: ObjectId,
+    threads: [ThreadId; 2],
 }
 
 fn bound() -> Bound {
     let mut kernel = Box::new(Kernel::new());
-    let caps = &mut kernel.caps;
-    let cnode = caps.create_cnode(4).unwrap();
+    // From a page below the CNode's: the first holds granule 0, which
+    // holds no record.
+    let bytes = (UNTYPED_BASE - MEMORY_BASE + 0x1000 + 64 * 1024) as usize;
+    assert!(kernel.install_object_memory(Memory::on_heap(MEMORY_BASE - 0x1000, bytes)));
+    let caps = &mut kernel.objects;
+    let cnode = caps.create_cnode(4, MEMORY_BASE).unwrap();
     let untyped = caps
-        .create_object(CapType::Untyped, UNTYPED_BASE, 64 * 1024)
+        .create_object(
+            CapType::Untyped,
+            UNTYPED_BASE,
+            64 * 1024,
+            MEMORY_BASE + 0x1000,
+        )
         .unwrap();
     let slot = caps.slot(cnode, 0).unwrap();
     caps.install_original(
@@ -64,34 +80,41 @@ fn bound() -> Bound {
     .unwrap();
     let vspace = caps.retype(slot, CapType::VSpace, 2, cnode, 1, 1).unwrap()[0];
     let frame = caps.retype(slot, CapType::Frame, 0, cnode, 2, 1).unwrap()[0];
-    let endpoint = caps
-        .retype(slot, CapType::Endpoint, 0, cnode, 3, 1)
-        .unwrap()[0];
-    let header = *caps.object(vspace).unwrap();
-    let frame_phys = caps.object(frame).unwrap().phys;
+    caps.retype(slot, CapType::Endpoint, 0, cnode, 3, 1)
+        .unwrap();
+    let tcbs = caps.retype(slot, CapType::Tcb, 0, cnode, 4, 2).unwrap();
+    let threads = [ThreadId::of(tcbs[0]), ThreadId::of(tcbs[1])];
+    let vspace_phys = caps.get::<kind::VSpace>(vspace).unwrap().phys;
+    let frame_phys = caps.get::<kind::Frame>(frame).unwrap().phys;
     let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
-    let space = AddressSpace::in_object(&mut Ram::default(), asid, header.phys, 3).unwrap();
-    let space = kernel.install_space(space).unwrap();
-    kernel.bind_space(ThreadId(0), space);
-    let thread = &mut kernel.threads[0];
-    thread.state = ThreadState::Inactive;
-    thread.created_by_user = true;
-    thread.vspace = Some(vspace);
-    thread.ipc_buffer = Some(frame_phys);
-    thread.ipc_buffer_frame = Some(frame);
-    thread.fault_endpoint = Some((endpoint.index() as u32, 0));
+    let space = AddressSpace::in_object(&mut Ram::default(), asid, vspace_phys, 3).unwrap();
+    assert!(kernel.install_space(&Ram::default(), vspace, space));
+    for thread in threads {
+        let t = &mut kernel.objects[thread];
+        t.state = ThreadState::Inactive;
+        t.created_by_user = true;
+    }
+    kernel.bind_space(threads[0], vspace);
+    kernel.set_cspace(threads[0], cnode).unwrap();
+    kernel.set_buffer_frame(threads[0], frame, frame_phys);
     assert_eq!(kernel.check_frame_mappings(), Ok(()));
     assert_eq!(kernel.check_spaces(), Ok(()));
+    assert_eq!(kernel.check_invariants(), Ok(()));
     Bound {
         kernel,
         cnode,
         vspace,
+        threads,
     }
 }
 
+/// Deletes the capability in slot `index`, and frees what that destroys,
+/// without the kernel letting go of it (as a missing hook would).
 fn delete_without_hooks(b: &mut Bound, index: u64) {
-    let slot = b.kernel.caps.slot(b.cnode, index).unwrap();
-    b.kernel.caps.delete(slot, |_, _| {}).unwrap();
+    let slot = b.kernel.objects.slot(b.cnode, index).unwrap();
+    b.kernel.objects.delete(slot).unwrap();
+    while b.kernel.objects.take_destroyed().is_some() {}
+    b.kernel.reap();
 }
 
 #[test]
@@ -105,41 +128,19 @@ fn a_thread_bound_to_a_destroyed_vspace_is_caught() {
 }
 
 #[test]
-fn a_space_left_behind_by_its_vspace_is_caught() {
+fn two_threads_sharing_one_space_pass() {
     let mut b = bound();
-    b.kernel.threads[0].vspace = None;
-    assert_eq!(
-        b.kernel.check_frame_mappings(),
-        Err("a space built in a VSpace object outlived the object")
-    );
-}
-
-/// Binds thread 1 to thread 0's space and VSpace, as `TcbSetSpace` does.
-fn share(b: &mut Bound) {
-    let space = b.kernel.threads[0].space.unwrap();
-    b.kernel.bind_space(ThreadId(1), space);
-    b.kernel.threads[1].state = ThreadState::Inactive;
-    b.kernel.threads[1].created_by_user = true;
-    b.kernel.threads[1].vspace = Some(b.vspace);
-}
-
-#[test]
-fn two_threads_sharing_one_space_and_vspace_pass() {
-    let mut b = bound();
-    share(&mut b);
+    b.kernel.bind_space(b.threads[1], b.vspace);
     assert_eq!(b.kernel.check_spaces(), Ok(()));
     assert_eq!(b.kernel.check_frame_mappings(), Ok(()));
 }
 
 #[test]
-fn a_dangling_space_reference_is_caught() {
+fn a_space_gone_from_under_its_threads_is_caught() {
     let mut b = bound();
-    share(&mut b);
-    // The space goes while thread 1 still names it.
-    b.kernel.threads[0].space = None;
-    b.kernel.threads[0].ttbr0 = 0;
-    let id = b.kernel.threads[1].space.unwrap();
-    b.kernel.spaces[id.index()] = None;
+    b.kernel.bind_space(b.threads[1], b.vspace);
+    let body = b.kernel.objects.get_mut::<kind::VSpace>(b.vspace).unwrap();
+    body.space = None;
     assert_eq!(
         b.kernel.check_spaces(),
         Err("a thread names an address space that is gone")
@@ -149,8 +150,10 @@ fn a_dangling_space_reference_is_caught() {
 #[test]
 fn a_space_without_threads_is_caught() {
     let mut b = bound();
-    b.kernel.threads[0].space = None;
-    b.kernel.threads[0].ttbr0 = 0;
+    let thread = b.threads[0];
+    members::leave(&mut b.kernel.objects, b.vspace, thread, Use::Space);
+    b.kernel.objects[thread].space = None;
+    b.kernel.objects[thread].ttbr0 = 0;
     assert_eq!(
         b.kernel.check_spaces(),
         Err("a live address space has no thread")
@@ -158,39 +161,23 @@ fn a_space_without_threads_is_caught() {
 }
 
 #[test]
+fn a_thread_missing_from_its_vspaces_list_is_caught() {
+    let mut b = bound();
+    members::leave(&mut b.kernel.objects, b.vspace, b.threads[0], Use::Space);
+    assert_eq!(
+        b.kernel.check_spaces(),
+        Err("a thread is not on its VSpace's list")
+    );
+}
+
+#[test]
 fn a_stale_cached_ttbr0_is_caught() {
     let mut b = bound();
-    share(&mut b);
-    b.kernel.threads[1].ttbr0 ^= 1 << 48;
+    b.kernel.bind_space(b.threads[1], b.vspace);
+    b.kernel.objects[b.threads[1]].ttbr0 ^= 1 << 48;
     assert_eq!(
         b.kernel.check_spaces(),
         Err("a thread's cached TTBR0 or ASID generation is not its space's")
-    );
-}
-
-#[test]
-fn threads_sharing_a_space_under_different_vspaces_are_caught() {
-    let mut b = bound();
-    share(&mut b);
-    b.kernel.threads[1].vspace = None;
-    assert_eq!(
-        b.kernel.check_spaces(),
-        Err("threads sharing a space name different VSpace objects")
-    );
-}
-
-#[test]
-fn one_vspace_standing_for_two_spaces_is_caught() {
-    let mut b = bound();
-    let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
-    let header = *b.kernel.caps.object(b.vspace).unwrap();
-    let second = AddressSpace::in_object(&mut Ram::default(), asid, header.phys, 3).unwrap();
-    let second = b.kernel.install_space(second).unwrap();
-    b.kernel.bind_space(ThreadId(1), second);
-    b.kernel.threads[1].vspace = Some(b.vspace);
-    assert_eq!(
-        b.kernel.check_spaces(),
-        Err("a VSpace stands for more than one address space")
     );
 }
 
@@ -199,8 +186,8 @@ fn a_space_built_outside_its_vspace_object_is_caught() {
     let mut b = bound();
     let asid = AsidAllocator::new(AsidBits::Eight).assign(None, None).asid;
     let elsewhere = AddressSpace::in_object(&mut Ram::default(), asid, UNTYPED_BASE + 0x8000, 3);
-    let id = b.kernel.threads[0].space.unwrap();
-    b.kernel.spaces[id.index()] = elsewhere;
+    let body = b.kernel.objects.get_mut::<kind::VSpace>(b.vspace).unwrap();
+    body.space = elsewhere;
     assert_eq!(
         b.kernel.check_frame_mappings(),
         Err("an address space is not built in its VSpace object")
@@ -208,7 +195,7 @@ fn a_space_built_outside_its_vspace_object_is_caught() {
 }
 
 #[test]
-fn a_destroyed_ipc_buffer_or_fault_endpoint_still_named_is_caught() {
+fn a_destroyed_or_wrong_ipc_buffer_is_caught() {
     let mut b = bound();
     delete_without_hooks(&mut b, 2);
     assert_eq!(
@@ -216,15 +203,20 @@ fn a_destroyed_ipc_buffer_or_fault_endpoint_still_named_is_caught() {
         Err("a thread's IPC buffer is no live Frame")
     );
     let mut b = bound();
-    b.kernel.threads[0].ipc_buffer = Some(0x1000);
+    b.kernel.objects[b.threads[0]].ipc_buffer = Some(0x1000);
     assert_eq!(
         b.kernel.check_frame_mappings(),
         Err("a thread's IPC buffer is not its Frame's page")
     );
+}
+
+#[test]
+fn a_thread_missing_from_its_cspaces_list_is_caught() {
     let mut b = bound();
-    delete_without_hooks(&mut b, 3);
+    let cnode = b.cnode.object();
+    members::leave(&mut b.kernel.objects, cnode, b.threads[0], Use::CSpace);
     assert_eq!(
-        b.kernel.check_frame_mappings(),
-        Err("a thread's fault endpoint is no live Endpoint")
+        b.kernel.check_invariants(),
+        Err("a thread is not on its CSpace CNode's list")
     );
 }

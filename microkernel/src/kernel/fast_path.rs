@@ -16,8 +16,8 @@
 //!   excuses for this syscall (a filter whose verdict for it is a constant
 //!   `Allow`): tested in the vector (`arch/src/cpu/vectors.s`), which
 //!   calls `portcullis_el0_svc` (and so this) only then;
-//! * `Call` or `ReplyRecv`, a register-only message (≤ 6 words), no
-//!   capability transfer;
+//! * `Call` or `ReplyRecv` (the vector sends no other syscall here), a
+//!   register-only message (≤ 6 words), no capability transfer;
 //! * the capability is an endpoint with the right (`Call`: write,
 //!   `ReplyRecv`: read);
 //! * `Call`: a receiver already waits, at least as urgent as the caller,
@@ -34,14 +34,15 @@
 //! thread (`Kernel::check_invariants` checks it); a partner at least as
 //! urgent as the caller is then at least as urgent as them too.
 
-use super::{Kernel, Resume, MAX_OBJECTS, MAX_SLOTS};
+use super::{Kernel, Resume};
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
 use crate::platform::Platform;
-use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
+use crate::thread::{ThreadId, ThreadState};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
+use arch::object_memory::kind;
 
 impl Kernel {
     /// Handles the syscall of the current thread if the fast path applies;
@@ -53,14 +54,37 @@ impl Kernel {
     /// bit of `x8` modulo 64; the exact number test below keeps that from
     /// mattering.
     pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P) -> Option<Resume> {
-        let current = in_table(self.current?);
-        let caller = &self.threads[current.index()];
-        let number = caller.context.x[8];
-        let is_call = number == Syscall::Call.number();
-        if !is_call && number != Syscall::ReplyRecv.number() {
-            return None;
+        let current = self.current?;
+        let number = self
+            .objects
+            .memory()
+            .get::<kind::Tcb>(current.granule())?
+            .context
+            .x[8];
+        // One copy per operation: each is then straight-line code, not
+        // one that tests which it is at every step.
+        if number == Syscall::Call.number() {
+            self.fast_ipc::<P, true>(platform, current)
+        } else if number == Syscall::ReplyRecv.number() {
+            self.fast_ipc::<P, false>(platform, current)
+        } else {
+            None
         }
-        debug_assert!(caller.skips_entry_work(number));
+    }
+
+    /// The fast path of `Call` (`IS_CALL`) or `ReplyRecv` for `current`.
+    #[inline(always)]
+    fn fast_ipc<P: Platform, const IS_CALL: bool>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> Option<Resume> {
+        let is_call = IS_CALL;
+        // The checks read object memory only: one shared borrow, so its
+        // base and kind bytes stay in registers.
+        let memory = self.objects.memory();
+        let caller = memory.get::<kind::Tcb>(current.granule())?;
+        debug_assert!(caller.skips_entry_work(caller.context.x[8]));
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
@@ -72,107 +96,160 @@ impl Kernel {
             return None;
         }
         // An endpoint capability is not an empty slot: the type test is
-        // `lookup`'s emptiness test too. A CNode's slots lie inside the
-        // slot table, so the mask (MAX_SLOTS is a power of two) changes
-        // nothing but the bounds check.
-        const _: () = assert!(MAX_SLOTS.is_power_of_two());
-        let slot = (first.0 + cptr as u32) % MAX_SLOTS as u32;
-        let cap = self.caps.slot_content(SlotId(slot))?;
+        // `lookup`'s emptiness test too.
+        let slot = SlotId(first.0.wrapping_add(cptr as u32));
+        let cap = memory.element::<kind::CNode>(slot.index())?.cap;
         if !cap.has_type(CapType::Endpoint) {
             return None;
         }
-        // Every object index a capability holds is below MAX_OBJECTS (the
-        // object table's size): the mask changes nothing but lets the
-        // compiler drop the bounds check.
-        let endpoint_index = cap.object().index() % MAX_OBJECTS;
-        let endpoint = &self.endpoints[endpoint_index];
+        let endpoint_id = cap.object();
+        // Read in place: a copy of the whole queue moved its padding
+        // byte by byte, there and back.
+        let queue = memory.get::<kind::Endpoint>(endpoint_id.granule())?;
         let partner = if is_call {
-            if !cap.rights().write() || endpoint.waiting() != Waiting::Receivers {
+            if !cap.rights().write() || queue.waiting() != Waiting::Receivers {
                 return None;
             }
-            let receiver = in_table(endpoint.head()?);
-            if self.threads[receiver.index()].reply_to.is_some() {
-                return None;
-            }
-            receiver
+            queue.head()?
         } else {
-            if !cap.rights().read() || endpoint.waiting() == Waiting::Senders {
+            if !cap.rights().read() || queue.waiting() == Waiting::Senders {
                 return None;
             }
             // A bound notification could end the receive: slow path.
             if caller.bound_notification.is_some() {
                 return None;
             }
-            let waiting_caller = in_table(caller.reply_to?);
-            if self.threads[waiting_caller.index()].state != ThreadState::BlockedOnReply {
-                return None;
-            }
-            waiting_caller
+            caller.reply_to?
         };
-        if !self.runnable_now(partner, current) {
+        let waiting = memory.get::<kind::Tcb>(partner.granule())?;
+        let ready = if is_call {
+            waiting.reply_to.is_none()
+        } else {
+            waiting.state == ThreadState::BlockedOnReply
+        };
+        // Can the partner take the CPU directly: at least as urgent, in an
+        // address space, with no work on its way out (policy work is entry
+        // work only: a filtered partner may)?
+        if !ready
+            || partner == current
+            || waiting.priority < caller.priority
+            || !waiting.has_no_exit_side_work()
+            || waiting.space.is_none()
+        {
             return None;
         }
+        // Call: the receiver leaves the queue head; the next waiter, if
+        // any, becomes the head.
+        let next = if is_call {
+            waiting.queue_links.next
+        } else {
+            None
+        };
+        let tail = queue.tail();
+        let head = queue.head();
 
         // Point of no return: the same state changes as the slow path's
         // `ipc::send` (Call) and `ipc::reply_receive` (ReplyRecv) for a
         // register-only message, made directly.
+        let (caller, partner_thread, endpoint) = self
+            .objects
+            .memory_mut()
+            .triple_mut::<kind::Tcb, kind::Tcb, kind::Endpoint>(
+                current.granule(),
+                partner.granule(),
+                endpoint_id.granule(),
+            )?;
         if is_call {
-            self.endpoints[endpoint_index].remove_head(&mut self.threads, partner);
-            self.threads[current.index()].state = ThreadState::BlockedOnReply;
-            self.threads[partner.index()].reply_to = Some(current);
-            self.copy_registers(current, partner, cap.badge());
-        } else {
-            self.threads[current.index()].reply_to = None;
-            self.copy_registers(current, partner, 0);
-            let replier = &mut self.threads[current.index()];
-            replier.context.x[0] = ErrorCode::Ok.raw();
-            replier.state = ThreadState::BlockedOnReceive {
-                endpoint: endpoint_index as u32,
-            };
-            self.endpoints[endpoint_index].push_back_inline(
-                &mut self.threads,
-                current,
-                Waiting::Receivers,
+            caller.state = ThreadState::BlockedOnReply;
+            caller.reply_from = Some(partner);
+            partner_thread.reply_to = Some(current);
+            partner_thread.queue_links = Default::default();
+            copy_registers(
+                &caller.context.x,
+                &mut partner_thread.context.x,
+                cap.badge(),
             );
+            endpoint.pop_head_to(next);
+        } else {
+            caller.reply_to = None;
+            partner_thread.reply_from = None;
+            copy_registers(&caller.context.x, &mut partner_thread.context.x, 0);
+            caller.context.x[0] = ErrorCode::Ok.raw();
+            caller.state = ThreadState::BlockedOnReceive {
+                endpoint: endpoint_id,
+            };
+            caller.queue_links = crate::thread::QueueLinks {
+                previous: tail,
+                next: None,
+            };
+            endpoint.append_receiver(current, head);
         }
-        self.current = None;
-        self.switch_to_inline(platform, partner);
-        Some(self.user_resume(partner))
-    }
-
-    /// A register-only message from `from` to `to`: `Ok` in x0, the
-    /// message info (≤ 6 words, no capabilities: checked) and x2..x7 as
-    /// sent, the badge in x8.
-    #[inline(always)]
-    fn copy_registers(&mut self, from: ThreadId, to: ThreadId, badge: u64) {
-        let words: [u64; 7] = {
-            let x = &self.threads[from.index()].context.x;
-            [x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
-        };
-        let receiver = &mut self.threads[to.index()].context.x;
-        receiver[0] = ErrorCode::Ok.raw();
-        receiver[1..8].copy_from_slice(&words);
-        receiver[8] = badge;
-    }
-
-    /// Can `partner` take the CPU from `current` directly: at least as
-    /// urgent, in an address space, and with no work to do on its way out
-    /// (policy work is entry work only: a filtered partner may)?
-    #[inline(always)]
-    fn runnable_now(&self, partner: ThreadId, current: ThreadId) -> bool {
-        let partner = &self.threads[partner.index()];
-        partner.priority >= self.threads[current.index()].priority
-            && partner.has_no_exit_side_work()
-            && partner.space.is_some()
+        // Running now (`switch_to_inline`'s first steps, on the reference
+        // in hand).
+        partner_thread.state = ThreadState::Running;
+        let floor = partner_thread.syscall_floor;
+        let generation = partner_thread.asid_generation;
+        let ttbr0 = partner_thread.ttbr0;
+        let context: *mut arch::context::UserContext = &mut partner_thread.context;
+        // The neighbour in the queue, if any (a queue of one has none).
+        let neighbour = if is_call { next } else { tail };
+        if let Some(neighbour) = neighbour {
+            if let Some(t) = self.objects.thread_mut(neighbour) {
+                if is_call {
+                    t.queue_links.previous = None;
+                } else {
+                    t.queue_links.next = Some(current);
+                }
+            }
+        }
+        self.current = Some(partner);
+        if floor != self.floor_installed {
+            self.install_floor(platform, floor);
+        }
+        if generation != self.asids.generation() {
+            self.refresh_asid(platform, partner);
+            return Some(self.user_resume(partner));
+        }
+        self.last_ran = Some(partner);
+        let owns_fp = self.fp_owner == Some(partner);
+        if self.fp_access != owns_fp {
+            self.change_fp_access(platform, owns_fp);
+        }
+        Some(Resume::User { context, ttbr0 })
     }
 }
 
-/// `id`, with its index masked to the thread table. Every `ThreadId` the
-/// kernel keeps (current, queue heads, reply links) names a slot of the
-/// table, so the mask changes nothing; it only spares the fast path a
-/// bounds check per lookup (`MAX_THREADS` is a power of two).
+/// A register-only message from registers `from` to registers `to`: `Ok`
+/// in x0, the message info (≤ 6 words, no capabilities: checked) and
+/// x2..x7 as sent, the badge in x8. Word by word: a slice copy became a
+/// `memcpy` call on the kernel target (strict alignment).
 #[inline(always)]
-fn in_table(id: ThreadId) -> ThreadId {
-    const _: () = assert!(MAX_THREADS.is_power_of_two() && MAX_THREADS <= 1 << 16);
-    ThreadId(id.0 % MAX_THREADS as u16)
+fn copy_registers(from: &[u64; 31], to: &mut [u64; 31], badge: u64) {
+    let words = [
+        from[1], from[2], from[3], from[4], from[5], from[6], from[7],
+    ];
+    to[0] = ErrorCode::Ok.raw();
+    for (to, word) in to[1..8].iter_mut().zip(words) {
+        *to = word;
+    }
+    to[8] = badge;
+}
+
+#[cfg(test)]
+mod tests {
+    use abi::Syscall;
+
+    /// `vectors.s` sends an SVC to the fast path only when `x8 | 2` is
+    /// `SYSCALL_IPC_FAST`: exactly `Call` and `ReplyRecv`.
+    #[test]
+    fn the_vector_sends_exactly_call_and_reply_recv_here() {
+        let vectors = include_str!("../../../arch/src/cpu/vectors.s");
+        let fast = Syscall::ReplyRecv.number();
+        assert!(vectors.contains(&format!(".equ SYSCALL_IPC_FAST, {fast}\n")));
+        for number in 0..256u64 {
+            let expected =
+                number == Syscall::Call.number() || number == Syscall::ReplyRecv.number();
+            assert_eq!(number | 2 == fast, expected, "syscall {number}");
+        }
+    }
 }

@@ -2,19 +2,22 @@
 //! (and by tests): the capability layer's own checks, plus everything that
 //! ties threads, queues and objects together.
 
+use super::members::{self, Use};
 use super::Kernel;
-use crate::ipc::queue::Waiting;
-use crate::thread::{ThreadId, ThreadState, MAX_THREADS};
+use crate::cap::{FilterUser, ObjectId};
+use crate::ipc::queue::{EndpointQueue, Waiting};
+use crate::thread::{ThreadId, ThreadState};
+use arch::object_memory::kind;
 use entry::WorkFlags;
 
 impl Kernel {
     /// Checks every invariant; the first one broken is named.
     pub fn check_invariants(&self) -> Result<(), &'static str> {
-        self.caps
+        self.objects
             .check_invariants()
             .map_err(|_| "the capability layer's invariants are broken")?;
-        for (index, thread) in self.threads.iter().enumerate() {
-            let id = ThreadId(index as u16);
+        for id in self.all_threads() {
+            let thread = &self.objects[id];
             let queued = self.run_queue_contains(id);
             match thread.state {
                 ThreadState::Ready if !queued => {
@@ -35,19 +38,26 @@ impl Kernel {
                     self.queued_in(id, notification, Waiting::Receivers, true)?
                 }
                 ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
-                    let owed = self
-                        .threads
-                        .iter()
-                        .filter(|t| t.reply_to == Some(id))
-                        .count();
-                    // Owed by one server, or through one saved Reply
-                    // object (`check_reply_links`), never both.
-                    let saved = usize::from(thread.saved_reply.is_some());
-                    if owed + saved != 1 {
+                    let owed = thread
+                        .reply_from
+                        .and_then(|server| self.objects.thread(server))
+                        .is_some_and(|server| server.reply_to == Some(id));
+                    if thread.reply_from.is_some() && !owed {
                         return Err(
-                            "a thread waiting for a reply is owed it by no thread, or by several",
+                            "a thread waits for a reply from a thread that does not owe it",
                         );
                     }
+                    // Owed by one server, or through one saved Reply
+                    // object (`check_reply_links`), never both.
+                    let saved = thread.saved_reply.is_some();
+                    if owed == saved {
+                        return Err(
+                            "a thread waiting for a reply is owed it by no thread, or twice",
+                        );
+                    }
+                }
+                ThreadState::BlockedOnAudit if !self.in_queue(&self.audit_waiters, id) => {
+                    return Err("a thread waiting for audit room is not on the kernel's list");
                 }
                 _ => {}
             }
@@ -66,36 +76,58 @@ impl Kernel {
                 };
                 let about_to_go_on = call.is_answered()
                     && matches!(thread.state, ThreadState::Ready | ThreadState::Running);
-                if !(waiting_for_answer && !call.is_answered()) && !about_to_go_on {
+                let waiting = waiting_for_answer && !call.is_answered();
+                if !waiting && !about_to_go_on {
                     return Err(
                         "a stopped syscall is neither waiting for its answer nor about to go on",
                     );
                 }
             }
             if let Some(caller) = thread.reply_to {
-                let waiting = matches!(
-                    self.threads[caller.index()].state,
-                    ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply
-                );
+                let waiting = self.objects.thread(caller).is_some_and(|c| {
+                    matches!(
+                        c.state,
+                        ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply
+                    ) && c.reply_from == Some(id)
+                });
                 if !waiting {
-                    return Err("a thread owes a reply to a thread that is not waiting for one");
+                    return Err("a thread owes a reply to a thread that is not waiting for it");
                 }
             }
             if let Some(n) = thread.bound_notification {
-                if self.notifications[n as usize].bound != Some(id) {
+                let bound = self
+                    .objects
+                    .get::<kind::Notification>(n)
+                    .and_then(|n| n.bound);
+                if bound != Some(id) {
                     return Err("a thread's bound notification is not bound to it");
                 }
             }
             let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
-            if alive != thread.tcb.is_some() {
-                return Err("a live thread has no TCB object, or a dead one still has one");
-            }
-            // A new thread has an address space (and its VSpace object)
-            // once configured.
+            // A new thread has an address space once configured.
             let has_space =
                 alive && (thread.state != ThreadState::Inactive || thread.space.is_some());
-            if has_space != thread.vspace.is_some() {
-                return Err("a live thread has no VSpace object, or a dead one still has one");
+            if has_space != thread.space.is_some() {
+                return Err("a live thread has no address space, or a dead one still has one");
+            }
+            if let Some(cnode) = thread.cspace {
+                if !members::contains(&self.objects, cnode.object(), id, Use::CSpace) {
+                    return Err("a thread is not on its CSpace CNode's list");
+                }
+            }
+            if let Some(frame) = thread.ipc_buffer_frame {
+                if !members::contains(&self.objects, frame, id, Use::Buffer) {
+                    return Err("a thread is not on its IPC buffer Frame's list");
+                }
+            }
+            for (position, attached) in thread.filters.iter().enumerate() {
+                let user = FilterUser {
+                    thread: id,
+                    position: position as u8,
+                };
+                if !self.filter_lists(attached.filter, user) {
+                    return Err("an attached filter does not list its thread");
+                }
             }
             if thread.state == ThreadState::Inactive && !thread.created_by_user {
                 return Err("a thread the kernel started is inactive");
@@ -103,7 +135,7 @@ impl Kernel {
             // The IPC fast path tests only the cached slots.
             let cached_slots = match thread.cspace {
                 Some(cspace) => self
-                    .caps
+                    .objects
                     .cnode_slots(cspace)
                     .ok()
                     .map(crate::thread::cached_cspace_slots),
@@ -119,11 +151,12 @@ impl Kernel {
             }
         }
         self.check_endpoint_queue_members()?;
+        self.check_filter_lists()?;
         self.check_spaces()?;
         self.check_frame_mappings()?;
         self.check_reply_links()?;
         if let Some(current) = self.current {
-            let thread = &self.threads[current.index()];
+            let thread = &self.objects[current];
             if thread.state != ThreadState::Running {
                 return Err("the current thread is not running");
             }
@@ -147,34 +180,79 @@ impl Kernel {
     /// included (their TCBs came from the case's Untyped, released with
     /// it), so nothing leaks into the next case.
     pub fn check_no_threads_left(&self) -> Result<(), &'static str> {
-        if self.threads.iter().any(|t| t.state != ThreadState::Free) {
+        if self
+            .all_threads()
+            .any(|t| self.objects[t].state != ThreadState::Free)
+        {
             return Err("a thread outlived its case");
         }
         Ok(())
     }
 
     fn run_queue_contains(&self, id: ThreadId) -> bool {
-        self.run_queue.contains(id)
+        let priority = self.objects[id].priority;
+        self.run_queue
+            .queued_at(&self.objects, priority)
+            .take(self.objects.count())
+            .any(|t| t == id)
+    }
+
+    /// Is `id` in `queue` (walked at most as many steps as objects exist)?
+    fn in_queue(&self, queue: &EndpointQueue, id: ThreadId) -> bool {
+        let mut cursor = queue.head();
+        for _ in 0..=self.objects.count() {
+            let Some(thread) = cursor else { return false };
+            if thread == id {
+                return true;
+            }
+            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
+        }
+        false
+    }
+
+    /// Does Filter `filter` (a live one) list `user` among its threads?
+    fn filter_lists(&self, filter: ObjectId, user: FilterUser) -> bool {
+        if !self.objects.object(filter).is_some_and(|h| h.live()) {
+            return false;
+        }
+        let mut cursor = self
+            .objects
+            .get::<kind::Filter>(filter)
+            .and_then(|f| f.attached);
+        for _ in 0..=self.objects.count() {
+            let Some(at) = cursor else { return false };
+            if at == user {
+                return true;
+            }
+            cursor = self
+                .objects
+                .thread(at.thread)
+                .and_then(|t| t.filters.get(usize::from(at.position)))
+                .and_then(|a| a.next);
+        }
+        false
     }
 
     /// The reverse of `queued_in`: every thread an endpoint queue holds is
-    /// in the thread table and blocked on that endpoint as the queue's
-    /// kind of waiter. The IPC fast path masks a queue head to the table
-    /// instead of bounds-checking it, and takes it as a waiting receiver
-    /// without looking at its state: this is what makes both sound.
+    /// a thread blocked on that endpoint as the queue's kind of waiter. The
+    /// IPC fast path takes a queue head as a waiting receiver without
+    /// looking at its state: this is what makes that sound.
     fn check_endpoint_queue_members(&self) -> Result<(), &'static str> {
-        for (index, queue) in self.endpoints.iter().enumerate() {
+        for index in self.objects.iter() {
+            let Some(queue) = self.objects.get::<kind::Endpoint>(index) else {
+                continue;
+            };
             let mut cursor = queue.head();
-            for _ in 0..MAX_THREADS {
+            for _ in 0..=self.objects.count() {
                 let Some(thread) = cursor else { break };
                 let member = self
-                    .threads
-                    .get(thread.index())
-                    .ok_or("an endpoint queue names a thread outside the table")?;
+                    .objects
+                    .thread(thread)
+                    .ok_or("an endpoint queue names something that is no thread")?;
                 let blocked_here = match (member.state, queue.waiting()) {
                     (ThreadState::BlockedOnReceive { endpoint }, Waiting::Receivers)
                     | (ThreadState::BlockedOnSend { endpoint, .. }, Waiting::Senders) => {
-                        endpoint as usize == index
+                        endpoint == index
                     }
                     _ => false,
                 };
@@ -187,41 +265,78 @@ impl Kernel {
         Ok(())
     }
 
-    /// Walks the queue of endpoint (or notification) `index` and checks
+    /// Every Filter's list of threads names only entries of live threads'
+    /// stacks that are attachments of that filter, linked both ways; a
+    /// pinned filter (no capability left) has some.
+    fn check_filter_lists(&self) -> Result<(), &'static str> {
+        for filter in self.objects.iter() {
+            let Some(body) = self.objects.get::<kind::Filter>(filter) else {
+                continue;
+            };
+            let pinned = self
+                .objects
+                .object(filter)
+                .is_some_and(|h| h.state == crate::cap::ObjectState::Pinned);
+            if pinned && body.attached.is_none() {
+                return Err("a pinned filter confines no thread");
+            }
+            let mut previous = None;
+            let mut cursor = body.attached;
+            for _ in 0..=self.objects.count() * crate::thread::MAX_STACKED_FILTERS {
+                let Some(user) = cursor else { break };
+                let entry = self
+                    .objects
+                    .thread(user.thread)
+                    .and_then(|t| t.filters.get(usize::from(user.position)))
+                    .ok_or("a filter lists an attachment that does not exist")?;
+                if entry.filter != filter || entry.previous != previous {
+                    return Err("a filter's list of threads is broken");
+                }
+                previous = Some(user);
+                cursor = entry.next;
+            }
+            if cursor.is_some() {
+                return Err("a filter's list of threads loops");
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the queue of endpoint (or notification) `object` and checks
     /// `id` is in it exactly once and the queue holds `kind` waiters.
     fn queued_in(
         &self,
         id: ThreadId,
-        index: u32,
+        object: ObjectId,
         kind: Waiting,
         notification: bool,
     ) -> Result<(), &'static str> {
         let queue = if notification {
-            &self
-                .notifications
-                .get(index as usize)
-                .ok_or("a wait on a notification index out of range")?
+            self.objects
+                .get::<kind::Notification>(object)
+                .ok_or("a wait on something that is no notification")?
                 .waiters
         } else {
-            self.endpoints
-                .get(index as usize)
-                .ok_or("a wait on an endpoint index out of range")?
+            *self
+                .objects
+                .get::<kind::Endpoint>(object)
+                .ok_or("a wait on something that is no endpoint")?
         };
         if queue.waiting() != kind {
             return Err("a blocked thread's queue holds the other kind of waiter");
         }
         let mut cursor = queue.head();
         let mut seen = 0;
-        for _ in 0..MAX_THREADS {
+        for _ in 0..=self.objects.count() {
             let Some(thread) = cursor else { break };
             if thread == id {
                 seen += 1;
             }
-            cursor = self.threads[thread.index()].queue_links.next;
+            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
         }
         match (seen, cursor) {
             (1, None) => Ok(()),
-            (_, Some(_)) => Err("an endpoint queue is longer than the thread table (a cycle)"),
+            (_, Some(_)) => Err("an endpoint queue is longer than there are objects (a cycle)"),
             _ => Err("a blocked thread is missing from its queue"),
         }
     }

@@ -5,21 +5,20 @@
 //! `Resume` saying where the CPU goes next. The arch glue then returns to
 //! that thread, idles, or ends the run.
 
-use crate::address_space::{AddressSpace, SpaceError, MAX_SPACES, USER_STACK_TOP};
+use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
 use crate::boot_suite::{evaluate, Case, CaseObject, Ended, Mode, DEFAULT_PRIORITY};
-use crate::cap::{CNodeId, CapError, CapSpace, Capability, ObjectId, SlotId};
+use crate::cap::{CNodeId, CapError, Capability, Memory, ObjectId, Objects, SlotId};
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
 use crate::ipc::message;
-use crate::ipc::notification::{self, Notification};
+use crate::ipc::notification;
 use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
-use crate::policy::FilterStore;
 use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
-use crate::thread::{Thread, ThreadId, ThreadState, MAX_THREADS};
+use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::bootinfo::MAX_BOOT_UNTYPEDS;
@@ -30,6 +29,7 @@ use arch::boards::PHYSICAL_TIMER_INTID;
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
 use arch::mmu::{AsidAllocator, AsidBits};
+use arch::object_memory::kind;
 use core::fmt::Write;
 
 mod audit;
@@ -38,6 +38,8 @@ mod binding;
 mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
+mod members;
+mod objects;
 mod policy;
 #[cfg(test)]
 mod queue_invariant_tests;
@@ -97,33 +99,42 @@ pub const TCB_DESTROYED_STATUS: i64 = -3;
 /// from user space, destroyed while bound to it (its last capability
 /// deleted, or its Untyped revoked).
 pub const VSPACE_DESTROYED_STATUS: i64 = -4;
+/// The status recorded for a thread confined by a Filter that was
+/// destroyed (its last capability deleted, or its Untyped revoked): a
+/// deleted capability never lifts a restriction, and the Filter's memory
+/// is free again with it.
+pub const FILTER_DESTROYED_STATUS: i64 = -5;
 
-/// Capability slots shared by every CNode.
-pub const MAX_SLOTS: usize = 4096;
-/// Kernel objects (endpoints, CNodes, the console, ...).
-pub const MAX_OBJECTS: usize = 1024;
+/// Threads the kernel itself has made (boot-suite threads) that can be
+/// alive at once: each has a block of slots in the kernel CNode for the
+/// originals of its CNode, TCB and VSpace. Threads made from user space
+/// have none and are limited only by memory.
+pub const MAX_KERNEL_THREADS: usize = 32;
+/// IrqHandler objects the kernel can have made at once (one per case that
+/// asks for an interrupt, and the root's).
+const MAX_IRQ_HANDLERS: usize = 4;
 /// Radix of each boot-suite thread's CNode (16 slots) unless its case
 /// asks for more (`Case::cnode_radix`).
 const THREAD_CNODE_RADIX: u8 = 4;
 /// Radix of the kernel's own CNode, which holds every object's original
-/// capability: slot 0 the console, 1.. one per thread CNode, then the
-/// current case's endpoints.
+/// capability: slot 0 the console, 1.. one per kernel thread's CNode,
+/// then the current case's endpoints.
 const KERNEL_CNODE_RADIX: u8 = 8;
 const KERNEL_CONSOLE_SLOT: u64 = 0;
 const KERNEL_THREAD_CNODE_SLOTS: u64 = 1;
-const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_THREADS as u64;
+const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_KERNEL_THREADS as u64;
 /// Most endpoints (and, separately, notifications) one case may ask for.
 const MAX_CASE_ENDPOINTS: u64 = 8;
 const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
 const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
-/// One TCB object's original capability per thread slot.
+/// One TCB object's original capability per kernel thread.
 const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
-/// One VSpace object's original capability per thread slot.
-const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_THREADS as u64;
+/// One VSpace object's original capability per kernel thread.
+const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_KERNEL_THREADS as u64;
 /// The originals of the Untypeds a root task is given
 /// (`abi::bootinfo`), one per block of free RAM.
-const KERNEL_ROOT_UNTYPED_SLOTS: u64 = KERNEL_VSPACE_SLOTS + MAX_THREADS as u64;
+const KERNEL_ROOT_UNTYPED_SLOTS: u64 = KERNEL_VSPACE_SLOTS + MAX_KERNEL_THREADS as u64;
 /// The original of the Frame capability to a root task's IPC buffer.
 const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
 const _: () = assert!(KERNEL_ROOT_IPC_FRAME_SLOT < 1 << KERNEL_CNODE_RADIX);
@@ -133,15 +144,22 @@ const MAX_CASE_THREADS: usize = 4;
 /// reschedule request).
 const MAX_SCHEDULING_ROUNDS: usize = 8;
 /// Bound on the rounds of one return to user (see `Kernel::resume`): the
-/// reschedules, and per thread a few stops and continuations.
-const MAX_RESUME_ROUNDS: usize = MAX_SCHEDULING_ROUNDS + 8 * MAX_THREADS;
+/// reschedules, and a few stops and continuations of the threads the
+/// rounds pick (each round uses one up; past the bound the CPU idles and
+/// the kernel looks again at the next interrupt).
+const MAX_RESUME_ROUNDS: usize = MAX_SCHEDULING_ROUNDS + 256;
+/// Work that keeps `resume` from sending the current thread straight
+/// back: exit work, and trace stops or single-stepping to arrange.
+const RESUME_WORK: WorkFlags = WorkFlags::EXIT_WORK
+    .union(WorkFlags::TRACE)
+    .union(WorkFlags::SINGLESTEP);
 
 /// Where the CPU goes after the kernel has handled an event.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Resume {
     /// Return to EL0 in this saved context, with this TTBR0 value.
     User {
-        /// The thread's saved registers (inside the thread table).
+        /// The thread's saved registers (inside its TCB's record).
         context: *mut UserContext,
         /// Its address space root and ASID.
         ttbr0: u64,
@@ -164,21 +182,6 @@ pub enum Interrupt {
     Other(u32),
 }
 
-/// An IrqHandler object: the interrupt it stands for and the notification
-/// (with the bits to signal) it is bound to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IrqHandlerState {
-    intid: Option<u32>,
-    notification: Option<(ObjectId, u64)>,
-}
-
-impl IrqHandlerState {
-    const NONE: IrqHandlerState = IrqHandlerState {
-        intid: None,
-        notification: None,
-    };
-}
-
 /// Progress through the boot suite.
 struct Session {
     mode: Mode,
@@ -195,6 +198,9 @@ struct Session {
     bench_results: u32,
     /// The running case's Untyped memory: first frame and page count.
     untyped: Option<(u64, u64)>,
+    /// Every thread the kernel started for the running case has ended:
+    /// the case is judged at the end of this kernel entry.
+    case_over: bool,
     /// A root-task case: the blocks of free RAM its root was given, and
     /// whether its IPC buffer has a Frame capability to release.
     root: root_task::RootGrant,
@@ -274,35 +280,32 @@ pub struct Kernel {
     /// The kernel's CNode (original capabilities), made at `start`.
     kernel_cnode: Option<CNodeId>,
     ticks: u64,
+    /// The next thread number (see `next_thread_number`).
+    thread_numbers: u32,
+    /// See `own_pages`.
+    own_pages: u64,
     init_elf: &'static [u8],
     session: Session,
-    threads: [Thread; MAX_THREADS],
-    /// Each endpoint object's queue of waiting threads, by object index.
-    endpoints: [EndpointQueue; MAX_OBJECTS],
     run_queue: RunQueue,
-    /// Each notification object's word and waiters, by object index.
-    notifications: [Notification; MAX_OBJECTS],
-    /// Each IrqHandler object's interrupt and binding, by object index.
-    irq_handlers: [IrqHandlerState; MAX_OBJECTS],
-    /// Every capability and kernel object.
-    caps: CapSpace<MAX_SLOTS, MAX_OBJECTS>,
+    /// Every capability and kernel object (threads included), in the
+    /// memory that paid for it.
+    objects: Objects,
+    /// Lossless audited threads waiting for room in their ring (linked
+    /// through `Thread::queue_links`): what the tick looks at.
+    audit_waiters: EndpointQueue,
+    /// The IrqHandler objects the kernel made (only the kernel makes
+    /// them), for an interrupt to find its handler.
+    irq_handlers: heapless::Vec<ObjectId, MAX_IRQ_HANDLERS>,
+    /// Which of the `MAX_KERNEL_THREADS` blocks of kernel CNode slots a
+    /// kernel-made thread holds (bit `i`: block `i`).
+    kernel_thread_blocks: u32,
     asids: AsidAllocator,
     frames: FrameAllocator,
-    /// The rules of every Filter object (and of deleted ones still
-    /// attached to a thread).
-    filters: FilterStore,
     /// The cookie of the last policy request.
     policy_cookie: u64,
-    /// Where `FilterLoad` copies a description from user memory.
+    /// Where `FilterLoad` copies a description from user memory (within
+    /// one syscall).
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
-    /// Where each Frame object is mapped, by object index.
-    frame_maps: [Option<vspace::FrameMapping>; MAX_OBJECTS],
-    /// The caller each Reply object answers, by object index, while that
-    /// caller waits for it (see `reply.rs`).
-    reply_callers: [Option<ThreadId>; MAX_OBJECTS],
-    /// Every address space, each named by the threads that run in it
-    /// (see `spaces.rs`).
-    spaces: [Option<AddressSpace>; MAX_SPACES],
 }
 
 impl Default for Kernel {
@@ -315,8 +318,11 @@ impl Kernel {
     /// An idle kernel (a constant, so it can live in a static).
     pub const fn new() -> Self {
         Kernel {
-            threads: [Thread::EMPTY; MAX_THREADS],
             run_queue: RunQueue::new(),
+            objects: Objects::new(),
+            audit_waiters: EndpointQueue::EMPTY,
+            irq_handlers: heapless::Vec::new(),
+            kernel_thread_blocks: 0,
             current: None,
             last_ran: None,
             fp_owner: None,
@@ -336,6 +342,7 @@ impl Kernel {
                 bench_parameter: 0,
                 bench_results: 0,
                 untyped: None,
+                case_over: false,
                 root: root_task::RootGrant::NONE,
                 started: 0,
                 fuzz: FuzzPlan {
@@ -348,20 +355,14 @@ impl Kernel {
                 },
             },
             ticks: 0,
+            thread_numbers: 0,
+            own_pages: 0,
             floor_installed: false,
             step_installed: false,
-            caps: CapSpace::new(),
-            endpoints: [EndpointQueue::EMPTY; MAX_OBJECTS],
-            notifications: [Notification::EMPTY; MAX_OBJECTS],
-            irq_handlers: [IrqHandlerState::NONE; MAX_OBJECTS],
             kernel_cnode: None,
             open_line: None,
-            filters: FilterStore::new(),
             policy_cookie: 0,
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
-            frame_maps: [None; MAX_OBJECTS],
-            reply_callers: [None; MAX_OBJECTS],
-            spaces: [const { None }; MAX_SPACES],
         }
     }
 
@@ -428,15 +429,24 @@ impl Kernel {
     /// The kernel CNode and the console object with its original
     /// capability.
     fn create_kernel_objects(&mut self) -> Result<(), CapError> {
-        let cnode = self.caps.create_cnode(KERNEL_CNODE_RADIX)?;
+        let before = self.frames.allocated();
+        let cnode = self.kernel_cnode(KERNEL_CNODE_RADIX)?;
         self.kernel_cnode = Some(cnode);
         self.create_original(CapType::DebugConsole, 0, 0, KERNEL_CONSOLE_SLOT)?;
+        self.own_pages = self.frames.allocated() - before;
         Ok(())
+    }
+
+    /// Pages the kernel's own lasting objects take from the pool (its
+    /// CNode and the console): all that stays allocated once every case
+    /// is over.
+    pub fn own_pages(&self) -> u64 {
+        self.own_pages
     }
 
     fn kernel_slot(&self, index: u64) -> Result<SlotId, CapError> {
         let cnode = self.kernel_cnode.ok_or(CapError::InvalidCapability)?;
-        self.caps.slot(cnode, index)
+        self.objects.slot(cnode, index)
     }
 
     /// The capability at `cptr` in `thread`'s CSpace, checked for type and
@@ -448,12 +458,14 @@ impl Kernel {
         cap_type: CapType,
         rights: Rights,
     ) -> Result<Capability, ErrorCode> {
-        let cnode = self.threads[thread.index()]
-            .cspace
-            .ok_or(ErrorCode::InvalidCapability)?;
-        let slot = self.caps.slot(cnode, cptr).map_err(ErrorCode::from)?;
-        self.caps
-            .lookup_typed(slot, cap_type, rights)
+        // The thread's cached CSpace range, as the fast path reads it: no
+        // CNode record to look at on the way.
+        let (first, slots) = self.objects[thread].cspace_slots;
+        if cptr >= u64::from(slots) {
+            return Err(ErrorCode::InvalidCapability);
+        }
+        self.objects
+            .lookup_typed(SlotId(first.0 + cptr as u32), cap_type, rights)
             .map_err(ErrorCode::from)
     }
 
@@ -465,6 +477,18 @@ impl Kernel {
     /// The frame allocator, to hand RAM to before `start`.
     pub fn frames_mut(&mut self) -> &mut FrameAllocator {
         &mut self.frames
+    }
+
+    /// Gives the kernel the memory its objects live in (all of RAM, see
+    /// `arch::object_memory`). Call before `start`; `false` if objects
+    /// exist already.
+    pub fn install_object_memory(&mut self, memory: Memory) -> bool {
+        self.objects.install_memory(memory)
+    }
+
+    /// Every capability and kernel object.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
     }
 
     /// Timer ticks seen so far.
@@ -484,7 +508,7 @@ impl Kernel {
             ExceptionClass::FpAccess => self.take_fp(platform, current),
             ExceptionClass::SoftwareStep => self.software_step(platform, current),
             _ => {
-                let pc = self.threads[current.index()].context.pc;
+                let pc = self.objects[current].context.pc;
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
             }
         }
@@ -500,7 +524,7 @@ impl Kernel {
     ) -> Resume {
         match self.current {
             Some(current) => {
-                let pc = self.threads[current.index()].context.pc;
+                let pc = self.objects[current].context.pc;
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
             }
             None => self.resume(platform),
@@ -514,7 +538,7 @@ impl Kernel {
         interrupt: Option<Interrupt>,
     ) -> Resume {
         if let Some(current) = self.current {
-            self.threads[current.index()].stats.irqs_from_el0 += 1;
+            self.objects[current].stats.irqs_from_el0 += 1;
         }
         if let Some(interrupt) = interrupt {
             self.interrupt(platform, interrupt);
@@ -538,7 +562,7 @@ impl Kernel {
                 self.ticks += 1;
                 self.wake_audit_waiters(platform);
                 if let Some(current) = self.current {
-                    let thread = &mut self.threads[current.index()];
+                    let thread = &mut self.objects[current];
                     if self.run_queue.has_ready_at_or_above(thread.priority) {
                         thread.work.insert(WorkFlags::NEED_RESCHED);
                         thread.stats.preemptions += 1;
@@ -557,8 +581,10 @@ impl Kernel {
         let binding = self
             .irq_handlers
             .iter()
+            .filter_map(|h| self.objects.get::<kind::IrqHandler>(*h))
             .find(|h| h.intid == Some(id))
-            .and_then(|h| h.notification);
+            .and_then(|h| h.notification)
+            .and_then(|(n, bits)| Some((self.objects.resolve(n, CapType::Notification)?, bits)));
         let Some((notification, bits)) = binding else {
             let _ = writeln!(
                 Console(platform),
@@ -566,7 +592,7 @@ impl Kernel {
             );
             return;
         };
-        let effects = self.signal_notification(notification.index(), bits);
+        let effects = self.signal_notification(notification, bits);
         for thread in effects.woken() {
             self.make_ready(thread);
         }
@@ -582,19 +608,30 @@ impl Kernel {
         notification: Option<u64>,
     ) -> Result<(), ErrorCode> {
         let handler = self.thread_cap(current, handler, CapType::IrqHandler, Rights::WRITE)?;
-        let state = self.irq_handlers[handler.object().index()];
+        let state = *self
+            .objects
+            .get::<kind::IrqHandler>(handler.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
         let intid = state.intid.ok_or(ErrorCode::InvalidCapability)?;
         match notification {
             Some(cptr) => {
                 let target =
                     self.thread_cap(current, cptr, CapType::Notification, Rights::WRITE)?;
                 let bits = notification::signal_bits(target.badge(), target.is_badged());
-                self.irq_handlers[handler.object().index()].notification =
-                    Some((target.object(), bits));
+                let reference = self
+                    .objects
+                    .reference(target.object())
+                    .ok_or(ErrorCode::InvalidCapability)?;
+                if let Some(body) = self.objects.get_mut::<kind::IrqHandler>(handler.object()) {
+                    body.notification = Some((reference, bits));
+                }
                 platform.set_interrupt_enabled(intid, true);
             }
             None => {
-                if state.notification.is_none() {
+                let bound = state
+                    .notification
+                    .and_then(|(n, _)| self.objects.resolve(n, CapType::Notification));
+                if bound.is_none() {
                     return Err(ErrorCode::InvalidArgument);
                 }
                 platform.set_interrupt_enabled(intid, true);
@@ -617,7 +654,11 @@ impl Kernel {
             Ok(handler) => handler,
             Err(code) => return SyscallResult::Return(code),
         };
-        if self.irq_handlers[handler.object().index()].intid != Some(PHYSICAL_TIMER_INTID) {
+        let intid = self
+            .objects
+            .get::<kind::IrqHandler>(handler.object())
+            .and_then(|h| h.intid);
+        if intid != Some(PHYSICAL_TIMER_INTID) {
             return SyscallResult::Return(ErrorCode::InvalidArgument);
         }
         platform.set_physical_timer((ticks != 0).then_some(ticks));
@@ -625,7 +666,7 @@ impl Kernel {
     }
 
     fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) -> Resume {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         thread.stats.syscalls += 1;
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.x[8]);
@@ -633,8 +674,8 @@ impl Kernel {
             self.syscall_with_work(platform, current, esr, None);
             return self.resume(platform);
         }
-        let context = &self.threads[current.index()].context;
-        let result = match syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(context) {
+        let decoded = syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context);
+        let result = match decoded {
             Ok(call) => self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
                 platform,
                 current,
@@ -643,10 +684,12 @@ impl Kernel {
             ),
             Err(code) => SyscallResult::Return(code),
         };
-        let thread = &mut self.threads[current.index()];
+        // The thread is looked up again only by the results that write to
+        // it (an IPC operation has written its registers already).
         match result {
-            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Return(code) => self.objects[current].context.x[0] = code.raw(),
             SyscallResult::Yield => {
+                let thread = &mut self.objects[current];
                 thread.context.x[0] = ErrorCode::Ok.raw();
                 thread.stats.yields += 1;
                 thread.work.insert(WorkFlags::NEED_RESCHED);
@@ -677,7 +720,7 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) -> Dispatched {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         match result {
             SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
             SyscallResult::Yield => {
@@ -722,7 +765,7 @@ impl Kernel {
         at: u64,
     ) {
         let capability = Some(self.capability_named(current));
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
         thread.call = Some(StoppedCall {
@@ -756,7 +799,7 @@ impl Kernel {
         else {
             return;
         };
-        let context = &self.threads[current.index()].context;
+        let context = &self.objects[current].context;
         let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
             Ok(call) => {
                 self.dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress)
@@ -797,7 +840,7 @@ impl Kernel {
                 return None;
             }
             SyscallEntry::Skipped(_) => {
-                let x0 = self.threads[current.index()].context.x[0];
+                let x0 = self.objects[current].context.x[0];
                 self.audit_complete(platform, current, Some(x0));
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), but its thread then waits for its fault
@@ -849,7 +892,7 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn continue_call<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
-        let Some(judged) = self.threads[current.index()]
+        let Some(judged) = self.objects[current]
             .call
             .as_ref()
             .map(|call| call.capability)
@@ -862,7 +905,7 @@ impl Kernel {
             self.cancel_call(platform, current);
             return;
         }
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         let Some(call) = thread.call.take() else {
             return;
         };
@@ -947,7 +990,7 @@ impl Kernel {
                 if self.session.mode != Mode::Bench {
                     return SyscallResult::Return(ErrorCode::InvalidSyscall);
                 }
-                self.threads[current.index()].syscall_floor = on;
+                self.objects[current].syscall_floor = on;
                 self.install_floor(platform, on);
                 SyscallResult::Return(ErrorCode::Ok)
             }
@@ -1074,7 +1117,7 @@ impl Kernel {
         // is read from the sender's IPC buffer: a thread given none by
         // `TcbSetSpace` (or whose buffer Frame was destroyed) cannot send
         // one.
-        let thread = &self.threads[current.index()];
+        let thread = &self.objects[current];
         if operation.sends()
             && thread.ipc_buffer.is_none()
             && !message::fits_in_registers(message::sent_info(thread))
@@ -1082,7 +1125,7 @@ impl Kernel {
             return SyscallResult::Return(ErrorCode::InvalidAddress);
         }
         if operation == IpcOperation::Reply {
-            return match ipc::reply(platform, &mut self.threads, current) {
+            return match ipc::reply(platform, &mut self.objects, current) {
                 Ok(caller) => SyscallResult::Ipc(Effects::continue_and_wake(caller)),
                 Err(error) => SyscallResult::Return(ipc_error(error)),
             };
@@ -1099,9 +1142,7 @@ impl Kernel {
                 if matches!(operation, IpcOperation::Send | IpcOperation::NBSend) =>
             {
                 return match self.reply_capability(current, cptr) {
-                    Some((slot, reply)) => {
-                        self.reply_through_capability(platform, current, slot, reply)
-                    }
+                    Some(reply) => self.reply_through_capability(platform, current, reply),
                     None => SyscallResult::Return(ErrorCode::WrongCapabilityType),
                 }
             }
@@ -1110,27 +1151,28 @@ impl Kernel {
         // Capabilities travel only through an endpoint capability with the
         // grant right; asking without it changes nothing.
         let carries_caps =
-            operation.sends() && message::sent_info(&self.threads[current.index()]).caps() != 0;
+            operation.sends() && message::sent_info(&self.objects[current]).caps() != 0;
         if carries_caps && !cap.rights().grant() {
             return SyscallResult::Return(ErrorCode::MissingRights);
         }
         // A bound notification with bits pending ends a receive at once.
         let receives = !operation.sends() || operation == IpcOperation::ReplyRecv;
-        if receives && self.threads[current.index()].bound_notification.is_some() {
+        if receives && self.objects[current].bound_notification.is_some() {
             if let Some(result) = self.receive_bound(platform, current, operation) {
                 return result;
             }
         }
-        let index = cap.object().index();
-        let endpoint = &mut self.endpoints[index];
-        let threads = &mut self.threads;
-        let endpoint_id = index as u32;
+        let endpoint_id = cap.object();
+        let Some(mut endpoint) = self.objects.get::<kind::Endpoint>(endpoint_id).copied() else {
+            return SyscallResult::Return(ErrorCode::InvalidCapability);
+        };
+        let threads = &mut self.objects;
         let send = |blocking, call| SendKind { blocking, call };
         let result = match operation {
             IpcOperation::Send => ipc::send(
                 platform,
                 threads,
-                endpoint,
+                &mut endpoint,
                 endpoint_id,
                 current,
                 cap.badge(),
@@ -1139,7 +1181,7 @@ impl Kernel {
             IpcOperation::NBSend => ipc::send(
                 platform,
                 threads,
-                endpoint,
+                &mut endpoint,
                 endpoint_id,
                 current,
                 cap.badge(),
@@ -1148,27 +1190,35 @@ impl Kernel {
             IpcOperation::Call => ipc::send(
                 platform,
                 threads,
-                endpoint,
+                &mut endpoint,
                 endpoint_id,
                 current,
                 cap.badge(),
                 send(true, true),
             ),
             IpcOperation::Recv => {
-                ipc::receive(platform, threads, endpoint, endpoint_id, current, true)
+                ipc::receive(platform, threads, &mut endpoint, endpoint_id, current, true)
             }
-            IpcOperation::NBRecv => {
-                ipc::receive(platform, threads, endpoint, endpoint_id, current, false)
-            }
+            IpcOperation::NBRecv => ipc::receive(
+                platform,
+                threads,
+                &mut endpoint,
+                endpoint_id,
+                current,
+                false,
+            ),
             IpcOperation::ReplyRecv => {
-                ipc::reply_receive(platform, threads, endpoint, endpoint_id, current)
+                ipc::reply_receive(platform, threads, &mut endpoint, endpoint_id, current)
             }
             IpcOperation::Reply => unreachable!("handled above"),
         };
+        if let Some(queue) = self.objects.get_mut::<kind::Endpoint>(endpoint_id) {
+            *queue = endpoint;
+        }
         match result {
             Ok(effects) => {
-                if let Some((from, to)) = effects.delivered {
-                    if message::sent_info(&self.threads[from.index()]).caps() != 0 {
+                if let Some((from, to)) = effects.delivered() {
+                    if message::sent_info(&self.objects[from]).caps() != 0 {
                         self.transfer_caps(platform, from, to);
                     }
                 }
@@ -1187,36 +1237,40 @@ impl Kernel {
     /// says how many arrived.
     #[inline(never)]
     fn transfer_caps<P: Platform>(&mut self, platform: &mut P, from: ThreadId, to: ThreadId) {
-        let wanted = message::sent_info(&self.threads[from.index()]).caps();
+        let wanted = message::sent_info(&self.objects[from]).caps();
         if wanted == 0 {
             return;
         }
-        let (sender, receiver) = (&self.threads[from.index()], &self.threads[to.index()]);
+        let (sender, receiver) = (&self.objects[from], &self.objects[to]);
+        let (sender, receiver) = (
+            (sender.ipc_buffer, sender.cspace),
+            (receiver.ipc_buffer, receiver.cspace),
+        );
         let mut moved = 0u8;
-        if let (Some(send_buffer), Some(receive_buffer), Some(source_cnode), Some(target_cnode)) = (
-            sender.ipc_buffer,
-            receiver.ipc_buffer,
-            sender.cspace,
-            receiver.cspace,
-        ) {
+        if let (
+            (Some(send_buffer), Some(source_cnode)),
+            (Some(receive_buffer), Some(target_cnode)),
+        ) = (sender, receiver)
+        {
             let first_target =
                 platform.read_phys_u64(receive_buffer + 8 * IPC_BUFFER_RECEIVE_SLOT_WORD as u64);
             for i in 0..u64::from(wanted) {
                 let cptr = platform
                     .read_phys_u64(send_buffer + 8 * (IPC_BUFFER_SEND_CAPS_WORD as u64 + i));
-                let slots = self.caps.slot(source_cnode, cptr).and_then(|source| {
+                let slots = self.objects.slot(source_cnode, cptr).and_then(|source| {
                     Ok((
                         source,
-                        self.caps.slot(target_cnode, first_target.wrapping_add(i))?,
+                        self.objects
+                            .slot(target_cnode, first_target.wrapping_add(i))?,
                     ))
                 });
-                match slots.and_then(|(source, target)| self.caps.copy(source, target)) {
+                match slots.and_then(|(source, target)| self.objects.copy(source, target)) {
                     Ok(()) => moved += 1,
                     Err(_) => break,
                 }
             }
         }
-        let context = &mut self.threads[to.index()].context;
+        let context = &mut self.objects[to].context;
         context.x[1] = abi::MessageInfo::from(context.x[1]).with_caps(moved).into();
     }
 
@@ -1237,32 +1291,29 @@ impl Kernel {
             Ok(cap) => cap,
             Err(code) => return SyscallResult::Return(code),
         };
-        let index = cap.object().index();
+        let object = cap.object();
         if operation == NotificationOperation::Signal {
-            self.threads[current.index()].context.x[0] = ErrorCode::Ok.raw();
+            self.objects[current].context.x[0] = ErrorCode::Ok.raw();
             let bits = notification::signal_bits(cap.badge(), cap.is_badged());
-            return SyscallResult::Ipc(self.signal_notification(index, bits));
+            return SyscallResult::Ipc(self.signal_notification(object, bits));
         }
-        let state = &mut self.notifications[index];
-        let threads = &mut self.threads;
-        let effects = match operation {
-            NotificationOperation::Signal => unreachable!("signalled above"),
-            NotificationOperation::Wait => {
-                notification::wait(threads, state, index as u32, current, true)
-            }
-            NotificationOperation::Poll => {
-                notification::wait(threads, state, index as u32, current, false)
-            }
+        let Some(mut state) = self.objects.get::<kind::Notification>(object).copied() else {
+            return SyscallResult::Return(ErrorCode::InvalidCapability);
         };
+        let blocking = operation == NotificationOperation::Wait;
+        let effects = notification::wait(&mut self.objects, &mut state, object, current, blocking);
+        if let Some(body) = self.objects.get_mut::<kind::Notification>(object) {
+            *body = state;
+        }
         SyscallResult::Ipc(effects)
     }
 
     /// `Retype`: objects from the caller's Untyped capability into its own
-    /// CNode. The types the kernel can give state to so far: endpoints,
-    /// notifications, CNodes, smaller Untypeds, Frames and VSpaces (zeroed
-    /// before any capability to them exists; a VSpace is unbound until
-    /// `TcbSetSpace`) and TCBs (each a new, inactive thread in a free slot
-    /// of the thread table), `count` of them into slots from `target` on.
+    /// CNode: endpoints, notifications, Reply objects, CNodes, smaller
+    /// Untypeds, Frames and VSpaces (zeroed before any capability to them
+    /// exists; a VSpace is unbound until `TcbSetSpace`), filters and TCBs
+    /// (each a new, inactive thread in its own record), `count` of them
+    /// into slots from `target` on.
     ///
     /// Zeroing is the long part (64 VSpaces of 65 pages are 16.6 MiB), so
     /// it is preemptible: every `ZERO_PAGES_PER_CHECK` pages the kernel
@@ -1316,6 +1367,7 @@ impl Kernel {
             object_type,
             CapType::Endpoint
                 | CapType::Notification
+                | CapType::Reply
                 | CapType::CNode
                 | CapType::Untyped
                 | CapType::Filter
@@ -1325,25 +1377,18 @@ impl Kernel {
         ) {
             return Err(ErrorCode::InvalidArgument);
         }
-        // A TCB's thread lives in the kernel's thread table: it must have
-        // a free slot for every one before retype commits.
-        if object_type == CapType::Tcb && (count as usize) > self.free_thread_slots() {
-            return Err(ErrorCode::OutOfResources);
-        }
-        // A filter's rules live in the kernel's filter store: it must have
-        // room for every one before retype commits.
-        if object_type == CapType::Filter && (count as usize) > self.filters.free_count() {
-            return Err(ErrorCode::OutOfResources);
-        }
-        let cnode = self.threads[current.index()]
+        // Records destroyed earlier in this kernel entry give their memory
+        // back first.
+        self.reap();
+        let cnode = self.objects[current]
             .cspace
             .ok_or(ErrorCode::InvalidCapability)?;
         let untyped_slot = self
-            .caps
+            .objects
             .slot(cnode, untyped_cptr)
             .map_err(ErrorCode::from)?;
         let plan = self
-            .caps
+            .objects
             .plan_retype(untyped_slot, object_type, size, cnode, target, count)
             .map_err(ErrorCode::from)?;
         if matches!(object_type, CapType::Frame | CapType::VSpace) {
@@ -1368,17 +1413,10 @@ impl Kernel {
                 }
             }
         }
-        let made = self.caps.commit_retype(&plan).map_err(ErrorCode::from)?;
-        if object_type == CapType::Filter {
-            self.filters_created(&made);
-        }
-        for object in made {
-            match object_type {
-                CapType::Endpoint => self.endpoints[object.index()] = EndpointQueue::EMPTY,
-                CapType::Notification => self.notifications[object.index()] = Notification::EMPTY,
-                CapType::Frame => self.frame_maps[object.index()] = None,
-                CapType::Tcb => self.tcb_created(current, object),
-                _ => {}
+        let made = self.objects.commit_retype(&plan).map_err(ErrorCode::from)?;
+        if object_type == CapType::Tcb {
+            for object in made {
+                self.tcb_created(current, ThreadId::of(object));
             }
         }
         Ok(Retyped::Done)
@@ -1402,252 +1440,38 @@ impl Kernel {
         let cnode = CNodeId(cnode_cap.object());
         // `MintInto` takes its source from the caller's own CSpace.
         let source_cnode = match operation {
-            CapOperation::MintInto { .. } => self.threads[current.index()]
+            CapOperation::MintInto { .. } => self.objects[current]
                 .cspace
                 .ok_or(ErrorCode::InvalidCapability)?,
             _ => cnode,
         };
         let source = self
-            .caps
+            .objects
             .slot(source_cnode, source)
             .map_err(ErrorCode::from)?;
-        let target = || self.caps.slot(cnode, target).map_err(ErrorCode::from);
+        let target = || self.objects.slot(cnode, target).map_err(ErrorCode::from);
         match operation {
             CapOperation::Copy => {
                 let target = target()?;
-                self.caps.copy(source, target)
+                self.objects.copy(source, target)
             }
             CapOperation::Mint { rights, badge } | CapOperation::MintInto { rights, badge } => {
                 let target = target()?;
-                self.caps.mint(source, target, rights, badge)
+                self.objects.mint(source, target, rights, badge)
             }
             CapOperation::Move => {
                 let target = target()?;
-                self.caps.move_cap(source, target)
+                self.objects.move_cap(source, target)
             }
             CapOperation::Delete => {
-                return self
-                    .destroying(platform, |caps, on_destroy| caps.delete(source, on_destroy))
+                return self.destroying(platform, |objects| objects.delete(source))
             }
             CapOperation::Revoke => {
-                return self
-                    .destroying(platform, |caps, on_destroy| caps.revoke(source, on_destroy))
+                return self.destroying(platform, |objects| objects.revoke(source))
             }
             CapOperation::ReplySave => return self.reply_save(current, source),
         }
         .map_err(ErrorCode::from)
-    }
-
-    /// Runs a capability deletion; every object it destroys releases its
-    /// waiters (they wake with `ObjectDeleted`) and stops being anyone's
-    /// CSpace.
-    #[inline(never)]
-    fn destroying<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        operation: impl FnOnce(
-            &mut CapSpace<MAX_SLOTS, MAX_OBJECTS>,
-            &mut dyn FnMut(ObjectId, CapType),
-        ) -> Result<(), CapError>,
-    ) -> Result<(), ErrorCode> {
-        let Kernel {
-            caps,
-            endpoints,
-            notifications,
-            irq_handlers,
-            threads,
-            run_queue,
-            current,
-            filters,
-            frame_maps,
-            reply_callers,
-            spaces,
-            ..
-        } = self;
-        let mut woken: heapless::Vec<ThreadId, MAX_THREADS> = heapless::Vec::new();
-        let mut silenced: heapless::Vec<u32, 8> = heapless::Vec::new();
-        let mut timer_owner_gone = false;
-        // Threads made from user space whose TCB object, or user-made
-        // VSpace, is gone: they end (with this status) once the deletion
-        // is over.
-        let mut orphans: heapless::Vec<(ThreadId, i64), { 2 * MAX_THREADS }> = heapless::Vec::new();
-        let mut on_destroy = |object: ObjectId, cap_type: CapType| match cap_type {
-            CapType::Endpoint => {
-                endpoints[object.index()].drain(threads, |threads, waiter| {
-                    let faulted = matches!(
-                        threads[waiter.index()].state,
-                        ThreadState::BlockedOnSend { fault: true, .. }
-                    );
-                    if threads[waiter.index()].pending_policy.is_some() {
-                        // Its policy server's endpoint is gone: closed.
-                        ipc::fail_policy_request(threads, waiter);
-                    } else if let Some(stop) = threads[waiter.index()].pending_trace.take() {
-                        // Its tracer's endpoint is gone: open.
-                        threads[waiter.index()].abandon_trace_stop(stop);
-                    } else if faulted {
-                        // No handler any more: the faulting instruction
-                        // runs again, faults again and stops the thread.
-                        threads[waiter.index()].state = ThreadState::Ready;
-                    } else {
-                        ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
-                    }
-                    let _ = woken.push(waiter);
-                });
-                for thread in threads.iter_mut() {
-                    if thread
-                        .fault_endpoint
-                        .is_some_and(|(e, _)| e as usize == object.index())
-                    {
-                        thread.fault_endpoint = None;
-                    }
-                    // Later `Notify` verdicts of the filters it served
-                    // find no server: they fail closed (`Denied`).
-                    for attached in thread.filters.iter_mut() {
-                        if attached
-                            .server
-                            .is_some_and(|(e, _)| e as usize == object.index())
-                        {
-                            attached.server = None;
-                        }
-                    }
-                    // Its stops have nowhere to go: it runs on untraced.
-                    if thread
-                        .tracer
-                        .is_some_and(|(e, _)| e as usize == object.index())
-                    {
-                        thread.detach_tracer();
-                    }
-                }
-            }
-            CapType::IrqHandler => {
-                let state =
-                    core::mem::replace(&mut irq_handlers[object.index()], IrqHandlerState::NONE);
-                if let Some(intid) = state.intid {
-                    let _ = silenced.push(intid);
-                }
-                // Nobody may program the timer any more: stop it.
-                if state.intid == Some(PHYSICAL_TIMER_INTID) {
-                    timer_owner_gone = true;
-                }
-            }
-            CapType::Notification => {
-                for thread in threads.iter_mut() {
-                    if thread.bound_notification == Some(object.index() as u32) {
-                        thread.bound_notification = None;
-                    }
-                }
-                notifications[object.index()].bound = None;
-                stop_audit(threads, &mut woken, |sink| {
-                    sink.notification.0 as usize == object.index()
-                });
-                for handler in irq_handlers.iter_mut() {
-                    if handler.notification.is_some_and(|(n, _)| n == object) {
-                        handler.notification = None;
-                        if let Some(intid) = handler.intid {
-                            let _ = silenced.push(intid);
-                        }
-                    }
-                }
-                let state = &mut notifications[object.index()];
-                state.word = 0;
-                state.waiters.drain(threads, |threads, waiter| {
-                    ipc::fail_waiter(threads, waiter, ErrorCode::ObjectDeleted);
-                    let _ = woken.push(waiter);
-                });
-            }
-            CapType::CNode => {
-                for thread in threads.iter_mut() {
-                    if thread.cspace.is_some_and(|c| c.object() == object) {
-                        thread.cspace = None;
-                        thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
-                    }
-                }
-            }
-            CapType::Filter => filters.object_destroyed(object),
-            // The saved reply is gone: its caller learns no answer comes,
-            // as when a server ends owing it a reply.
-            CapType::Reply => {
-                if let Some(caller) = reply_callers[object.index()].take() {
-                    threads[caller.index()].saved_reply = None;
-                    ipc::fail_waiter(threads, caller, ErrorCode::ObjectDeleted);
-                    let _ = woken.push(caller);
-                }
-            }
-            CapType::Tcb => {
-                for (index, thread) in threads.iter_mut().enumerate() {
-                    if thread.tcb == Some(object) {
-                        thread.tcb = None;
-                        if thread.created_by_user {
-                            let _ = orphans.push((ThreadId(index as u16), TCB_DESTROYED_STATUS));
-                        }
-                    }
-                }
-            }
-            CapType::VSpace => {
-                for (index, thread) in threads.iter_mut().enumerate() {
-                    if thread.vspace == Some(object) {
-                        thread.vspace = None;
-                        // A space built in the object's pages cannot
-                        // outlive them: its thread ends. (A kernel-made
-                        // one goes only as its thread ends anyway.)
-                        let in_object = thread
-                            .space
-                            .and_then(|id| spaces[id.index()].as_ref())
-                            .is_some_and(|space| space.object_pages().is_some());
-                        if in_object {
-                            let _ = orphans.push((ThreadId(index as u16), VSPACE_DESTROYED_STATUS));
-                        }
-                    }
-                }
-            }
-            // Unmapped before its memory can be handed out again (the
-            // Untyped's watermark only returns once this call is over).
-            CapType::Frame => {
-                if let Some(mapping) = frame_maps[object.index()].take() {
-                    vspace::unmap(platform, spaces, mapping);
-                }
-                stop_audit(threads, &mut woken, |sink| sink.frame == object);
-                // A thread whose IPC buffer it was has none from now on.
-                for thread in threads.iter_mut() {
-                    if thread.ipc_buffer_frame == Some(object) {
-                        thread.ipc_buffer_frame = None;
-                        thread.ipc_buffer = None;
-                    }
-                }
-            }
-            _ => {}
-        };
-        let result = operation(caps, &mut on_destroy);
-        for intid in silenced {
-            platform.set_interrupt_enabled(intid, false);
-        }
-        if timer_owner_gone {
-            platform.set_physical_timer(None);
-        }
-        for waiter in woken {
-            let _ = run_queue.enqueue(waiter, threads[waiter.index()].priority);
-            if let Some(running) = *current {
-                if threads[waiter.index()].priority > threads[running.index()].priority {
-                    threads[running.index()]
-                        .work
-                        .insert(WorkFlags::NEED_RESCHED);
-                }
-            }
-        }
-        // Ending one orphan may end the case (it was the fault handler of
-        // the last thread the kernel started), and the next case may then
-        // reuse another orphan's thread slot: stop there, as
-        // `break_deadlock` does; the case's end took the rest.
-        let cases_finished = self.session.passed + self.session.failed;
-        for (orphan, status) in orphans {
-            if self.session.passed + self.session.failed != cases_finished {
-                break;
-            }
-            if self.threads[orphan.index()].state != ThreadState::Free {
-                self.end_thread(platform, orphan, ThreadState::Exited(status));
-            }
-        }
-        result.map_err(ErrorCode::from)
     }
 
     /// Applies what an IPC operation asked of the scheduler.
@@ -1659,7 +1483,7 @@ impl Kernel {
             self.current = None;
         }
         for thread in effects.woken() {
-            match self.threads[thread.index()].state {
+            match self.objects[thread].state {
                 // A fault handler replied "stop": the thread ends here.
                 ThreadState::Faulted(report) => {
                     self.end_thread(platform, thread, ThreadState::Faulted(report))
@@ -1675,13 +1499,13 @@ impl Kernel {
             // A fault reply "stop" sent with ReplyRecv: the faulter ends
             // instead of resuming at the faulting instruction.
             if let state @ (ThreadState::Faulted(_) | ThreadState::Exited(_)) =
-                self.threads[thread.index()].state
+                self.objects[thread].state
             {
                 self.end_thread(platform, thread, state);
             } else if self
                 .run_queue
                 .highest_priority()
-                .is_some_and(|ready| ready > self.threads[thread.index()].priority)
+                .is_some_and(|ready| ready > self.objects[thread].priority)
             {
                 // seL4's possibleSwitchTo: the direct switch may not jump
                 // a more urgent ready thread; the partner queues and the
@@ -1696,16 +1520,15 @@ impl Kernel {
     /// Puts a thread that stopped waiting into the run queue; asks the
     /// current thread to yield if the woken one is more urgent.
     fn make_ready(&mut self, thread: ThreadId) {
-        let priority = self.threads[thread.index()].priority;
-        self.threads[thread.index()].state = ThreadState::Ready;
-        if self.run_queue.enqueue(thread, priority).is_err() {
-            panic!("run queue overflow: more ready threads than thread slots");
-        }
+        let ready = &mut self.objects[thread];
+        ready.state = ThreadState::Ready;
+        let priority = ready.priority;
+        let links = self.run_queue.append(thread, priority);
+        ready.run_links = links;
+        self.run_queue.link_behind(&mut self.objects, thread, links);
         if let Some(current) = self.current {
-            if priority > self.threads[current.index()].priority {
-                self.threads[current.index()]
-                    .work
-                    .insert(WorkFlags::NEED_RESCHED);
+            if priority > self.objects[current].priority {
+                self.objects[current].work.insert(WorkFlags::NEED_RESCHED);
             }
         }
     }
@@ -1732,7 +1555,7 @@ impl Kernel {
             }
             return;
         }
-        let thread = &self.threads[id.index()];
+        let thread = &self.objects[id];
         let mut console = Console(platform);
         let mut line_open = continuing;
         for &byte in text {
@@ -1740,7 +1563,7 @@ impl Kernel {
                 if test_mode {
                     let _ = console.write_str("# ");
                 }
-                let _ = write!(console, "[{}#{}] ", thread.name, id.0);
+                let _ = write!(console, "[{}#{}] ", thread.name, thread.number);
                 line_open = true;
             }
             let shown = match byte {
@@ -1770,14 +1593,17 @@ impl Kernel {
     fn report_fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) {
         let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
         self.end_user_lines(platform);
-        let thread = &mut self.threads[id.index()];
+        let handler = self.objects[id]
+            .fault_endpoint
+            .and_then(|(e, badge)| Some((self.objects.resolve(e, CapType::Endpoint)?, badge)));
+        let thread = &mut self.objects[id];
         let mut console = Console(platform);
         let prefix = if test_mode { "# " } else { "" };
-        if let Some((endpoint, badge)) = thread.fault_endpoint {
+        if let Some((endpoint, badge)) = handler {
             let _ = writeln!(
                 console,
                 "{prefix}[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
-                thread.name, id.0
+                thread.name, thread.number
             );
             thread.pending_fault = Some(report);
             self.send_on_behalf(platform, id, endpoint, badge);
@@ -1786,7 +1612,7 @@ impl Kernel {
         let _ = writeln!(
             console,
             "{prefix}[kernel] thread {}#{} stopped: {report}",
-            thread.name, id.0
+            thread.name, thread.number
         );
         self.end_thread(platform, id, ThreadState::Faulted(report));
     }
@@ -1798,17 +1624,23 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         thread: ThreadId,
-        endpoint: u32,
+        endpoint: ObjectId,
         badge: u64,
     ) {
+        let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() else {
+            return;
+        };
         let effects = ipc::send_fault(
             platform,
-            &mut self.threads,
-            &mut self.endpoints[endpoint as usize],
+            &mut self.objects,
+            &mut queue,
             endpoint,
             thread,
             badge,
         );
+        if let Some(body) = self.objects.get_mut::<kind::Endpoint>(endpoint) {
+            *body = queue;
+        }
         self.apply_ipc(platform, effects);
     }
 
@@ -1823,10 +1655,47 @@ impl Kernel {
     /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
     /// idles until the next interrupt and the kernel looks again.
     fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        // Most kernel entries end with the thread that made them, or the
+        // one an IPC switched to, going back as it is: no exit work, no
+        // answered call, nothing to free or judge. One look at it then.
+        if let Some(current) = self.current {
+            if !self.session.case_over && !self.objects.has_retired() {
+                let thread = &mut self.objects[current];
+                let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+                if !answered && !thread.work.intersects(RESUME_WORK) {
+                    return Resume::User {
+                        ttbr0: thread.ttbr0,
+                        context: &mut thread.context,
+                    };
+                }
+            }
+        }
+        self.resume_with_work(platform)
+    }
+
+    /// `resume` when there is something to do first.
+    #[inline(never)]
+    fn resume_with_work<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        let resume = self.pick_resume(platform);
+        // The kernel entry is over: records destroyed in it are freed.
+        if self.objects.has_retired() {
+            self.reap();
+        }
+        resume
+    }
+
+    /// `resume`'s choice.
+    fn pick_resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
         for round in 0..MAX_RESUME_ROUNDS {
+            // A case whose threads have all ended is judged and followed
+            // by the next one here, where the kernel holds no id of what
+            // the case made.
+            if self.session.case_over {
+                self.next_case(platform);
+            }
             let current = match self.current {
                 Some(current) => current,
-                None => match self.run_queue.dequeue() {
+                None => match self.run_queue.dequeue(&mut self.objects) {
                     Some((next, _)) => {
                         self.switch_to(platform, next);
                         next
@@ -1846,7 +1715,7 @@ impl Kernel {
                     None => return Resume::Idle,
                 },
             };
-            let thread = &mut self.threads[current.index()];
+            let thread = &mut self.objects[current];
             let work = thread.work;
             let mut hooks = ExitWork {
                 work: &mut thread.work,
@@ -1856,11 +1725,7 @@ impl Kernel {
             if !hooks.reschedule || round >= MAX_SCHEDULING_ROUNDS {
                 // A stopped syscall whose answer has come goes on before
                 // the thread returns to EL0 (it may stop or block again).
-                if self.threads[current.index()]
-                    .call
-                    .as_ref()
-                    .is_some_and(StoppedCall::is_answered)
-                {
+                if thread.call.as_ref().is_some_and(StoppedCall::is_answered) {
                     self.continue_call(platform, current);
                     continue;
                 }
@@ -1875,13 +1740,13 @@ impl Kernel {
                 return self.user_resume(current);
             }
             // Round robin: back of its priority's queue, then pick again.
-            let thread = &mut self.threads[current.index()];
             thread.state = ThreadState::Ready;
             let priority = thread.priority;
+            thread.run_links = self.run_queue.append(current, priority);
+            let links = thread.run_links;
             self.current = None;
-            if self.run_queue.enqueue(current, priority).is_err() {
-                panic!("run queue overflow: more ready threads than thread slots");
-            }
+            self.run_queue
+                .link_behind(&mut self.objects, current, links);
         }
         Resume::Idle
     }
@@ -1897,7 +1762,7 @@ impl Kernel {
                 .session
                 .live
                 .iter()
-                .all(|id| match self.threads[id.index()].state {
+                .all(|id| match self.objects[*id].state {
                     ThreadState::BlockedOnSend { .. }
                     | ThreadState::BlockedOnReceive { .. }
                     | ThreadState::BlockedOnReply
@@ -1908,9 +1773,11 @@ impl Kernel {
                     // An interrupt can still signal a notification an
                     // IrqHandler is bound to.
                     ThreadState::BlockedOnNotification { notification } => {
-                        !self.irq_handlers.iter().any(|h| {
-                            h.notification
-                                .is_some_and(|(n, _)| n.index() == notification as usize)
+                        !self.irq_handlers.iter().any(|&h| {
+                            self.objects
+                                .get::<kind::IrqHandler>(h)
+                                .and_then(|h| h.notification)
+                                .is_some_and(|(n, _)| n.id == notification)
                         })
                     }
                     _ => false,
@@ -1931,15 +1798,10 @@ impl Kernel {
             Console(platform),
             "{prefix}[kernel] deadlock: every thread of the case waits in IPC; stopping them"
         );
-        // Ending one thread can end others (a caller owed a reply) and so
-        // finish the case, whose successor may reuse the same thread slots:
-        // stop as soon as the case is over, and skip threads already gone.
-        let cases_finished = self.session.passed + self.session.failed;
+        // Ending one thread can end others (a caller owed a reply): skip
+        // threads already gone.
         let live = self.session.live.clone();
         for id in live {
-            if self.session.passed + self.session.failed != cases_finished {
-                break;
-            }
             if self.session.live.contains(&id) {
                 self.end_thread(platform, id, ThreadState::Exited(DEADLOCK_STATUS));
             }
@@ -1947,7 +1809,7 @@ impl Kernel {
     }
 
     fn user_resume(&mut self, id: ThreadId) -> Resume {
-        let thread = &mut self.threads[id.index()];
+        let thread = &mut self.objects[id];
         Resume::User {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,
@@ -1968,16 +1830,17 @@ impl Kernel {
     #[inline(always)]
     fn switch_to_inline<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
         self.current = Some(next);
-        let thread = &mut self.threads[next.index()];
+        let thread = &mut self.objects[next];
         thread.state = ThreadState::Running;
-        if thread.syscall_floor != self.floor_installed {
-            let floor = thread.syscall_floor;
-            self.install_floor(platform, floor);
-        }
+        let floor = thread.syscall_floor;
         // Same generation: the ASID is still this space's (one CPU, so no
         // other CPU can be running with it). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.
-        if self.threads[next.index()].asid_generation != self.asids.generation() {
+        let asid_stale = thread.asid_generation != self.asids.generation();
+        if floor != self.floor_installed {
+            self.install_floor(platform, floor);
+        }
+        if asid_stale {
             self.refresh_asid(platform, next);
         }
         // TPIDR_EL0 needs nothing here: the vectors save it on entry and
@@ -1999,12 +1862,16 @@ impl Kernel {
     #[inline(never)]
     fn refresh_asid<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
         let live = self.live_asid();
-        let Some(id) = self.threads[thread.index()].space else {
+        let Some(id) = self.objects[thread].space else {
             // Nothing to refresh: stop asking until the next rollover.
-            self.threads[thread.index()].asid_generation = self.asids.generation();
+            self.objects[thread].asid_generation = self.asids.generation();
             return;
         };
-        if let Some(space) = self.spaces[id.index()].as_mut() {
+        let space = self
+            .objects
+            .get_mut::<kind::VSpace>(id)
+            .and_then(|v| v.space.as_mut());
+        if let Some(space) = space {
             let assignment = self.asids.assign(Some(space.asid()), live);
             if assignment.flush_all {
                 platform.flush_tlb_all();
@@ -2037,15 +1904,13 @@ impl Kernel {
         if self.fp_owner != Some(current) {
             match self.fp_owner {
                 Some(owner) => {
-                    let Ok([outgoing, incoming]) = self
-                        .threads
-                        .get_disjoint_mut([owner.index(), current.index()])
+                    let Some((outgoing, incoming)) = self.objects.thread_pair_mut(owner, current)
                     else {
-                        unreachable!("owner and current differ and are in range");
+                        unreachable!("owner and current differ and are threads");
                     };
                     platform.move_fp_state(Some(&mut outgoing.fp), &incoming.fp);
                 }
-                None => platform.move_fp_state(None, &self.threads[current.index()].fp),
+                None => platform.move_fp_state(None, &self.objects[current].fp),
             }
             self.fp_owner = Some(current);
         }
@@ -2069,13 +1934,13 @@ impl Kernel {
     /// (`Capability::NULL` for none), read through the thread's cached
     /// CSpace range as the fast path reads it (no CSpace: no slots).
     fn capability_named(&self, current: ThreadId) -> Capability {
-        let thread = &self.threads[current.index()];
+        let thread = &self.objects[current];
         let (first, slots) = thread.cspace_slots;
         let index = thread.context.x[0];
         if index >= u64::from(slots) {
             return Capability::NULL;
         }
-        self.caps
+        self.objects
             .slot_content(SlotId(first.0 + index as u32))
             .unwrap_or(Capability::NULL)
     }
@@ -2087,16 +1952,18 @@ impl Kernel {
     /// saw its entry gets its exit stop. The caller decides the thread's
     /// state (suspended, or ready). `false` if it had none.
     fn cancel_call<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
-        let Some(call) = self.threads[target.index()].call else {
+        let Some(call) = self.objects[target].call else {
             return false;
         };
         if matches!(
-            self.threads[target.index()].state,
-            ThreadState::BlockedOnSend { fault: true, .. } | ThreadState::BlockedOnFaultReply
+            self.objects[target].state,
+            ThreadState::BlockedOnSend { fault: true, .. }
+                | ThreadState::BlockedOnFaultReply
+                | ThreadState::BlockedOnAudit
         ) {
             self.cancel_wait(target);
         }
-        let thread = &mut self.threads[target.index()];
+        let thread = &mut self.objects[target];
         thread.call = None;
         thread.pending_policy = None;
         if thread
@@ -2127,20 +1994,23 @@ impl Kernel {
         self.end_space_guests(platform, id);
         self.leave_ipc(platform, id);
         self.end_root(platform, id);
-        self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
-        self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
-        self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
         // The last thread in a space takes it down (see `leave_space`).
         self.leave_space(platform, id);
-        let thread = &mut self.threads[id.index()];
-        if thread.state == ThreadState::Ready {
-            self.run_queue.remove(id, thread.priority);
-        }
+        self.leave_cspace(id);
+        self.leave_buffer(id);
+        let thread = &mut self.objects[id];
+        let priority = thread.priority;
+        let was_ready = thread.state == ThreadState::Ready;
         thread.state = state;
         let ended = Ended {
             state,
             stats: thread.stats,
+            name: thread.name,
+            number: thread.number,
         };
+        if was_ready {
+            self.run_queue.remove(&mut self.objects, id, priority);
+        }
         if self.fp_owner == Some(id) {
             self.fp_owner = None;
         }
@@ -2153,13 +2023,24 @@ impl Kernel {
         }
         self.detach_filters(id);
         self.unbind(id);
-        self.threads[id.index()] = Thread::EMPTY;
+        let blocks = self.objects[id].kernel_slots;
+        self.objects[id] = Thread::EMPTY;
+        // A thread the kernel made takes its CNode, TCB and VSpace with
+        // it (its record is freed when this kernel entry ends).
+        if let Some(block) = blocks {
+            self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + u64::from(block));
+            self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + u64::from(block));
+            self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + u64::from(block));
+            self.kernel_thread_blocks &= !(1 << block);
+        }
         if let Some(position) = self.session.live.iter().position(|&t| t == id) {
             self.session.live.swap_remove(position);
             let _ = self.session.ended.push(ended);
             if self.session.live.is_empty() {
-                self.finish_case(platform);
-                self.start_next_case(platform);
+                // Judged, released and followed by the next case once this
+                // kernel entry is over (`Kernel::resume`): code up the
+                // stack may still hold ids of what the case made.
+                self.session.case_over = true;
             }
         }
     }
@@ -2168,20 +2049,37 @@ impl Kernel {
     /// notification queue; a server owing it a reply forgets it). Its state
     /// is left for the caller to set.
     fn cancel_wait(&mut self, id: ThreadId) {
-        match self.threads[id.index()].state {
+        match self.objects[id].state {
             ThreadState::BlockedOnSend { endpoint, .. }
             | ThreadState::BlockedOnReceive { endpoint } => {
-                self.endpoints[endpoint as usize].remove(&mut self.threads, id);
+                if let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() {
+                    queue.remove(&mut self.objects, id);
+                    if let Some(body) = self.objects.get_mut::<kind::Endpoint>(endpoint) {
+                        *body = queue;
+                    }
+                }
             }
             ThreadState::BlockedOnNotification { notification } => {
-                self.notifications[notification as usize]
-                    .waiters
-                    .remove(&mut self.threads, id);
+                if let Some(mut state) = self
+                    .objects
+                    .get::<kind::Notification>(notification)
+                    .copied()
+                {
+                    state.waiters.remove(&mut self.objects, id);
+                    if let Some(body) = self.objects.get_mut::<kind::Notification>(notification) {
+                        *body = state;
+                    }
+                }
+            }
+            ThreadState::BlockedOnAudit => {
+                let mut queue = self.audit_waiters;
+                queue.remove(&mut self.objects, id);
+                self.audit_waiters = queue;
             }
             ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
-                for thread in self.threads.iter_mut() {
-                    if thread.reply_to == Some(id) {
-                        thread.reply_to = None;
+                if let Some(server) = self.objects[id].reply_from.take() {
+                    if self.objects[server].reply_to == Some(id) {
+                        self.objects[server].reply_to = None;
                     }
                 }
                 self.forget_saved_reply(id);
@@ -2195,31 +2093,32 @@ impl Kernel {
     /// no reply will come).
     fn leave_ipc<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
         self.cancel_wait(id);
-        if let Some(caller) = self.threads[id.index()].reply_to.take() {
-            match self.threads[caller.index()].state {
+        if let Some(caller) = self.objects[id].reply_to.take() {
+            self.objects[caller].reply_from = None;
+            match self.objects[caller].state {
                 ThreadState::BlockedOnReply => {
-                    ipc::fail_waiter(&mut self.threads, caller, ErrorCode::ObjectDeleted);
+                    ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
                     self.make_ready(caller);
                 }
                 // Its policy server died before answering: closed.
                 ThreadState::BlockedOnFaultReply
-                    if self.threads[caller.index()].pending_policy.is_some() =>
+                    if self.objects[caller].pending_policy.is_some() =>
                 {
-                    ipc::fail_policy_request(&mut self.threads, caller);
+                    ipc::fail_policy_request(&mut self.objects, caller);
                     self.make_ready(caller);
                 }
                 // Its tracer died holding a stop: it runs on (open).
                 ThreadState::BlockedOnFaultReply
-                    if self.threads[caller.index()].pending_trace.is_some() =>
+                    if self.objects[caller].pending_trace.is_some() =>
                 {
-                    if let Some(stop) = self.threads[caller.index()].pending_trace.take() {
-                        self.threads[caller.index()].abandon_trace_stop(stop);
+                    if let Some(stop) = self.objects[caller].pending_trace.take() {
+                        self.objects[caller].abandon_trace_stop(stop);
                     }
                     self.make_ready(caller);
                 }
                 // Its fault handler died: nobody can resume it sensibly.
                 ThreadState::BlockedOnFaultReply => {
-                    if let Some(report) = self.threads[caller.index()].pending_fault {
+                    if let Some(report) = self.objects[caller].pending_fault {
                         self.end_thread(platform, caller, ThreadState::Faulted(report));
                     }
                 }
@@ -2228,13 +2127,15 @@ impl Kernel {
         }
     }
 
-    /// Deletes the original capability in kernel CNode slot `index` (and
-    /// every capability derived from it). Threads waiting on a destroyed
-    /// endpoint wake with `ObjectDeleted`.
-    fn delete_kernel_slot<P: Platform>(&mut self, platform: &mut P, index: u64) {
-        if let Ok(slot) = self.kernel_slot(index) {
-            let _ = self.destroying(platform, |caps, on_destroy| caps.delete(slot, on_destroy));
-        }
+    /// The running case is over: its records are freed, it is judged and
+    /// released, and the next case starts.
+    #[cold]
+    #[inline(never)]
+    fn next_case<P: Platform>(&mut self, platform: &mut P) {
+        self.session.case_over = false;
+        self.reap();
+        self.finish_case(platform);
+        self.start_next_case(platform);
     }
 
     fn finish_case<P: Platform>(&mut self, platform: &mut P) {
@@ -2262,6 +2163,19 @@ impl Kernel {
             }
         }
         let syscalls = exact + slow_path_only;
+        if verdict.is_err() {
+            // How each thread ended, to tell which check failed.
+            self.end_user_lines(platform);
+            for ended in &self.session.ended {
+                let _ = writeln!(
+                    Console(platform),
+                    "# {}#{} ended: {:?}",
+                    ended.name,
+                    ended.number,
+                    ended.state
+                );
+            }
+        }
         self.session.ended.clear();
         self.release_case_objects(platform, case);
         // Threads made from user space came from the case's Untyped: its
@@ -2304,10 +2218,13 @@ impl Kernel {
         self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
         self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
         self.release_root_grant(platform);
+        // The records in the case's Untyped go before its RAM does.
+        self.reap();
         if let Some((base, pages)) = self.session.untyped.take() {
-            for page in 0..pages {
-                self.frames.free(base + page * arch::layout::PAGE_SIZE);
-            }
+            self.frames.give_back(arch::boards::PhysRange {
+                start: base,
+                size: pages * arch::layout::PAGE_SIZE,
+            });
         }
     }
 
@@ -2475,13 +2392,16 @@ impl Kernel {
             return Err("the case asks for too many objects");
         }
         if let Some(intid) = case.irq {
+            if self.irq_handlers.is_full() {
+                return Err("too many IrqHandlers");
+            }
             let object = self
                 .create_original(CapType::IrqHandler, 0, 0, KERNEL_IRQ_SLOT)
                 .map_err(|_| "cannot make the case's IrqHandler")?;
-            self.irq_handlers[object.index()] = IrqHandlerState {
-                intid: Some(intid),
-                notification: None,
-            };
+            if let Some(body) = self.objects.get_mut::<kind::IrqHandler>(object) {
+                body.intid = Some(intid);
+            }
+            let _ = self.irq_handlers.push(object);
         }
         if case.untyped_pages > 0 {
             let pages = u64::from(case.untyped_pages);
@@ -2496,35 +2416,15 @@ impl Kernel {
         }
         for notification in 0..u64::from(case.notifications) {
             let slot = KERNEL_NOTIFICATION_SLOTS + notification;
-            let object = self
-                .create_original(CapType::Notification, 0, 0, slot)
+            self.create_original(CapType::Notification, 0, 0, slot)
                 .map_err(|_| "cannot make a notification of the case")?;
-            self.notifications[object.index()] = Notification::EMPTY;
         }
         for endpoint in 0..u64::from(case.endpoints) {
             let slot = KERNEL_ENDPOINT_SLOTS + endpoint;
-            let object = self
-                .create_original(CapType::Endpoint, 0, 0, slot)
+            self.create_original(CapType::Endpoint, 0, 0, slot)
                 .map_err(|_| "cannot make an endpoint of the case")?;
-            self.endpoints[object.index()] = EndpointQueue::EMPTY;
         }
         Ok(())
-    }
-
-    /// Makes a kernel object and installs its original capability, with
-    /// every right, in slot `index` of the kernel CNode.
-    fn create_original(
-        &mut self,
-        cap_type: CapType,
-        phys: u64,
-        size_bytes: u64,
-        index: u64,
-    ) -> Result<ObjectId, CapError> {
-        let object = self.caps.create_object(cap_type, phys, size_bytes)?;
-        let slot = self.kernel_slot(index)?;
-        self.caps
-            .install_original(slot, Capability::new(cap_type, Rights::ALL, object))?;
-        Ok(object)
     }
 
     /// Mints each grant of the case from the endpoint's original.
@@ -2536,7 +2436,7 @@ impl Kernel {
                 .get(usize::from(grant.thread))
                 .copied()
                 .ok_or("a grant names a thread the case does not have")?;
-            let cnode = self.threads[thread.index()]
+            let cnode = self.objects[thread]
                 .cspace
                 .ok_or("the thread has no CSpace")?;
             let index = match grant.object {
@@ -2550,7 +2450,7 @@ impl Kernel {
                         .live
                         .get(usize::from(i))
                         .ok_or("a TCB grant names a thread the case does not have")?;
-                    KERNEL_TCB_SLOTS + owner.index() as u64
+                    KERNEL_TCB_SLOTS + u64::from(self.kernel_block(*owner)?)
                 }
                 CaseObject::VSpace(i) => {
                     let owner = self
@@ -2558,18 +2458,18 @@ impl Kernel {
                         .live
                         .get(usize::from(i))
                         .ok_or("a VSpace grant names a thread the case does not have")?;
-                    KERNEL_VSPACE_SLOTS + owner.index() as u64
+                    KERNEL_VSPACE_SLOTS + u64::from(self.kernel_block(*owner)?)
                 }
             };
             let source = self
                 .kernel_slot(index)
                 .map_err(|_| "a grant names an object the case does not have")?;
             let target = self
-                .caps
+                .objects
                 .slot(cnode, grant.slot)
                 .map_err(|_| "a grant's slot is outside the CNode")?;
             let badge = (grant.badge != 0).then_some(grant.badge);
-            self.caps
+            self.objects
                 .mint(source, target, grant.rights, badge)
                 .map_err(|_| "minting a granted capability failed")?;
         }
@@ -2589,10 +2489,14 @@ impl Kernel {
                 .kernel_slot(KERNEL_ENDPOINT_SLOTS + u64::from(endpoint))
                 .map_err(|_| "a fault endpoint names an endpoint the case does not have")?;
             let cap = self
-                .caps
+                .objects
                 .lookup(slot)
                 .map_err(|_| "the fault endpoint does not exist")?;
-            self.threads[id.index()].fault_endpoint = Some((cap.object().index() as u32, 0));
+            let reference = self
+                .objects
+                .reference(cap.object())
+                .ok_or("the fault endpoint does not exist")?;
+            self.objects[id].fault_endpoint = Some((reference, 0));
         }
         Ok(())
     }
@@ -2609,54 +2513,75 @@ impl Kernel {
             .get(usize::from(thread))
             .copied()
             .ok_or("the endpoint owner is not a thread of the case")?;
-        let cnode = self.threads[owner.index()]
+        let cnode = self.objects[owner]
             .cspace
             .ok_or("the owner has no CSpace")?;
         let source = self
             .kernel_slot(KERNEL_ENDPOINT_SLOTS)
             .map_err(|_| "the case has no endpoint")?;
         let target = self
-            .caps
+            .objects
             .slot(cnode, slot)
             .map_err(|_| "the owner's slot is outside its CNode")?;
-        self.caps
+        self.objects
             .move_cap(source, target)
             .map_err(|_| "moving the endpoint to its owner failed")
     }
 
+    /// The block of kernel CNode slots of kernel-made thread `thread`.
+    fn kernel_block(&self, thread: ThreadId) -> Result<u16, &'static str> {
+        self.objects
+            .thread(thread)
+            .and_then(|t| t.kernel_slots)
+            .ok_or("the thread is not one the kernel made")
+    }
+
+    /// A free block of kernel CNode slots for a thread the kernel makes.
+    fn take_kernel_block(&mut self) -> Option<u16> {
+        let free = !self.kernel_thread_blocks;
+        let block = free.trailing_zeros();
+        if block as usize >= MAX_KERNEL_THREADS {
+            return None;
+        }
+        self.kernel_thread_blocks |= 1 << block;
+        Some(block as u16)
+    }
+
+    /// A new thread number (the identifier threads are told apart by in
+    /// console lines, policy requests, trace stops and audit records).
+    fn next_thread_number(&mut self) -> u32 {
+        let number = self.thread_numbers;
+        self.thread_numbers = self.thread_numbers.wrapping_add(1);
+        number
+    }
+
     /// Gives a new thread its CSpace: a CNode of `2^radix` slots whose
-    /// original capability stays in the kernel CNode, a copy of it in slot
-    /// 0, and the console in slot 1.
-    fn create_cspace(&mut self, thread: ThreadId, radix: u8) -> Result<CNodeId, CapError> {
-        let cnode = self.caps.create_cnode(radix)?;
-        let original = self.kernel_slot(KERNEL_THREAD_CNODE_SLOTS + thread.index() as u64)?;
-        self.caps.install_original(
+    /// original capability stays in the kernel CNode (block `block`), a
+    /// copy of it in slot 0, and the console in slot 1.
+    fn create_cspace(&mut self, block: u16, radix: u8) -> Result<CNodeId, CapError> {
+        let original = self.kernel_slot(KERNEL_THREAD_CNODE_SLOTS + u64::from(block))?;
+        self.objects.check_empty(original)?;
+        let cnode = self.kernel_cnode(radix)?;
+        self.objects.install_original(
             original,
             Capability::new(CapType::CNode, Rights::READ_WRITE, cnode.object()),
         )?;
-        self.caps
-            .copy(original, self.caps.slot(cnode, CNODE_SLOT)?)?;
+        self.objects
+            .copy(original, self.objects.slot(cnode, CNODE_SLOT)?)?;
         let console = self.kernel_slot(KERNEL_CONSOLE_SLOT)?;
-        self.caps.mint(
+        self.objects.mint(
             console,
-            self.caps.slot(cnode, CONSOLE_SLOT)?,
+            self.objects.slot(cnode, CONSOLE_SLOT)?,
             Rights::WRITE,
             None,
         )?;
         Ok(cnode)
     }
 
-    /// Makes the TCB object that stands for thread `id`; its original
-    /// capability stays in the kernel CNode until the thread ends.
-    fn create_tcb(&mut self, id: ThreadId) -> Result<ObjectId, CapError> {
-        self.create_original(CapType::Tcb, 0, 0, KERNEL_TCB_SLOTS + id.index() as u64)
-    }
-
-    /// Makes the VSpace object that stands for thread `id`'s address space
-    /// (its root table at `root`); its original capability stays in the
-    /// kernel CNode until the thread ends.
-    fn create_vspace(&mut self, id: ThreadId, root: u64) -> Result<ObjectId, CapError> {
-        let index = KERNEL_VSPACE_SLOTS + id.index() as u64;
+    /// Makes the VSpace object that stands for a kernel-made address
+    /// space (its root table at `root`); its original capability stays in
+    /// kernel CNode slot `index` until its owner ends.
+    fn create_vspace(&mut self, index: u64, root: u64) -> Result<ObjectId, CapError> {
         self.create_original(CapType::VSpace, root, arch::layout::PAGE_SIZE, index)
     }
 
@@ -2669,72 +2594,72 @@ impl Kernel {
         priority: Priority,
         cnode_radix: u8,
     ) -> Result<ThreadId, &'static str> {
-        let index = self
-            .threads
-            .iter()
-            .position(|t| t.state == ThreadState::Free)
-            .ok_or("no free thread slot")?;
-        let id = ThreadId(index as u16);
+        let block = self
+            .take_kernel_block()
+            .ok_or("too many kernel-made threads")?;
+        let result = self.spawn_in(platform, block, selector, priority, cnode_radix);
+        if result.is_err() {
+            // Whatever was made goes (deleting an empty slot does nothing).
+            for first in [
+                KERNEL_THREAD_CNODE_SLOTS,
+                KERNEL_TCB_SLOTS,
+                KERNEL_VSPACE_SLOTS,
+            ] {
+                self.delete_kernel_slot(platform, first + u64::from(block));
+            }
+            self.kernel_thread_blocks &= !(1 << block);
+        }
+        result
+    }
+
+    /// `spawn`'s work, in kernel CNode block `block`.
+    fn spawn_in<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        block: u16,
+        selector: u64,
+        priority: Priority,
+        cnode_radix: u8,
+    ) -> Result<ThreadId, &'static str> {
+        let cspace = self
+            .create_cspace(block, cnode_radix)
+            .map_err(|_| "no room for the thread's CSpace")?;
+        let tcb = self
+            .create_original(CapType::Tcb, 0, 0, KERNEL_TCB_SLOTS + u64::from(block))
+            .map_err(|_| "no room for the thread's TCB object")?;
+        let id = ThreadId::of(tcb);
         let (space, entry) = self.load_init_space(platform).map_err(|e| match e {
             SpaceError::Elf(_) => "the init ELF is not loadable",
             SpaceError::Map(_) => "mapping the init ELF failed",
             SpaceError::OutOfMemory => "out of memory for a new address space",
         })?;
-        let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
-        let cspace = match self.create_cspace(id, cnode_radix) {
-            Ok(cnode) => cnode,
-            Err(_) => {
-                space.release(&mut self.frames);
-                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
-                return Err("no room for the thread's CSpace");
-            }
-        };
-        let tcb = match self.create_tcb(id) {
-            Ok(tcb) => tcb,
-            Err(_) => {
-                space.release(&mut self.frames);
-                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
-                return Err("no room for the thread's TCB object");
-            }
-        };
-        let vspace = match self.create_vspace(id, space.root()) {
+        let vspace = match self.create_vspace(KERNEL_VSPACE_SLOTS + u64::from(block), space.root())
+        {
             Ok(vspace) => vspace,
             Err(_) => {
-                space.release(&mut self.frames);
-                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
-                self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
+                space.release(platform, &mut self.frames);
                 return Err("no room for the thread's VSpace object");
             }
         };
-        let thread = &mut self.threads[index];
-        *thread = Thread::EMPTY;
-        thread.tcb = Some(tcb);
-        thread.vspace = Some(vspace);
+        let ipc_buffer = space.ipc_buffer();
+        if !self.install_space(platform, vspace, space) {
+            return Err("the thread's VSpace object cannot hold its space");
+        }
+        let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
+        let number = self.next_thread_number();
+        let thread = &mut self.objects[id];
+        thread.kernel_slots = Some(block);
+        thread.number = number;
         thread.mcp = priority;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.state = ThreadState::Ready;
         thread.name = name;
-        thread.ipc_buffer = Some(space.ipc_buffer());
-        thread.cspace = Some(cspace);
-        thread.cspace_slots = self.caps.cnode_slots(cspace).map_or(
-            crate::thread::NO_CSPACE_SLOTS,
-            crate::thread::cached_cspace_slots,
-        );
+        thread.ipc_buffer = Some(ipc_buffer);
         thread.priority = priority;
-        // A free slot exists: this thread had no space (see `spaces.rs`).
-        match self.install_space(space) {
-            Some(space_id) => self.bind_space(id, space_id),
-            None => {
-                self.threads[index] = Thread::EMPTY;
-                self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + id.index() as u64);
-                self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + id.index() as u64);
-                self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + id.index() as u64);
-                return Err("no free address space slot");
-            }
-        }
-        self.run_queue
-            .enqueue(id, priority)
-            .map_err(|_| "run queue full")?;
+        self.set_cspace(id, cspace)
+            .map_err(|_| "the thread's CSpace is gone")?;
+        self.bind_space(id, vspace);
+        self.run_queue.enqueue(&mut self.objects, id, priority);
         Ok(id)
     }
 
@@ -2760,7 +2685,17 @@ impl Kernel {
 
     /// A thread's control block.
     pub fn thread(&self, id: ThreadId) -> &Thread {
-        &self.threads[id.index()]
+        &self.objects[id]
+    }
+
+    /// The thread, if `id` names one (a TCB object's).
+    pub fn try_thread(&self, id: ThreadId) -> Option<&Thread> {
+        self.objects.thread(id)
+    }
+
+    /// Every thread (every TCB object's), newest first.
+    pub fn threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.all_threads()
     }
 }
 
@@ -2770,28 +2705,6 @@ impl Session {
             EXIT_SUCCESS
         } else {
             EXIT_TEST_FAILED
-        }
-    }
-}
-
-/// A ring or notification an audit used is gone: its threads are no
-/// longer audited (never a write into freed memory), and one waiting for
-/// room runs its `svc` again.
-fn stop_audit(
-    threads: &mut [Thread; MAX_THREADS],
-    woken: &mut heapless::Vec<ThreadId, MAX_THREADS>,
-    uses: impl Fn(&crate::thread::AuditSink) -> bool,
-) {
-    for (index, thread) in threads.iter_mut().enumerate() {
-        if thread.audit.as_ref().is_some_and(&uses) {
-            thread.audit = None;
-            thread.audit_dropped = 0;
-            thread.work.remove(WorkFlags::AUDIT);
-            thread.recompute_no_entry_work();
-            if thread.state == ThreadState::BlockedOnAudit {
-                thread.audit_room();
-                let _ = woken.push(ThreadId(index as u16));
-            }
         }
     }
 }

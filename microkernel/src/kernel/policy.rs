@@ -3,20 +3,21 @@
 //!
 //! The rule engine itself (evaluation, stacking, the verdict cache, the
 //! wire format) is `crate::policy` and host-tested there; this file is the
-//! glue: capabilities and rights, the filter store, each thread's stack
+//! glue: capabilities and rights, Filter objects, each thread's stack
 //! and no-entry-work mask, and what each verdict does.
 
 use super::Kernel;
-use crate::cap::CapSpace;
+use crate::cap::{FilterUser, OtherObjects};
 use crate::platform::Platform;
-use crate::policy::{routed_verdict, Filter, FilterStore, SyscallFacts, VerdictCache};
+use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::stopped_call::{CallStop, PolicyAnswer, StopAnswer, StoppedCall};
-use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, ThreadState, TraceProgress};
+use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, TraceProgress};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
 use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
+use arch::object_memory::kind;
 use entry::{
     AuditEntry, EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, TraceEntry, UserDispatch,
     WorkFlags,
@@ -39,24 +40,29 @@ impl Kernel {
         len: usize,
     ) -> Result<(), ErrorCode> {
         let cap = self.thread_cap(current, cptr, CapType::Filter, Rights::WRITE)?;
-        let index = self
-            .filters
-            .of_object(cap.object())
-            .ok_or(ErrorCode::InvalidCapability)?;
         let len = len.min(MAX_DESCRIPTION_BYTES);
-        let space = self.threads[current.index()]
+        let vspace = self.objects[current]
             .space
-            .and_then(|id| self.spaces[id.index()].as_ref())
+            .ok_or(ErrorCode::InvalidAddress)?;
+        let space = self
+            .objects
+            .get::<kind::VSpace>(vspace)
+            .and_then(|v| v.space.as_ref())
             .ok_or(ErrorCode::InvalidAddress)?;
         let bytes = &mut self.policy_scratch[..len];
         space
             .copy_from_user(platform, address, bytes)
             .map_err(|_| ErrorCode::InvalidAddress)?;
-        let filter = self
-            .filters
-            .unattached_mut(index)
-            .ok_or(ErrorCode::Denied)?;
-        filter
+        let body = self
+            .objects
+            .get_mut::<kind::Filter>(cap.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        // Attached filters are frozen: their threads' verdict caches were
+        // computed from them.
+        if body.attached.is_some() {
+            return Err(ErrorCode::Denied);
+        }
+        body.filter
             .load(&self.policy_scratch[..len])
             .map_err(|_| ErrorCode::InvalidArgument)
     }
@@ -79,65 +85,133 @@ impl Kernel {
         let server = match server {
             Some(cptr) => {
                 let endpoint = self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?;
-                Some((endpoint.object().index() as u32, endpoint.badge()))
+                let reference = self
+                    .objects
+                    .reference(endpoint.object())
+                    .ok_or(ErrorCode::InvalidCapability)?;
+                Some((reference, endpoint.badge()))
             }
             None => None,
         };
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let index = self
-            .filters
-            .of_object(filter.object())
-            .ok_or(ErrorCode::InvalidCapability)?;
-        self.push_filter(target, AttachedFilter { index, server })
+        self.push_filter(
+            target,
+            AttachedFilter {
+                filter: filter.object(),
+                server,
+                next: None,
+                previous: None,
+            },
+        )
     }
 
     /// Puts `attached` on top of `target`'s stack (`OutOfResources` when
-    /// it is full), with its work bit, verdicts and mask.
+    /// it is full) and on the filter's list of threads, with its work bit,
+    /// verdicts and mask.
     pub(super) fn push_filter(
         &mut self,
         target: ThreadId,
         attached: AttachedFilter,
     ) -> Result<(), ErrorCode> {
-        let thread = &mut self.threads[target.index()];
+        let filter = attached.filter;
+        let head = self
+            .objects
+            .get::<kind::Filter>(filter)
+            .ok_or(ErrorCode::InvalidCapability)?
+            .attached;
+        let thread = &mut self.objects[target];
+        let position = thread.filters.len() as u8;
         thread
             .filters
-            .push(attached)
+            .push(AttachedFilter {
+                next: head,
+                previous: None,
+                ..attached
+            })
             .map_err(|_| ErrorCode::OutOfResources)?;
-        self.filters.attach(attached.index);
         thread.work.insert(WorkFlags::POLICY);
-        refresh_verdicts(thread, &self.filters);
+        let user = FilterUser {
+            thread: target,
+            position,
+        };
+        if let Some(old) = head {
+            if let Some(entry) = self.objects[old.thread]
+                .filters
+                .get_mut(usize::from(old.position))
+            {
+                entry.previous = Some(user);
+            }
+        }
+        if let Some(body) = self.objects.get_mut::<kind::Filter>(filter) {
+            body.attached = Some(user);
+        }
+        self.refresh_verdicts(target);
         Ok(())
     }
 
-    /// Lets go of an ending thread's filters.
+    /// Takes an ending thread's filters off (each filter's list of threads
+    /// included). One entry at a time, from the top, reading each one's
+    /// links as they are then: a thread may have one filter attached
+    /// twice, and then its entries link to each other.
     pub(super) fn detach_filters(&mut self, id: ThreadId) {
-        let stack = core::mem::take(&mut self.threads[id.index()].filters);
-        for attached in stack {
-            self.filters.detach(attached.index);
+        while let Some(attached) = self.objects[id].filters.last().copied() {
+            match attached.previous {
+                Some(previous) => {
+                    if let Some(entry) = self
+                        .objects
+                        .thread_mut(previous.thread)
+                        .and_then(|t| t.filters.get_mut(usize::from(previous.position)))
+                    {
+                        entry.next = attached.next;
+                    }
+                }
+                None => {
+                    if let Some(body) = self.objects.get_mut::<kind::Filter>(attached.filter) {
+                        body.attached = attached.next;
+                    }
+                }
+            }
+            if let Some(next) = attached.next {
+                if let Some(entry) = self
+                    .objects
+                    .thread_mut(next.thread)
+                    .and_then(|t| t.filters.get_mut(usize::from(next.position)))
+                {
+                    entry.previous = attached.previous;
+                }
+            }
+            self.objects[id].filters.pop();
+            // The last thread of a filter whose capabilities are gone:
+            // the filter goes now.
+            let unused = self
+                .objects
+                .get::<kind::Filter>(attached.filter)
+                .is_some_and(|f| f.attached.is_none());
+            if unused {
+                self.objects.retire_pinned(attached.filter);
+            }
         }
     }
 
-    /// Makes `count` new Filter objects' entries; called by retype, which
-    /// checked `filters.free_count()` first.
-    pub(super) fn filters_created(&mut self, objects: &[crate::cap::ObjectId]) {
-        for &object in objects {
-            let _ = self.filters.create(object);
-        }
+    /// Recomputes a thread's verdict cache and no-entry-work mask from its
+    /// filter stack.
+    fn refresh_verdicts(&mut self, target: ThreadId) {
+        let cache = {
+            let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = self
+                .objects[target]
+                .filters
+                .iter()
+                .filter_map(|a| self.objects.get::<kind::Filter>(a.filter))
+                .map(|body| &body.filter)
+                .collect();
+            VerdictCache::new(&stack)
+        };
+        let thread = &mut self.objects[target];
+        thread.verdicts = cache;
+        thread.recompute_no_entry_work();
     }
-}
-
-/// Recomputes a thread's verdict cache and no-entry-work mask from its
-/// filter stack.
-fn refresh_verdicts(thread: &mut Thread, store: &FilterStore) {
-    let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = thread
-        .filters
-        .iter()
-        .map(|a| store.filter(a.index))
-        .collect();
-    thread.verdicts = VerdictCache::new(&stack);
-    thread.recompute_no_entry_work();
 }
 
 /// The syscall entry and exit work of one thread: its work word, what
@@ -199,33 +273,41 @@ pub(super) struct PolicyCheck<'a> {
 
 impl<'a> PolicyCheck<'a> {
     /// The inputs for evaluating a thread's policy: its verdict cache and
-    /// filter stack; the capability `x0` names is looked up only when a
-    /// rule that can decide this syscall looks at its type or badge.
+    /// filter stack; the capability `x0` names (through the thread's
+    /// cached CSpace range) is looked up only when a rule that can decide
+    /// this syscall looks at its type or badge. A filter's server counts
+    /// only while its endpoint lives.
     pub fn new(
         verdicts: &'a VerdictCache,
         stack: &[AttachedFilter],
-        store: &'a FilterStore,
-        cspace: Option<crate::cap::CNodeId>,
+        others: &OtherObjects<'a>,
+        (first, slots): (crate::cap::SlotId, u32),
         regs: &UserContext,
-        caps: &CapSpace<{ super::MAX_SLOTS }, { super::MAX_OBJECTS }>,
     ) -> PolicyCheck<'a> {
-        let capability = if verdicts.needs_capability(regs.x[8]) {
-            cspace.and_then(|cnode| {
-                let slot = caps.slot(cnode, regs.x[0]).ok()?;
-                let cap = caps.lookup(slot).ok()?;
-                Some((cap.cap_type(), cap.badge()))
-            })
+        let capability = if verdicts.needs_capability(regs.x[8]) && regs.x[0] < u64::from(slots) {
+            others
+                .slot_content(crate::cap::SlotId(first.0 + regs.x[0] as u32))
+                .filter(|cap| !cap.is_null())
+                .map(|cap| (cap.cap_type(), cap.badge()))
         } else {
             None
         };
         let served = stack
             .iter()
             .enumerate()
-            .filter(|(_, attached)| attached.server.is_some())
+            .filter(|(_, attached)| {
+                attached
+                    .server
+                    .is_some_and(|(server, _)| others.resolves(server, CapType::Endpoint))
+            })
             .fold(0u8, |bits, (i, _)| bits | 1 << i);
         PolicyCheck {
             verdicts,
-            stack: stack.iter().map(|a| store.filter(a.index)).collect(),
+            stack: stack
+                .iter()
+                .filter_map(|a| others.get::<kind::Filter>(a.filter))
+                .map(|body| &body.filter)
+                .collect(),
             served,
             capability,
         }
@@ -419,12 +501,13 @@ impl Kernel {
         current: ThreadId,
         filter: u8,
     ) {
-        let thread = &mut self.threads[current.index()];
-        let server = thread
+        let server = self.objects[current]
             .filters
             .get(usize::from(filter))
-            .and_then(|attached| attached.server);
-        let Some(call) = thread.call.as_mut() else {
+            .and_then(|attached| attached.server)
+            .and_then(|(r, badge)| Some((self.objects.resolve(r, CapType::Endpoint)?, badge)));
+        let cspace = self.objects[current].cspace;
+        let Some(call) = self.objects[current].call.as_mut() else {
             return;
         };
         let Some((endpoint, badge)) = server else {
@@ -435,18 +518,17 @@ impl Kernel {
         let regs = call.regs;
         let mut args = [0u64; 8];
         args.copy_from_slice(&regs[..8]);
-        let (object_type, cap_badge) = thread
-            .cspace
+        let (object_type, cap_badge) = cspace
             .and_then(|cnode| {
                 let cap = self
-                    .caps
-                    .lookup(self.caps.slot(cnode, args[0]).ok()?)
+                    .objects
+                    .lookup(self.objects.slot(cnode, args[0]).ok()?)
                     .ok()?;
                 Some((u64::from(cap.cap_type().raw()), cap.badge()))
             })
             .unwrap_or((0, 0));
         self.policy_cookie += 1;
-        self.threads[current.index()].pending_policy = Some(PolicyRequest {
+        self.objects[current].pending_policy = Some(PolicyRequest {
             filter,
             number: regs[8],
             object_type,
@@ -499,7 +581,7 @@ impl Kernel {
         resumed: Option<&StoppedCall>,
     ) -> Entered {
         let redirect = if resumed.is_none()
-            && self.threads[current.index()]
+            && self.objects[current]
                 .work
                 .contains(WorkFlags::USER_DISPATCH)
         {
@@ -508,25 +590,22 @@ impl Kernel {
             None
         };
         let audit_full = self.audit_ring_is_full(platform, current);
-        let Kernel {
-            threads,
-            filters,
-            caps,
-            ..
-        } = self;
+        let Some((thread, others)) = self.objects.split_thread(current) else {
+            unreachable!("the current thread is a thread");
+        };
         let Thread {
             work,
             context,
             verdicts,
             filters: stack,
-            cspace,
+            cspace_slots,
             trace,
             ..
-        } = &mut threads[current.index()];
+        } = thread;
         let flags = *work;
         let policy = flags
             .contains(WorkFlags::POLICY)
-            .then(|| PolicyCheck::new(verdicts, stack, filters, *cspace, context, caps));
+            .then(|| PolicyCheck::new(verdicts, stack, &others, *cspace_slots, context));
         let mut hooks = SyscallWork {
             policy,
             outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
@@ -570,7 +649,7 @@ impl Kernel {
         current: ThreadId,
         entry: SyscallEntry,
     ) {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         let flags = thread.work;
         let mut hooks = SyscallWork::exit_only(&mut thread.work);
         let outcome =
@@ -607,7 +686,7 @@ impl Kernel {
             entry::EntryStop::TraceEntry => None,
             _ => Some(self.capability_named(current)),
         };
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
         thread.call = Some(StoppedCall {
@@ -631,7 +710,7 @@ impl Kernel {
                 self.notify_policy_server(platform, current, filter);
             }
             entry::EntryStop::AuditEntry(_) => {
-                thread.state = ThreadState::BlockedOnAudit;
+                self.wait_for_audit_room(current);
                 self.current = None;
             }
         }
@@ -656,7 +735,7 @@ impl Kernel {
             EntryOutcome::Trap => {
                 // The syscall did not run; its report goes to the fault
                 // endpoint (or stops the thread), with `Denied` in `x0`.
-                let context = &self.threads[current.index()].context;
+                let context = &self.objects[current].context;
                 let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
                 self.report_fault(platform, current, report);
                 false

@@ -11,11 +11,11 @@
 //! of the case it can take the memory back whatever the root did with
 //! its copies.
 
-use super::vspace::FrameMapping;
 use super::{Kernel, KERNEL_IRQ_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_UNTYPED_SLOTS};
 use super::{KERNEL_TCB_SLOTS, KERNEL_VSPACE_SLOTS};
 use crate::boot_suite::Case;
 use crate::cap::CNodeId;
+use crate::cap::FrameMapping;
 use crate::platform::Platform;
 use crate::thread::ThreadId;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
@@ -24,6 +24,7 @@ use abi::cap::{CapType, Rights};
 use abi::IPC_BUFFER_ADDRESS;
 use arch::boards::PhysRange;
 use arch::layout::PAGE_SIZE;
+use arch::object_memory::kind;
 
 /// What a root task was given that the kernel must take back.
 pub(super) struct RootGrant {
@@ -59,13 +60,18 @@ impl Kernel {
         let irq = case
             .irq
             .ok_or("a root-task case needs an interrupt to hand over")?;
-        let thread = &self.threads[root.index()];
+        let thread = &self.objects[root];
         let cnode = thread.cspace.ok_or("the root has no CSpace")?;
         let ipc_buffer = thread.ipc_buffer.ok_or("the root has no IPC buffer")?;
         let thread_space = thread.space;
+        let block = u64::from(
+            thread
+                .kernel_slots
+                .ok_or("the root is not a kernel-made thread")?,
+        );
         for (original, slot) in [
-            (KERNEL_TCB_SLOTS + root.index() as u64, ROOT_TCB_SLOT),
-            (KERNEL_VSPACE_SLOTS + root.index() as u64, ROOT_VSPACE_SLOT),
+            (KERNEL_TCB_SLOTS + block, ROOT_TCB_SLOT),
+            (KERNEL_VSPACE_SLOTS + block, ROOT_VSPACE_SLOT),
             (KERNEL_IRQ_SLOT, ROOT_IRQ_SLOT),
         ] {
             self.mint_from_kernel(original, cnode, slot, Rights::ALL)?;
@@ -83,10 +89,17 @@ impl Kernel {
             .map_err(|_| "cannot make the Frame of the root's IPC buffer")?;
         self.session.root.ipc_frame_of = Some(root);
         let space = thread_space.ok_or("the root has no address space")?;
-        self.frame_maps[frame.index()] = Some(FrameMapping {
-            space,
-            va: IPC_BUFFER_ADDRESS,
-        });
+        let generation = self
+            .objects
+            .get::<kind::VSpace>(space)
+            .map_or(0, |v| v.generation);
+        if let Some(body) = self.objects.get_mut::<kind::Frame>(frame) {
+            body.mapping = Some(FrameMapping {
+                space,
+                generation,
+                va: IPC_BUFFER_ADDRESS,
+            });
+        }
         self.mint_from_kernel(
             KERNEL_ROOT_IPC_FRAME_SLOT,
             cnode,
@@ -109,7 +122,7 @@ impl Kernel {
         self.session.root.blocks = blocks.clone();
         for (index, block) in blocks.iter().enumerate() {
             let original = KERNEL_ROOT_UNTYPED_SLOTS + index as u64;
-            self.create_original(CapType::Untyped, block.start, block.size, original)
+            self.untyped_original(block.start, block.size, original)
                 .map_err(|_| "cannot make an Untyped for the root")?;
             self.mint_from_kernel(original, cnode, BootInfo::untyped_slot(index), Rights::ALL)?;
             // Cannot fail: `info.untypeds` has the capacity `blocks` has.
@@ -139,10 +152,10 @@ impl Kernel {
             .kernel_slot(original)
             .map_err(|_| "the kernel has no such original")?;
         let target = self
-            .caps
+            .objects
             .slot(cnode, slot)
             .map_err(|_| "the root's CNode is too small")?;
-        self.caps
+        self.objects
             .mint(source, target, rights, None)
             .map_err(|_| "copying a capability to the root failed")
     }
@@ -167,6 +180,8 @@ impl Kernel {
         for index in 0..blocks.len() {
             self.delete_kernel_slot(platform, KERNEL_ROOT_UNTYPED_SLOTS + index as u64);
         }
+        // The records that lived in those Untypeds go before their RAM.
+        self.reap();
         for block in blocks {
             self.frames.give_back(block);
         }

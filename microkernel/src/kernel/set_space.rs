@@ -26,7 +26,7 @@ use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::ErrorCode;
 use arch::context::UserContext;
-use arch::layout::PAGE_SIZE;
+use arch::object_memory::kind;
 
 impl Kernel {
     /// `TcbSetSpace` by `current` (arguments in its registers, see
@@ -42,7 +42,7 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> Result<(), ErrorCode> {
-        let arguments = set_space_arguments(&self.threads[current.index()].context)?;
+        let arguments = set_space_arguments(&self.objects[current].context)?;
         let tcb = self.thread_cap(current, arguments.tcb, CapType::Tcb, Rights::WRITE)?;
         let vspace = self.thread_cap(current, arguments.vspace, CapType::VSpace, Rights::WRITE)?;
         let buffer = match arguments.ipc_buffer {
@@ -58,60 +58,61 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let thread = &self.threads[target.index()];
+        let thread = &self.objects[target];
         if thread.state != ThreadState::Inactive || thread.space.is_some() {
             return Err(ErrorCode::InvalidArgument);
         }
-        let header = *self
-            .caps
-            .object(vspace.object())
+        let (phys, pages) = self
+            .objects
+            .get::<kind::VSpace>(vspace.object())
+            .map(|v| (v.phys, v.pages))
             .ok_or(ErrorCode::InvalidCapability)?;
         let buffer_phys = match buffer {
             Some(frame) => Some(
-                self.caps
-                    .object(frame.object())
-                    .map(|h| (frame.object(), h.phys))
+                self.objects
+                    .get::<kind::Frame>(frame.object())
+                    .map(|f| (frame.object(), f.phys))
                     .ok_or(ErrorCode::InvalidCapability)?,
             ),
             None => None,
         };
-        let space_id = match self.vspace_space(vspace.object()) {
-            // Bound already (a kernel-made one always is, to its owner):
-            // the thread joins the threads running there.
-            Some(space_id) => space_id,
-            // Unreachable while kernel-made VSpace objects live exactly as
-            // long as their spaces; a typed error rather than a panic.
-            None if !self.is_user_vspace(vspace.object()) => {
-                return Err(ErrorCode::InvalidCapability)
-            }
-            None => {
-                // A free slot exists: this thread has no space (see
-                // `spaces.rs`). Nothing can fail from here on but building
-                // the root, which the object's first page always allows.
-                if self.spaces.iter().all(Option::is_some) {
-                    return Err(ErrorCode::OutOfResources);
-                }
-                let live = self.live_asid();
-                let assignment = self.asids.assign(None, live);
-                if assignment.flush_all {
-                    platform.flush_tlb_all();
-                }
-                let space = AddressSpace::in_object(
-                    platform,
-                    assignment.asid,
-                    header.phys,
-                    header.size_bytes / PAGE_SIZE,
-                )
-                .ok_or(ErrorCode::OutOfResources)?;
-                self.install_space(space).ok_or(ErrorCode::OutOfResources)?
-            }
+        let fault_endpoint = match endpoint {
+            Some(e) => Some((
+                self.objects
+                    .reference(e.object())
+                    .ok_or(ErrorCode::InvalidCapability)?,
+                e.badge(),
+            )),
+            None => None,
         };
-        self.bind_space(target, space_id);
-        let thread = &mut self.threads[target.index()];
-        thread.vspace = Some(vspace.object());
-        thread.ipc_buffer = buffer_phys.map(|(_, phys)| phys);
-        thread.ipc_buffer_frame = buffer_phys.map(|(frame, _)| frame);
-        thread.fault_endpoint = endpoint.map(|e| (e.object().index() as u32, e.badge()));
+        let vspace = vspace.object();
+        if self.vspace_space(vspace).is_none() {
+            // A kernel-made VSpace always has its space (its owner's):
+            // unreachable, a typed error rather than a panic.
+            if !self.is_user_vspace(vspace) {
+                return Err(ErrorCode::InvalidCapability);
+            }
+            // Nothing can fail from here on but building the root, which
+            // the object's first page always allows.
+            let live = self.live_asid();
+            let assignment = self.asids.assign(None, live);
+            if assignment.flush_all {
+                platform.flush_tlb_all();
+            }
+            let space = AddressSpace::in_object(platform, assignment.asid, phys, pages)
+                .ok_or(ErrorCode::OutOfResources)?;
+            if !self.install_space(platform, vspace, space) {
+                return Err(ErrorCode::OutOfResources);
+            }
+        }
+        // Bound already (a kernel-made one always is, to its owner), or
+        // built just now: the thread joins the threads running there.
+        self.bind_space(target, vspace);
+        if let Some((frame, phys)) = buffer_phys {
+            self.set_buffer_frame(target, frame, phys);
+        }
+        let thread = &mut self.objects[target];
+        thread.fault_endpoint = fault_endpoint;
         thread.context = UserContext::new_user(arguments.pc, arguments.sp, arguments.x0);
         Ok(())
     }

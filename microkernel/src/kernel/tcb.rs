@@ -22,7 +22,7 @@ use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
-use crate::thread::{Thread, ThreadId, ThreadState};
+use crate::thread::{ThreadId, ThreadState};
 use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
 use abi::tcb::{Register, NO_PROGRAM, NZCV_MASK};
@@ -53,7 +53,7 @@ impl Kernel {
             // threads; a typed error rather than a panic all the same.
             return SyscallResult::Return(ErrorCode::InvalidCapability);
         };
-        let caller_mcp = self.threads[current.index()].mcp;
+        let caller_mcp = self.objects[current].mcp;
         let code = match operation {
             TcbOperation::SetPriority(priority) if priority > caller_mcp => ErrorCode::Denied,
             TcbOperation::SetPriority(priority) => {
@@ -62,20 +62,20 @@ impl Kernel {
             }
             TcbOperation::SetMcp(mcp) if mcp > caller_mcp => ErrorCode::Denied,
             TcbOperation::SetMcp(mcp) => {
-                self.threads[target.index()].mcp = mcp;
+                self.objects[target].mcp = mcp;
                 ErrorCode::Ok
             }
             TcbOperation::Suspend => {
                 self.suspend(platform, target);
                 ErrorCode::Ok
             }
-            TcbOperation::Resume => match self.threads[target.index()].state {
+            TcbOperation::Resume => match self.objects[target].state {
                 ThreadState::Suspended => {
                     self.make_ready(target);
                     ErrorCode::Ok
                 }
                 // A new thread starts once it has a program.
-                ThreadState::Inactive if self.threads[target.index()].space.is_some() => {
+                ThreadState::Inactive if self.objects[target].space.is_some() => {
                     self.make_ready(target);
                     ErrorCode::Ok
                 }
@@ -84,7 +84,7 @@ impl Kernel {
             },
             TcbOperation::ReadRegister(register) => {
                 let value = self.read_register(target, register);
-                self.threads[current.index()].context.x[8] = value;
+                self.objects[current].context.x[8] = value;
                 ErrorCode::Ok
             }
             TcbOperation::WriteRegister(register, value) => {
@@ -92,7 +92,7 @@ impl Kernel {
                     Ok(cancelled) => {
                         // The second result says whether a syscall the
                         // thread was in was cancelled by the write.
-                        self.threads[current.index()].context.x[8] = u64::from(cancelled);
+                        self.objects[current].context.x[8] = u64::from(cancelled);
                         ErrorCode::Ok
                     }
                     Err(code) => code,
@@ -114,34 +114,18 @@ impl Kernel {
         SyscallResult::Return(code)
     }
 
-    /// Free slots in the thread table.
-    pub(super) fn free_thread_slots(&self) -> usize {
-        self.threads
-            .iter()
-            .filter(|t| t.state == ThreadState::Free)
-            .count()
-    }
-
     /// A TCB object was retyped from user space by `creator`: its thread
-    /// takes a free slot, inactive, with nothing but the TCB (the caller
-    /// checked there is a free slot; without one the object names no
-    /// thread) and the creator's confinement (`inherit_confinement`).
+    /// (in the TCB's own record) is inactive, with nothing but the TCB and
+    /// the creator's confinement (`inherit_confinement`).
     #[inline(never)]
-    pub(super) fn tcb_created(&mut self, creator: ThreadId, tcb: ObjectId) {
-        let Some(index) = self
-            .threads
-            .iter()
-            .position(|t| t.state == ThreadState::Free)
-        else {
-            return;
-        };
-        let thread = &mut self.threads[index];
-        *thread = Thread::EMPTY;
-        thread.state = ThreadState::Inactive;
-        thread.tcb = Some(tcb);
-        thread.created_by_user = true;
-        thread.name = "task";
-        self.inherit_confinement(creator, ThreadId(index as u16));
+    pub(super) fn tcb_created(&mut self, creator: ThreadId, thread: ThreadId) {
+        let number = self.next_thread_number();
+        let t = &mut self.objects[thread];
+        t.state = ThreadState::Inactive;
+        t.created_by_user = true;
+        t.name = "task";
+        t.number = number;
+        self.inherit_confinement(creator, thread);
     }
 
     /// A thread made by a confined thread is confined as its creator is,
@@ -157,7 +141,7 @@ impl Kernel {
     /// dispatch is not inherited: it names the creator's own code and
     /// memory, and only ever takes syscalls away from a thread.
     fn inherit_confinement(&mut self, creator: ThreadId, child: ThreadId) {
-        let parent = &self.threads[creator.index()];
+        let parent = &self.objects[creator];
         let (stack, audit, tracer) = (parent.filters.clone(), parent.audit, parent.tracer);
         for attached in stack {
             // The stacks are the same size: this cannot fail.
@@ -167,7 +151,7 @@ impl Kernel {
             self.attach_audit(child, audit);
         }
         if let Some(tracer) = tracer {
-            let thread = &mut self.threads[child.index()];
+            let thread = &mut self.objects[child];
             thread.tracer = Some(tracer);
             thread.work.insert(WorkFlags::TRACE);
             thread.recompute_no_entry_work();
@@ -195,7 +179,7 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let thread = &self.threads[target.index()];
+        let thread = &self.objects[target];
         // A program needs a thread without a space; CSpace and priority
         // alone may be given before or after `TcbSetSpace`.
         if thread.state != ThreadState::Inactive
@@ -203,82 +187,81 @@ impl Kernel {
         {
             return Err(ErrorCode::InvalidArgument);
         }
-        if priority > self.threads[current.index()].mcp {
+        if priority > self.objects[current].mcp {
             return Err(ErrorCode::Denied);
         }
         let cspace = CNodeId(cnode.object());
-        let cspace_slots = self
-            .caps
-            .cnode_slots(cspace)
-            .map(crate::thread::cached_cspace_slots)
-            .map_err(ErrorCode::from)?;
+        self.objects.cnode_slots(cspace).map_err(ErrorCode::from)?;
         if selector == NO_PROGRAM {
-            let thread = &mut self.threads[target.index()];
-            thread.cspace = Some(cspace);
-            thread.cspace_slots = cspace_slots;
+            self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
+            let thread = &mut self.objects[target];
             thread.priority = priority;
             thread.mcp = priority;
             return Ok(());
         }
-        let (space, entry) = self
-            .load_init_space(platform)
-            .map_err(|_| ErrorCode::OutOfResources)?;
-        let vspace = match self.create_vspace(target, space.root()) {
+        let block = self.take_kernel_block().ok_or(ErrorCode::OutOfResources)?;
+        let (space, entry) = match self.load_init_space(platform) {
+            Ok(loaded) => loaded,
+            Err(_) => {
+                self.kernel_thread_blocks &= !(1 << block);
+                return Err(ErrorCode::OutOfResources);
+            }
+        };
+        let index = KERNEL_VSPACE_SLOTS + u64::from(block);
+        let vspace = match self.create_vspace(index, space.root()) {
             Ok(vspace) => vspace,
             Err(_) => {
-                space.release(&mut self.frames);
+                space.release(platform, &mut self.frames);
+                self.kernel_thread_blocks &= !(1 << block);
                 return Err(ErrorCode::OutOfResources);
             }
         };
         let ipc_buffer = space.ipc_buffer();
-        // A free slot exists: this thread had no space (see `spaces.rs`).
-        let space_id = match self.install_space(space) {
-            Some(space_id) => space_id,
-            None => {
-                self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + target.index() as u64);
-                return Err(ErrorCode::OutOfResources);
-            }
-        };
-        self.bind_space(target, space_id);
-        let thread = &mut self.threads[target.index()];
-        thread.vspace = Some(vspace);
+        if !self.install_space(platform, vspace, space) {
+            self.delete_kernel_slot(platform, index);
+            self.kernel_thread_blocks &= !(1 << block);
+            return Err(ErrorCode::OutOfResources);
+        }
+        self.bind_space(target, vspace);
+        self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
+        let thread = &mut self.objects[target];
+        thread.kernel_slots = Some(block);
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
         thread.name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
         thread.ipc_buffer = Some(ipc_buffer);
-        thread.cspace = Some(cspace);
-        thread.cspace_slots = cspace_slots;
         thread.priority = priority;
         thread.mcp = priority;
         Ok(())
     }
 
-    /// The thread a TCB object stands for.
+    /// The thread a TCB object stands for, unless it has ended (then the
+    /// TCB names no thread).
     pub(super) fn tcb_thread(&self, tcb: ObjectId) -> Option<ThreadId> {
-        self.threads
-            .iter()
-            .position(|t| t.tcb == Some(tcb))
-            .map(|index| ThreadId(index as u16))
+        let thread = ThreadId::of(tcb);
+        self.objects
+            .thread(thread)
+            .filter(|t| t.state != ThreadState::Free && !t.state.has_ended())
+            .map(|_| thread)
     }
 
     /// Gives `target` a new priority, moving it within the run queue and
     /// asking for a reschedule if the running thread is no longer the most
     /// urgent.
     fn set_priority(&mut self, current: ThreadId, target: ThreadId, priority: Priority) {
-        let old = self.threads[target.index()].priority;
-        self.threads[target.index()].priority = priority;
-        if self.threads[target.index()].state == ThreadState::Ready {
-            self.run_queue.remove(target, old);
+        let old = self.objects[target].priority;
+        if self.objects[target].state == ThreadState::Ready {
+            self.run_queue.remove(&mut self.objects, target, old);
+            self.objects[target].priority = priority;
             self.make_ready(target);
         }
-        let running = self.threads[current.index()].priority;
+        self.objects[target].priority = priority;
+        let running = self.objects[current].priority;
         if self
             .run_queue
             .highest_priority()
             .is_some_and(|highest| highest > running)
         {
-            self.threads[current.index()]
-                .work
-                .insert(WorkFlags::NEED_RESCHED);
+            self.objects[current].work.insert(WorkFlags::NEED_RESCHED);
         }
     }
 
@@ -292,21 +275,22 @@ impl Kernel {
     fn suspend<P: Platform>(&mut self, platform: &mut P, target: ThreadId) {
         if self.cancel_call(platform, target) {
             // Out of any queue now, and `Interrupted` is its result.
-            let thread = &mut self.threads[target.index()];
+            let thread = &self.objects[target];
             if thread.state == ThreadState::Ready {
-                self.run_queue.remove(target, thread.priority);
+                let priority = thread.priority;
+                self.run_queue.remove(&mut self.objects, target, priority);
             }
             if self.current == Some(target) {
                 self.current = None;
             }
-            self.threads[target.index()].state = ThreadState::Suspended;
+            self.objects[target].state = ThreadState::Suspended;
             return;
         }
-        match self.threads[target.index()].state {
+        match self.objects[target].state {
             ThreadState::Suspended => return,
             ThreadState::Ready => {
-                let priority = self.threads[target.index()].priority;
-                self.run_queue.remove(target, priority);
+                let priority = self.objects[target].priority;
+                self.run_queue.remove(&mut self.objects, target, priority);
             }
             ThreadState::Running => {
                 if self.current == Some(target) {
@@ -315,7 +299,7 @@ impl Kernel {
             }
             ThreadState::BlockedOnSend { fault: true, .. } | ThreadState::BlockedOnFaultReply => {
                 self.cancel_wait(target);
-                let thread = &mut self.threads[target.index()];
+                let thread = &mut self.objects[target];
                 thread.pending_fault = None;
                 // An exit or step stop ends as if the tracer had said
                 // "continue" (an entry stop is a stopped call, cancelled
@@ -329,7 +313,7 @@ impl Kernel {
             | ThreadState::BlockedOnReply
             | ThreadState::BlockedOnNotification { .. } => {
                 self.cancel_wait(target);
-                self.threads[target.index()].context.x[0] = ErrorCode::Interrupted.raw();
+                self.objects[target].context.x[0] = ErrorCode::Interrupted.raw();
             }
             // Only a stopped call waits for audit room (cancelled above).
             ThreadState::BlockedOnAudit => {}
@@ -340,11 +324,11 @@ impl Kernel {
             | ThreadState::Faulted(_)
             | ThreadState::Inactive => return,
         }
-        self.threads[target.index()].state = ThreadState::Suspended;
+        self.objects[target].state = ThreadState::Suspended;
     }
 
     fn read_register(&self, target: ThreadId, register: Register) -> u64 {
-        let context = &self.threads[target.index()].context;
+        let context = &self.objects[target].context;
         match register {
             Register::X(n) => context.x[usize::from(n)],
             Register::Sp => context.sp,
@@ -381,7 +365,7 @@ impl Kernel {
             return Err(ErrorCode::InvalidArgument);
         }
         let cancelled = call_register && target != current && self.cancel_syscall(platform, target);
-        let context = &mut self.threads[target.index()].context;
+        let context = &mut self.objects[target].context;
         match register {
             Register::X(n) => context.x[usize::from(n)] = value,
             Register::Sp => context.sp = value,
@@ -397,18 +381,18 @@ impl Kernel {
     /// `false` if it was in none.
     fn cancel_syscall<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
         if self.cancel_call(platform, target) {
-            if self.threads[target.index()].state != ThreadState::Ready {
+            if self.objects[target].state != ThreadState::Ready {
                 self.make_ready(target);
             }
             return true;
         }
-        match self.threads[target.index()].state {
+        match self.objects[target].state {
             ThreadState::BlockedOnSend { fault: false, .. }
             | ThreadState::BlockedOnReceive { .. }
             | ThreadState::BlockedOnReply
             | ThreadState::BlockedOnNotification { .. } => {
                 self.cancel_wait(target);
-                self.threads[target.index()].context.x[0] = ErrorCode::Interrupted.raw();
+                self.objects[target].context.x[0] = ErrorCode::Interrupted.raw();
                 self.make_ready(target);
                 true
             }

@@ -24,6 +24,7 @@
 //! reported once.
 
 use super::{Kernel, Resume};
+use crate::cap::ObjectId;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, TraceProgress, TraceStop};
 use abi::cap::{CapType, Rights};
@@ -42,11 +43,15 @@ impl Kernel {
         endpoint: u64,
     ) -> Result<(), ErrorCode> {
         let endpoint = self.thread_cap(current, endpoint, CapType::Endpoint, Rights::WRITE)?;
-        let thread = &mut self.threads[target.index()];
-        if thread.tracer.is_some() {
+        let reference = self
+            .objects
+            .reference(endpoint.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        if self.live_tracer(target).is_some() {
             return Err(ErrorCode::Denied);
         }
-        thread.tracer = Some((endpoint.object().index() as u32, endpoint.badge()));
+        let thread = &mut self.objects[target];
+        thread.tracer = Some((reference, endpoint.badge()));
         thread.trace = TraceProgress::NONE;
         thread.work.insert(WorkFlags::TRACE);
         // No syscall of a traced thread may skip the generic entry.
@@ -66,10 +71,13 @@ impl Kernel {
         endpoint: u64,
     ) -> Result<(), ErrorCode> {
         let endpoint = self.thread_cap(current, endpoint, CapType::Endpoint, Rights::NONE)?;
-        let named = (endpoint.object().index() as u32, endpoint.badge());
-        match self.threads[target.index()].tracer {
+        let named = self
+            .objects
+            .reference(endpoint.object())
+            .map(|reference| (reference, endpoint.badge()));
+        match self.live_tracer(target) {
             None => Err(ErrorCode::InvalidArgument),
-            Some(tracer) if tracer != named => Err(ErrorCode::Denied),
+            Some(_) if self.objects[target].tracer != named => Err(ErrorCode::Denied),
             Some(_) => {
                 self.detach_tracer(target);
                 Ok(())
@@ -77,15 +85,29 @@ impl Kernel {
         }
     }
 
+    /// `thread`'s tracer endpoint and badge, if it has a tracer whose
+    /// endpoint still lives; one whose endpoint is gone is detached here
+    /// (its stops have nowhere to go: the thread runs on untraced).
+    pub(super) fn live_tracer(&mut self, thread: ThreadId) -> Option<(ObjectId, u64)> {
+        let (reference, badge) = self.objects[thread].tracer?;
+        match self.objects.resolve(reference, CapType::Endpoint) {
+            Some(endpoint) => Some((endpoint, badge)),
+            None => {
+                self.objects[thread].detach_tracer();
+                None
+            }
+        }
+    }
+
     /// `target` runs on untraced; a stop it waits at ends as if the tracer
     /// had said "continue".
     pub(super) fn detach_tracer(&mut self, target: ThreadId) {
-        if let Some(stop) = self.threads[target.index()].pending_trace.take() {
+        if let Some(stop) = self.objects[target].pending_trace.take() {
             self.cancel_wait(target);
-            self.threads[target.index()].abandon_trace_stop(stop);
+            self.objects[target].abandon_trace_stop(stop);
             self.make_ready(target);
         }
-        self.threads[target.index()].detach_tracer();
+        self.objects[target].detach_tracer();
     }
 
     /// Sends `current`'s stop to its tracer; the thread waits for the
@@ -100,8 +122,9 @@ impl Kernel {
         kind: StopKind,
         number: u64,
     ) {
-        let thread = &mut self.threads[current.index()];
-        match thread.tracer {
+        let tracer = self.live_tracer(current);
+        let thread = &mut self.objects[current];
+        match tracer {
             Some((endpoint, badge)) => {
                 thread.pending_trace = Some(TraceStop { kind, number });
                 self.send_on_behalf(platform, current, endpoint, badge);
@@ -128,9 +151,9 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> Resume {
-        let thread = &self.threads[current.index()];
-        if thread.work.contains(WorkFlags::SINGLESTEP) && thread.tracer.is_some() {
-            let number = thread.context.x[8];
+        let stepping = self.objects[current].work.contains(WorkFlags::SINGLESTEP);
+        if stepping && self.live_tracer(current).is_some() {
+            let number = self.objects[current].context.x[8];
             self.trace_stop(platform, current, StopKind::Step, number);
             return self.resume(platform);
         }
@@ -142,7 +165,7 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     pub(super) fn defer_exit_work(&mut self, current: ThreadId, entry: SyscallEntry) {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         if thread
             .work
             .intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
@@ -162,14 +185,15 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> bool {
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         if let Some(entry) = thread.trace.exit_deferred.take() {
             self.exit_with_work(platform, current, entry);
         }
-        let thread = &mut self.threads[current.index()];
+        let tracer = self.live_tracer(current);
+        let thread = &mut self.objects[current];
         let owed = core::mem::take(&mut thread.trace.owed);
         let (traced, stepping) = (
-            thread.tracer.is_some() && thread.work.contains(WorkFlags::TRACE),
+            tracer.is_some() && thread.work.contains(WorkFlags::TRACE),
             thread.work.contains(WorkFlags::SINGLESTEP),
         );
         let stop = if owed & TraceProgress::OWE_EXIT != 0 && traced {
@@ -181,7 +205,7 @@ impl Kernel {
         } else {
             None
         };
-        if let (Some((kind, number)), Some((endpoint, badge))) = (stop, thread.tracer) {
+        if let (Some((kind, number)), Some((endpoint, badge))) = (stop, tracer) {
             thread.pending_trace = Some(TraceStop { kind, number });
             self.send_on_behalf(platform, current, endpoint, badge);
             return true;

@@ -38,7 +38,7 @@ impl Kernel {
         current: ThreadId,
     ) -> Result<(), ErrorCode> {
         // Decode accepted these registers; they have not changed since.
-        let config = crate::syscall::user_dispatch_config(&self.threads[current.index()].context)?;
+        let config = crate::syscall::user_dispatch_config(&self.objects[current].context)?;
         if let Some(config) = config {
             let space = self
                 .thread_space(current)
@@ -50,7 +50,7 @@ impl Kernel {
                 .copy_from_user(platform, config.selector, &mut [0u8])
                 .map_err(|_| ErrorCode::InvalidAddress)?;
         }
-        let thread = &mut self.threads[current.index()];
+        let thread = &mut self.objects[current];
         thread.user_dispatch = config;
         match config {
             Some(_) => thread.work.insert(WorkFlags::USER_DISPATCH),
@@ -73,7 +73,7 @@ impl Kernel {
         platform: &P,
         current: ThreadId,
     ) -> Option<u64> {
-        let thread = &self.threads[current.index()];
+        let thread = &self.objects[current];
         let config = thread.user_dispatch?;
         let context = &thread.context;
         if context.x[8] == Syscall::UserDispatchReturn.number() {
@@ -107,7 +107,7 @@ impl Kernel {
         current: ThreadId,
         flags: u64,
     ) -> bool {
-        let thread = &self.threads[current.index()];
+        let thread = &self.objects[current];
         let Some(config) = thread.user_dispatch else {
             return true;
         };
@@ -133,7 +133,7 @@ impl Kernel {
             );
             return false;
         }
-        let context = &mut self.threads[current.index()].context;
+        let context = &mut self.objects[current].context;
         context.pc = config.handler;
         context.x[0] = config.buffer;
         context.x[1] = frame.number;
@@ -168,7 +168,7 @@ impl Kernel {
         if frame.nzcv & !NZCV_MASK != 0 {
             return Err(ErrorCode::InvalidArgument);
         }
-        let context = &mut self.threads[current.index()].context;
+        let context = &mut self.objects[current].context;
         context.x = frame.x;
         context.sp = frame.sp;
         context.pc = frame.pc;

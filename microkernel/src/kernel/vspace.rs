@@ -27,38 +27,40 @@
 //! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;
-use crate::address_space::{user_permissions, AddressSpace, FrameMapError, SpaceId, MAX_SPACES};
-use crate::cap::ObjectId;
+use crate::address_space::{user_permissions, FrameMapError};
+use crate::cap::{FrameMapping, ObjectId};
 use crate::platform::Platform;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
 use abi::vspace::{is_frame_map_address, MapRights};
 use abi::ErrorCode;
 use arch::layout::PAGE_SIZE;
-
-/// Where one frame is mapped: the address space `space`, at `va`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FrameMapping {
-    /// The address space that holds the mapping (whichever threads run
-    /// in it).
-    pub space: SpaceId,
-    /// The page's user address.
-    pub va: u64,
-}
-
-/// Takes `mapping` out of its address space's tables and out of the TLB
-/// (`AddressSpace::unmap_page`).
-pub(super) fn unmap<P: Platform>(
-    platform: &mut P,
-    spaces: &mut [Option<AddressSpace>; MAX_SPACES],
-    mapping: FrameMapping,
-) {
-    if let Some(space) = spaces[mapping.space.index()].as_mut() {
-        space.unmap_page(platform, mapping.va);
-    }
-}
+use arch::object_memory::kind;
 
 impl Kernel {
+    /// Is `mapping` still in place: its VSpace lives, with the same space
+    /// it was made in (not taken down since)?
+    pub(super) fn mapping_is_live(&self, mapping: FrameMapping) -> bool {
+        self.objects
+            .get::<kind::VSpace>(mapping.space)
+            .is_some_and(|v| v.generation == mapping.generation && v.space.is_some())
+    }
+
+    /// Takes `mapping` out of its address space's tables and out of the
+    /// TLB (`AddressSpace::unmap_page`), if it is still in place.
+    pub(super) fn unmap<P: Platform>(&mut self, platform: &mut P, mapping: FrameMapping) {
+        if !self.mapping_is_live(mapping) {
+            return;
+        }
+        if let Some(space) = self
+            .objects
+            .get_mut::<kind::VSpace>(mapping.space)
+            .and_then(|v| v.space.as_mut())
+        {
+            space.unmap_page(platform, mapping.va);
+        }
+    }
+
     /// `FrameMap`: the frame at `frame_cptr` (read; write too for RW) into
     /// the space of the VSpace at `vspace_cptr` (write) at `va`. Kept out
     /// of line, like every rarer syscall, so that `dispatch` stays small
@@ -88,35 +90,43 @@ impl Kernel {
             // long as their spaces; a typed error rather than a panic.
             None => return Err(ErrorCode::InvalidCapability),
         };
-        let user_made = self.spaces[target.index()]
-            .as_ref()
-            .is_some_and(|space| space.object_pages().is_some());
+        let (user_made, generation) = self
+            .objects
+            .get::<kind::VSpace>(target)
+            .and_then(|v| Some((v.space.as_ref()?.object_pages().is_some(), v.generation)))
+            .ok_or(ErrorCode::InvalidCapability)?;
         if !user_made && !is_frame_map_address(va) {
             // A kernel-made space keeps its program, stack and IPC buffer
             // out of reach.
             return Err(ErrorCode::InvalidAddress);
         }
-        let index = frame.object().index();
-        if self.frame_maps[index].is_some() {
+        let body = *self
+            .objects
+            .get::<kind::Frame>(frame.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        if body.mapping.is_some_and(|m| self.mapping_is_live(m)) {
             return Err(ErrorCode::AlreadyMapped);
         }
-        let phys = self
-            .caps
-            .object(frame.object())
-            .map(|header| header.phys)
-            .ok_or(ErrorCode::InvalidCapability)?;
         let permissions = user_permissions(rights);
-        let space = self.spaces[target.index()]
-            .as_mut()
+        let space = self
+            .objects
+            .get_mut::<kind::VSpace>(target)
+            .and_then(|v| v.space.as_mut())
             .ok_or(ErrorCode::InvalidCapability)?;
         space
-            .map_frame(platform, &mut self.frames, phys, va, permissions)
+            .map_frame(platform, &mut self.frames, body.phys, va, permissions)
             .map_err(|e| match e {
                 FrameMapError::AlreadyMapped => ErrorCode::AlreadyMapped,
                 FrameMapError::OutOfTables => ErrorCode::OutOfResources,
                 FrameMapError::Refused => ErrorCode::InvalidAddress,
             })?;
-        self.frame_maps[index] = Some(FrameMapping { space: target, va });
+        if let Some(f) = self.objects.get_mut::<kind::Frame>(frame.object()) {
+            f.mapping = Some(FrameMapping {
+                space: target,
+                generation,
+                va,
+            });
+        }
         Ok(())
     }
 
@@ -130,74 +140,74 @@ impl Kernel {
         frame_cptr: u64,
     ) -> Result<(), ErrorCode> {
         let frame = self.thread_cap(current, frame_cptr, CapType::Frame, Rights::NONE)?;
-        if let Some(mapping) = self.frame_maps[frame.object().index()].take() {
-            unmap(platform, &mut self.spaces, mapping);
+        let mapping = self
+            .objects
+            .get_mut::<kind::Frame>(frame.object())
+            .and_then(|f| f.mapping.take());
+        if let Some(mapping) = mapping {
+            self.unmap(platform, mapping);
         }
         Ok(())
     }
 
     /// Was this VSpace object made by `Retype` (from an Untyped)?
     pub(super) fn is_user_vspace(&self, vspace: ObjectId) -> bool {
-        self.caps
+        self.objects
             .object(vspace)
-            .is_some_and(|h| h.cap_type == CapType::VSpace && h.parent_untyped.is_some())
+            .is_some_and(|h| h.cap_type == CapType::VSpace && h.parent().is_some())
     }
 
-    /// Every recorded mapping is a live Frame's, in a live space; every
-    /// thread's VSpace, IPC buffer Frame and fault endpoint are live
-    /// objects of their type, each VSpace standing for one space at most
-    /// (`check_spaces`), and a user-made space is built in its own
-    /// object's pages.
+    /// Every live mapping is a live Frame's, in a live space; every
+    /// thread's IPC buffer Frame and fault endpoint are live objects of
+    /// their type, and a user-made space is built in its own object's
+    /// pages.
     pub(super) fn check_frame_mappings(&self) -> Result<(), &'static str> {
-        for (index, thread) in self.threads.iter().enumerate() {
-            let live = |id: ObjectId, cap_type: CapType| {
-                self.caps
-                    .object(id)
-                    .filter(|h| h.live() && h.cap_type == cap_type)
-                    .copied()
-            };
-            if let Some(vspace) = thread.vspace {
-                let header =
-                    live(vspace, CapType::VSpace).ok_or("a thread's VSpace is no live VSpace")?;
-                let space = self
-                    .thread_space(ThreadId(index as u16))
+        for id in self.all_threads() {
+            let thread = &self.objects[id];
+            if let Some(vspace) = thread.space {
+                let header = self
+                    .objects
+                    .object(vspace)
+                    .filter(|h| h.live() && h.cap_type == CapType::VSpace)
+                    .ok_or("a thread's VSpace is no live VSpace")?;
+                let body = self
+                    .objects
+                    .get::<kind::VSpace>(vspace)
+                    .ok_or("a thread's VSpace is no live VSpace")?;
+                let space = body
+                    .space
+                    .as_ref()
                     .ok_or("a thread has a VSpace but no address space")?;
-                let expected = header
-                    .parent_untyped
-                    .map(|_| (header.phys, header.size_bytes / PAGE_SIZE));
-                if space.object_pages() != expected || space.root() != header.phys {
+                let expected = header.parent().map(|_| (body.phys, body.pages));
+                if space.object_pages() != expected || space.root() != body.phys {
                     return Err("an address space is not built in its VSpace object");
                 }
-            } else if self
-                .thread_space(ThreadId(index as u16))
-                .is_some_and(|s| s.object_pages().is_some())
-            {
-                return Err("a space built in a VSpace object outlived the object");
             }
             if let Some(frame) = thread.ipc_buffer_frame {
-                let header =
-                    live(frame, CapType::Frame).ok_or("a thread's IPC buffer is no live Frame")?;
-                if thread.ipc_buffer != Some(header.phys) {
+                let body = self
+                    .objects
+                    .get::<kind::Frame>(frame)
+                    .filter(|_| self.objects.object(frame).is_some_and(|h| h.live()))
+                    .ok_or("a thread's IPC buffer is no live Frame")?;
+                if thread.ipc_buffer != Some(body.phys) {
                     return Err("a thread's IPC buffer is not its Frame's page");
                 }
             }
-            if let Some((endpoint, _)) = thread.fault_endpoint {
-                live(ObjectId(endpoint), CapType::Endpoint)
-                    .ok_or("a thread's fault endpoint is no live Endpoint")?;
-            }
         }
-        for (index, mapping) in self.frame_maps.iter().enumerate() {
-            let Some(mapping) = mapping else {
+        for id in self.objects.iter() {
+            let Some(frame) = self.objects.get::<kind::Frame>(id) else {
                 continue;
             };
-            self.caps
-                .object(crate::cap::ObjectId(index as u32))
-                .filter(|h| h.live() && h.cap_type == CapType::Frame)
-                .ok_or("a mapping is recorded for something that is no live Frame")?;
-            self.spaces
-                .get(mapping.space.index())
-                .and_then(Option::as_ref)
-                .ok_or("a frame is recorded as mapped into a space that is gone")?;
+            if let Some(mapping) = frame.mapping {
+                if self.mapping_is_live(mapping)
+                    && self.objects.get::<kind::VSpace>(mapping.space).is_none()
+                {
+                    return Err("a frame is recorded as mapped into a space that is gone");
+                }
+            }
+            if frame.phys % PAGE_SIZE != 0 {
+                return Err("a Frame's page is not page aligned");
+            }
         }
         Ok(())
     }

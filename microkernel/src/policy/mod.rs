@@ -19,7 +19,6 @@ mod cache;
 mod evaluate;
 mod facts;
 mod filter;
-mod store;
 #[cfg(test)]
 mod tests;
 
@@ -27,4 +26,3 @@ pub use cache::{VerdictCache, SYSCALL_COUNT};
 pub use evaluate::{evaluate, routed_verdict};
 pub use facts::SyscallFacts;
 pub use filter::Filter;
-pub use store::{FilterIndex, FilterStore, MAX_FILTERS};

@@ -1,0 +1,189 @@
+//! The threads that use an object: its CSpace CNode's, its VSpace's, its
+//! IPC buffer Frame's.
+//!
+//! Each such object keeps the first of its threads in its body, and the
+//! threads link to each other through a pair of links of their own (seL4
+//! keeps the same kind of list for a notification's bound thread). So
+//! destroying the object finds exactly its threads, however many threads
+//! the system has, and a thread joins or leaves in O(1).
+
+use crate::cap::{CNodeId, ObjectId, Objects};
+use crate::thread::{QueueLinks, Thread, ThreadId};
+use arch::object_memory::kind;
+
+/// Which use of an object a list is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Use {
+    /// The CNode is the thread's CSpace.
+    CSpace,
+    /// The VSpace is the thread's address space.
+    Space,
+    /// The Frame is the thread's IPC buffer.
+    Buffer,
+}
+
+impl Use {
+    /// The thread's links for this use.
+    fn links(self, thread: &mut Thread) -> &mut QueueLinks {
+        match self {
+            Use::CSpace => &mut thread.cspace_links,
+            Use::Space => &mut thread.space_links,
+            Use::Buffer => &mut thread.buffer_links,
+        }
+    }
+
+    /// The thread's links for this use, to read.
+    fn links_of(self, thread: &Thread) -> QueueLinks {
+        match self {
+            Use::CSpace => thread.cspace_links,
+            Use::Space => thread.space_links,
+            Use::Buffer => thread.buffer_links,
+        }
+    }
+
+    /// The object's first thread, to read.
+    fn head_of(self, objects: &Objects, object: ObjectId) -> Option<ThreadId> {
+        match self {
+            Use::CSpace => objects.get::<kind::CNode>(object)?.users,
+            Use::Space => objects.get::<kind::VSpace>(object)?.users,
+            Use::Buffer => objects.get::<kind::Frame>(object)?.buffer_users,
+        }
+    }
+
+    /// The object's first thread, if the object is of this use's type.
+    fn head(self, objects: &mut Objects, object: ObjectId) -> Option<&mut Option<ThreadId>> {
+        match self {
+            Use::CSpace => objects.get_mut::<kind::CNode>(object).map(|c| &mut c.users),
+            Use::Space => objects
+                .get_mut::<kind::VSpace>(object)
+                .map(|v| &mut v.users),
+            Use::Buffer => objects
+                .get_mut::<kind::Frame>(object)
+                .map(|f| &mut f.buffer_users),
+        }
+    }
+}
+
+/// Adds `thread` (in no list of this use) to `object`'s threads.
+pub(super) fn join(objects: &mut Objects, object: ObjectId, thread: ThreadId, what: Use) {
+    let Some(head) = what.head(objects, object) else {
+        return;
+    };
+    let old = head.replace(thread);
+    *what.links(&mut objects[thread]) = QueueLinks {
+        previous: None,
+        next: old,
+    };
+    if let Some(old) = old {
+        what.links(&mut objects[old]).previous = Some(thread);
+    }
+}
+
+/// Takes `thread` out of `object`'s threads.
+pub(super) fn leave(objects: &mut Objects, object: ObjectId, thread: ThreadId, what: Use) {
+    let links = core::mem::take(what.links(&mut objects[thread]));
+    match links.previous {
+        Some(previous) => what.links(&mut objects[previous]).next = links.next,
+        None => {
+            if let Some(head) = what.head(objects, object) {
+                if *head == Some(thread) {
+                    *head = links.next;
+                }
+            }
+        }
+    }
+    if let Some(next) = links.next {
+        what.links(&mut objects[next]).previous = links.previous;
+    }
+}
+
+/// The first of `object`'s threads.
+pub(super) fn first(objects: &Objects, object: ObjectId, what: Use) -> Option<ThreadId> {
+    what.head_of(objects, object)
+}
+
+/// The thread after `thread` among its object's threads.
+pub(super) fn next(objects: &Objects, thread: ThreadId, what: Use) -> Option<ThreadId> {
+    objects.thread(thread).and_then(|t| what.links_of(t).next)
+}
+
+/// Is `thread` among `object`'s threads, its links answered both ways?
+/// (For the invariant checks: walks the list, at most as many steps as
+/// there are objects.)
+pub(super) fn contains(objects: &Objects, object: ObjectId, thread: ThreadId, what: Use) -> bool {
+    let mut previous = None;
+    let mut next = first(objects, object, what);
+    for _ in 0..=objects.count() {
+        let Some(current) = next else {
+            return false;
+        };
+        let Some(t) = objects.thread(current) else {
+            return false;
+        };
+        let links = what.links_of(t);
+        if links.previous != previous {
+            return false;
+        }
+        if current == thread {
+            return true;
+        }
+        previous = Some(current);
+        next = links.next;
+    }
+    false
+}
+
+impl super::Kernel {
+    /// Every thread (the body of every TCB object), newest first.
+    pub(super) fn all_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.objects
+            .iter()
+            .map(ThreadId::of)
+            .filter(|t| self.objects.thread(*t).is_some())
+    }
+
+    /// Makes CNode `cnode` `thread`'s CSpace (leaving the one it had).
+    pub(super) fn set_cspace(
+        &mut self,
+        thread: ThreadId,
+        cnode: CNodeId,
+    ) -> Result<(), crate::cap::CapError> {
+        let slots = self
+            .objects
+            .cnode_slots(cnode)
+            .map(crate::thread::cached_cspace_slots)?;
+        self.leave_cspace(thread);
+        let t = &mut self.objects[thread];
+        t.cspace = Some(cnode);
+        t.cspace_slots = slots;
+        join(&mut self.objects, cnode.object(), thread, Use::CSpace);
+        Ok(())
+    }
+
+    /// `thread` has no CSpace any more.
+    pub(super) fn leave_cspace(&mut self, thread: ThreadId) {
+        let t = &mut self.objects[thread];
+        t.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
+        if let Some(cnode) = t.cspace.take() {
+            leave(&mut self.objects, cnode.object(), thread, Use::CSpace);
+        }
+    }
+
+    /// Makes Frame `frame` (its page at `phys`) `thread`'s IPC buffer
+    /// (leaving any Frame it had).
+    pub(super) fn set_buffer_frame(&mut self, thread: ThreadId, frame: ObjectId, phys: u64) {
+        self.leave_buffer(thread);
+        let t = &mut self.objects[thread];
+        t.ipc_buffer_frame = Some(frame);
+        t.ipc_buffer = Some(phys);
+        join(&mut self.objects, frame, thread, Use::Buffer);
+    }
+
+    /// `thread` no longer has a Frame as its IPC buffer.
+    pub(super) fn leave_buffer(&mut self, thread: ThreadId) {
+        if let Some(frame) = self.objects[thread].ipc_buffer_frame.take() {
+            self.objects[thread].ipc_buffer = None;
+            leave(&mut self.objects, frame, thread, Use::Buffer);
+        }
+    }
+}

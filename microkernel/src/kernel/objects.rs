@@ -1,0 +1,383 @@
+//! The kernel's side of object lifetimes: the records of the objects it
+//! makes itself, what it does when an object is destroyed, and freeing
+//! records once a kernel entry is over.
+//!
+//! * **The kernel's own objects** (its CNode, the console, a boot-suite
+//!   thread's CNode, TCB and VSpace, a case's endpoints) have their
+//!   records on pages of the kernel's frame pool (`kernel_record`), which
+//!   come back when the record is freed. Everything user space makes is
+//!   paid for by its Untypeds instead.
+//! * **Letting go.** When an object's last capability goes, the
+//!   capability layer lists it as destroyed; after every operation that
+//!   can destroy (`destroying`) the kernel lets go of each such object in
+//!   turn (`let_go`): its waiters wake with `ObjectDeleted`, the threads
+//!   it alone kept going end (a TCB's own, a VSpace's, a Filter's), the
+//!   threads that used it lose it (a CNode as CSpace, a Frame as IPC
+//!   buffer or audit ring, a notification bound or as audit signal). What
+//!   names it without keeping it (a fault endpoint, a tracer, a policy
+//!   server) holds an `ObjectRef`, which resolves to nothing from now on.
+//! * **Reaping.** The records are freed when the kernel entry ends
+//!   (`reap`, from `resume`, and wherever RAM goes back to the pool), so
+//!   no id the kernel still holds within the entry names freed memory.
+
+use super::members::{self, Use};
+use super::{Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
+use crate::cap::{CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, Objects};
+use crate::frames::FrameAllocator;
+use crate::ipc;
+use crate::platform::Platform;
+use crate::thread::{AuditSink, ThreadId, ThreadState};
+use abi::cap::{CapType, Rights};
+use abi::ErrorCode;
+use arch::boards::{PhysRange, PHYSICAL_TIMER_INTID};
+use arch::layout::PAGE_SIZE;
+use arch::object_memory::kind;
+
+impl Kernel {
+    /// Room on the kernel's own pages for the record of an object of
+    /// `cap_type` (CNode `radix`) the kernel makes: its physical address.
+    fn kernel_record(&mut self, cap_type: CapType, radix: u8) -> Result<u64, CapError> {
+        let bytes = Objects::record_bytes(cap_type, radix).ok_or(CapError::InvalidArgument)?;
+        let pages = bytes.div_ceil(PAGE_SIZE);
+        let phys = if pages == 1 {
+            self.frames.allocate()
+        } else {
+            self.frames.allocate_contiguous(pages)
+        };
+        phys.ok_or(CapError::OutOfResources)
+    }
+
+    /// Makes an object for the kernel, its record on the kernel's pages
+    /// (see `Objects::create_object` for `phys` and `size_bytes`).
+    pub(super) fn kernel_object(
+        &mut self,
+        cap_type: CapType,
+        phys: u64,
+        size_bytes: u64,
+    ) -> Result<ObjectId, CapError> {
+        let at = self.kernel_record(cap_type, 0)?;
+        self.objects
+            .create_object(cap_type, phys, size_bytes, at)
+            .inspect_err(|_| self.frames.free(at))
+    }
+
+    /// Makes a CNode of `2^radix` slots for the kernel, its record on the
+    /// kernel's pages.
+    pub(super) fn kernel_cnode(&mut self, radix: u8) -> Result<CNodeId, CapError> {
+        let at = self.kernel_record(CapType::CNode, radix)?;
+        self.objects.create_cnode(radix, at).inspect_err(|_| {
+            let pages = Objects::record_bytes(CapType::CNode, radix)
+                .unwrap_or(PAGE_SIZE)
+                .div_ceil(PAGE_SIZE);
+            give_back_record(&mut self.frames, FreedPages { phys: at, pages });
+        })
+    }
+
+    /// Makes a kernel object and installs its original capability, with
+    /// every right, in slot `index` of the kernel CNode.
+    pub(super) fn create_original(
+        &mut self,
+        cap_type: CapType,
+        phys: u64,
+        size_bytes: u64,
+        index: u64,
+    ) -> Result<ObjectId, CapError> {
+        let slot = self.kernel_slot(index)?;
+        self.objects.check_empty(slot)?;
+        let object = self.kernel_object(cap_type, phys, size_bytes)?;
+        self.objects
+            .install_original(slot, Capability::new(cap_type, Rights::ALL, object))?;
+        Ok(object)
+    }
+
+    /// Makes an Untyped over a block of free RAM (its record in the
+    /// block's last granules) and installs its original capability in
+    /// slot `index` of the kernel CNode.
+    pub(super) fn untyped_original(
+        &mut self,
+        phys: u64,
+        size_bytes: u64,
+        index: u64,
+    ) -> Result<ObjectId, CapError> {
+        let slot = self.kernel_slot(index)?;
+        self.objects.check_empty(slot)?;
+        let object = self.objects.create_untyped_in_place(phys, size_bytes)?;
+        self.objects
+            .install_original(slot, Capability::new(CapType::Untyped, Rights::ALL, object))?;
+        Ok(object)
+    }
+
+    /// Deletes the original capability in kernel CNode slot `index` (and
+    /// every capability derived from it), letting go of what that
+    /// destroys.
+    pub(super) fn delete_kernel_slot<P: Platform>(&mut self, platform: &mut P, index: u64) {
+        if let Ok(slot) = self.kernel_slot(index) {
+            if self.objects.lookup(slot).is_ok() {
+                let _ = self.destroying(platform, |objects| objects.delete(slot));
+            }
+        }
+    }
+
+    /// Runs a capability operation that may destroy objects, then lets go
+    /// of every object it destroyed.
+    pub(super) fn destroying<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        operation: impl FnOnce(&mut Objects) -> Result<(), CapError>,
+    ) -> Result<(), ErrorCode> {
+        let result = operation(&mut self.objects);
+        self.let_go_of_destroyed(platform);
+        result.map_err(ErrorCode::from)
+    }
+
+    /// Lets go of every destroyed object, oldest first (letting go of one
+    /// may destroy more: a thread that ends takes its kernel-made objects
+    /// with it).
+    pub(super) fn let_go_of_destroyed<P: Platform>(&mut self, platform: &mut P) {
+        while let Some((object, cap_type)) = self.objects.take_destroyed() {
+            self.let_go(platform, object, cap_type);
+        }
+    }
+
+    /// What destroying `object` (of `cap_type`) means for the rest of the
+    /// kernel; its body is still there to read.
+    fn let_go<P: Platform>(&mut self, platform: &mut P, object: ObjectId, cap_type: CapType) {
+        match cap_type {
+            CapType::Endpoint => self.endpoint_destroyed(object),
+            CapType::Notification => self.notification_destroyed(platform, object),
+            CapType::IrqHandler => {
+                let body = self
+                    .objects
+                    .get_mut::<kind::IrqHandler>(object)
+                    .map(|b| core::mem::replace(b, IrqHandlerBody::NONE));
+                if let Some(position) = self.irq_handlers.iter().position(|&h| h == object) {
+                    self.irq_handlers.swap_remove(position);
+                }
+                if let Some(intid) = body.and_then(|b| b.intid) {
+                    platform.set_interrupt_enabled(intid, false);
+                    // Nobody may program the timer any more: stop it.
+                    if intid == PHYSICAL_TIMER_INTID {
+                        platform.set_physical_timer(None);
+                    }
+                }
+            }
+            CapType::CNode => {
+                while let Some(user) = members::first(&self.objects, object, Use::CSpace) {
+                    members::leave(&mut self.objects, object, user, Use::CSpace);
+                    let thread = &mut self.objects[user];
+                    thread.cspace = None;
+                    thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
+                }
+            }
+            // A deleted capability never lifts a restriction: a filter
+            // still attached stays (pinned, its rules in force) until the
+            // last thread it confines has ended.
+            CapType::Filter => {
+                let attached = self
+                    .objects
+                    .get::<kind::Filter>(object)
+                    .is_some_and(|f| f.attached.is_some());
+                if attached {
+                    self.objects.pin(object);
+                }
+            }
+            // The memory of the filters it holds that are pinned is being
+            // taken back: the threads they confine end (fail closed).
+            CapType::Untyped => {
+                let pinned = self
+                    .objects
+                    .get::<kind::Untyped>(object)
+                    .map_or(0, |u| u.pinned);
+                if pinned > 0 {
+                    self.end_pinned_children(platform, object);
+                }
+            }
+            // The saved reply is gone: its caller learns no answer comes,
+            // as when a server ends owing it a reply.
+            CapType::Reply => {
+                let caller = self
+                    .objects
+                    .get_mut::<kind::Reply>(object)
+                    .and_then(|r| r.caller.take());
+                if let Some(caller) = caller {
+                    self.objects[caller].saved_reply = None;
+                    ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
+                    self.make_ready(caller);
+                }
+            }
+            // A thread made from user space ends with its TCB (a thread
+            // the kernel made ends first and takes its TCB with it).
+            CapType::Tcb => {
+                let thread = ThreadId::of(object);
+                let state = self.objects[thread].state;
+                if self.objects[thread].created_by_user
+                    && state != ThreadState::Free
+                    && !state.has_ended()
+                {
+                    self.end_thread(platform, thread, ThreadState::Exited(TCB_DESTROYED_STATUS));
+                }
+            }
+            // A space built in the object's pages cannot outlive them: its
+            // threads end (the last one takes the space down). A
+            // kernel-made one goes only as its owner ends, after its
+            // guests.
+            CapType::VSpace => {
+                while let Some(user) = members::first(&self.objects, object, Use::Space) {
+                    self.end_thread(platform, user, ThreadState::Exited(VSPACE_DESTROYED_STATUS));
+                }
+            }
+            // Unmapped before its memory can be handed out again (records
+            // are freed, and the Untyped's memory with them, only once the
+            // kernel entry is over).
+            CapType::Frame => {
+                let mapping = self
+                    .objects
+                    .get_mut::<kind::Frame>(object)
+                    .and_then(|f| f.mapping.take());
+                if let Some(mapping) = mapping {
+                    self.unmap(platform, mapping);
+                }
+                // A thread whose IPC buffer it was has none from now on.
+                while let Some(user) = members::first(&self.objects, object, Use::Buffer) {
+                    members::leave(&mut self.objects, object, user, Use::Buffer);
+                    let thread = &mut self.objects[user];
+                    thread.ipc_buffer_frame = None;
+                    thread.ipc_buffer = None;
+                }
+                self.stop_audit_waiters(|sink| sink.frame.id == object);
+            }
+            CapType::DebugConsole | CapType::Null => {}
+        }
+    }
+
+    /// Ends the threads confined by the pinned filters carved from
+    /// `untyped` (each end detaches the filter; the last one retires it).
+    fn end_pinned_children<P: Platform>(&mut self, platform: &mut P, untyped: ObjectId) {
+        loop {
+            let next = self.objects.pinned_children(untyped).next();
+            let Some(filter) = next else {
+                break;
+            };
+            let user = self
+                .objects
+                .get::<kind::Filter>(filter)
+                .and_then(|f| f.attached);
+            match user {
+                Some(user) => self.end_thread(
+                    platform,
+                    user.thread,
+                    ThreadState::Exited(FILTER_DESTROYED_STATUS),
+                ),
+                None => self.objects.retire_pinned(filter),
+            }
+        }
+    }
+
+    /// Every thread waiting in the endpoint wakes: a sender or receiver
+    /// with `ObjectDeleted`, a policy request refused (closed), a trace
+    /// stop continued (open), a faulted thread left to fault again.
+    fn endpoint_destroyed(&mut self, object: ObjectId) {
+        let Some(queue) = self
+            .objects
+            .get_mut::<kind::Endpoint>(object)
+            .map(core::mem::take)
+        else {
+            return;
+        };
+        let mut queue = queue;
+        while let Some(waiter) = queue.pop_front(&mut self.objects) {
+            let thread = &self.objects[waiter];
+            let faulted = matches!(thread.state, ThreadState::BlockedOnSend { fault: true, .. });
+            let asked_policy = thread.pending_policy.is_some();
+            if asked_policy {
+                // Its policy server's endpoint is gone: closed.
+                ipc::fail_policy_request(&mut self.objects, waiter);
+            } else if let Some(stop) = self.objects[waiter].pending_trace.take() {
+                // Its tracer's endpoint is gone: open, and it runs on
+                // untraced (other threads traced through this endpoint
+                // find it gone at their next stop: `live_tracer`).
+                let thread = &mut self.objects[waiter];
+                thread.abandon_trace_stop(stop);
+                thread.detach_tracer();
+            } else if faulted {
+                // No handler any more: the faulting instruction runs
+                // again, faults again and stops the thread.
+                self.objects[waiter].state = ThreadState::Ready;
+            } else {
+                ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
+            }
+            self.make_ready(waiter);
+        }
+    }
+
+    /// Its waiters wake with `ObjectDeleted`, its bound thread is unbound,
+    /// the interrupts signalling it are masked, and threads auditing into
+    /// it waiting for room go on.
+    fn notification_destroyed<P: Platform>(&mut self, platform: &mut P, object: ObjectId) {
+        let Some(state) = self
+            .objects
+            .get_mut::<kind::Notification>(object)
+            .map(core::mem::take)
+        else {
+            return;
+        };
+        if let Some(bound) = state.bound {
+            self.objects[bound].bound_notification = None;
+        }
+        for index in 0..self.irq_handlers.len() {
+            let handler = self.irq_handlers[index];
+            let Some(body) = self.objects.get_mut::<kind::IrqHandler>(handler) else {
+                continue;
+            };
+            if body.notification.is_some_and(|(n, _)| n.id == object) {
+                body.notification = None;
+                if let Some(intid) = body.intid {
+                    platform.set_interrupt_enabled(intid, false);
+                }
+            }
+        }
+        self.stop_audit_waiters(|sink| sink.notification.0.id == object);
+        let mut waiters = state.waiters;
+        while let Some(waiter) = waiters.pop_front(&mut self.objects) {
+            ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
+            self.make_ready(waiter);
+        }
+    }
+
+    /// A ring or notification an audit used is gone: threads waiting for
+    /// room in it are no longer audited (never a write into freed memory)
+    /// and run their `svc` again. (Threads not waiting find their audit's
+    /// objects gone at their next record: `Kernel::write_record`.)
+    fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
+        let mut next = self.audit_waiters.head();
+        while let Some(waiter) = next {
+            next = self.objects[waiter].queue_links.next;
+            if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
+                // Off, which ends its wait.
+                self.attach_audit(waiter, None);
+            }
+        }
+    }
+
+    /// Frees the records of every object destroyed before now (see the
+    /// module's docs); a record on the kernel's pages gives them back.
+    pub(super) fn reap(&mut self) {
+        if !self.objects.has_retired() {
+            return;
+        }
+        let frames = &mut self.frames;
+        self.objects.reap(|freed| give_back_record(frames, freed));
+    }
+}
+
+/// Gives the pages of a freed kernel record back to the pool.
+fn give_back_record(frames: &mut FrameAllocator, freed: FreedPages) {
+    if freed.pages == 1 {
+        frames.free(freed.phys);
+    } else {
+        frames.give_back(PhysRange {
+            start: freed.phys,
+            size: freed.pages * PAGE_SIZE,
+        });
+    }
+}
