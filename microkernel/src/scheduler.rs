@@ -80,8 +80,20 @@ impl RunQueue {
     /// Takes the first thread of the highest non-empty priority.
     pub fn dequeue(&mut self, threads: &mut impl Threads) -> Option<(ThreadId, Priority)> {
         let priority = self.highest_priority()?;
-        let thread = self.heads[usize::from(priority)]?;
-        self.remove(threads, thread, priority);
+        let p = usize::from(priority);
+        let thread = self.heads[p]?;
+        // `remove` for the head, which has no previous thread: one look
+        // at it and one at its successor.
+        let next = core::mem::take(&mut threads[thread].run_links).next;
+        self.heads[p] = next;
+        match next {
+            Some(next) => threads[next].run_links.previous = None,
+            None => {
+                self.tails[p] = None;
+                self.nonempty[p / 64] &= !(1 << (p % 64));
+            }
+        }
+        self.len -= 1;
         Some((thread, priority))
     }
 

@@ -692,7 +692,16 @@ impl Kernel {
                 let thread = &mut self.objects[current];
                 thread.context.x[0] = ErrorCode::Ok.raw();
                 thread.stats.yields += 1;
-                thread.work.insert(WorkFlags::NEED_RESCHED);
+                // The round robin at once, on the thread in hand (what a
+                // NEED_RESCHED would ask on the way out): to the back of
+                // its priority's queue; `resume` picks.
+                thread.state = ThreadState::Ready;
+                let priority = thread.priority;
+                let links = self.run_queue.append(current, priority);
+                thread.run_links = links;
+                self.current = None;
+                self.run_queue
+                    .link_behind(&mut self.objects, current, links);
             }
             SyscallResult::Restored => {}
             SyscallResult::Exited(status) => {
@@ -1676,7 +1685,23 @@ impl Kernel {
     /// `resume` when there is something to do first.
     #[inline(never)]
     fn resume_with_work<P: Platform>(&mut self, platform: &mut P) -> Resume {
-        let resume = self.pick_resume(platform);
+        // The thread that ran waits or yielded, and the next ready one has
+        // nothing to do first: the common case, kept out of the loop of
+        // `pick_resume` (whose set-up costs more than this whole path).
+        let quick = if self.current.is_none() && !self.session.case_over {
+            match self.run_queue.dequeue(&mut self.objects) {
+                Some((next, _)) => self.switch_to_ready(platform, next),
+                None => None,
+            }
+        } else {
+            None
+        };
+        // (Not quick: `pick_resume` goes on with the thread just switched
+        // to, if any, as its current thread.)
+        let resume = match quick {
+            Some(resume) => resume,
+            None => self.pick_resume(platform),
+        };
         // The kernel entry is over: records destroyed in it are freed.
         if self.objects.has_retired() {
             self.reap();
@@ -1685,6 +1710,7 @@ impl Kernel {
     }
 
     /// `resume`'s choice.
+    #[inline(never)]
     fn pick_resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
         for round in 0..MAX_RESUME_ROUNDS {
             // A case whose threads have all ended is judged and followed
@@ -1697,7 +1723,9 @@ impl Kernel {
                 Some(current) => current,
                 None => match self.run_queue.dequeue(&mut self.objects) {
                     Some((next, _)) => {
-                        self.switch_to(platform, next);
+                        if let Some(resume) = self.switch_to_ready(platform, next) {
+                            return resume;
+                        }
                         next
                     }
                     None if self.session.finished => {
@@ -1822,13 +1850,29 @@ impl Kernel {
     /// not switch (their register saves), which are most syscalls.
     #[inline(never)]
     fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
-        self.switch_to_inline(platform, next);
+        let _ = self.switch_to_inline(platform, next);
+    }
+
+    /// `switch_to`, and the way back to EL0 if `next` has nothing to do
+    /// first (no exit work, trace stop or answered call: `resume`'s own
+    /// test), read while the thread is in hand.
+    #[inline(never)]
+    fn switch_to_ready<P: Platform>(&mut self, platform: &mut P, next: ThreadId) -> Option<Resume> {
+        let (resume, ready) = self.switch_to_inline(platform, next);
+        ready.then_some(resume)
     }
 
     /// `switch_to`, inlined into its caller: the IPC fast path's copy
     /// saves the call and its register saves.
+    ///
+    /// Returns the way back to EL0 for `next` and whether it may take it
+    /// at once (`switch_to_ready`).
     #[inline(always)]
-    fn switch_to_inline<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
+    fn switch_to_inline<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        next: ThreadId,
+    ) -> (Resume, bool) {
         self.current = Some(next);
         let thread = &mut self.objects[next];
         thread.state = ThreadState::Running;
@@ -1837,11 +1881,18 @@ impl Kernel {
         // other CPU can be running with it). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.
         let asid_stale = thread.asid_generation != self.asids.generation();
+        let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+        let ready = !answered && !thread.work.intersects(RESUME_WORK);
+        let mut resume = Resume::User {
+            ttbr0: thread.ttbr0,
+            context: &mut thread.context,
+        };
         if floor != self.floor_installed {
             self.install_floor(platform, floor);
         }
         if asid_stale {
             self.refresh_asid(platform, next);
+            resume = self.user_resume(next);
         }
         // TPIDR_EL0 needs nothing here: the vectors save it on entry and
         // restore_user_context loads the thread's own.
@@ -1852,6 +1903,7 @@ impl Kernel {
         if self.fp_access != owns_fp {
             self.change_fp_access(platform, owns_fp);
         }
+        (resume, ready)
     }
 
     /// A new ASID for `thread`'s space after a generation rollover (kept

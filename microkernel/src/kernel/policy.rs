@@ -580,16 +580,16 @@ impl Kernel {
         current: ThreadId,
         resumed: Option<&StoppedCall>,
     ) -> Entered {
-        let redirect = if resumed.is_none()
-            && self.objects[current]
-                .work
-                .contains(WorkFlags::USER_DISPATCH)
-        {
+        // What this thread has of user dispatch and audit, in one look.
+        let thread = &self.objects[current];
+        let dispatches = thread.work.contains(WorkFlags::USER_DISPATCH);
+        let audited = thread.audit.is_some();
+        let redirect = if resumed.is_none() && dispatches {
             self.user_dispatch_decision(platform, current)
         } else {
             None
         };
-        let audit_full = self.audit_ring_is_full(platform, current);
+        let audit_full = audited && self.audit_ring_is_full(platform, current);
         let Some((thread, others)) = self.objects.split_thread(current) else {
             unreachable!("the current thread is a thread");
         };
@@ -634,7 +634,7 @@ impl Kernel {
         drop(hooks);
         // The record shows the arguments as the entry work left them (as
         // the policy saw them, not a refusal's error code).
-        if !matches!(entry, SyscallEntry::Stopped(_)) {
+        if audited && !matches!(entry, SyscallEntry::Stopped(_)) {
             self.audit_begin(current, &entered, checked);
         }
         entered
