@@ -35,6 +35,10 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     // Then the policy scene: the server's decisions, what the tracer and
     // the audit ring saw, the app's verdict on its outcomes.
     let output = &outcome.guest_output;
+    // Thread numbers are given out in order over the whole boot: read the
+    // scene's from its lines.
+    let number = |name: &str| thread_number(output, name);
+    let (supervisor, app, tracer) = (number("supervisor"), number("app"), number("tracer"));
     for line in [
         "[root#0] root: every boot capability checked",
         "[root#0] root: built echo from its",
@@ -43,12 +47,12 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "[root#0] root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
         "[root#0] root: both tasks reported; revoking their Untyped took back every object",
-        "[policy] task 2: debug_print(x0=0x6, x2=",
+        &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
-        "[app#2]   forwarded print: the server keeps 48 bytes --",
+        &format!("[app#{app}]   forwarded print: the server keeps 48 bytes --"),
         "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
-        "[supervisor#0] [audit] 9 records, none lost",
-        "[app#2] its 6 calls each had the outcome the rules give",
+        &format!("[supervisor#{supervisor}] [audit] 9 records, none lost"),
+        &format!("[app#{app}] its 6 calls each had the outcome the rules give"),
         "demo finished: 4 of 4 steps behaved as expected",
     ] {
         assert!(
@@ -58,13 +62,13 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     }
     // One tracer line and one audit line, each exactly (a whole line).
     for whole in [
-        "[tracer#3] [task 2] signal(ntfn=5) = denied (denied by policy)",
-        "[supervisor#0] [audit] #3 [badge 0xa99] cap_copy(cnode=0x0, x2=0x1, x3=0x6) = ok",
+        format!("[tracer#{tracer}] [task {app}] signal(ntfn=5) = denied (denied by policy)"),
+        format!("[supervisor#{supervisor}] [audit] #3 [badge 0xa99] cap_copy(cnode=0x0, x2=0x1, x3=0x6) = ok"),
         // A refused call's record shows its arguments, not the error code.
-        "[supervisor#0] [audit] #2 [badge 0xa99] signal(notification=0x5, x2=0x0, x3=0x0) = denied, refused by a filter (8)",
-        "[supervisor#0] [audit] #5 [badge 0xa99] poll(notification=0x5, x2=0x0, x3=0x0) = ok, emulated by the policy server",
+        format!("[supervisor#{supervisor}] [audit] #2 [badge 0xa99] signal(notification=0x5, x2=0x0, x3=0x0) = denied, refused by a filter (8)"),
+        format!("[supervisor#{supervisor}] [audit] #5 [badge 0xa99] poll(notification=0x5, x2=0x0, x3=0x0) = ok, emulated by the policy server"),
         // An emulated call still has its exit stop.
-        "[tracer#3] [task 2] poll(ntfn=5) = 0 (word 0x77)",
+        format!("[tracer#{tracer}] [task {app}] poll(ntfn=5) = 0 (word 0x77)"),
     ] {
         assert!(
             output.lines().any(|line| line.trim_end() == whole),
@@ -75,7 +79,7 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     // the arguments it ran with (the length clamped to 48 bytes).
     assert!(
         output.lines().any(|line| line.starts_with(
-            "[supervisor#0] [audit] #4 [badge 0xa99] debug_print(debug_console=0x6, x2="
+            &format!("[supervisor#{supervisor}] [audit] #4 [badge 0xa99] debug_print(debug_console=0x6, x2=")
         ) && line
             .trim_end()
             .ends_with(", x3=0x30) = ok, allowed by the policy server")),
@@ -86,4 +90,20 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         !output.contains("drops this part"),
         "the policy server's clamp was not applied\n{outcome}"
     );
+}
+
+/// The number of the thread named `name` in `output` (its lines are
+/// tagged `[name#N]`), 0 if it printed none.
+fn thread_number(output: &str, name: &str) -> u32 {
+    let tag = format!("[{name}#");
+    output
+        .find(&tag)
+        .and_then(|at| {
+            let digits: String = output[at + tag.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .unwrap_or(0)
 }

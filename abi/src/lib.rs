@@ -54,8 +54,12 @@ pub use syscall::Syscall;
 /// Number of message registers carried in `x2..=x7`.
 pub const REGISTER_MESSAGE_WORDS: usize = 6;
 
-/// Where every thread's IPC buffer page is mapped: message word `i`
-/// (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.
+/// Where the kernel maps the IPC buffer page of a thread whose address
+/// space it made (the root task, `TcbConfigure` with a program): message
+/// word `i` (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.
+/// A thread finds its own buffer's address in `TPIDR_EL0`, which the
+/// kernel sets when the thread is made (this address, or `TcbSetSpace`'s
+/// `x1`), so threads sharing an address space each have their own.
 pub const IPC_BUFFER_ADDRESS: u64 = 0x0000_7fff_ffff_1000;
 
 /// IPC buffer word where a sender lists the capability pointers of the

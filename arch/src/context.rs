@@ -63,6 +63,13 @@ impl UserContext {
         ctx
     }
 
+    /// This context with `TPIDR_EL0` = `tpidr` (where a new thread finds
+    /// its IPC buffer).
+    pub fn with_thread_pointer(mut self, tpidr: u64) -> Self {
+        self.tpidr = tpidr;
+        self
+    }
+
     /// Did this context come from EL0 AArch64 (mode bits all zero)?
     pub fn is_el0_aarch64(&self) -> bool {
         self.spsr & SPSR_MODE_MASK == 0

@@ -301,7 +301,22 @@ fn build_space_randomly(random: &mut Random) {
     let misaligned = |random: &mut Random, by: u64| if random.below(8) == 0 { by } else { 0 };
     let pc = 0x1000 * (1 + random.below(4)) + 4 * random.below(2) + misaligned(random, 2);
     let sp = 0x1_0000 - 16 * random.below(2) - misaligned(random, 8);
-    let _ = sdk::syscall::tcb_set_space(tcb, vspace, buffer, endpoint, [pc, sp, random.next()]);
+    // Where the buffer is mapped: a page, now and then a misaligned or
+    // kernel address, or one without a buffer.
+    let buffer_address = match random.below(8) {
+        0 => random.next(),
+        1 => 0x2000 + 8,
+        _ if buffer == abi::tcb::NO_CAP => 0,
+        _ => 0x1000 * (1 + random.below(8)),
+    };
+    let _ = sdk::syscall::tcb_set_space(
+        tcb,
+        vspace,
+        buffer,
+        buffer_address,
+        endpoint,
+        [pc, sp, random.next()],
+    );
     let frame = 7 + random.below(9);
     let rights = [1, 3, 5, 7][random.below(4) as usize];
     let _ = sdk::syscall::raw_syscall6(

@@ -29,9 +29,10 @@ fn echo(message: &Message, badge: u64) -> Message {
     }
 }
 
-/// The echo server's user thread pointer (TPIDR_EL0): the client sets
-/// another, and each must find its own after every switch (fast path,
-/// slow path).
+/// The echo server's user thread pointer (TPIDR_EL0) while it waits: the
+/// client sets another, and each must find its own after every switch
+/// (fast path, slow path). Each puts back the one the kernel gave it (its
+/// IPC buffer's address) before it touches its buffer.
 const SERVER_THREAD_POINTER: u64 = 0x5e4e_0000_7e1d_0001;
 
 /// The client's user thread pointer (see `SERVER_THREAD_POINTER`).
@@ -39,6 +40,12 @@ const CLIENT_THREAD_POINTER: u64 = 0xc11e_0000_7e1d_0002;
 
 /// Answers calls until one carries `STOP_LABEL`.
 pub fn echo_server() -> i32 {
+    // A thread in a kernel-made space starts with TPIDR_EL0 at its buffer.
+    let buffer = ipc::buffer_address();
+    if buffer != abi::IPC_BUFFER_ADDRESS {
+        println!("thread pointer {buffer:#x} at start, not the IPC buffer");
+        return 5;
+    }
     probe::set_thread_pointer(SERVER_THREAD_POINTER);
     let Ok(mut received) = ipc::recv(ENDPOINT) else {
         return 1;
@@ -51,7 +58,9 @@ pub fn echo_server() -> i32 {
             );
             return 4;
         }
+        probe::set_thread_pointer(buffer);
         let answer = echo(&received.message, received.badge);
+        probe::set_thread_pointer(SERVER_THREAD_POINTER);
         if received.message.info.label() == STOP_LABEL {
             return if ipc::reply(&answer).is_ok() { 0 } else { 2 };
         }
@@ -66,6 +75,11 @@ pub fn echo_server() -> i32 {
 /// same message one word too long for registers (slow path) must give the
 /// same answer.
 pub fn client(badge: u64) -> i32 {
+    let buffer = ipc::buffer_address();
+    if buffer != abi::IPC_BUFFER_ADDRESS {
+        println!("thread pointer {buffer:#x} at start, not the IPC buffer");
+        return 9;
+    }
     probe::set_thread_pointer(CLIENT_THREAD_POINTER);
     let words = [10, 20, 30, 40, 50, 60];
     let short = Message::new(7, &words);
@@ -79,7 +93,9 @@ pub fn client(badge: u64) -> i32 {
         );
         return 7;
     }
+    probe::set_thread_pointer(buffer);
     set_buffer_word(6, 700);
+    probe::set_thread_pointer(CLIENT_THREAD_POINTER);
     let Ok(slow) = ipc::call(ENDPOINT, &short.with_length(7)) else {
         return 2;
     };
@@ -90,6 +106,7 @@ pub fn client(badge: u64) -> i32 {
         );
         return 8;
     }
+    probe::set_thread_pointer(buffer);
     let expected = [badge, 11, 21, 31, 41, 51];
     if fast.words != expected || fast.info.label() != 8 || fast.info.length() != 6 {
         println!(

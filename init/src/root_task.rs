@@ -20,7 +20,7 @@ use sdk::ipc::{self, Cptr, Message};
 use sdk::loader::{load_elf, plan, TaskMemory};
 use sdk::println;
 use sdk::syscall::{cnode, irq_set_notification, retype};
-use sdk::tcb::{Tcb, ThreadStart};
+use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
 use sdk::vspace::{Frame, VSpace};
 
 /// The root's own VSpace and TCB, as the kernel placed them.
@@ -341,7 +341,10 @@ fn build_task(index: u64, task: &TaskSpec, untyped: u64) -> i32 {
         Ok(())
     );
     let start = ThreadStart {
-        ipc_buffer: Some(ipc_buffer),
+        ipc_buffer: Some(IpcBuffer {
+            frame: ipc_buffer,
+            address: IPC_BUFFER_ADDRESS,
+        }),
         fault_endpoint: task.fault_endpoint,
         pc: entry,
         sp: TASK_STACK_TOP,

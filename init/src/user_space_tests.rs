@@ -12,7 +12,7 @@ use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::probe;
 use sdk::syscall::{cnode, retype};
-use sdk::tcb::{Tcb, ThreadStart};
+use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
 use sdk::vspace::{Frame, VSpace};
 
 /// The root's own CNode (radix 6), Untyped (32 pages) and address space.
@@ -114,7 +114,10 @@ const SHARER_PC: u64 = CODE_VA + 24;
 /// Where a thread given a space here starts.
 fn start(ipc_buffer: Option<Frame>, fault_endpoint: Option<Cptr>) -> ThreadStart {
     ThreadStart {
-        ipc_buffer,
+        ipc_buffer: ipc_buffer.map(|frame| IpcBuffer {
+            frame,
+            address: IPC_BUFFER_ADDRESS,
+        }),
         fault_endpoint,
         pc: CODE_VA,
         sp: STACK_TOP,

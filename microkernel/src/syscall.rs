@@ -16,6 +16,7 @@ use abi::user_dispatch::FRAME_BYTES;
 use abi::vspace::{is_user_map_address, MapRights};
 use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
+use arch::layout::PAGE_SIZE;
 
 /// Which IPC operation a syscall asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,6 +306,9 @@ pub struct SetSpaceArguments {
     pub vspace: u64,
     /// The IPC buffer's Frame capability slot (x3), if any.
     pub ipc_buffer: Option<u64>,
+    /// Where the thread has that buffer mapped (x1; 0 without one): its
+    /// first `TPIDR_EL0`, where the SDK finds the buffer.
+    pub ipc_buffer_address: u64,
     /// The fault endpoint's capability slot (x4), if any.
     pub fault_endpoint: Option<u64>,
     /// Its first PC (x5): 4-byte aligned, in the user half.
@@ -654,10 +658,23 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
     if pc >= user_end || sp > user_end {
         return Err(ErrorCode::InvalidAddress);
     }
+    let ipc_buffer = optional(context.x[3]);
+    let ipc_buffer_address = context.x[1];
+    match ipc_buffer {
+        // A page of the user half.
+        Some(_) if !ipc_buffer_address.is_multiple_of(PAGE_SIZE) => {
+            return Err(ErrorCode::InvalidArgument)
+        }
+        Some(_) if ipc_buffer_address >= user_end => return Err(ErrorCode::InvalidAddress),
+        // No buffer, no address: a nonzero one is a mistake to report.
+        None if ipc_buffer_address != 0 => return Err(ErrorCode::InvalidArgument),
+        _ => {}
+    }
     Ok(SetSpaceArguments {
         tcb: context.x[0],
         vspace: context.x[2],
-        ipc_buffer: optional(context.x[3]),
+        ipc_buffer,
+        ipc_buffer_address,
         fault_endpoint: optional(context.x[4]),
         pc,
         sp,
@@ -844,6 +861,7 @@ mod tests {
                 tcb: 7,
                 vspace: 5,
                 ipc_buffer: Some(9),
+                ipc_buffer_address: 0,
                 fault_endpoint: Some(10),
                 pc: 0x40_0000,
                 sp: 0x80_0000,
@@ -868,6 +886,22 @@ mod tests {
         assert_eq!(set(9, 10, 0x40_0000, end + 16), Err(outside), "SP");
         assert_eq!(set(9, 10, !3, 0x80_0000), Err(outside), "kernel PC");
         assert_eq!(set(9, 10, 0x40_0000, !15), Err(outside), "kernel SP");
+        // x1: where the buffer is mapped, the thread's first TPIDR_EL0.
+        let with_address = |x1: u64, x3: u64| {
+            let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
+            ctx.x[1] = x1;
+            ctx.x[4] = NO_CAP;
+            ctx.x[5] = 0x40_0000;
+            ctx.x[6] = 0x80_0000;
+            set_space_arguments(&ctx).map(|a| a.ipc_buffer_address)
+        };
+        assert_eq!(with_address(0x7000_0000, 9), Ok(0x7000_0000));
+        assert_eq!(with_address(end - 0x1000, 9), Ok(end - 0x1000));
+        assert_eq!(with_address(0x7000_0008, 9), Err(bad), "not a page");
+        assert_eq!(with_address(end, 9), Err(outside), "past the user half");
+        assert_eq!(with_address(!0xfff, 9), Err(outside), "a kernel address");
+        assert_eq!(with_address(0x7000_0000, NO_CAP), Err(bad), "no buffer");
+        assert_eq!(with_address(0, NO_CAP), Ok(0));
     }
 
     #[test]

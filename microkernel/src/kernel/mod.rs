@@ -2703,7 +2703,8 @@ impl Kernel {
         thread.kernel_slots = Some(block);
         thread.number = number;
         thread.mcp = priority;
-        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
+        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector)
+            .with_thread_pointer(abi::IPC_BUFFER_ADDRESS);
         thread.state = ThreadState::Ready;
         thread.name = name;
         thread.ipc_buffer = Some(ipc_buffer);

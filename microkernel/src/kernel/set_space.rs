@@ -113,7 +113,8 @@ impl Kernel {
         }
         let thread = &mut self.objects[target];
         thread.fault_endpoint = fault_endpoint;
-        thread.context = UserContext::new_user(arguments.pc, arguments.sp, arguments.x0);
+        thread.context = UserContext::new_user(arguments.pc, arguments.sp, arguments.x0)
+            .with_thread_pointer(arguments.ipc_buffer_address);
         Ok(())
     }
 }

@@ -226,7 +226,8 @@ impl Kernel {
         self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
         let thread = &mut self.objects[target];
         thread.kernel_slots = Some(block);
-        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector);
+        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector)
+            .with_thread_pointer(abi::IPC_BUFFER_ADDRESS);
         thread.name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
         thread.ipc_buffer = Some(ipc_buffer);
         thread.priority = priority;

@@ -137,23 +137,45 @@ pub fn reply_recv(endpoint: Cptr, message: &Message) -> Result<Received, ErrorCo
     invoke(Syscall::ReplyRecv, endpoint.0, message).received()
 }
 
+/// Where this thread's IPC buffer is mapped: `TPIDR_EL0`, which the
+/// kernel sets to it when the thread is made (`abi::IPC_BUFFER_ADDRESS`
+/// in a space the kernel made, `TcbSetSpace`'s `x1` otherwise). A
+/// program that changes `TPIDR_EL0` must put it back before it messages
+/// through the buffer again.
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn buffer_address() -> u64 {
+    let address: u64;
+    // SAFETY: reading EL0's own register has no side effect.
+    unsafe {
+        core::arch::asm!("mrs {0}, tpidr_el0", out(reg) address, options(nostack, nomem, preserves_flags))
+    };
+    address
+}
+
 /// Word `index` of this thread's IPC buffer (message words 6.., the
 /// capability words of `abi::IPC_BUFFER_SEND_CAPS_WORD` and
 /// `abi::IPC_BUFFER_RECEIVE_SLOT_WORD`).
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub fn buffer_word(index: usize) -> u64 {
-    let address = abi::IPC_BUFFER_ADDRESS as *const u64;
-    // SAFETY: the kernel maps the IPC buffer page read-write at this
-    // address in every address space; index is bounded to the page.
+    let address = buffer_address() as *const u64;
+    // SAFETY: the thread's buffer page is mapped read-write at the
+    // address its TPIDR_EL0 holds (`buffer_address`); index is bounded to
+    // the page.
     unsafe { address.add(index % 512).read_volatile() }
 }
 
 /// Sets word `index` of this thread's IPC buffer.
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub fn set_buffer_word(index: usize, value: u64) {
-    let address = abi::IPC_BUFFER_ADDRESS as *mut u64;
+    let address = buffer_address() as *mut u64;
     // SAFETY: as `buffer_word`.
     unsafe { address.add(index % 512).write_volatile(value) }
+}
+
+/// On the host there is no IPC buffer: it is at address 0.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn buffer_address() -> u64 {
+    0
 }
 
 /// On the host there is no IPC buffer: every word reads 0.

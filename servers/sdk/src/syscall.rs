@@ -242,18 +242,29 @@ pub fn retype(
 /// `TcbSetSpace` with raw registers: the TCB capability `tcb`, the
 /// VSpace capability `vspace`, the IPC buffer Frame capability
 /// `ipc_buffer` and the fault endpoint capability `fault_endpoint` (each
-/// `abi::tcb::NO_CAP` for none), the first `pc`, `sp` and `x0`. See
-/// `crate::tcb::Tcb::set_space` for the typed form.
+/// `abi::tcb::NO_CAP` for none), where the buffer is mapped
+/// (`ipc_buffer_address`, 0 without one), the first `pc`, `sp` and `x0`.
+/// See `crate::tcb::Tcb::set_space` for the typed form.
 pub fn tcb_set_space(
     tcb: u64,
     vspace: u64,
     ipc_buffer: u64,
+    ipc_buffer_address: u64,
     fault_endpoint: u64,
     [pc, sp, x0]: [u64; 3],
 ) -> Result<(), ErrorCode> {
     let x = raw_syscall_registers(
         Syscall::TcbSetSpace.number(),
-        [tcb, 0, vspace, ipc_buffer, fault_endpoint, pc, sp, x0],
+        [
+            tcb,
+            ipc_buffer_address,
+            vspace,
+            ipc_buffer,
+            fault_endpoint,
+            pc,
+            sp,
+            x0,
+        ],
     );
     RawResult(x[0]).into_result()
 }

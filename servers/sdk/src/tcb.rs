@@ -60,8 +60,9 @@ impl Tcb {
     /// Gives a new thread, configured with `abi::tcb::NO_PROGRAM`, the
     /// address space `vspace` (made by `Retype`, or one already in use,
     /// which it then shares): see [`ThreadStart`]. It stays inactive until
-    /// `resume`; map its code, stack and IPC buffer (at
-    /// `abi::IPC_BUFFER_ADDRESS`) into `vspace` before that.
+    /// `resume`; map its code, stack and IPC buffer (at the
+    /// [`IpcBuffer`]'s address, where it finds it in `TPIDR_EL0`) into
+    /// `vspace` before that.
     pub fn set_space(
         self,
         vspace: crate::vspace::VSpace,
@@ -71,7 +72,8 @@ impl Tcb {
         crate::syscall::tcb_set_space(
             self.0 .0,
             vspace.0 .0,
-            cptr(start.ipc_buffer.map(|frame| frame.0)),
+            cptr(start.ipc_buffer.map(|buffer| buffer.frame.0)),
+            start.ipc_buffer.map_or(0, |buffer| buffer.address),
             cptr(start.fault_endpoint),
             [start.pc, start.sp, start.x0],
         )
@@ -111,11 +113,23 @@ impl Tcb {
     }
 }
 
+/// A thread's IPC buffer: the Frame (read and write rights) and where
+/// the thread has it mapped (page aligned; its first `TPIDR_EL0`, where
+/// [`crate::ipc::buffer_word`] finds it). Threads that share an address
+/// space each have their own, at different addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpcBuffer {
+    /// The Frame the kernel reads and writes message words in.
+    pub frame: crate::vspace::Frame,
+    /// Its user address in the thread's address space.
+    pub address: u64,
+}
+
 /// How a thread given its address space by [`Tcb::set_space`] starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadStart {
-    /// The Frame that is its IPC buffer (read and write rights), if any.
-    pub ipc_buffer: Option<crate::vspace::Frame>,
+    /// Its IPC buffer, if any.
+    pub ipc_buffer: Option<IpcBuffer>,
     /// The endpoint (write right) its faults are sent to, with that
     /// capability's badge; `None`: a fault stops it.
     pub fault_endpoint: Option<Cptr>,
