@@ -235,8 +235,9 @@ fn delete_everything(space: &mut Space) {
             on_pool.insert(objects.memory().phys_of(id.granule()), bytes.div_ceil(PAGE));
         }
     }
+    // (Granule 0 is reserved, never a record's: ids are never 0.)
     let stray =
-        (0..held.len() as u32).find(|g| !held[*g as usize] && !objects.memory().is_free(*g));
+        (1..held.len() as u32).find(|g| !held[*g as usize] && !objects.memory().is_free(*g));
     assert_eq!(
         stray, None,
         "a granule of object memory outlived every record on it"
