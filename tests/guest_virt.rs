@@ -78,9 +78,9 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     // A forwarded call has one record, once the server has decided, with
     // the arguments it ran with (the length clamped to 48 bytes).
     assert!(
-        output.lines().any(|line| line.starts_with(
-            &format!("[supervisor#{supervisor}] [audit] #4 [badge 0xa99] debug_print(debug_console=0x6, x2=")
-        ) && line
+        output.lines().any(|line| line.starts_with(&format!(
+            "[supervisor#{supervisor}] [audit] #4 [badge 0xa99] debug_print(debug_console=0x6, x2="
+        )) && line
             .trim_end()
             .ends_with(", x3=0x30) = ok, allowed by the policy server")),
         "the forwarded print has no record of what ran\n{outcome}"

@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 28] = [
+pub const ROWS: [&str; 34] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -24,6 +24,9 @@ pub const ROWS: [&str; 28] = [
     "ipc_call_one_way_scale_100",
     "null_syscall_scale_1000",
     "ipc_call_one_way_scale_1000",
+    "null_syscall_scale_10000",
+    "ipc_call_one_way_scale_10000",
+    "ipc_call_one_way_threads_10000",
     "notification_round_trip",
     "null_syscall_filtered_allow",
     "syscall_policy_errno",
@@ -37,6 +40,9 @@ pub const ROWS: [&str; 28] = [
     "ipc_call_one_way_higher_prio",
     "ipc_send_lower_prio",
     "user_dispatch_redirect",
+    "ipc_call_one_way_same_as",
+    "ipc_reply_recv_one_way_same_as",
+    "ipc_round_trip_same_as",
 ];
 
 /// Message label of the IPC benchmark's register-only phase.
@@ -49,10 +55,19 @@ pub const IPC_FILTERED_LABEL: u64 = 5;
 /// Message label of the register-only phase whose server is more urgent
 /// than its client (`ipc_call_one_way_higher_prio`).
 pub const IPC_HIGHER_PRIO_LABEL: u64 = 6;
+/// Message label of the register-only phase between two threads of one
+/// address space (`ipc_call_one_way_same_as`).
+pub const IPC_SAME_AS_LABEL: u64 = 7;
+/// Message label of the register-only phase with `THREAD_COUNT_EXTRA`
+/// more threads alive (`ipc_call_one_way_threads_10000`).
+pub const IPC_THREADS_LABEL: u64 = 8;
+/// Extra threads (inactive TCBs, each with its capability) alive during
+/// `ipc_call_one_way_threads_10000`.
+pub const THREAD_COUNT_EXTRA: u64 = 10_000;
 /// Extra endpoints (each with its capability) the scale benchmark makes
 /// before each of its phases is timed, and the label of that phase's
 /// fast-path calls (`SCALE_STEPS[i].1`).
-pub const SCALE_STEPS: [(u64, u64, &str, &str); 2] = [
+pub const SCALE_STEPS: [(u64, u64, &str, &str); 3] = [
     (
         100,
         3,
@@ -64,6 +79,12 @@ pub const SCALE_STEPS: [(u64, u64, &str, &str); 2] = [
         4,
         "null_syscall_scale_1000",
         "ipc_call_one_way_scale_1000",
+    ),
+    (
+        10_000,
+        9,
+        "null_syscall_scale_10000",
+        "ipc_call_one_way_scale_10000",
     ),
 ];
 
@@ -80,13 +101,16 @@ pub struct BenchParameter {
     /// Timed iterations per row.
     pub iterations: u32,
     /// Bit `i` set: run `ROWS[i]`.
-    pub rows: u32,
+    pub rows: u64,
     /// The counter counts instructions (QEMU `-icount shift=0`), not cycles.
     pub instructions: bool,
 }
 
-const ITERATION_BITS: u32 = 24;
-const ROW_BITS: u32 = 31;
+/// Enough for `MAX_ITERATIONS`.
+const ITERATION_BITS: u32 = 15;
+/// Room for more rows: with the counter bit the parameter fills the
+/// selector's 56 bits.
+const ROW_BITS: u32 = 40;
 
 impl BenchParameter {
     /// From the boot options' values (each `None` when absent). An unknown
@@ -126,7 +150,7 @@ impl BenchParameter {
     /// Packs the parameter (fits the selector's 56 parameter bits).
     pub const fn encode(self) -> u64 {
         (self.iterations as u64)
-            | ((self.rows as u64) << ITERATION_BITS)
+            | (self.rows << ITERATION_BITS)
             | ((self.instructions as u64) << (ITERATION_BITS + ROW_BITS))
     }
 
@@ -134,7 +158,7 @@ impl BenchParameter {
     pub const fn decode(raw: u64) -> Self {
         BenchParameter {
             iterations: (raw & ((1 << ITERATION_BITS) - 1)) as u32,
-            rows: ((raw >> ITERATION_BITS) & ((1 << ROW_BITS) - 1)) as u32,
+            rows: (raw >> ITERATION_BITS) & ((1 << ROW_BITS) - 1),
             instructions: (raw >> (ITERATION_BITS + ROW_BITS)) & 1 == 1,
         }
     }
@@ -181,6 +205,7 @@ mod tests {
     #[test]
     fn every_row_has_a_bit_and_all_of_them_encode() {
         assert!(ROWS.len() as u32 <= ROW_BITS);
+        assert!(MAX_ITERATIONS < 1 << ITERATION_BITS);
         let p = BenchParameter::from_options(Some("20000"), None, Some("instructions")).unwrap();
         assert_eq!(p.rows.count_ones() as usize, ROWS.len());
         assert_eq!(BenchParameter::decode(p.encode()), p);

@@ -391,6 +391,13 @@ pub enum BootProgram {
     /// writing its `x2` (its TCB in slot 2), then tells the auditor (slot
     /// 3).
     RoomAttacker = 120,
+    /// Benchmark: makes `BenchSameAsClient` a second thread of its own
+    /// address space and CSpace (the endpoint in slot 2, the Untyped in
+    /// 3, its own VSpace in 4) and serves it as `BenchIpcServer`.
+    BenchSameAsServer = 121,
+    /// The client of `BenchSameAsServer`, started by it at the program's
+    /// entry with this selector (not by the kernel).
+    BenchSameAsClient = 122,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -477,7 +484,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 121] = [
+    pub const ALL: [BootProgram; 123] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -599,6 +606,8 @@ impl BootProgram {
         BootProgram::RoomApp,
         BootProgram::RoomAuditor,
         BootProgram::RoomAttacker,
+        BootProgram::BenchSameAsServer,
+        BootProgram::BenchSameAsClient,
     ];
 
     /// A short name, used to name the thread.
@@ -725,6 +734,8 @@ impl BootProgram {
             BootProgram::RoomApp => "room-app",
             BootProgram::RoomAuditor => "room-auditor",
             BootProgram::RoomAttacker => "room-attacker",
+            BootProgram::BenchSameAsServer => "bench-server",
+            BootProgram::BenchSameAsClient => "bench-client",
         }
     }
 

@@ -5,11 +5,13 @@
 pub mod dispatch;
 pub mod policy;
 pub mod prio;
+pub mod same_as;
 pub mod watch;
 
 use abi::bench::{
-    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_HIGHER_PRIO_LABEL, IPC_SLOW_LABEL,
-    MAX_ITERATIONS, SCALE_STEPS, WARM_UP_ITERATIONS,
+    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_HIGHER_PRIO_LABEL, IPC_SAME_AS_LABEL,
+    IPC_SLOW_LABEL, IPC_THREADS_LABEL, MAX_ITERATIONS, SCALE_STEPS, THREAD_COUNT_EXTRA,
+    WARM_UP_ITERATIONS,
 };
 use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::Syscall;
@@ -22,8 +24,12 @@ use sdk::timing::{empty_delta, now, timed_syscall};
 static SAMPLES: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
     spin::Mutex::new([0; MAX_ITERATIONS as usize]);
 
-/// A second sample array, for rows measured in the same loop.
-static SAMPLES_B: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
+/// The IPC client's two sample arrays (replies and round trips), apart
+/// from the server's `SAMPLES`: a client and its server may be threads
+/// of one program in one address space (`same_as`).
+static CLIENT_SAMPLES: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
+    spin::Mutex::new([0; MAX_ITERATIONS as usize]);
+static CLIENT_SAMPLES_B: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
     spin::Mutex::new([0; MAX_ITERATIONS as usize]);
 
 /// An invalid syscall number: the full slow path that answers an error.
@@ -138,8 +144,8 @@ pub(crate) fn ipc_client(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 
             continue;
         }
         let iterations = parameter.iterations.min(MAX_ITERATIONS) as usize;
-        let mut replies = SAMPLES.lock();
-        let mut rounds = SAMPLES_B.lock();
+        let mut replies = CLIENT_SAMPLES.lock();
+        let mut rounds = CLIENT_SAMPLES_B.lock();
         for i in 0..(WARM_UP_ITERATIONS as usize + iterations) {
             let start = now();
             let message = Message::new(label, &[start]).with_length(length);
@@ -200,25 +206,53 @@ pub fn run_scale_client(parameter: BenchParameter) -> i32 {
                 timed_syscall(Syscall::Null.number(), 0)
             });
         }
-        if parameter.runs(call_row) {
-            let iterations = parameter.iterations.min(MAX_ITERATIONS);
-            for _ in 0..(WARM_UP_ITERATIONS + iterations) {
-                // The timestamp the server subtracts. The baseline client
-                // (`run_ipc_client`) runs 2 more instructions between its
-                // timestamp and the SVC (a length check, a register move),
-                // so these rows read 2 below `ipc_call_one_way`.
-                let message = Message::new(label, &[now()]).with_length(FAST_LENGTH);
-                if ipc::call(endpoint, &message).is_err() {
-                    println!("BENCH-ERROR name={call_row} reason=call failed");
-                    return 1;
-                }
+        if parameter.runs(call_row) && timed_calls(parameter, label, call_row) != 0 {
+            return 1;
+        }
+    }
+    // Then as many threads again (inactive TCBs, each with its capability,
+    // after the endpoints' slots).
+    let threads_row = "ipc_call_one_way_threads_10000";
+    if parameter.runs(threads_row) {
+        let first_tcb = first_extra + made;
+        let mut threads = 0u64;
+        while threads < THREAD_COUNT_EXTRA {
+            let count = (THREAD_COUNT_EXTRA - threads).min(RETYPE_BATCH);
+            if let Err(code) = syscall::retype(untyped, CapType::Tcb, 0, first_tcb + threads, count)
+            {
+                println!("BENCH-ERROR name={threads_row} reason=retype failed after {threads} threads: {code:?}");
+                return 1;
             }
+            threads += count;
+        }
+        if timed_calls(parameter, IPC_THREADS_LABEL, threads_row) != 0 {
+            return 1;
         }
     }
     match ipc::call(endpoint, &Message::new(STOP_LABEL, &[])) {
         Ok(_) => 0,
         Err(_) => 1,
     }
+}
+
+/// The scale client's fast-path calls with `label` (warm-up and timed;
+/// the server times them one-way, as for `ipc_call_one_way`); 1 when one
+/// fails.
+fn timed_calls(parameter: BenchParameter, label: u64, row: &str) -> i32 {
+    let endpoint = Cptr(ENDPOINT_SLOT);
+    let iterations = parameter.iterations.min(MAX_ITERATIONS);
+    for _ in 0..(WARM_UP_ITERATIONS + iterations) {
+        // The timestamp the server subtracts. The baseline client
+        // (`run_ipc_client`) runs 2 more instructions between its
+        // timestamp and the SVC (a length check, a register move), so
+        // these rows read 2 below `ipc_call_one_way`.
+        let message = Message::new(label, &[now()]).with_length(FAST_LENGTH);
+        if ipc::call(endpoint, &message).is_err() {
+            println!("BENCH-ERROR name={row} reason=call failed");
+            return 1;
+        }
+    }
+    0
 }
 
 /// Words in a fast-path (register-only) benchmark call.
@@ -287,6 +321,8 @@ fn report_call_phase(
         IPC_SLOW_LABEL => "ipc_slow_call_one_way",
         IPC_FILTERED_LABEL => "ipc_call_one_way_filtered",
         IPC_HIGHER_PRIO_LABEL => "ipc_call_one_way_higher_prio",
+        IPC_SAME_AS_LABEL => "ipc_call_one_way_same_as",
+        IPC_THREADS_LABEL => "ipc_call_one_way_threads_10000",
         _ => match scaled {
             Some(name) => name,
             None => return,

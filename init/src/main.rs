@@ -146,6 +146,12 @@ fn portcullis_main(selector: u64) -> i32 {
             bench::prio::run_low_prio_receiver(BenchParameter::decode(parameter))
         }
         BootProgram::BenchUserDispatch => bench::dispatch::run(BenchParameter::decode(parameter)),
+        BootProgram::BenchSameAsServer => {
+            bench::same_as::run_server(BenchParameter::decode(parameter))
+        }
+        BootProgram::BenchSameAsClient => {
+            bench::same_as::run_client(BenchParameter::decode(parameter))
+        }
         BootProgram::RevokeOwner => revoke_tests::owner(),
         BootProgram::RevokeWaiter => revoke_tests::waiter(),
         BootProgram::KillSupervisor => revoke_tests::kill_supervisor(),

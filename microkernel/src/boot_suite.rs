@@ -1647,12 +1647,12 @@ pub const BENCH_CASES: &[Case] = &[
             grant(1, ENDPOINT_SLOT, SEND, 0),
         ],
     ),
-    // The scale rows: the same server, a client whose 1024-slot CNode
-    // fills with up to 1000 endpoints retyped from its Untyped (1000 * 16
-    // bytes fit the 4 pages) before the null syscall and the fast-path
-    // Call are timed again.
+    // The scale rows: the same server, a client whose 32768-slot CNode
+    // fills with up to 10 000 endpoints retyped from its Untyped (64 bytes
+    // each) before the null syscall and the fast-path Call are timed
+    // again, then with 10 000 TCBs more (2432 bytes each).
     Case {
-        name: "null syscall and IPC call with 100 and 1000 extra endpoints alive",
+        name: "null syscall and IPC call with 100, 1000 and 10 000 extra endpoints alive, and IPC call with 10 000 extra threads alive",
         threads: &[
             BootProgram::BenchIpcServer.selector(0),
             BootProgram::BenchScaleClient.selector(0),
@@ -1660,7 +1660,7 @@ pub const BENCH_CASES: &[Case] = &[
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
-        untyped_pages: 20,
+        untyped_pages: 6400,
         irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
@@ -1676,7 +1676,40 @@ pub const BENCH_CASES: &[Case] = &[
         priorities: &[],
         endpoint_owner: None,
         fault_endpoints: &[],
-        cnode_radix: Some(10),
+        cnode_radix: Some(15),
+        root_task: false,
+    },
+    // The same-space rows: the server makes its client a thread of its
+    // own space and CSpace (`init/src/bench/same_as.rs`).
+    Case {
+        name: "IPC call, reply and round trip between two threads of one address space, each with its own IPC buffer",
+        threads: &[BootProgram::BenchSameAsServer.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 1,
+        notifications: 0,
+        untyped_pages: 8,
+        irq: None,
+        grants: &[
+            grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0),
+            Grant {
+                thread: 0,
+                slot: SECOND_ENDPOINT_SLOT,
+                object: CaseObject::Untyped,
+                rights: Rights::READ_WRITE,
+                badge: 0,
+            },
+            Grant {
+                thread: 0,
+                slot: 4,
+                object: CaseObject::VSpace(0),
+                rights: Rights::READ_WRITE,
+                badge: 0,
+            },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
         root_task: false,
     },
     Case {

@@ -102,6 +102,13 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         target: None,
     },
     CatalogueEntry {
+        name: "null_syscall_scale_10000",
+        what: "null_syscall with 10000 extra endpoints and capabilities alive (must stay flat)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
         name: "syscall_slow_path_error",
         what: "a syscall through the generic (non-fast) path that returns an error",
         linux: &[],
@@ -146,6 +153,20 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     CatalogueEntry {
         name: "ipc_call_one_way_scale_1000",
         what: "ipc_call_one_way with 1000 extra endpoints and capabilities alive (must stay flat; its client runs 2 instructions fewer before the SVC than the baseline's)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_scale_10000",
+        what: "ipc_call_one_way with 10000 extra endpoints and capabilities alive, in a radix-14 CNode (must stay flat; its client runs 2 instructions fewer before the SVC than the baseline's)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_threads_10000",
+        what: "ipc_call_one_way with 10000 extra threads alive (inactive TCBs retyped from the client's Untyped, each with its capability; must stay flat; the scale rows' client)",
         linux: &[],
         sel4: None,
         target: None,

@@ -28,4 +28,7 @@ pub mod vspace;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod runtime;
 
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub use runtime::entry_point;
+
 pub use abi::{ErrorCode, Syscall};

@@ -13,6 +13,13 @@ extern "C" fn _start(argument: u64) -> ! {
     crate::syscall::exit(status)
 }
 
+/// Where the program starts (`_start`): the first PC of another thread
+/// of the same program, made with `Tcb::set_space`, which then runs
+/// `portcullis_main` with the `x0` it is given.
+pub fn entry_point() -> u64 {
+    _start as usize as u64
+}
+
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     crate::println!("panic: {info}");
