@@ -398,6 +398,11 @@ pub enum BootProgram {
     /// The client of `BenchSameAsServer`, started by it at the program's
     /// entry with this selector (not by the kernel).
     BenchSameAsClient = 122,
+    /// Fills a 512 KiB Untyped of its own with each kind of object in
+    /// turn (the case's Untyped in slot 2; `init/src/exhaustion_tests.rs`).
+    Exhauster = 123,
+    /// Makes every kind of object while the exhauster's memory is full.
+    Survivor = 124,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -484,7 +489,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 123] = [
+    pub const ALL: [BootProgram; 125] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -608,6 +613,8 @@ impl BootProgram {
         BootProgram::RoomAttacker,
         BootProgram::BenchSameAsServer,
         BootProgram::BenchSameAsClient,
+        BootProgram::Exhauster,
+        BootProgram::Survivor,
     ];
 
     /// A short name, used to name the thread.
@@ -736,6 +743,8 @@ impl BootProgram {
             BootProgram::RoomAttacker => "room-attacker",
             BootProgram::BenchSameAsServer => "bench-server",
             BootProgram::BenchSameAsClient => "bench-client",
+            BootProgram::Exhauster => "exhauster",
+            BootProgram::Survivor => "survivor",
         }
     }
 

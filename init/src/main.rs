@@ -14,6 +14,7 @@ mod binding_tests;
 mod confinement_tests;
 mod demo;
 mod el0_device_tests;
+mod exhaustion_tests;
 mod fuzz;
 mod ipc_tests;
 mod policy_routing_tests;
@@ -203,6 +204,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),
+        BootProgram::Exhauster => exhaustion_tests::exhauster(),
+        BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -475,7 +475,37 @@ pub const TEST_CASES: &[Case] = &[
     INHERITED_CONFINEMENT_CASE,
     PREEMPTIBLE_RETYPE_CASE,
     STOPPED_CALL_CASES[2],
+    EXHAUSTION_CASE,
 ];
+
+/// Exhaustion from a small Untyped (`init/src/exhaustion_tests.rs`): both
+/// threads hold the case's Untyped; the exhauster fills a 512 KiB one of
+/// its own kind by kind, the survivor makes every kind meanwhile.
+const EXHAUSTION_CASE: Case = Case {
+    name: "exhaustion: a 512 KiB Untyped filled with each kind of object in turn holds more than the kernel's old tables did (1024 objects, 4096 CNode slots, 32 threads and spaces, 16 filters) and ends in NotEnoughMemory, the same count again after a revoke; while it is full another thread makes one object of every kind",
+    threads: &[
+        BootProgram::Exhauster.selector(0),
+        BootProgram::Survivor.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 2,
+    untyped_pages: 384,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 1, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 0, 3, SEND, 0),
+        nth_notification_grant(0, 1, 3, RECEIVE, 0),
+        nth_notification_grant(1, 1, 4, SEND, 0),
+        nth_notification_grant(1, 0, 4, RECEIVE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 1, DEFAULT_PRIORITY],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(14),
+    root_task: false,
+};
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
 /// PPI): an IrqHandler for it is not the physical timer's.
