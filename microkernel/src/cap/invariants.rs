@@ -8,7 +8,7 @@ use super::object::{Links, UntypedBody};
 use super::object_size::{MAX_CNODE_RADIX, MIN_CNODE_RADIX, PAGE_SIZE};
 use super::{Capability, ObjectId, ObjectState, Objects, SlotId};
 use abi::cap::{CapType, Rights};
-use arch::object_memory::kind;
+use arch::object_memory::{kind, GRANULE};
 
 /// The first invariant found broken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,11 @@ pub enum InvariantViolation {
     /// An Untyped's live-children count is wrong, or its ends are out of
     /// order or not back home with no children.
     BadWatermark(ObjectId),
+    /// A granule of the Untyped's record room is taken but part of no
+    /// live object's record carved from it: a record destroyed without
+    /// its granules freed (memory leaked), or one over another's (memory
+    /// used twice).
+    StrayRecordGranule(ObjectId, u32),
 }
 
 use InvariantViolation as V;
@@ -366,6 +371,7 @@ impl Objects {
                 {
                     return Err(V::BadWatermark(id));
                 }
+                self.check_record_room(id, untyped)?;
             }
             // Siblings (same Untyped, or both the kernel's) never share
             // memory; an object and its own Untyped of course do.
@@ -381,6 +387,40 @@ impl Objects {
                         return Err(V::MemoryOverlap(id, other));
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every taken granule of `untyped`'s record room (`top..home`) is
+    /// part of the record of a live object carved from it (free ones are
+    /// the holes destroyed records left).
+    fn check_record_room(
+        &self,
+        id: ObjectId,
+        untyped: &UntypedBody,
+    ) -> Result<(), InvariantViolation> {
+        let memory = self.memory();
+        // An Untyped outside object memory (a device range) holds none.
+        let Some(mut granule) = memory.granule_of(untyped.phys + untyped.top) else {
+            return Ok(());
+        };
+        let end = granule + ((untyped.home - untyped.top) / GRANULE as u64) as u32;
+        while granule < end {
+            if memory.is_free(granule) {
+                granule += 1;
+                continue;
+            }
+            let object = ObjectId(granule);
+            let carved = self
+                .object(object)
+                .filter(|h| h.parent() == Some(id))
+                .map(|h| self.record_size_of(object, h.cap_type));
+            match carved {
+                Some(bytes) if bytes >= GRANULE as u64 => {
+                    granule += (bytes / GRANULE as u64) as u32;
+                }
+                _ => return Err(V::StrayRecordGranule(id, granule)),
             }
         }
         Ok(())
@@ -433,6 +473,33 @@ mod tests {
         assert_eq!(
             f.space.check_invariants(),
             Err(V::ReplyNotSingle(f.slot(8)))
+        );
+    }
+
+    #[test]
+    fn a_record_in_an_untypeds_room_not_carved_from_it_is_found() {
+        let mut f = busy();
+        // The CNode in slot 4 goes: its granules are a hole in the room,
+        // above the notifications' records.
+        let hole = id_in(&f, 4);
+        let root = id_in(&f, 0);
+        f.space.delete(f.slot(4)).unwrap();
+        f.settle();
+        f.check();
+        // A record over the hole behind retype's back: carved from no
+        // Untyped (memory used twice, or a record never freed).
+        let stray = super::super::object::ObjectHeader::new(CapType::Endpoint, None, 0);
+        f.space
+            .memory_mut()
+            .create::<kind::Endpoint>(
+                hole.granule(),
+                stray,
+                crate::ipc::queue::EndpointQueue::EMPTY,
+            )
+            .unwrap();
+        assert_eq!(
+            f.space.check_invariants(),
+            Err(V::StrayRecordGranule(root, hole.granule()))
         );
     }
 
