@@ -391,6 +391,18 @@ pub enum BootProgram {
     /// writing its `x2` (its TCB in slot 2), then tells the auditor (slot
     /// 3).
     RoomAttacker = 120,
+    /// Shares its CNode with the thread it makes (`SwapVictim`), confines
+    /// it (a filter sending `Signal` to `SwapWarden`, audit) and moves
+    /// capabilities in and out of the slot the victim's `Signal` names
+    /// while the warden judges it (`init/src/capability_swap_tests.rs`;
+    /// Untyped in slot 2, its VSpace in 3, its TCB in 4).
+    SwapSibling = 121,
+    /// The victim's policy server: receives each `Signal`, hands the CPU
+    /// to the sibling (before or after its allow) and allows it.
+    SwapWarden = 122,
+    /// Made by `SwapSibling`, sharing its CNode: signals the slot the
+    /// sibling changes and reports each result to it.
+    SwapVictim = 123,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -477,7 +489,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 121] = [
+    pub const ALL: [BootProgram; 124] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -599,6 +611,9 @@ impl BootProgram {
         BootProgram::RoomApp,
         BootProgram::RoomAuditor,
         BootProgram::RoomAttacker,
+        BootProgram::SwapSibling,
+        BootProgram::SwapWarden,
+        BootProgram::SwapVictim,
     ];
 
     /// A short name, used to name the thread.
@@ -725,6 +740,9 @@ impl BootProgram {
             BootProgram::RoomApp => "room-app",
             BootProgram::RoomAuditor => "room-auditor",
             BootProgram::RoomAttacker => "room-attacker",
+            BootProgram::SwapSibling => "sibling",
+            BootProgram::SwapWarden => "warden",
+            BootProgram::SwapVictim => "victim",
         }
     }
 
@@ -739,6 +757,7 @@ impl BootProgram {
                 | BootProgram::ThreadsServer
                 | BootProgram::SelfEnder
                 | BootProgram::ConfinedChild
+                | BootProgram::SwapVictim
         )
     }
 
@@ -786,11 +805,12 @@ mod tests {
             .iter()
             .filter(|p| p.startable_by_user())
             .count();
-        assert_eq!(startable, 4);
+        assert_eq!(startable, 5);
         assert!(BootProgram::ThreadsCaller.startable_by_user());
         assert!(BootProgram::ThreadsServer.startable_by_user());
         assert!(BootProgram::SelfEnder.startable_by_user());
         assert!(BootProgram::ConfinedChild.startable_by_user());
+        assert!(BootProgram::SwapVictim.startable_by_user());
         assert!(!BootProgram::ThreadsRoot.startable_by_user());
         assert!(!BootProgram::Fuzzer.startable_by_user());
     }
