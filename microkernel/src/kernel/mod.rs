@@ -38,6 +38,8 @@ mod binding;
 mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
+#[cfg(test)]
+mod judged_capability_tests;
 mod members;
 mod objects;
 mod policy;
@@ -51,7 +53,7 @@ mod tcb;
 mod trace;
 mod user_dispatch;
 mod vspace;
-use crate::stopped_call::{CallStop, Progress, StopAnswer, StoppedCall};
+use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, WorkFlags};
 use policy::Entered;
@@ -909,7 +911,8 @@ impl Kernel {
             return;
         };
         // The capability the call was judged on must still be the one it
-        // names; otherwise it is cancelled, as for a register write.
+        // names, to the same object (not one made since in its memory);
+        // otherwise it is cancelled, as for a register write.
         if judged.is_some_and(|capability| capability != self.capability_named(current)) {
             self.cancel_call(platform, current);
             return;
@@ -1982,19 +1985,30 @@ impl Kernel {
         }
     }
 
-    /// The capability in the slot `current`'s `x0` names
-    /// (`Capability::NULL` for none), read through the thread's cached
-    /// CSpace range as the fast path reads it (no CSpace: no slots).
-    fn capability_named(&self, current: ThreadId) -> Capability {
+    /// The capability in the slot `current`'s `x0` names, with the serial
+    /// number of its object (`JudgedCapability::NOTHING` for none), read
+    /// through the thread's cached CSpace range as the fast path reads it
+    /// (no CSpace: no slots). The serial number tells the object from one
+    /// made later in the same memory, to which an otherwise equal
+    /// capability would refer.
+    fn capability_named(&self, current: ThreadId) -> JudgedCapability {
         let thread = &self.objects[current];
         let (first, slots) = thread.cspace_slots;
         let index = thread.context.x[0];
         if index >= u64::from(slots) {
-            return Capability::NULL;
+            return JudgedCapability::NOTHING;
         }
-        self.objects
-            .slot_content(SlotId(first.0 + index as u32))
-            .unwrap_or(Capability::NULL)
+        match self.objects.slot_content(SlotId(first.0 + index as u32)) {
+            Some(capability) if !capability.is_null() => JudgedCapability {
+                capability,
+                // A capability names a live object, whose record exists.
+                serial: self
+                    .objects
+                    .object(capability.object())
+                    .map_or(0, |header| header.serial),
+            },
+            _ => JudgedCapability::NOTHING,
+        }
     }
 
     /// Cancels `target`'s stopped syscall, if it has one (waiting for its
