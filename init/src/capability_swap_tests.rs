@@ -5,7 +5,10 @@
 //! CSpace puts in that slot before the call goes on. A call whose slot
 //! holds anything else when it goes on is cancelled (`Interrupted`,
 //! recorded `Cancelled`), whether the slot changed while the server was
-//! deciding or after its allow; a change to another slot cancels nothing.
+//! deciding or after its allow, and even if what it holds is an equal
+//! capability to a new object made in the judged one's memory (the judged
+//! notification deleted and a new one retyped from the same Untyped into
+//! the same slot); a change to another slot cancels nothing.
 //!
 //! Three threads: the sibling (priority 105), which makes the victim
 //! (100) sharing its CNode, confines it (a filter sending every `Signal`
@@ -82,6 +85,11 @@ const RING: Frame = Frame(Cptr(19));
 const RING_SIGNAL: Cptr = Cptr(20);
 /// The badge of the judged notification's other capability (step 2).
 const REBADGED: u64 = 0xa3;
+/// A one-page Untyped whose only child is the notification the last step
+/// is judged on: deleting that notification's one capability empties it,
+/// and the next notification retyped from it is made in the same memory
+/// (same object id; an unbadged original with every right, as before).
+const SMALL: u64 = 21;
 
 /// The victim's priority: below the sibling (105, its MCP) and the warden.
 const VICTIM_PRIORITY: u64 = 100;
@@ -94,6 +102,9 @@ enum Change {
     /// A read-write copy with this badge.
     Mint(u64, u64, u64),
     Delete(u64),
+    /// A new notification from the Untyped in the first slot into the
+    /// second.
+    Retype(u64, u64),
 }
 
 impl Change {
@@ -105,6 +116,7 @@ impl Change {
                 cnode::mint(CNODE, from, to, Rights::READ_WRITE, Some(badge))
             }
             Change::Delete(slot) => cnode::delete(CNODE, slot),
+            Change::Retype(untyped, to) => retype(untyped, CapType::Notification, 0, to, 1),
         }
     }
 }
@@ -117,26 +129,35 @@ struct Step {
     /// The warden allows before it hands the CPU over (the call is
     /// answered, about to go on), not after (it waits for its server).
     allowed_first: bool,
+    /// The badge of the capability the call is judged on (what the
+    /// warden's request says).
+    badge: u64,
     changes: &'static [Change],
     result: ErrorCode,
     /// The words `JUDGED_HOME`'s and `OTHER_HOME`'s notifications hold
     /// once the CNode is put back.
     words: (u64, u64),
+    /// What the notification in `JUDGED` holds once the call has gone on,
+    /// polled before the CNode is put back (only for the last step, where
+    /// it is neither of the two).
+    judged_word: Option<u64>,
     restore: &'static [Change],
 }
 
-const STEPS: [Step; 5] = [
+const STEPS: [Step; 6] = [
     // 1: waiting for its server, the judged capability is moved out and
     // the other notification's moved in: nothing is delivered through
     // either.
     Step {
         allowed_first: false,
+        badge: JUDGED_BADGE,
         changes: &[
             Change::Move(JUDGED, PARKED),
             Change::Move(OTHER_HOME, JUDGED),
         ],
         result: ErrorCode::Interrupted,
         words: (0, 0),
+        judged_word: None,
         restore: &[
             Change::Move(JUDGED, OTHER_HOME),
             Change::Move(PARKED, JUDGED),
@@ -146,12 +167,14 @@ const STEPS: [Step; 5] = [
     // may tell badges apart): nothing is delivered.
     Step {
         allowed_first: false,
+        badge: JUDGED_BADGE,
         changes: &[
             Change::Move(JUDGED, PARKED),
             Change::Mint(JUDGED_UNBADGED, JUDGED, REBADGED),
         ],
         result: ErrorCode::Interrupted,
         words: (0, 0),
+        judged_word: None,
         restore: &[Change::Delete(JUDGED), Change::Move(PARKED, JUDGED)],
     },
     // 3: waiting for its server, the judged capability is deleted: the
@@ -159,17 +182,21 @@ const STEPS: [Step; 5] = [
     // does not run).
     Step {
         allowed_first: false,
+        badge: JUDGED_BADGE,
         changes: &[Change::Delete(JUDGED)],
         result: ErrorCode::Interrupted,
         words: (0, 0),
+        judged_word: None,
         restore: &[Change::Copy(JUDGED_HOME, JUDGED)],
     },
     // 4: allowed, then moved away before it ran.
     Step {
         allowed_first: true,
+        badge: JUDGED_BADGE,
         changes: &[Change::Move(JUDGED, PARKED)],
         result: ErrorCode::Interrupted,
         words: (0, 0),
+        judged_word: None,
         restore: &[Change::Move(PARKED, JUDGED)],
     },
     // 5: the control: other slots change (the other capability moves, a
@@ -177,10 +204,31 @@ const STEPS: [Step; 5] = [
     // not; the call runs as allowed and signals the judged notification.
     Step {
         allowed_first: false,
+        badge: JUDGED_BADGE,
         changes: &[Change::Move(OTHER_HOME, SPARE), Change::Copy(JUDGED, KEEP)],
         result: ErrorCode::Ok,
         words: (JUDGED_BADGE, 0),
-        restore: &[Change::Delete(KEEP), Change::Move(SPARE, OTHER_HOME)],
+        judged_word: None,
+        // The last step is judged on a notification made from `SMALL`.
+        restore: &[
+            Change::Delete(KEEP),
+            Change::Move(SPARE, OTHER_HOME),
+            Change::Delete(JUDGED),
+            Change::Retype(SMALL, JUDGED),
+        ],
+    },
+    // 6: waiting for its server, the judged notification is destroyed
+    // (its one capability deleted) and a new one retyped from the same
+    // Untyped into the slot: the same object id, type, rights and badge,
+    // another object. Nothing is delivered through the new one.
+    Step {
+        allowed_first: false,
+        badge: 0,
+        changes: &[Change::Delete(JUDGED), Change::Retype(SMALL, JUDGED)],
+        result: ErrorCode::Interrupted,
+        words: (0, 0),
+        judged_word: Some(0),
+        restore: &[Change::Delete(JUDGED)],
     },
 ];
 
@@ -227,6 +275,7 @@ fn make_victim() -> Result<MappedFrame, i32> {
         .map_err(fail(7))?;
     retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1).map_err(fail(8))?;
     retype(UNTYPED, CapType::Notification, 0, RING_SIGNAL.0, 1).map_err(fail(9))?;
+    retype(UNTYPED, CapType::Untyped, 12, SMALL, 1).map_err(fail(13))?;
     let ring = RING
         .map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite)
         .map_err(|_| 10)?;
@@ -279,6 +328,9 @@ pub fn sibling() -> i32 {
             ),
             (REPORT, REPORT_BADGE, number)
         );
+        if let Some(word) = step.judged_word {
+            expect!(check + 19, ipc::poll(Cptr(JUDGED)), Ok(word));
+        }
         if let Err(check) = apply(step.restore, check + 13) {
             return check;
         }
@@ -350,16 +402,16 @@ pub fn sibling() -> i32 {
             )
         );
     }
-    expect!(650, reader.next(&mut ring), None);
+    expect!(700, reader.next(&mut ring), None);
     // Below the victim: it exits (status 0: every report went through),
     // and its TCB then names no thread.
-    expect!(651, OWN_TCB.set_priority(VICTIM_PRIORITY - 10), Ok(()));
-    expect!(652, VICTIM.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(701, OWN_TCB.set_priority(VICTIM_PRIORITY - 10), Ok(()));
+    expect!(702, VICTIM.resume(), Err(ErrorCode::InvalidCapability));
     let Some(Entry::Record { record, gap: 0 }) = reader.next(&mut ring) else {
-        return 653;
+        return 703;
     };
     expect!(
-        654,
+        704,
         (record.syscall, record.args[2], record.result),
         (Syscall::Exit.number(), 0, None)
     );
@@ -408,7 +460,7 @@ pub fn warden() -> i32 {
         expect!(
             check + 2,
             (request.object_type, request.badge),
-            (Some(CapType::Notification), JUDGED_BADGE)
+            (Some(CapType::Notification), step.badge)
         );
         if step.allowed_first {
             expect!(check + 3, ipc::reply(&allow), Ok(()));

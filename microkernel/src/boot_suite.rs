@@ -718,10 +718,12 @@ const STOPPED_VICTIM_BADGE: u64 = 0xa5;
 /// of the slot holding notification 0's capability is stopped; the
 /// sibling moves notification 1's capability in (or notification 0's
 /// under another badge, minted from the unbadged one in slot 12), or the
-/// judged one out. Endpoint 1 carries the victim's reports to the
-/// sibling. 32-slot CNodes.
+/// judged one out; last, the judged call names a notification the
+/// sibling made from a one-page Untyped of its own, which it destroys and
+/// makes again in the same memory. Endpoint 1 carries the victim's
+/// reports to the sibling. 32-slot CNodes.
 const CAPABILITY_SWAP_CASE: Case = Case {
-    name: "the capability x0 names is part of what was judged: a sibling sharing the CSpace that moves another capability into the slot of a Signal waiting for its policy server (another notification, or the same one under another badge), deletes the judged one, or moves it away after the server's allow has the call cancelled when it goes on (Interrupted, recorded 'cancelled', nothing signalled through any of them; the allow still finds its caller); a change of other slots cancels nothing",
+    name: "the capability x0 names is part of what was judged: a sibling sharing the CSpace that moves another capability into the slot of a Signal waiting for its policy server (another notification, or the same one under another badge), deletes the judged one, destroys it and retypes a new one in its memory into the slot (an equal capability to another object), or moves it away after the server's allow has the call cancelled when it goes on (Interrupted, recorded 'cancelled', nothing signalled through any of them; the allow still finds its caller); a change of other slots cancels nothing",
     threads: &[BootProgram::SwapSibling.selector(0), BootProgram::SwapWarden.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 2,
