@@ -70,10 +70,17 @@ fn check_boot_capabilities(info: &BootInfo) -> i32 {
     // Both boards have far more than 64 MiB free when the root starts.
     expect!(2, info.untyped_bytes() >= 64 << 20, true);
     // Every Untyped slot holds an Untyped (a page is carved from each and
-    // given back), and the slot after the last is empty.
-    for index in 0..info.untypeds.len() {
+    // given back; from a one-page block, whose Untyped keeps its own
+    // record in that page, an endpoint, which is a record only), and the
+    // slot after the last is empty.
+    for (index, untyped) in info.untypeds.iter().enumerate() {
         let slot = BootInfo::untyped_slot(index);
-        expect!(3, retype(slot, CapType::Frame, 0, SCRATCH, 1), Ok(()));
+        let carved = if untyped.size_bits > 12 {
+            CapType::Frame
+        } else {
+            CapType::Endpoint
+        };
+        expect!(3, retype(slot, carved, 0, SCRATCH, 1), Ok(()));
         expect!(4, cnode::delete(ROOT_CNODE_SLOT, SCRATCH), Ok(()));
     }
     let past_last = BootInfo::untyped_slot(info.untypeds.len());
