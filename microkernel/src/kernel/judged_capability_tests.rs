@@ -1,13 +1,13 @@
 //! What a stopped call remembers of the capability its `x0` names
-//! (`Kernel::capability_named`, compared by `continue_call`) tells the
-//! judged object from a new one made later in the same memory: deleting
-//! the last capability to an endpoint and retyping a new one from the same
-//! Untyped into the same slot gives an equal capability (same object id,
-//! type, rights, no badge), but not the same judged capability.
+//! (`Kernel::judged_capability`, checked by `Kernel::still_judged` when
+//! the call goes on) tells the judged object from a new one made later in
+//! the same memory: deleting the last capability to an endpoint and
+//! retyping a new one from the same Untyped into the same slot gives an
+//! equal capability (same object id, type, rights, no badge), but not
+//! what was judged.
 
 use super::Kernel;
 use crate::cap::{CNodeId, Capability, Memory, ObjectId};
-use crate::stopped_call::JudgedCapability;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 
@@ -78,11 +78,12 @@ fn delete(kernel: &mut Kernel, cnode: CNodeId, index: u64) {
 #[test]
 fn a_new_endpoint_in_the_judged_ones_memory_and_slot_is_something_else() {
     let (mut kernel, cnode, thread) = judging();
-    let judged = kernel.capability_named(thread);
+    let judged = kernel.judged_capability(thread);
     let old = object_in(&kernel, cnode, JUDGED);
     assert_eq!(judged.capability.object(), old);
+    assert!(kernel.still_judged(thread, judged));
     delete(&mut kernel, cnode, JUDGED);
-    assert_eq!(kernel.capability_named(thread), JudgedCapability::NOTHING);
+    assert!(!kernel.still_judged(thread, judged), "an empty slot");
     let untyped = kernel.objects.slot(cnode, UNTYPED).unwrap();
     kernel
         .objects
@@ -94,34 +95,49 @@ fn a_new_endpoint_in_the_judged_ones_memory_and_slot_is_something_else() {
         old,
         "the memory is reused"
     );
-    let now = kernel.capability_named(thread);
-    assert_eq!(now.capability, judged.capability);
-    // What the stopped call compares tells them apart.
-    assert_ne!(now, judged);
-    assert_ne!(now.serial, judged.serial);
+    assert_eq!(kernel.capability_named(thread), judged.capability);
+    // It is not what was judged.
+    assert!(!kernel.still_judged(thread, judged));
     assert_eq!(kernel.check_invariants(), Ok(()));
 }
 
 #[test]
-fn the_same_capability_moved_away_and_back_is_what_was_judged() {
+fn the_same_capability_moved_away_and_back_is_what_was_judged_whatever_is_made_meanwhile() {
     let (mut kernel, cnode, thread) = judging();
-    let judged = kernel.capability_named(thread);
-    assert_ne!(judged.serial, 0);
+    let judged = kernel.judged_capability(thread);
     let (from, to) = (
         kernel.objects.slot(cnode, JUDGED).unwrap(),
         kernel.objects.slot(cnode, ELSEWHERE).unwrap(),
     );
     kernel.objects.move_cap(from, to).unwrap();
-    assert_eq!(kernel.capability_named(thread), JudgedCapability::NOTHING);
+    assert!(!kernel.still_judged(thread, judged));
     kernel.objects.move_cap(to, from).unwrap();
-    assert_eq!(kernel.capability_named(thread), judged);
+    assert!(kernel.still_judged(thread, judged));
+    // Another object made since (its serial number is newer) changes
+    // nothing for the judged one, which is older.
+    let untyped = kernel.objects.slot(cnode, UNTYPED).unwrap();
+    kernel
+        .objects
+        .retype(untyped, CapType::Endpoint, 0, cnode, ELSEWHERE, 1)
+        .unwrap();
+    assert!(kernel.objects.newest_serial() > judged.newest_serial.get());
+    assert!(kernel.still_judged(thread, judged));
 }
 
 #[test]
-fn an_empty_slot_or_one_past_the_cspace_names_nothing() {
-    let (mut kernel, _, thread) = judging();
+fn an_empty_slot_is_judged_empty_and_stays_so_until_something_is_put_there() {
+    let (mut kernel, cnode, thread) = judging();
     kernel.objects[thread].context.x[0] = ELSEWHERE;
-    assert_eq!(kernel.capability_named(thread), JudgedCapability::NOTHING);
+    let judged = kernel.judged_capability(thread);
+    assert_eq!(judged.capability, Capability::NULL);
+    assert!(kernel.still_judged(thread, judged));
+    let untyped = kernel.objects.slot(cnode, UNTYPED).unwrap();
+    kernel
+        .objects
+        .retype(untyped, CapType::Endpoint, 0, cnode, ELSEWHERE, 1)
+        .unwrap();
+    assert!(!kernel.still_judged(thread, judged));
+    // A slot past the CSpace holds nothing.
     kernel.objects[thread].context.x[0] = 16;
-    assert_eq!(kernel.capability_named(thread), JudgedCapability::NOTHING);
+    assert_eq!(kernel.capability_named(thread), Capability::NULL);
 }

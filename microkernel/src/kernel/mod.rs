@@ -775,7 +775,7 @@ impl Kernel {
         progress: u64,
         at: u64,
     ) {
-        let capability = Some(self.capability_named(current));
+        let capability = Some(self.judged_capability(current));
         let thread = &mut self.objects[current];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
@@ -913,7 +913,7 @@ impl Kernel {
         // The capability the call was judged on must still be the one it
         // names, to the same object (not one made since in its memory);
         // otherwise it is cancelled, as for a register write.
-        if judged.is_some_and(|capability| capability != self.capability_named(current)) {
+        if judged.is_some_and(|judged| !self.still_judged(current, judged)) {
             self.cancel_call(platform, current);
             return;
         }
@@ -1985,30 +1985,48 @@ impl Kernel {
         }
     }
 
-    /// The capability in the slot `current`'s `x0` names, with the serial
-    /// number of its object (`JudgedCapability::NOTHING` for none), read
-    /// through the thread's cached CSpace range as the fast path reads it
-    /// (no CSpace: no slots). The serial number tells the object from one
-    /// made later in the same memory, to which an otherwise equal
-    /// capability would refer.
-    fn capability_named(&self, current: ThreadId) -> JudgedCapability {
+    /// The capability in the slot `current`'s `x0` names
+    /// (`Capability::NULL` for none), read through the thread's cached
+    /// CSpace range as the fast path reads it (no CSpace: no slots).
+    fn capability_named(&self, current: ThreadId) -> Capability {
         let thread = &self.objects[current];
         let (first, slots) = thread.cspace_slots;
         let index = thread.context.x[0];
         if index >= u64::from(slots) {
-            return JudgedCapability::NOTHING;
+            return Capability::NULL;
         }
-        match self.objects.slot_content(SlotId(first.0 + index as u32)) {
-            Some(capability) if !capability.is_null() => JudgedCapability {
-                capability,
-                // A capability names a live object, whose record exists.
-                serial: self
-                    .objects
-                    .object(capability.object())
-                    .map_or(0, |header| header.serial),
-            },
-            _ => JudgedCapability::NOTHING,
+        self.objects
+            .slot_content(SlotId(first.0 + index as u32))
+            .unwrap_or(Capability::NULL)
+    }
+
+    /// What a call of `current`'s stopping now is judged on: the
+    /// capability its `x0` names, and the serial numbers given out so far.
+    fn judged_capability(&self, current: ThreadId) -> JudgedCapability {
+        JudgedCapability {
+            capability: self.capability_named(current),
+            // At least the caller's own TCB has been made (and had it
+            // not, 1 would only make the check stricter).
+            newest_serial: core::num::NonZeroU64::new(self.objects.newest_serial())
+                .unwrap_or(core::num::NonZeroU64::MIN),
         }
+    }
+
+    /// Does the slot `current`'s `x0` names still hold what its call was
+    /// judged on: an equal capability, to an object made before the call
+    /// was judged (not a new one in the judged one's memory, which would
+    /// have its id)? Only if objects were made since is a header read.
+    fn still_judged(&self, current: ThreadId, judged: JudgedCapability) -> bool {
+        let capability = self.capability_named(current);
+        if capability != judged.capability {
+            return false;
+        }
+        capability.is_null()
+            || self.objects.newest_serial() == judged.newest_serial.get()
+            || self
+                .objects
+                .object(capability.object())
+                .is_some_and(|header| header.serial <= judged.newest_serial.get())
     }
 
     /// Cancels `target`'s stopped syscall, if it has one (waiting for its
