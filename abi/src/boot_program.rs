@@ -391,18 +391,30 @@ pub enum BootProgram {
     /// writing its `x2` (its TCB in slot 2), then tells the auditor (slot
     /// 3).
     RoomAttacker = 120,
+    /// Shares its CNode with the thread it makes (`SwapVictim`), confines
+    /// it (a filter sending `Signal` to `SwapWarden`, audit) and moves
+    /// capabilities in and out of the slot the victim's `Signal` names
+    /// while the warden judges it (`init/src/capability_swap_tests.rs`;
+    /// Untyped in slot 2, its VSpace in 3, its TCB in 4).
+    SwapSibling = 121,
+    /// The victim's policy server: receives each `Signal`, hands the CPU
+    /// to the sibling (before or after its allow) and allows it.
+    SwapWarden = 122,
+    /// Made by `SwapSibling`, sharing its CNode: signals the slot the
+    /// sibling changes and reports each result to it.
+    SwapVictim = 123,
     /// Benchmark: makes `BenchSameAsClient` a second thread of its own
     /// address space and CSpace (the endpoint in slot 2, the Untyped in
     /// 3, its own VSpace in 4) and serves it as `BenchIpcServer`.
-    BenchSameAsServer = 121,
+    BenchSameAsServer = 124,
     /// The client of `BenchSameAsServer`, started by it at the program's
     /// entry with this selector (not by the kernel).
-    BenchSameAsClient = 122,
+    BenchSameAsClient = 125,
     /// Fills a 512 KiB Untyped of its own with each kind of object in
     /// turn (the case's Untyped in slot 2; `init/src/exhaustion_tests.rs`).
-    Exhauster = 123,
+    Exhauster = 126,
     /// Makes every kind of object while the exhauster's memory is full.
-    Survivor = 124,
+    Survivor = 127,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -489,7 +501,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 125] = [
+    pub const ALL: [BootProgram; 128] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -611,6 +623,9 @@ impl BootProgram {
         BootProgram::RoomApp,
         BootProgram::RoomAuditor,
         BootProgram::RoomAttacker,
+        BootProgram::SwapSibling,
+        BootProgram::SwapWarden,
+        BootProgram::SwapVictim,
         BootProgram::BenchSameAsServer,
         BootProgram::BenchSameAsClient,
         BootProgram::Exhauster,
@@ -741,6 +756,9 @@ impl BootProgram {
             BootProgram::RoomApp => "room-app",
             BootProgram::RoomAuditor => "room-auditor",
             BootProgram::RoomAttacker => "room-attacker",
+            BootProgram::SwapSibling => "sibling",
+            BootProgram::SwapWarden => "warden",
+            BootProgram::SwapVictim => "victim",
             BootProgram::BenchSameAsServer => "bench-server",
             BootProgram::BenchSameAsClient => "bench-client",
             BootProgram::Exhauster => "exhauster",
@@ -759,6 +777,7 @@ impl BootProgram {
                 | BootProgram::ThreadsServer
                 | BootProgram::SelfEnder
                 | BootProgram::ConfinedChild
+                | BootProgram::SwapVictim
         )
     }
 
@@ -806,11 +825,12 @@ mod tests {
             .iter()
             .filter(|p| p.startable_by_user())
             .count();
-        assert_eq!(startable, 4);
+        assert_eq!(startable, 5);
         assert!(BootProgram::ThreadsCaller.startable_by_user());
         assert!(BootProgram::ThreadsServer.startable_by_user());
         assert!(BootProgram::SelfEnder.startable_by_user());
         assert!(BootProgram::ConfinedChild.startable_by_user());
+        assert!(BootProgram::SwapVictim.startable_by_user());
         assert!(!BootProgram::ThreadsRoot.startable_by_user());
         assert!(!BootProgram::Fuzzer.startable_by_user());
     }

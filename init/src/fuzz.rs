@@ -170,6 +170,14 @@ fn attach_random_filter(random: &mut Random) {
     let _ = tcb.attach_filter(FilterCap(Cptr(slot)), server);
 }
 
+/// Where the kernel starts every fuzzer: the program's entry.
+fn entry() -> u64 {
+    extern "C" {
+        fn _start(argument: u64) -> !;
+    }
+    _start as *const () as u64
+}
+
 /// What a hostile sibling does to the next fuzzer (its TCB is in slot 5)
 /// while it may be waiting for a policy server or a tracer, or be about
 /// to go on with an answered call: writes one of the call's registers
@@ -182,7 +190,15 @@ fn meddle_with_sibling(random: &mut Random) {
     match random.below(6) {
         0..=2 => {
             let register = Register::X(random.below(9) as u8);
-            let _ = sibling.write_register(register, argument(random));
+            let value = argument(random);
+            // Until the sibling has run, its x0 is its program selector,
+            // not a call's: rewritten, it would start another init program
+            // (0x0900_0008 is `Spin` for 590 s, longer than the run may
+            // take) instead of fuzzing.
+            let not_started = || sibling.read_register(Register::Pc) == Ok(entry());
+            if register != Register::X(0) || !not_started() {
+                let _ = sibling.write_register(register, value);
+            }
         }
         3 => {
             let _ = sibling.write_register(Register::X(9 + random.below(10) as u8), random.next());

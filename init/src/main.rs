@@ -11,6 +11,7 @@ mod audit_record_tests;
 mod audit_tests;
 mod bench;
 mod binding_tests;
+mod capability_swap_tests;
 mod confinement_tests;
 mod demo;
 mod el0_device_tests;
@@ -204,6 +205,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),
+        BootProgram::SwapSibling => capability_swap_tests::sibling(),
+        BootProgram::SwapWarden => capability_swap_tests::warden(),
+        BootProgram::SwapVictim => capability_swap_tests::victim(),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::MisalignedExclusive => {

@@ -69,18 +69,18 @@ pub fn root_task() -> i32 {
 fn check_boot_capabilities(info: &BootInfo) -> i32 {
     // Both boards have far more than 64 MiB free when the root starts.
     expect!(2, info.untyped_bytes() >= 64 << 20, true);
-    // Every Untyped slot holds an Untyped (an object is carved from each
-    // and given back: a page, or an endpoint from a one-page block, whose
-    // own record leaves less than a page), and the slot after the last
-    // is empty.
+    // Every Untyped slot holds an Untyped (a page is carved from each and
+    // given back; from a one-page block, whose Untyped keeps its own
+    // record in that page, an endpoint, which is a record only), and the
+    // slot after the last is empty.
     for (index, untyped) in info.untypeds.iter().enumerate() {
         let slot = BootInfo::untyped_slot(index);
-        let kind = if untyped.size_bits > 12 {
+        let carved = if untyped.size_bits > 12 {
             CapType::Frame
         } else {
             CapType::Endpoint
         };
-        expect!(3, retype(slot, kind, 0, SCRATCH, 1), Ok(()));
+        expect!(3, retype(slot, carved, 0, SCRATCH, 1), Ok(()));
         expect!(4, cnode::delete(ROOT_CNODE_SLOT, SCRATCH), Ok(()));
     }
     let past_last = BootInfo::untyped_slot(info.untypeds.len());

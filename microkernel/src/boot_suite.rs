@@ -475,6 +475,7 @@ pub const TEST_CASES: &[Case] = &[
     INHERITED_CONFINEMENT_CASE,
     PREEMPTIBLE_RETYPE_CASE,
     STOPPED_CALL_CASES[2],
+    CAPABILITY_SWAP_CASE,
     EXHAUSTION_CASE,
 ];
 
@@ -738,6 +739,54 @@ const STOPPED_CALL_CASES: [Case; 3] = [
 ];
 /// The badge of the stopped-call victim's own capability to its warden.
 const STOPPED_VICTIM_BADGE: u64 = 0xa5;
+
+/// The capability `x0` names is part of what was judged
+/// (`init/src/capability_swap_tests.rs`): the sibling (thread 0) makes
+/// the victim in its own CNode and confines it, sending its `Signal`s to
+/// the warden (thread 1, more urgent), which hands the CPU to the sibling
+/// through notification 2 and takes it back through 3 while a `Signal`
+/// of the slot holding notification 0's capability is stopped; the
+/// sibling moves notification 1's capability in (or notification 0's
+/// under another badge, minted from the unbadged one in slot 12), or the
+/// judged one out; last, the judged call names a notification the
+/// sibling made from a one-page Untyped of its own, which it destroys and
+/// makes again in the same memory. Endpoint 1 carries the victim's
+/// reports to the sibling. 32-slot CNodes.
+const CAPABILITY_SWAP_CASE: Case = Case {
+    name: "the capability x0 names is part of what was judged: a sibling sharing the CSpace that moves another capability into the slot of a Signal waiting for its policy server (another notification, or the same one under another badge), deletes the judged one, destroys it and retypes a new one in its memory into the slot (an equal capability to another object), or moves it away after the server's allow has the call cancelled when it goes on (Interrupted, recorded 'cancelled', nothing signalled through any of them; the allow still finds its caller); a change of other slots cancels nothing",
+    threads: &[BootProgram::SwapSibling.selector(0), BootProgram::SwapWarden.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 4,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(0, 3, 0, Rights::READ_WRITE),
+        tcb_grant(0, 4, 0, Rights::READ_WRITE),
+        grant(0, 5, SEND, POLICY_ASKER_BADGE),
+        nth_endpoint_grant(1, 0, 6, RECEIVE, 0),
+        nth_endpoint_grant(1, 0, 7, SEND, SWAP_REPORT_BADGE),
+        nth_notification_grant(2, 0, 8, RECEIVE, 0),
+        nth_notification_grant(3, 0, 9, SEND, 0),
+        nth_notification_grant(0, 0, 10, Rights::READ_WRITE, SWAP_JUDGED_BADGE),
+        nth_notification_grant(1, 0, 11, Rights::READ_WRITE, SWAP_OTHER_BADGE),
+        nth_notification_grant(0, 0, 12, Rights::READ_WRITE, 0),
+        grant(1, 2, RECEIVE, 0),
+        nth_notification_grant(2, 1, 3, SEND, 0),
+        nth_notification_grant(3, 1, 4, RECEIVE, 0),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(5),
+    root_task: false,
+};
+/// The badges `init/src/capability_swap_tests.rs` checks: the victim's
+/// reports, the judged notification capability, the other one.
+const SWAP_REPORT_BADGE: u64 = 0xa5;
+const SWAP_JUDGED_BADGE: u64 = 0xa1;
+const SWAP_OTHER_BADGE: u64 = 0xb2;
 
 /// One record per syscall, whoever decided it
 /// (`init/src/audit_record_tests.rs`): the app (thread 0) is traced,

@@ -105,14 +105,35 @@ pub struct StoppedCall {
     pub outcome: EntryOutcome,
     /// The ESR of the `svc` (a `Trap` report carries it).
     pub esr: u64,
-    /// What the slot `x0` names held when the call was judged
-    /// (`Some(Capability::NULL)`: nothing), for a call stopped after its
-    /// policy stage looked at it: if the slot holds something else when
-    /// the call goes on (a sibling moved another capability in, or took it
-    /// away), what was judged is not what would run, and the call is
-    /// cancelled. `None` for a call stopped at its trace entry stop, which
-    /// is judged after.
-    pub capability: Option<crate::cap::Capability>,
+    /// What the slot `x0` names held when the call was judged, for a call
+    /// stopped after its policy stage looked at it: if the slot holds
+    /// something else when the call goes on (a sibling moved another
+    /// capability in, or took it away, or destroyed the object and made a
+    /// new one in its memory), what was judged is not what would run, and
+    /// the call is cancelled. `None` for a call stopped at its trace entry
+    /// stop, which is judged after.
+    pub capability: Option<JudgedCapability>,
+}
+
+/// What a slot held when a call was judged: the capability, and how many
+/// serial numbers had been given out then. The capability alone does not
+/// tell two objects apart that were made one after the other in the same
+/// memory (deleting the last capability to an endpoint and retyping a new
+/// one from the same Untyped gives the new one the old one's object id,
+/// and the same type and rights); its serial number does, and an object
+/// made after the call was judged has a larger one than `newest_serial`.
+/// (Kept as that count, not as the object's own serial, so that taking it
+/// reads no header, and checking it reads one only if objects were made
+/// meanwhile: `Kernel::still_judged`. Never 0, since the calling thread's
+/// own TCB has a serial number: `Option<JudgedCapability>` takes no more
+/// room than the capability and the count, and the kept call is copied
+/// on every stop and resume.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JudgedCapability {
+    /// The capability (`Capability::NULL` for an empty slot).
+    pub capability: crate::cap::Capability,
+    /// `Objects::newest_serial` when the call was judged.
+    pub newest_serial: core::num::NonZeroU64,
 }
 
 impl StoppedCall {

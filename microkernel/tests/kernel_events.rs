@@ -1752,6 +1752,67 @@ mod user_space {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 
+    /// The object the root's capability in `slot` names.
+    fn object_in(h: &Harness, slot: u64) -> microkernel::cap::ObjectId {
+        let root = h.kernel.current().expect("the root runs");
+        let cnode = h.kernel.thread(root).cspace.expect("the root has a CSpace");
+        let objects = h.kernel.objects();
+        objects
+            .lookup(objects.slot(cnode, slot).unwrap())
+            .unwrap()
+            .object()
+    }
+
+    /// A frame's mapping names its VSpace object, not only the object's
+    /// place: a VSpace destroyed and a new one made in its memory (same
+    /// object, same pages, generation 0 again) does not hold the frames
+    /// mapped into the old one.
+    #[test]
+    fn a_frame_mapped_into_a_destroyed_vspace_is_not_in_the_next_one_made_there() {
+        const SCRATCH: u64 = 21;
+        const THREAD: u64 = 22;
+        const REUSED: u64 = 23;
+        const VA: u64 = 0x50_0000;
+        let mut h = child_bound();
+        // A scratch Untyped whose only child is the VSpace.
+        assert_eq!(h.retype(CapType::Untyped, 15, SCRATCH, 1), OK);
+        let vspace_from_scratch = |h: &mut Harness| {
+            h.context().x[5] = 1;
+            let vspace = u64::from(CapType::VSpace.raw());
+            h.syscall(Syscall::Retype.number(), [SCRATCH, vspace, 3, REUSED])
+        };
+        assert_eq!(vspace_from_scratch(&mut h), OK);
+        let old = object_in(&h, REUSED);
+        assert_eq!(h.retype(CapType::Tcb, 0, THREAD, 1), OK);
+        assert_eq!(h.set_space(THREAD, REUSED, [NO_CAP, NO_CAP], START), OK);
+        assert_eq!(h.map(SPARE, REUSED, VA, 1), OK);
+        // Deleting the VSpace ends the thread bound to it and takes its
+        // space down; the scratch Untyped is empty again.
+        assert_eq!(h.delete(REUSED), OK);
+        assert_eq!(vspace_from_scratch(&mut h), OK);
+        assert_eq!(object_in(&h, REUSED), old, "the memory is reused");
+        assert_eq!(h.retype(CapType::Tcb, 0, SECOND, 1), OK);
+        assert_eq!(h.set_space(SECOND, REUSED, [NO_CAP, NO_CAP], START), OK);
+        let child = h
+            .kernel
+            .threads()
+            .find(|&t| h.kernel.thread(t).space == Some(old))
+            .expect("the child is bound to the new VSpace");
+        assert_eq!(h.map(STACK, REUSED, VA, 1), OK);
+        assert!(maps(&h, child, VA));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The frame mapped into the old space is mapped nowhere: unmapping
+        // it leaves the new space's page alone, and it maps again.
+        assert_eq!(
+            h.syscall(Syscall::FrameUnmap.number(), [SPARE, 0, 0, 0]),
+            OK
+        );
+        assert!(maps(&h, child, VA), "another frame's page was unmapped");
+        assert_eq!(h.map(SPARE, OWN_SPACE, abi::vspace::FRAME_MAP_START, 1), OK);
+        assert!(h.readable(abi::vspace::FRAME_MAP_START));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
     /// `child_bound`, and a second new thread (`SECOND`, same CSpace)
     /// bound to the child's VSpace with its own stack top; the child's code
     /// and stack are mapped once, and both are resumed.

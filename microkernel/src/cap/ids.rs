@@ -50,7 +50,8 @@ impl CNodeId {
 /// (`Objects::resolve`), even if another object is made at the same place.
 /// The kernel uses it wherever it names an object it must not keep alive
 /// and need not hear of its end at once (a thread's fault endpoint, a
-/// filter's policy server, an audit ring).
+/// filter's policy server, an audit ring, the VSpace a Frame is mapped
+/// into).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectRef {
     /// Where the object is.

@@ -7,7 +7,7 @@
 //! Untypeds also have memory of their own (the page, the tables, the
 //! range); their record only describes it.
 
-use super::ids::{ObjectId, ObjectRef};
+use super::ids::ObjectRef;
 use super::object::{CNodeBody, ObjectHeader, Slot, UntypedBody};
 use crate::address_space::AddressSpace;
 use crate::ipc::notification::Notification;
@@ -49,11 +49,13 @@ pub struct ReplyBody {
 
 /// Where a Frame is mapped: in the address space of VSpace `space` as it
 /// was at `generation`, at `va`. A mapping into a space that has been
-/// taken down since (its VSpace's generation moved on) is gone.
+/// taken down since (its VSpace's generation moved on, or the VSpace was
+/// destroyed: `space` resolves to nothing, even when a new VSpace has been
+/// made in the same memory, whose generation starts again at 0) is gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameMapping {
     /// The VSpace object whose space holds the mapping.
-    pub space: ObjectId,
+    pub space: ObjectRef,
     /// That VSpace's generation when the frame was mapped.
     pub generation: u64,
     /// The page's user address.

@@ -140,6 +140,13 @@ impl Objects {
         &mut self.memory
     }
 
+    /// The last serial number (or epoch) given out: every object made from
+    /// now on has a larger one.
+    #[inline(always)]
+    pub fn newest_serial(&self) -> u64 {
+        self.serials
+    }
+
     /// A new serial number (or epoch), never given out before.
     fn next_serial(&mut self) -> u64 {
         self.serials += 1;

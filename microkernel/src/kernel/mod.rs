@@ -38,6 +38,8 @@ mod binding;
 mod binding_invariant_tests;
 mod fast_path;
 mod invariants;
+#[cfg(test)]
+mod judged_capability_tests;
 mod members;
 mod objects;
 mod policy;
@@ -51,7 +53,7 @@ mod tcb;
 mod trace;
 mod user_dispatch;
 mod vspace;
-use crate::stopped_call::{CallStop, Progress, StopAnswer, StoppedCall};
+use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, WorkFlags};
 use policy::Entered;
@@ -773,7 +775,7 @@ impl Kernel {
         progress: u64,
         at: u64,
     ) {
-        let capability = Some(self.capability_named(current));
+        let capability = Some(self.judged_capability(current));
         let thread = &mut self.objects[current];
         let mut regs = [0u64; 9];
         regs.copy_from_slice(&thread.context.x[..9]);
@@ -909,8 +911,9 @@ impl Kernel {
             return;
         };
         // The capability the call was judged on must still be the one it
-        // names; otherwise it is cancelled, as for a register write.
-        if judged.is_some_and(|capability| capability != self.capability_named(current)) {
+        // names, to the same object (not one made since in its memory);
+        // otherwise it is cancelled, as for a register write.
+        if judged.is_some_and(|judged| !self.still_judged(current, judged)) {
             self.cancel_call(platform, current);
             return;
         }
@@ -1995,6 +1998,35 @@ impl Kernel {
         self.objects
             .slot_content(SlotId(first.0 + index as u32))
             .unwrap_or(Capability::NULL)
+    }
+
+    /// What a call of `current`'s stopping now is judged on: the
+    /// capability its `x0` names, and the serial numbers given out so far.
+    fn judged_capability(&self, current: ThreadId) -> JudgedCapability {
+        JudgedCapability {
+            capability: self.capability_named(current),
+            // At least the caller's own TCB has been made (and had it
+            // not, 1 would only make the check stricter).
+            newest_serial: core::num::NonZeroU64::new(self.objects.newest_serial())
+                .unwrap_or(core::num::NonZeroU64::MIN),
+        }
+    }
+
+    /// Does the slot `current`'s `x0` names still hold what its call was
+    /// judged on: an equal capability, to an object made before the call
+    /// was judged (not a new one in the judged one's memory, which would
+    /// have its id)? Only if objects were made since is a header read.
+    fn still_judged(&self, current: ThreadId, judged: JudgedCapability) -> bool {
+        let capability = self.capability_named(current);
+        if capability != judged.capability {
+            return false;
+        }
+        capability.is_null()
+            || self.objects.newest_serial() == judged.newest_serial.get()
+            || self
+                .objects
+                .object(capability.object())
+                .is_some_and(|header| header.serial <= judged.newest_serial.get())
     }
 
     /// Cancels `target`'s stopped syscall, if it has one (waiting for its

@@ -684,7 +684,7 @@ impl Kernel {
         let capability = match stop {
             // Judged after the stop: nothing to hold it to.
             entry::EntryStop::TraceEntry => None,
-            _ => Some(self.capability_named(current)),
+            _ => Some(self.judged_capability(current)),
         };
         let thread = &mut self.objects[current];
         let mut regs = [0u64; 9];

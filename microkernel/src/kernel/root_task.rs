@@ -93,6 +93,10 @@ impl Kernel {
             .objects
             .get::<kind::VSpace>(space)
             .map_or(0, |v| v.generation);
+        let space = self
+            .objects
+            .reference(space)
+            .ok_or("the root's VSpace is no live object")?;
         if let Some(body) = self.objects.get_mut::<kind::Frame>(frame) {
             body.mapping = Some(FrameMapping {
                 space,

@@ -38,23 +38,31 @@ use arch::layout::PAGE_SIZE;
 use arch::object_memory::kind;
 
 impl Kernel {
-    /// Is `mapping` still in place: its VSpace lives, with the same space
-    /// it was made in (not taken down since)?
-    pub(super) fn mapping_is_live(&self, mapping: FrameMapping) -> bool {
+    /// The VSpace `mapping` is in, if it is still in place: that VSpace
+    /// lives (not one made since in its memory), with the same space it
+    /// was made in (not taken down since).
+    fn mapped_space(&self, mapping: FrameMapping) -> Option<ObjectId> {
+        let vspace = self.objects.resolve(mapping.space, CapType::VSpace)?;
         self.objects
-            .get::<kind::VSpace>(mapping.space)
-            .is_some_and(|v| v.generation == mapping.generation && v.space.is_some())
+            .get::<kind::VSpace>(vspace)
+            .filter(|v| v.generation == mapping.generation && v.space.is_some())
+            .map(|_| vspace)
+    }
+
+    /// Is `mapping` still in place (see `mapped_space`)?
+    pub(super) fn mapping_is_live(&self, mapping: FrameMapping) -> bool {
+        self.mapped_space(mapping).is_some()
     }
 
     /// Takes `mapping` out of its address space's tables and out of the
     /// TLB (`AddressSpace::unmap_page`), if it is still in place.
     pub(super) fn unmap<P: Platform>(&mut self, platform: &mut P, mapping: FrameMapping) {
-        if !self.mapping_is_live(mapping) {
+        let Some(vspace) = self.mapped_space(mapping) else {
             return;
-        }
+        };
         if let Some(space) = self
             .objects
-            .get_mut::<kind::VSpace>(mapping.space)
+            .get_mut::<kind::VSpace>(vspace)
             .and_then(|v| v.space.as_mut())
         {
             space.unmap_page(platform, mapping.va);
@@ -95,6 +103,10 @@ impl Kernel {
             .get::<kind::VSpace>(target)
             .and_then(|v| Some((v.space.as_ref()?.object_pages().is_some(), v.generation)))
             .ok_or(ErrorCode::InvalidCapability)?;
+        let reference = self
+            .objects
+            .reference(target)
+            .ok_or(ErrorCode::InvalidCapability)?;
         if !user_made && !is_frame_map_address(va) {
             // A kernel-made space keeps its program, stack and IPC buffer
             // out of reach.
@@ -122,7 +134,7 @@ impl Kernel {
             })?;
         if let Some(f) = self.objects.get_mut::<kind::Frame>(frame.object()) {
             f.mapping = Some(FrameMapping {
-                space: target,
+                space: reference,
                 generation,
                 va,
             });
@@ -200,7 +212,7 @@ impl Kernel {
             };
             if let Some(mapping) = frame.mapping {
                 if self.mapping_is_live(mapping)
-                    && self.objects.get::<kind::VSpace>(mapping.space).is_none()
+                    && self.objects.get::<kind::VSpace>(mapping.space.id).is_none()
                 {
                     return Err("a frame is recorded as mapped into a space that is gone");
                 }
