@@ -4,12 +4,13 @@
 //! name it.
 
 use super::members::{self, Use};
+use super::test_kernel::{delete_and_reap, kernel_with_untyped, UNTYPED_BASE};
 use super::Kernel;
 use crate::address_space::AddressSpace;
-use crate::cap::{CNodeId, Capability, Memory, ObjectId};
+use crate::cap::{CNodeId, ObjectId};
 use crate::platform::{MemoryMaintenance, PhysMemory};
 use crate::thread::{ThreadId, ThreadState};
-use abi::cap::{CapType, Rights};
+use abi::cap::CapType;
 use arch::mmu::{AsidAllocator, AsidBits};
 use arch::object_memory::kind;
 use std::collections::HashMap;
@@ -40,10 +41,6 @@ impl MemoryMaintenance for Ram {
     fn flush_tlb_all(&mut self) {}
 }
 
-/// Object memory: the CNode's record first, then the Untyped.
-const MEMORY_BASE: u64 = 0x10_0000;
-const UNTYPED_BASE: u64 = 0x20_0000;
-
 /// A kernel with a CNode whose slot 0 holds a 64 KiB Untyped, slot 1 a
 /// VSpace of 2 table pages made from it, slot 2 a Frame, slot 3 an
 /// Endpoint and slots 4 and 5 two TCBs; thread 0 (new, made from user
@@ -57,27 +54,9 @@ struct Bound {
 }
 
 fn bound() -> Bound {
-    let mut kernel = Box::new(Kernel::new());
-    // From a page below the CNode's: the first holds granule 0, which
-    // holds no record.
-    let bytes = (UNTYPED_BASE - MEMORY_BASE + 0x1000 + 64 * 1024) as usize;
-    assert!(kernel.install_object_memory(Memory::on_heap(MEMORY_BASE - 0x1000, bytes)));
+    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
+    let slot = kernel.objects.slot(cnode, 0).unwrap();
     let caps = &mut kernel.objects;
-    let cnode = caps.create_cnode(4, MEMORY_BASE).unwrap();
-    let untyped = caps
-        .create_object(
-            CapType::Untyped,
-            UNTYPED_BASE,
-            64 * 1024,
-            MEMORY_BASE + 0x1000,
-        )
-        .unwrap();
-    let slot = caps.slot(cnode, 0).unwrap();
-    caps.install_original(
-        slot,
-        Capability::new(CapType::Untyped, Rights::ALL, untyped),
-    )
-    .unwrap();
     let vspace = caps.retype(slot, CapType::VSpace, 2, cnode, 1, 1).unwrap()[0];
     let frame = caps.retype(slot, CapType::Frame, 0, cnode, 2, 1).unwrap()[0];
     caps.retype(slot, CapType::Endpoint, 0, cnode, 3, 1)
@@ -111,10 +90,7 @@ fn bound() -> Bound {
 /// Deletes the capability in slot `index`, and frees what that destroys,
 /// without the kernel letting go of it (as a missing hook would).
 fn delete_without_hooks(b: &mut Bound, index: u64) {
-    let slot = b.kernel.objects.slot(b.cnode, index).unwrap();
-    b.kernel.objects.delete(slot).unwrap();
-    while b.kernel.objects.take_destroyed().is_some() {}
-    b.kernel.reap();
+    delete_and_reap(&mut b.kernel, b.cnode, index);
 }
 
 #[test]

@@ -6,15 +6,12 @@
 //! equal capability (same object id, type, rights, no badge), but not
 //! what was judged.
 
+use super::test_kernel::{delete_and_reap, kernel_with_untyped, SPARE_RECORDS};
 use super::Kernel;
-use crate::cap::{CNodeId, Capability, Memory, ObjectId};
+use crate::cap::{CNodeId, Capability, ObjectId};
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 
-/// Object memory: the CNode's record, the Untyped's record, the TCB's,
-/// then the Untyped's 16 KiB.
-const MEMORY_BASE: u64 = 0x10_0000;
-const UNTYPED_BASE: u64 = 0x20_0000;
 const UNTYPED: u64 = 0;
 /// The slot the thread's `x0` names.
 const JUDGED: u64 = 5;
@@ -24,27 +21,11 @@ const ELSEWHERE: u64 = 6;
 /// endpoint in `JUDGED`; a thread with the CNode as its CSpace and `x0`
 /// naming `JUDGED`.
 fn judging() -> (Box<Kernel>, CNodeId, ThreadId) {
-    let mut kernel = Box::new(Kernel::new());
-    let bytes = (UNTYPED_BASE - MEMORY_BASE + 0x1000 + 16 * 1024) as usize;
-    assert!(kernel.install_object_memory(Memory::on_heap(MEMORY_BASE - 0x1000, bytes)));
+    let (mut kernel, cnode, _) = kernel_with_untyped(16 * 1024);
+    let slot = kernel.objects.slot(cnode, UNTYPED).unwrap();
     let caps = &mut kernel.objects;
-    let cnode = caps.create_cnode(4, MEMORY_BASE).unwrap();
-    let untyped = caps
-        .create_object(
-            CapType::Untyped,
-            UNTYPED_BASE,
-            16 * 1024,
-            MEMORY_BASE + 0x1000,
-        )
-        .unwrap();
-    let slot = caps.slot(cnode, UNTYPED).unwrap();
-    caps.install_original(
-        slot,
-        Capability::new(CapType::Untyped, Rights::ALL, untyped),
-    )
-    .unwrap();
     let tcb = caps
-        .create_object(CapType::Tcb, 0, 0, MEMORY_BASE + 0x2000)
+        .create_object(CapType::Tcb, 0, 0, SPARE_RECORDS)
         .unwrap();
     caps.install_original(
         caps.slot(cnode, 1).unwrap(),
@@ -66,13 +47,8 @@ fn object_in(kernel: &Kernel, cnode: CNodeId, index: u64) -> ObjectId {
     kernel.objects.lookup(slot).unwrap().object()
 }
 
-/// Deletes the capability in `index` and frees what that destroys, as the
-/// end of a kernel entry does.
 fn delete(kernel: &mut Kernel, cnode: CNodeId, index: u64) {
-    let slot = kernel.objects.slot(cnode, index).unwrap();
-    kernel.objects.delete(slot).unwrap();
-    while kernel.objects.take_destroyed().is_some() {}
-    kernel.reap();
+    delete_and_reap(kernel, cnode, index);
 }
 
 #[test]

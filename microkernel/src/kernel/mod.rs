@@ -50,6 +50,8 @@ mod root_task;
 mod set_space;
 mod spaces;
 mod tcb;
+#[cfg(test)]
+mod test_kernel;
 mod trace;
 mod user_dispatch;
 mod vspace;
