@@ -42,7 +42,7 @@ use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
 use crate::platform::Platform;
-use crate::thread::ThreadState;
+use crate::thread::{ThreadId, ThreadState};
 use abi::cap::CapType;
 use abi::ErrorCode;
 #[cfg(debug_assertions)]
@@ -225,16 +225,11 @@ impl Kernel {
             }
         }
         self.current = Some(partner);
-        if floor != self.floor_installed {
-            self.install_floor(platform, floor);
-        }
-        if generation != self.asids.generation() {
-            self.refresh_asid(platform, partner);
-            let thread = self.objects.thread_mut(partner)?;
-            return Some(UserResume {
-                ttbr0: thread.ttbr0,
-                context: NonNull::from(&mut thread.context),
-            });
+        // A syscall floor to switch or an ASID to renew: rare, and out of
+        // line, so that no value has to live across a call here (each
+        // would take a callee-saved register, saved and never restored).
+        if floor != self.floor_installed || generation != self.asids.generation() {
+            return Some(self.fast_switch_rare(platform, partner));
         }
         self.last_ran = Some(partner);
         let owns_fp = self.fp_owner == Some(partner);
@@ -242,6 +237,22 @@ impl Kernel {
             self.change_fp_access(platform, owns_fp);
         }
         Some(UserResume { context, ttbr0 })
+    }
+
+    /// The rest of the fast path's switch to `partner` when the syscall
+    /// floor or its ASID has to change: the slow path's own switch
+    /// (`switch_to_inline`), whose first steps the fast path made already
+    /// (the thread current and running), then the way back to EL0 read
+    /// afresh (a new ASID changes the TTBR0 value).
+    #[cold]
+    #[inline(never)]
+    fn fast_switch_rare<P: Platform>(&mut self, platform: &mut P, partner: ThreadId) -> UserResume {
+        let _ = self.switch_to_inline(platform, partner);
+        let thread = &mut self.objects[partner];
+        UserResume {
+            ttbr0: thread.ttbr0,
+            context: NonNull::from(&mut thread.context),
+        }
     }
 }
 
