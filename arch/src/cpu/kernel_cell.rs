@@ -11,13 +11,14 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// and turns into a panic instead of two `&mut`.
 #[repr(C)]
 pub struct KernelCell<T> {
-    /// First: at the symbol's own address, so the value's hot fields keep
-    /// small offsets from it (a value with a large alignment, such as the
-    /// kernel's 4 KiB-aligned thread table, would otherwise start past
-    /// the reach of an immediate offset); the flag costs an address of
-    /// its own either way.
-    value: UnsafeCell<T>,
+    /// First, at the cell's own address: the base register every entry
+    /// holds anyway to reach the value (see `opaque`), so the test and the
+    /// two stores need no offset of their own (after a large value, the
+    /// kernel's state, the flag's offset took a register). The value
+    /// follows at its alignment, its hot fields still at small offsets
+    /// (none of the kernel's values is aligned to more than 16 bytes).
     borrowed: AtomicBool,
+    value: UnsafeCell<T>,
 }
 
 // SAFETY: access is serialised by `with` (see the type's docs).
