@@ -233,8 +233,11 @@ impl Kernel {
         }
         self.last_ran = Some(partner);
         let owns_fp = self.fp_owner == Some(partner);
-        if self.fp_access != owns_fp {
-            self.change_fp_access(platform, owns_fp);
+        let access = self.fp_access;
+        if access != owns_fp {
+            // The flip of the access there is (`owns_fp` itself: the
+            // compiler computed that compare a second time).
+            self.change_fp_access(platform, !access);
         }
         Some(UserResume { context, ttbr0 })
     }
