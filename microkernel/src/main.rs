@@ -21,7 +21,7 @@ use core::fmt::Write;
 use microkernel::boot_suite::Mode;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
-use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume};
+use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume, UserResume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::tick;
 
@@ -499,29 +499,41 @@ fn idle() -> ! {
     }
 }
 
-/// A syscall whose caller may skip entry work for it (`vectors.s` tested
-/// the work word and the no-entry-work mask): the IPC fast path first,
-/// then the generic entry.
+/// A `Call` whose caller may skip entry work for it (`vectors.s` tested
+/// the number, the work word and the no-entry-work mask): the IPC fast
+/// path first, then the generic entry.
 #[no_mangle]
-extern "C" fn portcullis_el0_svc(_context: *mut UserContext) -> ! {
+extern "C" fn portcullis_el0_call(_context: *mut UserContext) -> ! {
     // The IPC fast path touches no user memory, so it runs before the
     // software-PAN switch (the return to EL0 installs the next TTBR0).
-    let fast = STATE.with(|state| state.kernel.ipc_fast_path(&mut state.machine));
+    fast_or_slow(STATE.with(|state| state.kernel.ipc_fast_call(&mut state.machine)))
+}
+
+/// A `ReplyRecv` whose caller may skip entry work for it: as
+/// `portcullis_el0_call`.
+#[no_mangle]
+extern "C" fn portcullis_el0_reply_recv(_context: *mut UserContext) -> ! {
+    fast_or_slow(STATE.with(|state| state.kernel.ipc_fast_reply_recv(&mut state.machine)))
+}
+
+/// Straight back to EL0 if the fast path switched (it only ever switches
+/// to a thread), without `go`'s call and match; the generic entry if not.
+#[inline(always)]
+fn fast_or_slow(fast: Option<UserResume>) -> ! {
     match fast {
-        // Straight back to EL0 (the fast path only ever switches to a
-        // thread), without `go`'s call and match.
         // SAFETY: as in `go`: the context of the thread the kernel made
-        // current, in the static thread table, no reference to it live.
-        Some(Resume::User { context, ttbr0 }) => unsafe {
-            user_return::return_to_user(context, ttbr0)
+        // current, inside its TCB's record in object memory, no reference
+        // to it live once `STATE.with` has returned.
+        Some(UserResume { context, ttbr0 }) => unsafe {
+            user_return::return_to_user(context.as_ptr(), ttbr0)
         },
-        Some(resume) => go(resume),
         None => el0_sync(),
     }
 }
 
 /// A synchronous exception from EL0 the vector did not send to
-/// `portcullis_el0_svc`: a user fault, an FP trap, a syscall with work.
+/// `portcullis_el0_call` or `portcullis_el0_reply_recv`: a user fault, an
+/// FP trap, a syscall with work.
 #[no_mangle]
 extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
     el0_sync()

@@ -112,13 +112,31 @@ pub fn irq_pending() -> bool {
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD
 /// instruction to EL1 (0b01). EL1 never uses FP/SIMD (softfloat kernel).
 pub fn set_user_fp_access(enabled: bool) {
-    let fpen = if enabled {
-        CPACR_EL1::FPEN::TrapNothing
-    } else {
-        CPACR_EL1::FPEN::TrapEl0
-    };
-    CPACR_EL1.write(fpen);
-    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
+    // FPEN (bits 21:20) is TrapEl0 (0b01) with `enabled` as its high
+    // bit: TrapNothing (0b11). Computed from the bool (which the caller
+    // has in a register already) in the asm, where the compiler cannot
+    // turn it back into a choice of the two constants (two moves, a
+    // compare and a select) on every switch between a thread that owns
+    // the FP registers and one that does not. The other fields are 0, as
+    // a `write` of the one field left them.
+    const _: () = assert!(CPACR_EL1::FPEN::TrapEl0.value == 0b01 << 20);
+    const _: () = assert!(CPACR_EL1::FPEN::TrapNothing.value == 0b11 << 20);
+    let enabled = u64::from(enabled);
+    // SAFETY: CPACR_EL1 with only FPEN set controls EL0 (and EL1) access
+    // to FP/SIMD, nothing else; the kernel itself never uses FP/SIMD
+    // (softfloat), and the isb makes the change take effect before the
+    // return to EL0.
+    unsafe {
+        core::arch::asm!(
+            "lsl {value}, {enabled}, #21",
+            "orr {value}, {value}, #(1 << 20)",
+            "msr cpacr_el1, {value}",
+            "isb",
+            enabled = in(reg) enabled,
+            value = out(reg) _,
+            options(nostack, preserves_flags)
+        );
+    }
 }
 
 /// MDSCR_EL1.SS: software step enabled.

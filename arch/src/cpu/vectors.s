@@ -15,9 +15,9 @@
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
 .equ SYSCALL_BENCH_FLOOR, 4             // abi::Syscall::BenchFloor
-// abi::Syscall::Call (9) and ::ReplyRecv (11), the two the IPC fast path
-// takes, differ only in bit 1: `x8 | 2 == SYSCALL_IPC_FAST` tests both.
-.equ SYSCALL_IPC_FAST, 11
+// The two syscalls with an IPC fast path, each with an entry of its own.
+.equ SYSCALL_CALL, 9                    // abi::Syscall::Call
+.equ SYSCALL_REPLY_RECV, 11             // abi::Syscall::ReplyRecv
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -96,8 +96,9 @@
 // is not an SVC goes to the full save and the generic entry at once. An
 // SVC from a thread with no work at all (its work word, right after its
 // saved registers, is zero) is answered here if it is `Null` (x8 == 0),
-// and goes to `portcullis_el0_svc`, which tries the IPC fast path first,
-// if it is `Call` or `ReplyRecv`. A thread with work takes the same two
+// and goes to `portcullis_el0_call` or `portcullis_el0_reply_recv`, which
+// try the IPC fast path of that syscall first, if it is `Call` or
+// `ReplyRecv`. A thread with work takes the same two
 // ways only for a syscall its no-entry-work mask (the word after the work
 // word) excuses, and only with no exit work; everything else goes to
 // `portcullis_el0_sync`, the generic entry. x9/x10 are parked in their
@@ -134,10 +135,13 @@
     lsr     x9, x9, x8
     tbz     x9, #0, el0_sync_slow_x9_x10_saved
     // Only Call and ReplyRecv have a fast path: any other syscall goes to
-    // the generic entry without trying it.
-5:  orr     x9, x8, #2
-    cmp     x9, #SYSCALL_IPC_FAST
-    b.eq    el0_svc_x9_x10_saved
+    // the generic entry without trying it. The exact numbers are tested
+    // here, once: each entry then knows which syscall it has (Call first,
+    // two instructions: it is the one of the pair that starts a message).
+5:  cmp     x8, #SYSCALL_CALL
+    b.eq    el0_call_x9_x10_saved
+    cmp     x8, #SYSCALL_REPLY_RECV
+    b.eq    el0_reply_recv_x9_x10_saved
     // x9 and x10 stay parked: the full save skips their slots.
     b       el0_sync_slow_x9_x10_saved
 .endm
@@ -208,10 +212,17 @@ el0_sync_slow_x9_x10_saved:
     bl      portcullis_el0_sync
     b       .
 
-// An SVC whose caller may skip entry work for it (user_sync_vector).
-el0_svc_x9_x10_saved:
+// A Call, or a ReplyRecv, whose caller may skip entry work for it
+// (user_sync_vector): one entry each, so the fast path does not test the
+// number again.
+el0_call_x9_x10_saved:
     save_user_context x9_x10_saved=1
-    bl      portcullis_el0_svc
+    bl      portcullis_el0_call
+    b       .
+
+el0_reply_recv_x9_x10_saved:
+    save_user_context x9_x10_saved=1
+    bl      portcullis_el0_reply_recv
     b       .
 
 el1_exception_common:

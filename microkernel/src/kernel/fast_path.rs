@@ -15,9 +15,12 @@
 //!   no exit work and only syscall work that its no-entry-work mask
 //!   excuses for this syscall (a filter whose verdict for it is a constant
 //!   `Allow`): tested in the vector (`arch/src/cpu/vectors.s`), which
-//!   calls `portcullis_el0_svc` (and so this) only then;
-//! * `Call` or `ReplyRecv` (the vector sends no other syscall here), a
-//!   register-only message (≤ 6 words), no capability transfer;
+//!   calls `portcullis_el0_call` or `portcullis_el0_reply_recv` (and so
+//!   this) only then;
+//! * `Call` or `ReplyRecv`: the vector tests the exact number and has an
+//!   entry for each (it sends no other syscall here), so the number is not
+//!   read again; a register-only message (≤ 6 words), no capability
+//!   transfer;
 //! * the capability is an endpoint with the right (`Call`: write,
 //!   `ReplyRecv`: read);
 //! * `Call`: a receiver already waits, at least as urgent as the caller,
@@ -34,56 +37,75 @@
 //! thread (`Kernel::check_invariants` checks it); a partner at least as
 //! urgent as the caller is then at least as urgent as them too.
 
-use super::{Kernel, Resume};
+use super::Kernel;
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::CapType;
-use abi::{ErrorCode, Syscall};
+use abi::ErrorCode;
+#[cfg(debug_assertions)]
+use abi::Syscall;
+use arch::context::UserContext;
 use arch::object_memory::kind;
+use core::ptr::NonNull;
+
+/// The way back to EL0 the fast path takes: the saved registers of the
+/// thread it switched to (inside its TCB's record) and its TTBR0 value.
+/// Always a thread, never `Resume::Idle` or `Shutdown`: two words, which
+/// come back in two registers (an `Option<Resume>` went through the
+/// stack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserResume {
+    /// The thread's saved registers.
+    pub context: NonNull<UserContext>,
+    /// Its address space root and ASID.
+    pub ttbr0: u64,
+}
 
 impl Kernel {
-    /// Handles the syscall of the current thread if the fast path applies;
+    /// Handles the current thread's `Call` if the fast path applies;
     /// `None` sends it down the ordinary path, with nothing changed.
     ///
-    /// Only for an SVC the vector found may skip entry work
+    /// Only for a `Call` (its `x8`) the vector found may skip entry work
     /// (`Thread::skips_entry_work`, tested there on the work word and the
-    /// mask): that test is not repeated here. The vector tests the mask
-    /// bit of `x8` modulo 64; the exact number test below keeps that from
-    /// mattering.
-    pub fn ipc_fast_path<P: Platform>(&mut self, platform: &mut P) -> Option<Resume> {
-        let current = self.current?;
-        let number = self
-            .objects
-            .memory()
-            .get::<kind::Tcb>(current.granule())?
-            .context
-            .x[8];
-        // One copy per operation: each is then straight-line code, not
-        // one that tests which it is at every step.
-        if number == Syscall::Call.number() {
-            self.fast_ipc::<P, true>(platform, current)
-        } else if number == Syscall::ReplyRecv.number() {
-            self.fast_ipc::<P, false>(platform, current)
-        } else {
-            None
-        }
+    /// mask): neither test is repeated here. The vector has an entry of
+    /// its own for each of the two syscalls, so it knows which it has.
+    #[inline(always)]
+    pub fn ipc_fast_call<P: Platform>(&mut self, platform: &mut P) -> Option<UserResume> {
+        self.fast_ipc::<P, true>(platform)
     }
 
-    /// The fast path of `Call` (`IS_CALL`) or `ReplyRecv` for `current`.
+    /// `ipc_fast_call` for the current thread's `ReplyRecv`.
+    #[inline(always)]
+    pub fn ipc_fast_reply_recv<P: Platform>(&mut self, platform: &mut P) -> Option<UserResume> {
+        self.fast_ipc::<P, false>(platform)
+    }
+
+    /// The fast path of `Call` (`IS_CALL`) or `ReplyRecv` for the current
+    /// thread. One copy per operation: each is then straight-line code,
+    /// not one that tests which it is at every step.
     #[inline(always)]
     fn fast_ipc<P: Platform, const IS_CALL: bool>(
         &mut self,
         platform: &mut P,
-        current: ThreadId,
-    ) -> Option<Resume> {
+    ) -> Option<UserResume> {
         let is_call = IS_CALL;
+        let current = self.current?;
         // The checks read object memory only: one shared borrow, so its
         // base and kind bytes stay in registers.
         let memory = self.objects.memory();
         let caller = memory.get::<kind::Tcb>(current.granule())?;
+        #[cfg(debug_assertions)]
+        {
+            let expected = if is_call {
+                Syscall::Call
+            } else {
+                Syscall::ReplyRecv
+            };
+            debug_assert_eq!(caller.context.x[8], expected.number());
+        }
         debug_assert!(caller.skips_entry_work(caller.context.x[8]));
         if !fits_in_registers(sent_info(caller)) {
             return None;
@@ -190,7 +212,7 @@ impl Kernel {
         let floor = partner_thread.syscall_floor;
         let generation = partner_thread.asid_generation;
         let ttbr0 = partner_thread.ttbr0;
-        let context: *mut arch::context::UserContext = &mut partner_thread.context;
+        let context = NonNull::from(&mut partner_thread.context);
         // The neighbour in the queue, if any (a queue of one has none).
         let neighbour = if is_call { next } else { tail };
         if let Some(neighbour) = neighbour {
@@ -203,19 +225,37 @@ impl Kernel {
             }
         }
         self.current = Some(partner);
-        if floor != self.floor_installed {
-            self.install_floor(platform, floor);
-        }
-        if generation != self.asids.generation() {
-            self.refresh_asid(platform, partner);
-            return Some(self.user_resume(partner));
+        // A syscall floor to switch or an ASID to renew: rare, and out of
+        // line, so that no value has to live across a call here (each
+        // would take a callee-saved register, saved and never restored).
+        if floor != self.floor_installed || generation != self.asids.generation() {
+            return Some(self.fast_switch_rare(platform, partner));
         }
         self.last_ran = Some(partner);
         let owns_fp = self.fp_owner == Some(partner);
-        if self.fp_access != owns_fp {
-            self.change_fp_access(platform, owns_fp);
+        let access = self.fp_access;
+        if access != owns_fp {
+            // The flip of the access there is (`owns_fp` itself: the
+            // compiler computed that compare a second time).
+            self.change_fp_access(platform, !access);
         }
-        Some(Resume::User { context, ttbr0 })
+        Some(UserResume { context, ttbr0 })
+    }
+
+    /// The rest of the fast path's switch to `partner` when the syscall
+    /// floor or its ASID has to change: the slow path's own switch
+    /// (`switch_to_inline`), whose first steps the fast path made already
+    /// (the thread current and running), then the way back to EL0 read
+    /// afresh (a new ASID changes the TTBR0 value).
+    #[cold]
+    #[inline(never)]
+    fn fast_switch_rare<P: Platform>(&mut self, platform: &mut P, partner: ThreadId) -> UserResume {
+        let _ = self.switch_to_inline(platform, partner);
+        let thread = &mut self.objects[partner];
+        UserResume {
+            ttbr0: thread.ttbr0,
+            context: NonNull::from(&mut thread.context),
+        }
     }
 }
 
@@ -239,17 +279,29 @@ fn copy_registers(from: &[u64; 31], to: &mut [u64; 31], badge: u64) {
 mod tests {
     use abi::Syscall;
 
-    /// `vectors.s` sends an SVC to the fast path only when `x8 | 2` is
-    /// `SYSCALL_IPC_FAST`: exactly `Call` and `ReplyRecv`.
+    /// `vectors.s` sends an SVC to the fast path's two entries only when
+    /// `x8` is exactly `SYSCALL_CALL` or `SYSCALL_REPLY_RECV`: `Call` to
+    /// the one, `ReplyRecv` to the other.
     #[test]
     fn the_vector_sends_exactly_call_and_reply_recv_here() {
         let vectors = include_str!("../../../arch/src/cpu/vectors.s");
-        let fast = Syscall::ReplyRecv.number();
-        assert!(vectors.contains(&format!(".equ SYSCALL_IPC_FAST, {fast}\n")));
-        for number in 0..256u64 {
-            let expected =
-                number == Syscall::Call.number() || number == Syscall::ReplyRecv.number();
-            assert_eq!(number | 2 == fast, expected, "syscall {number}");
+        let call = Syscall::Call.number();
+        let reply_recv = Syscall::ReplyRecv.number();
+        assert!(vectors.contains(&format!(".equ SYSCALL_CALL, {call} ")));
+        assert!(vectors.contains(&format!(".equ SYSCALL_REPLY_RECV, {reply_recv} ")));
+        for (number, entry) in [
+            ("SYSCALL_CALL", "el0_call_x9_x10_saved"),
+            ("SYSCALL_REPLY_RECV", "el0_reply_recv_x9_x10_saved"),
+        ] {
+            let test = format!("cmp     x8, #{number}\n    b.eq    {entry}\n");
+            assert!(vectors.contains(&test), "{number} goes to {entry}");
+            assert_eq!(vectors.matches(&format!("b.eq    {entry}")).count(), 1);
         }
+        assert!(vectors.contains(
+            "el0_call_x9_x10_saved:\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_call\n"
+        ));
+        assert!(vectors.contains(
+            "el0_reply_recv_x9_x10_saved:\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_reply_recv\n"
+        ));
     }
 }

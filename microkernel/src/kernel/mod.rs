@@ -58,6 +58,7 @@ mod vspace;
 use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
 pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, WorkFlags};
+pub use fast_path::UserResume;
 use policy::Entered;
 
 /// How far a `Retype` got.
