@@ -11,7 +11,7 @@
 //! | 0 | `x2` | the syscall number |
 //! | 1 | `x3` | the type (`CapType` number) of the capability `x0` names, 0 if none |
 //! | 2 | `x4` | that capability's badge (0 if none or unbadged) |
-//! | 3 | `x5` | the thread's identifier (its index in the kernel's thread table) |
+//! | 3 | `x5` | the thread's number (given out in order over the kernel's life, as console lines show it) |
 //! | 4 | `x6` | a cookie, unique per request |
 //! | 5 | `x7` | the syscall's `x0` |
 //! | 6..=12 | IPC buffer words 6..=12 | the syscall's `x1..x7` |

@@ -13,7 +13,7 @@
 //! | 1..=6 | `x3..x7`, IPC buffer word 6 | the thread's `x0..x5` now (at exit `x0` is the result) |
 //! | 7 | IPC buffer word 7 | the thread's `x8` now (at exit: the second result) |
 //! | 8 | IPC buffer word 8 | its PC: after the `svc` (entry, exit) or the next instruction to run (step) |
-//! | 9 | IPC buffer word 9 | the thread's identifier (its index in the kernel's thread table) |
+//! | 9 | IPC buffer word 9 | the thread's number (given out in order over the kernel's life, as console lines show it) |
 //! | 10, 11 | IPC buffer words 10, 11 | the thread's `x6`, `x7` |
 //!
 //! The tracer answers with `Reply` (or `ReplyRecv`). The reply's label is

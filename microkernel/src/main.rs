@@ -472,7 +472,7 @@ fn start_devices(
 fn go(resume: Resume) -> ! {
     match resume {
         // SAFETY: the kernel returns the saved context of the thread it
-        // made current; it lives in the static thread table and no
+        // made current; it lives in that thread's TCB record and no
         // reference to it outlives `STATE.with`.
         Resume::User { context, ttbr0 } => unsafe { user_return::return_to_user(context, ttbr0) },
         Resume::Idle => idle(),

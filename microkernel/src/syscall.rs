@@ -306,8 +306,10 @@ pub struct SetSpaceArguments {
     pub vspace: u64,
     /// The IPC buffer's Frame capability slot (x3), if any.
     pub ipc_buffer: Option<u64>,
-    /// Where the thread has that buffer mapped (x1; 0 without one): its
-    /// first `TPIDR_EL0`, where the SDK finds the buffer.
+    /// Where the thread has that buffer mapped (x1: a page a frame can be
+    /// mapped at; 0 without a buffer): its first `TPIDR_EL0`, where the
+    /// SDK finds the buffer. The kernel reads and writes the buffer
+    /// through the Frame, never through this address.
     pub ipc_buffer_address: u64,
     /// The fault endpoint's capability slot (x4), if any.
     pub fault_endpoint: Option<u64>,
@@ -661,11 +663,13 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
     let ipc_buffer = optional(context.x[3]);
     let ipc_buffer_address = context.x[1];
     match ipc_buffer {
-        // A page of the user half.
+        // A page a frame can be mapped at (the user half but page 0).
         Some(_) if !ipc_buffer_address.is_multiple_of(PAGE_SIZE) => {
             return Err(ErrorCode::InvalidArgument)
         }
-        Some(_) if ipc_buffer_address >= user_end => return Err(ErrorCode::InvalidAddress),
+        Some(_) if !is_user_map_address(ipc_buffer_address) => {
+            return Err(ErrorCode::InvalidAddress)
+        }
         // No buffer, no address: a nonzero one is a mistake to report.
         None if ipc_buffer_address != 0 => return Err(ErrorCode::InvalidArgument),
         _ => {}
@@ -848,6 +852,7 @@ mod tests {
     fn tcb_set_space_arguments_are_checked() {
         let set = |x3: u64, x4: u64, pc: u64, sp: u64| {
             let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
+            ctx.x[1] = if x3 == NO_CAP { 0 } else { 0x7000_0000 };
             ctx.x[4] = x4;
             ctx.x[5] = pc;
             ctx.x[6] = sp;
@@ -861,7 +866,7 @@ mod tests {
                 tcb: 7,
                 vspace: 5,
                 ipc_buffer: Some(9),
-                ipc_buffer_address: 0,
+                ipc_buffer_address: 0x7000_0000,
                 fault_endpoint: Some(10),
                 pc: 0x40_0000,
                 sp: 0x80_0000,
@@ -900,6 +905,7 @@ mod tests {
         assert_eq!(with_address(0x7000_0008, 9), Err(bad), "not a page");
         assert_eq!(with_address(end, 9), Err(outside), "past the user half");
         assert_eq!(with_address(!0xfff, 9), Err(outside), "a kernel address");
+        assert_eq!(with_address(0, 9), Err(outside), "page 0, never mapped");
         assert_eq!(with_address(0x7000_0000, NO_CAP), Err(bad), "no buffer");
         assert_eq!(with_address(0, NO_CAP), Ok(0));
     }

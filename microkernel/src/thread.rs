@@ -13,7 +13,7 @@ use entry::WorkFlags;
 pub const NO_CSPACE_SLOTS: (SlotId, u32) = (SlotId(0), 0);
 
 /// `Thread::cspace_slots` of a CNode with `first` slot and `radix`, as
-/// `CapSpace::cnode_slots` gives them (a radix too large to count in a
+/// `Objects::cnode_slots` gives them (a radix too large to count in a
 /// `u32`, which no CNode has, counts as no slot: the slow path decides).
 pub fn cached_cspace_slots((first, radix): (SlotId, u8)) -> (SlotId, u32) {
     match 1u32.checked_shl(u32::from(radix)) {

@@ -1430,6 +1430,8 @@ mod user_space {
 
         fn set_space(&mut self, tcb: u64, vspace: u64, caps: [u64; 2], pc_sp: [u64; 2]) -> u64 {
             let context = self.context();
+            // Where the buffer is mapped (none: 0).
+            context.x[1] = if caps[0] == NO_CAP { 0 } else { 0x7fff_0000 };
             context.x[5] = pc_sp[0];
             context.x[6] = pc_sp[1];
             context.x[7] = 0x5eed;

@@ -19,7 +19,8 @@ pub enum CapError {
     SlotOccupied,
     /// The Untyped has too little room left above its watermark.
     NotEnoughMemory,
-    /// The object table or the slot pool is full.
+    /// A fixed resource of the kernel's own is used up (the kernel's pool
+    /// of pages, its CNode for the objects it makes itself).
     OutOfResources,
 }
 

@@ -4,8 +4,8 @@
 //! A TCB capability names one thread. For a thread the kernel starts (a
 //! boot-suite case's) the kernel makes the TCB object and destroys it when
 //! the thread ends. A thread made from user space comes the other way
-//! round: `Retype` of a TCB takes a free slot of the thread table for it
-//! (inactive), `TcbConfigure` gives it a CSpace, a priority and a program
+//! round: `Retype` of a TCB makes an inactive thread in the TCB's record
+//! (in the Untyped's memory), `TcbConfigure` gives it a CSpace, a priority and a program
 //! (or, with `abi::tcb::NO_PROGRAM`, no program: `TcbSetSpace` then gives
 //! it an address space its creator built, see `set_space.rs`),
 //! `TcbResume` starts it, and destroying its TCB object (the last

@@ -22,8 +22,8 @@
 //!   bound, every thread bound to it ends (`VSPACE_DESTROYED_STATUS`).
 //!
 //! A Frame is a page retyped from Untyped memory; it is mapped at most
-//! once at a time (seL4's rule), and the kernel remembers where
-//! (`frame_maps`), so that unmapping, deleting the frame's last capability
+//! once at a time (seL4's rule), and the kernel remembers where (in the
+//! Frame's record: `FrameMapping`, its VSpace named by `ObjectRef`), so that unmapping, deleting the frame's last capability
 //! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;

@@ -49,7 +49,7 @@ pub struct PolicyRequest {
     pub object_type: Option<CapType>,
     /// That capability's badge.
     pub badge: u64,
-    /// Which thread asks (its index in the kernel's thread table).
+    /// Which thread asks (its number, as console lines show it).
     pub thread: u64,
     /// Unique per request.
     pub cookie: u64,
