@@ -285,7 +285,7 @@ fn cap_table_seeds() {
     const RETYPE: u8 = 7;
     // Retype arguments: untyped selector (even: among Untypeds), type,
     // param, CNode selector, index, count.
-    let scripts: [(&str, Vec<u8>); 5] = [
+    let scripts: [(&str, Vec<u8>); 6] = [
         (
             "endpoints-mint-revoke",
             vec![
@@ -319,6 +319,16 @@ fn cap_table_seeds() {
                 BOOT, 0, 0, 0x3f, 3, BOOT, 2, 2, 0x3f, 4, BOOT, 3, 8, 0x3f, 5, BOOT, 4, 0, 0x3f, 6,
                 FORGE, 0, 1, 0x3f, 7, FORGE, 5, 4, 0x3f, 8, MINT, 3, 9, 0x01, 1, MINT, 9, 10, 0x03,
                 0,
+            ],
+        ),
+        (
+            "reply-objects",
+            vec![
+                RETYPE, 0, 6, 0, 0, 2, 1, // a Reply object
+                COPY, 2, 4, // refused: a Reply is never copied
+                MINT, 2, 5, 0x3f, 0, // nor minted
+                MOVE, 2, 6, // moved
+                DELETE, 6, REVOKE, 0,
             ],
         ),
         (
