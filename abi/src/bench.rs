@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn every_row_has_a_bit_and_all_of_them_encode() {
         assert!(ROWS.len() as u32 <= ROW_BITS);
-        assert!(MAX_ITERATIONS < 1 << ITERATION_BITS);
+        const { assert!(MAX_ITERATIONS < 1 << ITERATION_BITS) };
         let p = BenchParameter::from_options(Some("20000"), None, Some("instructions")).unwrap();
         assert_eq!(p.rows.count_ones() as usize, ROWS.len());
         assert_eq!(BenchParameter::decode(p.encode()), p);

@@ -17,7 +17,7 @@ extern "C" fn _start(argument: u64) -> ! {
 /// of the same program, made with `Tcb::set_space`, which then runs
 /// `portcullis_main` with the `x0` it is given.
 pub fn entry_point() -> u64 {
-    _start as usize as u64
+    _start as *const () as u64
 }
 
 #[panic_handler]
