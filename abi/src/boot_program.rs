@@ -2,10 +2,12 @@
 //!
 //! The kernel starts each boot-suite case by loading the init ELF into a
 //! fresh address space with a program selector in `x0`, and gives each
-//! thread the capabilities the case lists. A thread made from user space
-//! (`Syscall::TcbConfigure`) runs the same embedded ELF with a selector of
-//! a program `BootProgram::startable_by_user` allows. The low
-//! byte selects the program, the rest is its parameter.
+//! thread the capabilities the case lists. The kernel loads no program
+//! for a thread made from user space (`Syscall::TcbConfigure` takes no
+//! selector): a program starts one as a thread of its own address space
+//! at the ELF's entry (`sdk::entry_point`) with a selector in `x0`
+//! (`sdk::thread::bind_to_own_space`). The low byte selects the
+//! program, the rest is its parameter.
 
 /// Programs init knows.
 #[repr(u8)]
@@ -766,21 +768,6 @@ impl BootProgram {
         }
     }
 
-    /// May a thread made from user space (`Syscall::TcbConfigure`) run
-    /// this program? Only the small ones written for it: the others are
-    /// test, benchmark and fuzz programs that expect the capabilities a
-    /// boot-suite case gives them (and some run for a long time).
-    pub const fn startable_by_user(self) -> bool {
-        matches!(
-            self,
-            BootProgram::ThreadsCaller
-                | BootProgram::ThreadsServer
-                | BootProgram::SelfEnder
-                | BootProgram::ConfinedChild
-                | BootProgram::SwapVictim
-        )
-    }
-
     /// The selector for this program with `parameter`.
     pub const fn selector(self, parameter: u64) -> u64 {
         (self as u64) | (parameter << PARAMETER_SHIFT)
@@ -817,21 +804,5 @@ mod tests {
             );
         }
         assert_eq!(BootProgram::decode(200), None);
-    }
-
-    #[test]
-    fn only_the_child_programs_are_startable_by_user() {
-        let startable = BootProgram::ALL
-            .iter()
-            .filter(|p| p.startable_by_user())
-            .count();
-        assert_eq!(startable, 5);
-        assert!(BootProgram::ThreadsCaller.startable_by_user());
-        assert!(BootProgram::ThreadsServer.startable_by_user());
-        assert!(BootProgram::SelfEnder.startable_by_user());
-        assert!(BootProgram::ConfinedChild.startable_by_user());
-        assert!(BootProgram::SwapVictim.startable_by_user());
-        assert!(!BootProgram::ThreadsRoot.startable_by_user());
-        assert!(!BootProgram::Fuzzer.startable_by_user());
     }
 }

@@ -173,18 +173,16 @@ pub enum Syscall {
     /// caller; on failure `x0` holds the error.
     UserDispatchReturn = 38,
     /// Gives the new thread named by the TCB capability `x0` (write
-    /// right; a thread made by `Retype` of `CapType::Tcb`, not yet
-    /// configured) a program: the CNode capability `x2` (write right)
-    /// becomes its CSpace (it holds no other capability), `x3` its
-    /// priority and MCP (at most the caller's MCP: `Denied` above it), and
-    /// the kernel loads the init ELF embedded in the image into a fresh
-    /// address space for it, entered with `x0` = the program selector
-    /// `x4` (`abi::boot_program`; only programs that
-    /// `BootProgram::startable_by_user` allows, else `InvalidArgument`).
-    /// With `x4` = `abi::tcb::NO_PROGRAM` it gets the CSpace and priority
-    /// only (before or after `TcbSetSpace` gives it an address space).
-    /// The thread stays inactive until `TcbResume`. A thread that is not
-    /// new, or has an address space when a program is asked for:
+    /// right; a thread made by `Retype` of `CapType::Tcb`, still
+    /// inactive) its CSpace and priority: the CNode capability `x2`
+    /// (write right) becomes its CSpace (it holds no other capability),
+    /// `x3` its priority and MCP (0..=255, at most the caller's MCP:
+    /// `Denied` above it), before or after `TcbSetSpace` gives it an
+    /// address space. `x4` must be `abi::tcb::NO_PROGRAM`: the kernel
+    /// loads no program for user space (any other value, a program
+    /// selector included, is `InvalidArgument`, checked with the
+    /// priority before any capability). The thread stays inactive until
+    /// `TcbResume`. A thread that is not new (not inactive):
     /// `InvalidArgument`.
     TcbConfigure = 39,
     /// As `CapMint`, across CNodes: mints the capability at index `x2` of

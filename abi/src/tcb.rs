@@ -1,8 +1,9 @@
 //! Thread control blocks as user space sees them: register numbers for
 //! `TcbReadRegister` / `TcbWriteRegister`, and the priority range.
 
-/// `TcbConfigure`'s selector (`x4`) that loads no program: the thread
-/// gets its CSpace and priority only, and its address space later from
+/// The only `x4` `TcbConfigure` takes (any other value is
+/// `InvalidArgument`): the kernel loads no program for user space, the
+/// thread gets its CSpace and priority only, and its address space from
 /// `Syscall::TcbSetSpace`.
 pub const NO_PROGRAM: u64 = u64::MAX;
 

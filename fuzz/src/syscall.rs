@@ -135,17 +135,10 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             tcb,
             cnode,
             priority,
-            selector,
         } => {
-            assert_eq!(
-                (tcb, cnode, u64::from(priority), selector),
-                (x[0], x[2], x[3], x[4])
-            );
-            let program = abi::boot_program::BootProgram::decode(selector);
-            assert!(
-                selector == abi::tcb::NO_PROGRAM
-                    || program.is_some_and(|(p, _)| p.startable_by_user())
-            );
+            assert_eq!((tcb, cnode, u64::from(priority)), (x[0], x[2], x[3]));
+            // The kernel loads no program for user space.
+            assert_eq!(x[4], abi::tcb::NO_PROGRAM, "a program selector accepted");
         }
         Call::TcbSetSpace => {
             let a = microkernel::syscall::set_space_arguments(context).expect("decode accepted it");

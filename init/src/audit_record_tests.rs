@@ -16,6 +16,7 @@ use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
+use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
 /// `SelfEnder`'s parameter: the low byte says how it ends itself, the
@@ -39,6 +40,15 @@ const RING_SIGNAL: Cptr = Cptr(6);
 const FIRST_CHILD_SLOT: u64 = 7;
 /// Where a copy of an ended child's TCB capability would go.
 const SPARE: u64 = 15;
+/// Child `i` is a thread of the auditor's own program and space: its
+/// stack and IPC buffer frames (from the case's Untyped, not its own
+/// one-page Untyped, which holds its TCB alone) are in the slots from
+/// `16 + CHILD_FRAME_SLOTS i`, mapped from `CHILD_AREA + CHILD_AREA_SIZE
+/// i` (clear of the ring at the window's start).
+const CHILD_STACK_PAGES: u64 = 4;
+const CHILD_FRAME_SLOTS: u64 = 8;
+const CHILD_AREA: u64 = FRAME_MAP_START + 0x10_0000;
+const CHILD_AREA_SIZE: u64 = 0x10_0000;
 /// The children's priority: above the auditor once it has lowered itself.
 const CHILD_PRIORITY: u64 = 100;
 /// The exit status of the child that exits.
@@ -116,7 +126,22 @@ pub fn self_end_auditor() -> i32 {
         let selector = BootProgram::SelfEnder.selector(mode | argument << 8);
         expect!(
             check + 2,
-            tcb.configure(Cptr(CNODE), CHILD_PRIORITY, selector),
+            tcb.configure(Cptr(CNODE), CHILD_PRIORITY),
+            Ok(())
+        );
+        let child = OwnThread {
+            tcb,
+            vspace: OWN_VSPACE,
+            untyped: Cptr(UNTYPED),
+            first_slot: 16 + CHILD_FRAME_SLOTS * index as u64,
+            stack_pages: CHILD_STACK_PAGES,
+            area: CHILD_AREA + CHILD_AREA_SIZE * index as u64,
+            fault_endpoint: None,
+        };
+        // Made by this thread, not the child: no record of it.
+        expect!(
+            60 + index as i32,
+            bind_to_own_space(&child, selector).map(|_| ()),
             Ok(())
         );
         expect!(

@@ -31,6 +31,7 @@ use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, raw_syscall_registers, retype};
 use sdk::tcb::{FilterCap, Tcb};
+use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
 /// The badge of the sibling's capability to the warden's endpoint, which
@@ -90,6 +91,8 @@ const REBADGED: u64 = 0xa3;
 /// and the next notification retyped from it is made in the same memory
 /// (same object id; an unbadged original with every right, as before).
 const SMALL: u64 = 21;
+/// The victim's stack and IPC buffer frames (`OwnThread::slots` of them).
+const VICTIM_FRAMES: u64 = 22;
 
 /// The victim's priority: below the sibling (105, its MCP) and the warden.
 const VICTIM_PRIORITY: u64 = 100;
@@ -257,12 +260,20 @@ fn make_victim() -> Result<MappedFrame, i32> {
     cnode::copy(CNODE, JUDGED_HOME, JUDGED).map_err(fail(1))?;
     retype(UNTYPED, CapType::Tcb, 0, VICTIM.0 .0, 1).map_err(fail(2))?;
     VICTIM
-        .configure(
-            Cptr(CNODE),
-            VICTIM_PRIORITY,
-            BootProgram::SwapVictim.selector(0),
-        )
+        .configure(Cptr(CNODE), VICTIM_PRIORITY)
         .map_err(fail(3))?;
+    // A thread of this program in this space: its stack and buffer from
+    // the Untyped, in the frame window above the ring's page.
+    let victim = OwnThread {
+        tcb: VICTIM,
+        vspace: OWN_VSPACE,
+        untyped: Cptr(UNTYPED),
+        first_slot: VICTIM_FRAMES,
+        stack_pages: 2,
+        area: FRAME_MAP_START + 0x10_0000,
+        fault_endpoint: None,
+    };
+    bind_to_own_space(&victim, BootProgram::SwapVictim.selector(0)).map_err(fail(12))?;
     let mut buffer = [0u8; 64];
     let rules = FilterBuilder::new()
         .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::Notify))

@@ -25,6 +25,7 @@ use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::{FilterCap, Tcb};
+use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::trace::Stop;
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
@@ -48,6 +49,12 @@ const CHILD: Tcb = Tcb(Cptr(9));
 const OWN_FRAME: Frame = Frame(Cptr(10));
 const OWN_NOTIFICATION: Cptr = Cptr(11);
 const PERMISSIVE: FilterCap = FilterCap(Cptr(12));
+/// The parent's own VSpace: the child is a thread of its program and
+/// space, with its stack and IPC buffer frames (from the Untyped) in the
+/// slots from `CHILD_FRAMES`.
+const PARENT_VSPACE: VSpace = VSpace(Cptr(5));
+const CHILD_FRAMES: u64 = 16;
+const CHILD_STACK_PAGES: u64 = 4;
 /// The child's priority (the parent's MCP); the parent drops below it.
 const CHILD_PRIORITY: u64 = 100;
 
@@ -77,11 +84,23 @@ pub fn parent() -> i32 {
     );
     expect!(
         6,
-        CHILD.configure(
-            Cptr(CHILD_CNODE),
-            CHILD_PRIORITY,
-            BootProgram::ConfinedChild.selector(0)
-        ),
+        CHILD.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
+        Ok(())
+    );
+    // The parent's own syscalls doing this are confined as any other of
+    // its (the warden lets them through).
+    let child = OwnThread {
+        tcb: CHILD,
+        vspace: PARENT_VSPACE,
+        untyped: Cptr(UNTYPED),
+        first_slot: CHILD_FRAMES,
+        stack_pages: CHILD_STACK_PAGES,
+        area: FRAME_MAP_START,
+        fault_endpoint: None,
+    };
+    expect!(
+        7,
+        bind_to_own_space(&child, BootProgram::ConfinedChild.selector(0)).map(|_| ()),
         Ok(())
     );
     // The child's audit is the warden's ring: neither off (not that

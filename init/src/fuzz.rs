@@ -14,6 +14,8 @@ use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::println;
 use sdk::syscall::raw_syscall_registers;
 use sdk::tcb::{FilterCap, Tcb};
+use sdk::thread::{bind_to_own_space, OwnThread};
+use sdk::vspace::VSpace;
 
 /// xorshift64*: small, fast, and the same sequence for the same seed.
 struct Random(u64);
@@ -34,6 +36,11 @@ impl Random {
         self.next() % n
     }
 }
+
+/// Where each fuzzer keeps 16 KiB of the case's Untyped (slot 4) for the
+/// stacks and IPC buffers of the threads it starts (`spawn_randomly`), so
+/// that the random retypes that use up slot 4 leave it some.
+const THREAD_UNTYPED: u64 = 15;
 
 /// Addresses worth passing as pointers.
 const ADDRESSES: [u64; 8] = [
@@ -217,15 +224,21 @@ fn meddle_with_sibling(random: &mut Random) {
 
 /// Makes a thread from the Untyped in slot 4: a small CNode and a TCB
 /// in random slots, the console and the endpoint in slot 2 minted into
-/// the CNode (sometimes the fuzzer's own CNode instead), configured with
-/// one of the programs user space may start, resumed; sometimes its TCB
-/// is deleted again at once. Every step may fail; that is part of the
-/// test (threads left over end with the round's Untyped).
+/// the CNode (sometimes the fuzzer's own CNode instead), configured
+/// (mostly with `NO_PROGRAM`; now and then with a random `x4`, a program
+/// selector among them, which the kernel refuses), started as a thread
+/// of the fuzzer's own program and space (its VSpace in slot 7) at
+/// `ThreadsCaller` or `ThreadsServer`, with a one-page stack and an IPC
+/// buffer from the Untyped in `THREAD_UNTYPED`, at one of four areas of
+/// the frame window (a taken one fails), resumed; sometimes its TCB is
+/// deleted again at once. Every step may fail; that is part of the test
+/// (threads left over end with the round's Untyped, or with the fuzzer
+/// whose space they share).
 fn spawn_randomly(random: &mut Random) {
     let cnode = 7 + random.below(9);
-    let tcb = 7 + random.below(9);
+    let tcb = Tcb(Cptr(7 + random.below(9)));
     let _ = sdk::syscall::retype(4, CapType::CNode, 2, cnode, 1);
-    let _ = sdk::syscall::retype(4, CapType::Tcb, 0, tcb, 1);
+    let _ = sdk::syscall::retype(4, CapType::Tcb, 0, tcb.0 .0, 1);
     let rights = abi::cap::Rights::from_raw(random.below(64)).unwrap_or(abi::cap::Rights::ALL);
     let _ = sdk::syscall::cnode::mint_into(cnode, 1, 1, abi::cap::Rights::WRITE, None);
     let _ = sdk::syscall::cnode::mint_into(cnode, 2, 2, rights, None);
@@ -235,10 +248,40 @@ fn spawn_randomly(random: &mut Random) {
     } else {
         BootProgram::ThreadsServer
     };
-    let _ = Tcb(Cptr(tcb)).configure(Cptr(space), random.below(120), program.selector(0));
-    let _ = Tcb(Cptr(tcb)).resume();
+    let x4 = match random.below(8) {
+        0 => program.selector(random.below(4)),
+        1 => random.next(),
+        _ => abi::tcb::NO_PROGRAM,
+    };
+    // Only `NO_PROGRAM` is taken; what another `x4` gets cannot be
+    // checked here (a random filter, tracer or policy server may have
+    // the last word), the host fuzzer's decode check holds the rule.
+    let _ = tcb.configure_with_x4(Cptr(space), random.below(120), x4);
+    // Its stack and buffer frames' two slots: past the VSpaces in 7 and
+    // 8 and clear of the new CNode and TCB when they can be, mostly
+    // emptied first (mappings go with what was there).
+    let first_slot = (9..14)
+        .filter(|&s| ![s, s + 1].iter().any(|t| *t == cnode || *t == tcb.0 .0))
+        .nth(random.below(3) as usize)
+        .unwrap_or(9 + random.below(5));
+    if random.below(8) != 0 {
+        for slot in [first_slot, first_slot + 1] {
+            let _ = sdk::syscall::cnode::delete(0, slot);
+        }
+    }
+    let thread = OwnThread {
+        tcb,
+        vspace: VSpace(Cptr(7)),
+        untyped: Cptr(THREAD_UNTYPED),
+        first_slot,
+        stack_pages: 1,
+        area: abi::vspace::FRAME_MAP_START + 0x10_0000 * (1 + random.below(4)),
+        fault_endpoint: None,
+    };
+    let _ = bind_to_own_space(&thread, program.selector(0));
+    let _ = tcb.resume();
     if random.below(3) == 0 {
-        let _ = sdk::syscall::cnode::delete(0, tcb);
+        let _ = sdk::syscall::cnode::delete(0, tcb.0 .0);
     }
 }
 
@@ -304,7 +347,7 @@ fn build_space_randomly(random: &mut Random) {
     let _ = sdk::syscall::retype(4, CapType::VSpace, 1 + random.below(4), vspace, 1);
     let _ = sdk::syscall::retype(4, CapType::Tcb, 0, tcb, 1);
     let _ = sdk::syscall::retype(4, CapType::Frame, 0, buffer_slot, 1);
-    let _ = Tcb(Cptr(tcb)).configure(Cptr(0), random.below(120), abi::tcb::NO_PROGRAM);
+    let _ = Tcb(Cptr(tcb)).configure(Cptr(0), random.below(120));
     let optional = |random: &mut Random, slot: u64| {
         if random.below(3) == 0 {
             abi::tcb::NO_CAP
@@ -366,6 +409,8 @@ pub fn run(parameter: u64) -> i32 {
     );
     let mut random = Random::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut saved_reply = None;
+    // May fail (another fuzzer took the memory): then so do the spawns.
+    let _ = sdk::syscall::retype(4, CapType::Untyped, 14, THREAD_UNTYPED, 1);
     for _ in 0..parameter.calls {
         // Now and then a well-formed filter, so that the policy path
         // (verdicts, Notify to a peer, Trap, Kill) runs under fuzzing too.

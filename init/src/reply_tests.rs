@@ -7,11 +7,14 @@
 
 use abi::boot_program::{BootProgram, CONSOLE_SLOT, REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use abi::cap::{CapType, Rights};
+use abi::vspace::FRAME_MAP_START;
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::reply::ReplyCap;
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
+use sdk::thread::{bind_to_own_space, OwnThread};
+use sdk::vspace::VSpace;
 
 /// The server's CNode (radix 5: 32 slots).
 const CNODE: u64 = 0;
@@ -35,6 +38,11 @@ const READ_ONLY_CNODE: u64 = 11;
 const VICTIM_CNODE: u64 = 12;
 const VICTIM_TCB: Tcb = Tcb(Cptr(13));
 const VICTIM_BADGE: u64 = 0x71c;
+/// The server's own VSpace (the victim is a thread of its program and
+/// space) and where the victim's stack and IPC buffer frames go.
+const OWN_SPACE: VSpace = VSpace(Cptr(14));
+const VICTIM_FRAMES: u64 = 16;
+const VICTIM_STACK_PAGES: u64 = 4;
 /// Below both clients: it calls only once they have ended.
 const VICTIM_PRIORITY: u64 = 100;
 
@@ -228,13 +236,24 @@ fn killed_caller() -> i32 {
         ),
         Ok(())
     );
-    // It calls on slot 2 and waits for the answer (`thread_tests::caller`).
-    let program = BootProgram::ThreadsCaller.selector(0);
+    // It calls on slot 2 and waits for the answer (`thread_tests::caller`,
+    // a thread of the server's own program and space).
     expect!(
         44,
-        VICTIM_TCB.configure(Cptr(VICTIM_CNODE), VICTIM_PRIORITY, program),
+        VICTIM_TCB.configure(Cptr(VICTIM_CNODE), VICTIM_PRIORITY),
         Ok(())
     );
+    let victim = OwnThread {
+        tcb: VICTIM_TCB,
+        vspace: OWN_SPACE,
+        untyped: Cptr(UNTYPED),
+        first_slot: VICTIM_FRAMES,
+        stack_pages: VICTIM_STACK_PAGES,
+        area: FRAME_MAP_START,
+        fault_endpoint: None,
+    };
+    let program = BootProgram::ThreadsCaller.selector(0);
+    expect!(52, bind_to_own_space(&victim, program).map(|_| ()), Ok(()));
     expect!(45, VICTIM_TCB.resume(), Ok(()));
     let Ok(call) = ipc::recv(ENDPOINT) else {
         return 46;

@@ -342,11 +342,7 @@ fn build_task(index: u64, task: &TaskSpec, untyped: u64) -> i32 {
             return 50;
         }
     };
-    expect!(
-        51,
-        tcb.configure(Cptr(cnode_slot), TASK_PRIORITY, abi::tcb::NO_PROGRAM),
-        Ok(())
-    );
+    expect!(51, tcb.configure(Cptr(cnode_slot), TASK_PRIORITY), Ok(()));
     let start = ThreadStart {
         ipc_buffer: Some(IpcBuffer {
             frame: ipc_buffer,

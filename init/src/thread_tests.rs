@@ -1,19 +1,24 @@
 //! Threads made from user space (`Retype` of a TCB, `TcbConfigure`,
-//! `TcbResume`): a root thread builds two children, each with only the
-//! capabilities it needs, and they talk over an endpoint. Each program
-//! returns its exit status: 0 when every check passed, else the number of
-//! the first failed check.
+//! `TcbSetSpace`, `TcbResume`): a root thread builds two children, each
+//! with only the capabilities it needs, as threads of its own program and
+//! address space (`sdk::thread`: stacks and IPC buffers from its
+//! Untyped), and they talk over an endpoint. Each program returns its
+//! exit status: 0 when every check passed, else the number of the first
+//! failed check.
 
 use abi::boot_program::{BootProgram, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
+use abi::vspace::FRAME_MAP_START;
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
+use sdk::thread::{bind_to_own_space, OwnThread};
+use sdk::vspace::VSpace;
 
 /// The root's own CNode (radix 6: 64 slots).
 const ROOT_CNODE: u64 = 0;
-/// The root's Untyped (16 pages).
+/// The root's Untyped (28 pages).
 const UNTYPED: u64 = 2;
 /// The endpoint the children talk over.
 const CHANNEL: u64 = 3;
@@ -28,8 +33,17 @@ const TCB_B: Tcb = Tcb(Cptr(8));
 const TCB_SPARE: Tcb = Tcb(Cptr(9));
 /// The root's own TCB (granted by the case), to lower its priority.
 const SELF: Tcb = Tcb(Cptr(10));
+/// The root's own VSpace (granted by the case): the children's too.
+const OWN_SPACE: VSpace = VSpace(Cptr(11));
+/// Each child's stack and IPC buffer frames: `CHILD_STACK_PAGES + 1`
+/// slots from these, mapped from these addresses of the frame window.
+const FRAMES_A: u64 = 16;
+const FRAMES_B: u64 = 21;
+const CHILD_STACK_PAGES: u64 = 4;
+const AREA_A: u64 = FRAME_MAP_START;
+const AREA_B: u64 = FRAME_MAP_START + 0x10_0000;
 /// Where the root retypes TCBs until its Untyped is used up.
-const FILL_FIRST: u64 = 16;
+const FILL_FIRST: u64 = 26;
 const FILL_END: u64 = 64;
 
 /// Radix of each child's CNode.
@@ -117,59 +131,69 @@ pub fn root() -> i32 {
     expect!(14, TCB_SPARE.resume(), Err(ErrorCode::InvalidArgument));
     expect!(
         15,
-        TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY + 1, caller),
+        TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY + 1),
         Err(ErrorCode::Denied)
     );
-    expect!(
-        16,
-        TCB_A.configure(
-            Cptr(CNODE_A),
-            CHILD_PRIORITY,
-            BootProgram::Fuzzer.selector(0)
-        ),
-        Err(ErrorCode::InvalidArgument)
-    );
+    // The kernel loads no program: x4 is `NO_PROGRAM` or refused, even
+    // the selector of a program written to run as a child.
+    for x4 in [caller, BootProgram::Fuzzer.selector(0), 0] {
+        expect!(
+            16,
+            TCB_A.configure_with_x4(Cptr(CNODE_A), CHILD_PRIORITY, x4),
+            Err(ErrorCode::InvalidArgument)
+        );
+    }
     expect!(
         17,
-        TCB_A.configure(Cptr(CNODE_A), 256, caller),
+        TCB_A.configure(Cptr(CNODE_A), 256),
         Err(ErrorCode::InvalidArgument)
     );
     expect!(
         18,
-        TCB_A.configure(Cptr(CHANNEL), CHILD_PRIORITY, caller),
+        TCB_A.configure(Cptr(CHANNEL), CHILD_PRIORITY),
         Err(ErrorCode::WrongCapabilityType)
     );
     expect!(
         19,
-        Tcb(Cptr(CHANNEL)).configure(Cptr(CNODE_A), CHILD_PRIORITY, caller),
+        Tcb(Cptr(CHANNEL)).configure(Cptr(CNODE_A), CHILD_PRIORITY),
         Err(ErrorCode::WrongCapabilityType)
     );
     expect!(
         20,
-        Tcb(Cptr(12)).configure(Cptr(CNODE_A), CHILD_PRIORITY, caller),
+        Tcb(Cptr(12)).configure(Cptr(CNODE_A), CHILD_PRIORITY),
         Err(ErrorCode::InvalidCapability)
     );
     // A running thread (the root itself) is no new thread.
     expect!(
         21,
-        SELF.configure(Cptr(CNODE_A), CHILD_PRIORITY, caller),
+        SELF.configure(Cptr(CNODE_A), CHILD_PRIORITY),
         Err(ErrorCode::InvalidArgument)
     );
-    expect!(
-        22,
-        TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY, caller),
-        Ok(())
-    );
+    expect!(22, TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY), Ok(()));
+    // Each child runs its program as a thread of the root's own.
+    let child = |tcb: Tcb, first_slot: u64, area: u64, selector: u64| {
+        let thread = OwnThread {
+            tcb,
+            vspace: OWN_SPACE,
+            untyped: Cptr(UNTYPED),
+            first_slot,
+            stack_pages: CHILD_STACK_PAGES,
+            area,
+            fault_endpoint: None,
+        };
+        bind_to_own_space(&thread, selector).map(|_| ())
+    };
+    expect!(41, child(TCB_A, FRAMES_A, AREA_A, caller), Ok(()));
+    // A new thread with its space may be configured again (the same
+    // CSpace and priority), still with no program.
     expect!(
         23,
-        TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY, caller),
+        TCB_A.configure_with_x4(Cptr(CNODE_A), CHILD_PRIORITY, caller),
         Err(ErrorCode::InvalidArgument)
     );
-    expect!(
-        24,
-        TCB_B.configure(Cptr(CNODE_B), CHILD_PRIORITY, server),
-        Ok(())
-    );
+    expect!(42, TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY), Ok(()));
+    expect!(24, TCB_B.configure(Cptr(CNODE_B), CHILD_PRIORITY), Ok(()));
+    expect!(43, child(TCB_B, FRAMES_B, AREA_B, server), Ok(()));
     // Below the children from now on (the MCP stays 100): each runs until
     // it waits or exits before the root goes on.
     expect!(25, SELF.set_priority(CHILD_PRIORITY - 50), Ok(()));
@@ -186,7 +210,13 @@ pub fn root() -> i32 {
     expect!(32, badges, (1 << BADGE_A) | (1 << BADGE_B));
     // The caller has exited: its TCB names no thread any more.
     expect!(33, TCB_A.resume(), Err(ErrorCode::InvalidCapability));
-    // The server waits in Recv again. TCBs until the Untyped is used up:
+    // The server waits in Recv again: it is no new thread.
+    expect!(
+        44,
+        TCB_B.configure(Cptr(CNODE_B), CHILD_PRIORITY),
+        Err(ErrorCode::InvalidArgument)
+    );
+    // TCBs until the Untyped is used up:
     // memory, not a table of threads, is what runs out.
     let mut made = 0;
     let mut last = Ok(());

@@ -6,7 +6,6 @@
 
 use abi::cap::{CapType, Rights};
 use abi::fault::FAULT_LABEL;
-use abi::tcb::NO_PROGRAM;
 use abi::vspace::{MapRights, FRAME_MAP_START, MAX_USER_TABLE_PAGES};
 use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
 use sdk::ipc::{self, Cptr, Message};
@@ -217,7 +216,7 @@ fn make_objects() -> i32 {
     // CSpace and priority only: no program, no address space yet.
     expect!(
         13,
-        CHILD.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        CHILD.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
         Ok(())
     );
     0
@@ -304,9 +303,10 @@ fn refusals() -> i32 {
         CHILD.set_space(SPACE, good()),
         Err(ErrorCode::InvalidArgument)
     );
+    // A program selector is never taken (the kernel loads no program).
     expect!(
         37,
-        CHILD.configure(
+        CHILD.configure_with_x4(
             Cptr(CHILD_CNODE),
             CHILD_PRIORITY,
             abi::boot_program::BootProgram::ThreadsCaller.selector(0)
@@ -316,7 +316,7 @@ fn refusals() -> i32 {
     expect!(38, retype(UNTYPED, CapType::Tcb, 0, SECOND.0 .0, 1), Ok(()));
     expect!(
         39,
-        SECOND.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        SECOND.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
         Ok(())
     );
     // (A VSpace bound already takes more threads: see `share_space`.)
@@ -402,7 +402,7 @@ fn share_space() -> i32 {
     );
     expect!(
         103,
-        SHARER.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        SHARER.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
         Ok(())
     );
     // The child's VSpace is bound already: the sharer joins it.
@@ -448,7 +448,7 @@ fn share_space() -> i32 {
     expect!(114, retype(UNTYPED, CapType::Tcb, 0, GUEST.0 .0, 1), Ok(()));
     expect!(
         115,
-        GUEST.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        GUEST.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
         Ok(())
     );
     let guest_start = ThreadStart {
@@ -518,7 +518,7 @@ fn lifetimes() -> i32 {
     expect!(86, retype(UNTYPED, CapType::Tcb, 0, THIRD.0 .0, 1), Ok(()));
     expect!(
         87,
-        THIRD.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY, NO_PROGRAM),
+        THIRD.configure(Cptr(CHILD_CNODE), CHILD_PRIORITY),
         Ok(())
     );
     expect!(88, THIRD.set_space(SMALL_SPACE, start(None, None)), Ok(()));

@@ -563,15 +563,16 @@ const EL0_DEVICE_CASES: [Case; 3] = [
 ];
 
 /// Syscalls that end their own thread are audited
-/// (`init/src/audit_record_tests.rs`): the auditor shares its CNode with
-/// each audited thread it makes; they end before it does.
+/// (`init/src/audit_record_tests.rs`): the auditor shares its CNode (64
+/// slots) and its address space with each audited thread it makes, whose
+/// stack and IPC buffer come from the Untyped; they end before it does.
 const SELF_ENDING_CASE: Case = Case {
     name: "a syscall that ends its own thread is audited: Exit, deleting its own TCB capability and revoking the Untyped its TCB came from each leave one record, with no result",
     threads: &[BootProgram::SelfEndAuditor.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 0,
     notifications: 0,
-    untyped_pages: 8,
+    untyped_pages: 32,
     irq: None,
     grants: &[
         Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
@@ -581,7 +582,7 @@ const SELF_ENDING_CASE: Case = Case {
     priorities: &[],
     endpoint_owner: None,
     fault_endpoints: &[],
-    cnode_radix: None,
+    cnode_radix: Some(6),
     root_task: false,
 };
 
@@ -820,7 +821,8 @@ const VERDICT_RECORDS_CASE: Case = Case {
 
 /// Confinement is inherited (`init/src/confinement_tests.rs`): the
 /// warden (thread 1, more urgent) confines the parent (thread 0) through
-/// endpoint 0 before it runs; endpoint 1 is the parent's own.
+/// endpoint 0 before it runs; endpoint 1 is the parent's own, and so is
+/// its VSpace (slot 5), which the child shares. 32-slot CNodes.
 const INHERITED_CONFINEMENT_CASE: Case = Case {
     name: "confinement is inherited: a thread made by a filtered, audited, traced thread has its filters (with their server), its audit (same ring and badge, its own thread in the records) and its tracer; the creator's rights over the new TCB turn none of it off, replace none of it, and a filter it adds naming its own server lifts and re-routes nothing",
     threads: &[BootProgram::ConfinementParent.selector(0), BootProgram::ConfinementWarden.selector(0)],
@@ -832,6 +834,7 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
     grants: &[
         Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         tcb_grant(0, 3, 0, Rights::READ_WRITE),
+        vspace_grant(0, 5, 0, Rights::READ_WRITE),
         nth_endpoint_grant(1, 0, 4, SEND, 0),
         grant(1, 2, RECEIVE, 0),
         grant(1, 3, SEND, POLICY_ASKER_BADGE),
@@ -843,7 +846,7 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
     endpoint_owner: None,
     fault_endpoints: &[],
-    cnode_radix: None,
+    cnode_radix: Some(5),
     root_task: false,
 };
 
@@ -883,7 +886,9 @@ const PREEMPTIBLE_RETYPE_CASE: Case = Case {
 /// first and the first one through its Reply capability, then makes each
 /// kind of saved reply go stale (caller suspended, killed) or deletes it.
 /// The server's slots: its endpoint (2, receive and send), the first
-/// client's TCB (3), an Untyped (4) for the thread it makes and kills.
+/// client's TCB (3), an Untyped (4) for the thread it makes and kills (a
+/// thread of its own space, whose stack and buffer come from the Untyped
+/// too) and its own VSpace (14).
 const REPLY_CAPS_CASE: Case = Case {
     name: "reply capabilities: ReplySave refusals; a saved reply moves but is never copied, answers after another caller, once; suspending or killing its caller makes it stale (NoReplyTarget); deleting it wakes the caller with ObjectDeleted",
     threads: &[
@@ -894,12 +899,13 @@ const REPLY_CAPS_CASE: Case = Case {
     expect: Expect::ExitZero,
     endpoints: 1,
     notifications: 0,
-    untyped_pages: 4,
+    untyped_pages: 12,
     irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0),
         tcb_grant(0, SECOND_ENDPOINT_SLOT, 1, Rights::WRITE),
         Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(0, 14, 0, Rights::READ_WRITE),
         grant(1, ENDPOINT_SLOT, SEND, REPLY_CLIENT_FIRST),
         grant(2, ENDPOINT_SLOT, SEND, REPLY_CLIENT_SECOND),
     ],
@@ -911,20 +917,22 @@ const REPLY_CAPS_CASE: Case = Case {
 };
 
 /// Threads made from user space (`init/src/thread_tests.rs`): the root
-/// has an Untyped (slot 2), a 64-slot CNode and its own TCB (slot 10);
+/// has an Untyped (slot 2), a 64-slot CNode, its own TCB (slot 10) and
+/// VSpace (slot 11, which its children share);
 /// the two threads it makes are ended with the case's Untyped at the
 /// latest, and no thread may outlive the case (`Kernel::finish_case`).
 const USER_THREADS_CASE: Case = Case {
-    name: "threads from user space: retype TCBs and CNodes, give each child only its capabilities, configure (MCP, twice, bad selector refused) and resume; the children talk over an endpoint and report; TCBs are made until the Untyped runs out (NotEnoughMemory: no thread table); deleting a TCB ends its thread",
+    name: "threads from user space: retype TCBs and CNodes, give each child only its capabilities, configure (MCP; a program selector refused: the kernel loads no program) and start each as a thread of the root's own program and address space, stack and IPC buffer from its Untyped; the children talk over an endpoint and report; TCBs are made until the Untyped runs out (NotEnoughMemory: no thread table); deleting a TCB ends its thread",
     threads: &[BootProgram::ThreadsRoot.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 0,
     notifications: 0,
-    untyped_pages: 16,
+    untyped_pages: 28,
     irq: None,
     grants: &[
         Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         Grant { thread: 0, slot: 10, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
+        vspace_grant(0, 11, 0, Rights::READ_WRITE),
     ],
     priorities: &[],
     endpoint_owner: None,
@@ -2017,8 +2025,9 @@ pub const BENCH_CASES: &[Case] = &[
 ];
 
 /// The fuzzer: three threads with a CNode holding an endpoint, a
-/// notification and an Untyped (slots 2, 3, 4), each issuing random
-/// syscalls. The kernel adds the round's seed and call count to each
+/// notification and an Untyped (slots 2, 3, 4; 28 pages, of which each
+/// fuzzer keeps 4 for the stacks and IPC buffers of the threads it starts
+/// in its own space), each issuing random syscalls. The kernel adds the round's seed and call count to each
 /// selector (the low two parameter bits are the thread's index).
 pub const FUZZ_CASES: &[Case] = &[Case {
     name: "fuzz round",
@@ -2030,7 +2039,7 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     expect: Expect::AnyEnd,
     endpoints: 1,
     notifications: 1,
-    untyped_pages: 16,
+    untyped_pages: 28,
     irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, Rights::ALL, 10),

@@ -8,7 +8,6 @@ use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::scheduler::Priority;
 pub use crate::thread::UserDispatchConfig;
 use abi::audit::AuditMode;
-use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NO_CAP, NO_PROGRAM, NZCV_MASK};
@@ -223,7 +222,9 @@ pub enum Call {
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
     },
-    /// `TcbConfigure`: a program for the new thread at `tcb`.
+    /// `TcbConfigure`: a CSpace and a priority for the new thread at
+    /// `tcb` (x4 was `abi::tcb::NO_PROGRAM`: the kernel loads no program
+    /// for user space, `TcbSetSpace` gives the address space).
     TcbConfigure {
         /// The TCB capability's slot (x0).
         tcb: u64,
@@ -231,9 +232,6 @@ pub enum Call {
         cnode: u64,
         /// Its priority and MCP (x3).
         priority: Priority,
-        /// The program selector it starts with in x0 (x4), or
-        /// `abi::tcb::NO_PROGRAM`: no program (nor address space) yet.
-        selector: u64,
     },
     /// `TcbSetSpace`, its registers checked ([`set_space_arguments`]
     /// reads them again: keeping its seven words out of `Call` keeps
@@ -486,17 +484,15 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
                 value @ 0..=MAX_PRIORITY => value as Priority,
                 _ => return Err(ErrorCode::InvalidArgument),
             };
-            let selector = context.x[4];
-            if selector != NO_PROGRAM
-                && !BootProgram::decode(selector).is_some_and(|(p, _)| p.startable_by_user())
-            {
+            // The kernel loads no program for user space: a thread's
+            // code is mapped by its creator (`TcbSetSpace`).
+            if context.x[4] != NO_PROGRAM {
                 return Err(ErrorCode::InvalidArgument);
             }
             Ok(Call::TcbConfigure {
                 tcb: context.x[0],
                 cnode: context.x[2],
                 priority,
-                selector,
             })
         }
         Syscall::TcbSetSpace => {
@@ -707,6 +703,7 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
 #[cfg(test)]
 mod tests {
     use super::*;
+    use abi::boot_program::BootProgram;
 
     fn regs(number: u64, x0: u64, x2: u64, x3: u64) -> UserContext {
         let mut ctx = UserContext::default();
@@ -797,26 +794,32 @@ mod tests {
 
     #[test]
     fn tcb_configure_arguments_are_checked() {
-        let child = BootProgram::ThreadsCaller.selector(3);
         let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
-        ctx.x[4] = child;
+        ctx.x[4] = NO_PROGRAM;
         assert_eq!(
             decode(&ctx),
             Ok(Call::TcbConfigure {
                 tcb: 7,
                 cnode: 5,
                 priority: 100,
-                selector: child
             })
         );
         ctx.x[3] = 256;
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "priority");
         ctx.x[3] = 100;
-        // Only the programs written for it may be started from user space.
-        ctx.x[4] = BootProgram::Fuzzer.selector(0);
-        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
-        ctx.x[4] = 0xff;
-        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+        // No program selector, not even one of a program written to run
+        // as a child thread: the kernel loads nothing for user space.
+        for x4 in [
+            BootProgram::ThreadsCaller.selector(0),
+            BootProgram::SelfEnder.selector(3),
+            BootProgram::Fuzzer.selector(0),
+            0,
+            0xff,
+            NO_PROGRAM - 1,
+        ] {
+            ctx.x[4] = x4;
+            assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "x4 {x4:#x}");
+        }
     }
 
     #[test]
@@ -829,21 +832,6 @@ mod tests {
                 cnode: 0,
                 source: 5,
                 target: 9
-            })
-        );
-    }
-
-    #[test]
-    fn tcb_configure_may_load_no_program() {
-        let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
-        ctx.x[4] = NO_PROGRAM;
-        assert_eq!(
-            decode(&ctx),
-            Ok(Call::TcbConfigure {
-                tcb: 7,
-                cnode: 5,
-                priority: 100,
-                selector: NO_PROGRAM
             })
         );
     }

@@ -111,9 +111,9 @@ pub enum ThreadState {
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended,
     /// Made from user space (`Retype` of a TCB) and not started yet: in no
-    /// queue, with no address space or CSpace until `TcbConfigure` (and,
-    /// for a space made by `Retype`, `TcbSetSpace`) give them, and
-    /// runnable only after `TcbResume`.
+    /// queue, with no CSpace until `TcbConfigure` and no address space
+    /// until `TcbSetSpace` give them, and runnable only after
+    /// `TcbResume`.
     Inactive,
     /// Audited losslessly and its ring is full: its `svc` runs again once
     /// the audit server has made room (the tick checks the kernel's list

@@ -11,29 +11,32 @@ use super::{ipc_client, run_ipc_server, IpcPhase, FAST_LENGTH};
 use abi::bench::{BenchParameter, IPC_SAME_AS_LABEL};
 use abi::boot_program::{BootProgram, CNODE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT};
 use abi::cap::CapType;
-use abi::tcb::NO_PROGRAM;
-use abi::vspace::{MapRights, FRAME_MAP_START};
+use abi::vspace::FRAME_MAP_START;
 use sdk::ipc::{self, buffer_word, set_buffer_word, Cptr, Message};
 use sdk::println;
 use sdk::syscall::retype;
-use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
-use sdk::vspace::{Frame, VSpace};
+use sdk::tcb::Tcb;
+use sdk::thread::{bind_to_own_space, OwnThread};
+use sdk::vspace::VSpace;
 
 /// The case's Untyped and the server's own (kernel-made) VSpace.
 const UNTYPED: u64 = SECOND_ENDPOINT_SLOT;
 const OWN_SPACE: VSpace = VSpace(Cptr(4));
-/// Where the client's TCB and frames go.
-const CLIENT: Tcb = Tcb(Cptr(5));
-const FIRST_FRAME: u64 = 6;
-/// The client's stack pages, then its IPC buffer page.
-const STACK_PAGES: u64 = 4;
-const BUFFER: Frame = Frame(Cptr(FIRST_FRAME + STACK_PAGES));
-/// Where they are mapped in the shared space: a stack with an unmapped
-/// page below it, and the buffer apart from the server's
-/// (`abi::IPC_BUFFER_ADDRESS`).
-const STACK_BASE: u64 = FRAME_MAP_START + 0x1000;
-const STACK_TOP: u64 = STACK_BASE + STACK_PAGES * 0x1000;
-const BUFFER_ADDRESS: u64 = FRAME_MAP_START + 0x10_0000;
+/// The client: its TCB, and its stack and IPC buffer frames (slots from
+/// 6), mapped from the start of the frame window (`sdk::thread`'s
+/// layout: a guard page, the stack, a guard page, the buffer, apart from
+/// the server's at `abi::IPC_BUFFER_ADDRESS`).
+const CLIENT_THREAD: OwnThread = OwnThread {
+    tcb: Tcb(Cptr(5)),
+    vspace: OWN_SPACE,
+    untyped: Cptr(UNTYPED),
+    first_slot: 6,
+    stack_pages: 4,
+    area: FRAME_MAP_START,
+    fault_endpoint: None,
+};
+const CLIENT: Tcb = CLIENT_THREAD.tcb;
+const BUFFER_ADDRESS: u64 = FRAME_MAP_START + (CLIENT_THREAD.area_pages() - 1) * 0x1000;
 /// The case's priority for both threads (the server's MCP).
 const PRIORITY: u64 = 100;
 
@@ -87,30 +90,15 @@ pub fn run_server(parameter: BenchParameter) -> i32 {
 /// that failed.
 fn start_client(parameter: BenchParameter) -> Result<(), u32> {
     retype(UNTYPED, CapType::Tcb, 0, CLIENT.0 .0, 1).map_err(|_| 1u32)?;
-    retype(UNTYPED, CapType::Frame, 0, FIRST_FRAME, STACK_PAGES + 1).map_err(|_| 2u32)?;
-    for page in 0..STACK_PAGES {
-        Frame(Cptr(FIRST_FRAME + page))
-            .map(OWN_SPACE, STACK_BASE + page * 0x1000, MapRights::ReadWrite)
-            .map_err(|_| 3u32)?;
-    }
-    BUFFER
-        .map(OWN_SPACE, BUFFER_ADDRESS, MapRights::ReadWrite)
-        .map_err(|_| 4u32)?;
     CLIENT
-        .configure(Cptr(CNODE_SLOT), PRIORITY, NO_PROGRAM)
-        .map_err(|_| 5u32)?;
-    let start = ThreadStart {
-        ipc_buffer: Some(IpcBuffer {
-            frame: BUFFER,
-            address: BUFFER_ADDRESS,
-        }),
-        fault_endpoint: None,
-        pc: sdk::entry_point(),
-        sp: STACK_TOP,
-        x0: BootProgram::BenchSameAsClient.selector(parameter.encode()),
-    };
-    CLIENT.set_space(OWN_SPACE, start).map_err(|_| 6u32)?;
-    CLIENT.resume().map_err(|_| 7u32)
+        .configure(Cptr(CNODE_SLOT), PRIORITY)
+        .map_err(|_| 2u32)?;
+    let x0 = BootProgram::BenchSameAsClient.selector(parameter.encode());
+    let layout = bind_to_own_space(&CLIENT_THREAD, x0).map_err(|_| 3u32)?;
+    if layout.buffer.address != BUFFER_ADDRESS {
+        return Err(4);
+    }
+    CLIENT.resume().map_err(|_| 5u32)
 }
 
 /// The client (a thread of the server's program and space): the check

@@ -104,7 +104,7 @@ impl Kernel {
                 }
             }
             let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
-            // A new thread has an address space once configured.
+            // A new thread has an address space once `TcbSetSpace` gave it one.
             let has_space =
                 alive && (thread.state != ThreadState::Inactive || thread.space.is_some());
             if has_space != thread.space.is_some() {

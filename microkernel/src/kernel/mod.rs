@@ -1014,13 +1014,10 @@ impl Kernel {
                 tcb,
                 cnode,
                 priority,
-                selector,
-            } => SyscallResult::Return(
-                match self.tcb_configure(platform, current, tcb, cnode, priority, selector) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => SyscallResult::Return(match self.tcb_configure(current, tcb, cnode, priority) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
             Call::TcbSetSpace => {
                 SyscallResult::Return(match self.tcb_set_space(platform, current) {
                     Ok(()) => ErrorCode::Ok,
@@ -2752,9 +2749,8 @@ impl Kernel {
     }
 
     /// A fresh address space (a new ASID) with the embedded init ELF
-    /// loaded: for a thread the kernel starts, or one `TcbConfigure` gives
-    /// a program.
-    pub(super) fn load_init_space<P: Platform>(
+    /// loaded, for a thread the kernel starts.
+    fn load_init_space<P: Platform>(
         &mut self,
         platform: &mut P,
     ) -> Result<(AddressSpace, u64), SpaceError> {

@@ -4,10 +4,10 @@
 //! A TCB capability names one thread. For a thread the kernel starts (a
 //! boot-suite case's) the kernel makes the TCB object and destroys it when
 //! the thread ends. A thread made from user space comes the other way
-//! round: `Retype` of a TCB makes an inactive thread in the TCB's record
-//! (in the Untyped's memory), `TcbConfigure` gives it a CSpace, a priority and a program
-//! (or, with `abi::tcb::NO_PROGRAM`, no program: `TcbSetSpace` then gives
-//! it an address space its creator built, see `set_space.rs`),
+//! round: `Retype` of a TCB makes it (inactive, in the TCB's memory),
+//! `TcbConfigure` gives it a CSpace and a priority (never a program: its
+//! `x4` must be `abi::tcb::NO_PROGRAM`), `TcbSetSpace` an address space
+//! its creator built (see `set_space.rs`),
 //! `TcbResume` starts it, and destroying its TCB object (the last
 //! capability deleted, or its Untyped revoked) ends it; if it exits first,
 //! its TCB capabilities name no thread (`InvalidCapability`). Every
@@ -16,18 +16,15 @@
 //! maximum controlled priority (MCP), as in seL4, so no thread can lift any
 //! thread, itself included, above what it was trusted with.
 
-use super::{Kernel, KERNEL_VSPACE_SLOTS};
-use crate::address_space::USER_STACK_TOP;
+use super::Kernel;
 use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
 use crate::thread::{ThreadId, ThreadState};
-use abi::boot_program::BootProgram;
 use abi::cap::{CapType, Rights};
-use abi::tcb::{Register, NO_PROGRAM, NZCV_MASK};
+use abi::tcb::{Register, NZCV_MASK};
 use abi::ErrorCode;
-use arch::context::UserContext;
 use entry::WorkFlags;
 
 impl Kernel {
@@ -158,33 +155,27 @@ impl Kernel {
         }
     }
 
-    /// `TcbConfigure`: gives the new thread named by the TCB capability at
-    /// `tcb_cptr` the CNode at `cnode_cptr` as its CSpace, `priority` as
-    /// its priority and MCP, and the init ELF embedded in the image,
-    /// loaded into a fresh address space and entered with `selector` in
-    /// `x0`; with `abi::tcb::NO_PROGRAM` no program and no space (those
-    /// come from `TcbSetSpace`). It stays inactive until `TcbResume`.
+    /// `TcbConfigure` (its `x4` was `abi::tcb::NO_PROGRAM`, checked by
+    /// the decoder): gives the new thread named by the TCB capability at
+    /// `tcb_cptr` the CNode at `cnode_cptr` as its CSpace and `priority`
+    /// as its priority and MCP, before or after `TcbSetSpace` gives it an
+    /// address space. The kernel loads no program for user space: the
+    /// creator maps the thread's code. It stays inactive until
+    /// `TcbResume`.
     #[inline(never)]
-    pub(super) fn tcb_configure<P: Platform>(
+    pub(super) fn tcb_configure(
         &mut self,
-        platform: &mut P,
         current: ThreadId,
         tcb_cptr: u64,
         cnode_cptr: u64,
         priority: Priority,
-        selector: u64,
     ) -> Result<(), ErrorCode> {
         let tcb = self.thread_cap(current, tcb_cptr, CapType::Tcb, Rights::WRITE)?;
         let cnode = self.thread_cap(current, cnode_cptr, CapType::CNode, Rights::WRITE)?;
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let thread = &self.objects[target];
-        // A program needs a thread without a space; CSpace and priority
-        // alone may be given before or after `TcbSetSpace`.
-        if thread.state != ThreadState::Inactive
-            || (selector != NO_PROGRAM && thread.space.is_some())
-        {
+        if self.objects[target].state != ThreadState::Inactive {
             return Err(ErrorCode::InvalidArgument);
         }
         if priority > self.objects[current].mcp {
@@ -192,44 +183,8 @@ impl Kernel {
         }
         let cspace = CNodeId(cnode.object());
         self.objects.cnode_slots(cspace).map_err(ErrorCode::from)?;
-        if selector == NO_PROGRAM {
-            self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
-            let thread = &mut self.objects[target];
-            thread.priority = priority;
-            thread.mcp = priority;
-            return Ok(());
-        }
-        let block = self.take_kernel_block().ok_or(ErrorCode::OutOfResources)?;
-        let (space, entry) = match self.load_init_space(platform) {
-            Ok(loaded) => loaded,
-            Err(_) => {
-                self.kernel_thread_blocks &= !(1 << block);
-                return Err(ErrorCode::OutOfResources);
-            }
-        };
-        let index = KERNEL_VSPACE_SLOTS + u64::from(block);
-        let vspace = match self.create_vspace(index, space.root()) {
-            Ok(vspace) => vspace,
-            Err(_) => {
-                space.release(platform, &mut self.frames);
-                self.kernel_thread_blocks &= !(1 << block);
-                return Err(ErrorCode::OutOfResources);
-            }
-        };
-        let ipc_buffer = space.ipc_buffer();
-        if !self.install_space(platform, vspace, space) {
-            self.delete_kernel_slot(platform, index);
-            self.kernel_thread_blocks &= !(1 << block);
-            return Err(ErrorCode::OutOfResources);
-        }
-        self.bind_space(target, vspace);
         self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
         let thread = &mut self.objects[target];
-        thread.kernel_slots = Some(block);
-        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector)
-            .with_thread_pointer(abi::IPC_BUFFER_ADDRESS);
-        thread.name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
-        thread.ipc_buffer = Some(ipc_buffer);
         thread.priority = priority;
         thread.mcp = priority;
         Ok(())

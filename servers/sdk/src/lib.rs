@@ -20,6 +20,8 @@ pub mod syscall;
 pub mod task;
 pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod thread;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;
 pub mod trace;
 pub mod user_dispatch;

@@ -44,20 +44,30 @@ impl Tcb {
         self.invoke(Syscall::TcbBindNotification, slot, on)
     }
 
-    /// Gives a new thread (made by retyping a TCB) its program: `cspace`
-    /// (a CNode capability, write right) becomes its CSpace, `priority`
-    /// its priority and MCP (at most the caller's MCP), and it runs the
-    /// init ELF embedded in the image with `selector` in `x0` once resumed.
-    pub fn configure(self, cspace: Cptr, priority: u64, selector: u64) -> Result<(), ErrorCode> {
+    /// Gives a new thread (made by retyping a TCB) its CSpace and
+    /// priority: `cspace` (a CNode capability, write right) becomes its
+    /// CSpace, `priority` its priority and MCP (at most the caller's
+    /// MCP). The kernel loads no program: its address space, code and
+    /// start come from [`Tcb::set_space`] (before or after this), for a
+    /// thread of the caller's own program from
+    /// `sdk::thread::bind_to_own_space` (AArch64 builds).
+    pub fn configure(self, cspace: Cptr, priority: u64) -> Result<(), ErrorCode> {
+        self.configure_with_x4(cspace, priority, abi::tcb::NO_PROGRAM)
+    }
+
+    /// [`Tcb::configure`] with any `x4`: only `abi::tcb::NO_PROGRAM` is
+    /// taken, anything else is `InvalidArgument` (for tests of that
+    /// rule).
+    pub fn configure_with_x4(self, cspace: Cptr, priority: u64, x4: u64) -> Result<(), ErrorCode> {
         crate::syscall::raw_syscall6(
             Syscall::TcbConfigure.number(),
             self.0 .0,
-            [cspace.0, priority, selector, 0, 0],
+            [cspace.0, priority, x4, 0, 0],
         )
         .into_result()
     }
 
-    /// Gives a new thread, configured with `abi::tcb::NO_PROGRAM`, the
+    /// Gives a new thread (configured or not yet) the
     /// address space `vspace` (made by `Retype`, or one already in use,
     /// which it then shares): see [`ThreadStart`]. It stays inactive until
     /// `resume`; map its code, stack and IPC buffer (at the
