@@ -417,6 +417,15 @@ pub enum BootProgram {
     Exhauster = 126,
     /// Makes every kind of object while the exhauster's memory is full.
     Survivor = 127,
+    /// Confines two threads of its own with a filter from a one-filter
+    /// Untyped, then deletes the filter (and later revokes the Untyped):
+    /// the threads end, the memory is back
+    /// (`init/src/filter_lifetime_tests.rs`; the case's Untyped in slot
+    /// 2, its VSpace in 3, notifications in 4 and 5).
+    FilterOwner = 128,
+    /// A thread `FilterOwner` starts in its own space: checks it is
+    /// confined, reports through the slot its parameter names, waits.
+    FilterChild = 129,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -503,7 +512,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 128] = [
+    pub const ALL: [BootProgram; 130] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -632,6 +641,8 @@ impl BootProgram {
         BootProgram::BenchSameAsClient,
         BootProgram::Exhauster,
         BootProgram::Survivor,
+        BootProgram::FilterOwner,
+        BootProgram::FilterChild,
     ];
 
     /// A short name, used to name the thread.
@@ -765,6 +776,8 @@ impl BootProgram {
             BootProgram::BenchSameAsClient => "bench-client",
             BootProgram::Exhauster => "exhauster",
             BootProgram::Survivor => "survivor",
+            BootProgram::FilterOwner => "filter-owner",
+            BootProgram::FilterChild => "confined-child",
         }
     }
 

@@ -16,6 +16,7 @@ mod confinement_tests;
 mod demo;
 mod el0_device_tests;
 mod exhaustion_tests;
+mod filter_lifetime_tests;
 mod fuzz;
 mod ipc_tests;
 mod policy_routing_tests;
@@ -210,6 +211,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::SwapVictim => capability_swap_tests::victim(),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
+        BootProgram::FilterOwner => filter_lifetime_tests::owner(),
+        BootProgram::FilterChild => filter_lifetime_tests::child(parameter),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];
             probe::exclusive_load(word.as_ptr() as u64 + 4);

@@ -477,7 +477,31 @@ pub const TEST_CASES: &[Case] = &[
     STOPPED_CALL_CASES[2],
     CAPABILITY_SWAP_CASE,
     EXHAUSTION_CASE,
+    FILTER_LIFETIME_CASE,
 ];
+
+/// A filter's memory and the threads it confines
+/// (`init/src/filter_lifetime_tests.rs`).
+const FILTER_LIFETIME_CASE: Case = Case {
+    name: "a filter is paid for like any object and never lifted: a 16 KiB Untyped holds one filter (a second is NotEnoughMemory); deleting its capability leaves both threads it confines running under it and its memory taken, until the last of them has ended (then a new filter fits); revoking the Untyped ends the thread a new filter confines and gives the memory back",
+    threads: &[BootProgram::FilterOwner.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 2,
+    untyped_pages: 64,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 3, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        nth_notification_grant(0, 0, 4, Rights::READ_WRITE, 0),
+        nth_notification_grant(1, 0, 5, RECEIVE, 0),
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(5),
+    root_task: false,
+};
 
 /// Exhaustion from a small Untyped (`init/src/exhaustion_tests.rs`): both
 /// threads hold the case's Untyped; the exhauster fills a 512 KiB one of

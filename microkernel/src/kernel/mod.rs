@@ -104,10 +104,11 @@ pub const TCB_DESTROYED_STATUS: i64 = -3;
 /// from user space, destroyed while bound to it (its last capability
 /// deleted, or its Untyped revoked).
 pub const VSPACE_DESTROYED_STATUS: i64 = -4;
-/// The status recorded for a thread confined by a Filter that was
-/// destroyed (its last capability deleted, or its Untyped revoked): a
-/// deleted capability never lifts a restriction, and the Filter's memory
-/// is free again with it.
+/// The status recorded for a thread confined by a Filter whose memory
+/// was taken back (its Untyped revoked): a restriction is never lifted,
+/// so the threads it confines end with it. (Deleting the Filter's last
+/// capability only pins it: its rules stay in force until the last
+/// thread it confines has ended.)
 pub const FILTER_DESTROYED_STATUS: i64 = -5;
 
 /// Threads the kernel itself has made (boot-suite threads) that can be
@@ -1479,7 +1480,9 @@ impl Kernel {
                 return self.destroying(platform, |objects| objects.delete(source))
             }
             CapOperation::Revoke => {
-                return self.destroying(platform, |objects| objects.revoke(source))
+                let result = self.destroying(platform, |objects| objects.revoke(source));
+                self.reclaim_pinned(platform, source);
+                return result;
             }
             CapOperation::ReplySave => return self.reply_save(current, source),
         }

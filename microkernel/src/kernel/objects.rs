@@ -22,7 +22,9 @@
 
 use super::members::{self, Use};
 use super::{Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
-use crate::cap::{CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, Objects};
+use crate::cap::{
+    CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, Objects, SlotId,
+};
 use crate::frames::FrameAllocator;
 use crate::ipc;
 use crate::platform::Platform;
@@ -247,6 +249,32 @@ impl Kernel {
                 self.stop_audit_waiters(|sink| sink.frame.id == object);
             }
             CapType::DebugConsole | CapType::Null => {}
+        }
+    }
+
+    /// After a revoke of the capability in `slot`: if it is an Untyped's
+    /// and all that is left carved from it are filters pinned by the
+    /// threads they confine, those threads end (fail closed) so that the
+    /// memory comes back, as revoking an Untyped promises. (With other
+    /// objects still carved from it, through another of its capabilities,
+    /// its memory is not all back anyway, and the filters stay.)
+    pub(super) fn reclaim_pinned<P: Platform>(&mut self, platform: &mut P, slot: SlotId) {
+        let Some(untyped) = self
+            .objects
+            .lookup(slot)
+            .ok()
+            .filter(|cap| cap.cap_type() == CapType::Untyped)
+            .map(|cap| cap.object())
+        else {
+            return;
+        };
+        let only_pinned = self
+            .objects
+            .get::<kind::Untyped>(untyped)
+            .is_some_and(|u| u.pinned > 0 && u.pinned == u.live_children);
+        if only_pinned {
+            self.end_pinned_children(platform, untyped);
+            self.let_go_of_destroyed(platform);
         }
     }
 
