@@ -1127,12 +1127,14 @@ impl Kernel {
         // `TcbSetSpace` (or whose buffer Frame was destroyed) cannot send
         // one.
         let thread = &self.objects[current];
-        if operation.sends()
-            && thread.ipc_buffer.is_none()
-            && !message::fits_in_registers(message::sent_info(thread))
-        {
+        let sent = message::sent_info(thread);
+        if operation.sends() && thread.ipc_buffer.is_none() && !message::fits_in_registers(sent) {
             return SyscallResult::Return(ErrorCode::InvalidAddress);
         }
+        // Read now, in the same look at the thread (the capability look-up
+        // below changes neither): each later look costs a bounds and kind
+        // check.
+        let has_bound = thread.bound_notification.is_some();
         if operation == IpcOperation::Reply {
             return match ipc::reply(platform, &mut self.objects, current) {
                 Ok(caller) => SyscallResult::Ipc(Effects::continue_and_wake(caller)),
@@ -1159,14 +1161,13 @@ impl Kernel {
         };
         // Capabilities travel only through an endpoint capability with the
         // grant right; asking without it changes nothing.
-        let carries_caps =
-            operation.sends() && message::sent_info(&self.objects[current]).caps() != 0;
+        let carries_caps = operation.sends() && sent.caps() != 0;
         if carries_caps && !cap.rights().grant() {
             return SyscallResult::Return(ErrorCode::MissingRights);
         }
         // A bound notification with bits pending ends a receive at once.
         let receives = !operation.sends() || operation == IpcOperation::ReplyRecv;
-        if receives && self.objects[current].bound_notification.is_some() {
+        if receives && has_bound {
             if let Some(result) = self.receive_bound(platform, current, operation) {
                 return result;
             }
