@@ -391,7 +391,7 @@ impl Kernel {
     /// it). Lossy or lossless, a full ring drops the record and counts it.
     #[cold]
     #[inline(never)]
-    fn write_record(
+    pub(super) fn write_record(
         &mut self,
         platform: &mut impl Platform,
         thread: ThreadId,

@@ -849,8 +849,26 @@ impl Kernel {
                 return None;
             }
             SyscallEntry::Skipped(_) => {
-                let x0 = self.objects[current].context.x[0];
-                self.audit_complete(platform, current, Some(x0));
+                // The common case (an `Errno`, no audit record to write):
+                // its exit stages on the thread in hand, one look at it.
+                // Otherwise `audit_complete`, from the same look.
+                let thread = &mut self.objects[current];
+                let x0 = thread.context.x[0];
+                let pending = thread.audit_pending.take();
+                if pending.is_none()
+                    && !matches!(
+                        entered.outcome,
+                        policy::EntryOutcome::Trap | policy::EntryOutcome::Redirect { .. }
+                    )
+                {
+                    if Self::exit_work_on(thread, entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                    return None;
+                }
+                if let Some(pending) = pending {
+                    self.write_record(platform, current, &pending, Some(x0));
+                }
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), but its thread then waits for its fault
                 // handler: its exit stages run now, and the stops they owe
@@ -883,6 +901,26 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) {
+        // The common case, a result: its record (`audit_dispatched`), the
+        // result (`write_back`) and the exit stages from one look at the
+        // thread (the record is written from the registers as judged, not
+        // from `x0`).
+        if let SyscallResult::Return(code) = result {
+            let thread = &mut self.objects[current];
+            thread.context.x[0] = code.raw();
+            match thread.audit_pending.take() {
+                Some(pending) => {
+                    self.write_record(platform, current, &pending, Some(code.raw()));
+                    self.exit_with_work(platform, current, entered.entry);
+                }
+                None => {
+                    if Self::exit_work_on(thread, entered.entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                }
+            }
+            return;
+        }
         if !matches!(result, SyscallResult::Preempted { .. }) {
             self.audit_dispatched(platform, current, result);
         }

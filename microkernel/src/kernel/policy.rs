@@ -649,7 +649,21 @@ impl Kernel {
         current: ThreadId,
         entry: SyscallEntry,
     ) {
-        let thread = &mut self.objects[current];
+        if Self::exit_work_on(&mut self.objects[current], entry) {
+            self.end_thread(
+                platform,
+                current,
+                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
+            );
+        }
+    }
+
+    /// The exit stages (5 to 8) of `thread`'s syscall, on the thread in
+    /// hand (`exit_with_work`, and its callers' common cases, which
+    /// spare a second look at the thread); `true`: its policy killed it
+    /// (the caller ends it).
+    #[inline(always)]
+    pub(super) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
         let flags = thread.work;
         let mut hooks = SyscallWork::exit_only(&mut thread.work);
         let outcome =
@@ -658,13 +672,7 @@ impl Kernel {
         drop(hooks);
         // Sent on the way back to EL0 (`Kernel::resume`), exit stop first.
         thread.trace.owed |= owed;
-        if outcome == entry::UserReturn::Killed {
-            self.end_thread(
-                platform,
-                current,
-                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
-            );
-        }
+        outcome == entry::UserReturn::Killed
     }
 
     /// A syscall stopped in its entry work: the kernel keeps it as judged
