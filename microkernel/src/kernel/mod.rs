@@ -901,16 +901,19 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) {
-        // The common case, a result: its record (`audit_dispatched`), the
-        // result (`write_back`) and the exit stages from one look at the
-        // thread (the record is written from the registers as judged, not
-        // from `x0`).
-        if let SyscallResult::Return(code) = result {
+        // The common cases, a result or restored registers: the record
+        // (`audit_dispatched`: its result is the `x0` the thread returns
+        // with), the result (`write_back`) and the exit stages from one
+        // look at the thread.
+        if let SyscallResult::Return(_) | SyscallResult::Restored = result {
             let thread = &mut self.objects[current];
-            thread.context.x[0] = code.raw();
+            if let SyscallResult::Return(code) = result {
+                thread.context.x[0] = code.raw();
+            }
+            let x0 = thread.context.x[0];
             match thread.audit_pending.take() {
                 Some(pending) => {
-                    self.write_record(platform, current, &pending, Some(code.raw()));
+                    self.write_record(platform, current, &pending, Some(x0));
                     self.exit_with_work(platform, current, entered.entry);
                 }
                 None => {
