@@ -580,19 +580,25 @@ impl Kernel {
         current: ThreadId,
         resumed: Option<&StoppedCall>,
     ) -> Entered {
-        // What this thread has of user dispatch and audit, in one look.
-        let thread = &self.objects[current];
-        let dispatches = thread.work.contains(WorkFlags::USER_DISPATCH);
-        let audited = thread.audit.is_some();
-        let redirect = if resumed.is_none() && dispatches {
-            self.user_dispatch_decision(platform, current)
-        } else {
-            None
-        };
-        let audit_full = audited && self.audit_ring_is_full(platform, current);
-        let Some((thread, others)) = self.objects.split_thread(current) else {
+        // One look at the thread, unless it has user dispatch or audit
+        // to ask about first (they need the whole kernel: the thread is
+        // looked up again after them).
+        let Some((mut thread, mut others)) = self.objects.split_thread(current) else {
             unreachable!("the current thread is a thread");
         };
+        let dispatches = resumed.is_none() && thread.work.contains(WorkFlags::USER_DISPATCH);
+        let audited = thread.audit.is_some();
+        let (mut redirect, mut audit_full) = (None, false);
+        if dispatches || audited {
+            if dispatches {
+                redirect = self.user_dispatch_decision(platform, current);
+            }
+            audit_full = audited && self.audit_ring_is_full(platform, current);
+            let Some(again) = self.objects.split_thread(current) else {
+                unreachable!("the current thread is a thread");
+            };
+            (thread, others) = again;
+        }
         let Thread {
             work,
             context,
