@@ -264,8 +264,11 @@ impl<'a> SyscallWork<'a> {
 pub(super) struct PolicyCheck<'a> {
     pub verdicts: &'a VerdictCache,
     pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
-    /// Bit n: the n-th filter has a policy server.
-    pub served: u8,
+    /// The thread's stack as attached (with each filter's server), read
+    /// only when a verdict is `Notify` (`served`).
+    attached: &'a [AttachedFilter],
+    /// Every other object, for `served`.
+    others: OtherObjects<'a>,
     /// Type and badge of the capability `x0` names, if the cache says a
     /// rule looks at them and the slot holds one.
     pub capability: Option<(CapType, u64)>,
@@ -279,8 +282,8 @@ impl<'a> PolicyCheck<'a> {
     /// only while its endpoint lives.
     pub fn new(
         verdicts: &'a VerdictCache,
-        stack: &[AttachedFilter],
-        others: &OtherObjects<'a>,
+        stack: &'a [AttachedFilter],
+        others: OtherObjects<'a>,
         (first, slots): (crate::cap::SlotId, u32),
         regs: &UserContext,
     ) -> PolicyCheck<'a> {
@@ -292,15 +295,6 @@ impl<'a> PolicyCheck<'a> {
         } else {
             None
         };
-        let served = stack
-            .iter()
-            .enumerate()
-            .filter(|(_, attached)| {
-                attached
-                    .server
-                    .is_some_and(|(server, _)| others.resolves(server, CapType::Endpoint))
-            })
-            .fold(0u8, |bits, (i, _)| bits | 1 << i);
         PolicyCheck {
             verdicts,
             stack: stack
@@ -308,9 +302,26 @@ impl<'a> PolicyCheck<'a> {
                 .filter_map(|a| others.get::<kind::Filter>(a.filter))
                 .map(|body| &body.filter)
                 .collect(),
-            served,
+            attached: stack,
+            others,
             capability,
         }
+    }
+
+    /// Bit n: the n-th filter has a policy server (one whose endpoint
+    /// lives). Asked only for a `Notify`: resolving each server on every
+    /// judged syscall cost a look-up per filter. (Nothing changes while
+    /// the check exists: it borrows every object.)
+    fn served(&self) -> u8 {
+        self.attached
+            .iter()
+            .enumerate()
+            .filter(|(_, attached)| {
+                attached
+                    .server
+                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
+            })
+            .fold(0u8, |bits, (i, _)| bits | 1 << i)
     }
 
     /// The stack's verdict for the syscall in `regs`, from the registers as
@@ -331,7 +342,7 @@ impl<'a> PolicyCheck<'a> {
             let verdict = self.verdicts.verdict(&self.stack, &facts);
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
-                    return match (waived & 1 != 0, self.served & 1 != 0) {
+                    return match (waived & 1 != 0, self.served() & 1 != 0) {
                         (true, _) => (Action::Allow, None),
                         (false, false) => (Action::Errno(ErrorCode::Denied.raw() as u16), None),
                         (false, true) => (Action::Notify, Some(0)),
@@ -347,7 +358,7 @@ impl<'a> PolicyCheck<'a> {
     #[cold]
     #[inline(never)]
     fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
-        routed_verdict(&self.stack, facts, waived, self.served)
+        routed_verdict(&self.stack, facts, waived, self.served())
     }
 }
 
@@ -611,7 +622,7 @@ impl Kernel {
         let flags = *work;
         let policy = flags
             .contains(WorkFlags::POLICY)
-            .then(|| PolicyCheck::new(verdicts, stack, &others, *cspace_slots, context));
+            .then(|| PolicyCheck::new(verdicts, stack, others, *cspace_slots, context));
         let mut hooks = SyscallWork {
             policy,
             outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
