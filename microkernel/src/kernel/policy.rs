@@ -342,11 +342,15 @@ impl<'a> PolicyCheck<'a> {
             let verdict = self.verdicts.verdict(&self.stack, &facts);
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
-                    return match (waived & 1 != 0, self.served() & 1 != 0) {
-                        (true, _) => (Action::Allow, None),
-                        (false, false) => (Action::Errno(ErrorCode::Denied.raw() as u16), None),
-                        (false, true) => (Action::Notify, Some(0)),
-                    }
+                    // A waived `Notify` (its server allowed it) needs
+                    // no server.
+                    return if waived & 1 != 0 {
+                        (Action::Allow, None)
+                    } else if self.served() & 1 != 0 {
+                        (Action::Notify, Some(0))
+                    } else {
+                        (Action::Errno(ErrorCode::Denied.raw() as u16), None)
+                    };
                 }
                 Action::Notify => {}
                 verdict => return (verdict, None),
