@@ -1348,10 +1348,20 @@ impl Kernel {
             let bits = notification::signal_bits(cap.badge(), cap.is_badged());
             return SyscallResult::Ipc(self.signal_notification(object, bits));
         }
-        let Some(mut state) = self.objects.get::<kind::Notification>(object).copied() else {
+        let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return SyscallResult::Return(ErrorCode::InvalidCapability);
         };
         let blocking = operation == NotificationOperation::Wait;
+        if body.word != 0 || !blocking {
+            // `notification::wait`'s answer at once, taken in place: a
+            // copy of the body out and back cost a second look-up.
+            let word = core::mem::take(&mut body.word);
+            let context = &mut self.objects[current].context;
+            context.x[0] = ErrorCode::Ok.raw();
+            context.x[8] = word;
+            return SyscallResult::Ipc(Effects::new(ipc::Next::Continue));
+        }
+        let mut state = *body;
         let effects = notification::wait(&mut self.objects, &mut state, object, current, blocking);
         if let Some(body) = self.objects.get_mut::<kind::Notification>(object) {
             *body = state;
