@@ -123,9 +123,6 @@ pub struct AuditRecord {
 
 impl AuditRecord {
     /// Encodes into `buffer` (at least [`MAX_RECORD_BYTES`]); the bytes.
-    /// Inlined: the kernel encodes a record on every audited syscall, and
-    /// a call kept the record on the stack for postcard to read back.
-    #[inline(always)]
     pub fn encode<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
         postcard::to_slice(self, buffer).ok().map(|b| &*b)
     }
