@@ -184,13 +184,10 @@ pub fn receive<M: PhysMemory>(
             unreachable!("only blocked senders wait in a sender queue");
         };
         if fault {
-            deliver_fault(phys, threads, sender, receiver, badge);
-            return Ok(owe_fault_reply(
-                threads,
-                sender,
-                receiver,
-                Effects::new(Next::Continue),
-            ));
+            // The pair in hand serves the message and the owed reply.
+            deliver_fault(phys, from, to, badge);
+            let displaced = owe_fault_reply(from, sender, to, receiver);
+            return Ok(displace(threads, displaced, Effects::new(Next::Continue)));
         }
         transfer(phys, from, to, badge);
         let effects = Effects::new(Next::Continue).delivering(sender, receiver);
@@ -225,10 +222,15 @@ pub fn send_fault<M: PhysMemory>(
 ) -> Effects {
     if endpoint.waiting() == Waiting::Receivers {
         if let Some(handler) = endpoint.pop_front(threads) {
-            deliver_fault(phys, threads, faulter, handler, badge);
-            threads[handler].state = ThreadState::Ready;
+            // One look at the two threads for the message, the handler's
+            // wake-up and the owed reply (three were a third of a traced
+            // syscall's stop).
+            let (from, to) = threads.pair_mut(faulter, handler);
+            deliver_fault(phys, from, to, badge);
+            to.state = ThreadState::Ready;
+            let displaced = owe_fault_reply(from, faulter, to, handler);
             let effects = Effects::new(Next::Blocked).wake(handler);
-            return owe_fault_reply(threads, faulter, handler, effects);
+            return displace(threads, displaced, effects);
         }
     }
     threads[faulter].state = ThreadState::BlockedOnSend {
@@ -243,24 +245,19 @@ pub fn send_fault<M: PhysMemory>(
 
 /// The fault message (or policy request) of `faulter` into `handler`'s
 /// registers (and, for a policy request, IPC buffer).
-fn deliver_fault<M: PhysMemory>(
-    phys: &mut M,
-    threads: &mut impl Threads,
-    faulter: ThreadId,
-    handler: ThreadId,
-    badge: u64,
-) {
-    if let Some(request) = threads[faulter].pending_policy {
-        deliver_policy_request(phys, threads, &request, faulter, handler, badge);
+#[inline(always)]
+fn deliver_fault<M: PhysMemory>(phys: &mut M, faulter: &Thread, handler: &mut Thread, badge: u64) {
+    if let Some(request) = &faulter.pending_policy {
+        deliver_policy_request(phys, request, faulter, handler, badge);
         return;
     }
-    if let Some(stop) = threads[faulter].pending_trace {
-        trace::deliver_trace_stop(phys, threads, &stop, faulter, handler, badge);
+    if let Some(stop) = &faulter.pending_trace {
+        trace::deliver_trace_stop(phys, stop, faulter, handler, badge);
         return;
     }
-    let report = threads[faulter].pending_fault;
+    let report = faulter.pending_fault;
     let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
-    let context = &mut threads[handler].context;
+    let context = &mut handler.context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(FAULT_LABEL, 4).into();
     context.x[2..6].copy_from_slice(&words);
@@ -272,39 +269,41 @@ fn deliver_fault<M: PhysMemory>(
 /// A policy request (see `abi::policy_request` for the layout).
 fn deliver_policy_request<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut impl Threads,
     request: &PolicyRequest,
-    asker: ThreadId,
-    server: ThreadId,
+    asker: &Thread,
+    server: &mut Thread,
     badge: u64,
 ) {
-    if let Some(buffer) = threads[server].ipc_buffer {
+    if let Some(buffer) = server.ipc_buffer {
         for (i, arg) in request.args[1..].iter().enumerate() {
             phys.write_phys_u64(buffer + 8 * (6 + i as u64), *arg);
         }
     }
-    let number = threads[asker].number;
-    let context = &mut threads[server].context;
+    let context = &mut server.context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS).into();
     context.x[2] = request.number;
     context.x[3] = request.object_type;
     context.x[4] = request.badge;
-    context.x[5] = u64::from(number);
+    context.x[5] = u64::from(asker.number);
     context.x[6] = request.cookie;
     context.x[7] = request.args[0];
     context.x[8] = badge;
 }
 
+/// `faulter` waits for `handler`'s reply to its fault message (or
+/// policy request, or trace stop): `owe_reply`, in the fault-reply
+/// state. Returns the caller `handler` owed a reply before (`displace`).
+#[inline(always)]
 fn owe_fault_reply(
-    threads: &mut impl Threads,
-    faulter: ThreadId,
-    handler: ThreadId,
-    effects: Effects,
-) -> Effects {
-    let effects = wait_for_reply(threads, faulter, handler, effects);
-    threads[faulter].state = ThreadState::BlockedOnFaultReply;
-    effects
+    faulter: &mut Thread,
+    faulter_id: ThreadId,
+    handler: &mut Thread,
+    handler_id: ThreadId,
+) -> Option<ThreadId> {
+    let displaced = owe_reply(faulter, faulter_id, handler, handler_id);
+    faulter.state = ThreadState::BlockedOnFaultReply;
+    displaced
 }
 
 /// `replier` replies to the thread it owes a reply; that thread is ready
@@ -357,7 +356,8 @@ fn answer_inline<M: PhysMemory>(
     match to.state {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnFaultReply => {
-            return Ok(reply_to_fault(phys, threads, replier, caller))
+            reply_to_fault(phys, from, to);
+            return Ok(caller);
         }
         _ => return Err(IpcError::NoReplyTarget),
     }
@@ -367,44 +367,39 @@ fn answer_inline<M: PhysMemory>(
     Ok(caller)
 }
 
-/// Resumes (or stops) a faulted thread as its handler's reply label says.
+/// Resumes (or stops) a faulted thread (`caller`) as its handler's
+/// (`replier`'s) reply label says. Takes the pair `answer_inline` already
+/// looked up: each look at a thread by id costs a bounds and kind check.
 #[cold]
-fn reply_to_fault<M: PhysMemory>(
-    phys: &mut M,
-    threads: &mut impl Threads,
-    replier: ThreadId,
-    caller: ThreadId,
-) -> ThreadId {
-    if let Some(stop) = threads[caller].pending_trace.take() {
-        trace::answer_trace_stop(phys, threads, replier, caller, stop);
-        threads[replier].context.x[0] = ErrorCode::Ok.raw();
-        return caller;
+fn reply_to_fault<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
+    if let Some(stop) = caller.pending_trace.take() {
+        trace::answer_trace_stop(phys, replier, caller, stop);
+        replier.context.x[0] = ErrorCode::Ok.raw();
+        return;
     }
-    let label = message::sent_info(&threads[replier]).label();
-    if let Some(request) = threads[caller].pending_policy.take() {
+    let label = message::sent_info(replier).label();
+    if let Some(request) = caller.pending_policy.take() {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
         let words: [u64; 8] = {
-            let x = &threads[replier].context.x;
+            let x = &replier.context.x;
             [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
         };
-        answer_policy_request(&mut threads[caller], &request, label, &words);
-        threads[replier].context.x[0] = ErrorCode::Ok.raw();
-        return caller;
+        answer_policy_request(caller, &request, label, &words);
+        replier.context.x[0] = ErrorCode::Ok.raw();
+        return;
     }
-    let new_pc = threads[replier].context.x[2];
-    let faulted = &mut threads[caller];
-    let report = faulted.pending_fault.take();
-    faulted.state = match (label, report) {
+    let new_pc = replier.context.x[2];
+    let report = caller.pending_fault.take();
+    caller.state = match (label, report) {
         (FAULT_REPLY_SET_PC, _) => {
-            faulted.context.pc = new_pc;
+            caller.context.pc = new_pc;
             ThreadState::Ready
         }
         (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
         _ => ThreadState::Ready,
     };
-    threads[replier].context.x[0] = ErrorCode::Ok.raw();
-    caller
+    replier.context.x[0] = ErrorCode::Ok.raw();
 }
 
 /// Applies a policy server's answer (`label`, message words in
@@ -509,18 +504,6 @@ fn owe_reply(
         .reply_to
         .replace(caller_id)
         .filter(|previous| *previous != caller_id)
-}
-
-/// `owe_reply` with thread ids.
-fn wait_for_reply(
-    threads: &mut impl Threads,
-    caller: ThreadId,
-    receiver: ThreadId,
-    effects: Effects,
-) -> Effects {
-    let (waiting, owing) = threads.pair_mut(caller, receiver);
-    let displaced = owe_reply(waiting, caller, owing, receiver);
-    displace(threads, displaced, effects)
 }
 
 /// The receiver of a `Call` never answered its previous caller

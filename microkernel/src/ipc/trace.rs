@@ -9,7 +9,7 @@
 use super::message;
 use crate::platform::PhysMemory;
 use crate::stopped_call::StopAnswer;
-use crate::thread::{Thread, ThreadId, ThreadState, Threads, TraceProgress, TraceStop};
+use crate::thread::{Thread, ThreadState, TraceProgress, TraceStop};
 use abi::trace::{ReplyAction, StopKind, TRACE_STOP_WORDS};
 use abi::ErrorCode;
 use arch::context::SPSR_SOFTWARE_STEP;
@@ -17,24 +17,30 @@ use entry::WorkFlags;
 
 /// The stop of `tracee` into `tracer`'s registers and IPC buffer (see
 /// `abi::trace` for the layout).
+#[inline(always)]
 pub(super) fn deliver_trace_stop<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut impl Threads,
     stop: &TraceStop,
-    tracee: ThreadId,
-    tracer: ThreadId,
+    tracee: &Thread,
+    tracer: &mut Thread,
     badge: u64,
 ) {
-    let x = threads[tracee].context.x;
-    let pc = threads[tracee].context.pc;
-    let number = threads[tracee].number;
-    if let Some(buffer) = threads[tracer].ipc_buffer {
-        let words = [x[5], x[8], pc, u64::from(number), x[6], x[7]];
+    // Read in place: a copy of the tracee's 31 registers was a memcpy.
+    let x = &tracee.context.x;
+    if let Some(buffer) = tracer.ipc_buffer {
+        let words = [
+            x[5],
+            x[8],
+            tracee.context.pc,
+            u64::from(tracee.number),
+            x[6],
+            x[7],
+        ];
         for (i, word) in words.iter().enumerate() {
             phys.write_phys_u64(buffer + 8 * (6 + i as u64), *word);
         }
     }
-    let context = &mut threads[tracer].context;
+    let context = &mut tracer.context;
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(stop.kind.label(), TRACE_STOP_WORDS).into();
     context.x[2] = stop.number;
@@ -49,23 +55,21 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
 /// and the answer changes the registers the thread returns with.
 pub(super) fn answer_trace_stop<M: PhysMemory>(
     phys: &mut M,
-    threads: &mut impl Threads,
-    replier: ThreadId,
-    tracee: ThreadId,
+    replier: &Thread,
+    thread: &mut Thread,
     stop: TraceStop,
 ) {
-    let label = message::sent_info(&threads[replier]).label();
+    let label = message::sent_info(replier).label();
     let (action, step) = ReplyAction::decode(label);
     // Only the message registers (a copy of all 31 was a 216-byte memcpy
     // the optimiser did not always drop).
     let words: [u64; 8] = {
-        let x = &threads[replier].context.x;
+        let x = &replier.context.x;
         [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
     };
-    let word6 = threads[replier]
+    let word6 = replier
         .ipc_buffer
         .map_or(0, |buffer| phys.read_phys_u64(buffer + 8 * 6));
-    let thread = &mut threads[tracee];
     let entry_call = match (stop.kind, thread.call.as_mut()) {
         (StopKind::Entry, Some(call)) => Some(call),
         _ => None,

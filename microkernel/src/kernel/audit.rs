@@ -144,16 +144,21 @@ impl Kernel {
     /// nowhere to write: never a write into freed memory).
     pub(super) fn live_audit(&mut self, thread: ThreadId) -> Option<AuditSink> {
         let sink = self.objects[thread].audit?;
-        let live = self.objects.resolve(sink.frame, CapType::Frame).is_some()
-            && self
-                .objects
-                .resolve(sink.notification.0, CapType::Notification)
-                .is_some();
-        if live {
+        if self.sink_lives(&sink) {
             return Some(sink);
         }
         self.attach_audit(thread, None);
         None
+    }
+
+    /// Do `sink`'s ring and notification still live?
+    #[inline(always)]
+    fn sink_lives(&self, sink: &AuditSink) -> bool {
+        self.objects.resolve(sink.frame, CapType::Frame).is_some()
+            && self
+                .objects
+                .resolve(sink.notification.0, CapType::Notification)
+                .is_some()
     }
 
     /// Sets (or clears) a thread's audit sink, its work and its fast-path
@@ -204,9 +209,17 @@ impl Kernel {
         platform: &impl Platform,
         current: ThreadId,
     ) -> bool {
-        self.live_audit(current).is_some_and(|sink| {
-            sink.mode == AuditMode::Lossless && RingState::read(platform, sink.ring).is_full()
-        })
+        // `live_audit`, reading the two fields in place: a copy of the
+        // whole sink was a memcpy on every audited syscall.
+        let Some(sink) = &self.objects[current].audit else {
+            return false;
+        };
+        let (lossless, ring) = (sink.mode == AuditMode::Lossless, sink.ring);
+        if !self.sink_lives(sink) {
+            self.attach_audit(current, None);
+            return false;
+        }
+        lossless && RingState::read(platform, ring).is_full()
     }
 
     /// Lets lossless threads whose ring has room run again (on the tick,
@@ -378,7 +391,7 @@ impl Kernel {
     /// it). Lossy or lossless, a full ring drops the record and counts it.
     #[cold]
     #[inline(never)]
-    fn write_record(
+    pub(super) fn write_record(
         &mut self,
         platform: &mut impl Platform,
         thread: ThreadId,

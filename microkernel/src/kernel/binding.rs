@@ -69,9 +69,16 @@ impl Kernel {
     /// `Signal` of notification `object` with `bits`: its first waiter
     /// takes the word, else a bound thread waiting in `Recv` does.
     pub(super) fn signal_notification(&mut self, object: ObjectId, bits: u64) -> Effects {
-        let Some(mut state) = self.objects.get::<kind::Notification>(object).copied() else {
+        let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return Effects::new(crate::ipc::Next::Continue);
         };
+        // Nobody to wake (no waiter, no bound thread): the bits are set in
+        // place, where a copy out and back cost a second look-up.
+        if body.waiters.head().is_none() && body.bound.is_none() {
+            body.word |= bits;
+            return Effects::new(crate::ipc::Next::Continue);
+        }
+        let mut state = *body;
         let effects = notification::signal(&mut self.objects, &mut state, bits);
         let woke_bound = effects.woken().next().is_none()
             && state.bound.is_some_and(|bound| {

@@ -855,8 +855,26 @@ impl Kernel {
                 return None;
             }
             SyscallEntry::Skipped(_) => {
-                let x0 = self.objects[current].context.x[0];
-                self.audit_complete(platform, current, Some(x0));
+                // The common case (an `Errno`, no audit record to write):
+                // its exit stages on the thread in hand, one look at it.
+                // Otherwise `audit_complete`, from the same look.
+                let thread = &mut self.objects[current];
+                let x0 = thread.context.x[0];
+                let pending = thread.audit_pending.take();
+                if pending.is_none()
+                    && !matches!(
+                        entered.outcome,
+                        policy::EntryOutcome::Trap | policy::EntryOutcome::Redirect { .. }
+                    )
+                {
+                    if Self::exit_work_on(thread, entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                    return None;
+                }
+                if let Some(pending) = pending {
+                    self.write_record(platform, current, &pending, Some(x0));
+                }
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), but its thread then waits for its fault
                 // handler: its exit stages run now, and the stops they owe
@@ -889,6 +907,29 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) {
+        // The common cases, a result or restored registers: the record
+        // (`audit_dispatched`: its result is the `x0` the thread returns
+        // with), the result (`write_back`) and the exit stages from one
+        // look at the thread.
+        if let SyscallResult::Return(_) | SyscallResult::Restored = result {
+            let thread = &mut self.objects[current];
+            if let SyscallResult::Return(code) = result {
+                thread.context.x[0] = code.raw();
+            }
+            let x0 = thread.context.x[0];
+            match thread.audit_pending.take() {
+                Some(pending) => {
+                    self.write_record(platform, current, &pending, Some(x0));
+                    self.exit_with_work(platform, current, entered.entry);
+                }
+                None => {
+                    if Self::exit_work_on(thread, entered.entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                }
+            }
+            return;
+        }
         if !matches!(result, SyscallResult::Preempted { .. }) {
             self.audit_dispatched(platform, current, result);
         }
@@ -1131,12 +1172,14 @@ impl Kernel {
         // `TcbSetSpace` (or whose buffer Frame was destroyed) cannot send
         // one.
         let thread = &self.objects[current];
-        if operation.sends()
-            && thread.ipc_buffer.is_none()
-            && !message::fits_in_registers(message::sent_info(thread))
-        {
+        let sent = message::sent_info(thread);
+        if operation.sends() && thread.ipc_buffer.is_none() && !message::fits_in_registers(sent) {
             return SyscallResult::Return(ErrorCode::InvalidAddress);
         }
+        // Read now, in the same look at the thread (the capability look-up
+        // below changes neither): each later look costs a bounds and kind
+        // check.
+        let has_bound = thread.bound_notification.is_some();
         if operation == IpcOperation::Reply {
             return match ipc::reply(platform, &mut self.objects, current) {
                 Ok(caller) => SyscallResult::Ipc(Effects::continue_and_wake(caller)),
@@ -1163,14 +1206,13 @@ impl Kernel {
         };
         // Capabilities travel only through an endpoint capability with the
         // grant right; asking without it changes nothing.
-        let carries_caps =
-            operation.sends() && message::sent_info(&self.objects[current]).caps() != 0;
+        let carries_caps = operation.sends() && sent.caps() != 0;
         if carries_caps && !cap.rights().grant() {
             return SyscallResult::Return(ErrorCode::MissingRights);
         }
         // A bound notification with bits pending ends a receive at once.
         let receives = !operation.sends() || operation == IpcOperation::ReplyRecv;
-        if receives && self.objects[current].bound_notification.is_some() {
+        if receives && has_bound {
             if let Some(result) = self.receive_bound(platform, current, operation) {
                 return result;
             }
@@ -1310,10 +1352,20 @@ impl Kernel {
             let bits = notification::signal_bits(cap.badge(), cap.is_badged());
             return SyscallResult::Ipc(self.signal_notification(object, bits));
         }
-        let Some(mut state) = self.objects.get::<kind::Notification>(object).copied() else {
+        let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return SyscallResult::Return(ErrorCode::InvalidCapability);
         };
         let blocking = operation == NotificationOperation::Wait;
+        if body.word != 0 || !blocking {
+            // `notification::wait`'s answer at once, taken in place: a
+            // copy of the body out and back cost a second look-up.
+            let word = core::mem::take(&mut body.word);
+            let context = &mut self.objects[current].context;
+            context.x[0] = ErrorCode::Ok.raw();
+            context.x[8] = word;
+            return SyscallResult::Ipc(Effects::new(ipc::Next::Continue));
+        }
+        let mut state = *body;
         let effects = notification::wait(&mut self.objects, &mut state, object, current, blocking);
         if let Some(body) = self.objects.get_mut::<kind::Notification>(object) {
             *body = state;

@@ -264,8 +264,11 @@ impl<'a> SyscallWork<'a> {
 pub(super) struct PolicyCheck<'a> {
     pub verdicts: &'a VerdictCache,
     pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
-    /// Bit n: the n-th filter has a policy server.
-    pub served: u8,
+    /// The thread's stack as attached (with each filter's server), read
+    /// only when a verdict is `Notify` (`served`).
+    attached: &'a [AttachedFilter],
+    /// Every other object, for `served`.
+    others: OtherObjects<'a>,
     /// Type and badge of the capability `x0` names, if the cache says a
     /// rule looks at them and the slot holds one.
     pub capability: Option<(CapType, u64)>,
@@ -279,8 +282,8 @@ impl<'a> PolicyCheck<'a> {
     /// only while its endpoint lives.
     pub fn new(
         verdicts: &'a VerdictCache,
-        stack: &[AttachedFilter],
-        others: &OtherObjects<'a>,
+        stack: &'a [AttachedFilter],
+        others: OtherObjects<'a>,
         (first, slots): (crate::cap::SlotId, u32),
         regs: &UserContext,
     ) -> PolicyCheck<'a> {
@@ -292,15 +295,6 @@ impl<'a> PolicyCheck<'a> {
         } else {
             None
         };
-        let served = stack
-            .iter()
-            .enumerate()
-            .filter(|(_, attached)| {
-                attached
-                    .server
-                    .is_some_and(|(server, _)| others.resolves(server, CapType::Endpoint))
-            })
-            .fold(0u8, |bits, (i, _)| bits | 1 << i);
         PolicyCheck {
             verdicts,
             stack: stack
@@ -308,9 +302,26 @@ impl<'a> PolicyCheck<'a> {
                 .filter_map(|a| others.get::<kind::Filter>(a.filter))
                 .map(|body| &body.filter)
                 .collect(),
-            served,
+            attached: stack,
+            others,
             capability,
         }
+    }
+
+    /// Bit n: the n-th filter has a policy server (one whose endpoint
+    /// lives). Asked only for a `Notify`: resolving each server on every
+    /// judged syscall cost a look-up per filter. (Nothing changes while
+    /// the check exists: it borrows every object.)
+    fn served(&self) -> u8 {
+        self.attached
+            .iter()
+            .enumerate()
+            .filter(|(_, attached)| {
+                attached
+                    .server
+                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
+            })
+            .fold(0u8, |bits, (i, _)| bits | 1 << i)
     }
 
     /// The stack's verdict for the syscall in `regs`, from the registers as
@@ -331,11 +342,15 @@ impl<'a> PolicyCheck<'a> {
             let verdict = self.verdicts.verdict(&self.stack, &facts);
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
-                    return match (waived & 1 != 0, self.served & 1 != 0) {
-                        (true, _) => (Action::Allow, None),
-                        (false, false) => (Action::Errno(ErrorCode::Denied.raw() as u16), None),
-                        (false, true) => (Action::Notify, Some(0)),
-                    }
+                    // A waived `Notify` (its server allowed it) needs
+                    // no server.
+                    return if waived & 1 != 0 {
+                        (Action::Allow, None)
+                    } else if self.served() & 1 != 0 {
+                        (Action::Notify, Some(0))
+                    } else {
+                        (Action::Errno(ErrorCode::Denied.raw() as u16), None)
+                    };
                 }
                 Action::Notify => {}
                 verdict => return (verdict, None),
@@ -347,7 +362,7 @@ impl<'a> PolicyCheck<'a> {
     #[cold]
     #[inline(never)]
     fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
-        routed_verdict(&self.stack, facts, waived, self.served)
+        routed_verdict(&self.stack, facts, waived, self.served())
     }
 }
 
@@ -580,19 +595,25 @@ impl Kernel {
         current: ThreadId,
         resumed: Option<&StoppedCall>,
     ) -> Entered {
-        // What this thread has of user dispatch and audit, in one look.
-        let thread = &self.objects[current];
-        let dispatches = thread.work.contains(WorkFlags::USER_DISPATCH);
-        let audited = thread.audit.is_some();
-        let redirect = if resumed.is_none() && dispatches {
-            self.user_dispatch_decision(platform, current)
-        } else {
-            None
-        };
-        let audit_full = audited && self.audit_ring_is_full(platform, current);
-        let Some((thread, others)) = self.objects.split_thread(current) else {
+        // One look at the thread, unless it has user dispatch or audit
+        // to ask about first (they need the whole kernel: the thread is
+        // looked up again after them).
+        let Some((mut thread, mut others)) = self.objects.split_thread(current) else {
             unreachable!("the current thread is a thread");
         };
+        let dispatches = resumed.is_none() && thread.work.contains(WorkFlags::USER_DISPATCH);
+        let audited = thread.audit.is_some();
+        let (mut redirect, mut audit_full) = (None, false);
+        if dispatches || audited {
+            if dispatches {
+                redirect = self.user_dispatch_decision(platform, current);
+            }
+            audit_full = audited && self.audit_ring_is_full(platform, current);
+            let Some(again) = self.objects.split_thread(current) else {
+                unreachable!("the current thread is a thread");
+            };
+            (thread, others) = again;
+        }
         let Thread {
             work,
             context,
@@ -605,7 +626,7 @@ impl Kernel {
         let flags = *work;
         let policy = flags
             .contains(WorkFlags::POLICY)
-            .then(|| PolicyCheck::new(verdicts, stack, &others, *cspace_slots, context));
+            .then(|| PolicyCheck::new(verdicts, stack, others, *cspace_slots, context));
         let mut hooks = SyscallWork {
             policy,
             outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
@@ -649,7 +670,21 @@ impl Kernel {
         current: ThreadId,
         entry: SyscallEntry,
     ) {
-        let thread = &mut self.objects[current];
+        if Self::exit_work_on(&mut self.objects[current], entry) {
+            self.end_thread(
+                platform,
+                current,
+                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
+            );
+        }
+    }
+
+    /// The exit stages (5 to 8) of `thread`'s syscall, on the thread in
+    /// hand (`exit_with_work`, and its callers' common cases, which
+    /// spare a second look at the thread); `true`: its policy killed it
+    /// (the caller ends it).
+    #[inline(always)]
+    pub(super) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
         let flags = thread.work;
         let mut hooks = SyscallWork::exit_only(&mut thread.work);
         let outcome =
@@ -658,13 +693,7 @@ impl Kernel {
         drop(hooks);
         // Sent on the way back to EL0 (`Kernel::resume`), exit stop first.
         thread.trace.owed |= owed;
-        if outcome == entry::UserReturn::Killed {
-            self.end_thread(
-                platform,
-                current,
-                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
-            );
-        }
+        outcome == entry::UserReturn::Killed
     }
 
     /// A syscall stopped in its entry work: the kernel keeps it as judged

@@ -122,8 +122,12 @@ impl Kernel {
         kind: StopKind,
         number: u64,
     ) {
-        let tracer = self.live_tracer(current);
+        let tracer = self.resolved_tracer(current);
         let thread = &mut self.objects[current];
+        if tracer.is_none() && thread.tracer.is_some() {
+            // Its endpoint is gone (`live_tracer`).
+            thread.detach_tracer();
+        }
         match tracer {
             Some((endpoint, badge)) => {
                 thread.pending_trace = Some(TraceStop { kind, number });
@@ -185,12 +189,17 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
     ) -> bool {
-        let thread = &mut self.objects[current];
-        if let Some(entry) = thread.trace.exit_deferred.take() {
-            self.exit_with_work(platform, current, entry);
+        // One look at the thread when the syscall did not block (the
+        // common case): `live_tracer`'s reads first, then the changes.
+        if self.objects[current].trace.exit_deferred.is_some() {
+            self.run_deferred_exit(platform, current);
         }
-        let tracer = self.live_tracer(current);
+        let tracer = self.resolved_tracer(current);
         let thread = &mut self.objects[current];
+        if tracer.is_none() && thread.tracer.is_some() {
+            // Its endpoint is gone (`live_tracer`).
+            thread.detach_tracer();
+        }
         let owed = core::mem::take(&mut thread.trace.owed);
         let (traced, stepping) = (
             tracer.is_some() && thread.work.contains(WorkFlags::TRACE),
@@ -212,6 +221,22 @@ impl Kernel {
         }
         self.install_single_step(platform, stepping);
         false
+    }
+
+    /// A blocked syscall's exit stages, on its way back to EL0.
+    #[inline(never)]
+    fn run_deferred_exit<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
+        if let Some(entry) = self.objects[current].trace.exit_deferred.take() {
+            self.exit_with_work(platform, current, entry);
+        }
+    }
+
+    /// `thread`'s tracer endpoint and badge if the endpoint still lives
+    /// (`live_tracer` without detaching: reads only).
+    #[inline(always)]
+    fn resolved_tracer(&self, thread: ThreadId) -> Option<(ObjectId, u64)> {
+        let (reference, badge) = self.objects[thread].tracer?;
+        Some((self.objects.resolve(reference, CapType::Endpoint)?, badge))
     }
 
     /// MDSCR_EL1.SS on for a stepping thread, off for any other.
