@@ -166,8 +166,18 @@ pub fn preemptor() -> i32 {
             // kernel: x0 is its Untyped, not a result.
             expect!(21, inside, true);
             let count = &mut counts[round - 1];
+            let x0 = RETYPER.read_register(Register::X(0));
+            if round == 2 && count.wakes >= 1 && x0 == Ok(ErrorCode::Ok.raw()) {
+                // The timer re-armed after a wake fired once the zeroing
+                // had ended, before its exit stop reached this thread
+                // (the bound notification comes first): the call is
+                // done, not preempted.
+                expect!(29, irq_set_timer(HANDLER, 0), Ok(()));
+                expect!(38, irq_ack(HANDLER), Ok(()));
+                continue;
+            }
             count.wakes += 1;
-            expect!(22, RETYPER.read_register(Register::X(0)), Ok(UNTYPED));
+            expect!(22, x0, Ok(UNTYPED));
             expect!(23, RETYPER.read_register(Register::X(8)), Ok(retype_number));
             expect!(24, irq_set_timer(HANDLER, 0), Ok(()));
             expect!(25, irq_ack(HANDLER), Ok(()));
