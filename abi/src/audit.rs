@@ -122,9 +122,48 @@ pub struct AuditRecord {
 }
 
 impl AuditRecord {
-    /// Encodes into `buffer` (at least [`MAX_RECORD_BYTES`]); the bytes.
+    /// Encodes into `buffer` (at least [`MAX_RECORD_BYTES`]); the bytes
+    /// (`None` if they do not fit). The same bytes as
+    /// `postcard::to_slice` (the tests compare them), written by hand:
+    /// the kernel encodes a record per audited syscall, and postcard's
+    /// generic serializer copied each field's bytes in with a `memcpy`
+    /// call, several hundred instructions a record.
     pub fn encode<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
-        postcard::to_slice(self, buffer).ok().map(|b| &*b)
+        let mut out = Writer { buffer, at: 0 };
+        out.varint(self.sequence)?;
+        out.varint(self.time)?;
+        out.varint(self.thread_badge)?;
+        out.varint(u64::from(self.thread))?;
+        out.varint(self.syscall)?;
+        out.byte(self.object_type)?;
+        out.varint(self.label)?;
+        for arg in self.args {
+            out.varint(arg)?;
+        }
+        match self.result {
+            None => out.byte(0)?,
+            Some(result) => {
+                out.byte(1)?;
+                out.varint(result)?;
+            }
+        }
+        // An enum is its variant's index (a varint), then its payload.
+        match self.verdict {
+            AuditVerdict::Allowed => out.byte(0)?,
+            AuditVerdict::Refused(code) => {
+                out.byte(1)?;
+                out.varint(u64::from(code))?;
+            }
+            AuditVerdict::Killed => out.byte(2)?,
+            AuditVerdict::Trapped => out.byte(3)?,
+            AuditVerdict::Logged => out.byte(4)?,
+            AuditVerdict::Emulated => out.byte(5)?,
+            AuditVerdict::Cancelled => out.byte(6)?,
+        }
+        out.byte(u8::from(self.forwarded))?;
+        out.varint(self.dropped)?;
+        let Writer { buffer, at } = out;
+        Some(&buffer[..at])
     }
 
     /// Decodes one record; `None` for anything malformed or with bytes
@@ -134,6 +173,32 @@ impl AuditRecord {
             Ok((record, [])) => Some(record),
             _ => None,
         }
+    }
+}
+
+/// Postcard's wire format for the types of a record: bytes as they are,
+/// unsigned integers as LEB128 varints.
+struct Writer<'b> {
+    buffer: &'b mut [u8],
+    at: usize,
+}
+
+impl Writer<'_> {
+    #[inline(always)]
+    fn byte(&mut self, byte: u8) -> Option<()> {
+        *self.buffer.get_mut(self.at)? = byte;
+        self.at += 1;
+        Some(())
+    }
+
+    /// Seven bits a byte, low first; the top bit says another follows.
+    #[inline(always)]
+    fn varint(&mut self, mut value: u64) -> Option<()> {
+        while value >= 0x80 {
+            self.byte(value as u8 | 0x80)?;
+            value >>= 7;
+        }
+        self.byte(value as u8)
     }
 }
 
@@ -164,6 +229,82 @@ mod tests {
         let bytes = widest().encode(&mut buffer).expect("fits");
         assert!(bytes.len() <= MAX_RECORD_BYTES);
         assert_eq!(AuditRecord::decode(bytes), Some(widest()));
+    }
+
+    /// Records with every field drawn from values around the varint
+    /// byte boundaries.
+    fn records(seed: u64) -> impl Iterator<Item = AuditRecord> {
+        let edges = [
+            0u64,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            0xffff,
+            1 << 35,
+            u64::MAX >> 1,
+            u64::MAX,
+        ];
+        let verdicts = [
+            AuditVerdict::Allowed,
+            AuditVerdict::Refused(0),
+            AuditVerdict::Refused(0x80),
+            AuditVerdict::Refused(u16::MAX),
+            AuditVerdict::Killed,
+            AuditVerdict::Trapped,
+            AuditVerdict::Logged,
+            AuditVerdict::Emulated,
+            AuditVerdict::Cancelled,
+        ];
+        let mut state = seed | 1;
+        (0..3_000).map(move |_| {
+            let mut next = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let edge = edges[(state % edges.len() as u64) as usize];
+                if state & 0x100 != 0 {
+                    edge
+                } else {
+                    edge.wrapping_add(state >> 40)
+                }
+            };
+            let mut args = [0u64; 8];
+            for arg in &mut args {
+                *arg = next();
+            }
+            AuditRecord {
+                sequence: next(),
+                time: next(),
+                thread_badge: next(),
+                thread: next() as u32,
+                syscall: next(),
+                object_type: next() as u8,
+                label: next(),
+                args,
+                result: (next() & 1 != 0).then(&mut next),
+                verdict: verdicts[(next() % verdicts.len() as u64) as usize],
+                forwarded: next() & 1 != 0,
+                dropped: next(),
+            }
+        })
+    }
+
+    #[test]
+    fn encoding_is_postcards() {
+        let mut ours = [0u8; MAX_RECORD_BYTES];
+        let mut theirs = [0u8; MAX_RECORD_BYTES];
+        for record in records(0x1234_5678).chain([widest()]) {
+            let expected = postcard::to_slice(&record, &mut theirs).expect("fits");
+            assert_eq!(record.encode(&mut ours), Some(&*expected), "{record:?}");
+            // Too small a buffer: `None`, as postcard's `Err`; just big
+            // enough: the same bytes.
+            let len = expected.len();
+            assert_eq!(record.encode(&mut ours[..len - 1]), None);
+            let mut exact = [0u8; MAX_RECORD_BYTES];
+            assert_eq!(record.encode(&mut exact[..len]), Some(&*expected));
+        }
     }
 
     #[test]

@@ -596,6 +596,20 @@ impl AddressSpace {
         va: u64,
         data: &[u8],
     ) -> Result<(), UserAccessError> {
+        // Within one page (a user-dispatch frame, mostly): the walk that
+        // checks the page gives the address to write, so the tables are
+        // walked once, not once to check and once to copy.
+        let end = va.checked_add(data.len() as u64);
+        if end.is_some_and(|end| end > va && page_floor(end - 1) == page_floor(va)) {
+            let walker = WalkMemory(&*phys);
+            let translation = self
+                .table
+                .translate(&walker, VirtAddr::new(va))
+                .map_err(|_| UserAccessError::NotMapped)?;
+            Self::check_writable(translation.permissions)?;
+            phys.write_phys(translation.pa.as_u64(), data);
+            return Ok(());
+        }
         self.check_user_writable(phys, va, data.len() as u64)?;
         let mut done = 0usize;
         while done < data.len() {
@@ -631,11 +645,17 @@ impl AddressSpace {
                 .table
                 .translate(&walker, VirtAddr::new(page))
                 .map_err(|_| UserAccessError::NotMapped)?;
-            let permissions = translation.permissions;
-            if permissions.owner() != Owner::User || permissions.access() != Access::ReadWrite {
-                return Err(UserAccessError::NotMapped);
-            }
+            Self::check_writable(translation.permissions)?;
             page += PAGE_SIZE;
+        }
+        Ok(())
+    }
+
+    /// May EL0 write a page mapped with `permissions`? (A read-only or
+    /// executable page, or one that is the kernel's, it may not.)
+    fn check_writable(permissions: Permissions) -> Result<(), UserAccessError> {
+        if permissions.owner() != Owner::User || permissions.access() != Access::ReadWrite {
+            return Err(UserAccessError::NotMapped);
         }
         Ok(())
     }

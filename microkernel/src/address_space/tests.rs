@@ -256,6 +256,37 @@ fn each_segment_is_mapped_with_its_rights_and_bytes_and_zeros_past_them() {
 }
 
 #[test]
+fn copies_to_user_land_only_in_writable_pages_and_a_refused_one_writes_nothing() {
+    let mut machine = Machine::new();
+    let (space, _) = machine.load(&init_like()).expect("init's layout loads");
+    let bytes: Vec<u8> = (1..=40).collect();
+    // Within one page, and across two.
+    for va in [0x40_4010, 0x40_4ff0] {
+        space
+            .copy_to_user(&mut machine.ram, va, &bytes)
+            .expect("writable");
+        assert_eq!(machine.read(&space, va, bytes.len()).unwrap(), bytes);
+    }
+    // Read-only, executable or unmapped, within one page or past the end
+    // of the writable ones: refused, and not a byte written.
+    for va in [0x40_2010, 0x40_0010, 0x40_7010, 0x40_6ff0, 0x40_3ff0] {
+        // Each of the two pages it touches, as far as it is readable.
+        let pages = |machine: &Machine| {
+            [va & !0xfff, (va & !0xfff) + 0x1000].map(|page| machine.read(&space, page, 0x1000))
+        };
+        let before = pages(&machine);
+        assert!(
+            space.copy_to_user(&mut machine.ram, va, &bytes).is_err(),
+            "{va:#x}"
+        );
+        assert_eq!(pages(&machine), before, "{va:#x}");
+    }
+    // Nothing to copy: fine.
+    assert!(space.copy_to_user(&mut machine.ram, 0x40_4000, &[]).is_ok());
+    space.release(&machine.ram, &mut machine.frames);
+}
+
+#[test]
 fn a_refused_file_takes_no_frame_and_says_why() {
     let mut machine = Machine::new();
     let kernel = 0xffff_0000_0000_0000;
