@@ -10,7 +10,7 @@ use super::Kernel;
 use crate::cap::{FilterUser, OtherObjects};
 use crate::platform::Platform;
 use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
-use crate::stopped_call::{CallStop, PolicyAnswer, StopAnswer, StoppedCall};
+use crate::stopped_call::{CallStop, PolicyAnswer, Resumed, StopAnswer, StoppedCall};
 use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, TraceProgress};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
@@ -593,7 +593,7 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-        resumed: Option<&StoppedCall>,
+        resumed: Option<&Resumed>,
     ) -> Entered {
         // One look at the thread, unless it has user dispatch or audit
         // to ask about first (they need the whole kernel: the thread is
@@ -716,8 +716,9 @@ impl Kernel {
             _ => Some(self.judged_capability(current)),
         };
         let thread = &mut self.objects[current];
-        let mut regs = [0u64; 9];
-        regs.copy_from_slice(&thread.context.x[..9]);
+        // Word by word: a slice copy was a call to `memcpy`.
+        let x = &thread.context.x;
+        let regs = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]];
         thread.call = Some(StoppedCall {
             esr,
             capability,
