@@ -329,9 +329,10 @@ impl<'a> PolicyCheck<'a> {
     /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
     /// whose server is asked.
     fn verdict(&self, regs: &UserContext, waived: u8) -> (Action, Option<u8>) {
-        let mut args = [0u64; 8];
-        args.copy_from_slice(&regs.x[..8]);
-        let mut facts = SyscallFacts::from_registers(regs.x[8], args);
+        // Word by word: a slice copy was a call to `memcpy`.
+        let x = &regs.x;
+        let args = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
+        let mut facts = SyscallFacts::from_registers(x[8], args);
         if let Some((object_type, badge)) = self.capability {
             facts = facts.with_capability(object_type, badge);
         }
@@ -530,9 +531,11 @@ impl Kernel {
             call.forwarded = true;
             return;
         };
-        let regs = call.regs;
-        let mut args = [0u64; 8];
-        args.copy_from_slice(&regs[..8]);
+        // Word by word: copies of the registers as arrays or slices
+        // were calls to `memcpy`.
+        let r = &call.regs;
+        let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
+        let number = r[8];
         let (object_type, cap_badge) = cspace
             .and_then(|cnode| {
                 let cap = self
@@ -545,7 +548,7 @@ impl Kernel {
         self.policy_cookie += 1;
         self.objects[current].pending_policy = Some(PolicyRequest {
             filter,
-            number: regs[8],
+            number,
             object_type,
             badge: cap_badge,
             cookie: self.policy_cookie,
