@@ -968,12 +968,14 @@ impl Kernel {
         };
         // Word by word, and only what goes on is read: taking the whole
         // call out and copying its registers as a slice were two calls
-        // to `memcpy` (168 and 72 bytes).
-        let r = &call.regs;
-        let regs = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]];
-        let (esr, resumed) = (call.esr, call.resumed());
-        let x = &mut thread.context.x;
-        [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]] = regs;
+        // to `memcpy` (168 and 72 bytes). (In two statements, and `esr`
+        // apart from `resumed`: as one nine-word array, or as a tuple
+        // with `resumed`, the optimiser made a `memcpy` of them again.)
+        let (r, x) = (&call.regs, &mut thread.context.x);
+        [x[0], x[1], x[2], x[3], x[4]] = [r[0], r[1], r[2], r[3], r[4]];
+        [x[5], x[6], x[7], x[8]] = [r[5], r[6], r[7], r[8]];
+        let esr = call.esr;
+        let resumed = call.resumed();
         thread.call = None;
         self.syscall_with_work(platform, current, esr, Some(&resumed));
     }
