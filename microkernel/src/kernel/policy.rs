@@ -630,12 +630,24 @@ impl Kernel {
         let policy = flags
             .contains(WorkFlags::POLICY)
             .then(|| PolicyCheck::new(verdicts, stack, others, *cspace_slots, context));
+        // A new syscall goes on with nothing (`NEW`'s `at` is never read:
+        // where a call goes on is `resumed`'s). Read from one reference:
+        // an `Option` made from each field (`and_then`) copied the
+        // answer's payload with a `memcpy` call, byte by byte.
+        const NEW: Resumed = Resumed {
+            at: CallStop::Dispatch { progress: 0, at: 0 },
+            answer: None,
+            waived: 0,
+            forwarded: false,
+            outcome: EntryOutcome::Run,
+        };
+        let going_on = resumed.unwrap_or(&NEW);
         let mut hooks = SyscallWork {
             policy,
-            outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
-            answer: resumed.and_then(|call| call.answer),
-            waived: resumed.map_or(0, |call| call.waived),
-            forwarded: resumed.is_some_and(|call| call.forwarded),
+            outcome: going_on.outcome,
+            answer: going_on.answer,
+            waived: going_on.waived,
+            forwarded: going_on.forwarded,
             redirect,
             audit_full,
             ..SyscallWork::exit_only(work)
