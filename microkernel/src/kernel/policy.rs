@@ -734,14 +734,18 @@ impl Kernel {
         // Word by word: a slice copy was a call to `memcpy`.
         let x = &thread.context.x;
         let regs = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]];
-        thread.call = Some(StoppedCall {
-            esr,
-            capability,
-            waived: entered.waived,
-            forwarded: entered.forwarded,
-            outcome: entered.outcome,
-            ..StoppedCall::new(regs, CallStop::Entry(stop))
-        });
+        // Made in place, then the rest field by field: the struct
+        // literal was built apart and then stored whole. (The outcome's
+        // payload is still a byte-wise `memcpy` call: its tag and filter
+        // are loaded apart, for the match below.)
+        let call = thread
+            .call
+            .insert(StoppedCall::new(regs, CallStop::Entry(stop)));
+        call.esr = esr;
+        call.capability = capability;
+        call.waived = entered.waived;
+        call.forwarded = entered.forwarded;
+        call.outcome = entered.outcome;
         match stop {
             entry::EntryStop::TraceEntry => {
                 self.trace_stop(platform, current, StopKind::Entry, regs[8]);
