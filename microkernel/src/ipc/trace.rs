@@ -44,7 +44,15 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
     context.x[0] = ErrorCode::Ok.raw();
     context.x[1] = abi::MessageInfo::with(stop.kind.label(), TRACE_STOP_WORDS).into();
     context.x[2] = stop.number;
-    context.x[3..8].copy_from_slice(&x[0..5]);
+    // Word by word: as a slice copy it was a call to `memcpy` (the
+    // kernel's target is built with strict alignment), twice a syscall.
+    [
+        context.x[3],
+        context.x[4],
+        context.x[5],
+        context.x[6],
+        context.x[7],
+    ] = [x[0], x[1], x[2], x[3], x[4]];
     context.x[8] = badge;
 }
 

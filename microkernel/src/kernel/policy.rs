@@ -10,7 +10,7 @@ use super::Kernel;
 use crate::cap::{FilterUser, OtherObjects};
 use crate::platform::Platform;
 use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
-use crate::stopped_call::{CallStop, PolicyAnswer, StopAnswer, StoppedCall};
+use crate::stopped_call::{CallStop, PolicyAnswer, Resumed, StopAnswer, StoppedCall};
 use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, TraceProgress};
 use abi::cap::{CapType, Rights};
 use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
@@ -329,9 +329,10 @@ impl<'a> PolicyCheck<'a> {
     /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
     /// whose server is asked.
     fn verdict(&self, regs: &UserContext, waived: u8) -> (Action, Option<u8>) {
-        let mut args = [0u64; 8];
-        args.copy_from_slice(&regs.x[..8]);
-        let mut facts = SyscallFacts::from_registers(regs.x[8], args);
+        // Word by word: a slice copy was a call to `memcpy`.
+        let x = &regs.x;
+        let args = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
+        let mut facts = SyscallFacts::from_registers(x[8], args);
         if let Some((object_type, badge)) = self.capability {
             facts = facts.with_capability(object_type, badge);
         }
@@ -530,9 +531,11 @@ impl Kernel {
             call.forwarded = true;
             return;
         };
-        let regs = call.regs;
-        let mut args = [0u64; 8];
-        args.copy_from_slice(&regs[..8]);
+        // Word by word: copies of the registers as arrays or slices
+        // were calls to `memcpy`.
+        let r = &call.regs;
+        let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
+        let number = r[8];
         let (object_type, cap_badge) = cspace
             .and_then(|cnode| {
                 let cap = self
@@ -545,7 +548,7 @@ impl Kernel {
         self.policy_cookie += 1;
         self.objects[current].pending_policy = Some(PolicyRequest {
             filter,
-            number: regs[8],
+            number,
             object_type,
             badge: cap_badge,
             cookie: self.policy_cookie,
@@ -593,7 +596,7 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-        resumed: Option<&StoppedCall>,
+        resumed: Option<&Resumed>,
     ) -> Entered {
         // One look at the thread, unless it has user dispatch or audit
         // to ask about first (they need the whole kernel: the thread is
@@ -627,12 +630,24 @@ impl Kernel {
         let policy = flags
             .contains(WorkFlags::POLICY)
             .then(|| PolicyCheck::new(verdicts, stack, others, *cspace_slots, context));
+        // A new syscall goes on with nothing (`NEW`'s `at` is never read:
+        // where a call goes on is `resumed`'s). Read from one reference:
+        // an `Option` made from each field (`and_then`) copied the
+        // answer's payload with a `memcpy` call, byte by byte.
+        const NEW: Resumed = Resumed {
+            at: CallStop::Dispatch { progress: 0, at: 0 },
+            answer: None,
+            waived: 0,
+            forwarded: false,
+            outcome: EntryOutcome::Run,
+        };
+        let going_on = resumed.unwrap_or(&NEW);
         let mut hooks = SyscallWork {
             policy,
-            outcome: resumed.map_or(EntryOutcome::Run, |call| call.outcome),
-            answer: resumed.and_then(|call| call.answer),
-            waived: resumed.map_or(0, |call| call.waived),
-            forwarded: resumed.is_some_and(|call| call.forwarded),
+            outcome: going_on.outcome,
+            answer: going_on.answer,
+            waived: going_on.waived,
+            forwarded: going_on.forwarded,
             redirect,
             audit_full,
             ..SyscallWork::exit_only(work)
@@ -716,16 +731,21 @@ impl Kernel {
             _ => Some(self.judged_capability(current)),
         };
         let thread = &mut self.objects[current];
-        let mut regs = [0u64; 9];
-        regs.copy_from_slice(&thread.context.x[..9]);
-        thread.call = Some(StoppedCall {
-            esr,
-            capability,
-            waived: entered.waived,
-            forwarded: entered.forwarded,
-            outcome: entered.outcome,
-            ..StoppedCall::new(regs, CallStop::Entry(stop))
-        });
+        // Word by word: a slice copy was a call to `memcpy`.
+        let x = &thread.context.x;
+        let regs = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]];
+        // Made in place, then the rest field by field: the struct
+        // literal was built apart and then stored whole. (The outcome's
+        // payload is still a byte-wise `memcpy` call: its tag and filter
+        // are loaded apart, for the match below.)
+        let call = thread
+            .call
+            .insert(StoppedCall::new(regs, CallStop::Entry(stop)));
+        call.esr = esr;
+        call.capability = capability;
+        call.waived = entered.waived;
+        call.forwarded = entered.forwarded;
+        call.outcome = entered.outcome;
         match stop {
             entry::EntryStop::TraceEntry => {
                 self.trace_stop(platform, current, StopKind::Entry, regs[8]);
