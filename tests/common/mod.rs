@@ -60,6 +60,41 @@ pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
     outcome
 }
 
+/// Cases of the in-guest suite (`microkernel/src/boot_suite.rs`
+/// `TEST_CASES`): pinned here, so that a case dropped from the suite, or
+/// a run that stops early but still sums up, fails the test.
+// Each test file compiles this module on its own; not all use this.
+#[allow(dead_code)]
+pub const SUITE_CASES: usize = 60;
+
+/// The whole in-guest suite ran and passed: one plan of `SUITE_CASES`,
+/// results numbered 1..=`SUITE_CASES` in order, each `ok` and none
+/// skipped (TAP counts `# SKIP` as a pass; nothing here may be skipped),
+/// and a summary that agrees.
+#[allow(dead_code)]
+pub fn assert_whole_suite_passed(outcome: &RunOutcome) {
+    let report = &outcome.report;
+    assert_eq!(report.plans, [SUITE_CASES], "the plan:\n{outcome}");
+    let numbers: Vec<Option<usize>> = report.results.iter().map(|r| r.number).collect();
+    let expected: Vec<Option<usize>> = (1..=SUITE_CASES).map(Some).collect();
+    assert_eq!(numbers, expected, "results 1..={SUITE_CASES} in order:\n{outcome}");
+    for result in &report.results {
+        assert!(result.ok, "not ok: {}\n{outcome}", result.name);
+        assert!(
+            result.directive.is_none(),
+            "a directive ({:?}) on {}:\n{outcome}",
+            result.directive,
+            result.name
+        );
+    }
+    let summary = report.summary.expect("judged present by boot_expecting_pass");
+    assert_eq!(
+        (summary.passed, summary.failed),
+        (SUITE_CASES, 0),
+        "the summary:\n{outcome}"
+    );
+}
+
 /// The Raspberry Pi 4 DTB, or a failure that says how to fetch it: a
 /// raspi4b run without it would not test the real boot path.
 // Each test file compiles this module on its own; guest_virt has no use for it.
