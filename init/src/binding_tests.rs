@@ -10,6 +10,11 @@ use sdk::tcb::Tcb;
 const ENDPOINT: Cptr = Cptr(ENDPOINT_SLOT);
 const NOTIFICATION: Cptr = Cptr(3);
 const OWN_TCB: Tcb = Tcb(Cptr(4));
+/// The waiter's own capability to signal the notification (badge
+/// `OWN_BITS`), to leave a signal pending once it has unbound.
+const OWN_SIGNAL: Cptr = Cptr(5);
+/// The waiter's badge.
+pub const OWN_BITS: u64 = 0x80;
 /// The signaller's badge.
 pub const SIGNAL_BITS: u64 = 0x40;
 
@@ -53,11 +58,15 @@ pub fn waiter() -> i32 {
         Ok((NOTIFICATION_LABEL, SIGNAL_BITS))
     );
     expect!(8, bind(OWN_TCB, None), Ok(()));
+    // Unbound, a pending signal no longer ends a receive: it stays in
+    // the notification (bound, the NBRecv would return it).
+    expect!(9, ipc::signal(OWN_SIGNAL), Ok(()));
     expect!(
-        9,
+        10,
         received(ipc::nb_recv(ENDPOINT)),
         Err(ErrorCode::WouldBlock)
     );
+    expect!(11, ipc::poll(NOTIFICATION), Ok(OWN_BITS));
     0
 }
 

@@ -1374,6 +1374,7 @@ const BOUND_NOTIFICATION_CASE: Case = Case {
         grant(0, ENDPOINT_SLOT, RECEIVE, 0),
         nth_notification_grant(0, 0, 3, RECEIVE, 0),
         tcb_grant(0, 4, 0, Rights::READ_WRITE),
+        nth_notification_grant(0, 0, 5, SEND, 0x80),
         grant(1, ENDPOINT_SLOT, SEND, 0),
         nth_notification_grant(0, 1, 3, SEND, 0x40),
     ],
