@@ -77,7 +77,10 @@ pub fn assert_whole_suite_passed(outcome: &RunOutcome) {
     assert_eq!(report.plans, [SUITE_CASES], "the plan:\n{outcome}");
     let numbers: Vec<Option<usize>> = report.results.iter().map(|r| r.number).collect();
     let expected: Vec<Option<usize>> = (1..=SUITE_CASES).map(Some).collect();
-    assert_eq!(numbers, expected, "results 1..={SUITE_CASES} in order:\n{outcome}");
+    assert_eq!(
+        numbers, expected,
+        "results 1..={SUITE_CASES} in order:\n{outcome}"
+    );
     for result in &report.results {
         assert!(result.ok, "not ok: {}\n{outcome}", result.name);
         assert!(
@@ -87,7 +90,9 @@ pub fn assert_whole_suite_passed(outcome: &RunOutcome) {
             result.name
         );
     }
-    let summary = report.summary.expect("judged present by boot_expecting_pass");
+    let summary = report
+        .summary
+        .expect("judged present by boot_expecting_pass");
     assert_eq!(
         (summary.passed, summary.failed),
         (SUITE_CASES, 0),

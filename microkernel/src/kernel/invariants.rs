@@ -4,7 +4,7 @@
 
 use super::members::{self, Use};
 use super::Kernel;
-use crate::cap::{FilterUser, ObjectId};
+use crate::cap::{FilterUser, ObjectId, ObjectState};
 use crate::ipc::queue::{EndpointQueue, Waiting};
 use crate::thread::{ThreadId, ThreadState};
 use arch::object_memory::kind;
@@ -212,7 +212,10 @@ impl Kernel {
 
     /// Does Filter `filter` (a live one) list `user` among its threads?
     fn filter_lists(&self, filter: ObjectId, user: FilterUser) -> bool {
-        if !self.objects.object(filter).is_some_and(|h| h.live()) {
+        // Live, or pinned: destroyed while attached, its rules in force
+        // until the last thread it confines has ended.
+        let in_force = |h: &crate::cap::ObjectHeader| h.live() || h.state == ObjectState::Pinned;
+        if !self.objects.object(filter).is_some_and(in_force) {
             return false;
         }
         let mut cursor = self

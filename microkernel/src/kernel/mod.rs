@@ -230,6 +230,11 @@ pub struct FuzzPlan {
     /// The part of `syscalls` that is the kernel's own count for threads
     /// stopped early: their slow-path syscalls only.
     slow_path_only: u64,
+    /// Invariant checks run at timer ticks while a round's threads run
+    /// (the live-thread invariants: ready and queued, blocked and queued
+    /// once, a reply owed by one), and the first one broken in this round.
+    mid_round_checks: u64,
+    mid_round_broken: Option<&'static str>,
 }
 
 impl FuzzPlan {
@@ -250,6 +255,8 @@ impl FuzzPlan {
             rounds_started: 0,
             syscalls: 0,
             slow_path_only: 0,
+            mid_round_checks: 0,
+            mid_round_broken: None,
         }
     }
 
@@ -358,6 +365,8 @@ impl Kernel {
                     rounds_started: 0,
                     syscalls: 0,
                     slow_path_only: 0,
+                    mid_round_checks: 0,
+                    mid_round_broken: None,
                 },
             },
             ticks: 0,
@@ -566,6 +575,9 @@ impl Kernel {
         match interrupt {
             Interrupt::Timer => {
                 self.ticks += 1;
+                if self.session.mode == Mode::Fuzz {
+                    self.check_mid_round();
+                }
                 self.wake_audit_waiters(platform);
                 if let Some(current) = self.current {
                     let thread = &mut self.objects[current];
@@ -576,6 +588,17 @@ impl Kernel {
                 }
             }
             Interrupt::Other(id) => self.deliver_interrupt(platform, id),
+        }
+    }
+
+    /// The fuzzer's check while a round's threads run (at a timer tick,
+    /// between two kernel entries: every invariant must hold there too);
+    /// the round's verdict reports the first one broken.
+    #[inline(never)]
+    fn check_mid_round(&mut self) {
+        self.session.fuzz.mid_round_checks += 1;
+        if self.session.fuzz.mid_round_broken.is_none() {
+            self.session.fuzz.mid_round_broken = self.check_invariants().err();
         }
     }
 
@@ -2338,6 +2361,11 @@ impl Kernel {
             if verdict.is_ok() {
                 verdict = self.check_invariants();
             }
+            if let Some(broken) = self.session.fuzz.mid_round_broken.take() {
+                if verdict.is_ok() {
+                    verdict = Err(broken);
+                }
+            }
             let bound = if slow_path_only > 0 { "at least " } else { "" };
             let mut name: heapless::String<96> = heapless::String::new();
             let _ = write!(
@@ -2509,11 +2537,12 @@ impl Kernel {
                 let fuzz = self.session.fuzz;
                 let _ = writeln!(
                     console,
-                    "# fuzz: seed {:#x}, {}{} syscalls issued ({} of them the kernel's slow-path count for threads stopped early), 0 kernel panics, {failed} rounds with broken invariants",
+                    "# fuzz: seed {:#x}, {}{} syscalls issued ({} of them the kernel's slow-path count for threads stopped early), 0 kernel panics, {failed} rounds with broken invariants ({} checks while threads ran)",
                     fuzz.seed,
                     if fuzz.slow_path_only > 0 { "at least " } else { "" },
                     fuzz.syscalls,
-                    fuzz.slow_path_only
+                    fuzz.slow_path_only,
+                    fuzz.mid_round_checks
                 );
                 let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
             }
