@@ -264,7 +264,16 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         Tcb(Cptr(task_slot(0, 1))).resume(),
         Err(ErrorCode::InvalidCapability)
     );
-    expect!(39, retype(untyped, CapType::Frame, 0, SCRATCH, 1), Ok(()));
+    // All of it is free again: an Untyped takes its memory back only when
+    // the last object carved from it is gone, and only then does a child
+    // of half its size fit at its start again (the tasks' frames had
+    // moved its memory watermark up; any object left would keep it there).
+    let half = u64::from(info.untypeds[largest].size_bits) - 1;
+    expect!(
+        39,
+        retype(untyped, CapType::Untyped, half, SCRATCH, 1),
+        Ok(())
+    );
     expect!(40, cnode::delete(ROOT_CNODE_SLOT, SCRATCH), Ok(()));
     println!("root: both tasks reported; revoking their Untyped took back every object");
     0
