@@ -9,6 +9,38 @@ use portcullis::{GuestMode, Machine};
 fn every_in_kernel_test_passes_on_virt() {
     let outcome = common::boot_expecting_pass(&common::request(Machine::Virt, GuestMode::Test));
     common::assert_whole_suite_passed(&outcome);
+    // What the policy server and the tracer let through is what printed:
+    // the allowed `hi`, and of the print cut to 3 bytes only `ok` (case
+    // 30); of the prints the tracer changed only the shortened `ok`, then
+    // the line after the tracer left (case 37).
+    let output = &outcome.guest_output;
+    assert_eq!(
+        printed_by(output, 30, "policy-asker"),
+        ["hi", "ok"],
+        "case 30 printed:\n{outcome}"
+    );
+    assert_eq!(
+        printed_by(output, 37, "tracee"),
+        ["ok", "after the tracer"],
+        "case 37 printed:\n{outcome}"
+    );
+}
+
+/// The lines the thread named `name` printed during case `case` (after
+/// the previous case's result line, up to this one's), without their
+/// `# [name#N] ` tag.
+fn printed_by<'a>(output: &'a str, case: usize, name: &str) -> Vec<&'a str> {
+    let previous = format!("ok {} - ", case - 1);
+    let this = format!("ok {case} - ");
+    let tag = format!("# [{name}#");
+    output
+        .lines()
+        .skip_while(|line| !line.starts_with(&previous))
+        .skip(1)
+        .take_while(|line| !line.starts_with(&this))
+        .filter_map(|line| line.trim_end().strip_prefix(tag.as_str()))
+        .filter_map(|rest| rest.split_once("] ").map(|(_, text)| text))
+        .collect()
 }
 
 #[test]
