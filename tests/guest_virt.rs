@@ -19,6 +19,19 @@ fn every_in_kernel_test_passes_on_virt() {
         ["hi", "ok"],
         "case 30 printed:\n{outcome}"
     );
+    // Cases 29 and 41 end with a kill: the line printed just before the
+    // killed call shows that an earlier call was not killed instead.
+    const KILL_MARKER: &str = "all checks passed, now the kill";
+    assert_eq!(
+        printed_by(output, 29, "policy-user").last(),
+        Some(&KILL_MARKER),
+        "case 29 printed:\n{outcome}"
+    );
+    assert_eq!(
+        printed_by(output, 41, "dispatch-unmapped").last(),
+        Some(&KILL_MARKER),
+        "case 41 printed:\n{outcome}"
+    );
     assert_eq!(
         printed_by(output, 37, "tracee"),
         ["ok", "after the tracer"],

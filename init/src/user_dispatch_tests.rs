@@ -199,6 +199,7 @@ pub fn run() -> i32 {
 /// `BootProgram::UserDispatchUnmapped`: an Untyped in slot 4, its own
 /// VSpace in slot 6.
 pub fn unmapped() -> i32 {
+    use crate::policy_tests::KILL_MARKER;
     const UNTYPED: u64 = 4;
     const SPACE: VSpace = VSpace(Cptr(6));
     const PAGE: FrameCap = FrameCap(Cptr(8));
@@ -273,6 +274,10 @@ pub fn unmapped() -> i32 {
     expect!(23, page.write_u64(0, 0), Ok(()));
     expect!(24, redirected, EMULATED | 23);
     expect!(25, inside, 0);
+    // The selector allows: this line is not redirected. The host test
+    // wants it, so that a kill before this point (which ends the thread
+    // with the status the case expects) does not pass.
+    sdk::println!("{KILL_MARKER}");
     expect!(26, page.write_u64(0, 1), Ok(()));
     // Unmap through the trampoline (an ordinary call would be redirected).
     let unmapped = trampoline_syscall(Syscall::FrameUnmap.number(), [8, 0, 0, 0, 0, 0, 0, 0]);
