@@ -27,8 +27,9 @@
 //! leak into the AArch64 build.
 //!
 //! Set `PORTCULLIS_SKIP_IMAGE=1` to skip the nested build (for example when
-//! only the host parser is being worked on); the runner then reports that
-//! the image is missing.
+//! only the host parser is being worked on); an image an earlier build
+//! left is removed, so the runner reports the image missing instead of
+//! booting one built from other sources.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -80,7 +81,16 @@ fn main() {
     println!("cargo:rerun-if-changed=rust-toolchain.toml");
 
     if env::var_os("PORTCULLIS_SKIP_IMAGE").is_some() {
-        println!("cargo:warning=PORTCULLIS_SKIP_IMAGE is set: the AArch64 image is not rebuilt");
+        // An image left from an earlier build was built from other
+        // sources: the runner must report it missing, not boot it.
+        for stale in [&kernel_elf, &kernel_image] {
+            match std::fs::remove_file(stale) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => panic!("cannot remove the stale {}: {e}", stale.display()),
+            }
+        }
+        println!("cargo:warning=PORTCULLIS_SKIP_IMAGE is set: the AArch64 image is not built (and an earlier one is removed)");
         return;
     }
 
