@@ -32,6 +32,23 @@ fn every_in_kernel_test_passes_on_virt() {
         Some(&KILL_MARKER),
         "case 41 printed:\n{outcome}"
     );
+    // And the kernel says why each ended.
+    let kernel_lines_29 = printed_by(output, 29, "kernel");
+    assert!(
+        kernel_lines_29
+            .iter()
+            .any(|line| line.starts_with("thread policy-user#")
+                && line.ends_with(" killed by a Kill verdict of its filters (in signal)")),
+        "case 29's kill has no console line:\n{outcome}"
+    );
+    let kernel_lines_41 = printed_by(output, 41, "kernel");
+    assert!(
+        kernel_lines_41
+            .iter()
+            .any(|line| line.starts_with("thread dispatch-unmapped#")
+                && line.contains(" killed: user dispatch could not save")),
+        "case 41's kill has no console line:\n{outcome}"
+    );
     assert_eq!(
         printed_by(output, 37, "tracee"),
         ["ok", "after the tracer"],
@@ -39,19 +56,21 @@ fn every_in_kernel_test_passes_on_virt() {
     );
 }
 
-/// The lines the thread named `name` printed during case `case` (after
-/// the previous case's result line, up to this one's), without their
-/// `# [name#N] ` tag.
+/// The lines the thread named `name` (or the kernel, `kernel`) printed
+/// during case `case` (after the previous case's result line, up to this
+/// one's), without their `# [name#N] ` tag.
 fn printed_by<'a>(output: &'a str, case: usize, name: &str) -> Vec<&'a str> {
     let previous = format!("ok {} - ", case - 1);
     let this = format!("ok {case} - ");
-    let tag = format!("# [{name}#");
+    // `# [name#N] text` for a thread, `# [kernel] text` for the kernel.
+    let tag = format!("# [{name}");
     output
         .lines()
         .skip_while(|line| !line.starts_with(&previous))
         .skip(1)
         .take_while(|line| !line.starts_with(&this))
         .filter_map(|line| line.trim_end().strip_prefix(tag.as_str()))
+        .filter(|rest| rest.starts_with('#') || rest.starts_with(']'))
         .filter_map(|rest| rest.split_once("] ").map(|(_, text)| text))
         .collect()
 }

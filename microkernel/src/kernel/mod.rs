@@ -104,6 +104,26 @@ pub const TCB_DESTROYED_STATUS: i64 = -3;
 /// from user space, destroyed while bound to it (its last capability
 /// deleted, or its Untyped revoked).
 pub const VSPACE_DESTROYED_STATUS: i64 = -4;
+/// What the console says of a thread the kernel ends with `state` for a
+/// reason of its own (a policy or user-dispatch kill, its filter's memory
+/// or its address space taken back); `None` for an exit, a fault (which
+/// has its own line) and a TCB destroyed by its holder.
+fn kill_reason(state: ThreadState) -> Option<&'static str> {
+    match state {
+        ThreadState::Exited(KILLED_BY_POLICY) => Some("killed by a Kill verdict of its filters"),
+        ThreadState::Exited(abi::user_dispatch::KILLED_BY_USER_DISPATCH) => {
+            Some("killed: user dispatch could not save a redirected syscall's context")
+        }
+        ThreadState::Exited(FILTER_DESTROYED_STATUS) => {
+            Some("ended: the memory of a filter confining it was taken back")
+        }
+        ThreadState::Exited(VSPACE_DESTROYED_STATUS) => {
+            Some("ended: its address space was destroyed")
+        }
+        _ => None,
+    }
+}
+
 /// The status recorded for a thread confined by a Filter whose memory
 /// was taken back (its Untyped revoked): a restriction is never lifted,
 /// so the threads it confines end with it. (Deleting the Filter's last
@@ -1688,6 +1708,36 @@ impl Kernel {
         self.resume(platform)
     }
 
+    /// The console line for thread `id`, ended by the kernel for `reason`
+    /// (`kill_reason`); a policy kill names the syscall it was in.
+    #[cold]
+    #[inline(never)]
+    fn report_kill<P: Platform>(&mut self, platform: &mut P, id: ThreadId, reason: &str) {
+        let prefix = if matches!(self.session.mode, Mode::Test | Mode::Fuzz) {
+            "# "
+        } else {
+            ""
+        };
+        self.end_user_lines(platform);
+        let thread = &self.objects[id];
+        let (name, number) = (thread.name, thread.number);
+        // The number as judged (a kept call's), else the live register.
+        let number_register = thread
+            .call
+            .as_ref()
+            .map_or(thread.context.x[8], |c| c.regs[8]);
+        let syscall = abi::Syscall::from_number(number_register).map_or("?", |s| s.name());
+        let mut console = Console(platform);
+        if thread.state == ThreadState::Running || thread.call.is_some() {
+            let _ = writeln!(
+                console,
+                "{prefix}[kernel] thread {name}#{number} {reason} (in {syscall})"
+            );
+        } else {
+            let _ = writeln!(console, "{prefix}[kernel] thread {name}#{number} {reason}");
+        }
+    }
+
     /// A fault of thread `id`: its report goes to its fault endpoint (the
     /// thread waits for the handler's reply), or the thread stops.
     fn report_fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) {
@@ -2159,6 +2209,12 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        // A thread the kernel ends for a reason of its own says so, as a
+        // fault does: nothing else would tell a killed thread from one
+        // that exited.
+        if let Some(reason) = kill_reason(state) {
+            self.report_kill(platform, id, reason);
+        }
         // The record of the syscall it was in, while it is whole.
         self.audit_thread_ends(platform, id);
         // First, while it is whole: threads sharing a kernel-made space
