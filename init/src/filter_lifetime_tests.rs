@@ -11,11 +11,13 @@
 //! filter's capability (both still run, the memory stays taken), ends
 //! the children one by one (the memory comes back with the last), then
 //! confines a third child with a new filter and revokes the Untyped (the
-//! child ends, the memory is back). Returns 0 when every check passed,
-//! else the number of the first failed one.
+//! child ends, the memory is back, also when the same revoke destroys
+//! another object made from it), and last shows that a revoke through a
+//! copy of the Untyped without the write right ends nobody. Returns 0
+//! when every check passed, else the number of the first failed one.
 
 use abi::boot_program::{BootProgram, CNODE_SLOT};
-use abi::cap::CapType;
+use abi::cap::{CapType, Rights};
 use abi::tcb::Register;
 use abi::vspace::FRAME_MAP_START;
 use abi::{ErrorCode, Syscall};
@@ -39,10 +41,12 @@ const SMALL: u64 = 6;
 const FILTER: FilterCap = FilterCap(Cptr(7));
 const SECOND_FILTER: u64 = 8;
 /// The children's TCBs, and where their frames go (3 slots each).
-const CHILDREN: [Tcb; 3] = [Tcb(Cptr(9)), Tcb(Cptr(10)), Tcb(Cptr(11))];
-const FIRST_FRAMES: u64 = 12;
+const CHILDREN: [Tcb; 4] = [Tcb(Cptr(9)), Tcb(Cptr(10)), Tcb(Cptr(11)), Tcb(Cptr(12))];
+const FIRST_FRAMES: u64 = 13;
 /// The children's badged capabilities to `CONFINED`.
-const CONFINED_BADGED: u64 = 24;
+const CONFINED_BADGED: u64 = 25;
+/// A copy of the small Untyped without the write right.
+const READ_ONLY_SMALL: u64 = 29;
 /// log2 of the small Untyped: 16 KiB, room for one filter's record
 /// (10 304 bytes) and its own, not for two filters.
 const SMALL_BITS: u64 = 14;
@@ -92,17 +96,48 @@ pub fn owner() -> i32 {
     // The last one ends: the filter goes, its memory is back.
     expect!(27, cnode::delete(CNODE, CHILDREN[1].0 .0), Ok(()));
     expect!(30, make_filter(), Ok(()));
-    // A third child under the new filter; revoking the Untyped destroys
-    // the filter, and the child ends with it.
+    // A third child under the new filter, which is pinned; an endpoint
+    // from the same Untyped too. One revoke destroys the endpoint and
+    // takes the filter's memory back: the child ends with it.
     expect!(31, start_child(2), Ok(()));
-    expect!(32, confined(0b100), Ok(()));
-    expect!(33, cnode::revoke(CNODE, SMALL), Ok(()));
+    expect!(32, confined(1 << 2), Ok(()));
     expect!(
-        34,
+        33,
+        retype(SMALL, CapType::Endpoint, 0, SECOND_FILTER, 1),
+        Ok(())
+    );
+    expect!(34, cnode::delete(CNODE, FILTER.0 .0), Ok(()));
+    expect!(35, cnode::revoke(CNODE, SMALL), Ok(()));
+    expect!(
+        36,
         CHILDREN[2].read_register(Register::Pc),
         Err(ErrorCode::InvalidCapability)
     );
-    expect!(35, make_filter(), Ok(()));
+    expect!(37, make_filter(), Ok(()));
+    // A fourth: a revoke through a copy of the Untyped without the write
+    // right (which could not retype from it) ends nobody; the original's
+    // does.
+    expect!(38, start_child(3), Ok(()));
+    expect!(39, confined(1 << 3), Ok(()));
+    expect!(
+        40,
+        cnode::mint(CNODE, SMALL, READ_ONLY_SMALL, Rights::READ, None),
+        Ok(())
+    );
+    expect!(41, cnode::delete(CNODE, FILTER.0 .0), Ok(()));
+    expect!(42, cnode::revoke(CNODE, READ_ONLY_SMALL), Ok(()));
+    expect!(
+        43,
+        CHILDREN[3].read_register(Register::Pc).map(|_| ()),
+        Ok(())
+    );
+    expect!(44, cnode::revoke(CNODE, SMALL), Ok(()));
+    expect!(
+        45,
+        CHILDREN[3].read_register(Register::Pc),
+        Err(ErrorCode::InvalidCapability)
+    );
+    expect!(46, make_filter(), Ok(()));
     0
 }
 

@@ -483,7 +483,7 @@ pub const TEST_CASES: &[Case] = &[
 /// A filter's memory and the threads it confines
 /// (`init/src/filter_lifetime_tests.rs`).
 const FILTER_LIFETIME_CASE: Case = Case {
-    name: "a filter is paid for like any object and never lifted: a 16 KiB Untyped holds one filter (a second is NotEnoughMemory); deleting its capability leaves both threads it confines running under it and its memory taken, until the last of them has ended (then a new filter fits); revoking the Untyped ends the thread a new filter confines and gives the memory back",
+    name: "a filter is paid for like any object and never lifted: a 16 KiB Untyped holds one filter (a second is NotEnoughMemory); deleting its capability leaves both threads it confines running under it and its memory taken, until the last of them has ended (then a new filter fits); revoking the Untyped ends the thread a new filter confines and gives the memory back, also when the same revoke destroys another object made from it; a revoke through a copy without the write right ends nobody",
     threads: &[BootProgram::FilterOwner.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 0,

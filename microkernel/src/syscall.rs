@@ -373,9 +373,13 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
     match syscall {
         Syscall::Null => Ok(Call::Null),
         Syscall::Yield => Ok(Call::Yield),
-        Syscall::Exit => Ok(Call::Exit {
-            status: context.x[2] as i64,
-        }),
+        Syscall::Exit => {
+            let status = context.x[2] as i64;
+            if KERNEL_STATUSES.contains(&status) {
+                return Err(ErrorCode::InvalidArgument);
+            }
+            Ok(Call::Exit { status })
+        }
         Syscall::Send => ipc(context, IpcOperation::Send),
         Syscall::NBSend => ipc(context, IpcOperation::NBSend),
         Syscall::Recv => ipc(context, IpcOperation::Recv),
@@ -643,6 +647,19 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
 
 /// Checks an IPC syscall's message info: at most `MAX_MESSAGE_WORDS`
 /// words; capabilities only with `Send`, `NBSend` and `Call`.
+/// Exit statuses the kernel records for ends of its own (a policy or
+/// user-dispatch kill, a deadlock broken, a TCB, address space or filter
+/// memory destroyed): `Exit` refuses them (`InvalidArgument`), so an end
+/// recorded with one, and the console line it gets, is the kernel's.
+pub const KERNEL_STATUSES: [i64; 6] = [
+    crate::kernel::DEADLOCK_STATUS,
+    crate::kernel::TCB_DESTROYED_STATUS,
+    crate::kernel::VSPACE_DESTROYED_STATUS,
+    crate::kernel::FILTER_DESTROYED_STATUS,
+    abi::policy_request::KILLED_BY_POLICY,
+    abi::user_dispatch::KILLED_BY_USER_DISPATCH,
+];
+
 /// Checks `TcbSetSpace`'s registers: the optional capabilities
 /// (`abi::tcb::NO_CAP`: none) and the first registers (misaligned:
 /// `InvalidArgument`; outside the user half: `InvalidAddress`).
@@ -719,8 +736,8 @@ mod tests {
         assert_eq!(decode(&regs(0, 0, 0, 0)), Ok(Call::Null));
         assert_eq!(decode(&regs(1, 0, 0, 0)), Ok(Call::Yield));
         assert_eq!(
-            decode(&regs(2, 0, (-3i64) as u64, 0)),
-            Ok(Call::Exit { status: -3 })
+            decode(&regs(2, 0, (-7i64) as u64, 0)),
+            Ok(Call::Exit { status: -7 })
         );
         assert_eq!(
             decode(&regs(3, 1, 0x40_0000, 5)),
@@ -834,6 +851,17 @@ mod tests {
                 target: 9
             })
         );
+    }
+
+    #[test]
+    fn exit_refuses_the_statuses_the_kernel_records_itself() {
+        let exit = |status: i64| decode(&regs(Syscall::Exit.number(), 0, status as u64, 0));
+        for status in KERNEL_STATUSES {
+            assert_eq!(exit(status), Err(ErrorCode::InvalidArgument), "{status}");
+        }
+        for status in [0, 1, -1, 101, i64::MIN, i64::MAX] {
+            assert_eq!(exit(status), Ok(Call::Exit { status }), "{status}");
+        }
     }
 
     #[test]

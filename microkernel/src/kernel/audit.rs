@@ -454,7 +454,9 @@ impl Kernel {
         let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
         platform.write_phys(slot, &[bytes.len() as u8]);
         platform.write_phys(slot + 1, bytes);
-        platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written + 1);
+        // `written` is in the shared page (the server can write it too):
+        // at u64::MAX it wraps, as every other value moves on by one.
+        platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written.wrapping_add(1));
         if same_sink {
             self.objects[thread].audit_dropped = 0;
         }

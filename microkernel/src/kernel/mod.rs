@@ -611,9 +611,11 @@ impl Kernel {
         }
     }
 
-    /// The fuzzer's check while a round's threads run (at a timer tick,
-    /// between two kernel entries: every invariant must hold there too);
-    /// the round's verdict reports the first one broken.
+    /// The fuzzer's check while a round's threads run (at a timer tick:
+    /// between two kernel entries, or at a long `Retype`'s preemption
+    /// point, where the call is kept and nothing is made yet; every
+    /// invariant must hold there too); the round's verdict reports the
+    /// first one broken.
     #[inline(never)]
     fn check_mid_round(&mut self) {
         self.session.fuzz.mid_round_checks += 1;

@@ -23,7 +23,8 @@
 use super::members::{self, Use};
 use super::{Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
 use crate::cap::{
-    CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, Objects, SlotId,
+    CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, ObjectState, Objects,
+    SlotId,
 };
 use crate::frames::FrameAllocator;
 use crate::ipc;
@@ -253,25 +254,37 @@ impl Kernel {
     }
 
     /// After a revoke of the capability in `slot`: if it is an Untyped's
-    /// and all that is left carved from it are filters pinned by the
-    /// threads they confine, those threads end (fail closed) so that the
-    /// memory comes back, as revoking an Untyped promises. (With other
-    /// objects still carved from it, through another of its capabilities,
-    /// its memory is not all back anyway, and the filters stay.)
+    /// with the right to retype from it (write), and all that is left
+    /// carved from it are filters pinned by the threads they confine (and
+    /// records this kernel entry destroyed, freed when it ends), those
+    /// threads end (fail closed) so that the memory comes back, as
+    /// revoking an Untyped promises. (With other objects still carved from
+    /// it, through another of its capabilities, its memory is not all back
+    /// anyway, and the filters stay.)
     pub(super) fn reclaim_pinned<P: Platform>(&mut self, platform: &mut P, slot: SlotId) {
         let Some(untyped) = self
             .objects
             .lookup(slot)
             .ok()
-            .filter(|cap| cap.cap_type() == CapType::Untyped)
+            .filter(|cap| {
+                cap.cap_type() == CapType::Untyped && Rights::WRITE.is_subset_of(cap.rights())
+            })
             .map(|cap| cap.object())
         else {
             return;
         };
-        let only_pinned = self
+        let has_pinned = self
             .objects
             .get::<kind::Untyped>(untyped)
-            .is_some_and(|u| u.pinned > 0 && u.pinned == u.live_children);
+            .is_some_and(|u| u.pinned > 0);
+        // One walk, and only when there are pinned children (rare).
+        let only_pinned = has_pinned
+            && self.objects.iter().all(|id| {
+                self.objects.object(id).is_none_or(|h| {
+                    h.parent() != Some(untyped)
+                        || matches!(h.state, ObjectState::Pinned | ObjectState::Retired)
+                })
+            });
         if only_pinned {
             self.end_pinned_children(platform, untyped);
             self.let_go_of_destroyed(platform);
@@ -281,22 +294,32 @@ impl Kernel {
     /// Ends the threads confined by the pinned filters carved from
     /// `untyped` (each end detaches the filter; the last one retires it).
     fn end_pinned_children<P: Platform>(&mut self, platform: &mut P, untyped: ObjectId) {
+        // One walk of every object per pinned filter, not per thread: all
+        // of a filter's threads end before the next one is looked for.
         loop {
             let next = self.objects.pinned_children(untyped).next();
             let Some(filter) = next else {
                 break;
             };
-            let user = self
+            while let Some(user) = self
                 .objects
                 .get::<kind::Filter>(filter)
-                .and_then(|f| f.attached);
-            match user {
-                Some(user) => self.end_thread(
+                .and_then(|f| f.attached)
+            {
+                self.end_thread(
                     platform,
                     user.thread,
                     ThreadState::Exited(FILTER_DESTROYED_STATUS),
-                ),
-                None => self.objects.retire_pinned(filter),
+                );
+            }
+            // The last end retired it; one with no thread left is retired
+            // here.
+            if self
+                .objects
+                .object(filter)
+                .is_some_and(|h| h.state == ObjectState::Pinned)
+            {
+                self.objects.retire_pinned(filter);
             }
         }
     }
