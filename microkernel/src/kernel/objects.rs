@@ -85,12 +85,9 @@ impl Kernel {
         size_bytes: u64,
         index: u64,
     ) -> Result<ObjectId, CapError> {
-        let slot = self.kernel_slot(index)?;
-        self.objects.check_empty(slot)?;
-        let object = self.kernel_object(cap_type, phys, size_bytes)?;
-        self.objects
-            .install_original(slot, Capability::new(cap_type, Rights::ALL, object))?;
-        Ok(object)
+        self.install_kernel_original(index, cap_type, |kernel| {
+            kernel.kernel_object(cap_type, phys, size_bytes)
+        })
     }
 
     /// Makes an Untyped over a block of free RAM (its record in the
@@ -102,11 +99,25 @@ impl Kernel {
         size_bytes: u64,
         index: u64,
     ) -> Result<ObjectId, CapError> {
+        self.install_kernel_original(index, CapType::Untyped, |kernel| {
+            kernel.objects.create_untyped_in_place(phys, size_bytes)
+        })
+    }
+
+    /// Makes an object of `cap_type` with `make` once slot `index` of the
+    /// kernel CNode is known to be empty, and installs its original
+    /// capability (every right) there.
+    fn install_kernel_original(
+        &mut self,
+        index: u64,
+        cap_type: CapType,
+        make: impl FnOnce(&mut Self) -> Result<ObjectId, CapError>,
+    ) -> Result<ObjectId, CapError> {
         let slot = self.kernel_slot(index)?;
         self.objects.check_empty(slot)?;
-        let object = self.objects.create_untyped_in_place(phys, size_bytes)?;
+        let object = make(self)?;
         self.objects
-            .install_original(slot, Capability::new(CapType::Untyped, Rights::ALL, object))?;
+            .install_original(slot, Capability::new(cap_type, Rights::ALL, object))?;
         Ok(object)
     }
 
