@@ -12,8 +12,13 @@
 //!    embedding the stripped tasks through `PORTCULLIS_TASK_ELF_DIR`;
 //! 3. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
 //!    touches FP/SIMD registers, so syscalls need not save them), embedding
-//!    the user ELFs through `PORTCULLIS_INIT_ELF`;
-//! 4. `kernel8.img`, a raw copy of the kernel's loadable segments that starts
+//!    the user ELFs through `PORTCULLIS_INIT_ELF`, in three flavours (see
+//!    docs/abi.md, "Calls of test and bench images"): the test image
+//!    (`--features test-calls`, into `target/image/test/`), the bench
+//!    image (`--features bench-calls`, into `target/image/bench/`), and
+//!    last the default image, which has neither and stays where cargo
+//!    puts it;
+//! 4. for each, `kernel8.img`, a raw copy of the kernel's loadable segments that starts
 //!    with an arm64 Image header, through `llvm-objcopy` from the pinned
 //!    toolchain's `llvm-tools` component, padded with zeros to a multiple
 //!    of 8 bytes (older Pi firmware refused an image whose size was not a
@@ -55,6 +60,12 @@ fn main() {
         .join("portcullis-kernel");
     let kernel_image = image_dir.join("kernel8.img");
     let task_dir = image_dir.join("tasks");
+    let flavoured = |flavour: &str| {
+        let dir = image_dir.join(flavour);
+        (dir.join("portcullis-kernel"), dir.join("kernel8.img"))
+    };
+    let (test_elf, test_image) = flavoured("test");
+    let (bench_elf, bench_image) = flavoured("bench");
 
     println!(
         "cargo:rustc-env=PORTCULLIS_WORKSPACE={}",
@@ -72,6 +83,14 @@ fn main() {
         "cargo:rustc-env=PORTCULLIS_TASK_ELF_DIR={}",
         task_dir.display()
     );
+    for (variable, path) in [
+        ("PORTCULLIS_TEST_KERNEL_ELF", &test_elf),
+        ("PORTCULLIS_TEST_KERNEL_IMAGE", &test_image),
+        ("PORTCULLIS_BENCH_KERNEL_ELF", &bench_elf),
+        ("PORTCULLIS_BENCH_KERNEL_IMAGE", &bench_image),
+    ] {
+        println!("cargo:rustc-env={variable}={}", path.display());
+    }
     println!("cargo:rerun-if-env-changed=PORTCULLIS_SKIP_IMAGE");
     for dir in ["abi", "arch", "entry", "microkernel", "init", "servers"] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
@@ -83,7 +102,14 @@ fn main() {
     if env::var_os("PORTCULLIS_SKIP_IMAGE").is_some() {
         // An image left from an earlier build was built from other
         // sources: the runner must report it missing, not boot it.
-        for stale in [&kernel_elf, &kernel_image] {
+        for stale in [
+            &kernel_elf,
+            &kernel_image,
+            &test_elf,
+            &test_image,
+            &bench_elf,
+            &bench_image,
+        ] {
             match std::fs::remove_file(stale) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -122,21 +148,58 @@ fn main() {
         .env("PORTCULLIS_TASK_ELF_DIR", &task_dir)
         .run("user programs");
 
-    nested_cargo(&cargo, &workspace, &image_dir)
-        .args([
-            "build",
-            "--profile",
-            PROFILE,
-            "-p",
-            "portcullis-microkernel",
-            "--features",
-            "image",
-        ])
-        .args(["--target", KERNEL_TARGET])
-        .env("PORTCULLIS_INIT_ELF", user_elf_dir.join("portcullis-init"))
-        .run("kernel");
+    let init_elf = user_elf_dir.join("portcullis-init");
+    // Cargo keeps each feature set's build apart, so after the first build
+    // of each, a change rebuilds only what it touches. The default image
+    // goes last: cargo's own output path is then the default image's.
+    for (features, what, copies) in [
+        (
+            "image,test-calls",
+            "test kernel",
+            Some((&test_elf, &test_image)),
+        ),
+        (
+            "image,bench-calls",
+            "bench kernel",
+            Some((&bench_elf, &bench_image)),
+        ),
+        ("image", "kernel", None),
+    ] {
+        nested_cargo(&cargo, &workspace, &image_dir)
+            .args([
+                "build",
+                "--profile",
+                PROFILE,
+                "-p",
+                "portcullis-microkernel",
+                "--features",
+                features,
+            ])
+            .args(["--target", KERNEL_TARGET])
+            .env("PORTCULLIS_INIT_ELF", &init_elf)
+            .run(what);
+        match copies {
+            Some((elf, image)) => {
+                let dir = elf.parent().expect("a flavour's directory");
+                std::fs::create_dir_all(dir)
+                    .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+                copy_if_changed(&kernel_elf, elf);
+                objcopy_to_binary(elf, image);
+            }
+            None => objcopy_to_binary(&kernel_elf, &kernel_image),
+        }
+    }
+}
 
-    objcopy_to_binary(&kernel_elf, &kernel_image);
+/// Copies `from` to `to` unless `to` already has the same bytes (so a
+/// build that changed nothing leaves the file's time alone).
+fn copy_if_changed(from: &Path, to: &Path) {
+    let bytes =
+        std::fs::read(from).unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+    if std::fs::read(to).ok().as_deref() == Some(bytes.as_slice()) {
+        return;
+    }
+    std::fs::write(to, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", to.display()));
 }
 
 /// A cargo command for the AArch64 image with a scrubbed environment.

@@ -18,6 +18,57 @@ pub const DTB_ENV: &str = "PORTCULLIS_DTB";
 const KERNEL_ELF: Option<&str> = option_env!("PORTCULLIS_KERNEL_ELF");
 /// The `kernel8.img` path exported by `build.rs`.
 const KERNEL_IMAGE: Option<&str> = option_env!("PORTCULLIS_KERNEL_IMAGE");
+/// The test image's files (`--features test-calls`).
+const TEST_KERNEL_ELF: Option<&str> = option_env!("PORTCULLIS_TEST_KERNEL_ELF");
+const TEST_KERNEL_IMAGE: Option<&str> = option_env!("PORTCULLIS_TEST_KERNEL_IMAGE");
+/// The bench image's files (`--features bench-calls`).
+const BENCH_KERNEL_ELF: Option<&str> = option_env!("PORTCULLIS_BENCH_KERNEL_ELF");
+const BENCH_KERNEL_IMAGE: Option<&str> = option_env!("PORTCULLIS_BENCH_KERNEL_IMAGE");
+
+/// Which build of the kernel: `build.rs` makes all three (docs/abi.md,
+/// "Calls of test and bench images").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelFlavour {
+    /// No test or bench calls: what a user boots (the demo, the SD card).
+    #[default]
+    Default,
+    /// With the test calls (`test-calls`): the in-guest suite, the fuzzer,
+    /// the kernel-fault tests.
+    Test,
+    /// With the bench calls (`bench-calls`): the benchmarks.
+    Bench,
+}
+
+impl KernelFlavour {
+    /// The build a mode runs on.
+    pub fn for_mode(mode: crate::GuestMode) -> KernelFlavour {
+        match mode {
+            crate::GuestMode::Demo => KernelFlavour::Default,
+            crate::GuestMode::Test | crate::GuestMode::Fuzz => KernelFlavour::Test,
+            crate::GuestMode::Bench => KernelFlavour::Bench,
+        }
+    }
+
+    /// Its name, as `--image` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelFlavour::Default => "default",
+            KernelFlavour::Test => "test",
+            KernelFlavour::Bench => "bench",
+        }
+    }
+
+    /// By name (`--image`).
+    pub fn from_name(name: &str) -> Option<KernelFlavour> {
+        [
+            KernelFlavour::Default,
+            KernelFlavour::Test,
+            KernelFlavour::Bench,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
+    }
+}
 /// The directory of the stripped task ELFs init embeds, exported by
 /// `build.rs`.
 const TASK_ELF_DIR: Option<&str> = option_env!("PORTCULLIS_TASK_ELF_DIR");
@@ -61,7 +112,41 @@ impl std::error::Error for ArtifactError {}
 
 /// The kernel ELF (`-kernel` on virt, or on raspi4b with `--elf`).
 pub fn kernel_elf() -> Result<PathBuf, ArtifactError> {
-    existing_file(KERNEL_ELF, "PORTCULLIS_KERNEL_ELF", "kernel ELF")
+    flavoured_kernel_elf(KernelFlavour::Default)
+}
+
+/// The ELF of that build of the kernel.
+pub fn flavoured_kernel_elf(flavour: KernelFlavour) -> Result<PathBuf, ArtifactError> {
+    match flavour {
+        KernelFlavour::Default => existing_file(KERNEL_ELF, "PORTCULLIS_KERNEL_ELF", "kernel ELF"),
+        KernelFlavour::Test => existing_file(
+            TEST_KERNEL_ELF,
+            "PORTCULLIS_TEST_KERNEL_ELF",
+            "test kernel ELF",
+        ),
+        KernelFlavour::Bench => existing_file(
+            BENCH_KERNEL_ELF,
+            "PORTCULLIS_BENCH_KERNEL_ELF",
+            "bench kernel ELF",
+        ),
+    }
+}
+
+/// The `kernel8.img` of that build of the kernel.
+pub fn flavoured_kernel_image(flavour: KernelFlavour) -> Result<PathBuf, ArtifactError> {
+    match flavour {
+        KernelFlavour::Default => kernel_image(),
+        KernelFlavour::Test => existing_file(
+            TEST_KERNEL_IMAGE,
+            "PORTCULLIS_TEST_KERNEL_IMAGE",
+            "test kernel8.img",
+        ),
+        KernelFlavour::Bench => existing_file(
+            BENCH_KERNEL_IMAGE,
+            "PORTCULLIS_BENCH_KERNEL_IMAGE",
+            "bench kernel8.img",
+        ),
+    }
 }
 
 /// The raw arm64 Image `kernel8.img` (`-kernel` on raspi4b).

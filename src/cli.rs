@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::artifacts::KernelFlavour;
 use crate::bench::BenchOptions;
 use crate::guest_mode::GuestMode;
 use crate::machine::Machine;
@@ -36,6 +37,10 @@ OPTIONS (run):
                             the syscall fuzzer (TAP, one result per round; set
                             --boot-option portcullis.fuzz.seed=S and
                             portcullis.fuzz.calls=N)
+    --image default|test|bench
+                            which build of the kernel (default: the mode's:
+                            test for test and fuzz, bench for bench, else the
+                            default image, which has no test or bench calls)
     --elf                   raspi4b: boot the kernel ELF instead (entered at EL3)
     --dtb PATH              raspi4b: the device tree to pass (default:
                             $PORTCULLIS_DTB, else target/firmware/bcm2711-rpi-4-b.dtb)
@@ -44,6 +49,7 @@ OPTIONS (run):
     --timeout SECS          kill QEMU after SECS seconds (default 120; 0 = never)
     --boot-option KEY=VALUE add a word to the kernel command line (repeatable),
                             e.g. portcullis.crash=data-abort|stack-overflow
+                            (crashing on purpose needs --image test)
     -h, --help              print this help
 
 OPTIONS (bench): boot the benchmark suite (under -icount shift=0, so the
@@ -157,6 +163,7 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
         echo: Echo::Live,
         ..RunRequest::captured(Machine::Virt, GuestMode::Demo)
     };
+    let mut image = None;
     while let Some(arg) = args.next() {
         // Accept both `--option value` and `--option=value`.
         let (option, inline_value) = match arg.split_once('=') {
@@ -191,9 +198,17 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
                 }
                 request.boot_options.push(word);
             }
+            "--image" => {
+                let name = value("--image")?;
+                image = Some(
+                    KernelFlavour::from_name(&name)
+                        .ok_or_else(|| bad("--image", "expected default, test or bench"))?,
+                );
+            }
             _ => return Err(CliError::UnknownOption(arg)),
         }
     }
+    request.image = image.unwrap_or(KernelFlavour::for_mode(request.mode));
     Ok(CliCommand::Run(request))
 }
 

@@ -44,6 +44,7 @@ pub mod profile;
 pub mod qemu;
 pub mod session;
 
+pub use artifacts::KernelFlavour;
 pub use guest_mode::GuestMode;
 pub use guest_output::RunOutcome;
 pub use machine::Machine;

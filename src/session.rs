@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::artifacts::{self, ArtifactError, RPI4_DTB_FILE_NAME};
+use crate::artifacts::{self, ArtifactError, KernelFlavour, RPI4_DTB_FILE_NAME};
 use crate::guest_mode::GuestMode;
 use crate::guest_output::RunOutcome;
 use crate::machine::Machine;
@@ -44,6 +44,8 @@ pub struct RunRequest {
     pub echo: Echo,
     /// More `key=value` words for the kernel command line.
     pub boot_options: Vec<String>,
+    /// Which build of the kernel boots (by default the one of `mode`).
+    pub image: KernelFlavour,
 }
 
 impl RunRequest {
@@ -59,6 +61,7 @@ impl RunRequest {
             dtb: None,
             echo: Echo::Quiet,
             boot_options: Vec::new(),
+            image: KernelFlavour::for_mode(mode),
         }
     }
 }
@@ -116,7 +119,7 @@ pub struct PreparedRun {
 pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
     let qemu = QemuBinary::locate()?;
     qemu.check_supports(request.machine)?;
-    let elf = artifacts::kernel_elf()?;
+    let elf = artifacts::flavoured_kernel_elf(request.image)?;
     let mut warnings = Vec::new();
     let (kernel, format, dtb) = match request.machine {
         Machine::Virt => {
@@ -129,7 +132,10 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             let (kernel, format) = if request.elf {
                 (elf.clone(), KernelFormat::Elf)
             } else {
-                (artifacts::kernel_image()?, KernelFormat::Image)
+                (
+                    artifacts::flavoured_kernel_image(request.image)?,
+                    KernelFormat::Image,
+                )
             };
             let dtb = artifacts::find_rpi4_dtb(request.dtb.as_deref())?;
             if dtb.is_none() {

@@ -7,7 +7,9 @@ mod common;
 use portcullis::{GuestMode, Machine};
 
 fn crash_on(machine: Machine, kind: &str, report: &str) -> portcullis::RunOutcome {
+    // Crashing on purpose is a call of the test image.
     let mut request = common::request(machine, GuestMode::Demo);
+    request.image = portcullis::KernelFlavour::Test;
     if machine == Machine::Raspi4b {
         // kernel8.img with the Pi's tree, as the firmware boots it.
         request.dtb = Some(common::require_rpi4_dtb());

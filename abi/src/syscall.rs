@@ -17,12 +17,14 @@ pub enum Syscall {
     /// Writes `x3` bytes at user address `x2` to the debug console.
     /// `x0` names a DebugConsole capability with the write right.
     DebugPrint = 3,
-    /// Benchmark mode only (`portcullis.mode=bench`): `x2 = 1` makes every
-    /// later syscall of this thread return at once from the vector (the
-    /// architecture's floor: `svc`, a check that it is an SVC, `eret`),
-    /// except `BenchFloor` itself with `x2 = 0`, which ends it; any other
-    /// exception (a fault) takes the normal path. Elsewhere:
-    /// `InvalidSyscall`.
+    /// Bench image only (the kernel's `bench-calls` feature; elsewhere
+    /// `InvalidSyscall`): `x2 = 1` makes every later syscall of this
+    /// thread return at once from the vector (the architecture's floor:
+    /// `svc`, a check that it is an SVC, `eret`), until the thread's next
+    /// kernel entry of any kind (`BenchFloor` itself, a fault, an
+    /// interrupt), which ends it; a thread with entry or exit work gets
+    /// `InvalidArgument`. `x2 = 0`: `Ok`, or `Interrupted` if an interrupt
+    /// ended the thread's last floor (its samples are spoiled).
     BenchFloor = 4,
     /// Sends the message (x1, x2..x7, IPC buffer) through the endpoint
     /// capability `x0`; waits for a receiver.
@@ -218,11 +220,25 @@ pub enum Syscall {
     /// that timer (EL0 has no access to its registers), so only the holder
     /// of its IrqHandler can. Another IrqHandler: `InvalidArgument`.
     IrqSetTimer = 43,
+    /// Test image only (the kernel's `test-calls` feature; elsewhere
+    /// `InvalidSyscall`): the counters the kernel keeps for the thread of
+    /// the TCB capability `x0` (any rights): `x1` syscalls that reached
+    /// the generic path, `x2` interrupts taken at EL0, `x3` preemptions by
+    /// the timer, `x4` yields.
+    DebugThreadStats = 44,
+    /// Test image only (`test-calls`; elsewhere `InvalidSyscall`): checks
+    /// the kernel's invariants now (capabilities, objects, queues, thread
+    /// states) and returns `x1` = 0 if they hold, 1 if not (the kernel
+    /// prints which on the console). `x2 = 1` also checks them at every
+    /// timer tick from now on, `x2 = 0` stops that; `x2` returns the
+    /// number of tick checks made since the last call and `x3` = 1 if one
+    /// of them found a broken invariant (printed when found).
+    DebugCheckInvariants = 45,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 44] = [
+    pub const ALL: [Syscall; 46] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -267,10 +283,12 @@ impl Syscall {
         Syscall::ReplySave,
         Syscall::TcbSetSpace,
         Syscall::IrqSetTimer,
+        Syscall::DebugThreadStats,
+        Syscall::DebugCheckInvariants,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 44;
+    pub const END: u64 = 46;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -319,6 +337,8 @@ impl Syscall {
             41 => Some(Syscall::ReplySave),
             42 => Some(Syscall::TcbSetSpace),
             43 => Some(Syscall::IrqSetTimer),
+            44 => Some(Syscall::DebugThreadStats),
+            45 => Some(Syscall::DebugCheckInvariants),
             _ => None,
         }
     }
@@ -375,6 +395,8 @@ impl Syscall {
             Syscall::ReplySave => "reply_save",
             Syscall::TcbSetSpace => "tcb_set_space",
             Syscall::IrqSetTimer => "irq_set_timer",
+            Syscall::DebugThreadStats => "debug_thread_stats",
+            Syscall::DebugCheckInvariants => "debug_check_invariants",
         }
     }
 }

@@ -185,6 +185,8 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::Yield => Syscall::Yield,
         Call::Exit { .. } => Syscall::Exit,
         Call::BenchFloor { .. } => Syscall::BenchFloor,
+        Call::DebugThreadStats { .. } => Syscall::DebugThreadStats,
+        Call::DebugCheckInvariants { .. } => Syscall::DebugCheckInvariants,
         Call::DebugPrint { .. } => Syscall::DebugPrint,
         Call::IrqSetNotification { .. } => Syscall::IrqSetNotification,
         Call::IrqAck { .. } => Syscall::IrqAck,

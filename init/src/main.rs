@@ -341,7 +341,47 @@ fn syscall_checks() -> i32 {
     if !embedded_tasks_plan() {
         return checks.len() as i32 + 2;
     }
-    println!("all {} syscall checks passed", checks.len() + 2);
+    match test_image_calls() {
+        0 => {}
+        failed => return checks.len() as i32 + 2 + failed,
+    }
+    println!("all {} syscall checks passed", checks.len() + 2 + 4);
+    0
+}
+
+/// The test image's calls (this suite runs on it): the kernel's
+/// invariants hold, and checks at timer ticks are made while this thread
+/// spins; a thread's counters need a TCB capability.
+fn test_image_calls() -> i32 {
+    use sdk::debug;
+    let Ok(now) = debug::check_invariants(true) else {
+        return 1;
+    };
+    expect!(1, now.hold_now, true);
+    // Spin across a few ticks (the kernel ticks every 10 ms).
+    probe::spin_ms(50);
+    let Ok(after) = debug::check_invariants(false) else {
+        return 2;
+    };
+    expect!(2, (after.hold_now, after.broken_at_a_tick), (true, false));
+    expect!(2, after.tick_checks > 0, true);
+    // Off: no more checks at ticks.
+    probe::spin_ms(30);
+    expect!(
+        3,
+        debug::check_invariants(false).map(|r| r.tick_checks),
+        Ok(0)
+    );
+    expect!(
+        4,
+        debug::thread_stats(sdk::ipc::Cptr(abi::boot_program::CONSOLE_SLOT)),
+        Err(ErrorCode::WrongCapabilityType)
+    );
+    expect!(
+        4,
+        debug::thread_stats(sdk::ipc::Cptr(999)),
+        Err(ErrorCode::InvalidCapability)
+    );
     0
 }
 

@@ -9,6 +9,7 @@
 use abi::bench::BenchParameter;
 use arch::boards::{BoardInfo, Loader, PhysRange, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};
+#[cfg(feature = "test-calls")]
 use arch::cpu::crash::{Crash, CrashPoint};
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
@@ -170,6 +171,7 @@ impl Platform for Machine {
         }
     }
 
+    #[cfg(feature = "bench-calls")]
     fn set_syscall_floor(&mut self, on: bool) {
         user_return::set_syscall_floor(on)
     }
@@ -197,7 +199,9 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     console::set_fallback(loader.board());
     let (info, tree) = board_info(loader);
     power::set_exit_method(exit_method(&info));
+    // Crashing on purpose (the kernel-fault tests) is a test-image call.
     let crash = info.boot_option("portcullis.crash");
+    #[cfg(feature = "test-calls")]
     if let Some((crash, CrashPoint::BeforeConsole)) = crash.and_then(Crash::from_option) {
         crash.trigger();
     }
@@ -247,6 +251,13 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     registers::enable_cycle_counter();
     registers::allow_user_counter();
     registers::unlock_debug();
+    #[cfg(not(feature = "test-calls"))]
+    if let Some(value) = crash {
+        kprintln!(
+            "[kernel] portcullis.crash={value} ignored: only the test image crashes on purpose"
+        );
+    }
+    #[cfg(feature = "test-calls")]
     if let Some(value) = crash {
         match Crash::from_option(value) {
             Some((crash, _)) => {
@@ -561,6 +572,34 @@ extern "C" fn portcullis_el0_irq(_context: *mut UserContext) -> ! {
             .kernel
             .handle_el0_interrupt(&mut state.machine, interrupt)
     }))
+}
+
+/// A synchronous exception from EL0 under the benchmark floor (BenchFloor
+/// itself, or a fault): the floor ends first, then the generic entry.
+#[cfg(feature = "bench-calls")]
+#[no_mangle]
+extern "C" fn portcullis_el0_floor_sync(_context: *mut UserContext) -> ! {
+    STATE.with(|state| state.kernel.end_floor(&mut state.machine, false));
+    el0_sync()
+}
+
+/// An interrupt under the benchmark floor: the floor ends (and the
+/// thread's BenchFloor(0) will say it was interrupted), then as any
+/// interrupt at EL0.
+#[cfg(feature = "bench-calls")]
+#[no_mangle]
+extern "C" fn portcullis_el0_floor_irq(context: *mut UserContext) -> ! {
+    STATE.with(|state| state.kernel.end_floor(&mut state.machine, true));
+    portcullis_el0_irq(context)
+}
+
+/// Anything else from EL0 under the benchmark floor: the floor ends, then
+/// as `portcullis_el0_other`.
+#[cfg(feature = "bench-calls")]
+#[no_mangle]
+extern "C" fn portcullis_el0_floor_other(context: *mut UserContext, kind: u64) -> ! {
+    STATE.with(|state| state.kernel.end_floor(&mut state.machine, false));
+    portcullis_el0_other(context, kind)
 }
 
 /// FIQ, SError or anything from AArch32 at EL0: stop that thread.

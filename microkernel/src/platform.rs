@@ -63,7 +63,8 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
     /// disarms it (`None`).
     fn set_physical_timer(&mut self, ticks: Option<u64>);
     /// Turns the benchmark syscall floor on or off (see
-    /// `abi::Syscall::BenchFloor`).
+    /// `abi::Syscall::BenchFloor`). Bench image only.
+    #[cfg(feature = "bench-calls")]
     fn set_syscall_floor(&mut self, on: bool);
     /// Turns single-stepping of EL0 code on or off (MDSCR_EL1.SS): while
     /// on, a thread resumed with SPSR.SS set runs one instruction, then

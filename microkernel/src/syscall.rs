@@ -131,7 +131,22 @@ pub enum Call {
         /// Exit status (x2, signed).
         status: i64,
     },
-    /// `Syscall::BenchFloor`: turn the benchmark floor on or off.
+    /// `Syscall::DebugThreadStats` of the TCB capability `tcb` (test
+    /// image only).
+    #[cfg(feature = "test-calls")]
+    DebugThreadStats {
+        /// The TCB capability.
+        tcb: u64,
+    },
+    /// `Syscall::DebugCheckInvariants` (test image only).
+    #[cfg(feature = "test-calls")]
+    DebugCheckInvariants {
+        /// Check at every timer tick from now on (x2 == 1) or not (0).
+        at_ticks: bool,
+    },
+    /// `Syscall::BenchFloor`: turn the benchmark floor on or off (bench
+    /// image only).
+    #[cfg(feature = "bench-calls")]
     BenchFloor {
         /// On (x2 == 1) or off (x2 == 0).
         on: bool,
@@ -507,6 +522,19 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::CapDelete => cap(context, CapOperation::Delete),
         Syscall::CapRevoke => cap(context, CapOperation::Revoke),
         Syscall::ReplySave => cap(context, CapOperation::ReplySave),
+        #[cfg(not(feature = "bench-calls"))]
+        Syscall::BenchFloor => Err(ErrorCode::InvalidSyscall),
+        #[cfg(not(feature = "test-calls"))]
+        Syscall::DebugThreadStats | Syscall::DebugCheckInvariants => Err(ErrorCode::InvalidSyscall),
+        #[cfg(feature = "test-calls")]
+        Syscall::DebugThreadStats => Ok(Call::DebugThreadStats { tcb: context.x[0] }),
+        #[cfg(feature = "test-calls")]
+        Syscall::DebugCheckInvariants => match context.x[2] {
+            0 => Ok(Call::DebugCheckInvariants { at_ticks: false }),
+            1 => Ok(Call::DebugCheckInvariants { at_ticks: true }),
+            _ => Err(ErrorCode::InvalidArgument),
+        },
+        #[cfg(feature = "bench-calls")]
         Syscall::BenchFloor => match context.x[2] {
             0 => Ok(Call::BenchFloor { on: false }),
             1 => Ok(Call::BenchFloor { on: true }),

@@ -133,10 +133,21 @@ impl ThreadState {
     }
 }
 
-/// What the kernel counts per thread (for tests and the demo).
+/// What the kernel counts per thread: in a test image (`test-calls`)
+/// only, where tests read it with `DebugThreadStats`. Other images count
+/// nothing, so the counting costs their paths nothing (a bench image
+/// measures the paths the default image has).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadStats {
-    /// Syscalls made.
+    #[cfg(feature = "test-calls")]
+    counts: StatCounts,
+}
+
+/// The counters of [`ThreadStats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatCounts {
+    /// Syscalls made that reached the generic path (the inline `Null` and
+    /// IPC fast paths do not count, to stay short).
     pub syscalls: u64,
     /// Interrupts taken while the thread ran at EL0.
     pub irqs_from_el0: u64,
@@ -144,6 +155,63 @@ pub struct ThreadStats {
     pub preemptions: u64,
     /// Yield syscalls.
     pub yields: u64,
+}
+
+impl ThreadStats {
+    /// Nothing counted yet.
+    pub const ZERO: ThreadStats = ThreadStats {
+        #[cfg(feature = "test-calls")]
+        counts: StatCounts {
+            syscalls: 0,
+            irqs_from_el0: 0,
+            preemptions: 0,
+            yields: 0,
+        },
+    };
+
+    /// The counters, in an image that keeps them.
+    pub fn counts(&self) -> Option<StatCounts> {
+        #[cfg(feature = "test-calls")]
+        return Some(self.counts);
+        #[cfg(not(feature = "test-calls"))]
+        None
+    }
+
+    /// One more syscall on the generic path.
+    #[inline(always)]
+    pub fn count_syscall(&mut self) {
+        #[cfg(feature = "test-calls")]
+        {
+            self.counts.syscalls += 1;
+        }
+    }
+
+    /// One more interrupt taken at EL0.
+    #[inline(always)]
+    pub fn count_interrupt(&mut self) {
+        #[cfg(feature = "test-calls")]
+        {
+            self.counts.irqs_from_el0 += 1;
+        }
+    }
+
+    /// One more preemption by the timer.
+    #[inline(always)]
+    pub fn count_preemption(&mut self) {
+        #[cfg(feature = "test-calls")]
+        {
+            self.counts.preemptions += 1;
+        }
+    }
+
+    /// One more yield.
+    #[inline(always)]
+    pub fn count_yield(&mut self) {
+        #[cfg(feature = "test-calls")]
+        {
+            self.counts.yields += 1;
+        }
+    }
 }
 
 /// A thread control block: the body of a TCB object's record.
@@ -189,8 +257,6 @@ pub struct Thread {
     /// fast path; no slots while `cspace` is `None` (so the fast path's
     /// range test also rules out a thread without a CSpace).
     pub cspace_slots: (SlotId, u32),
-    /// The thread runs with the benchmark syscall floor on.
-    pub syscall_floor: bool,
     /// Physical address of the thread's IPC buffer page (message words
     /// beyond the registers), if it has one.
     pub ipc_buffer: Option<u64>,
@@ -371,13 +437,7 @@ impl Thread {
         ttbr0: 0,
         asid_generation: 0,
         priority: 0,
-        stats: ThreadStats {
-            syscalls: 0,
-            irqs_from_el0: 0,
-            preemptions: 0,
-            yields: 0,
-        },
-        syscall_floor: false,
+        stats: ThreadStats::ZERO,
         queue_links: QueueLinks {
             previous: None,
             next: None,

@@ -127,6 +127,7 @@ impl Platform for FakeMachine {
         self.fp_switches += 1;
     }
 
+    #[cfg(feature = "bench-calls")]
     fn set_syscall_floor(&mut self, _on: bool) {}
 
     fn set_single_step(&mut self, on: bool) {
@@ -1147,10 +1148,24 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
         ctx.x[30] = 0x3030;
         ctx.spsr = 0x6000_0000;
     }
-    let syscalls = h.kernel.thread(id).stats.syscalls;
+    let syscalls = h
+        .kernel
+        .thread(id)
+        .stats
+        .counts()
+        .expect("test-support keeps statistics")
+        .syscalls;
     let x0 = h.syscall(Syscall::Exit.number(), [0xabc, 5, 0, 0]);
     assert_eq!(x0, buffer, "still the same thread, now in its handler");
-    assert_eq!(h.kernel.thread(id).stats.syscalls, syscalls + 1);
+    assert_eq!(
+        h.kernel
+            .thread(id)
+            .stats
+            .counts()
+            .expect("test-support keeps statistics")
+            .syscalls,
+        syscalls + 1
+    );
     let ctx = *h.context();
     assert_eq!(
         (ctx.pc, ctx.x[1], ctx.x[30]),

@@ -56,7 +56,9 @@ pub fn run_profile_command(options: &ProfileOptions) -> u8 {
 
 fn profile(options: &ProfileOptions) -> Result<(), String> {
     let workspace = workspace_root();
-    let kernel_elf = artifacts::kernel_elf().map_err(|e| e.to_string())?;
+    // The benchmarks run on the bench image.
+    let kernel_elf = artifacts::flavoured_kernel_elf(artifacts::KernelFlavour::Bench)
+        .map_err(|e| e.to_string())?;
     let init_elf = artifacts::init_elf().map_err(|e| e.to_string())?;
     let kernel = read_symbols(&kernel_elf, &workspace)?;
     let user = read_symbols(&init_elf, &workspace)?;

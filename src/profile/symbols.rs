@@ -109,6 +109,11 @@ impl SymbolTable {
         SymbolTable { symbols }
     }
 
+    /// Every symbol's name, in address order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.symbols.iter().map(|symbol| symbol.name.as_str())
+    }
+
     /// The symbol whose code holds `pc`.
     pub fn lookup(&self, pc: u64) -> Option<&Symbol> {
         let index = self.symbols.partition_point(|symbol| symbol.start <= pc);

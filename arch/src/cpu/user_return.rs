@@ -65,6 +65,7 @@ pub fn restore_fp(state: &FpState) {
     unsafe { fp_restore(state) }
 }
 
+#[cfg(feature = "bench-floor")]
 extern "C" {
     static exception_vectors: u8;
     static floor_vectors: u8;
@@ -72,6 +73,7 @@ extern "C" {
 
 /// Switches the EL0 syscall path between the real one and the benchmark
 /// floor (every SVC returns at once; see `abi::Syscall::BenchFloor`).
+#[cfg(feature = "bench-floor")]
 pub fn set_syscall_floor(on: bool) {
     let table = if on {
         core::ptr::addr_of!(floor_vectors)

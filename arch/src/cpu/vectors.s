@@ -14,7 +14,6 @@
 .equ FRAME_SIZE,      288               // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
 .equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
-.equ SYSCALL_BENCH_FLOOR, 4             // abi::Syscall::BenchFloor
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, 9                    // abi::Syscall::Call
 .equ SYSCALL_REPLY_RECV, 11             // abi::Syscall::ReplyRecv
@@ -146,33 +145,17 @@
     b       el0_sync_slow_x9_x10_saved
 .endm
 
-.macro user_vector_other kind
+.macro user_vector_other kind, handler=portcullis_el0_other
     .balign 0x80
     save_user_context
     mov     x1, #\kind
-    bl      portcullis_el0_other
+    bl      \handler
     b       .
 .endm
 
-// Benchmark-only floor (see abi::Syscall::BenchFloor): every SVC returns at
-// once, except BenchFloor itself, which takes the normal path to end it.
-// Any other synchronous exception (a fault, an FP trap) takes the normal
-// path too: returning from it would re-run the faulting instruction
-// forever. x9 is parked in its context slot while ESR_EL1.EC is checked;
-// `ccmp` folds both tests into one branch (not an SVC: Z set, go slow).
-.macro floor_sync_vector
-    .balign 0x80
-    str     x9, [sp, #16 * 4 + 8]
-    mrs     x9, esr_el1
-    lsr     x9, x9, #26
-    cmp     x9, #EC_SVC64
-    ccmp    x8, #SYSCALL_BENCH_FLOOR, #0b0100, eq
-    ldr     x9, [sp, #16 * 4 + 8]
-    b.eq    el0_sync_slow
-    eret
-.endm
-
-.macro vector_table name, el0_sync
+// A table: `el0_sync` is the macro of its synchronous EL0 vector; EL0
+// interrupts go to `el0_irq`, the other EL0 exceptions to `el0_other`.
+.macro vector_table name, el0_sync, el0_irq=portcullis_el0_irq, el0_other=portcullis_el0_other
     .balign 0x800
     .global \name
 \name:
@@ -188,19 +171,18 @@
     kernel_vector KIND_SERROR
     // Lower EL, AArch64: syscalls, user faults, interrupts while at EL0.
     \el0_sync
-    user_vector portcullis_el0_irq
-    user_vector_other KIND_FIQ
-    user_vector_other KIND_SERROR
+    user_vector \el0_irq
+    user_vector_other KIND_FIQ, \el0_other
+    user_vector_other KIND_SERROR, \el0_other
     // Lower EL, AArch32: the kernel never starts AArch32 code.
-    user_vector_other KIND_SYNC
-    user_vector_other KIND_IRQ
-    user_vector_other KIND_FIQ
-    user_vector_other KIND_SERROR
+    user_vector_other KIND_SYNC, \el0_other
+    user_vector_other KIND_IRQ, \el0_other
+    user_vector_other KIND_FIQ, \el0_other
+    user_vector_other KIND_SERROR, \el0_other
 .endm
 
     .section .text.vectors, "ax"
     vector_table exception_vectors, user_sync_vector
-    vector_table floor_vectors, floor_sync_vector
 
 el0_sync_slow:
     save_user_context

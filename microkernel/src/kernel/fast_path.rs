@@ -209,7 +209,6 @@ impl Kernel {
         // Running now (`switch_to_inline`'s first steps, on the reference
         // in hand).
         partner_thread.state = ThreadState::Running;
-        let floor = partner_thread.syscall_floor;
         let generation = partner_thread.asid_generation;
         let ttbr0 = partner_thread.ttbr0;
         let context = NonNull::from(&mut partner_thread.context);
@@ -225,10 +224,10 @@ impl Kernel {
             }
         }
         self.current = Some(partner);
-        // A syscall floor to switch or an ASID to renew: rare, and out of
-        // line, so that no value has to live across a call here (each
-        // would take a callee-saved register, saved and never restored).
-        if floor != self.floor_installed || generation != self.asids.generation() {
+        // An ASID to renew: rare, and out of line, so that no value has to
+        // live across a call here (each would take a callee-saved
+        // register, saved and never restored).
+        if generation != self.asids.generation() {
             return Some(self.fast_switch_rare(platform, partner));
         }
         self.last_ran = Some(partner);
@@ -242,8 +241,8 @@ impl Kernel {
         Some(UserResume { context, ttbr0 })
     }
 
-    /// The rest of the fast path's switch to `partner` when the syscall
-    /// floor or its ASID has to change: the slow path's own switch
+    /// The rest of the fast path's switch to `partner` when its ASID has
+    /// to change: the slow path's own switch
     /// (`switch_to_inline`), whose first steps the fast path made already
     /// (the thread current and running), then the way back to EL0 read
     /// afresh (a new ASID changes the TTBR0 value).

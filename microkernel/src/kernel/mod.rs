@@ -36,6 +36,8 @@ mod audit;
 mod binding;
 #[cfg(test)]
 mod binding_invariant_tests;
+#[cfg(feature = "test-calls")]
+mod debug_calls;
 mod fast_path;
 mod invariants;
 #[cfg(test)]
@@ -254,7 +256,6 @@ pub struct FuzzPlan {
     /// (the live-thread invariants: ready and queued, blocked and queued
     /// once, a reply owed by one), and the first one broken in this round.
     mid_round_checks: u64,
-    mid_round_broken: Option<&'static str>,
 }
 
 impl FuzzPlan {
@@ -276,7 +277,6 @@ impl FuzzPlan {
             syscalls: 0,
             slow_path_only: 0,
             mid_round_checks: 0,
-            mid_round_broken: None,
         }
     }
 
@@ -304,8 +304,13 @@ pub struct Kernel {
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
     fp_access: bool,
-    /// The benchmark syscall floor is installed in the CPU.
-    floor_installed: bool,
+    /// The thread whose benchmark floor an interrupt ended (its
+    /// `BenchFloor(0)` says so: the samples taken under it are spoiled).
+    #[cfg(feature = "bench-calls")]
+    floor_interrupted: Option<ThreadId>,
+    /// The invariant checks at timer ticks (test image).
+    #[cfg(feature = "test-calls")]
+    tick_checks: debug_calls::TickChecks,
     /// MDSCR_EL1.SS is on (the current thread single-steps).
     step_installed: bool,
     /// The thread whose console line is unfinished (no newline yet).
@@ -386,13 +391,19 @@ impl Kernel {
                     syscalls: 0,
                     slow_path_only: 0,
                     mid_round_checks: 0,
-                    mid_round_broken: None,
                 },
             },
             ticks: 0,
             thread_numbers: 0,
             own_pages: 0,
-            floor_installed: false,
+            #[cfg(feature = "bench-calls")]
+            floor_interrupted: None,
+            #[cfg(feature = "test-calls")]
+            tick_checks: debug_calls::TickChecks {
+                on: false,
+                made: 0,
+                broken: None,
+            },
             step_installed: false,
             kernel_cnode: None,
             open_line: None,
@@ -447,6 +458,11 @@ impl Kernel {
             let _ = write!(Console(platform), "TAP version 13\n1..{plan}\n");
         }
         if mode == Mode::Fuzz {
+            // The live-thread invariants, at every tick while threads run.
+            #[cfg(feature = "test-calls")]
+            {
+                self.tick_checks.on = true;
+            }
             let fuzz = self.session.fuzz;
             let _ = writeln!(
                 Console(platform),
@@ -573,7 +589,7 @@ impl Kernel {
         interrupt: Option<Interrupt>,
     ) -> Resume {
         if let Some(current) = self.current {
-            self.objects[current].stats.irqs_from_el0 += 1;
+            self.objects[current].stats.count_interrupt();
         }
         if let Some(interrupt) = interrupt {
             self.interrupt(platform, interrupt);
@@ -595,32 +611,18 @@ impl Kernel {
         match interrupt {
             Interrupt::Timer => {
                 self.ticks += 1;
-                if self.session.mode == Mode::Fuzz {
-                    self.check_mid_round();
-                }
+                #[cfg(feature = "test-calls")]
+                self.check_at_tick(platform);
                 self.wake_audit_waiters(platform);
                 if let Some(current) = self.current {
                     let thread = &mut self.objects[current];
                     if self.run_queue.has_ready_at_or_above(thread.priority) {
                         thread.work.insert(WorkFlags::NEED_RESCHED);
-                        thread.stats.preemptions += 1;
+                        thread.stats.count_preemption();
                     }
                 }
             }
             Interrupt::Other(id) => self.deliver_interrupt(platform, id),
-        }
-    }
-
-    /// The fuzzer's check while a round's threads run (at a timer tick:
-    /// between two kernel entries, or at a long `Retype`'s preemption
-    /// point, where the call is kept and nothing is made yet; every
-    /// invariant must hold there too); the round's verdict reports the
-    /// first one broken.
-    #[inline(never)]
-    fn check_mid_round(&mut self) {
-        self.session.fuzz.mid_round_checks += 1;
-        if self.session.fuzz.mid_round_broken.is_none() {
-            self.session.fuzz.mid_round_broken = self.check_invariants().err();
         }
     }
 
@@ -718,7 +720,7 @@ impl Kernel {
 
     fn syscall<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) -> Resume {
         let thread = &mut self.objects[current];
-        thread.stats.syscalls += 1;
+        thread.stats.count_syscall();
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.x[8]);
         if slow {
@@ -742,7 +744,7 @@ impl Kernel {
             SyscallResult::Yield => {
                 let thread = &mut self.objects[current];
                 thread.context.x[0] = ErrorCode::Ok.raw();
-                thread.stats.yields += 1;
+                thread.stats.count_yield();
                 // The round robin at once, on the thread in hand (what a
                 // NEED_RESCHED would ask on the way out): to the back of
                 // its priority's queue; `resume` picks.
@@ -785,7 +787,7 @@ impl Kernel {
             SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
             SyscallResult::Yield => {
                 thread.context.x[0] = ErrorCode::Ok.raw();
-                thread.stats.yields += 1;
+                thread.stats.count_yield();
                 thread.work.insert(WorkFlags::NEED_RESCHED);
             }
             SyscallResult::Restored => {}
@@ -1098,13 +1100,13 @@ impl Kernel {
                 }
                 SyscallResult::Return(code)
             }
-            Call::BenchFloor { on } => {
-                if self.session.mode != Mode::Bench {
-                    return SyscallResult::Return(ErrorCode::InvalidSyscall);
-                }
-                self.objects[current].syscall_floor = on;
-                self.install_floor(platform, on);
-                SyscallResult::Return(ErrorCode::Ok)
+            #[cfg(feature = "bench-calls")]
+            Call::BenchFloor { on } => self.bench_floor(platform, current, on),
+            #[cfg(feature = "test-calls")]
+            Call::DebugThreadStats { tcb } => self.debug_thread_stats(current, tcb),
+            #[cfg(feature = "test-calls")]
+            Call::DebugCheckInvariants { at_ticks } => {
+                self.debug_check_invariants(platform, current, at_ticks)
             }
             Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
             Call::TcbConfigure {
@@ -2019,7 +2021,6 @@ impl Kernel {
         self.current = Some(next);
         let thread = &mut self.objects[next];
         thread.state = ThreadState::Running;
-        let floor = thread.syscall_floor;
         // Same generation: the ASID is still this space's (one CPU, so no
         // other CPU can be running with it). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.
@@ -2030,9 +2031,6 @@ impl Kernel {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,
         };
-        if floor != self.floor_installed {
-            self.install_floor(platform, floor);
-        }
         if asid_stale {
             self.refresh_asid(platform, next);
             resume = self.user_resume(next);
@@ -2114,14 +2112,45 @@ impl Kernel {
         self.resume(platform)
     }
 
-    /// Makes the CPU's syscall path match the running thread's floor flag
-    /// (the floor is per thread, so no other thread's syscalls are lost).
+    /// `BenchFloor`: `on` installs the floor for the caller's return to
+    /// EL0, which is straight back to it (the caller has no work: a
+    /// thread with entry or exit work could be switched away from on the
+    /// way out, leaving the floor to another thread). The next kernel
+    /// entry from EL0 ends it (`end_floor`). Off: whether an interrupt
+    /// ended it first (`Interrupted`: the samples taken under it are
+    /// spoiled).
+    #[cfg(feature = "bench-calls")]
     #[cold]
     #[inline(never)]
-    fn install_floor<P: Platform>(&mut self, platform: &mut P, on: bool) {
-        if self.floor_installed != on {
-            platform.set_syscall_floor(on);
-            self.floor_installed = on;
+    fn bench_floor<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        on: bool,
+    ) -> SyscallResult {
+        let interrupted = self.floor_interrupted.take() == Some(current);
+        if !on {
+            return SyscallResult::Return(if interrupted {
+                ErrorCode::Interrupted
+            } else {
+                ErrorCode::Ok
+            });
+        }
+        if !self.objects[current].work.is_empty() {
+            return SyscallResult::Return(ErrorCode::InvalidArgument);
+        }
+        platform.set_syscall_floor(true);
+        SyscallResult::Return(ErrorCode::Ok)
+    }
+
+    /// A kernel entry from EL0 under the benchmark floor: the normal
+    /// vectors again, before anything else runs.
+    #[cfg(feature = "bench-calls")]
+    #[inline(never)]
+    pub fn end_floor<P: Platform>(&mut self, platform: &mut P, interrupted: bool) {
+        platform.set_syscall_floor(false);
+        if interrupted {
+            self.floor_interrupted = self.current;
         }
     }
 
@@ -2234,7 +2263,7 @@ impl Kernel {
         thread.state = state;
         let ended = Ended {
             state,
-            stats: thread.stats,
+            stats: thread.stats.counts(),
             name: thread.name,
             number: thread.number,
         };
@@ -2249,7 +2278,6 @@ impl Kernel {
         }
         if self.current == Some(id) {
             self.current = None;
-            self.install_floor(platform, false);
         }
         self.detach_filters(id);
         self.unbind(id);
@@ -2389,7 +2417,7 @@ impl Kernel {
                 ThreadState::Exited(status) if status & !0xffff_ffff == FUZZ_DONE => {
                     exact += (status & 0xffff_ffff) as u64
                 }
-                _ => slow_path_only += ended.stats.syscalls,
+                _ => slow_path_only += ended.stats.map_or(0, |s| s.syscalls),
             }
         }
         let syscalls = exact + slow_path_only;
@@ -2419,9 +2447,16 @@ impl Kernel {
             if verdict.is_ok() {
                 verdict = self.check_invariants();
             }
-            if let Some(broken) = self.session.fuzz.mid_round_broken.take() {
-                if verdict.is_ok() {
-                    verdict = Err(broken);
+            // The checks made at timer ticks while its threads ran.
+            #[cfg(feature = "test-calls")]
+            {
+                let ticks = core::mem::take(&mut self.tick_checks);
+                self.tick_checks.on = ticks.on;
+                self.session.fuzz.mid_round_checks += ticks.made;
+                if let Some(broken) = ticks.broken {
+                    if verdict.is_ok() {
+                        verdict = Err(broken);
+                    }
                 }
             }
             let bound = if slow_path_only > 0 { "at least " } else { "" };

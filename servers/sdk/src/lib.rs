@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod console;
+pub mod debug;
 pub mod ipc;
 pub mod loader;
 pub mod policy;

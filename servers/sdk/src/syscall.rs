@@ -96,8 +96,9 @@ pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
     .into_result()
 }
 
-/// Benchmark mode only: turn the syscall floor on or off for this thread
-/// (see `abi::Syscall::BenchFloor`).
+/// Bench image only: turn the syscall floor on or off for this thread
+/// (see `abi::Syscall::BenchFloor`; off says `Interrupted` when an
+/// interrupt ended the floor first).
 pub fn bench_floor(on: bool) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::BenchFloor.number(), 0, u64::from(on), 0).into_result()
 }
