@@ -74,7 +74,8 @@ pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 /// (the page below them stays unmapped as a guard).
 pub const USER_STACK_PAGES: u64 = 16;
 
-const _: () = assert!(USER_STACK_TOP + 4096 == IPC_BUFFER_ADDRESS && USER_STACK_TOP.is_multiple_of(16));
+const _: () =
+    assert!(USER_STACK_TOP + 4096 == IPC_BUFFER_ADDRESS && USER_STACK_TOP.is_multiple_of(16));
 
 /// IPC buffer word where a sender lists the capability pointers of the
 /// capabilities it transfers (message info `caps` of them, at most 3).

@@ -64,7 +64,7 @@ pub fn root_task() -> i32 {
         0 => {}
         failed => return failed,
     }
-    0
+    crate::timer_checks::check(&info)
 }
 
 /// Each capability of the boot information is there with the type and
