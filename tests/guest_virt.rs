@@ -101,6 +101,7 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "[root#0] root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
         "[root#0] root: both tasks reported; revoking their Untyped took back every object",
+        "[root#0] root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         &format!("[app#{app}]   forwarded print: the server keeps 48 bytes --"),

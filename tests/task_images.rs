@@ -133,3 +133,16 @@ fn the_kernel_accepts_inits_elf() {
         image.page_count()
     );
 }
+
+/// A task the SDK's builder makes finds the layout a kernel-made thread
+/// has: the stack top and size `abi` names are the kernel's, and the
+/// builder's defaults are `abi`'s.
+#[test]
+fn the_task_builder_lays_a_task_out_as_the_kernel_does() {
+    use microkernel::address_space;
+    assert_eq!(abi::USER_STACK_TOP, address_space::USER_STACK_TOP);
+    assert_eq!(abi::USER_STACK_PAGES, address_space::USER_STACK_PAGES);
+    let builder = sdk::task::TaskBuilder::new("layout", &[]);
+    assert_eq!(builder.stack_top(), abi::USER_STACK_TOP);
+    assert_eq!(builder.ipc_buffer_address(), abi::IPC_BUFFER_ADDRESS);
+}

@@ -62,6 +62,21 @@ pub const REGISTER_MESSAGE_WORDS: usize = 6;
 /// `x1`), so threads sharing an address space each have their own.
 pub const IPC_BUFFER_ADDRESS: u64 = 0x0000_7fff_ffff_1000;
 
+/// Top (exclusive, 16-byte aligned) of the stack of a thread whose
+/// address space the kernel made (its `sp` at entry), and what
+/// `sdk::task::TaskBuilder` gives a task by default, so a task built in
+/// user space finds the layout a kernel-made thread has: the stack ends one
+/// unmapped page below the IPC buffer. The kernel's
+/// `address_space::USER_STACK_TOP` is this value (`tests/task_images.rs`
+/// checks).
+pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
+/// Pages of stack below [`USER_STACK_TOP`] in a kernel-made address space
+/// (the page below them stays unmapped as a guard).
+pub const USER_STACK_PAGES: u64 = 16;
+
+const _: () =
+    assert!(USER_STACK_TOP + 4096 == IPC_BUFFER_ADDRESS && USER_STACK_TOP.is_multiple_of(16));
+
 /// IPC buffer word where a sender lists the capability pointers of the
 /// capabilities it transfers (message info `caps` of them, at most 3).
 pub const IPC_BUFFER_SEND_CAPS_WORD: usize = 64;

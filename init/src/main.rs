@@ -29,6 +29,7 @@ mod stopped_call_tests;
 mod tasks;
 mod tcb_tests;
 mod thread_tests;
+mod timer_checks;
 mod trace_tests;
 mod user_dispatch_tests;
 mod user_space_tests;

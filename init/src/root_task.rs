@@ -7,6 +7,7 @@
 //! the first failed check.
 
 use crate::tasks::{ECHO_CLIENT_ELF, ECHO_ELF};
+use abi::bootinfo::ROOT_CNODE_RADIX;
 use abi::bootinfo::{BootInfo, BOOT_INFO_WORDS, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT};
 use abi::bootinfo::{ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
@@ -14,13 +15,15 @@ use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::message::NOTIFICATION_LABEL;
 use abi::task::{CLIENT_DONE, CLIENT_FAULT_ADDRESS, MIN_STACK_PAGES, SERVER_DONE};
+use abi::tcb::Register;
 use abi::vspace::{MapRights, FRAME_MAP_START};
-use abi::{ErrorCode, IPC_BUFFER_ADDRESS};
+use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
-use sdk::loader::{load_elf, plan, TaskMemory};
 use sdk::println;
 use sdk::syscall::{cnode, irq_set_notification, retype};
-use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
+use sdk::task::UntypedPool;
+use sdk::task::{PoolUntyped, SlotAllocator, Step, Supervisor, Task, TaskBuilder, TaskError};
+use sdk::tcb::Tcb;
 use sdk::vspace::{Frame, VSpace};
 
 /// The root's own VSpace and TCB, as the kernel placed them.
@@ -61,7 +64,7 @@ pub fn root_task() -> i32 {
         0 => {}
         failed => return failed,
     }
-    0
+    crate::timer_checks::check(&info)
 }
 
 /// Each capability of the boot information is there with the type and
@@ -152,27 +155,18 @@ const ECHO_ENDPOINT: u64 = ROOT_FIRST_FREE_SLOT + 2;
 /// The notification both tasks report on; bound to the root's TCB, so a
 /// report also ends the root's wait for faults.
 const REPORTS: u64 = ROOT_FIRST_FREE_SLOT + 3;
-/// The endpoint the client's faults come to, and the badged copy the
-/// client's TCB is given.
+/// The endpoint the client's faults come to (the builder gives the
+/// client's TCB a copy badged `CLIENT_FAULT_BADGE`).
 const FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 4;
-const CLIENT_FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 5;
 const CLIENT_FAULT_BADGE: u64 = 0xfa;
 /// The badge of the client's endpoint capability (its entry argument:
 /// it checks the server saw the same).
 const CLIENT_BADGE: u64 = 0xc1;
-/// Each task's objects: 64 slots from here (task 0 the server, 1 the
-/// client): CNode, TCB, VSpace, IPC buffer Frame, stack Frames, then the
-/// image's Frames.
+/// The slots the task builder hands out (each task's objects, its image's
+/// Frames and its badged fault endpoint).
 const TASK_SLOTS: u64 = ROOT_FIRST_FREE_SLOT + 16;
-const SLOTS_PER_TASK: u64 = 64;
-const IMAGE_SLOTS_FROM: u64 = 16;
 /// Each task's CNode: 8 slots (`abi::task` needs slots 0..=4).
-const TASK_CNODE_RADIX: u64 = 3;
-/// Page-table pages each task's VSpace may take from the Untyped: image
-/// (low), stack and IPC buffer (high) need about 7.
-const TASK_TABLE_PAGES: u64 = 8;
-/// Where each task's stack ends (exclusive), below its IPC buffer.
-const TASK_STACK_TOP: u64 = 0x0000_7fff_0000_0000;
+const TASK_CNODE_RADIX: u8 = 3;
 /// The tasks run at the root's priority: the root blocks while they work.
 const TASK_PRIORITY: u64 = ROOT_PRIORITY;
 
@@ -183,21 +177,17 @@ struct TaskSpec {
     /// Rights and badge of its echo endpoint capability.
     endpoint: (Rights, Option<u64>),
     /// Its faults go to the root (badged) or stop it.
-    fault_endpoint: Option<Cptr>,
+    fault_endpoint: Option<(Cptr, u64)>,
     /// Its `x0` at entry.
     argument: u64,
 }
 
-/// Slot `offset` of task `index`'s range.
-const fn task_slot(index: u64, offset: u64) -> u64 {
-    TASK_SLOTS + index * SLOTS_PER_TASK + offset
-}
-
-/// Builds the echo server and client from the ELFs embedded in init, each
-/// in an address space of its own made from the root's Untyped memory,
-/// with only the capabilities `abi::task` lists; serves the client's
-/// fault; waits for both reports; then revokes the Untyped, which ends
-/// them and takes every object back.
+/// Builds the echo server and client from the ELFs embedded in init with
+/// the SDK's task builder, each in an address space of its own made from
+/// a child of the root's largest Untyped, with only the capabilities
+/// `abi::task` lists; serves the client's fault; waits for both reports;
+/// then destroys both (a revoke each of its Untyped) and revokes the
+/// largest Untyped, which takes every object back.
 fn start_echo_tasks(info: &BootInfo) -> i32 {
     let Some(largest) = (0..info.untypeds.len()).max_by_key(|&i| info.untypeds[i].size_bits) else {
         return 30;
@@ -214,19 +204,29 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         Ok(())
     );
     expect!(33, retype(untyped, CapType::Endpoint, 0, FAULTS, 1), Ok(()));
+    expect!(35, OWN_TCB.bind_notification(Some(Cptr(REPORTS))), Ok(()));
+    // The tasks' memory comes from the largest Untyped only, so that
+    // check 39 sees all of it given back.
+    let mut memory = UntypedPool::new();
     expect!(
-        34,
-        cnode::mint(
-            ROOT_CNODE_SLOT,
-            FAULTS,
-            CLIENT_FAULTS,
-            Rights::WRITE,
-            Some(CLIENT_FAULT_BADGE)
-        ),
+        56,
+        memory.add(PoolUntyped {
+            cap: Cptr(untyped),
+            size_bits: info.untypeds[largest].size_bits,
+        }),
         Ok(())
     );
-    expect!(35, OWN_TCB.bind_notification(Some(Cptr(REPORTS))), Ok(()));
-    let tasks = [
+    let Ok(slots) = SlotAllocator::new(TASK_SLOTS..1 << ROOT_CNODE_RADIX) else {
+        return 57;
+    };
+    let mut supervisor = Supervisor {
+        cnode: Cptr(ROOT_CNODE_SLOT),
+        vspace: OWN_VSPACE,
+        scratch: FRAME_MAP_START,
+        slots,
+        memory,
+    };
+    let specs = [
         TaskSpec {
             name: "echo",
             elf: ECHO_ELF,
@@ -238,35 +238,47 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
             name: "echo-client",
             elf: ECHO_CLIENT_ELF,
             endpoint: (Rights::WRITE.union(Rights::GRANT_REPLY), Some(CLIENT_BADGE)),
-            fault_endpoint: Some(Cptr(CLIENT_FAULTS)),
+            fault_endpoint: Some((Cptr(FAULTS), CLIENT_FAULT_BADGE)),
             argument: CLIENT_BADGE,
         },
     ];
-    for (index, task) in tasks.iter().enumerate() {
-        match build_task(index as u64, task, untyped) {
-            0 => {}
-            failed => return failed,
+    let mut tasks: [Option<Task>; 2] = [None, None];
+    for (spec, task) in specs.iter().zip(tasks.iter_mut()) {
+        match build_task(spec, &mut supervisor) {
+            Ok(built) => *task = Some(built),
+            Err(failed) => return failed,
         }
     }
+    let [Some(server), Some(client)] = tasks else {
+        return 58;
+    };
     // Both are built; the server first, so it waits when the client calls.
-    for index in 0..tasks.len() as u64 {
-        expect!(36, Tcb(Cptr(task_slot(index, 1))).resume(), Ok(()));
+    for task in [&server, &client] {
+        expect!(36, task.start(), Ok(()));
     }
     match serve_until_reported() {
         0 => {}
         failed => return failed,
     }
-    // Everything the tasks were made of came from this Untyped: revoking
-    // it ends them and destroys every object, mappings and tables too.
-    expect!(37, cnode::revoke(ROOT_CNODE_SLOT, untyped), Ok(()));
+    // Everything each task was made of came from its own Untyped:
+    // destroying it (one revoke) ends it and destroys every object,
+    // mappings and tables too, and gives the memory back.
+    let server_tcb = server.tcb();
+    for task in [server, client] {
+        expect!(37, task.destroy(&mut supervisor), Ok(()));
+    }
+    expect!(38, server_tcb.resume(), Err(ErrorCode::InvalidCapability));
     expect!(
-        38,
-        Tcb(Cptr(task_slot(0, 1))).resume(),
-        Err(ErrorCode::InvalidCapability)
+        59,
+        supervisor.slots.free_count(),
+        (1 << ROOT_CNODE_RADIX) - TASK_SLOTS
     );
+    // The root's own objects of the echo system came from the largest
+    // Untyped directly.
+    expect!(68, cnode::revoke(ROOT_CNODE_SLOT, untyped), Ok(()));
     // All of it is free again: an Untyped takes its memory back only when
     // the last object carved from it is gone, and only then does a child
-    // of half its size fit at its start again (the tasks' frames had
+    // of half its size fit at its start again (the tasks' Untypeds had
     // moved its memory watermark up; any object left would keep it there).
     let half = u64::from(info.untypeds[largest].size_bits) - 1;
     expect!(
@@ -279,124 +291,90 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
     0
 }
 
-/// Makes task `index`'s objects, gives it its capabilities, loads its ELF
-/// and binds its address space; it stays inactive until resumed.
-fn build_task(index: u64, task: &TaskSpec, untyped: u64) -> i32 {
-    let (cnode_slot, tcb, vspace) = (
-        task_slot(index, 0),
-        Tcb(Cptr(task_slot(index, 1))),
-        task_slot(index, 2),
-    );
-    let ipc_buffer = Frame(Cptr(task_slot(index, 3)));
-    let stack = task_slot(index, 4);
-    expect!(
-        41,
-        retype(untyped, CapType::CNode, TASK_CNODE_RADIX, cnode_slot, 1),
-        Ok(())
-    );
-    expect!(42, retype(untyped, CapType::Tcb, 0, tcb.0 .0, 1), Ok(()));
-    let Ok(vspace) = VSpace::retype(Cptr(untyped), TASK_TABLE_PAGES, vspace) else {
-        return 43;
-    };
-    expect!(
-        44,
-        retype(untyped, CapType::Frame, 0, ipc_buffer.0 .0, 1),
-        Ok(())
-    );
-    expect!(
-        45,
-        retype(untyped, CapType::Frame, 0, stack, MIN_STACK_PAGES),
-        Ok(())
-    );
-    // Its capabilities, and nothing else.
-    let give = |source: u64, slot: u64, rights: Rights, badge: Option<u64>| {
-        cnode::mint_into(cnode_slot, source, slot, rights, badge)
-    };
-    expect!(
-        46,
-        give(cnode_slot, abi::task::CNODE_SLOT, Rights::READ_WRITE, None),
-        Ok(())
-    );
-    expect!(
-        47,
-        give(
-            ROOT_CONSOLE_SLOT,
+/// Builds one task (inactive until started) and checks it starts as a
+/// kernel-made thread would: at its entry, `sp` at `abi::USER_STACK_TOP`.
+/// `Err`: the number of the failed check.
+fn build_task(spec: &TaskSpec, supervisor: &mut Supervisor) -> Result<Task, i32> {
+    let (rights, badge) = spec.endpoint;
+    let mut builder = TaskBuilder::new(spec.name, spec.elf)
+        .cnode_radix(TASK_CNODE_RADIX)
+        .priority(TASK_PRIORITY)
+        .stack(MIN_STACK_PAGES, abi::USER_STACK_TOP)
+        .argument(spec.argument)
+        // Its capabilities, and nothing else.
+        .mint(
+            Cptr(ROOT_CONSOLE_SLOT),
             abi::task::CONSOLE_SLOT,
             Rights::WRITE,
-            None
-        ),
-        Ok(())
-    );
-    let (rights, badge) = task.endpoint;
-    expect!(
-        48,
-        give(ECHO_ENDPOINT, abi::task::ECHO_ENDPOINT_SLOT, rights, badge),
-        Ok(())
-    );
-    expect!(
-        49,
-        give(
-            REPORTS,
+            None,
+        )
+        .mint(
+            Cptr(ECHO_ENDPOINT),
+            abi::task::ECHO_ENDPOINT_SLOT,
+            rights,
+            badge,
+        )
+        .mint(
+            Cptr(REPORTS),
             abi::task::ROOT_NOTIFICATION_SLOT,
             Rights::WRITE,
-            None
-        ),
-        Ok(())
-    );
-    // Its program: the ELF embedded in init, in an address space of its own.
-    let entry = match plan(task.elf) {
-        Ok(plan) => plan.entry(),
-        Err(error) => {
-            println!("root: {} is not a loadable ELF: {error:?}", task.name);
-            return 50;
-        }
-    };
-    expect!(51, tcb.configure(Cptr(cnode_slot), TASK_PRIORITY), Ok(()));
-    let start = ThreadStart {
-        ipc_buffer: Some(IpcBuffer {
-            frame: ipc_buffer,
-            address: IPC_BUFFER_ADDRESS,
-        }),
-        fault_endpoint: task.fault_endpoint,
-        pc: entry,
-        sp: TASK_STACK_TOP,
-        x0: task.argument,
-    };
-    expect!(52, tcb.set_space(vspace, start), Ok(()));
-    let memory = TaskMemory {
-        untyped: Cptr(untyped),
-        own: OWN_VSPACE,
-        target: vspace,
-        slots: task_slot(index, IMAGE_SLOTS_FROM)..task_slot(index, SLOTS_PER_TASK),
-        scratch: FRAME_MAP_START,
-    };
-    let loaded = match load_elf(task.elf, &memory) {
-        Ok(loaded) => loaded,
-        Err(failure) => {
-            println!("root: loading {} failed: {:?}", task.name, failure.error);
-            return 53;
-        }
-    };
-    expect!(
-        54,
-        ipc_buffer.map(vspace, IPC_BUFFER_ADDRESS, MapRights::ReadWrite),
-        Ok(())
-    );
-    for page in 0..MIN_STACK_PAGES {
-        let va = TASK_STACK_TOP - (page + 1) * 4096;
-        expect!(
-            55,
-            Frame(Cptr(stack + page)).map(vspace, va, MapRights::ReadWrite),
-            Ok(())
+            None,
         );
+    if let Some((endpoint, badge)) = spec.fault_endpoint {
+        builder = builder.fault_endpoint(endpoint, Some(badge));
+    }
+    let task = builder.build(supervisor).map_err(|error| {
+        println!("root: building {} failed: {error:?}", spec.name);
+        build_check(&error)
+    })?;
+    let register = |r| task.tcb().read_register(r);
+    if register(Register::Pc) != Ok(task.entry())
+        || register(Register::Sp) != Ok(abi::USER_STACK_TOP)
+    {
+        println!(
+            "root: {} starts at pc {:?} sp {:?}",
+            spec.name,
+            register(Register::Pc),
+            register(Register::Sp)
+        );
+        return Err(69);
     }
     println!(
-        "root: built {} from its {}-byte ELF: {} image pages, entry {entry:#x}, {MIN_STACK_PAGES} stack pages, its own VSpace",
-        task.name,
-        task.elf.len(),
-        loaded.slots.end - loaded.slots.start,
+        "root: built {} from its {}-byte ELF: {} image pages, entry {:#x}, {} stack pages, its own VSpace",
+        spec.name,
+        spec.elf.len(),
+        task.image_pages(),
+        task.entry(),
+        task.stack_pages(),
     );
-    0
+    Ok(task)
+}
+
+/// The check a failed build fails: the number each step had when the
+/// root made the task by hand.
+fn build_check(error: &TaskError) -> i32 {
+    match error {
+        TaskError::Syscall { step, .. } => match step {
+            Step::RetypeCNode => 41,
+            Step::RetypeTcb => 42,
+            Step::RetypeVSpace => 43,
+            Step::RetypeIpcBuffer => 44,
+            Step::RetypeStack => 45,
+            Step::MintOwnCNode => 46,
+            Step::Grant(abi::task::CONSOLE_SLOT) => 47,
+            Step::Grant(abi::task::ECHO_ENDPOINT_SLOT) => 48,
+            Step::Grant(_) => 49,
+            Step::MintFaultEndpoint => 34,
+            Step::Configure => 51,
+            Step::SetSpace => 52,
+            Step::MapIpcBuffer => 54,
+            Step::MapStack(_) => 55,
+            _ => 58,
+        },
+        TaskError::Elf(_) | TaskError::EntryOutsideCode(_) => 50,
+        TaskError::Load(_) => 53,
+        _ => 57,
+    }
 }
 
 /// Receives on the fault endpoint until both tasks have reported (their

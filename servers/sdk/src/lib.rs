@@ -22,6 +22,7 @@ pub mod task;
 pub mod tcb;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod thread;
+pub mod time;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod timing;
 pub mod trace;
