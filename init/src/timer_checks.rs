@@ -5,29 +5,17 @@
 //! had fired is waiting), one whose deadline has passed times out at
 //! once, and another bit of the timer's notification ends it. Timing
 //! under QEMU is noisy: every bound is a lower one.
-//!
-//! While the root waits in a timed `Recv`, a thread of its own program
-//! spins at a lower priority: the boot suite's deadlock breaker in the
-//! kernel counts a thread blocked in `Recv` as stuck even when an
-//! IrqHandler feeds its bound notification (it knows that case only for
-//! `Wait`), and would end the root with nothing else ready. The spinner
-//! goes when the kernel stops being the test harness (issue 16, point 1).
 
-use abi::boot_program::BootProgram;
 use abi::bootinfo::ROOT_TCB_SLOT;
-use abi::bootinfo::ROOT_VSPACE_SLOT;
 use abi::bootinfo::{BootInfo, ROOT_CNODE_SLOT, ROOT_FIRST_FREE_SLOT, ROOT_IRQ_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::message::NOTIFICATION_LABEL;
-use abi::vspace::FRAME_MAP_START;
 use core::time::Duration;
 use sdk::ipc::{self, Cptr};
 use sdk::println;
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
-use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::time::{self, TimeError, Timer};
-use sdk::vspace::VSpace;
 
 /// The checks' objects, in slots the root's other checks leave free.
 const MEMORY: u64 = ROOT_FIRST_FREE_SLOT + 6;
@@ -35,11 +23,6 @@ const NOTIFICATION: u64 = ROOT_FIRST_FREE_SLOT + 7;
 const TIMER_SIGNAL: u64 = ROOT_FIRST_FREE_SLOT + 8;
 const ENDPOINT: u64 = ROOT_FIRST_FREE_SLOT + 9;
 const OTHER_SIGNAL: u64 = ROOT_FIRST_FREE_SLOT + 10;
-/// The spinner's TCB, and its stack and IPC buffer frames (5 slots).
-const SPINNER: u64 = ROOT_FIRST_FREE_SLOT + 5;
-const SPINNER_FRAMES: u64 = ROOT_FIRST_FREE_SLOT + 11;
-/// Below the root's priority (100): it runs only while the root waits.
-const SPINNER_PRIORITY: u64 = 99;
 /// The timer's bit of the notification word, and another one.
 const TIMER_BIT: u64 = 1 << 4;
 const OTHER_BIT: u64 = 1 << 1;
@@ -103,10 +86,6 @@ fn check_with_objects() -> i32 {
         }
     };
     expect!(86, timer.bind_to(Tcb(Cptr(ROOT_TCB_SLOT))), Ok(()));
-    match start_spinner() {
-        0 => {}
-        failed => return failed,
-    }
     let frequency = time::frequency();
     let at_least = time::ticks_for(WAIT, frequency);
     expect!(87, at_least > 0, true);
@@ -161,38 +140,8 @@ fn check_with_objects() -> i32 {
         Ok((NOTIFICATION_LABEL, OTHER_BIT))
     );
     expect!(96, timer.cancel(), Ok(()));
-    expect!(99, cnode::delete(ROOT_CNODE_SLOT, SPINNER), Ok(()));
     println!(
         "root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it"
     );
-    0
-}
-
-/// A thread of the root's program spinning below its priority (see the
-/// module's comment), ended by deleting its TCB.
-fn start_spinner() -> i32 {
-    expect!(99, retype(MEMORY, CapType::Tcb, 0, SPINNER, 1), Ok(()));
-    let spinner = Tcb(Cptr(SPINNER));
-    expect!(
-        99,
-        spinner.configure(Cptr(ROOT_CNODE_SLOT), SPINNER_PRIORITY),
-        Ok(())
-    );
-    let thread = OwnThread {
-        tcb: spinner,
-        vspace: VSpace(Cptr(ROOT_VSPACE_SLOT)),
-        untyped: Cptr(MEMORY),
-        first_slot: SPINNER_FRAMES,
-        stack_pages: 4,
-        // Clear of the loader's scratch page at the window's start.
-        area: FRAME_MAP_START + (1 << 20),
-        fault_endpoint: None,
-    };
-    expect!(
-        99,
-        bind_to_own_space(&thread, BootProgram::Spin.selector(60_000)).map(|_| ()),
-        Ok(())
-    );
-    expect!(99, spinner.resume(), Ok(()));
     0
 }

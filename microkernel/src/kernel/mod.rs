@@ -1936,25 +1936,34 @@ impl Kernel {
                 .live
                 .iter()
                 .all(|id| match self.objects[*id].state {
+                    // A receive also ends when the thread's bound
+                    // notification is signalled (a timed receive: the
+                    // timer's IrqHandler feeds it).
+                    ThreadState::BlockedOnReceive { .. } => self.objects[*id]
+                        .bound_notification
+                        .is_none_or(|n| !self.fed_by_interrupt(n)),
                     ThreadState::BlockedOnSend { .. }
-                    | ThreadState::BlockedOnReceive { .. }
                     | ThreadState::BlockedOnReply
                     | ThreadState::BlockedOnFaultReply
                     | ThreadState::Suspended
                     // Only a running thread can make room in the ring.
                     | ThreadState::BlockedOnAudit => true,
-                    // An interrupt can still signal a notification an
-                    // IrqHandler is bound to.
                     ThreadState::BlockedOnNotification { notification } => {
-                        !self.irq_handlers.iter().any(|&h| {
-                            self.objects
-                                .get::<kind::IrqHandler>(h)
-                                .and_then(|h| h.notification)
-                                .is_some_and(|(n, _)| n.id == notification)
-                        })
+                        !self.fed_by_interrupt(notification)
                     }
                     _ => false,
                 })
+    }
+
+    /// Can an interrupt still signal `notification` (an IrqHandler is
+    /// bound to it)?
+    fn fed_by_interrupt(&self, notification: ObjectId) -> bool {
+        self.irq_handlers.iter().any(|&h| {
+            self.objects
+                .get::<kind::IrqHandler>(h)
+                .and_then(|h| h.notification)
+                .is_some_and(|(n, _)| n.id == notification)
+        })
     }
 
     /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
