@@ -218,11 +218,22 @@ pub enum Syscall {
     /// that timer (EL0 has no access to its registers), so only the holder
     /// of its IrqHandler can. Another IrqHandler: `InvalidArgument`.
     IrqSetTimer = 43,
+    /// Restarts the *ended* thread named by the TCB capability `x0` (write
+    /// right) in the address space it is bound to (its own, or a new one
+    /// `TcbSetSpace` gave it after the end): `x2` its PC (4-byte aligned),
+    /// `x3` its SP (16-byte aligned), `x4` its `x0`, `x5` its TPIDR_EL0;
+    /// its other registers are zero. It keeps its CSpace, IPC buffer, fault
+    /// endpoint, priority and confinement; its pending end message, if no
+    /// one took it, is withdrawn; it becomes ready. `InvalidArgument` for a
+    /// thread that has not ended (or for a misaligned PC or SP), for one with
+    /// no address space, `InvalidAddress` for a PC or SP outside the user
+    /// half, `Denied` for one that lost a filter confining it.
+    TcbRestart = 44,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 44] = [
+    pub const ALL: [Syscall; 45] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -267,10 +278,11 @@ impl Syscall {
         Syscall::ReplySave,
         Syscall::TcbSetSpace,
         Syscall::IrqSetTimer,
+        Syscall::TcbRestart,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 44;
+    pub const END: u64 = 45;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -319,6 +331,7 @@ impl Syscall {
             41 => Some(Syscall::ReplySave),
             42 => Some(Syscall::TcbSetSpace),
             43 => Some(Syscall::IrqSetTimer),
+            44 => Some(Syscall::TcbRestart),
             _ => None,
         }
     }
@@ -375,6 +388,7 @@ impl Syscall {
             Syscall::ReplySave => "reply_save",
             Syscall::TcbSetSpace => "tcb_set_space",
             Syscall::IrqSetTimer => "irq_set_timer",
+            Syscall::TcbRestart => "tcb_restart",
         }
     }
 }
