@@ -19,6 +19,7 @@ use abi::{ErrorCode, IPC_BUFFER_ADDRESS};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::loader::{load_elf, plan, TaskMemory};
 use sdk::println;
+use sdk::supervision::{self, ThreadEnd, END_LABEL};
 use sdk::syscall::{cnode, irq_set_notification, retype};
 use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
 use sdk::vspace::{Frame, VSpace};
@@ -157,6 +158,10 @@ const REPORTS: u64 = ROOT_FIRST_FREE_SLOT + 3;
 const FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 4;
 const CLIENT_FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 5;
 const CLIENT_FAULT_BADGE: u64 = 0xfa;
+/// The server's badged copy: its end message (it has no fault to serve)
+/// comes to the same endpoint, told apart by the badge.
+const SERVER_FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 6;
+const SERVER_FAULT_BADGE: u64 = 0xfb;
 /// The badge of the client's endpoint capability (its entry argument:
 /// it checks the server saw the same).
 const CLIENT_BADGE: u64 = 0xc1;
@@ -225,13 +230,24 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         ),
         Ok(())
     );
+    expect!(
+        68,
+        cnode::mint(
+            ROOT_CNODE_SLOT,
+            FAULTS,
+            SERVER_FAULTS,
+            Rights::WRITE,
+            Some(SERVER_FAULT_BADGE)
+        ),
+        Ok(())
+    );
     expect!(35, OWN_TCB.bind_notification(Some(Cptr(REPORTS))), Ok(()));
     let tasks = [
         TaskSpec {
             name: "echo",
             elf: ECHO_ELF,
             endpoint: (Rights::READ, None),
-            fault_endpoint: None,
+            fault_endpoint: Some(Cptr(SERVER_FAULTS)),
             argument: 0,
         },
         TaskSpec {
@@ -256,14 +272,17 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         0 => {}
         failed => return failed,
     }
-    // Everything the tasks were made of came from this Untyped: revoking
-    // it ends them and destroys every object, mappings and tables too.
+    // Both have exited, their TCBs kept ended. Everything the tasks were
+    // made of came from this Untyped: revoking it destroys every object,
+    // the ended TCBs, mappings and tables too.
     expect!(37, cnode::revoke(ROOT_CNODE_SLOT, untyped), Ok(()));
-    expect!(
-        38,
-        Tcb(Cptr(task_slot(0, 1))).resume(),
-        Err(ErrorCode::InvalidCapability)
-    );
+    for index in 0..tasks.len() as u64 {
+        expect!(
+            38,
+            Tcb(Cptr(task_slot(index, 1))).resume(),
+            Err(ErrorCode::InvalidCapability)
+        );
+    }
     // All of it is free again: an Untyped takes its memory back only when
     // the last object carved from it is gone, and only then does a child
     // of half its size fit at its start again (the tasks' frames had
@@ -400,12 +419,16 @@ fn build_task(index: u64, task: &TaskSpec, untyped: u64) -> i32 {
 }
 
 /// Receives on the fault endpoint until both tasks have reported (their
-/// reports arrive through the bound notification): resumes the client
-/// past its deliberate fault, and checks every report bit.
+/// reports arrive through the bound notification) and both have ended
+/// (their end messages, told apart by the fault endpoint's badge, say they
+/// exited with status 0): resumes the client past its deliberate fault,
+/// and checks every report bit and every end.
 fn serve_until_reported() -> i32 {
     let mut reported = 0;
     let mut faults = 0;
-    while reported & (SERVER_DONE | CLIENT_DONE) != SERVER_DONE | CLIENT_DONE {
+    // Bit 0: the server's end message came, bit 1: the client's.
+    let mut ended = 0u64;
+    while reported & (SERVER_DONE | CLIENT_DONE) != SERVER_DONE | CLIENT_DONE || ended != 0b11 {
         let received = match ipc::recv(Cptr(FAULTS)) {
             Ok(received) => received,
             Err(error) => {
@@ -435,6 +458,23 @@ fn serve_until_reported() -> i32 {
                     Ok(())
                 );
             }
+            END_LABEL => {
+                let bit = match received.badge {
+                    SERVER_FAULT_BADGE => 0b01,
+                    CLIENT_FAULT_BADGE => 0b10,
+                    other => {
+                        println!("root: an end message with badge {other:#x}");
+                        return 69;
+                    }
+                };
+                expect!(70, ended & bit, 0);
+                ended |= bit;
+                expect!(
+                    71,
+                    supervision::end_of(&message),
+                    Some(ThreadEnd::Exited { status: 0 })
+                );
+            }
             other => {
                 println!("root: unexpected message label {other:#x}");
                 return 66;
@@ -442,5 +482,6 @@ fn serve_until_reported() -> i32 {
         }
     }
     expect!(67, faults, 1);
+    println!("root: both tasks exited with status 0 (their end messages)");
     0
 }

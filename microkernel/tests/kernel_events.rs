@@ -1714,7 +1714,11 @@ mod user_space {
             h.kernel.thread(child).end,
             Some(abi::fault::ThreadEnd::Faulted { class: 0x24, .. })
         ));
-        assert_eq!(h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]), OK);
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidArgument.raw(),
+            "ended: only a restart runs it"
+        );
         assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
         assert_eq!(h.delete(CHILD), OK);
         assert_eq!(

@@ -78,6 +78,9 @@ impl Kernel {
                     ErrorCode::Ok
                 }
                 ThreadState::Inactive => ErrorCode::InvalidArgument,
+                // An ended thread runs again only through `TcbRestart`,
+                // with registers of its supervisor's choosing.
+                ThreadState::Ended | ThreadState::EndPending { .. } => ErrorCode::InvalidArgument,
                 _ => ErrorCode::Ok,
             },
             TcbOperation::ReadRegister(register) => {
