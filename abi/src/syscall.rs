@@ -210,7 +210,9 @@ pub enum Syscall {
     /// capability's badge, or `NO_CAP` (a fault stops the thread); `x5`
     /// its entry PC (4-byte aligned), `x6` its initial SP (16-byte
     /// aligned), `x7` its initial `x0`. The thread stays inactive until
-    /// `TcbResume`. Any bad argument: a typed error, nothing changed.
+    /// `TcbResume`. An ended thread (kept for its supervisor) takes a new
+    /// space the same way, leaving its old one, before `TcbRestart`. Any
+    /// bad argument: a typed error, nothing changed.
     TcbSetSpace = 42,
     /// Arms the EL1 physical timer to interrupt `x2` counter ticks from
     /// now (0: disarms it), through the IrqHandler capability `x0` (write

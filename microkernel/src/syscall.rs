@@ -238,7 +238,7 @@ pub enum Call {
     /// every other syscall's decode and dispatch cheap).
     TcbSetSpace,
     /// `TcbRestart`, its registers checked ([`restart_arguments`]).
-    TcbRestart(crate::kernel::RestartArguments),
+    TcbRestart,
     /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
     BindNotification {
         /// The TCB capability's slot (x0).
@@ -505,7 +505,13 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             set_space_arguments(context)?;
             Ok(Call::TcbSetSpace)
         }
-        Syscall::TcbRestart => Ok(Call::TcbRestart(restart_arguments(context)?)),
+        // Checked here, read again by the handler (as `TcbSetSpace`): a
+        // payload passed to a function the compiler does not inline would
+        // keep the decoded call in memory on every syscall.
+        Syscall::TcbRestart => {
+            restart_arguments(context)?;
+            Ok(Call::TcbRestart)
+        }
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
         Syscall::CapRevoke => cap(context, CapOperation::Revoke),

@@ -1123,12 +1123,10 @@ impl Kernel {
                     Err(code) => code,
                 })
             }
-            Call::TcbRestart(arguments) => {
-                SyscallResult::Return(match self.tcb_restart(current, arguments) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
+            Call::TcbRestart => SyscallResult::Return(match self.tcb_restart(current) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
             Call::BindNotification { tcb, notification } => {
                 SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
                     Ok(()) => ErrorCode::Ok,

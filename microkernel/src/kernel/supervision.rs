@@ -217,11 +217,8 @@ impl Kernel {
     /// `TcbRestart` by `current`: the ended thread of the TCB runs again
     /// from `arguments`' registers in the space it is bound to.
     #[inline(never)]
-    pub(super) fn tcb_restart(
-        &mut self,
-        current: ThreadId,
-        arguments: RestartArguments,
-    ) -> Result<(), ErrorCode> {
+    pub(super) fn tcb_restart(&mut self, current: ThreadId) -> Result<(), ErrorCode> {
+        let arguments = crate::syscall::restart_arguments(&self.objects[current].context)?;
         let tcb = self.thread_cap(current, arguments.tcb, CapType::Tcb, Rights::WRITE)?;
         let target = self
             .tcb_thread(tcb.object())
