@@ -122,6 +122,7 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
         "[root#0] root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
+        "[root#0] root: both tasks exited with status 0 (their end messages)",
         "[root#0] root: both tasks reported; revoking their Untyped took back every object",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
