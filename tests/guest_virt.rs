@@ -49,6 +49,28 @@ fn every_in_kernel_test_passes_on_virt() {
                 && line.contains(" killed: user dispatch could not save")),
         "case 41's kill has no console line:\n{outcome}"
     );
+    // Case 61: the kill and the fault that reach the supervisor as end
+    // messages have their console lines too, and the supervisor saw all.
+    let kernel_lines_61 = printed_by(output, 61, "kernel");
+    for (what, wanted) in [
+        (
+            "kill",
+            " killed by a Kill verdict of its filters (in yield)",
+        ),
+        ("fault", "; sent to its fault handler"),
+    ] {
+        assert!(
+            kernel_lines_61
+                .iter()
+                .any(|line| line.starts_with("thread task#") && line.ends_with(wanted)),
+            "case 61's {what} has no console line:\n{outcome}"
+        );
+    }
+    assert_eq!(
+        printed_by(output, 61, "supervisor").last().copied(),
+        Some("supervisor: an exit (twice, restarted), a Kill rule and a stopped fault each came as an end message"),
+        "{outcome}"
+    );
     assert_eq!(
         printed_by(output, 37, "tracee"),
         ["ok", "after the tracer"],
@@ -100,6 +122,7 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
         "[root#0] root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
+        "[root#0] root: both tasks exited with status 0 (their end messages)",
         "[root#0] root: both tasks reported; revoking their Untyped took back every object",
         "[root#0] root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),

@@ -426,6 +426,13 @@ pub enum BootProgram {
     /// A thread `FilterOwner` starts in its own space: checks it is
     /// confined, reports through the slot its parameter names, waits.
     FilterChild = 129,
+    /// Starts threads of its own with its fault endpoint and sees each
+    /// end (an exit, a Kill rule, a stopped fault) as an end message;
+    /// restarts one, deletes them (`init/src/supervision_tests.rs`; the
+    /// case's Untyped in slot 2, its VSpace in 3).
+    Supervisor = 130,
+    /// A thread `Supervisor` starts: ends as its parameter says.
+    Supervised = 131,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -512,7 +519,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 130] = [
+    pub const ALL: [BootProgram; 132] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -643,6 +650,8 @@ impl BootProgram {
         BootProgram::Survivor,
         BootProgram::FilterOwner,
         BootProgram::FilterChild,
+        BootProgram::Supervisor,
+        BootProgram::Supervised,
     ];
 
     /// A short name, used to name the thread.
@@ -778,6 +787,8 @@ impl BootProgram {
             BootProgram::Survivor => "survivor",
             BootProgram::FilterOwner => "filter-owner",
             BootProgram::FilterChild => "confined-child",
+            BootProgram::Supervisor => "supervisor",
+            BootProgram::Supervised => "supervised",
         }
     }
 

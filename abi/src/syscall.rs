@@ -212,7 +212,9 @@ pub enum Syscall {
     /// capability's badge, or `NO_CAP` (a fault stops the thread); `x5`
     /// its entry PC (4-byte aligned), `x6` its initial SP (16-byte
     /// aligned), `x7` its initial `x0`. The thread stays inactive until
-    /// `TcbResume`. Any bad argument: a typed error, nothing changed.
+    /// `TcbResume`. An ended thread (kept for its supervisor) takes a new
+    /// space the same way, leaving its old one, before `TcbRestart`. Any
+    /// bad argument: a typed error, nothing changed.
     TcbSetSpace = 42,
     /// Arms the EL1 physical timer to interrupt `x2` counter ticks from
     /// now (0: disarms it), through the IrqHandler capability `x0` (write
@@ -234,11 +236,22 @@ pub enum Syscall {
     /// number of tick checks made since the last call and `x3` = 1 if one
     /// of them found a broken invariant (printed when found).
     DebugCheckInvariants = 45,
+    /// Restarts the *ended* thread named by the TCB capability `x0` (write
+    /// right) in the address space it is bound to (its own, or a new one
+    /// `TcbSetSpace` gave it after the end): `x2` its PC (4-byte aligned),
+    /// `x3` its SP (16-byte aligned), `x4` its `x0`, `x5` its TPIDR_EL0;
+    /// its other registers are zero. It keeps its CSpace, IPC buffer, fault
+    /// endpoint, priority and confinement; its pending end message, if no
+    /// one took it, is withdrawn; it becomes ready. `InvalidArgument` for a
+    /// thread that has not ended (or for a misaligned PC or SP), for one with
+    /// no address space, `InvalidAddress` for a PC or SP outside the user
+    /// half, `Denied` for one that lost a filter confining it.
+    TcbRestart = 46,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 46] = [
+    pub const ALL: [Syscall; 47] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -285,10 +298,11 @@ impl Syscall {
         Syscall::IrqSetTimer,
         Syscall::DebugThreadStats,
         Syscall::DebugCheckInvariants,
+        Syscall::TcbRestart,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 46;
+    pub const END: u64 = 47;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -339,6 +353,7 @@ impl Syscall {
             43 => Some(Syscall::IrqSetTimer),
             44 => Some(Syscall::DebugThreadStats),
             45 => Some(Syscall::DebugCheckInvariants),
+            46 => Some(Syscall::TcbRestart),
             _ => None,
         }
     }
@@ -397,6 +412,7 @@ impl Syscall {
             Syscall::IrqSetTimer => "irq_set_timer",
             Syscall::DebugThreadStats => "debug_thread_stats",
             Syscall::DebugCheckInvariants => "debug_check_invariants",
+            Syscall::TcbRestart => "tcb_restart",
         }
     }
 }

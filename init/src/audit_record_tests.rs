@@ -150,12 +150,16 @@ pub fn self_end_auditor() -> i32 {
             Ok(())
         );
         expect!(check + 4, tcb.resume(), Ok(()));
-        // It has ended: its TCB names no thread (it exited) or is gone.
-        let gone = match mode {
-            SELF_END_EXIT => tcb.resume(),
-            _ => cnode::copy(CNODE, tcb.0 .0, SPARE),
+        // It has ended: its TCB is kept, ended (it exited: a resume does
+        // not run it), or is gone.
+        let (gone, want) = match mode {
+            SELF_END_EXIT => (tcb.resume(), ErrorCode::InvalidArgument),
+            _ => (
+                cnode::copy(CNODE, tcb.0 .0, SPARE),
+                ErrorCode::InvalidCapability,
+            ),
         };
-        expect!(check + 5, gone, Err(ErrorCode::InvalidCapability));
+        expect!(check + 5, gone, Err(want));
         let Some(record) = next_record(&mut ring, &mut reader) else {
             sdk::println!("no record of the {} that ended its thread", syscall.name());
             return check + 6;

@@ -415,9 +415,9 @@ pub fn sibling() -> i32 {
     }
     expect!(700, reader.next(&mut ring), None);
     // Below the victim: it exits (status 0: every report went through),
-    // and its TCB then names no thread.
+    // and its TCB then names the ended thread, which a resume does not run.
     expect!(701, OWN_TCB.set_priority(VICTIM_PRIORITY - 10), Ok(()));
-    expect!(702, VICTIM.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(702, VICTIM.resume(), Err(ErrorCode::InvalidArgument));
     let Some(Entry::Record { record, gap: 0 }) = reader.next(&mut ring) else {
         return 703;
     };

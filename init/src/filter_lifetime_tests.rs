@@ -108,11 +108,10 @@ pub fn owner() -> i32 {
     );
     expect!(34, cnode::delete(CNODE, FILTER.0 .0), Ok(()));
     expect!(35, cnode::revoke(CNODE, SMALL), Ok(()));
-    expect!(
-        36,
-        CHILDREN[2].read_register(Register::Pc),
-        Err(ErrorCode::InvalidCapability)
-    );
+    // It ended (its TCB, from another Untyped, is kept) and lost the
+    // filter: a restart would lift the restriction, so it is refused.
+    expect!(36, CHILDREN[2].resume(), Err(ErrorCode::InvalidArgument));
+    expect!(47, restart(CHILDREN[2]), Err(ErrorCode::Denied));
     expect!(37, make_filter(), Ok(()));
     // A fourth: a revoke through a copy of the Untyped without the write
     // right (which could not retype from it) ends nobody; the original's
@@ -132,13 +131,26 @@ pub fn owner() -> i32 {
         Ok(())
     );
     expect!(44, cnode::revoke(CNODE, SMALL), Ok(()));
-    expect!(
-        45,
-        CHILDREN[3].read_register(Register::Pc),
-        Err(ErrorCode::InvalidCapability)
-    );
+    expect!(45, CHILDREN[3].resume(), Err(ErrorCode::InvalidArgument));
+    expect!(48, restart(CHILDREN[3]), Err(ErrorCode::Denied));
     expect!(46, make_filter(), Ok(()));
     0
+}
+
+/// Restarts the ended `child` where it started (refused for a thread that
+/// lost its filter).
+fn restart(child: Tcb) -> Result<(), ErrorCode> {
+    let pc = child.read_register(Register::Pc)?;
+    let sp = child.read_register(Register::Sp)? & !0xf;
+    sdk::supervision::restart(
+        child,
+        sdk::supervision::Restart {
+            pc,
+            sp,
+            x0: 0,
+            tpidr: 0,
+        },
+    )
 }
 
 /// A filter refusing `Yield`, retyped from the small Untyped and loaded.

@@ -26,6 +26,7 @@ mod reply_tests;
 mod revoke_tests;
 mod root_task;
 mod stopped_call_tests;
+mod supervision_tests;
 mod tasks;
 mod tcb_tests;
 mod thread_tests;
@@ -213,6 +214,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),
+        BootProgram::Supervisor => supervision_tests::supervisor(),
+        BootProgram::Supervised => supervision_tests::child(parameter),
         BootProgram::FilterChild => filter_lifetime_tests::child(parameter),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];

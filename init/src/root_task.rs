@@ -20,6 +20,7 @@ use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
+use sdk::supervision::{self, ThreadEnd, END_LABEL};
 use sdk::syscall::{cnode, irq_set_notification, retype};
 use sdk::task::UntypedPool;
 use sdk::task::{PoolUntyped, SlotAllocator, Step, Supervisor, Task, TaskBuilder, TaskError};
@@ -159,6 +160,10 @@ const REPORTS: u64 = ROOT_FIRST_FREE_SLOT + 3;
 /// client's TCB a copy badged `CLIENT_FAULT_BADGE`).
 const FAULTS: u64 = ROOT_FIRST_FREE_SLOT + 4;
 const CLIENT_FAULT_BADGE: u64 = 0xfa;
+/// The badge of the server's copy (the builder mints it): its end
+/// message (it has no fault to serve) comes to the same endpoint, told
+/// apart by the badge.
+const SERVER_FAULT_BADGE: u64 = 0xfb;
 /// The badge of the client's endpoint capability (its entry argument:
 /// it checks the server saw the same).
 const CLIENT_BADGE: u64 = 0xc1;
@@ -231,7 +236,7 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
             name: "echo",
             elf: ECHO_ELF,
             endpoint: (Rights::READ, None),
-            fault_endpoint: None,
+            fault_endpoint: Some((Cptr(FAULTS), SERVER_FAULT_BADGE)),
             argument: 0,
         },
         TaskSpec {
@@ -260,9 +265,10 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         0 => {}
         failed => return failed,
     }
-    // Everything each task was made of came from its own Untyped:
-    // destroying it (one revoke) ends it and destroys every object,
-    // mappings and tables too, and gives the memory back.
+    // Both have exited, their TCBs kept ended. Everything each task was
+    // made of came from its own Untyped: destroying it (one revoke)
+    // destroys every object, the ended TCB, mappings and tables too, and
+    // gives the memory back.
     let server_tcb = server.tcb();
     for task in [server, client] {
         expect!(37, task.destroy(&mut supervisor), Ok(()));
@@ -378,12 +384,16 @@ fn build_check(error: &TaskError) -> i32 {
 }
 
 /// Receives on the fault endpoint until both tasks have reported (their
-/// reports arrive through the bound notification): resumes the client
-/// past its deliberate fault, and checks every report bit.
+/// reports arrive through the bound notification) and both have ended
+/// (their end messages, told apart by the fault endpoint's badge, say they
+/// exited with status 0): resumes the client past its deliberate fault,
+/// and checks every report bit and every end.
 fn serve_until_reported() -> i32 {
     let mut reported = 0;
     let mut faults = 0;
-    while reported & (SERVER_DONE | CLIENT_DONE) != SERVER_DONE | CLIENT_DONE {
+    // Bit 0: the server's end message came, bit 1: the client's.
+    let mut ended = 0u64;
+    while reported & (SERVER_DONE | CLIENT_DONE) != SERVER_DONE | CLIENT_DONE || ended != 0b11 {
         let received = match ipc::recv(Cptr(FAULTS)) {
             Ok(received) => received,
             Err(error) => {
@@ -413,6 +423,23 @@ fn serve_until_reported() -> i32 {
                     Ok(())
                 );
             }
+            END_LABEL => {
+                let bit = match received.badge {
+                    SERVER_FAULT_BADGE => 0b01,
+                    CLIENT_FAULT_BADGE => 0b10,
+                    other => {
+                        println!("root: an end message with badge {other:#x}");
+                        return 72;
+                    }
+                };
+                expect!(70, ended & bit, 0);
+                ended |= bit;
+                expect!(
+                    71,
+                    supervision::end_of(&message),
+                    Some(ThreadEnd::Exited { status: 0 })
+                );
+            }
             other => {
                 println!("root: unexpected message label {other:#x}");
                 return 66;
@@ -420,5 +447,6 @@ fn serve_until_reported() -> i32 {
         }
     }
     expect!(67, faults, 1);
+    println!("root: both tasks exited with status 0 (their end messages)");
     0
 }

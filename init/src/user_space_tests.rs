@@ -119,7 +119,7 @@ fn start(ipc_buffer: Option<Frame>, fault_endpoint: Option<Cptr>) -> ThreadStart
         }),
         fault_endpoint,
         pc: CODE_VA,
-        sp: STACK_TOP,
+        sp: 0x41_0000,
         x0: 0,
     }
 }
@@ -477,10 +477,23 @@ fn share_space() -> i32 {
 /// VSpace for reuse; the table budget; revoking the Untyped reclaims
 /// everything.
 fn lifetimes() -> i32 {
-    // The child waits for the fault reply. Its VSpace goes: so does it.
+    // The child waits for the fault reply. Its VSpace goes: it ends (so
+    // does the thread sharing it), its TCB kept without a space, so it
+    // cannot be resumed or restarted until a new space is given.
     expect!(70, cnode::delete(ROOT_CNODE, SPACE.0 .0), Ok(()));
-    expect!(71, CHILD.resume(), Err(ErrorCode::InvalidCapability));
-    expect!(110, SHARER.resume(), Err(ErrorCode::InvalidCapability));
+    expect!(71, CHILD.resume(), Err(ErrorCode::InvalidArgument));
+    expect!(110, SHARER.resume(), Err(ErrorCode::InvalidArgument));
+    let again = sdk::supervision::Restart {
+        pc: CODE_VA,
+        sp: STACK_TOP,
+        x0: 0,
+        tpidr: 0,
+    };
+    expect!(
+        111,
+        sdk::supervision::restart(CHILD, again),
+        Err(ErrorCode::InvalidArgument)
+    );
     expect!(
         72,
         ipc::reply(&Message::new(0, &[])),

@@ -490,7 +490,28 @@ pub const TEST_CASES: &[Case] = &[
     CAPABILITY_SWAP_CASE,
     EXHAUSTION_CASE,
     FILTER_LIFETIME_CASE,
+    SUPERVISION_CASE,
 ];
+
+/// A thread's end reaches its supervisor (`init/src/supervision_tests.rs`).
+const SUPERVISION_CASE: Case = Case {
+    name: "a thread's end reaches its supervisor: threads made from user space with its fault endpoint (badged) end by an exit, a filter's Kill rule and a fault whose handler answers stop; each comes as an end message naming how (the status; the filter, rule and syscall; the fault's class, FAR, ESR and PC) with the badge, the TCB kept ended (a resume refused); a restart with new registers runs one again and it ends again; deleting an ended TCB gives its memory back (a new TCB fits in the same Untyped)",
+    threads: &[BootProgram::Supervisor.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 96,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 3, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(6),
+    root_task: false,
+};
 
 /// A filter's memory and the threads it confines
 /// (`init/src/filter_lifetime_tests.rs`).

@@ -252,6 +252,8 @@ pub enum Call {
     /// reads them again: keeping its seven words out of `Call` keeps
     /// every other syscall's decode and dispatch cheap).
     TcbSetSpace,
+    /// `TcbRestart`, its registers checked ([`restart_arguments`]).
+    TcbRestart,
     /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
     BindNotification {
         /// The TCB capability's slot (x0).
@@ -518,6 +520,13 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             set_space_arguments(context)?;
             Ok(Call::TcbSetSpace)
         }
+        // Checked here, read again by the handler (as `TcbSetSpace`): a
+        // payload passed to a function the compiler does not inline would
+        // keep the decoded call in memory on every syscall.
+        Syscall::TcbRestart => {
+            restart_arguments(context)?;
+            Ok(Call::TcbRestart)
+        }
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
         Syscall::CapRevoke => cap(context, CapOperation::Revoke),
@@ -687,6 +696,29 @@ pub const KERNEL_STATUSES: [i64; 6] = [
     abi::policy_request::KILLED_BY_POLICY,
     abi::user_dispatch::KILLED_BY_USER_DISPATCH,
 ];
+
+/// Checks `TcbRestart`'s registers: the PC 4-byte and the SP 16-byte
+/// aligned (else `InvalidArgument`), both in the user half (else
+/// `InvalidAddress`), as `TcbSetSpace` checks them.
+pub fn restart_arguments(
+    context: &UserContext,
+) -> Result<crate::kernel::RestartArguments, ErrorCode> {
+    let (pc, sp) = (context.x[2], context.x[3]);
+    if !pc.is_multiple_of(4) || !sp.is_multiple_of(16) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let user_end = abi::vspace::USER_MAP_END;
+    if pc >= user_end || sp > user_end {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    Ok(crate::kernel::RestartArguments {
+        tcb: context.x[0],
+        pc,
+        sp,
+        x0: context.x[4],
+        tpidr: context.x[5],
+    })
+}
 
 /// Checks `TcbSetSpace`'s registers: the optional capabilities
 /// (`abi::tcb::NO_CAP`: none) and the first registers (misaligned:

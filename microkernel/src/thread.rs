@@ -124,12 +124,38 @@ pub enum ThreadState {
         /// The notification.
         notification: ObjectId,
     },
+    /// Ended (a thread made from user space; how is `Thread::end`): in no
+    /// queue, never scheduled, its TCB kept until it is restarted
+    /// (`TcbRestart`) or destroyed. Its end message, if any, was taken.
+    Ended,
+    /// Ended as `Ended`, and its end message waits for a receiver: it is
+    /// queued as a sender on its fault endpoint (no reply is owed; a
+    /// receiver that takes the message leaves it `Ended`).
+    EndPending {
+        /// The fault endpoint.
+        endpoint: ObjectId,
+        /// The badge of the fault endpoint capability.
+        badge: u64,
+    },
 }
 
 impl ThreadState {
-    /// Has the thread ended (exit or fault)?
+    /// Has the thread ended (exit, kill or fault), or is it ending now
+    /// (the exit and fault states name how, until the kernel ends it)?
     pub fn has_ended(self) -> bool {
-        matches!(self, ThreadState::Exited(_) | ThreadState::Faulted(_))
+        matches!(
+            self,
+            ThreadState::Exited(_)
+                | ThreadState::Faulted(_)
+                | ThreadState::Ended
+                | ThreadState::EndPending { .. }
+        )
+    }
+
+    /// Is the thread an ended one whose TCB the kernel keeps (`Ended`, or
+    /// `EndPending` while its end message waits)?
+    pub fn is_kept_end(self) -> bool {
+        matches!(self, ThreadState::Ended | ThreadState::EndPending { .. })
     }
 }
 
@@ -340,6 +366,13 @@ pub struct Thread {
     pub ipc_buffer_frame: Option<ObjectId>,
     /// Neighbours among the threads whose IPC buffer that Frame is.
     pub buffer_links: QueueLinks,
+    /// How it ended, while its TCB is kept ended (`ThreadState::Ended`,
+    /// `EndPending`): what its end message says.
+    pub end: Option<abi::fault::ThreadEnd>,
+    /// A filter that confined it was taken away while it was ended (its
+    /// memory taken back): it may not be restarted (a restriction is never
+    /// lifted).
+    pub lost_filter: bool,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -470,6 +503,8 @@ impl Thread {
             previous: None,
             next: None,
         },
+        end: None,
+        lost_filter: false,
     };
 }
 

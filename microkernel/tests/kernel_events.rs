@@ -1722,6 +1722,20 @@ mod user_space {
             "{}",
             h.machine.console
         );
+        // Ended, its TCB kept for its supervisor (there is none to tell:
+        // its fault endpoint is gone); a resume does not start it.
+        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert!(matches!(
+            h.kernel.thread(child).end,
+            Some(abi::fault::ThreadEnd::Faulted { class: 0x24, .. })
+        ));
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidArgument.raw(),
+            "ended: only a restart runs it"
+        );
+        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.delete(CHILD), OK);
         assert_eq!(
             h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
             ErrorCode::InvalidCapability.raw()
@@ -1729,18 +1743,188 @@ mod user_space {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 
+    /// The root's registers hold an end message from `FAULTS_BADGED`.
+    fn end_received(h: &mut Harness) -> abi::fault::ThreadEnd {
+        let x = h.context().x;
+        assert_eq!(x[0], OK);
+        let info = abi::MessageInfo::from(x[1]);
+        assert_eq!(info.label(), abi::fault::END_LABEL);
+        assert_eq!(info.length() as usize, abi::fault::END_WORDS);
+        assert_eq!(x[8], FAULT_BADGE, "the fault endpoint capability's badge");
+        abi::fault::ThreadEnd::decode(&x[2..8]).expect("an end message")
+    }
+
+    #[test]
+    fn an_exit_reaches_the_supervisor_waiting_on_the_fault_endpoint() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        let child = child_running(&mut h);
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(h.kernel.current(), Some(root));
+        h.syscall(Syscall::Recv.number(), [FAULTS, 0, 0, 0]);
+        assert_eq!(h.kernel.current(), Some(child));
+        h.exit(7);
+        assert_eq!(h.kernel.current(), Some(root), "the end woke the root");
+        assert_eq!(
+            end_received(&mut h),
+            abi::fault::ThreadEnd::Exited { status: 7 }
+        );
+        let thread = h.kernel.thread(child);
+        assert_eq!(thread.state, ThreadState::Ended, "kept, no message left");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Its state stays readable through the TCB.
+        assert_eq!(
+            h.syscall(Syscall::TcbReadRegister.number(), [CHILD, 32, 0, 0]),
+            OK
+        );
+    }
+
+    #[test]
+    fn an_end_message_waits_for_a_receiver_and_a_restart_runs_the_thread_again() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        let child = child_running(&mut h);
+        h.exit(3);
+        assert!(matches!(
+            h.kernel.thread(child).state,
+            ThreadState::EndPending { .. }
+        ));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(h.syscall(Syscall::NBRecv.number(), [FAULTS, 0, 0, 0]), OK);
+        assert_eq!(
+            end_received(&mut h),
+            abi::fault::ThreadEnd::Exited { status: 3 }
+        );
+        assert_eq!(
+            h.syscall(Syscall::NBRecv.number(), [FAULTS, 0, 0, 0]),
+            ErrorCode::WouldBlock.raw(),
+            "one message per end"
+        );
+        // Misaligned, outside the user half, a live thread (the root's own
+        // TCB), a non-TCB: clear errors, nothing changed.
+        let restart = |h: &mut Harness, tcb: u64, pc: u64, sp: u64| {
+            h.context().x[5] = 0x7fff_0000;
+            h.syscall(Syscall::TcbRestart.number(), [tcb, pc, sp, 0xabc])
+        };
+        let argument = ErrorCode::InvalidArgument.raw();
+        assert_eq!(restart(&mut h, CHILD, CODE_VA + 2, STACK_VA), argument);
+        assert_eq!(restart(&mut h, CHILD, CODE_VA, STACK_VA + 8), argument);
+        assert_eq!(
+            restart(&mut h, CHILD, 1 << 48, STACK_VA),
+            ErrorCode::InvalidAddress.raw()
+        );
+        assert_eq!(
+            restart(&mut h, SPACE, CODE_VA, STACK_VA),
+            ErrorCode::WrongCapabilityType.raw()
+        );
+        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(restart(&mut h, CHILD, CODE_VA + 8, STACK_VA + 0x800), OK);
+        assert_eq!(
+            restart(&mut h, CHILD, CODE_VA, STACK_VA),
+            argument,
+            "twice: it is live again"
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        h.syscall(Syscall::Yield.number(), [0; 4]);
+        assert_eq!(h.kernel.current(), Some(child), "it runs again");
+        assert_eq!(h.context().pc, CODE_VA + 8);
+        assert_eq!(h.context().sp, STACK_VA + 0x800);
+        assert_eq!(h.context().x[0], 0xabc);
+        assert_eq!(h.context().tpidr, 0x7fff_0000);
+        // And it ends again, with a fault this time, which no handler
+        // takes (nobody receives): a fault message first...
+        h.fault(NULL_WRITE_ESR, 0x10);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(h.syscall(Syscall::Recv.number(), [FAULTS, 0, 0, 0]), OK);
+        let info = abi::MessageInfo::from(h.context().x[1]);
+        assert_eq!(info.label(), abi::fault::FAULT_LABEL);
+        // ...and a "stop" reply ends it: its end message follows.
+        h.context().x[1] = abi::MessageInfo::with(abi::fault::FAULT_REPLY_STOP, 0).into();
+        assert_eq!(h.syscall(Syscall::Reply.number(), [0; 4]), OK);
+        assert_eq!(h.syscall(Syscall::NBRecv.number(), [FAULTS, 0, 0, 0]), OK);
+        assert!(matches!(
+            end_received(&mut h),
+            abi::fault::ThreadEnd::Faulted {
+                class: 0x24,
+                far: 0x10,
+                ..
+            }
+        ));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn deleting_an_ended_tcb_withdraws_its_message_and_frees_its_memory() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        child_running(&mut h);
+        h.exit(0);
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(h.delete(CHILD), OK);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(
+            h.syscall(Syscall::NBRecv.number(), [FAULTS, 0, 0, 0]),
+            ErrorCode::WouldBlock.raw(),
+            "the message went with the TCB"
+        );
+        assert_eq!(
+            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
+            ErrorCode::InvalidCapability.raw()
+        );
+        // The space had no other thread: it is unbound, reusable.
+        assert_eq!(
+            h.map(SPARE, SPACE, 0x1000, 1),
+            ErrorCode::InvalidArgument.raw()
+        );
+        // Deleting the endpoint while a message waits leaves the thread
+        // ended, the message gone.
+        assert_eq!(
+            h.retype(CapType::Tcb, 0, CHILD, 1),
+            OK,
+            "the memory is back"
+        );
+        assert_eq!(h.configure_without_program(CHILD), OK);
+        assert_eq!(
+            h.set_space(CHILD, SPACE, [BUFFER, FAULTS_BADGED], START),
+            OK
+        );
+        let child = child_running(&mut h);
+        h.exit(1);
+        assert_eq!(h.kernel.current(), Some(root));
+        assert_eq!(h.delete(FAULTS_BADGED), OK);
+        assert_eq!(h.delete(FAULTS), OK);
+        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
     #[test]
     fn deleting_a_bound_vspace_ends_its_thread_and_takes_its_mappings_down() {
         let mut h = child_bound();
-        child_running(&mut h);
+        let child = child_running(&mut h);
         h.syscall(Syscall::Yield.number(), [0; 4]);
         let flushes = h.machine.tlb_flushes;
         assert_eq!(h.delete(SPACE), OK);
         assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        let thread = h.kernel.thread(child);
+        assert!(thread.state.is_kept_end(), "the thread ended");
         assert_eq!(
-            h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
-            ErrorCode::InvalidCapability.raw(),
-            "the thread is gone"
+            thread.end,
+            Some(abi::fault::ThreadEnd::Killed(
+                abi::fault::KillReason::SpaceDestroyed
+            ))
+        );
+        assert!(thread.space.is_none(), "its TCB is kept, without a space");
+        assert_eq!(
+            h.syscall(Syscall::TcbRestart.number(), [CHILD, CODE_VA, STACK_VA, 0]),
+            ErrorCode::InvalidArgument.raw(),
+            "no space to restart in"
         );
         // Its frames are mapped nowhere: they map again.
         let va = abi::vspace::FRAME_MAP_START;
@@ -1752,8 +1936,14 @@ mod user_space {
     #[test]
     fn a_thread_that_ends_leaves_its_vspace_unbound_empty_and_reusable() {
         let mut h = child_bound();
-        child_running(&mut h);
+        let child = child_running(&mut h);
         h.exit(0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // Its TCB is kept, ended, in its space (a restart could run it
+        // there again), until the TCB goes.
+        assert!(h.kernel.thread_space(child).is_some());
+        assert_eq!(h.map(SPARE, SPACE, 0x1000, 1), OK);
+        assert_eq!(h.delete(CHILD), OK);
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         // Unbound: no tables to map into.
         assert_eq!(
@@ -1912,15 +2102,19 @@ mod user_space {
             ErrorCode::AlreadyMapped.raw()
         );
         assert_eq!(h.kernel.check_invariants(), Ok(()));
-        // The last one ends: the space goes, the VSpace is unbound.
-        let flushes = h.machine.tlb_flushes;
+        // The last one ends: both TCBs are kept ended, in the space; once
+        // they are deleted the space goes, the VSpace is unbound.
         let _ = run_other(&mut h, &[root]);
         h.exit(0);
-        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         while h.kernel.current() != Some(root) {
             h.syscall(Syscall::Yield.number(), [0; 4]);
         }
+        let flushes = h.machine.tlb_flushes;
+        assert_eq!(h.delete(CHILD), OK);
+        assert_eq!(h.delete(SECOND), OK);
+        assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
         assert_eq!(
             h.map(BUFFER, SPACE, 0x3000, 1),
             ErrorCode::InvalidArgument.raw(),
@@ -2062,11 +2256,10 @@ mod user_space {
         assert_eq!(h.delete(SPACE), OK);
         assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
         assert_eq!(h.kernel.check_invariants(), Ok(()));
-        for tcb in [CHILD, SECOND] {
-            assert_eq!(
-                h.syscall(Syscall::TcbResume.number(), [tcb, 0, 0, 0]),
-                ErrorCode::InvalidCapability.raw(),
-                "both threads are gone"
+        for thread in [first, second] {
+            assert!(
+                h.kernel.thread(thread).state.is_kept_end(),
+                "both threads ended"
             );
         }
         assert!(h.kernel.thread_space(first).is_none());

@@ -177,11 +177,17 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        let ThreadState::BlockedOnSend {
-            badge, call, fault, ..
-        } = from.state
-        else {
-            unreachable!("only blocked senders wait in a sender queue");
+        let (badge, call, fault) = match from.state {
+            ThreadState::BlockedOnSend {
+                badge, call, fault, ..
+            } => (badge, call, fault),
+            ThreadState::EndPending { badge, .. } => {
+                // An ended thread's end message: taken, no reply owed.
+                deliver_end(from, to, badge);
+                from.state = ThreadState::Ended;
+                return Ok(Effects::new(Next::Continue));
+            }
+            _ => unreachable!("only blocked senders and ended threads wait in a sender queue"),
         };
         if fault {
             // The pair in hand serves the message and the owed reply.
@@ -241,6 +247,49 @@ pub fn send_fault<M: PhysMemory>(
     };
     endpoint.push_back(threads, faulter, Waiting::Senders);
     Effects::new(Next::Blocked)
+}
+
+/// `ended` has ended (`Thread::end` says how) and its fault endpoint is
+/// `endpoint`: its end message goes to the first waiting receiver (returned:
+/// it is ready, to be queued by the caller), or `ended` waits in the
+/// endpoint's queue as a sender (`EndPending`) until one receives. No reply
+/// is owed either way.
+pub fn send_end<M: PhysMemory>(
+    _phys: &mut M,
+    threads: &mut impl Threads,
+    endpoint: &mut EndpointQueue,
+    endpoint_index: ObjectId,
+    ended: ThreadId,
+    badge: u64,
+) -> Option<ThreadId> {
+    if endpoint.waiting() == Waiting::Receivers {
+        if let Some(receiver) = endpoint.pop_front(threads) {
+            let (from, to) = threads.pair_mut(ended, receiver);
+            deliver_end(from, to, badge);
+            to.state = ThreadState::Ready;
+            return Some(receiver);
+        }
+    }
+    threads[ended].state = ThreadState::EndPending {
+        endpoint: endpoint_index,
+        badge,
+    };
+    endpoint.push_back(threads, ended, Waiting::Senders);
+    None
+}
+
+/// The end message of `ended` into `receiver`'s registers
+/// (`abi::fault::ThreadEnd::encode`).
+fn deliver_end(ended: &Thread, receiver: &mut Thread, badge: u64) {
+    let words = ended
+        .end
+        .map_or([0; abi::fault::END_WORDS], abi::fault::ThreadEnd::encode);
+    let context = &mut receiver.context;
+    context.x[0] = ErrorCode::Ok.raw();
+    context.x[1] =
+        abi::MessageInfo::with(abi::fault::END_LABEL, abi::fault::END_WORDS as u8).into();
+    context.x[2..8].copy_from_slice(&words);
+    context.x[8] = badge;
 }
 
 /// The fault message (or policy request) of `faulter` into `handler`'s

@@ -28,7 +28,8 @@ impl Kernel {
                 ThreadState::Running if self.current != Some(id) => {
                     return Err("a running thread is not the current one")
                 }
-                ThreadState::BlockedOnSend { endpoint, .. } => {
+                ThreadState::BlockedOnSend { endpoint, .. }
+                | ThreadState::EndPending { endpoint, .. } => {
                     self.queued_in(id, endpoint, Waiting::Senders, false)?
                 }
                 ThreadState::BlockedOnReceive { endpoint } => {
@@ -104,11 +105,25 @@ impl Kernel {
                 }
             }
             let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
-            // A new thread has an address space once `TcbSetSpace` gave it one.
+            // A new thread has an address space once `TcbSetSpace` gave it
+            // one; an ended one kept for its supervisor keeps its own, or has
+            // none once it was destroyed.
+            let kept = thread.state.is_kept_end();
             let has_space =
                 alive && (thread.state != ThreadState::Inactive || thread.space.is_some());
-            if has_space != thread.space.is_some() {
+            if !kept && has_space != thread.space.is_some() {
                 return Err("a live thread has no address space, or a dead one still has one");
+            }
+            if kept != thread.end.is_some() {
+                return Err("an ended thread does not say how it ended, or a live one does");
+            }
+            if kept
+                && (!thread.created_by_user
+                    || thread.call.is_some()
+                    || thread.reply_to.is_some()
+                    || thread.reply_from.is_some())
+            {
+                return Err("an ended thread is one the kernel made, or still in a call");
             }
             if let Some(cnode) = thread.cspace {
                 if !members::contains(&self.objects, cnode.object(), id, Use::CSpace) {
@@ -254,7 +269,8 @@ impl Kernel {
                     .ok_or("an endpoint queue names something that is no thread")?;
                 let blocked_here = match (member.state, queue.waiting()) {
                     (ThreadState::BlockedOnReceive { endpoint }, Waiting::Receivers)
-                    | (ThreadState::BlockedOnSend { endpoint, .. }, Waiting::Senders) => {
+                    | (ThreadState::BlockedOnSend { endpoint, .. }, Waiting::Senders)
+                    | (ThreadState::EndPending { endpoint, .. }, Waiting::Senders) => {
                         endpoint == index
                     }
                     _ => false,

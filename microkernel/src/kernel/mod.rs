@@ -51,6 +51,7 @@ mod reply;
 mod root_task;
 mod set_space;
 mod spaces;
+mod supervision;
 mod tcb;
 #[cfg(test)]
 mod test_kernel;
@@ -62,6 +63,7 @@ pub use abi::policy_request::KILLED_BY_POLICY;
 use entry::{EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, WorkFlags};
 pub use fast_path::UserResume;
 use policy::Entered;
+pub use supervision::RestartArguments;
 
 /// How far a `Retype` got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +107,7 @@ pub const TCB_DESTROYED_STATUS: i64 = -3;
 /// The status recorded for a thread whose address space was a VSpace made
 /// from user space, destroyed while bound to it (its last capability
 /// deleted, or its Untyped revoked).
-pub const VSPACE_DESTROYED_STATUS: i64 = -4;
+pub const VSPACE_DESTROYED_STATUS: i64 = abi::fault::SPACE_DESTROYED_STATUS;
 /// What the console says of a thread the kernel ends with `state` for a
 /// reason of its own (a policy or user-dispatch kill, its filter's memory
 /// or its address space taken back); `None` for an exit, a fault (which
@@ -131,7 +133,7 @@ fn kill_reason(state: ThreadState) -> Option<&'static str> {
 /// so the threads it confines end with it. (Deleting the Filter's last
 /// capability only pins it: its rules stay in force until the last
 /// thread it confines has ended.)
-pub const FILTER_DESTROYED_STATUS: i64 = -5;
+pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 
 /// Threads the kernel itself has made (boot-suite threads) that can be
 /// alive at once: each has a block of slots in the kernel CNode for the
@@ -1123,6 +1125,10 @@ impl Kernel {
                     Err(code) => code,
                 })
             }
+            Call::TcbRestart => SyscallResult::Return(match self.tcb_restart(current) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
             Call::BindNotification { tcb, notification } => {
                 SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
                     Ok(()) => ErrorCode::Ok,
@@ -2249,12 +2255,20 @@ impl Kernel {
     /// Ends a thread: frees its memory, takes it off the CPU and the run
     /// queue, and tells the boot suite.
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
+        // Ended already (a kept TCB): nothing more ends. (Callers that take
+        // something from an ended thread, its space or a filter, do that
+        // themselves.)
+        if self.objects[id].state.is_kept_end() || self.objects[id].state == ThreadState::Free {
+            return;
+        }
         // A thread the kernel ends for a reason of its own says so, as a
         // fault does: nothing else would tell a killed thread from one
         // that exited.
         if let Some(reason) = kill_reason(state) {
             self.report_kill(platform, id, reason);
         }
+        // How it ended, while it is whole (the end message says it).
+        let end = self.end_of(id, state);
         // The record of the syscall it was in, while it is whole.
         self.audit_thread_ends(platform, id);
         // First, while it is whole: threads sharing a kernel-made space
@@ -2262,10 +2276,16 @@ impl Kernel {
         self.end_space_guests(platform, id);
         self.leave_ipc(platform, id);
         self.end_root(platform, id);
-        // The last thread in a space takes it down (see `leave_space`).
-        self.leave_space(platform, id);
-        self.leave_cspace(id);
-        self.leave_buffer(id);
+        // A thread made from user space keeps its TCB, ended, with what a
+        // restart in the same space needs (`supervision.rs`); any other
+        // leaves everything now.
+        let keeps = self.keeps_end(id, state);
+        if !keeps {
+            // The last thread in a space takes it down (see `leave_space`).
+            self.leave_space(platform, id);
+            self.leave_cspace(id);
+            self.leave_buffer(id);
+        }
         let thread = &mut self.objects[id];
         let priority = thread.priority;
         let was_ready = thread.state == ThreadState::Ready;
@@ -2288,10 +2308,16 @@ impl Kernel {
         if self.current == Some(id) {
             self.current = None;
         }
-        self.detach_filters(id);
+        if !keeps {
+            self.detach_filters(id);
+        }
         self.unbind(id);
         let blocks = self.objects[id].kernel_slots;
-        self.objects[id] = Thread::EMPTY;
+        if keeps {
+            self.keep_ended(platform, id, end);
+        } else {
+            self.objects[id] = Thread::EMPTY;
+        }
         // A thread the kernel made takes its CNode, TCB and VSpace with
         // it (its record is freed when this kernel entry ends).
         if let Some(block) = blocks {
@@ -2318,7 +2344,8 @@ impl Kernel {
     fn cancel_wait(&mut self, id: ThreadId) {
         match self.objects[id].state {
             ThreadState::BlockedOnSend { endpoint, .. }
-            | ThreadState::BlockedOnReceive { endpoint } => {
+            | ThreadState::BlockedOnReceive { endpoint }
+            | ThreadState::EndPending { endpoint, .. } => {
                 if let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() {
                     queue.remove(&mut self.objects, id);
                     if let Some(body) = self.objects.get_mut::<kind::Endpoint>(endpoint) {

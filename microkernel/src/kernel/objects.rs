@@ -221,13 +221,15 @@ impl Kernel {
             }
             // A thread made from user space ends with its TCB (a thread
             // the kernel made ends first and takes its TCB with it).
+            // An ended one kept for its supervisor is released now (its
+            // end message, if no one took it, withdrawn).
             CapType::Tcb => {
                 let thread = ThreadId::of(object);
                 let state = self.objects[thread].state;
-                if self.objects[thread].created_by_user
-                    && state != ThreadState::Free
-                    && !state.has_ended()
-                {
+                if !self.objects[thread].created_by_user || state == ThreadState::Free {
+                } else if state.is_kept_end() {
+                    self.release_ended(platform, thread);
+                } else if !state.has_ended() {
                     self.end_thread(platform, thread, ThreadState::Exited(TCB_DESTROYED_STATUS));
                 }
             }
@@ -238,6 +240,9 @@ impl Kernel {
             CapType::VSpace => {
                 while let Some(user) = members::first(&self.objects, object, Use::Space) {
                     self.end_thread(platform, user, ThreadState::Exited(VSPACE_DESTROYED_STATUS));
+                    // An ended thread kept for its supervisor (ended now or
+                    // before) stays, without a space.
+                    self.leave_space(platform, user);
                 }
             }
             // Unmapped before its memory can be handed out again (records
@@ -322,6 +327,8 @@ impl Kernel {
                     user.thread,
                     ThreadState::Exited(FILTER_DESTROYED_STATUS),
                 );
+                // Kept ended (now or before): the filter goes all the same.
+                self.ended_loses_filters(user.thread);
             }
             // The last end retired it; one with no thread left is retired
             // here.
@@ -349,6 +356,11 @@ impl Kernel {
         let mut queue = queue;
         while let Some(waiter) = queue.pop_front(&mut self.objects) {
             let thread = &self.objects[waiter];
+            if thread.state.is_kept_end() {
+                // Its end message goes with the endpoint; it stays ended.
+                self.objects[waiter].state = ThreadState::Ended;
+                continue;
+            }
             let faulted = matches!(thread.state, ThreadState::BlockedOnSend { fault: true, .. });
             let asked_policy = thread.pending_policy.is_some();
             if asked_policy {

@@ -59,9 +59,13 @@ impl Kernel {
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
         let thread = &self.objects[target];
-        if thread.state != ThreadState::Inactive || thread.space.is_some() {
+        // A new thread without a space, or an ended one (kept for its
+        // supervisor) that is to be restarted in a new space.
+        let ended = thread.state.is_kept_end();
+        if !ended && (thread.state != ThreadState::Inactive || thread.space.is_some()) {
             return Err(ErrorCode::InvalidArgument);
         }
+        let same_space = thread.space == Some(vspace.object());
         let (phys, pages) = self
             .objects
             .get::<kind::VSpace>(vspace.object())
@@ -86,6 +90,15 @@ impl Kernel {
             None => None,
         };
         let vspace = vspace.object();
+        if ended {
+            // Everything is checked: it leaves its old space (the last
+            // thread there takes it down) and buffer, unless it is given
+            // the space it is in.
+            if !same_space {
+                self.leave_space(platform, target);
+            }
+            self.leave_buffer(target);
+        }
         if self.vspace_space(vspace).is_none() {
             // A kernel-made VSpace always has its space (its owner's):
             // unreachable, a typed error rather than a panic.
@@ -107,7 +120,9 @@ impl Kernel {
         }
         // Bound already (a kernel-made one always is, to its owner), or
         // built just now: the thread joins the threads running there.
-        self.bind_space(target, vspace);
+        if !(ended && same_space) {
+            self.bind_space(target, vspace);
+        }
         if let Some((frame, phys)) = buffer_phys {
             self.set_buffer_frame(target, frame, phys);
         }

@@ -142,6 +142,8 @@ impl Kernel {
                 guest,
                 ThreadState::Exited(VSPACE_DESTROYED_STATUS),
             );
+            // Kept ended (now or before): it stays, without a space.
+            self.leave_space(platform, guest);
         }
     }
 

@@ -9,8 +9,9 @@
 //! `x4` must be `abi::tcb::NO_PROGRAM`), `TcbSetSpace` an address space
 //! its creator built (see `set_space.rs`),
 //! `TcbResume` starts it, and destroying its TCB object (the last
-//! capability deleted, or its Untyped revoked) ends it; if it exits first,
-//! its TCB capabilities name no thread (`InvalidCapability`). Every
+//! capability deleted, or its Untyped revoked) ends it; if it ends first
+//! (exit, kill, fault) its TCB stays, naming the ended thread, until it is
+//! restarted (`TcbRestart`) or destroyed (`supervision.rs`). Every
 //! operation is checked for
 //! type and rights first; priorities are checked against the *caller's*
 //! maximum controlled priority (MCP), as in seL4, so no thread can lift any
@@ -77,6 +78,9 @@ impl Kernel {
                     ErrorCode::Ok
                 }
                 ThreadState::Inactive => ErrorCode::InvalidArgument,
+                // An ended thread runs again only through `TcbRestart`,
+                // with registers of its supervisor's choosing.
+                ThreadState::Ended | ThreadState::EndPending { .. } => ErrorCode::InvalidArgument,
                 _ => ErrorCode::Ok,
             },
             TcbOperation::ReadRegister(register) => {
@@ -190,13 +194,16 @@ impl Kernel {
         Ok(())
     }
 
-    /// The thread a TCB object stands for, unless it has ended (then the
-    /// TCB names no thread).
+    /// The thread a TCB object stands for: a live one, or an ended one
+    /// kept for its supervisor (`supervision.rs`); not one that is ending
+    /// or gone.
     pub(super) fn tcb_thread(&self, tcb: ObjectId) -> Option<ThreadId> {
         let thread = ThreadId::of(tcb);
         self.objects
             .thread(thread)
-            .filter(|t| t.state != ThreadState::Free && !t.state.has_ended())
+            .filter(|t| {
+                t.state != ThreadState::Free && (!t.state.has_ended() || t.state.is_kept_end())
+            })
             .map(|_| thread)
     }
 
@@ -273,11 +280,14 @@ impl Kernel {
             }
             // Only a stopped call waits for audit room (cancelled above).
             ThreadState::BlockedOnAudit => {}
-            // Ended threads have no TCB object any more; a new thread is
-            // not running yet (and only `TcbResume` starts it).
+            // An ended thread stays ended (only `TcbRestart` runs it); a
+            // new thread is not running yet (and only `TcbResume` starts
+            // it).
             ThreadState::Free
             | ThreadState::Exited(_)
             | ThreadState::Faulted(_)
+            | ThreadState::Ended
+            | ThreadState::EndPending { .. }
             | ThreadState::Inactive => return,
         }
         self.objects[target].state = ThreadState::Suspended;

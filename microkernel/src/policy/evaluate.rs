@@ -14,6 +14,36 @@ impl Filter {
             .find(|rule| rule_matches(rule, facts))
             .map_or(Action::Allow, |rule| rule.action)
     }
+
+    /// The rule that gives this filter's verdict: the index of the first
+    /// rule that matches, and its action (`None` when none does). What an
+    /// end message names for a policy kill.
+    pub fn deciding_rule(&self, facts: &SyscallFacts) -> Option<(usize, Action)> {
+        self.rules()
+            .iter()
+            .position(|rule| rule_matches(rule, facts))
+            .map(|index| (index, self.rules()[index].action))
+    }
+}
+
+/// Which filter of a stack, and which of its rules, killed a thread in the
+/// syscall `facts` describe: the first filter whose deciding rule is
+/// `Kill` (`false`: a rule), else the first whose deciding rule is
+/// `Notify` (`true`: its policy server answered "kill"). `None` when
+/// neither (no filter gave either verdict).
+pub fn killing_rule(filters: &[&Filter], facts: &SyscallFacts) -> Option<(usize, usize, bool)> {
+    let decided = |wanted: Action| {
+        filters.iter().enumerate().find_map(|(position, filter)| {
+            filter
+                .deciding_rule(facts)
+                .filter(|(_, action)| *action == wanted)
+                .map(|(rule, _)| (position, rule))
+        })
+    };
+    if let Some((filter, rule)) = decided(Action::Kill) {
+        return Some((filter, rule, false));
+    }
+    decided(Action::Notify).map(|(filter, rule)| (filter, rule, true))
 }
 
 /// The verdict of a thread's stacked filters: the strictest of their

@@ -23,6 +23,6 @@ mod filter;
 mod tests;
 
 pub use cache::{VerdictCache, SYSCALL_COUNT};
-pub use evaluate::{evaluate, routed_verdict};
+pub use evaluate::{evaluate, killing_rule, routed_verdict};
 pub use facts::SyscallFacts;
 pub use filter::Filter;

@@ -536,3 +536,29 @@ proptest! {
         prop_assert_eq!(evaluate(&stack, &facts), strictest);
     }
 }
+
+#[test]
+fn the_killing_rule_is_the_first_kill_then_the_first_notify() {
+    let quiet = filter(&[rule(Some(Syscall::Yield), Action::Allow)]);
+    let killer = filter(&[
+        rule(Some(Syscall::Null), DENIED),
+        rule(Some(Syscall::Yield), Action::Kill),
+    ]);
+    let asker = filter(&[rule(Some(Syscall::Signal), Action::Notify)]);
+    let stack = [&quiet, &asker, &killer];
+    assert_eq!(
+        killing_rule(&stack, &facts(Syscall::Yield, [0; 8])),
+        Some((2, 1, false)),
+        "filter 2's rule 1 kills (filter 0 allows first, but a kill wins)"
+    );
+    assert_eq!(
+        killing_rule(&stack, &facts(Syscall::Signal, [0; 8])),
+        Some((1, 0, true)),
+        "no Kill rule: the server behind filter 1's Notify rule 0 killed"
+    );
+    assert_eq!(killing_rule(&stack, &facts(Syscall::Null, [0; 8])), None);
+    assert_eq!(
+        killer.deciding_rule(&facts(Syscall::Null, [0; 8])),
+        Some((0, DENIED))
+    );
+}

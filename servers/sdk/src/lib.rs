@@ -17,6 +17,7 @@ pub mod policy_server;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod reply;
+pub mod supervision;
 pub mod syscall;
 pub mod task;
 pub mod tcb;
