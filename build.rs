@@ -12,7 +12,8 @@
 //!    embedding the stripped tasks through `PORTCULLIS_TASK_ELF_DIR`;
 //! 3. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
 //!    touches FP/SIMD registers, so syscalls need not save them), embedding
-//!    the user ELFs through `PORTCULLIS_INIT_ELF`, in three flavours (see
+//!    init, stripped into `target/image/root/` (the root task gets a copy
+//!    of the file), through `PORTCULLIS_INIT_ELF`, in three flavours (see
 //!    docs/abi.md, "Calls of test and bench images"): the test image
 //!    (`--features test-calls`, into `target/image/test/`), the bench
 //!    image (`--features bench-calls`, into `target/image/bench/`), and
@@ -148,7 +149,13 @@ fn main() {
         .env("PORTCULLIS_TASK_ELF_DIR", &task_dir)
         .run("user programs");
 
-    let init_elf = user_elf_dir.join("portcullis-init");
+    // The kernel embeds init stripped (the root task gets a copy of the
+    // file in its address space); the profile aid reads the symbols of
+    // the unstripped one.
+    let init_elf = image_dir.join("root").join("portcullis-init");
+    std::fs::create_dir_all(image_dir.join("root"))
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", image_dir.join("root").display()));
+    strip(&user_elf_dir.join("portcullis-init"), &init_elf);
     // Cargo keeps each feature set's build apart, so after the first build
     // of each, a change rebuilds only what it touches. The default image
     // goes last: cargo's own output path is then the default image's.

@@ -23,6 +23,10 @@ fn main() {
     println!("cargo:rerun-if-changed={}", link_script.display());
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {
         println!("cargo:rustc-link-arg-bins=-T{}", link_script.display());
+        // Segments aligned to 4 KiB pages in the file rather than lld's
+        // default 64 KiB: the kernel embeds the file and maps a copy of
+        // it for the root task (`abi::bootinfo::ROOT_IMAGE_ADDRESS`).
+        println!("cargo:rustc-link-arg-bins=-zmax-page-size=4096");
     }
 
     if std::env::var_os("CARGO_FEATURE_IMAGE").is_none() {

@@ -117,6 +117,10 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     let (supervisor, app, tracer) = (number("supervisor"), number("app"), number("tracer"));
     for line in [
         "[root#0] root: every boot capability checked",
+        "[root#0] root: its own ELF is mapped read-only (",
+        // The runner's command line, as the kernel passed it on.
+        "bytes, entry 0x",
+        "); the command line is \"portcullis.mode=demo portcullis.exit=semihosting\"",
         "[root#0] root: built echo from its",
         "[root#0] root: built echo-client from its",
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",

@@ -24,6 +24,13 @@
 //! own, kernel-made address space come from the kernel's pool):
 //! `kernel_kept_pages` says how much.
 //!
+//! Its address space holds, besides its program, a read-only copy of its
+//! whole ELF file at [`ROOT_IMAGE_ADDRESS`] (`BootInfo::image_bytes` long),
+//! so it can load its own programs into the spaces it builds, and
+//! `BootInfo::command_line` has the kernel's command line (the device
+//! tree's `/chosen/bootargs`), which the kernel passes on without reading
+//! more of it than its own `portcullis.*` options.
+//!
 //! The [`BootInfo`] itself is written into the root's IPC buffer as words
 //! (little-endian u64, from word 0) before it starts. The buffer is also
 //! where long messages go, so the root reads it first thing, before its
@@ -46,17 +53,25 @@ pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
 /// Most Untyped capabilities the root is given.
 pub const MAX_BOOT_UNTYPEDS: usize = 64;
 /// The root's CNode has `2^ROOT_CNODE_RADIX` slots.
-pub const ROOT_CNODE_RADIX: u8 = 9;
+pub const ROOT_CNODE_RADIX: u8 = 12;
 /// The first slot the root finds empty after the Untypeds, whatever
 /// their number.
 pub const ROOT_FIRST_FREE_SLOT: u64 = ROOT_FIRST_UNTYPED_SLOT + MAX_BOOT_UNTYPEDS as u64;
 
+/// Where the root finds the read-only copy of its own ELF file: just past
+/// the frame window (`abi::vspace::FRAME_MAP_END`), below the stack.
+pub const ROOT_IMAGE_ADDRESS: u64 = 0x0000_7000_0000_0000;
+/// The longest command line passed on (longer ones are cut there).
+pub const MAX_COMMAND_LINE: usize = 512;
+
 /// Word 0 of a boot-info block ("PCBOOT" and a version byte).
-pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0001;
+pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0002;
 /// Words before the Untyped descriptors.
-const HEADER_WORDS: usize = 4;
+const HEADER_WORDS: usize = 6;
+/// Words of the command line.
+const COMMAND_LINE_WORDS: usize = MAX_COMMAND_LINE / 8;
 /// Words a boot-info block takes at most.
-pub const BOOT_INFO_WORDS: usize = HEADER_WORDS + MAX_BOOT_UNTYPEDS;
+pub const BOOT_INFO_WORDS: usize = HEADER_WORDS + MAX_BOOT_UNTYPEDS + COMMAND_LINE_WORDS;
 
 /// One Untyped the root is given: a naturally aligned block of
 /// `2^size_bits` bytes at physical address `base`.
@@ -101,6 +116,10 @@ pub struct BootInfo {
     pub kernel_kept_pages: u64,
     /// The Untypeds, in slot order from [`ROOT_FIRST_UNTYPED_SLOT`].
     pub untypeds: heapless::Vec<BootUntyped, MAX_BOOT_UNTYPEDS>,
+    /// Bytes of the ELF copy at [`ROOT_IMAGE_ADDRESS`] (0: none).
+    pub image_bytes: u64,
+    /// The kernel's command line (at most [`MAX_COMMAND_LINE`] bytes).
+    pub command_line: heapless::Vec<u8, MAX_COMMAND_LINE>,
 }
 
 /// Why a boot-info block could not be read.
@@ -114,6 +133,8 @@ pub enum BootInfoError {
     TooManyUntypeds,
     /// An Untyped descriptor is not a naturally aligned block.
     BadUntyped,
+    /// The command line is longer than [`MAX_COMMAND_LINE`].
+    BadCommandLine,
 }
 
 impl BootInfo {
@@ -134,10 +155,28 @@ impl BootInfo {
         words[1] = u64::from(self.irq);
         words[2] = self.kernel_kept_pages;
         words[3] = self.untypeds.len() as u64;
+        words[4] = self.image_bytes;
+        words[5] = self.command_line.len() as u64;
         for (word, untyped) in words[HEADER_WORDS..].iter_mut().zip(&self.untypeds) {
             *word = untyped.encode();
         }
-        HEADER_WORDS + self.untypeds.len()
+        let line = HEADER_WORDS + self.untypeds.len();
+        for (word, bytes) in words[line..].iter_mut().zip(self.command_line.chunks(8)) {
+            let mut le = [0u8; 8];
+            le[..bytes.len()].copy_from_slice(bytes);
+            *word = u64::from_le_bytes(le);
+        }
+        line + self.command_line.len().div_ceil(8)
+    }
+
+    /// The value of the `key=value` word of the command line whose key is
+    /// `key`, if there is one (the first).
+    pub fn option(&self, key: &str) -> Option<&str> {
+        let line = core::str::from_utf8(&self.command_line).ok()?;
+        line.split_ascii_whitespace()
+            .filter_map(|word| word.split_once('='))
+            .find(|(k, _)| *k == key)
+            .map(|(_, value)| value)
     }
 
     /// Reads a block the kernel wrote; every field is checked.
@@ -158,10 +197,25 @@ impl BootInfo {
             // Cannot overflow: `count` was checked against the capacity.
             let _ = untypeds.push(BootUntyped::decode(word)?);
         }
+        let length = usize::try_from(header[5]).map_err(|_| BootInfoError::BadCommandLine)?;
+        if length > MAX_COMMAND_LINE {
+            return Err(BootInfoError::BadCommandLine);
+        }
+        let first = HEADER_WORDS + count;
+        let line_words = words
+            .get(first..first + length.div_ceil(8))
+            .ok_or(BootInfoError::Truncated)?;
+        let mut command_line = heapless::Vec::new();
+        for byte in line_words.iter().flat_map(|w| w.to_le_bytes()).take(length) {
+            // Cannot overflow: `length` was checked against the capacity.
+            let _ = command_line.push(byte);
+        }
         Ok(BootInfo {
             irq: u32::try_from(header[1]).map_err(|_| BootInfoError::BadUntyped)?,
             kernel_kept_pages: header[2],
             untypeds,
+            image_bytes: header[4],
+            command_line,
         })
     }
 }
@@ -188,6 +242,9 @@ mod tests {
             irq: 30,
             kernel_kept_pages: 3,
             untypeds,
+            image_bytes: 635_480,
+            command_line: heapless::Vec::from_slice(b"portcullis.mode=test console=ttyAMA0")
+                .unwrap(),
         }
     }
 
@@ -196,9 +253,22 @@ mod tests {
         let info = sample();
         let mut words = [0; BOOT_INFO_WORDS];
         let used = info.encode(&mut words);
-        assert_eq!(used, 6);
+        assert_eq!(used, 6 + 2 + 5);
         assert_eq!(BootInfo::decode(&words[..used]), Ok(info.clone()));
         assert_eq!(info.untyped_bytes(), (1 << 27) + 4096);
+        assert_eq!(info.option("portcullis.mode"), Some("test"));
+        assert_eq!(info.option("console"), Some("ttyAMA0"));
+        assert_eq!(info.option("portcullis"), None);
+    }
+
+    #[test]
+    fn a_full_command_line_fits() {
+        let mut info = sample();
+        info.command_line.clear();
+        info.command_line.resize(MAX_COMMAND_LINE, b'x').unwrap();
+        let mut words = [0; BOOT_INFO_WORDS];
+        let used = info.encode(&mut words);
+        assert_eq!(BootInfo::decode(&words[..used]), Ok(info));
     }
 
     #[test]
@@ -215,13 +285,16 @@ mod tests {
         bad[0] ^= 1;
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadMagic));
         let mut bad = words;
+        bad[5] = MAX_COMMAND_LINE as u64 + 1;
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadCommandLine));
+        let mut bad = words;
         bad[3] = MAX_BOOT_UNTYPEDS as u64 + 1;
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::TooManyUntypeds));
         let mut bad = words;
-        bad[4] = 0x4800_1000 | 27; // not aligned to 128 MiB
+        bad[6] = 0x4800_1000 | 27; // not aligned to 128 MiB
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
         let mut bad = words;
-        bad[4] = 0x4800_0000 | 11; // smaller than a page
+        bad[6] = 0x4800_0000 | 11; // smaller than a page
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
     }
 }

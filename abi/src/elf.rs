@@ -30,10 +30,11 @@ pub const IMAGE_END: u64 = USER_MAP_END;
 pub const MAX_PROGRAM_HEADERS: usize = 16;
 /// Most non-empty loadable segments.
 pub const MAX_SEGMENTS: usize = 8;
-/// Most pages an image may need (1 MiB) under [`parse`]: bounds the frames
-/// and slots one load takes. A loader with a bound of its own passes it to
+/// Most pages an image may need (1.75 MiB) under [`parse`]: bounds the
+/// frames and slots one load takes (init, whose programs the root task
+/// loads, is about 260). A loader with a bound of its own passes it to
 /// [`parse_within`] instead.
-pub const MAX_PAGES: usize = 256;
+pub const MAX_PAGES: usize = 448;
 
 /// Why an ELF file was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -61,6 +61,21 @@ pub fn root_task() -> i32 {
         failed => return failed,
     }
     println!("root: every boot capability checked");
+    // Its own ELF file, read-only, to load its programs elsewhere; and
+    // the kernel's command line.
+    let image = sdk::root_image(info.image_bytes);
+    expect!(73, image.get(..4), Some(&b"\x7fELF"[..]));
+    expect!(
+        74,
+        sdk::loader::plan(image).map(|plan| plan.entry()),
+        Ok(sdk::entry_point())
+    );
+    println!(
+        "root: its own ELF is mapped read-only ({} bytes, entry {:#x}); the command line is {:?}",
+        image.len(),
+        sdk::entry_point(),
+        core::str::from_utf8(&info.command_line).unwrap_or("(not UTF-8)")
+    );
     match start_echo_tasks(&info) {
         0 => {}
         failed => return failed,

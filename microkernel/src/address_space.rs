@@ -270,12 +270,26 @@ impl AddressSpace {
         asid: AsidWithGeneration,
         file: &[u8],
     ) -> Result<(AddressSpace, u64), SpaceError> {
+        Self::load_with_file(phys, allocator, asid, file, None)
+    }
+
+    /// As `load`, and with `file_at` a read-only copy of the whole file
+    /// at that (page-aligned) address: how the root task finds its own
+    /// ELF (`abi::bootinfo::ROOT_IMAGE_ADDRESS`), to load its programs
+    /// into the spaces it builds.
+    pub fn load_with_file<M: PhysMemory + MemoryMaintenance>(
+        phys: &mut M,
+        allocator: &mut FrameAllocator,
+        asid: AsidWithGeneration,
+        file: &[u8],
+        file_at: Option<u64>,
+    ) -> Result<(AddressSpace, u64), SpaceError> {
         let image = parse_program(file).map_err(SpaceError::Elf)?;
         let mut owned = OwnedFrames {
             page: allocator.allocate().ok_or(SpaceError::OutOfMemory)?,
             count: 0,
         };
-        let result = Self::populate(phys, allocator, &mut owned, &image, file);
+        let result = Self::populate(phys, allocator, &mut owned, &image, file, file_at);
         match result {
             Ok((table, ipc_buffer)) => Ok((
                 AddressSpace {
@@ -339,6 +353,7 @@ impl AddressSpace {
         owned: &mut OwnedFrames,
         image: &Image,
         file: &[u8],
+        file_at: Option<u64>,
     ) -> Result<(PageTable, u64), SpaceError> {
         let mut memory = SpaceMemory {
             phys,
@@ -394,6 +409,22 @@ impl AddressSpace {
                     granularity: Granularity::Pages,
                 },
             )?;
+        }
+        if let Some(base) = file_at {
+            for (index, chunk) in file.chunks(PAGE_SIZE as usize).enumerate() {
+                let frame = memory.frame().ok_or(SpaceError::OutOfMemory)?;
+                memory.phys.write_phys(frame, chunk);
+                table.map(
+                    &mut memory,
+                    &Mapping {
+                        va: VirtAddr::new(base + index as u64 * PAGE_SIZE),
+                        pa: PhysAddr::new(frame),
+                        size: PAGE_SIZE,
+                        permissions: Permissions::USER_RO,
+                        granularity: Granularity::Pages,
+                    },
+                )?;
+            }
         }
         let ipc_buffer = memory.frame().ok_or(SpaceError::OutOfMemory)?;
         table.map(

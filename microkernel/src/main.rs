@@ -317,6 +317,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
             }
         }
     }
+    STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
     let resume = STATE.with(|state| {
         state

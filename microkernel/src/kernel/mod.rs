@@ -325,6 +325,8 @@ pub struct Kernel {
     /// See `own_pages`.
     own_pages: u64,
     init_elf: &'static [u8],
+    /// The kernel's command line, passed on to the root task.
+    command_line: heapless::Vec<u8, { abi::bootinfo::MAX_COMMAND_LINE }>,
     session: Session,
     run_queue: RunQueue,
     /// Every capability and kernel object (threads included), in the
@@ -370,6 +372,7 @@ impl Kernel {
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
             init_elf: &[],
+            command_line: heapless::Vec::new(),
             session: Session {
                 mode: Mode::Demo,
                 cases: &[],
@@ -423,6 +426,16 @@ impl Kernel {
     /// `abi::bench::BenchParameter::encode`). Call before `start`.
     pub fn set_bench_parameter(&mut self, encoded: u64) {
         self.session.bench_parameter = encoded;
+    }
+
+    /// The command line the root task is given (cut at
+    /// `abi::bootinfo::MAX_COMMAND_LINE` bytes). Call before `start`.
+    pub fn set_command_line(&mut self, line: &str) {
+        let bytes = line.as_bytes();
+        let kept = &bytes[..bytes.len().min(abi::bootinfo::MAX_COMMAND_LINE)];
+        self.command_line.clear();
+        // Cannot fail: `kept` fits.
+        let _ = self.command_line.extend_from_slice(kept);
     }
 
     /// Takes over RAM and the init program, and starts the boot suite.
@@ -2616,7 +2629,9 @@ impl Kernel {
                     .copied()
                     .unwrap_or(DEFAULT_PRIORITY);
                 let radix = case.cnode_radix.unwrap_or(THREAD_CNODE_RADIX);
-                match self.spawn(platform, selector, priority, radix) {
+                // A root task also gets a copy of its ELF file.
+                let with_image = case.root_task && index == 0;
+                match self.spawn(platform, selector, priority, radix, with_image) {
                     Ok(id) => {
                         let _ = self.session.live.push(id);
                     }
@@ -2900,11 +2915,12 @@ impl Kernel {
         selector: u64,
         priority: Priority,
         cnode_radix: u8,
+        with_image: bool,
     ) -> Result<ThreadId, &'static str> {
         let block = self
             .take_kernel_block()
             .ok_or("too many kernel-made threads")?;
-        let result = self.spawn_in(platform, block, selector, priority, cnode_radix);
+        let result = self.spawn_in(platform, block, selector, priority, cnode_radix, with_image);
         if result.is_err() {
             // Whatever was made goes (deleting an empty slot does nothing).
             for first in [
@@ -2927,6 +2943,7 @@ impl Kernel {
         selector: u64,
         priority: Priority,
         cnode_radix: u8,
+        with_image: bool,
     ) -> Result<ThreadId, &'static str> {
         let cspace = self
             .create_cspace(block, cnode_radix)
@@ -2935,11 +2952,13 @@ impl Kernel {
             .create_original(CapType::Tcb, 0, 0, KERNEL_TCB_SLOTS + u64::from(block))
             .map_err(|_| "no room for the thread's TCB object")?;
         let id = ThreadId::of(tcb);
-        let (space, entry) = self.load_init_space(platform).map_err(|e| match e {
-            SpaceError::Elf(_) => "the init ELF is not loadable",
-            SpaceError::Map(_) => "mapping the init ELF failed",
-            SpaceError::OutOfMemory => "out of memory for a new address space",
-        })?;
+        let (space, entry) = self
+            .load_init_space(platform, with_image)
+            .map_err(|e| match e {
+                SpaceError::Elf(_) => "the init ELF is not loadable",
+                SpaceError::Map(_) => "mapping the init ELF failed",
+                SpaceError::OutOfMemory => "out of memory for a new address space",
+            })?;
         let vspace = match self.create_vspace(KERNEL_VSPACE_SLOTS + u64::from(block), space.root())
         {
             Ok(vspace) => vspace,
@@ -2976,13 +2995,21 @@ impl Kernel {
     fn load_init_space<P: Platform>(
         &mut self,
         platform: &mut P,
+        with_image: bool,
     ) -> Result<(AddressSpace, u64), SpaceError> {
         let live = self.live_asid();
         let assignment = self.asids.assign(None, live);
         if assignment.flush_all {
             platform.flush_tlb_all();
         }
-        AddressSpace::load(platform, &mut self.frames, assignment.asid, self.init_elf)
+        let file_at = with_image.then_some(abi::bootinfo::ROOT_IMAGE_ADDRESS);
+        AddressSpace::load_with_file(
+            platform,
+            &mut self.frames,
+            assignment.asid,
+            self.init_elf,
+            file_at,
+        )
     }
 
     /// The thread on the CPU, if any.

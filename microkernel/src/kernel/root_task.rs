@@ -121,6 +121,8 @@ impl Kernel {
             irq,
             kernel_kept_pages,
             untypeds: heapless::Vec::new(),
+            image_bytes: self.init_elf.len() as u64,
+            command_line: self.command_line.clone(),
         };
         // Recorded first, so that a failure below still gives them back.
         self.session.root.blocks = blocks.clone();

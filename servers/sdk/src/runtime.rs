@@ -20,6 +20,27 @@ pub fn entry_point() -> u64 {
     _start as *const () as u64
 }
 
+/// The root task's read-only copy of its own ELF file, which the kernel
+/// maps at `abi::bootinfo::ROOT_IMAGE_ADDRESS` (`BootInfo::image_bytes`
+/// long; empty for 0): what a root loads into the spaces it builds to run
+/// its own programs there. Only the root task has it; another program
+/// must pass 0.
+pub fn root_image(image_bytes: u64) -> &'static [u8] {
+    if image_bytes == 0 {
+        return &[];
+    }
+    // SAFETY: the kernel maps `image_bytes` bytes read-only at that
+    // address in the root's space for as long as the space lives, and
+    // never changes them; nothing can map over them (they are mapped,
+    // so `FrameMap` there is `AlreadyMapped`).
+    unsafe {
+        core::slice::from_raw_parts(
+            abi::bootinfo::ROOT_IMAGE_ADDRESS as *const u8,
+            image_bytes as usize,
+        )
+    }
+}
+
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     crate::println!("panic: {info}");

@@ -125,6 +125,8 @@ mod tests {
             irq: 30,
             kernel_kept_pages: 0,
             untypeds: Default::default(),
+            image_bytes: 0,
+            command_line: Default::default(),
         };
         for (base, size_bits) in [(0x4800_0000, 27), (0x4060_1000, 12)] {
             info.untypeds.push(BootUntyped { base, size_bits }).unwrap();
