@@ -71,6 +71,18 @@ fn every_in_kernel_test_passes_on_virt() {
         Some("supervisor: an exit (twice, restarted), a Kill rule and a stopped fault each came as an end message"),
         "{outcome}"
     );
+    // Case 42: the two threads the root makes from user space print
+    // under the names it gave them (`TcbSetName`), not as "task".
+    assert_eq!(
+        printed_by(output, 42, "caller"),
+        ["called the server: 7 + 35 = 42"],
+        "case 42 printed:\n{outcome}"
+    );
+    assert_eq!(
+        printed_by(output, 42, "server"),
+        ["answered the caller's call"],
+        "case 42 printed:\n{outcome}"
+    );
     assert_eq!(
         printed_by(output, 37, "tracee"),
         ["ok", "after the tracer"],
@@ -115,6 +127,12 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     // scene's from its lines.
     let number = |name: &str| thread_number(output, name);
     let (supervisor, app, tracer) = (number("supervisor"), number("app"), number("tracer"));
+    // The echo tasks print under the names the task builder gave them.
+    let (echo, client) = (number("echo"), number("echo-client"));
+    assert!(
+        echo > 0 && client > 0,
+        "no [echo#N] or [echo-client#N] line\n{outcome}"
+    );
     for line in [
         "[root#0] root: every boot capability checked",
         "[root#0] root: its own ELF is mapped read-only (",
@@ -124,6 +142,9 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "[root#0] root: built echo from its",
         "[root#0] root: built echo-client from its",
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
+        &format!("[echo#{echo}] echo: serving on slot 2"),
+        &format!("[echo-client#{client}] echo-client: done"),
+        &format!("[kernel] thread echo-client#{client} faulted: data abort (EL0)"),
         "[root#0] root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
         "[root#0] root: both tasks exited with status 0 (their end messages)",

@@ -247,11 +247,19 @@ pub enum Syscall {
     /// no address space, `InvalidAddress` for a PC or SP outside the user
     /// half, `Denied` for one that lost a filter confining it.
     TcbRestart = 46,
+    /// Names the thread of the TCB capability `x0` (write right): the
+    /// `x3` bytes at user address `x2` (1 ..= `abi::tcb::MAX_NAME_BYTES`,
+    /// printable ASCII without space, `#`, `[` or `]`: see
+    /// `abi::tcb::is_valid_name`) replace its name in the console lines
+    /// the kernel prints for it (`[name#N]`); its number stays. Another
+    /// length or byte: `InvalidArgument`; memory outside the user half or
+    /// not readable: `InvalidAddress`. Nothing changes on a refusal.
+    TcbSetName = 47,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 47] = [
+    pub const ALL: [Syscall; 48] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -299,10 +307,11 @@ impl Syscall {
         Syscall::DebugThreadStats,
         Syscall::DebugCheckInvariants,
         Syscall::TcbRestart,
+        Syscall::TcbSetName,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 47;
+    pub const END: u64 = 48;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -354,6 +363,7 @@ impl Syscall {
             44 => Some(Syscall::DebugThreadStats),
             45 => Some(Syscall::DebugCheckInvariants),
             46 => Some(Syscall::TcbRestart),
+            47 => Some(Syscall::TcbSetName),
             _ => None,
         }
     }
@@ -413,6 +423,7 @@ impl Syscall {
             Syscall::DebugThreadStats => "debug_thread_stats",
             Syscall::DebugCheckInvariants => "debug_check_invariants",
             Syscall::TcbRestart => "tcb_restart",
+            Syscall::TcbSetName => "tcb_set_name",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Thread control blocks as user space sees them: register numbers for
-//! `TcbReadRegister` / `TcbWriteRegister`, and the priority range.
+//! `TcbReadRegister` / `TcbWriteRegister`, the priority range, and the
+//! names `TcbSetName` takes.
 
 /// The only `x4` `TcbConfigure` takes (any other value is
 /// `InvalidArgument`): the kernel loads no program for user space, the
@@ -14,6 +15,26 @@ pub const NO_CAP: u64 = u64::MAX;
 /// Highest priority (and maximum controlled priority) a thread can have;
 /// 0 is the lowest.
 pub const MAX_PRIORITY: u64 = 255;
+
+/// The longest name `Syscall::TcbSetName` takes, in bytes.
+pub const MAX_NAME_BYTES: usize = 16;
+
+/// Is `name` one `Syscall::TcbSetName` takes? 1 ..= [`MAX_NAME_BYTES`]
+/// bytes of printable ASCII other than space, `#`, `[` and `]`: a console
+/// line's `[name#N]` prefix then always reads back as name and number.
+pub const fn is_valid_name(name: &[u8]) -> bool {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return false;
+    }
+    let mut i = 0;
+    while i < name.len() {
+        if !matches!(name[i], 0x21..=0x7e) || matches!(name[i], b'#' | b'[' | b']') {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// A register of a stopped or running thread, numbered as `x2` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,5 +95,27 @@ mod tests {
         }
         assert_eq!(Register::from_number(34), None);
         assert_eq!(Register::from_number(u64::MAX), None);
+    }
+
+    #[test]
+    fn names_are_short_printable_and_read_back_from_a_prefix() {
+        for good in ["echo", "echo-client", "a", "0123456789abcdef", "x_y.z:1!"] {
+            assert!(is_valid_name(good.as_bytes()), "{good}");
+        }
+        for bad in [
+            "",
+            "0123456789abcdefg",
+            "two words",
+            "a#1",
+            "[a",
+            "a]",
+            "tab\t",
+            "new\nline",
+            "caf\u{e9}",
+        ] {
+            assert!(!is_valid_name(bad.as_bytes()), "{bad:?}");
+        }
+        assert!(!is_valid_name(&[0x7f]));
+        assert!(!is_valid_name(&[0]));
     }
 }

@@ -81,6 +81,13 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
         Call::DebugPrint { address, len, .. } => {
             assert!(len <= DEBUG_PRINT_MAX && is_user_range(address, len as u64));
         }
+        Call::TcbSetName => {
+            let (tcb, address, len) =
+                microkernel::syscall::name_arguments(context).expect("decode accepted it");
+            assert_eq!([tcb, address, len as u64], [x[0], x[2], x[3]]);
+            assert!((1..=abi::tcb::MAX_NAME_BYTES).contains(&len));
+            assert!(is_user_range(address, len as u64));
+        }
         Call::FilterLoad { address, len, .. } => {
             assert!(len <= MAX_DESCRIPTION_BYTES && is_user_range(address, len as u64));
         }
@@ -192,6 +199,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::IrqAck { .. } => Syscall::IrqAck,
         Call::IrqSetTimer { .. } => Syscall::IrqSetTimer,
         Call::TcbRestart => Syscall::TcbRestart,
+        Call::TcbSetName => Syscall::TcbSetName,
         Call::Retype { .. } => Syscall::Retype,
         Call::FrameMap { .. } => Syscall::FrameMap,
         Call::FrameUnmap { .. } => Syscall::FrameUnmap,

@@ -137,6 +137,7 @@ pub fn self_end_auditor() -> i32 {
             stack_pages: CHILD_STACK_PAGES,
             area: CHILD_AREA + CHILD_AREA_SIZE * index as u64,
             fault_endpoint: None,
+            name: None,
         };
         // Made by this thread, not the child: no record of it.
         expect!(

@@ -272,6 +272,7 @@ fn make_victim() -> Result<MappedFrame, i32> {
         stack_pages: 2,
         area: FRAME_MAP_START + 0x10_0000,
         fault_endpoint: None,
+        name: None,
     };
     bind_to_own_space(&victim, BootProgram::SwapVictim.selector(0)).map_err(fail(12))?;
     let mut buffer = [0u8; 64];

@@ -97,6 +97,7 @@ pub fn parent() -> i32 {
         stack_pages: CHILD_STACK_PAGES,
         area: FRAME_MAP_START,
         fault_endpoint: None,
+        name: None,
     };
     expect!(
         7,

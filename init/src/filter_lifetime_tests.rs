@@ -187,6 +187,7 @@ fn start_child(index: usize) -> Result<(), ErrorCode> {
         stack_pages: 2,
         area: FRAME_MAP_START + 0x10_0000 * (index as u64 + 1),
         fault_endpoint: None,
+        name: None,
     };
     bind_to_own_space(&thread, BootProgram::FilterChild.selector(badged))?;
     child.attach_filter(FILTER, None)?;

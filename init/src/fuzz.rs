@@ -277,6 +277,7 @@ fn spawn_randomly(random: &mut Random) {
         stack_pages: 1,
         area: abi::vspace::FRAME_MAP_START + 0x10_0000 * (1 + random.below(4)),
         fault_endpoint: None,
+        name: None,
     };
     let _ = bind_to_own_space(&thread, program.selector(0));
     let _ = tcb.resume();

@@ -251,6 +251,7 @@ fn killed_caller() -> i32 {
         stack_pages: VICTIM_STACK_PAGES,
         area: FRAME_MAP_START,
         fault_endpoint: None,
+        name: None,
     };
     let program = BootProgram::ThreadsCaller.selector(0);
     expect!(52, bind_to_own_space(&victim, program).map(|_| ()), Ok(()));

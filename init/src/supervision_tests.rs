@@ -179,6 +179,7 @@ fn start(
         stack_pages: 2,
         area: abi::vspace::FRAME_MAP_START + 0x10_0000 * (index + 1),
         fault_endpoint: Some(Cptr(FAULTS_BADGED)),
+        name: None,
     };
     let layout = bind_to_own_space(&thread, BootProgram::Supervised.selector(parameter))?;
     if confined {

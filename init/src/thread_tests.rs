@@ -2,7 +2,9 @@
 //! `TcbSetSpace`, `TcbResume`): a root thread builds two children, each
 //! with only the capabilities it needs, as threads of its own program and
 //! address space (`sdk::thread`: stacks and IPC buffers from its
-//! Untyped), and they talk over an endpoint. Each program returns its
+//! Untyped), named "caller" and "server" (`TcbSetName`, through
+//! `OwnThread::name`: their console lines say so), and they talk over an
+//! endpoint. Each program returns its
 //! exit status: 0 when every check passed, else the number of the first
 //! failed check.
 
@@ -148,6 +150,18 @@ pub fn root() -> i32 {
         TCB_A.configure(Cptr(CNODE_A), 256),
         Err(ErrorCode::InvalidArgument)
     );
+    // A name the console lines could not show as one is refused, as is
+    // a capability that names no thread.
+    expect!(
+        45,
+        TCB_A.set_name("two words"),
+        Err(ErrorCode::InvalidArgument)
+    );
+    expect!(
+        46,
+        Tcb(Cptr(CHANNEL)).set_name("caller"),
+        Err(ErrorCode::WrongCapabilityType)
+    );
     expect!(
         18,
         TCB_A.configure(Cptr(CHANNEL), CHILD_PRIORITY),
@@ -171,7 +185,7 @@ pub fn root() -> i32 {
     );
     expect!(22, TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY), Ok(()));
     // Each child runs its program as a thread of the root's own.
-    let child = |tcb: Tcb, first_slot: u64, area: u64, selector: u64| {
+    let child = |tcb: Tcb, first_slot: u64, area: u64, selector: u64, name| {
         let thread = OwnThread {
             tcb,
             vspace: OWN_SPACE,
@@ -180,10 +194,11 @@ pub fn root() -> i32 {
             stack_pages: CHILD_STACK_PAGES,
             area,
             fault_endpoint: None,
+            name: Some(name),
         };
         bind_to_own_space(&thread, selector).map(|_| ())
     };
-    expect!(41, child(TCB_A, FRAMES_A, AREA_A, caller), Ok(()));
+    expect!(41, child(TCB_A, FRAMES_A, AREA_A, caller, "caller"), Ok(()));
     // A new thread with its space may be configured again (the same
     // CSpace and priority), still with no program.
     expect!(
@@ -193,7 +208,7 @@ pub fn root() -> i32 {
     );
     expect!(42, TCB_A.configure(Cptr(CNODE_A), CHILD_PRIORITY), Ok(()));
     expect!(24, TCB_B.configure(Cptr(CNODE_B), CHILD_PRIORITY), Ok(()));
-    expect!(43, child(TCB_B, FRAMES_B, AREA_B, server), Ok(()));
+    expect!(43, child(TCB_B, FRAMES_B, AREA_B, server, "server"), Ok(()));
     // Below the children from now on (the MCP stays 100): each runs until
     // it waits or exits before the root goes on.
     expect!(25, SELF.set_priority(CHILD_PRIORITY - 50), Ok(()));
@@ -270,6 +285,7 @@ fn caller_checks() -> i32 {
         return 1;
     };
     expect!(2, reply.words[0], 42);
+    sdk::println!("called the server: 7 + 35 = 42");
     // Its end of the channel cannot receive.
     expect!(
         3,
@@ -304,6 +320,7 @@ fn server_checks() -> i32 {
     expect!(3, request.badge, 0);
     let sum = request.message.words[0] + request.message.words[1];
     expect!(4, ipc::reply(&Message::new(0, &[sum])), Ok(()));
+    sdk::println!("answered the caller's call");
     // Its end of the channel cannot send.
     expect!(
         5,

@@ -6,7 +6,7 @@
 //! the results are printed as TAP (`ok N - name`); in demo mode only the
 //! programs' own output and the fault reports are shown.
 
-use crate::thread::{StatCounts, ThreadState};
+use crate::thread::{StatCounts, ThreadName, ThreadState};
 use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use abi::boot_program::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
@@ -262,7 +262,7 @@ pub struct Ended {
     /// Its counters (`None` in an image that keeps none).
     pub stats: Option<StatCounts>,
     /// Its name and number (for the diagnostic of a failed case).
-    pub name: &'static str,
+    pub name: ThreadName,
     /// See `name`.
     pub number: u32,
 }
@@ -2245,7 +2245,7 @@ mod tests {
         Ended {
             state: ThreadState::Exited(status),
             stats: Some(StatCounts::default()),
-            name: "test",
+            name: ThreadName::from_static("test"),
             number: 0,
         }
     }
@@ -2262,7 +2262,7 @@ mod tests {
         let null_write = Ended {
             state: ThreadState::Faulted(FaultReport::new(0x9200_0046, 0, 0x40_0000)),
             stats: Some(StatCounts::default()),
-            name: "null-write",
+            name: ThreadName::from_static("null-write"),
             number: 1,
         };
         let expect = fault(ExceptionClass::DataAbortLower, Some(0), Some(false));

@@ -254,6 +254,8 @@ pub enum Call {
     TcbSetSpace,
     /// `TcbRestart`, its registers checked ([`restart_arguments`]).
     TcbRestart,
+    /// `TcbSetName`, its registers checked ([`name_arguments`]).
+    TcbSetName,
     /// `TcbBindNotification`: bind (`Some`) or unbind (`None`).
     BindNotification {
         /// The TCB capability's slot (x0).
@@ -527,6 +529,10 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             restart_arguments(context)?;
             Ok(Call::TcbRestart)
         }
+        Syscall::TcbSetName => {
+            name_arguments(context)?;
+            Ok(Call::TcbSetName)
+        }
         Syscall::CapMove => cap(context, CapOperation::Move),
         Syscall::CapDelete => cap(context, CapOperation::Delete),
         Syscall::CapRevoke => cap(context, CapOperation::Revoke),
@@ -718,6 +724,18 @@ pub fn restart_arguments(
         x0: context.x[4],
         tpidr: context.x[5],
     })
+}
+
+/// `TcbSetName`'s arguments as far as registers tell: the TCB capability
+/// slot (x0), then the name's user address (x2) and length (x3): 1 ..=
+/// `abi::tcb::MAX_NAME_BYTES` (`InvalidArgument`), in the user half
+/// (`InvalidAddress`). Its bytes are the kernel's check (it reads them).
+pub fn name_arguments(context: &UserContext) -> Result<(u64, u64, usize), ErrorCode> {
+    if context.x[3] == 0 {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let (address, len) = user_buffer(context, abi::tcb::MAX_NAME_BYTES)?;
+    Ok((context.x[0], address, len))
 }
 
 /// Checks `TcbSetSpace`'s registers: the optional capabilities
@@ -1299,6 +1317,37 @@ mod tests {
             decode(&regs(38, arch::layout::USER_END - 8, 0, 0)),
             Err(ErrorCode::InvalidAddress)
         );
+    }
+
+    #[test]
+    fn tcb_set_name_arguments_are_checked() {
+        let name = |x0, address, len| regs(Syscall::TcbSetName.number(), x0, address, len);
+        assert_eq!(decode(&name(7, 0x40_0000, 1)), Ok(Call::TcbSetName));
+        assert_eq!(decode(&name(7, 0x40_0000, 16)), Ok(Call::TcbSetName));
+        assert_eq!(
+            name_arguments(&name(7, 0x40_0010, 5)),
+            Ok((7, 0x40_0010, 5))
+        );
+        // 1 ..= 16 bytes, checked before the address.
+        for len in [0, 17, 256, u64::MAX] {
+            assert_eq!(
+                decode(&name(7, 0x40_0000, len)),
+                Err(ErrorCode::InvalidArgument),
+                "{len}"
+            );
+        }
+        // All in the user half.
+        for address in [
+            abi::boot_program::KERNEL_PROBE_ADDRESS,
+            u64::MAX - 2,
+            arch::layout::USER_END - 4,
+        ] {
+            assert_eq!(
+                decode(&name(7, address, 8)),
+                Err(ErrorCode::InvalidAddress),
+                "{address:#x}"
+            );
+        }
     }
 
     #[test]

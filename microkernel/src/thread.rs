@@ -307,8 +307,10 @@ pub struct Thread {
     pub audit_pending: Option<PendingRecord>,
     /// Counters.
     pub stats: ThreadStats,
-    /// A short name for reports.
-    pub name: &'static str,
+    /// A short name for console lines (`[name#N]`): its program's for a
+    /// thread the kernel starts, "task" for one made from user space
+    /// until `TcbSetName` names it.
+    pub name: ThreadName,
     /// The number threads are told apart by in console lines, policy
     /// requests, trace stops and audit records (given out in order of
     /// creation).
@@ -444,6 +446,70 @@ pub struct QueueLinks {
     pub next: Option<ThreadId>,
 }
 
+/// A thread's name, kept in its TCB (no heap): printable ASCII, at most
+/// [`ThreadName::CAPACITY`] bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ThreadName {
+    bytes: [u8; ThreadName::CAPACITY],
+    len: u8,
+}
+
+impl ThreadName {
+    /// The longest name a TCB holds: the longest program name of a thread
+    /// the kernel starts (user space may set at most
+    /// `abi::tcb::MAX_NAME_BYTES`).
+    pub const CAPACITY: usize = 24;
+    /// No name (an unused slot).
+    pub const EMPTY: ThreadName = ThreadName {
+        bytes: [0; ThreadName::CAPACITY],
+        len: 0,
+    };
+    /// The name of a thread made from user space until it is named.
+    pub const TASK: ThreadName = ThreadName::from_static("task");
+
+    /// `name`, cut to [`ThreadName::CAPACITY`] bytes (a kernel-made
+    /// thread's program name; every one fits, see the tests).
+    pub const fn from_static(name: &'static str) -> ThreadName {
+        let mut out = ThreadName::EMPTY;
+        let bytes = name.as_bytes();
+        while (out.len as usize) < bytes.len() && (out.len as usize) < ThreadName::CAPACITY {
+            out.bytes[out.len as usize] = bytes[out.len as usize];
+            out.len += 1;
+        }
+        out
+    }
+
+    /// `name` if `TcbSetName` takes it (`abi::tcb::is_valid_name`).
+    pub fn from_user(name: &[u8]) -> Option<ThreadName> {
+        if !abi::tcb::is_valid_name(name) {
+            return None;
+        }
+        let mut out = ThreadName::EMPTY;
+        out.bytes[..name.len()].copy_from_slice(name);
+        out.len = name.len() as u8;
+        Some(out)
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever stored (a program name or a checked user
+        // name); a broken one would print as nothing, never panic.
+        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl core::fmt::Display for ThreadName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl core::fmt::Debug for ThreadName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 impl Thread {
     /// An unused slot.
     pub const EMPTY: Thread = Thread {
@@ -452,7 +518,7 @@ impl Thread {
         no_entry_work: 0,
         fp: FpState::zeroed(),
         state: ThreadState::Free,
-        name: "",
+        name: ThreadName::EMPTY,
         number: 0,
         mcp: 0,
         kernel_slots: None,
@@ -675,6 +741,39 @@ pub(crate) mod test_threads {
     impl core::ops::IndexMut<usize> for ThreadVec {
         fn index_mut(&mut self, i: usize) -> &mut Thread {
             &mut self.0[i]
+        }
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::ThreadName;
+    use abi::boot_program::BootProgram;
+
+    #[test]
+    fn every_program_name_fits_a_tcb() {
+        for program in BootProgram::ALL {
+            let name = ThreadName::from_static(program.name());
+            assert_eq!(name.as_str(), program.name());
+        }
+        assert_eq!(ThreadName::TASK.as_str(), "task");
+    }
+
+    #[test]
+    fn a_user_name_is_checked() {
+        assert_eq!(
+            ThreadName::from_user(b"echo-client").map(|n| n.as_str().len()),
+            Some(11)
+        );
+        for bad in [
+            &b""[..],
+            b"a b",
+            b"a#1",
+            b"[a]",
+            b"\xff",
+            b"0123456789abcdefg",
+        ] {
+            assert_eq!(ThreadName::from_user(bad), None, "{bad:?}");
         }
     }
 }

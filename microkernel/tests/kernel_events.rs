@@ -1859,6 +1859,36 @@ mod user_space {
     }
 
     #[test]
+    fn a_thread_made_from_user_space_is_task_until_named() {
+        let mut h = child_bound();
+        let root = h.kernel.current().unwrap();
+        h.poke(DATA + 0x100, b"worker");
+        let child = child_running(&mut h);
+        let number = h.kernel.thread(child).number;
+        assert_eq!(h.kernel.thread(child).name.as_str(), "task");
+        while h.kernel.current() != Some(root) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        assert_eq!(
+            h.syscall(Syscall::TcbSetName.number(), [CHILD, DATA + 0x100, 6, 0]),
+            OK
+        );
+        assert_eq!(h.kernel.thread(child).name.as_str(), "worker");
+        assert_eq!(h.kernel.thread(child).number, number);
+        // Its fault's console line names it.
+        while h.kernel.current() != Some(child) {
+            h.syscall(Syscall::Yield.number(), [0; 4]);
+        }
+        h.fault(NULL_WRITE_ESR, 0x10);
+        let line = format!("[kernel] thread worker#{number} faulted: ");
+        assert!(
+            h.machine.console.contains(&line),
+            "no {line:?} in:\n{}",
+            h.machine.console
+        );
+    }
+
+    #[test]
     fn deleting_an_ended_tcb_withdraws_its_message_and_frees_its_memory() {
         let mut h = child_bound();
         let root = h.kernel.current().unwrap();
@@ -2370,7 +2400,7 @@ mod root_task {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         // Every page came back (the next step's thread has taken its own).
         let next = h.kernel.current().expect("the demo goes on");
-        assert_ne!(h.kernel.thread(next).name, "root");
+        assert_ne!(h.kernel.thread(next).name.as_str(), "root");
         assert_eq!(h.kernel.frames().lost(), 0);
         let frames = h.kernel.frames();
         assert!(frames.available() >= handed_over - frames.allocated());
@@ -2380,6 +2410,142 @@ mod root_task {
             "every page (but the first, never the pool's) is back in the pool or in use by the \
              next step"
         );
+    }
+}
+
+/// `TcbSetName` on the fake platform: a name from user space replaces
+/// the thread's in its console lines, its number stays; every refusal
+/// changes nothing.
+mod thread_names {
+    use super::*;
+    use abi::bootinfo::{ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT, ROOT_FIRST_FREE_SLOT, ROOT_TCB_SLOT};
+    use abi::cap::Rights;
+
+    const OK: u64 = 0;
+    /// Where the root keeps the text it passes (its data page).
+    const TEXT: u64 = DATA + 0x100;
+
+    impl Harness {
+        /// `TcbSetName` of `tcb` to `name`, written into the caller's data
+        /// page first.
+        fn set_name(&mut self, tcb: u64, name: &[u8]) -> u64 {
+            self.poke(TEXT, name);
+            self.set_name_at(tcb, TEXT, name.len() as u64)
+        }
+
+        fn set_name_at(&mut self, tcb: u64, address: u64, len: u64) -> u64 {
+            self.syscall(Syscall::TcbSetName.number(), [tcb, address, len, 0])
+        }
+
+        fn print(&mut self, text: &[u8]) -> u64 {
+            self.poke(TEXT + 0x100, text);
+            self.syscall(
+                Syscall::DebugPrint.number(),
+                [ROOT_CONSOLE_SLOT, TEXT + 0x100, text.len() as u64, 0],
+            )
+        }
+    }
+
+    /// The demo's root task, which holds its own TCB and the console.
+    fn root() -> (Harness, ThreadId) {
+        let h = Harness::start(Mode::Demo);
+        let root = h.kernel.current().expect("the root runs");
+        assert_eq!(h.kernel.thread(root).name.as_str(), "root");
+        (h, root)
+    }
+
+    #[test]
+    fn a_named_thread_prints_under_its_new_name_with_its_number() {
+        let (mut h, root) = root();
+        let number = h.kernel.thread(root).number;
+        assert_eq!(h.print(b"before\n"), OK);
+        assert_eq!(h.set_name(ROOT_TCB_SLOT, b"supervisor-1"), OK);
+        assert_eq!(h.kernel.thread(root).name.as_str(), "supervisor-1");
+        assert_eq!(h.kernel.thread(root).number, number, "the number stays");
+        assert_eq!(h.print(b"after\n"), OK);
+        // A line left open ends before the name changes.
+        assert_eq!(h.print(b"half"), OK);
+        assert_eq!(h.set_name(ROOT_TCB_SLOT, b"sv"), OK);
+        assert_eq!(h.print(b"other half\n"), OK);
+        let console = &h.machine.console;
+        for line in [
+            format!("[root#{number}] before\n"),
+            format!("[supervisor-1#{number}] after\n"),
+            format!("[supervisor-1#{number}] half\n[sv#{number}] other half\n"),
+        ] {
+            assert!(console.contains(&line), "no {line:?} in:\n{console}");
+        }
+        // Sixteen bytes, every printable class the rule allows.
+        assert_eq!(h.set_name(ROOT_TCB_SLOT, b"a-Z_0.9:!~(x)/@$"), OK);
+        assert_eq!(h.kernel.thread(root).name.as_str(), "a-Z_0.9:!~(x)/@$");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn every_bad_name_is_refused_and_changes_nothing() {
+        let (mut h, root) = root();
+        let invalid = ErrorCode::InvalidArgument.raw();
+        let bad_address = ErrorCode::InvalidAddress.raw();
+        // Length: none, or more than 16 bytes.
+        assert_eq!(h.set_name_at(ROOT_TCB_SLOT, TEXT, 0), invalid);
+        assert_eq!(h.set_name(ROOT_TCB_SLOT, b"0123456789abcdefg"), invalid);
+        assert_eq!(h.set_name_at(ROOT_TCB_SLOT, TEXT, u64::MAX), invalid);
+        // Bytes: space, the prefix's own characters, control and non-ASCII.
+        for bad in [
+            &b"two words"[..],
+            b"a#1",
+            b"[a",
+            b"a]",
+            b"tab\t",
+            b"line\n",
+            b"nul\0",
+            b"\x7f",
+            b"caf\xc3\xa9",
+        ] {
+            assert_eq!(h.set_name(ROOT_TCB_SLOT, bad), invalid, "{bad:?}");
+        }
+        // Memory: outside the user half, unmapped, running off the data
+        // page.
+        assert_eq!(
+            h.set_name_at(ROOT_TCB_SLOT, 0xffff_0000_0000_0000, 4),
+            bad_address
+        );
+        assert_eq!(h.set_name_at(ROOT_TCB_SLOT, 0x1000, 4), bad_address);
+        assert_eq!(h.set_name_at(ROOT_TCB_SLOT, DATA + 0xffc, 8), bad_address);
+        // The capability: empty, another type, a TCB without the write
+        // right.
+        let read_only = ROOT_FIRST_FREE_SLOT + 40;
+        h.context().x[5] = 0;
+        h.context().x[6] = 0;
+        assert_eq!(
+            h.syscall(
+                Syscall::CapMint.number(),
+                [
+                    ROOT_CNODE_SLOT,
+                    ROOT_TCB_SLOT,
+                    read_only,
+                    u64::from(Rights::READ.raw())
+                ]
+            ),
+            OK
+        );
+        assert_eq!(
+            h.set_name(read_only + 1, b"x"),
+            ErrorCode::InvalidCapability.raw()
+        );
+        assert_eq!(
+            h.set_name(ROOT_CONSOLE_SLOT, b"x"),
+            ErrorCode::WrongCapabilityType.raw()
+        );
+        assert_eq!(h.set_name(read_only, b"x"), ErrorCode::MissingRights.raw());
+        assert_eq!(h.kernel.thread(root).name.as_str(), "root");
+        assert_eq!(h.print(b"still\n"), OK);
+        let number = h.kernel.thread(root).number;
+        assert!(h
+            .machine
+            .console
+            .contains(&format!("[root#{number}] still\n")));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 }
 

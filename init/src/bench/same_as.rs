@@ -34,6 +34,7 @@ const CLIENT_THREAD: OwnThread = OwnThread {
     stack_pages: 4,
     area: FRAME_MAP_START,
     fault_endpoint: None,
+    name: None,
 };
 const CLIENT: Tcb = CLIENT_THREAD.tcb;
 const BUFFER_ADDRESS: u64 = FRAME_MAP_START + (CLIENT_THREAD.area_pages() - 1) * 0x1000;

@@ -18,7 +18,7 @@ use crate::platform::{Console, Platform};
 use crate::scheduler::{Priority, RunQueue};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
-use crate::thread::{Thread, ThreadId, ThreadState};
+use crate::thread::{Thread, ThreadId, ThreadName, ThreadState};
 use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::bootinfo::MAX_BOOT_UNTYPEDS;
@@ -1142,6 +1142,10 @@ impl Kernel {
                 Ok(()) => ErrorCode::Ok,
                 Err(code) => code,
             }),
+            Call::TcbSetName => SyscallResult::Return(match self.tcb_set_name(platform, current) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
             Call::BindNotification { tcb, notification } => {
                 SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
                     Ok(()) => ErrorCode::Ok,
@@ -1706,7 +1710,7 @@ impl Kernel {
                 if test_mode {
                     let _ = console.write_str("# ");
                 }
-                let _ = write!(console, "[{}#{}] ", thread.name, thread.number);
+                let _ = write!(console, "[{}#{}] ", thread.name.as_str(), thread.number);
                 line_open = true;
             }
             let shown = match byte {
@@ -2980,7 +2984,7 @@ impl Kernel {
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector)
             .with_thread_pointer(abi::IPC_BUFFER_ADDRESS);
         thread.state = ThreadState::Ready;
-        thread.name = name;
+        thread.name = ThreadName::from_static(name);
         thread.ipc_buffer = Some(ipc_buffer);
         thread.priority = priority;
         self.set_cspace(id, cspace)

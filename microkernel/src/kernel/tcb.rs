@@ -22,7 +22,7 @@ use crate::cap::{CNodeId, ObjectId};
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::tcb::{Register, NZCV_MASK};
 use abi::ErrorCode;
@@ -115,6 +115,36 @@ impl Kernel {
         SyscallResult::Return(code)
     }
 
+    /// `TcbSetName` by `current` (registers as [`crate::syscall::name_arguments`]
+    /// checked them): the thread of the TCB capability (write right) is
+    /// named by the bytes read from the caller's memory, if
+    /// `abi::tcb::is_valid_name` takes them; nothing changes otherwise.
+    #[inline(never)]
+    pub(super) fn tcb_set_name<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> Result<(), ErrorCode> {
+        let (cptr, address, len) = crate::syscall::name_arguments(&self.objects[current].context)?;
+        let cap = self.thread_cap(current, cptr, CapType::Tcb, Rights::WRITE)?;
+        let target = self
+            .tcb_thread(cap.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let mut bytes = [0u8; abi::tcb::MAX_NAME_BYTES];
+        let text = bytes.get_mut(..len).ok_or(ErrorCode::InvalidArgument)?;
+        self.thread_space(current)
+            .ok_or(ErrorCode::InvalidAddress)?
+            .copy_from_user(platform, address, text)
+            .map_err(|_| ErrorCode::InvalidAddress)?;
+        let name = ThreadName::from_user(text).ok_or(ErrorCode::InvalidArgument)?;
+        // A line the thread left open would change its prefix mid-line.
+        if self.open_line == Some(target) {
+            self.end_user_lines(platform);
+        }
+        self.objects[target].name = name;
+        Ok(())
+    }
+
     /// A TCB object was retyped from user space by `creator`: its thread
     /// (in the TCB's own record) is inactive, with nothing but the TCB and
     /// the creator's confinement (`inherit_confinement`).
@@ -124,7 +154,7 @@ impl Kernel {
         let t = &mut self.objects[thread];
         t.state = ThreadState::Inactive;
         t.created_by_user = true;
-        t.name = "task";
+        t.name = ThreadName::TASK;
         t.number = number;
         self.inherit_confinement(creator, thread);
     }

@@ -1,4 +1,5 @@
-//! Typed TCB capabilities: priority, MCP, suspend/resume, registers.
+//! Typed TCB capabilities: priority, MCP, suspend/resume, registers,
+//! names.
 
 use crate::ipc::Cptr;
 use crate::syscall::{raw_syscall, raw_syscall_registers};
@@ -33,6 +34,22 @@ impl Tcb {
     /// Lets a suspended thread run again, or starts a new, configured one.
     pub fn resume(self) -> Result<(), ErrorCode> {
         self.invoke(Syscall::TcbResume, 0, 0)
+    }
+
+    /// Names the thread `name` in the console lines the kernel prints for
+    /// it (`[name#N] text`, fault and end reports); its number stays. 1
+    /// ..= `abi::tcb::MAX_NAME_BYTES` bytes of printable ASCII without
+    /// space, `#`, `[` or `]` (`abi::tcb::is_valid_name`), else
+    /// `InvalidArgument`. A thread made from user space is "task" until
+    /// named.
+    pub fn set_name(self, name: &str) -> Result<(), ErrorCode> {
+        self.set_name_raw(name.as_ptr() as u64, name.len() as u64)
+    }
+
+    /// [`Tcb::set_name`] with any address and length (for tests of the
+    /// kernel's checks).
+    pub fn set_name_raw(self, address: u64, len: u64) -> Result<(), ErrorCode> {
+        self.invoke(Syscall::TcbSetName, address, len)
     }
 
     /// Binds the Notification capability `notification` (read right) to

@@ -45,6 +45,9 @@ pub struct OwnThread {
     /// The endpoint (write right) its faults go to, with that
     /// capability's badge; `None`: a fault stops it.
     pub fault_endpoint: Option<Cptr>,
+    /// Its name in the kernel's console lines ([`Tcb::set_name`]);
+    /// `None`: it stays "task".
+    pub name: Option<&'static str>,
 }
 
 /// What [`bind_to_own_space`] made and where.
@@ -99,8 +102,8 @@ impl OwnThread {
 /// `first_slot ..`, maps them read-write into `thread.vspace` at
 /// [`OwnThread::layout`], and binds the space with `Tcb::set_space` (PC
 /// [`crate::entry_point`], SP the stack's top, the buffer at its address,
-/// becoming the thread's `TPIDR_EL0`). The thread stays inactive until
-/// [`Tcb::resume`].
+/// becoming the thread's `TPIDR_EL0`), named `thread.name` first if it
+/// has one. The thread stays inactive until [`Tcb::resume`].
 ///
 /// `InvalidArgument` for a bad area or no stack page, before anything is
 /// made; otherwise the first failing syscall's error, with what was made
@@ -111,6 +114,9 @@ pub fn bind_to_own_space(thread: &OwnThread, x0: u64) -> Result<OwnThreadLayout,
     let layout = thread
         .layout(buffer_frame)
         .ok_or(ErrorCode::InvalidArgument)?;
+    if let Some(name) = thread.name {
+        thread.tcb.set_name(name)?;
+    }
     crate::syscall::retype(
         thread.untyped.0,
         CapType::Frame,

@@ -106,6 +106,8 @@ pub enum Step {
     MintFaultEndpoint,
     /// `TcbConfigure`: CSpace, priority and MCP.
     Configure,
+    /// `TcbSetName`: the task's name in the kernel's console lines.
+    SetName,
     /// `TcbSetMcp`.
     SetMcp,
     /// `TcbSetSpace`: VSpace, IPC buffer, fault endpoint, PC, SP, `x0`.
@@ -131,6 +133,9 @@ pub enum Step {
 pub enum TaskError {
     /// The ELF file was refused; nothing was made.
     Elf(ElfError),
+    /// The name is not one the kernel takes for a thread
+    /// (`abi::tcb::is_valid_name`); nothing was made.
+    BadName,
     /// The entry point asked for is not a 4-byte aligned address of an
     /// executable segment of the image; nothing was made.
     EntryOutsideCode(u64),
@@ -194,7 +199,9 @@ pub struct TaskBuilder<'elf> {
 }
 
 impl<'elf> TaskBuilder<'elf> {
-    /// A task running `elf` (named `name` in errors and reports) with the
+    /// A task running `elf` named `name` (in errors and reports, and its
+    /// thread in the kernel's console lines, `[name#N]`: 1 ..= 16 bytes of
+    /// printable ASCII without space, `#`, `[` or `]`) with the
     /// defaults: the ELF's entry point, `x0` 0, a CNode of
     /// [`DEFAULT_CNODE_RADIX`] with itself in slot 0, priority and MCP
     /// [`DEFAULT_PRIORITY`], [`abi::USER_STACK_PAGES`] stack pages below
@@ -324,6 +331,9 @@ impl<'elf> TaskBuilder<'elf> {
 
     /// The checks made before any syscall.
     fn check(&self, image: &crate::loader::Image) -> Result<u64, TaskError> {
+        if !abi::tcb::is_valid_name(self.name.as_bytes()) {
+            return Err(TaskError::BadName);
+        }
         if self.too_many_grants {
             return Err(TaskError::TooManyGrants);
         }
@@ -478,6 +488,7 @@ impl<'elf> TaskBuilder<'elf> {
         if let Some(mcp) = self.mcp {
             at(Step::SetMcp, task.tcb.set_mcp(mcp))?;
         }
+        at(Step::SetName, task.tcb.set_name(self.name))?;
         let start = ThreadStart {
             ipc_buffer: Some(IpcBuffer {
                 frame: task.ipc_buffer,
@@ -686,6 +697,10 @@ mod tests {
             refusal(TaskBuilder::new("t", b"not an elf")),
             TaskError::Elf(_)
         ));
+        // Names the kernel would refuse for the thread.
+        for bad in ["", "two words", "a#1", "[a]", "seventeen-bytes!!"] {
+            assert_eq!(refusal(TaskBuilder::new(bad, &file)), TaskError::BadName);
+        }
         // Entry points: in the text (0x40_0000..0x40_1800), aligned.
         for bad in [0x40_1800, 0x40_2000, 0x40_0002, 0] {
             assert_eq!(refusal(task().entry(bad)), TaskError::EntryOutsideCode(bad));
