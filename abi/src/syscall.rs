@@ -231,7 +231,7 @@ pub enum Syscall {
     /// Test image only (`test-calls`; elsewhere `InvalidSyscall`): checks
     /// the kernel's invariants now (capabilities, objects, queues, thread
     /// states) and returns `x1` = 0 if they hold, 1 if not (the kernel
-    /// prints which on the console). `x2 = 1` also checks them at every
+    /// prints which on the console). `x2 = 1` also checks them at every 4th
     /// timer tick from now on, `x2 = 0` stops that; `x2` returns the
     /// number of tick checks made since the last call and `x3` = 1 if one
     /// of them found a broken invariant (printed when found).
@@ -255,11 +255,17 @@ pub enum Syscall {
     /// length or byte: `InvalidArgument`; memory outside the user half or
     /// not readable: `InvalidAddress`. Nothing changes on a refusal.
     TcbSetName = 47,
+    /// Moves the capability at index `x2` of the caller's own CSpace to
+    /// the empty index `x3` of the CNode the capability `x0` names (write
+    /// right), keeping its place in the derivation tree (as `CapMove`
+    /// within one CNode): how a supervisor hands a task the original of an
+    /// object, so that the task's delete or revoke destroys it.
+    CapMoveInto = 48,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 48] = [
+    pub const ALL: [Syscall; 49] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -308,10 +314,11 @@ impl Syscall {
         Syscall::DebugCheckInvariants,
         Syscall::TcbRestart,
         Syscall::TcbSetName,
+        Syscall::CapMoveInto,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 48;
+    pub const END: u64 = 49;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -364,6 +371,7 @@ impl Syscall {
             45 => Some(Syscall::DebugCheckInvariants),
             46 => Some(Syscall::TcbRestart),
             47 => Some(Syscall::TcbSetName),
+            48 => Some(Syscall::CapMoveInto),
             _ => None,
         }
     }
@@ -424,6 +432,7 @@ impl Syscall {
             Syscall::DebugCheckInvariants => "debug_check_invariants",
             Syscall::TcbRestart => "tcb_restart",
             Syscall::TcbSetName => "tcb_set_name",
+            Syscall::CapMoveInto => "cap_move_into",
         }
     }
 }

@@ -239,6 +239,7 @@ fn syscall_of(call: &Call) -> Syscall {
             CapOperation::Copy => Syscall::CapCopy,
             CapOperation::Mint { .. } => Syscall::CapMint,
             CapOperation::MintInto { .. } => Syscall::CapMintInto,
+            CapOperation::MoveInto => Syscall::CapMoveInto,
             CapOperation::Move => Syscall::CapMove,
             CapOperation::Delete => Syscall::CapDelete,
             CapOperation::Revoke => Syscall::CapRevoke,

@@ -14,6 +14,7 @@ mod binding_tests;
 mod capability_swap_tests;
 mod confinement_tests;
 mod demo;
+mod driver;
 mod el0_device_tests;
 mod exhaustion_tests;
 mod filter_lifetime_tests;
@@ -362,8 +363,9 @@ fn test_image_calls() -> i32 {
         return 1;
     };
     expect!(1, now.hold_now, true);
-    // Spin across a few ticks (the kernel ticks every 10 ms).
-    probe::spin_ms(50);
+    // Spin across a few ticks (the kernel ticks every 10 ms, checks at
+    // every 4th).
+    probe::spin_ms(100);
     let Ok(after) = debug::check_invariants(false) else {
         return 2;
     };

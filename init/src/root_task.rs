@@ -37,7 +37,9 @@ const NOTIFICATION: u64 = ROOT_FIRST_FREE_SLOT + 1;
 /// The boot-suite priority the kernel starts the root with.
 const ROOT_PRIORITY: u64 = 100;
 
-/// The root task's program.
+/// The root task's program: its own checks of what it was given, then
+/// what the command line asks for (`crate::driver`). Its exit status is
+/// the system's: 0 when everything passed.
 pub fn root_task() -> i32 {
     // The boot information is in the IPC buffer, which the first long
     // message would overwrite: read it before anything else.
@@ -49,6 +51,13 @@ pub fn root_task() -> i32 {
             return 1;
         }
     };
+    let checks = root_checks(&info);
+    crate::driver::run(&info, checks)
+}
+
+/// Its checks: the capabilities it was given, its ELF and command line,
+/// the echo tasks it builds, time. 0 or the number of the failed check.
+fn root_checks(info: &BootInfo) -> i32 {
     let largest = info.untypeds.iter().map(|u| u.size_bits).max().unwrap_or(0);
     println!(
         "root: given {} Untypeds, {} KiB of free RAM (largest block 2^{largest} bytes); the kernel kept {} pages",

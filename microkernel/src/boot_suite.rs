@@ -30,6 +30,12 @@ pub enum Mode {
     Bench,
     /// Run the syscall fuzzer in rounds; print TAP, one line per round.
     Fuzz,
+    /// Start the root task and nothing else; the system ends when it
+    /// does, with its status. What the kernel binary runs: the root task
+    /// reads the command line and runs the demo, the test suite, the
+    /// benchmarks or the fuzzer itself (init's driver); the other modes
+    /// remain for the kernel's host tests until they move to it too.
+    Root,
 }
 
 impl Mode {
@@ -51,6 +57,7 @@ impl Mode {
             Mode::Test => TEST_CASES,
             Mode::Bench => BENCH_CASES,
             Mode::Fuzz => FUZZ_CASES,
+            Mode::Root => ROOT_ONLY,
         }
     }
 }
@@ -2167,6 +2174,9 @@ const ROOT_TASK_CASE: Case = Case {
     cnode_radix: Some(abi::bootinfo::ROOT_CNODE_RADIX),
     root_task: true,
 };
+
+/// `Mode::Root`: the root task alone.
+const ROOT_ONLY: &[Case] = &[ROOT_TASK_CASE];
 
 /// What the demo shows.
 pub const DEMO_CASES: &[Case] = &[

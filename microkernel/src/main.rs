@@ -6,7 +6,6 @@
 #![no_std]
 #![no_main]
 
-use abi::bench::BenchParameter;
 use arch::boards::{BoardInfo, Loader, PhysRange, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};
 #[cfg(feature = "test-calls")]
@@ -22,7 +21,7 @@ use core::fmt::Write;
 use microkernel::boot_suite::Mode;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
-use microkernel::kernel::{FuzzPlan, Interrupt, Kernel, Resume, UserResume};
+use microkernel::kernel::{Interrupt, Kernel, Resume, UserResume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::tick;
 
@@ -268,71 +267,18 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
         }
     }
 
-    let mode = match Mode::from_option(info.boot_option("portcullis.mode")) {
-        Ok(mode) => mode,
-        Err(other) => {
-            kprintln!("[kernel] unknown portcullis.mode={other}; running the demo");
-            Mode::Demo
-        }
-    };
+    // What the system runs is the root task's business: it reads the
+    // command line (`portcullis.mode=` and the rest) itself.
     let free_mib = STATE.with(|state| (state.kernel.frames().available() * 4096) >> 20);
-    kprintln!(
-        "[kernel] {} MiB free for user space; running the {}",
-        free_mib,
-        match mode {
-            Mode::Test => "in-guest tests",
-            Mode::Bench => "benchmarks",
-            Mode::Fuzz => "syscall fuzzer",
-            Mode::Demo => "demo",
-        }
-    );
-    if mode == Mode::Fuzz {
-        let seed = info
-            .boot_option("portcullis.fuzz.seed")
-            .and_then(parse_number)
-            .unwrap_or(1);
-        let calls = info
-            .boot_option("portcullis.fuzz.calls")
-            .and_then(parse_number)
-            .unwrap_or(100_000);
-        STATE.with(|state| {
-            state
-                .kernel
-                .set_fuzz_plan(FuzzPlan::new(seed as u32, calls))
-        });
-    }
-    if mode == Mode::Bench {
-        let parameter = BenchParameter::from_options(
-            info.boot_option("portcullis.bench.iterations"),
-            info.boot_option("portcullis.bench.filter"),
-            info.boot_option("portcullis.counter"),
-        );
-        match parameter {
-            Ok(parameter) => {
-                STATE.with(|state| state.kernel.set_bench_parameter(parameter.encode()))
-            }
-            Err(reason) => {
-                kprintln!("[kernel] {reason}");
-                power::exit(microkernel::kernel::EXIT_TEST_FAILED);
-            }
-        }
-    }
+    kprintln!("[kernel] {free_mib} MiB free for user space; starting the root task");
     STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
     let resume = STATE.with(|state| {
         state
             .kernel
-            .start(&mut state.machine, asid_bits, INIT_ELF, mode)
+            .start(&mut state.machine, asid_bits, INIT_ELF, Mode::Root)
     });
     go(resume)
-}
-
-/// A boot option's number, decimal or `0x` hexadecimal.
-fn parse_number(text: &str) -> Option<u64> {
-    match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => text.parse().ok(),
-    }
 }
 
 /// The board description: from the device tree when there is a usable

@@ -76,6 +76,9 @@ pub enum CapOperation {
         /// Its badge, if one is set.
         badge: Option<u64>,
     },
+    /// Move `source` (an index of the caller's own CSpace) to `target` of
+    /// the CNode named by the capability.
+    MoveInto,
     /// Delete `source` and its descendants.
     Delete,
     /// Delete `source`'s descendants.
@@ -502,6 +505,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             let (rights, badge) = mint_arguments(context)?;
             cap(context, CapOperation::MintInto { rights, badge })
         }
+        Syscall::CapMoveInto => cap(context, CapOperation::MoveInto),
         Syscall::TcbConfigure => {
             let priority = match context.x[3] {
                 value @ 0..=MAX_PRIORITY => value as Priority,

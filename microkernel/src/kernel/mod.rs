@@ -406,6 +406,7 @@ impl Kernel {
             #[cfg(feature = "test-calls")]
             tick_checks: debug_calls::TickChecks {
                 on: false,
+                ticks: 0,
                 made: 0,
                 broken: None,
             },
@@ -1583,9 +1584,10 @@ impl Kernel {
     ) -> Result<(), ErrorCode> {
         let cnode_cap = self.thread_cap(current, cnode_cptr, CapType::CNode, Rights::WRITE)?;
         let cnode = CNodeId(cnode_cap.object());
-        // `MintInto` takes its source from the caller's own CSpace.
+        // `MintInto` and `MoveInto` take their source from the caller's
+        // own CSpace.
         let source_cnode = match operation {
-            CapOperation::MintInto { .. } => self.objects[current]
+            CapOperation::MintInto { .. } | CapOperation::MoveInto => self.objects[current]
                 .cspace
                 .ok_or(ErrorCode::InvalidCapability)?,
             _ => cnode,
@@ -1604,7 +1606,7 @@ impl Kernel {
                 let target = target()?;
                 self.objects.mint(source, target, rights, badge)
             }
-            CapOperation::Move => {
+            CapOperation::Move | CapOperation::MoveInto => {
                 let target = target()?;
                 self.objects.move_cap(source, target)
             }
@@ -1702,10 +1704,16 @@ impl Kernel {
             }
             return;
         }
+        // The root task's lines are the system's own (its driver's TAP or
+        // demo steps): as they are.
+        let tagged = self.session.mode != Mode::Root || self.session.live.first() != Some(&id);
         let thread = &self.objects[id];
         let mut console = Console(platform);
         let mut line_open = continuing;
         for &byte in text {
+            if !line_open && !tagged {
+                line_open = true;
+            }
             if !line_open {
                 if test_mode {
                     let _ = console.write_str("# ");
@@ -1904,7 +1912,9 @@ impl Kernel {
                     // Nothing ready, but an audit ring may have room by now
                     // (the server drained it and went to sleep).
                     None if self.wake_audit_waiters(platform) => continue,
-                    None if self.case_is_deadlocked() => {
+                    // Under the root task, waiting for an interrupt that may
+                    // never come is the root's to time out.
+                    None if self.session.mode != Mode::Root && self.case_is_deadlocked() => {
                         self.break_deadlock(platform);
                         continue;
                     }
@@ -2574,6 +2584,11 @@ impl Kernel {
             (Err(reason), Mode::Demo | Mode::Bench) => {
                 let _ = writeln!(console, "[kernel] unexpected: {name}: {reason}");
             }
+            // The root task reports on what it ran itself.
+            (Ok(()), Mode::Root) => {}
+            (Err(reason), Mode::Root) => {
+                let _ = writeln!(console, "[kernel] the root task ended: {reason}");
+            }
         }
         match verdict {
             Ok(()) => self.session.passed += 1,
@@ -2708,6 +2723,7 @@ impl Kernel {
                     self.session.bench_results
                 );
             }
+            Mode::Root => {}
         }
     }
 

@@ -60,6 +60,8 @@ impl Kernel {
         let irq = case
             .irq
             .ok_or("a root-task case needs an interrupt to hand over")?;
+        // It may make threads of any priority (and runs at the case's).
+        self.objects[root].mcp = abi::tcb::MAX_PRIORITY as u8;
         let thread = &self.objects[root];
         let cnode = thread.cspace.ok_or("the root has no CSpace")?;
         let ipc_buffer = thread.ipc_buffer.ok_or("the root has no IPC buffer")?;

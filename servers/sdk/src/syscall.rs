@@ -175,6 +175,12 @@ pub mod cnode {
         op(Syscall::CapMove, cnode, source, target, 0, 0, 0)
     }
 
+    /// Moves `source` of the caller's own CSpace to `target` of the CNode
+    /// `cnode` names, keeping its place in the derivation tree.
+    pub fn move_into(cnode: u64, source: u64, target: u64) -> Result<(), ErrorCode> {
+        op(Syscall::CapMoveInto, cnode, source, target, 0, 0, 0)
+    }
+
     /// Deletes the capability at `slot` and everything derived from it.
     pub fn delete(cnode: u64, slot: u64) -> Result<(), ErrorCode> {
         op(Syscall::CapDelete, cnode, slot, 0, 0, 0, 0)

@@ -1,0 +1,399 @@
+//! Running one case: the driver makes the case's objects and threads from
+//! its Untyped memory with the SDK's task builder (each thread a program
+//! of init's own ELF, its selector in `x0`), starts them, waits for every
+//! one's end message (a fault with no handler of the case's comes to the
+//! driver first, which stops the thread), reads their counters, and takes
+//! everything back with one revoke per task and one for the case.
+
+use super::case::{Case, CaseObject, DEFAULT_PRIORITY};
+use super::judge::Ended;
+use abi::cap::{CapType, Rights};
+use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
+use abi::message::NOTIFICATION_LABEL;
+use abi::ErrorCode;
+use core::time::Duration;
+use sdk::ipc::{self, Cptr, Message};
+use sdk::supervision;
+use sdk::syscall::{cnode, retype};
+use sdk::task::{Supervisor, Task, TaskBuilder};
+use sdk::time::{self, TimeError, Timer};
+
+/// Most threads a case starts.
+pub const MAX_CASE_THREADS: usize = 4;
+/// Most endpoints (and notifications) a case is given.
+const MAX_CASE_OBJECTS: u64 = 4;
+/// The CNode radix of a case thread unless the case says otherwise.
+const THREAD_CNODE_RADIX: u8 = 4;
+/// Page-table pages of a case thread's VSpace: its image, stack and IPC
+/// buffer, and the frames it maps in the frame window.
+const THREAD_TABLE_PAGES: u64 = 24;
+/// How long a case may run before the driver fails it and takes it down.
+const CASE_DEADLINE: Duration = Duration::from_secs(60);
+/// The badge of a case thread's fault endpoint capability: its index.
+const THREAD_BADGE: u64 = 0x7e00;
+
+/// What the driver holds.
+pub struct Driver {
+    /// Its CNode, VSpace, free slots and memory.
+    pub supervisor: Supervisor,
+    /// init's own ELF (`sdk::root_image`).
+    pub image: &'static [u8],
+    /// The endpoint case threads' faults and ends come to (read-write).
+    pub ends: Cptr,
+    /// Its timer (none while a case holds the physical timer's IrqHandler).
+    pub timer: Option<Timer>,
+    /// The physical timer's IrqHandler (the root's).
+    pub timer_irq: Cptr,
+    /// The console.
+    pub console: Cptr,
+}
+
+/// The objects the driver made for one case.
+struct CaseObjects {
+    /// The Untyped the case's objects came from.
+    memory: Cptr,
+    /// First slot of the run: endpoints, notifications, the case's
+    /// Untyped, its IrqHandler.
+    first: u64,
+    count: u64,
+    endpoints: u64,
+    notifications: u64,
+}
+
+impl CaseObjects {
+    fn endpoint(&self, index: u8) -> u64 {
+        self.first + u64::from(index)
+    }
+    fn notification(&self, index: u8) -> u64 {
+        self.first + self.endpoints + u64::from(index)
+    }
+    fn untyped(&self) -> u64 {
+        self.first + self.endpoints + self.notifications
+    }
+    fn irq(&self) -> u64 {
+        self.untyped() + 1
+    }
+}
+
+/// log2 of the smallest power of two at least `bytes` (at least a page).
+fn bits_for(bytes: u64) -> u8 {
+    (bytes.max(4096).next_power_of_two().trailing_zeros()) as u8
+}
+
+impl Driver {
+    /// Runs `case` with `parameter` or'd into each thread's selector;
+    /// returns how each thread ended, in thread order.
+    pub fn run(
+        &mut self,
+        case: &Case,
+        parameter: u64,
+    ) -> Result<heapless::Vec<Ended, MAX_CASE_THREADS>, &'static str> {
+        if case.threads.is_empty() || case.threads.len() > MAX_CASE_THREADS {
+            return Err("the case has no threads or too many");
+        }
+        if u64::from(case.endpoints) > MAX_CASE_OBJECTS
+            || u64::from(case.notifications) > MAX_CASE_OBJECTS
+        {
+            return Err("the case asks for too many objects");
+        }
+        let objects = self.make_objects(case)?;
+        let mut tasks: heapless::Vec<Task, MAX_CASE_THREADS> = heapless::Vec::new();
+        let built = self.build_threads(case, parameter, &objects, &mut tasks);
+        let outcome = match built {
+            Ok(()) => self.start_and_wait(case, &objects, &tasks),
+            Err(reason) => Err(reason),
+        };
+        // Whatever happened, everything goes back.
+        let taken_back = self.take_back(case, objects, tasks);
+        let ended = outcome?;
+        taken_back?;
+        Ok(ended)
+    }
+
+    /// The case's endpoints, notifications, Untyped and IrqHandler, from
+    /// an Untyped of its own.
+    fn make_objects(&mut self, case: &Case) -> Result<CaseObjects, &'static str> {
+        let untyped_bytes = u64::from(case.untyped_pages) * 4096;
+        let untyped_bits = bits_for(untyped_bytes);
+        // The case's Untyped and room for the rest beside it.
+        let memory_bits = if case.untyped_pages > 0 {
+            untyped_bits + 1
+        } else {
+            16
+        };
+        let endpoints = u64::from(case.endpoints);
+        let notifications = u64::from(case.notifications);
+        let count = endpoints + notifications + 2;
+        let slots = self
+            .supervisor
+            .slots
+            .alloc_range(count + 1)
+            .map_err(|_| "no free slots for the case's objects")?;
+        let memory = slots.start;
+        let objects = CaseObjects {
+            memory: Cptr(memory),
+            first: memory + 1,
+            count,
+            endpoints,
+            notifications,
+        };
+        self.supervisor
+            .memory
+            .carve(memory_bits, memory)
+            .map_err(|_| "no memory for the case")?;
+        let made = (|| {
+            if endpoints > 0 {
+                retype(memory, CapType::Endpoint, 0, objects.endpoint(0), endpoints)?;
+            }
+            if notifications > 0 {
+                retype(
+                    memory,
+                    CapType::Notification,
+                    0,
+                    objects.notification(0),
+                    notifications,
+                )?;
+            }
+            if case.untyped_pages > 0 {
+                retype(
+                    memory,
+                    CapType::Untyped,
+                    u64::from(untyped_bits),
+                    objects.untyped(),
+                    1,
+                )?;
+            }
+            Ok::<(), ErrorCode>(())
+        })();
+        if made.is_err() {
+            self.release_objects(objects);
+            return Err("cannot make the case's objects");
+        }
+        if let Some(intid) = case.irq {
+            if let Err(reason) = self.irq_for(intid, objects.irq()) {
+                self.release_objects(objects);
+                return Err(reason);
+            }
+        }
+        Ok(objects)
+    }
+
+    /// An IrqHandler for `intid` in `slot`: the physical timer's is the
+    /// driver's own, lent (its timer is off until the case is over).
+    fn irq_for(&mut self, intid: u32, slot: u64) -> Result<(), &'static str> {
+        if intid == super::cases::PHYSICAL_TIMER_INTID {
+            if let Some(mut timer) = self.timer.take() {
+                let _ = timer.cancel();
+            }
+            return cnode::copy(self.supervisor.cnode.0, self.timer_irq.0, slot)
+                .map_err(|_| "cannot lend the timer's IrqHandler");
+        }
+        super::irq_control::handler_for(self.supervisor.cnode.0, intid, slot)
+            .map_err(|_| "no IrqHandler for the case's interrupt")
+    }
+
+    /// Builds each thread (inactive), then hands out the grants, fault
+    /// endpoints and the endpoint's original as the case says.
+    fn build_threads(
+        &mut self,
+        case: &Case,
+        parameter: u64,
+        objects: &CaseObjects,
+        tasks: &mut heapless::Vec<Task, MAX_CASE_THREADS>,
+    ) -> Result<(), &'static str> {
+        for (index, &selector) in case.threads.iter().enumerate() {
+            let priority = u64::from(
+                case.priorities
+                    .get(index)
+                    .copied()
+                    .unwrap_or(DEFAULT_PRIORITY),
+            );
+            let name = abi::boot_program::BootProgram::decode(selector)
+                .map_or("init", |(program, _)| program.name());
+            let mut builder = TaskBuilder::new(name, self.image)
+                .argument(selector | parameter)
+                .cnode_radix(case.cnode_radix.unwrap_or(THREAD_CNODE_RADIX))
+                .priority(priority)
+                .mcp(priority)
+                .table_pages(THREAD_TABLE_PAGES)
+                .mint(
+                    self.console,
+                    abi::boot_program::CONSOLE_SLOT,
+                    Rights::WRITE,
+                    None,
+                );
+            builder = match case
+                .fault_endpoints
+                .iter()
+                .find(|(thread, _)| usize::from(*thread) == index)
+            {
+                // The case's own handler takes its faults (and its end).
+                Some(&(_, endpoint)) => builder.fault_endpoint(Cptr(objects.endpoint(endpoint)), None),
+                None => builder.fault_endpoint(self.ends, Some(THREAD_BADGE + index as u64)),
+            };
+            let task = builder.build(&mut self.supervisor).map_err(|error| {
+                sdk::println!("driver: building {name} failed: {error:?}");
+                "building a thread failed"
+            })?;
+            // Cannot fail: at most `MAX_CASE_THREADS` threads.
+            let _ = tasks.push(task);
+        }
+        for grant in case.grants {
+            let task = tasks
+                .get(usize::from(grant.thread))
+                .ok_or("a grant names a thread the case does not have")?;
+            let of = |i: u8| {
+                tasks
+                    .get(usize::from(i))
+                    .ok_or("a grant names a thread the case does not have")
+            };
+            let source = match grant.object {
+                CaseObject::Endpoint(i) => objects.endpoint(i),
+                CaseObject::Notification(i) => objects.notification(i),
+                CaseObject::Untyped => objects.untyped(),
+                CaseObject::Irq => objects.irq(),
+                CaseObject::Tcb(i) => of(i)?.tcb().0 .0,
+                CaseObject::VSpace(i) => of(i)?.vspace().0 .0,
+            };
+            let badge = (grant.badge != 0).then_some(grant.badge);
+            cnode::mint_into(task.cnode().0, source, grant.slot, grant.rights, badge)
+                .map_err(|_| "minting a granted capability failed")?;
+        }
+        if let Some((thread, slot)) = case.endpoint_owner {
+            let owner = tasks
+                .get(usize::from(thread))
+                .ok_or("the endpoint owner is not a thread of the case")?;
+            cnode::move_into(owner.cnode().0, objects.endpoint(0), slot)
+                .map_err(|_| "moving the endpoint to its owner failed")?;
+        }
+        Ok(())
+    }
+
+    /// Starts the threads in order (the driver is more urgent: none runs
+    /// before all are ready) and collects how each ended.
+    fn start_and_wait(
+        &mut self,
+        case: &Case,
+        objects: &CaseObjects,
+        tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
+    ) -> Result<heapless::Vec<Ended, MAX_CASE_THREADS>, &'static str> {
+        for task in tasks {
+            task.start().map_err(|_| "starting a thread failed")?;
+        }
+        let mut ends: [Option<Ended>; MAX_CASE_THREADS] = [None; MAX_CASE_THREADS];
+        let deadline = time::deadline_after(CASE_DEADLINE);
+        let own_handler = |index: usize| {
+            !case
+                .fault_endpoints
+                .iter()
+                .any(|(thread, _)| usize::from(*thread) == index)
+        };
+        // Those whose faults and end come to the driver.
+        while (0..tasks.len()).any(|i| own_handler(i) && ends[i].is_none()) {
+            let received = match self.timer.as_mut() {
+                Some(timer) => match timer.recv_until(self.ends, deadline) {
+                    Ok(received) => received,
+                    Err(TimeError::TimedOut) => return Err("the case did not end in time"),
+                    Err(_) => return Err("the driver's timed receive failed"),
+                },
+                None => ipc::recv(self.ends).map_err(|_| "the driver's receive failed")?,
+            };
+            self.take_message(received.message, received.badge, tasks, &mut ends)?;
+        }
+        // Those whose end goes to a handler of the case: once it is done,
+        // their end messages wait in its endpoint.
+        while let Some(index) = (0..tasks.len()).find(|&i| ends[i].is_none()) {
+            let (_, endpoint) = case
+                .fault_endpoints
+                .iter()
+                .find(|(thread, _)| usize::from(*thread) == index)
+                .copied()
+                .ok_or("a thread's end went nowhere")?;
+            match ipc::nb_recv(Cptr(objects.endpoint(endpoint))) {
+                Ok(received) => {
+                    let badge = THREAD_BADGE + index as u64;
+                    self.take_message(received.message, badge, tasks, &mut ends)?;
+                }
+                Err(ErrorCode::WouldBlock) => {
+                    if time::now() >= deadline {
+                        return Err("the case did not end in time");
+                    }
+                    match self.timer.as_mut() {
+                        Some(timer) => {
+                            let _ = timer.sleep(Duration::from_millis(1));
+                        }
+                        None => {
+                            let _ = sdk::syscall::yield_now();
+                        }
+                    }
+                }
+                Err(_) => return Err("receiving a handled thread's end failed"),
+            }
+        }
+        let mut ended = heapless::Vec::new();
+        for end in ends.iter().take(tasks.len()) {
+            // Cannot fail: as many as the tasks.
+            let _ = ended.push(end.ok_or("a thread did not end")?);
+        }
+        Ok(ended)
+    }
+
+    /// A message about case thread `badge - THREAD_BADGE`: a fault with no
+    /// handler of the case (stopped: its end follows) or its end.
+    fn take_message(
+        &mut self,
+        message: Message,
+        badge: u64,
+        tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
+        ends: &mut [Option<Ended>; MAX_CASE_THREADS],
+    ) -> Result<(), &'static str> {
+        let index = badge.wrapping_sub(THREAD_BADGE) as usize;
+        let task = tasks.get(index).ok_or("a message from no thread of the case")?;
+        match message.info.label() {
+            FAULT_LABEL => ipc::reply(&Message::new(FAULT_REPLY_STOP, &[]))
+                .map_err(|_| "stopping a faulted thread failed"),
+            NOTIFICATION_LABEL => Ok(()),
+            _ => {
+                let end = supervision::end_of(&message).ok_or("an unexpected message")?;
+                let stats = sdk::debug::thread_stats(task.tcb().0).unwrap_or_default();
+                ends[index] = Some(Ended { end, stats });
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the threads and takes every object back.
+    fn take_back(
+        &mut self,
+        case: &Case,
+        objects: CaseObjects,
+        tasks: heapless::Vec<Task, MAX_CASE_THREADS>,
+    ) -> Result<(), &'static str> {
+        let mut result = Ok(());
+        for task in tasks {
+            if task.destroy(&mut self.supervisor).is_err() {
+                result = Err("taking a thread's memory back failed");
+            }
+        }
+        self.release_objects(objects);
+        if case.irq == Some(super::cases::PHYSICAL_TIMER_INTID) {
+            result = result.and(super::restart_timer(self));
+        }
+        result
+    }
+
+    /// Revokes and deletes the case's Untyped (every object made from it
+    /// goes) and frees the run of slots.
+    fn release_objects(&mut self, objects: CaseObjects) {
+        let own = self.supervisor.cnode.0;
+        // The IrqHandler is a copy or came from IrqControl: not from the
+        // case's memory.
+        let _ = cnode::delete(own, objects.irq());
+        let _ = cnode::revoke(own, objects.memory.0);
+        let _ = cnode::delete(own, objects.memory.0);
+        let _ = self
+            .supervisor
+            .slots
+            .free_range(objects.memory.0..objects.first + objects.count);
+    }
+}
