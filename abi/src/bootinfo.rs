@@ -12,6 +12,7 @@
 //! | [`ROOT_VSPACE_SLOT`] | its own VSpace | all |
 //! | [`ROOT_IPC_BUFFER_SLOT`] | the Frame of its IPC buffer (mapped at `IPC_BUFFER_ADDRESS`) | read, write |
 //! | [`ROOT_IRQ_SLOT`] | an IrqHandler for the interrupt `BootInfo::irq` names | all |
+//! | [`ROOT_IRQ_CONTROL_SLOT`] | the IrqControl: an IrqHandler for any interrupt the kernel does not keep (`IrqControlGet`) | all |
 //! | [`ROOT_FIRST_UNTYPED_SLOT`].. | one Untyped per block of free RAM | all |
 //!
 //! Every other slot is empty. The free RAM is all RAM the kernel had not
@@ -48,6 +49,9 @@ pub const ROOT_VSPACE_SLOT: u64 = 3;
 pub const ROOT_IPC_BUFFER_SLOT: u64 = 4;
 /// The IrqHandler the root is given.
 pub const ROOT_IRQ_SLOT: u64 = 5;
+/// The IrqControl capability: `IrqControlGet` through it makes an
+/// IrqHandler for any interrupt the kernel does not keep.
+pub const ROOT_IRQ_CONTROL_SLOT: u64 = 6;
 /// The first Untyped; the others follow in consecutive slots.
 pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
 /// Most Untyped capabilities the root is given.

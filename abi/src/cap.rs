@@ -38,11 +38,15 @@ pub enum CapType {
     /// A seccomp-like policy filter: rules loaded with `FilterLoad` and
     /// attached to threads with `TcbAttachFilter` (see `docs/policy.md`).
     Filter = 11,
+    /// The right to make an IrqHandler for any interrupt the kernel does
+    /// not keep (`IrqControlGet`); only the kernel makes it (the root
+    /// task's).
+    IrqControl = 12,
 }
 
 impl CapType {
     /// Every type, in number order.
-    pub const ALL: [CapType; 12] = [
+    pub const ALL: [CapType; 13] = [
         CapType::Null,
         CapType::Untyped,
         CapType::CNode,
@@ -55,6 +59,7 @@ impl CapType {
         CapType::IrqHandler,
         CapType::DebugConsole,
         CapType::Filter,
+        CapType::IrqControl,
     ];
 
     /// Decodes a type number; `None` for a number no type has.
@@ -86,6 +91,7 @@ impl CapType {
             CapType::IrqHandler => "irq_handler",
             CapType::DebugConsole => "debug_console",
             CapType::Filter => "filter",
+            CapType::IrqControl => "irq_control",
         }
     }
 }
@@ -180,7 +186,7 @@ mod tests {
             assert_eq!(CapType::from_raw(i as u64), Some(*t));
             assert!(!t.name().is_empty());
         }
-        assert_eq!(CapType::from_raw(12), None);
+        assert_eq!(CapType::from_raw(13), None);
         assert_eq!(CapType::from_raw(u64::MAX), None);
     }
 

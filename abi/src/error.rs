@@ -42,6 +42,9 @@ pub enum ErrorCode {
     /// `FrameMap`: the frame is already mapped somewhere, or the address
     /// is already taken in that address space (unmap first).
     AlreadyMapped = 15,
+    /// `IrqControlGet`: the interrupt has an IrqHandler already (delete
+    /// its last capability first).
+    IrqInUse = 16,
 }
 
 impl ErrorCode {
@@ -64,6 +67,7 @@ impl ErrorCode {
             13 => ErrorCode::NoReplyTarget,
             14 => ErrorCode::Interrupted,
             15 => ErrorCode::AlreadyMapped,
+            16 => ErrorCode::IrqInUse,
             _ => return None,
         })
     }
@@ -93,6 +97,7 @@ impl ErrorCode {
             ErrorCode::NoReplyTarget => "no_reply_target",
             ErrorCode::Interrupted => "interrupted",
             ErrorCode::AlreadyMapped => "already_mapped",
+            ErrorCode::IrqInUse => "irq_in_use",
         }
     }
 
@@ -122,6 +127,7 @@ impl ErrorCode {
             ErrorCode::NoReplyTarget => "no caller waits for a reply",
             ErrorCode::Interrupted => "the waiting thread was suspended",
             ErrorCode::AlreadyMapped => "frame or address already mapped",
+            ErrorCode::IrqInUse => "the interrupt has a handler already",
         }
     }
 }
@@ -132,13 +138,13 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for raw in 0..16 {
+        for raw in 0..17 {
             let code = ErrorCode::from_raw(raw).expect("defined");
             assert_eq!(code.raw(), raw);
             assert!(!code.describe().is_empty());
             assert_eq!(ErrorCode::from_name(code.name()), Some(code));
         }
-        assert_eq!(ErrorCode::from_raw(16), None);
+        assert_eq!(ErrorCode::from_raw(17), None);
         assert_eq!(ErrorCode::from_raw(u64::MAX), None);
     }
 }

@@ -615,10 +615,7 @@ mod tests {
                 |r| r.action = Action::Errno(first_undefined_code()),
                 PolicyError::BadErrno,
             ),
-            (
-                |r| r.syscall = Some(Syscall::ALL.len() as u64),
-                PolicyError::BadSyscall,
-            ),
+            (|r| r.syscall = Some(Syscall::END), PolicyError::BadSyscall),
             (|r| r.label = Some(1 << LABEL_BITS), PolicyError::BadLabel),
         ];
         for (spoil, error) in cases {
@@ -699,7 +696,7 @@ mod tests {
         assert_eq!(d.rules[0].args[0], arg(2, 0xff, ArgOp::Eq, 3));
         assert_eq!(d.rules[0].action, Action::Errno(8));
         let bad = [
-            rule(&[1, 12], &[0], &[0]),         // no such object type
+            rule(&[1, 13], &[0], &[0]),         // no such object type
             rule(&[2], &[0], &[0]),             // Option tag 2
             rule(&[0], &[0], &[6]),             // no such action
             rule(&[0], &[1, 0, 1, 7, 0], &[0]), // no such op

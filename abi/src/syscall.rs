@@ -261,11 +261,21 @@ pub enum Syscall {
     /// within one CNode): how a supervisor hands a task the original of an
     /// object, so that the task's delete or revoke destroys it.
     CapMoveInto = 48,
+    /// Makes an IrqHandler for interrupt `x2` from the IrqControl
+    /// capability `x0` (write right), in the empty slot `x3` of the
+    /// caller's own CNode; the new capability is a child of `x0`'s. Refused:
+    /// an interrupt the GIC does not have (`InvalidArgument`), one the
+    /// kernel keeps (SGIs 0..15, its tick PPI 27, the console UART's:
+    /// `Denied`), a slot past the CNode (`InvalidArgument`) or occupied
+    /// (`SlotOccupied`), an interrupt that has an IrqHandler already
+    /// (`IrqInUse`). Deleting the handler's last capability masks the
+    /// interrupt and frees it for another `IrqControlGet`.
+    IrqControlGet = 49,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 49] = [
+    pub const ALL: [Syscall; 50] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -315,10 +325,11 @@ impl Syscall {
         Syscall::TcbRestart,
         Syscall::TcbSetName,
         Syscall::CapMoveInto,
+        Syscall::IrqControlGet,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 49;
+    pub const END: u64 = 50;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -372,6 +383,7 @@ impl Syscall {
             46 => Some(Syscall::TcbRestart),
             47 => Some(Syscall::TcbSetName),
             48 => Some(Syscall::CapMoveInto),
+            49 => Some(Syscall::IrqControlGet),
             _ => None,
         }
     }
@@ -433,6 +445,7 @@ impl Syscall {
             Syscall::TcbRestart => "tcb_restart",
             Syscall::TcbSetName => "tcb_set_name",
             Syscall::CapMoveInto => "cap_move_into",
+            Syscall::IrqControlGet => "irq_control_get",
         }
     }
 }

@@ -17,7 +17,7 @@ pub const NO_CAP: u64 = u64::MAX;
 pub const MAX_PRIORITY: u64 = 255;
 
 /// The longest name `Syscall::TcbSetName` takes, in bytes.
-pub const MAX_NAME_BYTES: usize = 16;
+pub const MAX_NAME_BYTES: usize = 24;
 
 /// Is `name` one `Syscall::TcbSetName` takes? 1 ..= [`MAX_NAME_BYTES`]
 /// bytes of printable ASCII other than space, `#`, `[` and `]`: a console

@@ -85,6 +85,8 @@ pub trait Layout {
     type DebugConsole;
     /// The body of a Filter: its rules.
     type Filter;
+    /// The body of the IrqControl object.
+    type IrqControl;
 }
 
 mod sealed {
@@ -132,6 +134,8 @@ pub mod kind {
     pub enum DebugConsole {}
     /// A Filter.
     pub enum Filter {}
+    /// The IrqControl object.
+    pub enum IrqControl {}
 }
 
 macro_rules! kinds {
@@ -159,6 +163,7 @@ kinds!(
     IrqHandler: false,
     DebugConsole: false,
     Filter: false,
+    IrqControl: false,
 );
 
 impl<L: Layout> ArrayKind<L> for kind::CNode {
@@ -775,6 +780,7 @@ mod tests {
         type IrqHandler = u8;
         type DebugConsole = ();
         type Filter = Big;
+        type IrqControl = ();
     }
 
     fn memory() -> ObjectMemory<Test> {

@@ -198,6 +198,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::IrqSetNotification { .. } => Syscall::IrqSetNotification,
         Call::IrqAck { .. } => Syscall::IrqAck,
         Call::IrqSetTimer { .. } => Syscall::IrqSetTimer,
+        Call::IrqControlGet { .. } => Syscall::IrqControlGet,
         Call::TcbRestart => Syscall::TcbRestart,
         Call::TcbSetName => Syscall::TcbSetName,
         Call::Retype { .. } => Syscall::Retype,

@@ -10,7 +10,7 @@ use crate::tasks::{ECHO_CLIENT_ELF, ECHO_ELF};
 use abi::bootinfo::ROOT_CNODE_RADIX;
 use abi::bootinfo::{BootInfo, BOOT_INFO_WORDS, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT};
-use abi::bootinfo::{ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
+use abi::bootinfo::{ROOT_IRQ_CONTROL_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::message::NOTIFICATION_LABEL;
@@ -21,7 +21,7 @@ use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
 use sdk::supervision::{self, ThreadEnd, END_LABEL};
-use sdk::syscall::{cnode, irq_set_notification, retype};
+use sdk::syscall::{cnode, irq_control_get, irq_set_notification, retype};
 use sdk::task::UntypedPool;
 use sdk::task::{PoolUntyped, SlotAllocator, Step, Supervisor, Task, TaskBuilder, TaskError};
 use sdk::tcb::Tcb;
@@ -172,6 +172,67 @@ fn check_boot_capabilities(info: &BootInfo) -> i32 {
         Ok(())
     );
     expect!(17, cnode::delete(ROOT_CNODE_SLOT, NOTIFICATION), Ok(()));
+    check_irq_control(largest)
+}
+
+/// An SPI no device of either board uses in the checks (intid 200: below
+/// the 256 lines of the Pi 4's GIC-400 and the 288 of QEMU virt's GIC).
+const UNUSED_SPI: u32 = 200;
+/// The kernel's tick: the EL1 virtual timer's PPI.
+const KERNEL_TICK: u32 = 27;
+/// The EL1 physical timer's PPI, whose IrqHandler the root holds.
+const PHYSICAL_TIMER: u32 = 30;
+
+/// The IrqControl: one IrqHandler per interrupt the kernel does not keep,
+/// free again once deleted.
+fn check_irq_control(largest: usize) -> i32 {
+    const C: u64 = ROOT_IRQ_CONTROL_SLOT;
+    let handler = SCRATCH;
+    let other = ROOT_FIRST_FREE_SLOT + 5;
+    expect!(80, irq_control_get(C, UNUSED_SPI, handler), Ok(()));
+    expect!(
+        81,
+        irq_control_get(C, UNUSED_SPI, other),
+        Err(ErrorCode::IrqInUse)
+    );
+    expect!(
+        82,
+        irq_control_get(C, KERNEL_TICK, other),
+        Err(ErrorCode::Denied)
+    );
+    expect!(
+        83,
+        irq_control_get(C, 1020, other),
+        Err(ErrorCode::InvalidArgument)
+    );
+    // The physical timer's handler is the root's already (slot 5).
+    expect!(
+        84,
+        irq_control_get(C, PHYSICAL_TIMER, other),
+        Err(ErrorCode::IrqInUse)
+    );
+    expect!(
+        85,
+        irq_control_get(C, UNUSED_SPI + 1, handler),
+        Err(ErrorCode::SlotOccupied)
+    );
+    expect!(
+        86,
+        retype(
+            BootInfo::untyped_slot(largest),
+            CapType::Notification,
+            0,
+            NOTIFICATION,
+            1
+        ),
+        Ok(())
+    );
+    expect!(87, irq_set_notification(handler, NOTIFICATION), Ok(()));
+    expect!(88, cnode::delete(ROOT_CNODE_SLOT, handler), Ok(()));
+    // Deleted (its last capability), the interrupt is free again.
+    expect!(89, irq_control_get(C, UNUSED_SPI, other), Ok(()));
+    expect!(90, cnode::delete(ROOT_CNODE_SLOT, other), Ok(()));
+    expect!(91, cnode::delete(ROOT_CNODE_SLOT, NOTIFICATION), Ok(()));
     0
 }
 

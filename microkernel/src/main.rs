@@ -50,6 +50,7 @@ static STATE: KernelCell<KernelState> = KernelCell::new(KernelState {
         tick_interval: 0,
         tick_due: 0,
         counter_frequency: 0,
+        console_intid: 0,
     },
 });
 static DEVICE_TREE_SCRATCH: KernelCell<[u8; DEVICE_TREE_SCRATCH_BYTES]> =
@@ -68,6 +69,8 @@ struct Machine {
     /// When the tick the timer is armed for is due (see `tick`).
     tick_due: u64,
     counter_frequency: u64,
+    /// The console UART's interrupt ID (the kernel keeps it).
+    console_intid: u32,
 }
 
 impl Machine {
@@ -158,6 +161,14 @@ impl Platform for Machine {
         } else {
             None
         }
+    }
+
+    fn interrupt_lines(&self) -> u32 {
+        self.gic.as_ref().map_or(0, GicV2::lines)
+    }
+
+    fn console_intid(&self) -> u32 {
+        self.console_intid
     }
 
     fn set_interrupt_enabled(&mut self, id: u32, enabled: bool) {
@@ -419,6 +430,7 @@ fn start_devices(
     gic.init();
     gic.enable(timer::VIRTUAL_TIMER_INTID);
     machine.gic = Some(gic);
+    machine.console_intid = info.board.console_intid();
     machine.counter_frequency = frequency;
     machine.tick_interval = tick_interval;
     machine.tick_due = registers::counter().wrapping_add(machine.tick_interval);

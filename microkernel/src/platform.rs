@@ -59,6 +59,11 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
     fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState);
     /// Lets interrupt `id` through the interrupt controller, or stops it.
     fn set_interrupt_enabled(&mut self, id: u32, enabled: bool);
+    /// How many interrupt IDs the interrupt controller has (0 before it
+    /// is started): `IrqControlGet` refuses the others.
+    fn interrupt_lines(&self) -> u32;
+    /// The interrupt ID of the console UART, which the kernel keeps.
+    fn console_intid(&self) -> u32;
     /// Arms the EL1 physical timer `ticks` counter ticks from now, or
     /// disarms it (`None`).
     fn set_physical_timer(&mut self, ticks: Option<u64>);

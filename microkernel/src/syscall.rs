@@ -189,6 +189,16 @@ pub enum Call {
         /// Counter ticks from now (x2); 0 disarms.
         ticks: u64,
     },
+    /// `IrqControlGet`: an IrqHandler for `intid` from the IrqControl
+    /// capability at `control`, into the caller's slot `slot`.
+    IrqControlGet {
+        /// The IrqControl capability's slot (x0).
+        control: u64,
+        /// The interrupt ID (x2).
+        intid: u64,
+        /// The empty slot of the caller's own CNode (x3).
+        slot: u64,
+    },
     /// `Retype` from the Untyped capability at `untyped`.
     Retype {
         /// The Untyped capability's slot (x0).
@@ -422,6 +432,11 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::IrqSetTimer => Ok(Call::IrqSetTimer {
             handler: context.x[0],
             ticks: context.x[2],
+        }),
+        Syscall::IrqControlGet => Ok(Call::IrqControlGet {
+            control: context.x[0],
+            intid: context.x[2],
+            slot: context.x[3],
         }),
         Syscall::Retype => Ok(Call::Retype {
             untyped: context.x[0],

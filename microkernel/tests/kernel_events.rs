@@ -136,6 +136,15 @@ impl Platform for FakeMachine {
 
     fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
 
+    fn interrupt_lines(&self) -> u32 {
+        // QEMU virt's GICv2: 32 private and 256 shared interrupts.
+        288
+    }
+
+    fn console_intid(&self) -> u32 {
+        33
+    }
+
     fn set_physical_timer(&mut self, ticks: Option<u64>) {
         self.physical_timer = ticks;
     }
@@ -2410,6 +2419,200 @@ mod root_task {
             "every page (but the first, never the pool's) is back in the pool or in use by the \
              next step"
         );
+    }
+
+    /// `IrqControlGet` through the root's IrqControl: every refusal
+    /// leaves nothing behind, one handler per interrupt, and deleting it
+    /// frees the interrupt for another.
+    #[test]
+    fn irq_control_makes_one_handler_per_interrupt_the_kernel_does_not_keep() {
+        use abi::bootinfo::{ROOT_IRQ_CONTROL_SLOT, ROOT_IRQ_SLOT};
+        let mut h = Harness::start(Mode::Demo);
+        let get = |h: &mut Harness, control: u64, intid: u64, slot: u64| {
+            h.syscall(Syscall::IrqControlGet.number(), [control, intid, slot, 0])
+        };
+        let c = ROOT_IRQ_CONTROL_SLOT;
+        let free = ROOT_FIRST_FREE_SLOT;
+        let code = |e: ErrorCode| e.raw();
+        // The capability first.
+        assert_eq!(
+            get(&mut h, free, 40, free + 1),
+            code(ErrorCode::InvalidCapability)
+        );
+        assert_eq!(
+            get(&mut h, 1 << 20, 40, free + 1),
+            code(ErrorCode::InvalidCapability)
+        );
+        assert_eq!(
+            get(&mut h, ROOT_TCB_SLOT, 40, free + 1),
+            code(ErrorCode::WrongCapabilityType)
+        );
+        h.context().x[5] = 0;
+        h.context().x[6] = 0;
+        let read_only = abi::cap::Rights::READ.into_bytes()[0] as u64;
+        assert_eq!(
+            h.syscall(
+                Syscall::CapMint.number(),
+                [ROOT_CNODE_SLOT, c, free, read_only]
+            ),
+            0
+        );
+        assert_eq!(
+            get(&mut h, free, 40, free + 1),
+            code(ErrorCode::MissingRights)
+        );
+        // Then the interrupt: past the GIC's lines, then the kernel's own.
+        for intid in [288, 1023, 1 << 32, u64::MAX] {
+            assert_eq!(
+                get(&mut h, c, intid, free + 1),
+                code(ErrorCode::InvalidArgument),
+                "{intid}"
+            );
+        }
+        for intid in [0, 1, 15, 27, 33] {
+            assert_eq!(
+                get(&mut h, c, intid, free + 1),
+                code(ErrorCode::Denied),
+                "{intid}"
+            );
+        }
+        // Then the slot.
+        assert_eq!(
+            get(&mut h, c, 40, 1 << 12),
+            code(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            get(&mut h, c, 40, u64::MAX),
+            code(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            get(&mut h, c, 40, ROOT_TCB_SLOT),
+            code(ErrorCode::SlotOccupied)
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // One handler per interrupt: the physical timer's is the root's.
+        assert_eq!(get(&mut h, c, 30, free + 1), code(ErrorCode::IrqInUse));
+        assert_eq!(get(&mut h, c, 40, free + 1), 0);
+        assert_eq!(get(&mut h, c, 40, free + 2), code(ErrorCode::IrqInUse));
+        assert_eq!(get(&mut h, c, 287, free + 2), 0, "the last line");
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The new handler works: unbound, IrqAck is refused; bound to a
+        // notification, its interrupt signals it.
+        let handler = free + 1;
+        assert_eq!(
+            h.syscall(Syscall::IrqAck.number(), [handler, 0, 0, 0]),
+            code(ErrorCode::InvalidArgument)
+        );
+        h.context().x[5] = 1;
+        let notification = free + 3;
+        assert_eq!(
+            h.syscall(
+                Syscall::Retype.number(),
+                [
+                    BootInfo::untyped_slot(0),
+                    u64::from(CapType::Notification.raw()),
+                    0,
+                    notification
+                ]
+            ),
+            0
+        );
+        assert_eq!(
+            h.syscall(
+                Syscall::IrqSetNotification.number(),
+                [handler, notification, 0, 0]
+            ),
+            0
+        );
+        assert_eq!(
+            h.syscall(Syscall::IrqSetTimer.number(), [handler, 100, 0, 0]),
+            code(ErrorCode::InvalidArgument),
+            "only the physical timer's handler programs it"
+        );
+        let resume = h
+            .kernel
+            .handle_el0_interrupt(&mut h.machine, Some(Interrupt::Other(40)));
+        h.resumed(resume);
+        assert_eq!(
+            h.syscall(Syscall::Poll.number(), [notification, 0, 0, 0]),
+            0
+        );
+        assert_eq!(h.context().x[8], 1, "the interrupt signalled bit 0");
+        assert_eq!(h.syscall(Syscall::IrqAck.number(), [handler, 0, 0, 0]), 0);
+        // A copy keeps the interrupt taken; deleting the handler (its copy
+        // with it) frees it, even with its interrupt pending.
+        assert_eq!(
+            h.syscall(
+                Syscall::CapCopy.number(),
+                [ROOT_CNODE_SLOT, handler, free + 4, 0]
+            ),
+            0
+        );
+        h.machine.pending_interrupts.push(Interrupt::Other(40));
+        assert_eq!(
+            h.syscall(
+                Syscall::CapDelete.number(),
+                [ROOT_CNODE_SLOT, handler, 0, 0]
+            ),
+            0
+        );
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(
+            h.syscall(Syscall::IrqAck.number(), [free + 4, 0, 0, 0]),
+            code(ErrorCode::InvalidCapability),
+            "the copy went with it"
+        );
+        let resume = h
+            .kernel
+            .handle_el0_interrupt(&mut h.machine, Some(Interrupt::Other(40)));
+        h.resumed(resume);
+        assert!(h
+            .machine
+            .console
+            .contains("interrupt 40 has no handler; masked"));
+        assert_eq!(
+            get(&mut h, c, 40, free + 1),
+            0,
+            "the interrupt is free again"
+        );
+        // The physical timer's too, once the root's handler is deleted;
+        // the new one programs the timer.
+        assert_eq!(
+            h.syscall(
+                Syscall::CapDelete.number(),
+                [ROOT_CNODE_SLOT, ROOT_IRQ_SLOT, 0, 0]
+            ),
+            0
+        );
+        assert_eq!(get(&mut h, c, 30, ROOT_IRQ_SLOT), 0);
+        assert_eq!(
+            h.syscall(Syscall::IrqSetTimer.number(), [ROOT_IRQ_SLOT, 100, 0, 0]),
+            0
+        );
+        assert_eq!(h.machine.physical_timer, Some(100));
+        // Revoking the IrqControl takes back every handler it issued.
+        assert_eq!(
+            h.syscall(Syscall::CapRevoke.number(), [ROOT_CNODE_SLOT, c, 0, 0]),
+            0
+        );
+        assert_eq!(
+            h.machine.physical_timer, None,
+            "the timer's handler went: disarmed"
+        );
+        for slot in [free + 1, free + 2, ROOT_IRQ_SLOT] {
+            assert_eq!(
+                h.syscall(Syscall::IrqAck.number(), [slot, 0, 0, 0]),
+                code(ErrorCode::InvalidCapability)
+            );
+        }
+        assert_eq!(get(&mut h, c, 40, free + 1), 0);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        // The root ends: its handlers and its IrqControl go, every page
+        // comes back.
+        h.exit(0);
+        assert!(h.machine.console.contains("[kernel] done: the root task"));
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+        assert_eq!(h.kernel.frames().lost(), 0);
     }
 }
 

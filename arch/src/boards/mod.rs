@@ -14,6 +14,12 @@ use heapless::Vec;
 /// The EL1 physical timer's interrupt ID (a PPI), the same on every board:
 /// a device the kernel programs for the holder of its IrqHandler.
 pub const PHYSICAL_TIMER_INTID: u32 = 30;
+/// The kernel's tick: the EL1 virtual timer's interrupt ID (a PPI), the
+/// same on every board (`cpu::timer::VIRTUAL_TIMER_INTID`).
+pub const KERNEL_TICK_INTID: u32 = 27;
+/// Interrupt IDs below this are SGIs, kept by the kernel for the
+/// inter-processor interrupts of a multi-core kernel.
+pub const SGI_COUNT: u32 = 16;
 
 /// A supported board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +36,16 @@ impl Board {
         match self {
             Board::QemuVirt => "QEMU virt",
             Board::RaspberryPi4 => "Raspberry Pi 4",
+        }
+    }
+
+    /// The interrupt ID of the console UART the kernel writes to (it
+    /// polls it and never enables the line, but keeps it all the same:
+    /// the UART is the kernel's).
+    pub const fn console_intid(self) -> u32 {
+        match self {
+            Board::QemuVirt => virt::UART_INTID,
+            Board::RaspberryPi4 => rpi4::UART_INTID,
         }
     }
 

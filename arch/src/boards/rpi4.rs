@@ -8,6 +8,9 @@ pub const GPIO: u64 = 0xFE20_0000;
 /// `gpio=14,15=a0` (no overlay: Debian ships none), and the kernel routes
 /// those pins to it itself before its first line (`bcm2711_gpio`).
 pub const UART: u64 = 0xFE20_1000;
+/// PL011 UART0's interrupt ID (VideoCore IRQ 57 = GIC SPI 121, as the
+/// BCM2711 device tree says).
+pub const UART_INTID: u32 = 32 + 121;
 /// The PL011 reference clock the firmware sets.
 pub const UART_CLOCK_HZ: u32 = 48_000_000;
 /// GIC-400 distributor.

@@ -4,6 +4,8 @@ use super::{Board, BoardInfo, PhysRange};
 
 /// PL011 UART0.
 pub const UART: u64 = 0x0900_0000;
+/// PL011 UART0's interrupt ID (SPI 1, as QEMU's device tree says).
+pub const UART_INTID: u32 = 32 + 1;
 /// The PL011 clock QEMU advertises (`apb-pclk`).
 pub const UART_CLOCK_HZ: u32 = 24_000_000;
 /// GICv2 distributor.

@@ -9,7 +9,7 @@
 use aarch64_cpu::registers::*;
 
 /// The virtual timer's interrupt ID (a PPI).
-pub const VIRTUAL_TIMER_INTID: u32 = 27;
+pub const VIRTUAL_TIMER_INTID: u32 = crate::boards::KERNEL_TICK_INTID;
 
 pub use crate::boards::PHYSICAL_TIMER_INTID;
 

@@ -4,7 +4,7 @@
 //! (or our EL3 boot path) has put every interrupt in group 1. At init the
 //! distributor is reset to a known state (`crate::gic`).
 
-use crate::gic::{distributor_reset, DistributorWrite};
+use crate::gic::{distributor_reset, interrupt_lines, DistributorWrite};
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
@@ -119,6 +119,11 @@ impl GicV2 {
         self.cpu.priority_mask.set(PRIORITY_MASK_ALL);
         self.cpu.binary_point.set(0);
         self.cpu.control.set(1);
+    }
+
+    /// How many interrupt IDs the distributor has (GICD_TYPER).
+    pub fn lines(&self) -> u32 {
+        interrupt_lines(self.distributor.interrupt_type.get())
     }
 
     /// Enables interrupt `id` at the default priority.

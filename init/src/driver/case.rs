@@ -149,7 +149,13 @@ pub(super) const fn grant(thread: u8, slot: u64, rights: Rights, badge: u64) -> 
     }
 }
 
-pub(super) const fn nth_endpoint_grant(index: u8, thread: u8, slot: u64, rights: Rights, badge: u64) -> Grant {
+pub(super) const fn nth_endpoint_grant(
+    index: u8,
+    thread: u8,
+    slot: u64,
+    rights: Rights,
+    badge: u64,
+) -> Grant {
     Grant {
         thread,
         slot,
@@ -197,7 +203,11 @@ pub(super) const fn case(name: &'static str, threads: &'static [u64], expect: Ex
     }
 }
 
-pub(super) const fn ipc_case(name: &'static str, threads: &'static [u64], grants: &'static [Grant]) -> Case {
+pub(super) const fn ipc_case(
+    name: &'static str,
+    threads: &'static [u64],
+    grants: &'static [Grant],
+) -> Case {
     Case {
         name,
         threads,
@@ -219,7 +229,11 @@ pub(super) const RECEIVE: Rights = Rights::READ;
 pub(super) const SEND: Rights = Rights::WRITE;
 pub(super) const CLIENT_BADGE: u64 = 0x42;
 
-pub(super) const fn fault(class: ExceptionClass, address: Option<u64>, permission: Option<bool>) -> Expect {
+pub(super) const fn fault(
+    class: ExceptionClass,
+    address: Option<u64>,
+    permission: Option<bool>,
+) -> Expect {
     Expect::Fault {
         class,
         address,

@@ -1,9 +1,10 @@
 //! IrqHandlers for the interrupts cases are given, from the root's
 //! IrqControl capability.
 
+use abi::bootinfo::ROOT_IRQ_CONTROL_SLOT;
 use abi::ErrorCode;
 
-/// An IrqHandler for `intid` in `slot` of the root's CNode `cnode`.
-pub fn handler_for(_cnode: u64, _intid: u32, _slot: u64) -> Result<(), ErrorCode> {
-    Err(ErrorCode::InvalidCapability)
+/// An IrqHandler for `intid` in `slot` of the root's CNode.
+pub fn handler_for(intid: u32, slot: u64) -> Result<(), ErrorCode> {
+    sdk::syscall::irq_control_get(ROOT_IRQ_CONTROL_SLOT, intid, slot)
 }

@@ -70,7 +70,9 @@ fn check_end(expect: Expect, end: ThreadEnd) -> Result<(), Failure> {
     match expect {
         Expect::AnyEnd => Ok(()),
         Expect::ExitZeroOrKilled => match end {
-            ThreadEnd::Exited { status: 0 } | ThreadEnd::Killed(KillReason::Policy { .. }) => Ok(()),
+            ThreadEnd::Exited { status: 0 } | ThreadEnd::Killed(KillReason::Policy { .. }) => {
+                Ok(())
+            }
             ThreadEnd::Exited { .. } => Err("a thread exited with a non-zero status"),
             ThreadEnd::Killed(_) => Err("a thread was killed for another reason"),
             ThreadEnd::Faulted { .. } => Err("a thread faulted"),

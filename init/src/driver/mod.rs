@@ -246,7 +246,10 @@ fn run_bench(driver: &mut Driver, info: &BootInfo) -> i32 {
         }
     }
     // The rows the suite ran, each of which printed one result line.
-    println!("# portcullis-bench: {} results", parameter.rows.count_ones());
+    println!(
+        "# portcullis-bench: {} results",
+        parameter.rows.count_ones()
+    );
     i32::from(failed != 0)
 }
 
@@ -336,7 +339,9 @@ fn run_fuzz(driver: &mut Driver, info: &BootInfo) -> i32 {
         let (mut exact, mut lower) = (0u64, 0u64);
         let verdict = match (&ran, armed, after) {
             (Err(reason), _, _) => Err(*reason),
-            (_, Err(_), _) | (_, _, Err(_)) => Err("the kernel has no invariant check (the test image has)"),
+            (_, Err(_), _) | (_, _, Err(_)) => {
+                Err("the kernel has no invariant check (the test image has)")
+            }
             (Ok(ended), Ok(armed), Ok(after)) => {
                 for thread in ended {
                     match thread.end {

@@ -188,7 +188,7 @@ impl Driver {
             return cnode::copy(self.supervisor.cnode.0, self.timer_irq.0, slot)
                 .map_err(|_| "cannot lend the timer's IrqHandler");
         }
-        super::irq_control::handler_for(self.supervisor.cnode.0, intid, slot)
+        super::irq_control::handler_for(intid, slot)
             .map_err(|_| "no IrqHandler for the case's interrupt")
     }
 
@@ -228,7 +228,9 @@ impl Driver {
                 .find(|(thread, _)| usize::from(*thread) == index)
             {
                 // The case's own handler takes its faults (and its end).
-                Some(&(_, endpoint)) => builder.fault_endpoint(Cptr(objects.endpoint(endpoint)), None),
+                Some(&(_, endpoint)) => {
+                    builder.fault_endpoint(Cptr(objects.endpoint(endpoint)), None)
+                }
                 None => builder.fault_endpoint(self.ends, Some(THREAD_BADGE + index as u64)),
             };
             let task = builder.build(&mut self.supervisor).map_err(|error| {
@@ -348,7 +350,9 @@ impl Driver {
         ends: &mut [Option<Ended>; MAX_CASE_THREADS],
     ) -> Result<(), &'static str> {
         let index = badge.wrapping_sub(THREAD_BADGE) as usize;
-        let task = tasks.get(index).ok_or("a message from no thread of the case")?;
+        let task = tasks
+            .get(index)
+            .ok_or("a message from no thread of the case")?;
         match message.info.label() {
             FAULT_LABEL => ipc::reply(&Message::new(FAULT_REPLY_STOP, &[]))
                 .map_err(|_| "stopping a faulted thread failed"),

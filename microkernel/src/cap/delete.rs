@@ -273,6 +273,7 @@ impl Objects {
             CapType::IrqHandler => m.destroy::<kind::IrqHandler>(g).is_some(),
             CapType::DebugConsole => m.destroy::<kind::DebugConsole>(g).is_some(),
             CapType::Filter => m.destroy::<kind::Filter>(g).is_some(),
+            CapType::IrqControl => m.destroy::<kind::IrqControl>(g).is_some(),
             CapType::Null => false,
         };
         debug_assert!(freed, "a retired record is of its header's type");

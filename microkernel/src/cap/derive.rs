@@ -21,6 +21,27 @@ impl Objects {
         Ok(())
     }
 
+    /// Installs the first capability to an IrqHandler made by
+    /// `create_object` into empty `slot`, as a child of the IrqControl
+    /// capability in `control` that issued it (so revoking or deleting
+    /// that capability takes the handler back), as seL4 derives its IRQ
+    /// handler capabilities from IRQ control.
+    pub fn install_issued(
+        &mut self,
+        control: SlotId,
+        slot: SlotId,
+        cap: Capability,
+    ) -> Result<(), CapError> {
+        if !self.lookup(control)?.has_type(CapType::IrqControl)
+            || cap.cap_type() != CapType::IrqHandler
+        {
+            return Err(CapError::WrongCapabilityType);
+        }
+        self.install_original(slot, cap)?;
+        self.add_child(control, slot);
+        Ok(())
+    }
+
     /// Copies the capability in `src` into empty `dst`: same rights, same
     /// badge, a child of `src` in the derivation tree.
     /// A Reply capability is never copied (`InvalidArgument`): it stands

@@ -25,7 +25,7 @@ pub enum InvariantViolation {
     /// The capability's parent slot is empty.
     ParentEmpty(SlotId),
     /// The capability is neither a copy of its parent's object nor carved
-    /// from it (or an original of a retyped object has no parent).
+    /// from it nor an IrqHandler issued by its IrqControl parent (or an original of a retyped object has no parent).
     BadDerivation(SlotId),
     /// A Reply capability has a child, or its object more than one
     /// capability: it was copied, which nothing may do.
@@ -150,7 +150,9 @@ impl Objects {
                     let copy = parent_cap.object() == cap.object();
                     let carved = parent_cap.cap_type() == CapType::Untyped
                         && header.parent() == Some(parent_cap.object());
-                    if !copy && !carved {
+                    let issued = parent_cap.cap_type() == CapType::IrqControl
+                        && cap.cap_type() == CapType::IrqHandler;
+                    if !copy && !carved && !issued {
                         return Err(V::BadDerivation(slot));
                     }
                 }

@@ -34,6 +34,7 @@ impl Layout for KernelLayout {
     type IrqHandler = IrqHandlerBody;
     type DebugConsole = ();
     type Filter = FilterBody;
+    type IrqControl = ();
 }
 
 /// Object memory laid out for the kernel.
@@ -164,6 +165,7 @@ pub fn record_bytes(cap_type: CapType, radix: u8) -> Option<u64> {
         CapType::IrqHandler => bytes::<L, kind::IrqHandler>(),
         CapType::DebugConsole => bytes::<L, kind::DebugConsole>(),
         CapType::Filter => bytes::<L, kind::Filter>(),
+        CapType::IrqControl => bytes::<L, kind::IrqControl>(),
         CapType::Null => return None,
     };
     Some(size as u64)

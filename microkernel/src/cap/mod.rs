@@ -303,6 +303,7 @@ impl Objects {
                 m.create::<kind::IrqHandler>(granule, header, IrqHandlerBody::NONE)
             }
             CapType::DebugConsole => m.create::<kind::DebugConsole>(granule, header, ()),
+            CapType::IrqControl => m.create::<kind::IrqControl>(granule, header, ()),
             CapType::Filter => m.create::<kind::Filter>(
                 granule,
                 header,
@@ -388,6 +389,7 @@ impl Objects {
             | CapType::Endpoint
             | CapType::Notification
             | CapType::IrqHandler
+            | CapType::IrqControl
             | CapType::DebugConsole => phys == 0 && size_bytes == 0,
             // CNodes come from `create_cnode`; filters and Reply objects
             // only from retype.

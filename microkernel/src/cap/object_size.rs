@@ -134,5 +134,6 @@ mod tests {
         assert_eq!(cost(CapType::Null, 0), bad);
         assert_eq!(cost(CapType::IrqHandler, 0), bad);
         assert_eq!(cost(CapType::DebugConsole, 0), bad);
+        assert_eq!(cost(CapType::IrqControl, 0), bad);
     }
 }

@@ -40,6 +40,7 @@ mod binding_invariant_tests;
 mod debug_calls;
 mod fast_path;
 mod invariants;
+mod irq_control;
 #[cfg(test)]
 mod judged_capability_tests;
 mod members;
@@ -140,9 +141,10 @@ pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 /// originals of its CNode, TCB and VSpace. Threads made from user space
 /// have none and are limited only by memory.
 pub const MAX_KERNEL_THREADS: usize = 32;
-/// IrqHandler objects the kernel can have made at once (one per case that
-/// asks for an interrupt, and the root's).
-const MAX_IRQ_HANDLERS: usize = 4;
+/// IrqHandler objects that can exist at once: one per case that asks for
+/// an interrupt, the root's, and those `IrqControlGet` makes (each has its
+/// record on a page of the kernel's pool). Past it, `OutOfResources`.
+const MAX_IRQ_HANDLERS: usize = 64;
 /// Radix of each boot-suite thread's CNode (16 slots) unless its case
 /// asks for more (`Case::cnode_radix`).
 const THREAD_CNODE_RADIX: u8 = 4;
@@ -167,7 +169,10 @@ const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_KERNEL_THREADS as u64;
 const KERNEL_ROOT_UNTYPED_SLOTS: u64 = KERNEL_VSPACE_SLOTS + MAX_KERNEL_THREADS as u64;
 /// The original of the Frame capability to a root task's IPC buffer.
 const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
-const _: () = assert!(KERNEL_ROOT_IPC_FRAME_SLOT < 1 << KERNEL_CNODE_RADIX);
+/// The original of a root task's IrqControl capability (made for each
+/// root, deleted with everything it issued when the root's case ends).
+const KERNEL_ROOT_IRQ_CONTROL_SLOT: u64 = KERNEL_ROOT_IPC_FRAME_SLOT + 1;
+const _: () = assert!(KERNEL_ROOT_IRQ_CONTROL_SLOT < 1 << KERNEL_CNODE_RADIX);
 /// Most threads one boot-suite case starts.
 const MAX_CASE_THREADS: usize = 4;
 /// Bound on reschedules in one return to user (each round handles one
@@ -335,8 +340,9 @@ pub struct Kernel {
     /// Lossless audited threads waiting for room in their ring (linked
     /// through `Thread::queue_links`): what the tick looks at.
     audit_waiters: EndpointQueue,
-    /// The IrqHandler objects the kernel made (only the kernel makes
-    /// them), for an interrupt to find its handler.
+    /// The IrqHandler objects there are (only the kernel makes them: for
+    /// a case, or through `IrqControlGet`), at most one per interrupt, for
+    /// an interrupt to find its handler.
     irq_handlers: heapless::Vec<ObjectId, MAX_IRQ_HANDLERS>,
     /// Which of the `MAX_KERNEL_THREADS` blocks of kernel CNode slots a
     /// kernel-made thread holds (bit `i`: block `i`).
@@ -1083,6 +1089,16 @@ impl Kernel {
             Call::IrqSetTimer { handler, ticks } => {
                 self.irq_set_timer(platform, current, handler, ticks)
             }
+            Call::IrqControlGet {
+                control,
+                intid,
+                slot,
+            } => SyscallResult::Return(
+                match self.irq_control_get(platform, current, control, intid, slot) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
             Call::Retype {
                 untyped,
                 object_type,
@@ -2736,6 +2752,9 @@ impl Kernel {
         if let Some(intid) = case.irq {
             if self.irq_handlers.is_full() {
                 return Err("too many IrqHandlers");
+            }
+            if self.irq_handler_of(intid).is_some() {
+                return Err("the case's interrupt has an IrqHandler already");
             }
             let object = self
                 .create_original(CapType::IrqHandler, 0, 0, KERNEL_IRQ_SLOT)

@@ -265,7 +265,9 @@ impl Kernel {
                 }
                 self.stop_audit_waiters(|sink| sink.frame.id == object);
             }
-            CapType::DebugConsole | CapType::Null => {}
+            // What it issued are children of its capabilities, gone
+            // with them.
+            CapType::DebugConsole | CapType::IrqControl | CapType::Null => {}
         }
     }
 

@@ -2,7 +2,9 @@
 //! root-task case (`Case::root_task`), as `abi::bootinfo` lays it out.
 //!
 //! Like seL4's initial thread, the root gets capabilities to its own TCB,
-//! CNode, VSpace and IPC buffer, the console, an IrqHandler, and every
+//! CNode, VSpace and IPC buffer, the console, an IrqHandler, the
+//! IrqControl (an IrqHandler for any interrupt the kernel does not keep),
+//! and every
 //! free page of RAM as Untyped memory, cut into naturally aligned
 //! power-of-two blocks. From then on the kernel makes nothing for it:
 //! every object the root and the tasks it starts use is retyped from
@@ -11,6 +13,7 @@
 //! of the case it can take the memory back whatever the root did with
 //! its copies.
 
+use super::KERNEL_ROOT_IRQ_CONTROL_SLOT;
 use super::{Kernel, KERNEL_IRQ_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_UNTYPED_SLOTS};
 use super::{KERNEL_TCB_SLOTS, KERNEL_VSPACE_SLOTS};
 use crate::boot_suite::Case;
@@ -18,6 +21,7 @@ use crate::cap::CNodeId;
 use crate::cap::FrameMapping;
 use crate::platform::Platform;
 use crate::thread::ThreadId;
+use abi::bootinfo::ROOT_IRQ_CONTROL_SLOT;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
 use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
 use abi::cap::{CapType, Rights};
@@ -74,10 +78,36 @@ impl Kernel {
         for (original, slot) in [
             (KERNEL_TCB_SLOTS + block, ROOT_TCB_SLOT),
             (KERNEL_VSPACE_SLOTS + block, ROOT_VSPACE_SLOT),
-            (KERNEL_IRQ_SLOT, ROOT_IRQ_SLOT),
         ] {
             self.mint_from_kernel(original, cnode, slot, Rights::ALL)?;
         }
+        // The IrqControl: every IrqHandler the root makes with it is a
+        // child of its copy, so deleting the original at the end of the
+        // case takes them all back.
+        self.create_original(CapType::IrqControl, 0, 0, KERNEL_ROOT_IRQ_CONTROL_SLOT)
+            .map_err(|_| "cannot make the root's IrqControl")?;
+        self.mint_from_kernel(
+            KERNEL_ROOT_IRQ_CONTROL_SLOT,
+            cnode,
+            ROOT_IRQ_CONTROL_SLOT,
+            Rights::ALL,
+        )?;
+        // The case's interrupt: the root's handler is issued by its
+        // IrqControl (the kernel keeps no original), so deleting it frees
+        // the interrupt for the root's next `IrqControlGet`.
+        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
+        // Its record's page back in the pool before the pool is cut up.
+        self.reap();
+        let control = self
+            .objects
+            .slot(cnode, ROOT_IRQ_CONTROL_SLOT)
+            .map_err(|_| "the root's CNode is too small")?;
+        let target = self
+            .objects
+            .slot(cnode, ROOT_IRQ_SLOT)
+            .map_err(|_| "the root's CNode is too small")?;
+        self.issue_irq_handler(control, target, irq)
+            .map_err(|_| "cannot make the root's IrqHandler")?;
         // The IPC buffer page belongs to the root's address space (freed
         // with it); the Frame object lets the root name it, and goes when
         // the root ends (`end_root`).
@@ -184,6 +214,7 @@ impl Kernel {
         if let Some(root) = self.session.root.ipc_frame_of {
             self.end_root(platform, root);
         }
+        self.delete_kernel_slot(platform, KERNEL_ROOT_IRQ_CONTROL_SLOT);
         let blocks = core::mem::take(&mut self.session.root.blocks);
         for index in 0..blocks.len() {
             self.delete_kernel_slot(platform, KERNEL_ROOT_UNTYPED_SLOTS + index as u64);

@@ -356,6 +356,23 @@ pub fn irq_set_notification(handler: u64, notification: u64) -> Result<(), Error
     .into_result()
 }
 
+/// Makes an IrqHandler for interrupt `intid` in the empty slot `slot` of
+/// the caller's own CNode, through the IrqControl capability `control`
+/// (the root task's is `abi::bootinfo::ROOT_IRQ_CONTROL_SLOT`). Refused:
+/// `InvalidArgument` for an interrupt the GIC does not have or a slot
+/// past the CNode, `Denied` for one the kernel keeps (SGIs, its tick,
+/// its console's), `SlotOccupied`, and `IrqInUse` while the interrupt has
+/// another IrqHandler.
+pub fn irq_control_get(control: u64, intid: u32, slot: u64) -> Result<(), ErrorCode> {
+    raw_syscall(
+        Syscall::IrqControlGet.number(),
+        control,
+        u64::from(intid),
+        slot,
+    )
+    .into_result()
+}
+
 /// Acknowledges the interrupt of `handler`: it may arrive again.
 pub fn irq_ack(handler: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::IrqAck.number(), handler, 0, 0).into_result()
