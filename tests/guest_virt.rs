@@ -96,8 +96,8 @@ fn every_in_kernel_test_passes_on_virt() {
 fn printed_by<'a>(output: &'a str, case: usize, name: &str) -> Vec<&'a str> {
     let previous = format!("ok {} - ", case - 1);
     let this = format!("ok {case} - ");
-    // `# [name#N] text` for a thread, `# [kernel] text` for the kernel.
-    let tag = format!("# [{name}");
+    // `[name#N] text` for a thread, `[kernel] text` for the kernel.
+    let tag = format!("[{name}");
     output
         .lines()
         .skip_while(|line| !line.starts_with(&previous))
@@ -134,22 +134,22 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "no [echo#N] or [echo-client#N] line\n{outcome}"
     );
     for line in [
-        "[root#0] root: every boot capability checked",
-        "[root#0] root: its own ELF is mapped read-only (",
+        "root: every boot capability checked",
+        "root: its own ELF is mapped read-only (",
         // The runner's command line, as the kernel passed it on.
         "bytes, entry 0x",
         "); the command line is \"portcullis.mode=demo portcullis.exit=semihosting\"",
-        "[root#0] root: built echo from its",
-        "[root#0] root: built echo-client from its",
+        "root: built echo from its",
+        "root: built echo-client from its",
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
         &format!("[echo#{echo}] echo: serving on slot 2"),
         &format!("[echo-client#{client}] echo-client: done"),
         &format!("[kernel] thread echo-client#{client} faulted: data abort (EL0)"),
-        "[root#0] root: the client faulted at 0x60000000000",
+        "root: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
-        "[root#0] root: both tasks exited with status 0 (their end messages)",
-        "[root#0] root: both tasks reported; revoking their Untyped took back every object",
-        "[root#0] root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
+        "root: both tasks exited with status 0 (their end messages)",
+        "root: both tasks reported; revoking their Untyped took back every object",
+        "root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         &format!("[app#{app}]   forwarded print: the server keeps 48 bytes --"),

@@ -69,7 +69,8 @@ impl fmt::Display for MalformedLine {
 impl BenchLine {
     /// Classifies one line: `None` if it is not a protocol line at all.
     pub fn classify(raw: &str) -> Option<Result<BenchLine, MalformedLine>> {
-        let line = raw.trim_end();
+        // A benchmark thread's lines carry the kernel's `[name#N] ` tag.
+        let line = strip_thread_tag(raw.trim_end());
         let malformed = |reason: String| {
             Some(Err(MalformedLine {
                 line: line.to_string(),
@@ -93,6 +94,27 @@ impl BenchLine {
             Ok(line) => Some(Ok(line)),
             Err(reason) => malformed(reason),
         }
+    }
+}
+
+/// `line` without the `[name#N] ` the kernel puts before each line of a
+/// thread (the benchmark threads'; the root's summary has none).
+pub fn strip_thread_tag(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix('[') else {
+        return line;
+    };
+    let Some((tag, text)) = rest.split_once("] ") else {
+        return line;
+    };
+    match tag.rsplit_once('#') {
+        Some((name, number))
+            if !name.is_empty()
+                && !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            text
+        }
+        _ => line,
     }
 }
 
@@ -210,6 +232,27 @@ mod tests {
                 overhead: 2,
             })))
         );
+    }
+
+    #[test]
+    fn a_thread_s_tag_is_not_part_of_the_line() {
+        let tagged = format!("[bench#7] {GOOD}");
+        assert_eq!(BenchLine::classify(&tagged), BenchLine::classify(GOOD));
+        assert_eq!(strip_thread_tag("[bench#7] x"), "x");
+        // Only a `[name#number] ` tag.
+        for kept in [
+            "[bench] x",
+            "[#7] x",
+            "[bench#] x",
+            "[bench#7x] x",
+            "[bench#7]x",
+        ] {
+            assert_eq!(strip_thread_tag(kept), kept);
+        }
+        assert!(matches!(
+            BenchLine::classify(&format!("[bench#7] junk {GOOD}")),
+            Some(Err(_))
+        ));
     }
 
     #[test]

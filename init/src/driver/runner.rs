@@ -28,7 +28,7 @@ const THREAD_CNODE_RADIX: u8 = 4;
 /// buffer, and the frames it maps in the frame window.
 const THREAD_TABLE_PAGES: u64 = 24;
 /// How long a case may run before the driver fails it and takes it down.
-const CASE_DEADLINE: Duration = Duration::from_secs(60);
+const CASE_DEADLINE: Duration = Duration::from_secs(30);
 /// The badge of a case thread's fault endpoint capability: its index.
 const THREAD_BADGE: u64 = 0x7e00;
 
@@ -178,15 +178,17 @@ impl Driver {
         Ok(objects)
     }
 
-    /// An IrqHandler for `intid` in `slot`: the physical timer's is the
-    /// driver's own, lent (its timer is off until the case is over).
+    /// A new IrqHandler for `intid` in `slot`, from the root's
+    /// IrqControl. The physical timer's interrupt is the driver's own: its
+    /// handler goes first (one handler per interrupt), so the case's is as
+    /// new as any, and the driver has no timer until the case is over.
     fn irq_for(&mut self, intid: u32, slot: u64) -> Result<(), &'static str> {
         if intid == super::cases::PHYSICAL_TIMER_INTID {
             if let Some(mut timer) = self.timer.take() {
                 let _ = timer.cancel();
             }
-            return cnode::copy(self.supervisor.cnode.0, self.timer_irq.0, slot)
-                .map_err(|_| "cannot lend the timer's IrqHandler");
+            cnode::delete(self.supervisor.cnode.0, self.timer_irq.0)
+                .map_err(|_| "cannot give up the timer's IrqHandler")?;
         }
         super::irq_control::handler_for(intid, slot)
             .map_err(|_| "no IrqHandler for the case's interrupt")
@@ -381,7 +383,14 @@ impl Driver {
         }
         self.release_objects(objects);
         if case.irq == Some(super::cases::PHYSICAL_TIMER_INTID) {
-            result = result.and(super::restart_timer(self));
+            // The timer's interrupt back to the driver.
+            let handler = super::irq_control::handler_for(
+                super::cases::PHYSICAL_TIMER_INTID,
+                self.timer_irq.0,
+            );
+            result = result
+                .and(handler.map_err(|_| "cannot take the timer's interrupt back"))
+                .and(super::restart_timer(self));
         }
         result
     }
@@ -390,8 +399,7 @@ impl Driver {
     /// goes) and frees the run of slots.
     fn release_objects(&mut self, objects: CaseObjects) {
         let own = self.supervisor.cnode.0;
-        // The IrqHandler is a copy or came from IrqControl: not from the
-        // case's memory.
+        // The IrqHandler came from IrqControl, not from the case's memory.
         let _ = cnode::delete(own, objects.irq());
         let _ = cnode::revoke(own, objects.memory.0);
         let _ = cnode::delete(own, objects.memory.0);
