@@ -29,6 +29,15 @@ const THREAD_CNODE_RADIX: u8 = 4;
 const THREAD_TABLE_PAGES: u64 = 24;
 /// How long a case may run before the driver fails it and takes it down.
 const CASE_DEADLINE: Duration = Duration::from_secs(30);
+/// How long a round of the fuzzer (`Expect::AnyEnd`) runs at most: its
+/// threads may wait for each other forever, or restart each other
+/// (`TcbRestart`); the round is over once each has ended once, or at this
+/// deadline, and the kernel's invariants are what is judged.
+const ANY_END_DEADLINE: Duration = Duration::from_secs(5);
+/// How a thread the driver stopped at the deadline of an `AnyEnd` case is
+/// recorded: the kernel's status for a stuck thread, which `Exit` refuses,
+/// so no thread can end with it itself.
+const STOPPED_BY_DRIVER: i64 = -2;
 /// The badge of a case thread's fault endpoint capability: its index.
 const THREAD_BADGE: u64 = 0x7e00;
 
@@ -285,7 +294,12 @@ impl Driver {
             task.start().map_err(|_| "starting a thread failed")?;
         }
         let mut ends: [Option<Ended>; MAX_CASE_THREADS] = [None; MAX_CASE_THREADS];
-        let deadline = time::deadline_after(CASE_DEADLINE);
+        let any_end = case.expect == super::case::Expect::AnyEnd;
+        let deadline = time::deadline_after(if any_end {
+            ANY_END_DEADLINE
+        } else {
+            CASE_DEADLINE
+        });
         let own_handler = |index: usize| {
             !case
                 .fault_endpoints
@@ -297,6 +311,9 @@ impl Driver {
             let received = match self.timer.as_mut() {
                 Some(timer) => match timer.recv_until(self.ends, deadline) {
                     Ok(received) => received,
+                    Err(TimeError::TimedOut) if any_end => {
+                        return Ok(self.stopped_at_deadline(tasks, &ends))
+                    }
                     Err(TimeError::TimedOut) => return Err("the case did not end in time"),
                     Err(_) => return Err("the driver's timed receive failed"),
                 },
@@ -340,6 +357,27 @@ impl Driver {
             let _ = ended.push(end.ok_or("a thread did not end")?);
         }
         Ok(ended)
+    }
+
+    /// The ends of an `AnyEnd` case at its deadline: a thread that has not
+    /// ended is recorded as stopped by the driver (with its counters).
+    fn stopped_at_deadline(
+        &self,
+        tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
+        ends: &[Option<Ended>; MAX_CASE_THREADS],
+    ) -> heapless::Vec<Ended, MAX_CASE_THREADS> {
+        let mut ended = heapless::Vec::new();
+        for (task, end) in tasks.iter().zip(ends) {
+            let stopped = Ended {
+                end: abi::fault::ThreadEnd::Killed(abi::fault::KillReason::Other(
+                    STOPPED_BY_DRIVER,
+                )),
+                stats: sdk::debug::thread_stats(task.tcb().0).unwrap_or_default(),
+            };
+            // Cannot fail: as many as the tasks.
+            let _ = ended.push(end.unwrap_or(stopped));
+        }
+        ended
     }
 
     /// A message about case thread `badge - THREAD_BADGE`: a fault with no
