@@ -439,7 +439,10 @@ pub fn verdict_warden() -> i32 {
     };
     expect!(50, ipc::reply(&last), Ok(()));
     expect!(51, WARDEN_TCB.set_priority(90), Ok(()));
-    expect!(52, VERDICT_APP.resume(), Err(ErrorCode::InvalidCapability));
+    // The app has been killed (more urgent now, its Wait ran into the
+    // Kill rule): its TCB is kept, ended, and refuses a resume, which a
+    // live or suspended thread would take.
+    expect!(52, VERDICT_APP.resume(), Err(ErrorCode::InvalidArgument));
     // One record per syscall, with its verdict, once it was final.
     let (allowed, logged) = (AuditVerdict::Allowed, AuditVerdict::Logged);
     let refused = |code: ErrorCode| AuditVerdict::Refused(code.raw() as u16);

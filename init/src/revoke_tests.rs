@@ -122,8 +122,24 @@ pub fn kill_supervisor() -> i32 {
     expect!(4, server.attach_filter(filter, None), Ok(()));
     // Wake the server: its next syscall ends it, with the call in hand.
     expect!(5, ipc::signal(Cptr(5)), Ok(()));
-    // It is gone, and its TCB capability with it.
-    expect!(6, server.suspend(), Err(ErrorCode::InvalidCapability));
+    // It has ended (more urgent, it ran into its filter at once), killed
+    // at its reply. Its TCB is kept, ended, while a capability names it:
+    // a resume is refused (only `TcbRestart` runs it again; a live or
+    // suspended thread would take it), its registers show the killed
+    // call. Deleting this capability leaves the slot empty (the driver's
+    // original keeps the TCB until the case is taken back).
+    expect!(6, server.resume(), Err(ErrorCode::InvalidArgument));
+    expect!(
+        7,
+        server.read_register(abi::tcb::Register::X(8)),
+        Ok(abi::Syscall::Reply.number())
+    );
+    expect!(
+        8,
+        sdk::syscall::cnode::delete(CNODE_SLOT, server.0 .0),
+        Ok(())
+    );
+    expect!(9, server.suspend(), Err(ErrorCode::InvalidCapability));
     0
 }
 

@@ -67,8 +67,11 @@ pub fn priority() -> i32 {
     expect!(16, SELF.set_mcp(50), Ok(()));
     expect!(17, SELF.set_priority(60), Err(ErrorCode::Denied));
     expect!(18, SELF.set_priority(50), Ok(()));
-    // The first peer has exited: its TCB capability went with it.
-    expect!(19, PEER.set_priority(10), Err(ErrorCode::InvalidCapability));
+    // The first peer has exited (check 13 let every more urgent thread
+    // run to its end). Its TCB is kept, ended, while a capability names
+    // it: only `TcbRestart` runs it again, so a resume is refused, which
+    // a live or suspended thread would take.
+    expect!(19, PEER.resume(), Err(ErrorCode::InvalidArgument));
     0
 }
 
@@ -150,8 +153,18 @@ pub fn controller(scenario: u64) -> i32 {
         }
         _ => return 99,
     }
-    // The subject has exited: its TCB capability is gone.
-    expect!(40, PEER.suspend(), Err(ErrorCode::InvalidCapability));
+    // The subject has exited (more urgent, it ran to its end at the last
+    // resume). Its TCB is kept, ended: a suspend changes nothing, a
+    // resume is refused (only `TcbRestart` runs it again; a live or
+    // suspended thread would take it), and its registers still show the
+    // call that ended it.
+    expect!(40, PEER.suspend(), Ok(()));
+    expect!(41, PEER.resume(), Err(ErrorCode::InvalidArgument));
+    expect!(
+        42,
+        PEER.read_register(Register::X(8)),
+        Ok(Syscall::Exit.number())
+    );
     0
 }
 

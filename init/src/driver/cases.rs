@@ -991,7 +991,7 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
 
 /// Fault injection: the receiver of an in-progress call ends under it.
 const KILLED_RECEIVER_CASE: Case = Case {
-    name: "the receiver of an in-progress Call is killed (a supervisor attaches a Kill filter): the caller wakes with ObjectDeleted, the receiver's TCB capability is gone",
+    name: "the receiver of an in-progress Call is killed (a supervisor attaches a Kill filter): the caller wakes with ObjectDeleted, the receiver has ended (its kept TCB refuses TcbResume, its registers show the killed Reply)",
     threads: &[
         BootProgram::KillSupervisor.selector(0),
         BootProgram::KillServer.selector(0),
