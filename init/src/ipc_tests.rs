@@ -443,7 +443,20 @@ pub fn untyped_user() -> i32 {
     use abi::cap::CapType;
     use sdk::syscall::{cnode, retype};
     let untyped = ENDPOINT_SLOT;
-    let checks: [crate::Check; 9] = [
+    // What the Untyped holds while nothing is made from it (the driver's
+    // Untyped keeps its own record in its last bytes, so not a 16 KiB
+    // child: measured, not assumed), then all of it back.
+    let fresh = match fill_signature(untyped, 3..16) {
+        Ok(fresh) => fresh,
+        Err(error) => {
+            println!("filling the new Untyped: {error:?}");
+            return 22;
+        }
+    };
+    if cnode::revoke(CNODE, untyped) != Ok(()) {
+        return 23;
+    }
+    let checks: [crate::Check; 8] = [
         (
             "two endpoints",
             retype(untyped, CapType::Endpoint, 0, 4, 2),
@@ -484,7 +497,6 @@ pub fn untyped_user() -> i32 {
             retype(untyped, CapType::Untyped, 20, 8, 1),
             Err(ErrorCode::NotEnoughMemory),
         ),
-        ("revoke the Untyped", cnode::revoke(CNODE, untyped), Ok(())),
     ];
     for (number, (what, got, want)) in checks.iter().enumerate() {
         if got != want {
@@ -492,18 +504,83 @@ pub fn untyped_user() -> i32 {
             return number as i32 + 1;
         }
     }
+    // The three objects take memory: with them alive the same fill holds
+    // less (the measure sees a 64-byte record).
+    match fill_signature(untyped, 7..16) {
+        Ok(alive) if alive != fresh => {}
+        other => {
+            println!("check 9 (the fill with the objects alive): {other:?}, fresh {fresh:?}");
+            return 9;
+        }
+    }
+    if cnode::revoke(CNODE, untyped) != Ok(()) {
+        return 10;
+    }
     // Signal and poll before the revoke would have worked; after it the
-    // capabilities are gone and all 16 KiB are free again.
+    // capabilities are gone and all of the Untyped is free again: the
+    // same fill as when it was new.
     if ipc::nb_recv(Cptr(4)) != Err(ErrorCode::InvalidCapability) {
         return 20;
     }
-    match retype(untyped, CapType::Untyped, 14, 4, 1) {
-        Ok(()) => 0,
-        Err(error) => {
-            println!("the whole Untyped after the revoke: {error:?}");
+    match fill_signature(untyped, 3..16) {
+        Ok(again) if again == fresh => 0,
+        other => {
+            println!("the whole Untyped after the revoke: {other:?}, new {fresh:?}");
             21
         }
     }
+}
+
+/// Kinds `fill_signature` retypes, in turn: Untypeds (memory from the
+/// bottom, no record in their parent) of 2^47 down to 2^12 bytes, CNodes
+/// (records only, from the top) of radix 16 down to 1, endpoints (the
+/// smallest record).
+const FILL_UNTYPED_BITS: core::ops::RangeInclusive<u64> = 12..=47;
+const FILL_CNODE_RADIXES: core::ops::RangeInclusive<u64> = 1..=16;
+/// One count per kind and size `fill_signature` tries.
+pub const FILL_STEPS: usize = 36 + 16 + 1;
+
+/// How `untyped` fills up: greedily, largest objects first, each kind
+/// and size retyped into the next of `slots` until `NotEnoughMemory`,
+/// ending with endpoints, so less than one endpoint's record is left.
+/// The counts depend only on how much of the Untyped is free at each end
+/// (a record of 64 bytes more or less changes them), so two fills of the
+/// same Untyped with nothing else alive are equal exactly when all of it
+/// came back. The objects stay (the caller revokes); `OutOfResources`
+/// when `slots` run out first.
+pub fn fill_signature(
+    untyped: u64,
+    slots: core::ops::Range<u64>,
+) -> Result<[u64; FILL_STEPS], ErrorCode> {
+    use abi::cap::CapType;
+    use sdk::syscall::retype;
+    let kinds = FILL_UNTYPED_BITS
+        .rev()
+        .map(|bits| (CapType::Untyped, bits))
+        .chain(
+            FILL_CNODE_RADIXES
+                .rev()
+                .map(|radix| (CapType::CNode, radix)),
+        )
+        .chain([(CapType::Endpoint, 0)]);
+    let mut counts = [0; FILL_STEPS];
+    let mut next = slots.start;
+    for ((kind, size), count) in kinds.zip(counts.iter_mut()) {
+        loop {
+            if next >= slots.end {
+                return Err(ErrorCode::OutOfResources);
+            }
+            match retype(untyped, kind, size, next, 1) {
+                Ok(()) => {
+                    *count += 1;
+                    next += 1;
+                }
+                Err(ErrorCode::NotEnoughMemory) => break,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    Ok(counts)
 }
 
 /// Receives the faulter's fault message, checks it, and replies so the

@@ -14,7 +14,8 @@ use sdk::syscall::{cnode, retype};
 use sdk::tcb::{IpcBuffer, Tcb, ThreadStart};
 use sdk::vspace::{Frame, VSpace};
 
-/// The root's own CNode (radix 6), Untyped (32 pages) and address space.
+/// The root's own CNode (radix 6), Untyped (32 pages, a power of two)
+/// and address space (user-made: the driver built it).
 const ROOT_CNODE: u64 = 0;
 const UNTYPED: u64 = 2;
 const OWN_SPACE: VSpace = VSpace(Cptr(3));
@@ -43,14 +44,15 @@ const SELF: Tcb = Tcb(Cptr(16));
 const SECOND: Tcb = Tcb(Cptr(17));
 const SMALL_SPACE: VSpace = VSpace(Cptr(18));
 const THIRD: Tcb = Tcb(Cptr(19));
-/// Where an Untyped as large as the root's goes once everything is
-/// reclaimed.
-const RECLAIMED: u64 = 20;
+/// Where `ipc_tests::fill_signature` puts what it measures the Untyped
+/// with: when it is new, and once everything is reclaimed.
+const FILL: core::ops::Range<u64> = 24..40;
 /// A thread that shares the child's space, and the notification it waits
 /// on (never signalled).
 const SHARER: Tcb = Tcb(Cptr(21));
 const IDLE: Cptr = Cptr(22);
-/// A thread that runs in the root's own (kernel-made) space.
+/// A thread that runs in the root's own space (the driver made it, and
+/// bound the root to it).
 const GUEST: Tcb = Tcb(Cptr(23));
 /// A slot nothing is put in.
 const EMPTY: u64 = 40;
@@ -62,13 +64,11 @@ const CHILD_SIGNALS: u16 = 2;
 /// The slot of `IDLE` in the child's CNode (read: waiting only).
 const CHILD_IDLE: u16 = 3;
 const FAULT_BADGE: u64 = 0x77;
-/// log2 of the root's Untyped (32 pages).
-const UNTYPED_BITS: u64 = 17;
 
 /// Where the root writes the code in its own space, and where the child's
-/// frames go in the child's: the program image's usual address (outside a
-/// kernel-made space's window), a stack page in the same last-level table,
-/// the SDK's IPC buffer page.
+/// frames go in the child's: the program image's usual address (outside
+/// the window a kernel-made space allows), a stack page in the same
+/// last-level table, the SDK's IPC buffer page.
 const WRITE_VA: u64 = FRAME_MAP_START;
 const CODE_VA: u64 = 0x40_0000;
 const STACK_VA: u64 = CODE_VA + 0x1_0000;
@@ -126,6 +126,17 @@ fn start(ipc_buffer: Option<Frame>, fault_endpoint: Option<Cptr>) -> ThreadStart
 
 /// Builds, runs and takes down the child (see the module docs).
 pub fn root() -> i32 {
+    // What the Untyped holds while nothing is made from it (it keeps its
+    // own record in its last bytes: no child as large as itself fits),
+    // so that `lifetimes` can tell all of it came back.
+    let fresh = match crate::ipc_tests::fill_signature(UNTYPED, FILL) {
+        Ok(fresh) => fresh,
+        Err(error) => {
+            sdk::println!("filling the new Untyped: {error:?}");
+            return 95;
+        }
+    };
+    expect!(96, cnode::revoke(ROOT_CNODE, UNTYPED), Ok(()));
     let status = make_objects();
     if status != 0 {
         return status;
@@ -142,7 +153,7 @@ pub fn root() -> i32 {
     if status != 0 {
         return status;
     }
-    lifetimes()
+    lifetimes(&fresh)
 }
 
 fn make_objects() -> i32 {
@@ -248,7 +259,8 @@ fn refusals() -> i32 {
         CHILD.set_space(VSpace(CODE.0), good()),
         Err(ErrorCode::WrongCapabilityType)
     );
-    // (A kernel-made VSpace takes threads too: see `share_space`.)
+    // (A VSpace another thread is bound to takes threads too: see
+    // `share_space`.)
     expect!(
         26,
         CHILD.set_space(SPACE, start(Some(Frame(FAULTS)), Some(FAULTS_BADGED))),
@@ -426,8 +438,10 @@ fn share_space() -> i32 {
     );
     expect!(109, SPARE.unmap(), Ok(()));
 
-    // A thread in the root's own, kernel-made space: the sharer's code,
-    // copied into a frame the root maps into its own window.
+    // A thread in the root's own space, which the driver made and bound
+    // the root to (a space this program did not make, holding the
+    // running caller): the sharer's code, copied into a frame the root
+    // maps into its own space.
     let guest_code = WRITE_VA + 0x1000;
     expect!(
         111,
@@ -476,7 +490,7 @@ fn share_space() -> i32 {
 /// Deleting the VSpace ends every thread in it; ending a thread unbinds its
 /// VSpace for reuse; the table budget; revoking the Untyped reclaims
 /// everything.
-fn lifetimes() -> i32 {
+fn lifetimes(fresh: &[u64; crate::ipc_tests::FILL_STEPS]) -> i32 {
     // The child waits for the fault reply. Its VSpace goes: it ends (so
     // does the thread sharing it), its TCB kept without a space, so it
     // cannot be resumed or restarted until a new space is given.
@@ -543,14 +557,12 @@ fn lifetimes() -> i32 {
     );
 
     // Revoking the Untyped destroys the thread, its space and its
-    // frames, and gives back all of the memory.
+    // frames, and gives back all of the memory: it fills as when it was
+    // new.
     expect!(91, cnode::revoke(ROOT_CNODE, UNTYPED), Ok(()));
     expect!(92, THIRD.resume(), Err(ErrorCode::InvalidCapability));
     expect!(93, SPARE.unmap(), Err(ErrorCode::InvalidCapability));
-    expect!(
-        94,
-        retype(UNTYPED, CapType::Untyped, UNTYPED_BITS, RECLAIMED, 1),
-        Ok(())
-    );
+    let again = crate::ipc_tests::fill_signature(UNTYPED, FILL);
+    expect!(94, again.as_ref(), Ok(fresh));
     0
 }

@@ -5,21 +5,31 @@
 //! (`sdk::loader::load_elf`) through the same syscalls, loading a one-page
 //! program into the window. Each returns its exit status: 0
 //! when every check passed, else the number of the first failed check.
+//!
+//! The mapper's address space is one the driver built from user space
+//! (a `VSpace` object, its image, stack and IPC buffer mapped as Frames),
+//! so `FrameMap` takes the whole user half but page 0
+//! (`abi::vspace::is_user_map_address`), not only the window a kernel-made
+//! space allows; what keeps its program, stack and IPC buffer out of
+//! reach is that their pages are taken (`AlreadyMapped`).
 
 use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::tcb::Register;
-use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START};
+use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START, USER_MAP_END};
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::loader::{load_elf, ElfError, LoadError, LoadFailure, LoadedTask, TaskMemory};
+use sdk::println;
 use sdk::probe;
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
 use sdk::vspace::{Frame, VSpace};
 
-/// The mapper's Untyped (5 pages: four frames and their records, not a
-/// fifth), read-write.
+/// The mapper's Untyped, read-write: the case asks for 5 pages (four
+/// frames and their records); the driver gives a power-of-two block at
+/// least that large, so how many frames it holds beyond four is counted,
+/// not assumed (`loader`).
 const UNTYPED: u64 = 2;
 /// The mapper's own address space, read-write and read-only.
 const SPACE: VSpace = VSpace(Cptr(4));
@@ -33,8 +43,14 @@ const FRAME_RW_READ_ONLY: Frame = Frame(Cptr(11));
 const FRAME_X_WRITE_ONLY: Frame = Frame(Cptr(12));
 /// A slot the case leaves empty.
 const EMPTY: u64 = 15;
+/// Slots free while `loader` runs, for the frames that use up the rest of
+/// the Untyped.
+const FILL_SLOTS: [u64; 4] = [3, 7, 11, 12];
 /// The mapper's own CNode.
 const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+
+/// The first page of init's program (linked at 4 MiB: `servers/sdk/user.ld`).
+const PROGRAM_PAGE: u64 = 0x40_0000;
 
 /// Where the frames go: two in one last-level table, one in another.
 const VA_R: u64 = FRAME_MAP_START;
@@ -174,22 +190,15 @@ pub fn mapper() -> i32 {
             Err(ErrorCode::InvalidArgument)
         );
     }
-    // Addresses: page aligned, inside the mapping window.
+    // Addresses: page aligned, in the user half, never page 0.
     expect!(
         30,
         FRAME_X.map(SPACE, VA_X + 8, MapRights::Read),
         Err(ErrorCode::InvalidArgument)
     );
-    for (i, outside) in [
-        0u64,
-        0x40_0000,
-        FRAME_MAP_START - 0x1000,
-        FRAME_MAP_END,
-        abi::IPC_BUFFER_ADDRESS,
-        0xffff_0000_0000_0000,
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, outside) in [0u64, USER_MAP_END, 0xffff_0000_0000_0000, u64::MAX & !0xfff]
+        .into_iter()
+        .enumerate()
     {
         expect!(
             31 + i as i32,
@@ -197,6 +206,30 @@ pub fn mapper() -> i32 {
             Err(ErrorCode::InvalidAddress)
         );
     }
+    // The program, its stack and its IPC buffer are taken: no frame
+    // replaces them.
+    for (i, taken) in [
+        PROGRAM_PAGE,
+        abi::USER_STACK_TOP - 0x1000,
+        abi::IPC_BUFFER_ADDRESS,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        expect!(
+            35 + i as i32,
+            FRAME_X.map(SPACE, taken, MapRights::Read),
+            Err(ErrorCode::AlreadyMapped)
+        );
+    }
+    // Outside the old window is no refusal in this space: the frame maps
+    // just past its end, and comes off again.
+    expect!(
+        38,
+        FRAME_X.map(SPACE, FRAME_MAP_END, MapRights::Read),
+        Ok(())
+    );
+    expect!(39, FRAME_X.unmap(), Ok(()));
     // Types and empty slots.
     expect!(
         40,
@@ -303,8 +336,9 @@ fn return_42_elf() -> [u8; 128] {
     file
 }
 
-/// Loads `return_42_elf` into this thread's own address space with the
-/// last page of the Untyped, calls it, and checks the loader's refusals.
+/// Loads `return_42_elf` into this thread's own address space with a
+/// page of the Untyped, calls it, uses up the rest, and checks the
+/// loader's refusals.
 fn loader() -> i32 {
     let file = return_42_elf();
     let memory = |slots| TaskMemory {
@@ -327,6 +361,25 @@ fn loader() -> i32 {
     // The page holds zeros before the segment, then the file's bytes.
     expect!(92, probe::read_u64(VA_LOADED), 0);
     expect!(93, probe::read_u64(entry), RETURN_42);
+    // Use up the rest of the Untyped (the driver's block holds more than
+    // the four frames made so far): frames until it has room for none.
+    let mut extra = 0;
+    for slot in FILL_SLOTS {
+        match retype(UNTYPED, CapType::Frame, 0, slot, 1) {
+            Ok(()) => extra += 1,
+            Err(ErrorCode::NotEnoughMemory) => break,
+            Err(error) => {
+                println!("check 102 failed: filling the Untyped: {error:?}");
+                return 102;
+            }
+        }
+    }
+    expect!(
+        103,
+        retype(UNTYPED, CapType::Frame, 0, EMPTY, 1),
+        Err(ErrorCode::NotEnoughMemory)
+    );
+    println!("mapper: the Untyped held {extra} frames beyond four");
     // The Untyped is used up: the next load stops at its first Retype.
     expect!(
         94,

@@ -651,7 +651,7 @@ const USER_THREADS_CASE: Case = Case {
 /// the child it makes ends with its VSpace, TCB or that Untyped at the
 /// latest.
 const USER_SPACE_CASE: Case = Case {
-    name: "address spaces from user space: retype a VSpace (its tables charged to the Untyped), TcbConfigure without a program, TcbSetSpace with IPC buffer and fault endpoint; the child runs a hand-written program in its own space, signals and faults to its handler; a second thread bound to the same VSpace runs the same code, mapped once, from another entry and signals, and so does a thread bound to the root's own kernel-made VSpace; every bad argument refused; the table budget runs out; deleting the VSpace ends both threads, ending the thread frees the VSpace for reuse, revoking the Untyped reclaims everything",
+    name: "address spaces from user space: retype a VSpace (its tables charged to the Untyped), TcbConfigure without a program, TcbSetSpace with IPC buffer and fault endpoint; the child runs a hand-written program in its own space, signals and faults to its handler; a second thread bound to the same VSpace runs the same code, mapped once, from another entry and signals, and so does a thread bound to the root's own VSpace (the driver's making, the root running in it); every bad argument refused; the table budget runs out; deleting the VSpace ends both threads, ending the thread frees the VSpace for reuse, revoking the Untyped reclaims everything",
     threads: &[BootProgram::UserSpaceRoot.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 0,
