@@ -728,8 +728,9 @@ const TRACE_CASE: Case = Case {
         nth_notification_grant(0, 1, 5, Rights::READ_WRITE, 0),
     ],
     priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
-    // The tracer holds the endpoint's original: it goes when the tracer
-    // does, and the tracee's tracing with it.
+    // The tracer holds the endpoint's original: its end keeps its CNode
+    // (a user-made thread's TCB is kept), so it destroys the endpoint
+    // before it exits, and the tracee's tracing goes with it.
     endpoint_owner: Some((0, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
