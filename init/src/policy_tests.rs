@@ -103,6 +103,8 @@ pub const KILL_MARKER: &str = "all checks passed, now the kill";
 pub const ASKER_BADGE: u64 = 0x5e;
 const SERVER_ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
 const ASKER_UNTYPED: u64 = 4;
+/// The original of the server's endpoint, which the asker holds.
+const ASKER_ENDPOINT_ORIGINAL: u64 = 6;
 
 /// Each kind of answer a policy server can give, seen by the thread that
 /// asked; then the server dies holding a request, and later calls fail
@@ -157,8 +159,15 @@ pub fn asker() -> i32 {
     );
     // The server exits holding this request: closed, not open.
     expect!(10, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
-    // Its endpoint went with it: no server, so Notify fails closed at once.
-    expect!(11, ipc::poll(NOTIFICATION), Err(ErrorCode::Denied));
+    // Its ended TCB keeps its CNode, so its endpoint lives on: this thread
+    // holds the original and destroys it (every copy goes with it).
+    expect!(
+        11,
+        sdk::syscall::cnode::delete(CNODE, ASKER_ENDPOINT_ORIGINAL),
+        Ok(())
+    );
+    // No server's endpoint, so Notify fails closed at once.
+    expect!(12, ipc::poll(NOTIFICATION), Err(ErrorCode::Denied));
     0
 }
 

@@ -23,6 +23,10 @@ const STOPS_SEND: Cptr = Cptr(4);
 const TRACEE_NO_TRACE: Tcb = Tcb(Cptr(5));
 const UNTYPED: u64 = 7;
 const FILTER: FilterCap = FilterCap(Cptr(8));
+/// The endpoint's original, which the tracer holds (its own CNode is in
+/// slot `CNODE`).
+const ENDPOINT_ORIGINAL: u64 = 6;
+const CNODE: u64 = abi::boot_program::CNODE_SLOT;
 /// The tracee's notification (in the tracee's CSpace).
 const NOTIFICATION: Cptr = Cptr(5);
 
@@ -289,14 +293,22 @@ pub fn tracer() -> i32 {
         step.pc
     );
 
-    // 8. Exit holding an entry stop: the print runs all the same, and the
-    // endpoint goes with this thread (it holds the original), so the
-    // tracee runs on untraced.
+    // 8. Exit holding an entry stop: the print runs all the same. This
+    // thread is made from user space, so its end keeps its CNode and the
+    // endpoint's original in it: it destroys the endpoint first, so that
+    // the tracee, detached at its next stop, runs on untraced. Destroying
+    // the endpoint ends only stops waiting in its queue, not this one,
+    // which it holds: the exit is what lets the print run.
     let entry = stop!(
         90,
         answer(&trace::resume(false)),
         StopKind::Entry,
         Syscall::DebugPrint
+    );
+    expect!(
+        92,
+        sdk::syscall::cnode::delete(CNODE, ENDPOINT_ORIGINAL),
+        Ok(())
     );
     sdk::println!(
         "[task {}] debug_print(len={}): the tracer exits at this stop",

@@ -728,8 +728,9 @@ const TRACE_CASE: Case = Case {
         nth_notification_grant(0, 1, 5, Rights::READ_WRITE, 0),
     ],
     priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
-    // The tracer holds the endpoint's original: it goes when the tracer
-    // does, and the tracee's tracing with it.
+    // The tracer holds the endpoint's original: its end keeps its CNode
+    // (a user-made thread's TCB is kept), so it destroys the endpoint
+    // before it exits, and the tracee's tracing goes with it.
     endpoint_owner: Some((0, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
@@ -924,7 +925,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     cnode_radix: None,
     root_task: false,
 }, Case {
-    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and later ones closed",
+    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call, and once its endpoint is destroyed later ones fail closed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 1,
@@ -940,9 +941,10 @@ const POLICY_CASES: [Case; 2] = [Case {
     ],
     // The server is more urgent: it waits in Recv before the asker runs.
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
-    // The server holds the endpoint's original: it goes when the server
-    // does, and the asker's capability with it.
-    endpoint_owner: Some((1, 6)),
+    // The asker holds the endpoint's original: the server's end keeps its
+    // CNode (a user-made thread's TCB is kept), so the asker destroys the
+    // endpoint once the server has ended, and every copy with it.
+    endpoint_owner: Some((0, 6)),
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
