@@ -104,7 +104,7 @@ mod tests {
         }
         for bad in [
             "",
-            "0123456789abcdefg",
+            "0123456789abcdefghijklmno",
             "two words",
             "a#1",
             "[a",

@@ -1347,8 +1347,8 @@ mod tests {
             name_arguments(&name(7, 0x40_0010, 5)),
             Ok((7, 0x40_0010, 5))
         );
-        // 1 ..= 16 bytes, checked before the address.
-        for len in [0, 17, 256, u64::MAX] {
+        // 1 ..= 24 bytes, checked before the address.
+        for len in [0, 25, 256, u64::MAX] {
             assert_eq!(
                 decode(&name(7, 0x40_0000, len)),
                 Err(ErrorCode::InvalidArgument),

@@ -771,7 +771,7 @@ mod name_tests {
             b"a#1",
             b"[a]",
             b"\xff",
-            b"0123456789abcdefg",
+            b"0123456789abcdefghijklmno",
         ] {
             assert_eq!(ThreadName::from_user(bad), None, "{bad:?}");
         }

@@ -2689,9 +2689,12 @@ mod thread_names {
         let (mut h, root) = root();
         let invalid = ErrorCode::InvalidArgument.raw();
         let bad_address = ErrorCode::InvalidAddress.raw();
-        // Length: none, or more than 16 bytes.
+        // Length: none, or more than 24 bytes.
         assert_eq!(h.set_name_at(ROOT_TCB_SLOT, TEXT, 0), invalid);
-        assert_eq!(h.set_name(ROOT_TCB_SLOT, b"0123456789abcdefg"), invalid);
+        assert_eq!(
+            h.set_name(ROOT_TCB_SLOT, b"0123456789abcdefghijklmno"),
+            invalid
+        );
         assert_eq!(h.set_name_at(ROOT_TCB_SLOT, TEXT, u64::MAX), invalid);
         // Bytes: space, the prefix's own characters, control and non-ASCII.
         for bad in [

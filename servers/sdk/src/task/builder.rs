@@ -698,7 +698,7 @@ mod tests {
             TaskError::Elf(_)
         ));
         // Names the kernel would refuse for the thread.
-        for bad in ["", "two words", "a#1", "[a]", "seventeen-bytes!!"] {
+        for bad in ["", "two words", "a#1", "[a]", "twenty-five-bytes-long!!!"] {
             assert_eq!(refusal(TaskBuilder::new(bad, &file)), TaskError::BadName);
         }
         // Entry points: in the text (0x40_0000..0x40_1800), aligned.
