@@ -34,6 +34,7 @@ pub mod bench;
 pub mod boot_program;
 pub mod bootinfo;
 pub mod cap;
+pub mod debug;
 pub mod elf;
 pub mod error;
 pub mod fault;

@@ -226,7 +226,9 @@ pub enum Syscall {
     /// `InvalidSyscall`): the counters the kernel keeps for the thread of
     /// the TCB capability `x0` (any rights): `x1` syscalls that reached
     /// the generic path, `x2` interrupts taken at EL0, `x3` preemptions by
-    /// the timer, `x4` yields.
+    /// the timer, `x4` yields; `x5` whether it runs or may run (ready),
+    /// waits (blocked, suspended, not started) or has ended
+    /// (`abi::debug`).
     DebugThreadStats = 44,
     /// Test image only (`test-calls`; elsewhere `InvalidSyscall`): checks
     /// the kernel's invariants now (capabilities, objects, queues, thread

@@ -31,9 +31,12 @@ const THREAD_TABLE_PAGES: u64 = 24;
 const CASE_DEADLINE: Duration = Duration::from_secs(30);
 /// How long a round of the fuzzer (`Expect::AnyEnd`) runs at most: its
 /// threads may wait for each other forever, or restart each other
-/// (`TcbRestart`); the round is over once each has ended once, or at this
-/// deadline, and the kernel's invariants are what is judged.
+/// (`TcbRestart`); the round is over once each has ended once, once every
+/// one still there waits (nothing of the round can wake it: the driver
+/// looks every `ANY_END_POLL`), or at this deadline, and the kernel's
+/// invariants are what is judged.
 const ANY_END_DEADLINE: Duration = Duration::from_secs(5);
+const ANY_END_POLL: Duration = Duration::from_millis(20);
 /// How a thread the driver stopped at the deadline of an `AnyEnd` case is
 /// recorded: the kernel's status for a stuck thread, which `Exit` refuses,
 /// so no thread can end with it itself.
@@ -82,6 +85,20 @@ impl CaseObjects {
     fn irq(&self) -> u64 {
         self.untyped() + 1
     }
+}
+
+/// Does every thread that has not ended (by the messages taken) wait, so
+/// that none of them can wake another? (One that ended since has its end
+/// message waiting: not yet.)
+fn all_wait(
+    tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
+    ends: &[Option<Ended>; MAX_CASE_THREADS],
+) -> bool {
+    tasks.iter().zip(ends).all(|(task, end)| {
+        end.is_some()
+            || sdk::debug::thread_stats(task.tcb().0)
+                .is_ok_and(|stats| stats.run_state == abi::debug::WAITS)
+    })
 }
 
 /// log2 of the smallest power of two at least `bytes` (at least a page).
@@ -308,11 +325,19 @@ impl Driver {
         };
         // Those whose faults and end come to the driver.
         while (0..tasks.len()).any(|i| own_handler(i) && ends[i].is_none()) {
+            let wait_until = if any_end {
+                time::deadline_after(ANY_END_POLL).min(deadline)
+            } else {
+                deadline
+            };
             let received = match self.timer.as_mut() {
-                Some(timer) => match timer.recv_until(self.ends, deadline) {
+                Some(timer) => match timer.recv_until(self.ends, wait_until) {
                     Ok(received) => received,
                     Err(TimeError::TimedOut) if any_end => {
-                        return Ok(self.stopped_at_deadline(tasks, &ends))
+                        if time::now() >= deadline || all_wait(tasks, &ends) {
+                            return Ok(self.stopped_at_deadline(tasks, &ends));
+                        }
+                        continue;
                     }
                     Err(TimeError::TimedOut) => return Err("the case did not end in time"),
                     Err(_) => return Err("the driver's timed receive failed"),

@@ -10,7 +10,9 @@ use super::{Console, Kernel};
 use crate::platform::Platform;
 use crate::syscall::SyscallResult;
 use crate::thread::ThreadId;
+use crate::thread::ThreadState;
 use abi::cap::{CapType, Rights};
+use abi::debug::{ENDED, RUNS, WAITS};
 use abi::ErrorCode;
 use core::fmt::Write;
 
@@ -51,11 +53,21 @@ impl Kernel {
         let Some(counts) = self.objects[target].stats.counts() else {
             return SyscallResult::Return(ErrorCode::InvalidSyscall);
         };
+        let run_state = match self.objects[target].state {
+            ThreadState::Ready | ThreadState::Running => RUNS,
+            ThreadState::Ended
+            | ThreadState::EndPending { .. }
+            | ThreadState::Exited(_)
+            | ThreadState::Faulted(_)
+            | ThreadState::Free => ENDED,
+            _ => WAITS,
+        };
         let x = &mut self.objects[current].context.x;
         x[1] = counts.syscalls;
         x[2] = counts.irqs_from_el0;
         x[3] = counts.preemptions;
         x[4] = counts.yields;
+        x[5] = run_state;
         SyscallResult::Return(ErrorCode::Ok)
     }
 

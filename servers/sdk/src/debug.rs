@@ -18,6 +18,9 @@ pub struct ThreadStats {
     pub preemptions: u64,
     /// `Yield` syscalls.
     pub yields: u64,
+    /// It runs or is ready (`abi::debug::RUNS`), waits (`WAITS`) or has
+    /// ended (`ENDED`).
+    pub run_state: u64,
 }
 
 /// The counters of the thread of the TCB capability `tcb`.
@@ -32,6 +35,7 @@ pub fn thread_stats(tcb: Cptr) -> Result<ThreadStats, ErrorCode> {
         interrupts: x[2],
         preemptions: x[3],
         yields: x[4],
+        run_state: x[5],
     })
 }
 
