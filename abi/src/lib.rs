@@ -31,7 +31,6 @@ extern crate alloc;
 
 pub mod audit;
 pub mod bench;
-pub mod boot_program;
 pub mod bootinfo;
 pub mod cap;
 pub mod elf;
