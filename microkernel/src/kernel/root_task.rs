@@ -253,10 +253,13 @@ impl Kernel {
 
     /// The root is ending with `state`: the Frame naming its IPC buffer
     /// (and every copy) goes before the page goes back with its address
-    /// space, the console says how it ended unless it exited with 0, and
+    /// space, its IrqControl with every IrqHandler issued from it, the
+    /// console says how it ended unless it exited with 0, and
     /// the run ends with its status at the end of this kernel entry.
     pub(super) fn end_root<P: Platform>(&mut self, platform: &mut P, state: ThreadState) {
         self.delete_kernel_slot(platform, KERNEL_ROOT_IPC_FRAME_SLOT);
+        // And the interrupts it holds (every IrqHandler issued from it).
+        self.delete_kernel_slot(platform, KERNEL_ROOT_IRQ_CONTROL_SLOT);
         let status = if state == ThreadState::Exited(0) {
             EXIT_SUCCESS
         } else {
