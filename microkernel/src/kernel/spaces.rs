@@ -128,8 +128,8 @@ impl Kernel {
     /// threads share (bound by `TcbSetSpace`), they end first, as threads
     /// bound to a destroyed VSpace do (`VSPACE_DESTROYED_STATUS`): the
     /// space and its VSpace object live exactly as long as their owner.
-    /// Those guests are threads made from user space, never the root
-    /// suite's, and own no kernel-made space, so this goes one level deep.
+    /// Those guests are threads made from user space, never the root,
+    /// and own no kernel-made space, so this goes one level deep.
     pub(super) fn end_space_guests<P: Platform>(&mut self, platform: &mut P, owner: ThreadId) {
         let Some(vspace) = self.objects[owner].space else {
             return;
