@@ -58,6 +58,10 @@ pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
 pub const MAX_BOOT_UNTYPEDS: usize = 64;
 /// The root's CNode has `2^ROOT_CNODE_RADIX` slots.
 pub const ROOT_CNODE_RADIX: u8 = 12;
+/// The root task's `x0` at its first instruction: it tells the root
+/// from the other threads an ELF's entry may be started as (by the
+/// root itself, which picks their `x0`).
+pub const ROOT_ARGUMENT: u64 = 0x524f_4f54_5441_534b;
 /// The first slot the root finds empty after the Untypeds, whatever
 /// their number.
 pub const ROOT_FIRST_FREE_SLOT: u64 = ROOT_FIRST_UNTYPED_SLOT + MAX_BOOT_UNTYPEDS as u64;

@@ -31,7 +31,6 @@ extern crate alloc;
 
 pub mod audit;
 pub mod bench;
-pub mod boot_program;
 pub mod bootinfo;
 pub mod cap;
 pub mod debug;
@@ -56,7 +55,7 @@ pub use syscall::Syscall;
 pub const REGISTER_MESSAGE_WORDS: usize = 6;
 
 /// Where the kernel maps the IPC buffer page of a thread whose address
-/// space it made (the root task, a boot-suite thread): message
+/// space it made (the root task): message
 /// word `i` (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.
 /// A thread finds its own buffer's address in `TPIDR_EL0`, which the
 /// kernel sets when the thread is made (this address, or `TcbSetSpace`'s

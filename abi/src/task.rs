@@ -59,8 +59,11 @@
 
 /// The task's own CNode.
 pub const CNODE_SLOT: u64 = 0;
-/// The debug console (the SDK's `println!` uses this slot).
-pub const CONSOLE_SLOT: u64 = crate::boot_program::CONSOLE_SLOT;
+/// The debug console, write right only: the SDK's `println!` prints
+/// through this slot, in every task's CNode (the root's
+/// `abi::bootinfo::ROOT_CONSOLE_SLOT` is the same slot).
+pub const CONSOLE_SLOT: u64 = 1;
+const _: () = assert!(CONSOLE_SLOT == crate::bootinfo::ROOT_CONSOLE_SLOT);
 /// The echo endpoint: the server receives on it, the client calls it.
 pub const ECHO_ENDPOINT_SLOT: u64 = 2;
 /// An unbadged notification capability to the root (write).

@@ -7,8 +7,8 @@
 //! server answered itself still has its trace exit stop. Each program
 //! returns the number of its first failed check.
 
+use crate::programs::BootProgram;
 use abi::audit::{AuditMode, AuditRecord, AuditVerdict};
-use abi::boot_program::BootProgram;
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
@@ -30,7 +30,7 @@ pub const SELF_END_REVOKE: u64 = 2;
 
 /// `SelfEndAuditor`'s slots: its own CNode (shared with each child), the
 /// case's Untyped, its own VSpace and TCB, the ring and its notification.
-const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+const CNODE: u64 = crate::programs::CNODE_SLOT;
 const UNTYPED: u64 = 2;
 const OWN_VSPACE: VSpace = VSpace(Cptr(3));
 const OWN_TCB: Tcb = Tcb(Cptr(4));

@@ -3,8 +3,8 @@
 //! counted, gaps visible) and lossless mode (the burst waits for room:
 //! nothing lost). Each returns the number of its first failed check.
 
+use crate::programs::{AUDIT_APP_BADGE, AUDIT_BURST, AUDIT_SCENARIO_LOSSLESS};
 use abi::audit::{AuditVerdict, RING_SLOTS};
-use abi::boot_program::{AUDIT_APP_BADGE, AUDIT_BURST, AUDIT_SCENARIO_LOSSLESS};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
@@ -14,7 +14,7 @@ use sdk::println;
 use sdk::syscall::raw_syscall6;
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
-const ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const ENDPOINT: Cptr = Cptr(crate::programs::ENDPOINT_SLOT);
 const APP_TCB: u64 = 3;
 const UNTYPED: u64 = 4;
 const NOTIFICATION: Cptr = Cptr(5);

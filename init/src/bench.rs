@@ -8,12 +8,12 @@ pub mod prio;
 pub mod same_as;
 pub mod watch;
 
+use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::bench::{
     BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_HIGHER_PRIO_LABEL, IPC_SAME_AS_LABEL,
     IPC_SLOW_LABEL, IPC_THREADS_LABEL, MAX_ITERATIONS, SCALE_STEPS, THREAD_COUNT_EXTRA,
     WARM_UP_ITERATIONS,
 };
-use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;

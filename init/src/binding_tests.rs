@@ -1,7 +1,7 @@
 //! A notification bound to a thread: its signals end the thread's `Recv`.
 //! Each program returns the number of its first failed check.
 
-use abi::boot_program::ENDPOINT_SLOT;
+use crate::programs::ENDPOINT_SLOT;
 use abi::message::NOTIFICATION_LABEL;
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};

@@ -20,8 +20,8 @@
 //! `x2` = the step and reports each result to the sibling. Each program
 //! returns the number of its first failed check.
 
+use crate::programs::{BootProgram, CNODE_SLOT};
 use abi::audit::{AuditMode, AuditVerdict};
-use abi::boot_program::{BootProgram, CNODE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};

@@ -13,8 +13,8 @@
 //! request and record of the child. Each program returns the number of its
 //! first failed check.
 
+use crate::programs::{BootProgram, CONSOLE_SLOT, ENDPOINT_SLOT};
 use abi::audit::{AuditMode, AuditRecord, AuditVerdict};
-use abi::boot_program::{BootProgram, CONSOLE_SLOT, ENDPOINT_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::trace::StopKind;
 use abi::vspace::{MapRights, FRAME_MAP_START};

@@ -9,8 +9,8 @@
 //! Priorities (`DEMO_CASES`): supervisor, policy server, tracer above the
 //! app, so each is set up and waiting before the app's first syscall.
 
+use crate::programs::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::audit::{AuditMode, DROPPED_OFFSET, RING_SLOTS};
-use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};

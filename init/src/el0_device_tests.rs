@@ -7,7 +7,7 @@
 //! benchmark reads. Each must trap (exception class 0x18) and change
 //! nothing. Each program returns the number of its first failed check.
 
-use abi::boot_program::{CONSOLE_SLOT, ENDPOINT_SLOT};
+use crate::programs::{CONSOLE_SLOT, ENDPOINT_SLOT};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::ErrorCode;
 use sdk::ipc::{self, Cptr, Message};

@@ -16,7 +16,7 @@
 //! copy of the Untyped without the write right ends nobody. Returns 0
 //! when every check passed, else the number of the first failed one.
 
-use abi::boot_program::{BootProgram, CNODE_SLOT};
+use crate::programs::{BootProgram, CNODE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::tcb::Register;
 use abi::vspace::FRAME_MAP_START;

@@ -6,7 +6,7 @@
 //! stops the round's threads, which is fine: the kernel surviving is what
 //! is tested).
 
-use abi::boot_program::{BootProgram, FuzzParameter};
+use crate::programs::{BootProgram, FuzzParameter};
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
 use sdk::ipc::Cptr;
@@ -489,6 +489,6 @@ pub fn run(parameter: u64) -> i32 {
         }
         raw_syscall_registers(number, args);
     }
-    let status = abi::boot_program::FUZZ_DONE | i64::from(parameter.calls);
+    let status = crate::programs::FUZZ_DONE | i64::from(parameter.calls);
     sdk::syscall::exit_with(status)
 }

@@ -1,7 +1,7 @@
 //! IPC programs of the in-guest suite. Each returns its exit status: 0
 //! when every check passed, else the number of the first failed check.
 
-use abi::boot_program::{CONSOLE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
+use crate::programs::{CONSOLE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::{ErrorCode, MessageInfo, Syscall};
 use sdk::ipc::{self, buffer_word, set_buffer_word, Cptr, Message};
 use sdk::println;
@@ -235,7 +235,7 @@ pub fn fifo_receiver() -> i32 {
 /// operations and their errors, then revokes and deletes the endpoint
 /// while the waiter (which ran first) is blocked on it.
 pub fn cap_owner() -> i32 {
-    use abi::boot_program::CNODE_SLOT as CNODE;
+    use crate::programs::CNODE_SLOT as CNODE;
     use abi::cap::Rights;
     use sdk::syscall::cnode;
     let e = ENDPOINT_SLOT;
@@ -439,7 +439,7 @@ pub fn prio_caller() -> i32 {
 /// Retypes objects from the 16 KiB Untyped in slot 2, uses them, checks
 /// the errors, and checks that revoking the Untyped reclaims its memory.
 pub fn untyped_user() -> i32 {
-    use abi::boot_program::CNODE_SLOT as CNODE;
+    use crate::programs::CNODE_SLOT as CNODE;
     use abi::cap::CapType;
     use sdk::syscall::{cnode, retype};
     let untyped = ENDPOINT_SLOT;
@@ -586,7 +586,7 @@ pub fn fill_signature(
 /// Receives the faulter's fault message, checks it, and replies so the
 /// faulter resumes after the faulting load.
 pub fn fault_handler() -> i32 {
-    use abi::boot_program::UNMAPPED_PROBE_ADDRESS;
+    use crate::programs::UNMAPPED_PROBE_ADDRESS;
     use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
     const DATA_ABORT_FROM_EL0: u64 = 0x24;
     let Ok(fault) = ipc::recv(ENDPOINT) else {
@@ -615,7 +615,7 @@ pub fn fault_handler() -> i32 {
 /// with every register as it was.
 pub fn handled_faulter() -> i32 {
     let before = probe::registers_preserved_across_syscall();
-    probe::read_u64(abi::boot_program::UNMAPPED_PROBE_ADDRESS);
+    probe::read_u64(crate::programs::UNMAPPED_PROBE_ADDRESS);
     // Still here: the fault was handled. Registers still behave.
     if before != 0 || probe::registers_preserved_across_syscall() != 0 {
         return 1;
@@ -657,7 +657,7 @@ fn expected(
 /// Every slot 0..16 with every kind of operation: exactly what was granted
 /// is allowed, and everything else gets the precise error.
 pub fn confined() -> i32 {
-    use abi::boot_program::CNODE_SLOT as CNODE;
+    use crate::programs::CNODE_SLOT as CNODE;
     use abi::cap::{CapType, Rights};
     use sdk::syscall::{cnode, debug_print_raw_via, retype};
     let nothing = Message::new(0, &[]);

@@ -1,6 +1,8 @@
-//! init: the first user program. The kernel loads it with a program
-//! selector in `x0` (see `abi::boot_program`): the demo, or one of the
-//! programs of the in-guest test suite.
+//! init: the root task's ELF. The kernel starts it as the root task, with
+//! `abi::bootinfo::ROOT_ARGUMENT` in `x0`; the root starts the rest of the
+//! system from this same ELF, each thread with a program selector in `x0`
+//! (see `programs`): the demo, the in-guest test suite and its programs,
+//! the benchmarks, the fuzzer.
 #![no_std]
 #![no_main]
 
@@ -23,6 +25,7 @@ mod ipc_tests;
 mod policy_routing_tests;
 mod policy_tests;
 mod preemption_tests;
+mod programs;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
@@ -37,8 +40,8 @@ mod user_dispatch_tests;
 mod user_space_tests;
 mod vspace_tests;
 
+use crate::programs::{BootProgram, KERNEL_PROBE_ADDRESS};
 use abi::bench::BenchParameter;
-use abi::boot_program::{BootProgram, KERNEL_PROBE_ADDRESS};
 use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
 use sdk::println;
 use sdk::probe;
@@ -47,6 +50,9 @@ use sdk::syscall::{self, raw_syscall};
 /// The program's entry, called by the SDK's `_start`.
 #[no_mangle]
 fn portcullis_main(selector: u64) -> i32 {
+    if selector == abi::bootinfo::ROOT_ARGUMENT {
+        return root_task::root_task();
+    }
     let Some((program, parameter)) = BootProgram::decode(selector) else {
         println!("init: unknown program selector {selector:#x}");
         return 2;
@@ -380,7 +386,7 @@ fn test_image_calls() -> i32 {
     );
     expect!(
         4,
-        debug::thread_stats(sdk::ipc::Cptr(abi::boot_program::CONSOLE_SLOT)),
+        debug::thread_stats(sdk::ipc::Cptr(abi::task::CONSOLE_SLOT)),
         Err(ErrorCode::WrongCapabilityType)
     );
     expect!(

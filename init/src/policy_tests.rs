@@ -17,7 +17,7 @@ const SELF_NO_POLICY: Tcb = Tcb(Cptr(4));
 const NOTIFICATION: Cptr = Cptr(5);
 const FIRST: FilterCap = FilterCap(Cptr(8));
 const SECOND: FilterCap = FilterCap(Cptr(9));
-const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+const CNODE: u64 = crate::programs::CNODE_SLOT;
 
 /// Ends with the `Kill` of its last syscall (exit status
 /// `KILLED_BY_POLICY`); any other end is a failed check.
@@ -101,7 +101,7 @@ pub const KILL_MARKER: &str = "all checks passed, now the kill";
 /// The badge of the asker's capability to its policy server's endpoint
 /// (what the server sees in `x8`).
 pub const ASKER_BADGE: u64 = 0x5e;
-const SERVER_ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const SERVER_ENDPOINT: Cptr = Cptr(crate::programs::ENDPOINT_SLOT);
 const ASKER_UNTYPED: u64 = 4;
 /// The original of the server's endpoint, which the asker holds.
 const ASKER_ENDPOINT_ORIGINAL: u64 = 6;
@@ -307,7 +307,7 @@ pub fn trapped() -> i32 {
 pub fn trap_handler() -> i32 {
     use abi::fault::{FAULT_LABEL, FAULT_REPLY_RETRY};
     const SVC_FROM_AARCH64: u64 = 0x15;
-    let Ok(report) = ipc::recv(Cptr(abi::boot_program::ENDPOINT_SLOT)) else {
+    let Ok(report) = ipc::recv(Cptr(crate::programs::ENDPOINT_SLOT)) else {
         return 1;
     };
     let [class, address, ..] = report.message.words;
@@ -322,7 +322,7 @@ pub fn trap_handler() -> i32 {
 
 /// `fast_caller`'s slots: the server's endpoint in 2 (send), an Untyped
 /// in 3, its own TCB with the policy right in 4.
-const FAST_ENDPOINT: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const FAST_ENDPOINT: Cptr = Cptr(crate::programs::ENDPOINT_SLOT);
 const FAST_UNTYPED: u64 = 3;
 const FAST_SELF: Tcb = Tcb(Cptr(4));
 
@@ -391,7 +391,7 @@ pub fn fast_caller() -> i32 {
         20,
         ipc::send(
             FAST_ENDPOINT,
-            &Message::new(abi::boot_program::STOP_LABEL, &[])
+            &Message::new(crate::programs::STOP_LABEL, &[])
         ),
         Ok(())
     );
@@ -405,7 +405,7 @@ pub fn fast_server() -> i32 {
         return 1;
     };
     let mut calls = 0;
-    while request.message.info.label() != abi::boot_program::STOP_LABEL {
+    while request.message.info.label() != crate::programs::STOP_LABEL {
         calls += 1;
         match ipc::reply_recv(FAST_ENDPOINT, &Message::new(0, &[calls])) {
             Ok(next) => request = next,

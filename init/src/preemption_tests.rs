@@ -12,8 +12,8 @@
 //! `Retype` ends its receive while the zeroing runs. Each program returns
 //! the number of its first failed check.
 
+use crate::programs::CNODE_SLOT;
 use abi::audit::{AuditMode, AuditVerdict};
-use abi::boot_program::CNODE_SLOT;
 use abi::cap::CapType;
 use abi::message::NOTIFICATION_LABEL;
 use abi::tcb::Register;

@@ -5,7 +5,7 @@
 //! status: 0 when every check passed, else the number of the first failed
 //! check.
 
-use abi::boot_program::{BootProgram, CONSOLE_SLOT, REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
+use crate::programs::{BootProgram, CONSOLE_SLOT, REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use abi::cap::{CapType, Rights};
 use abi::vspace::FRAME_MAP_START;
 use abi::ErrorCode;

@@ -6,7 +6,7 @@
 //! gone, and the memory comes back zeroed for the next retype. Each
 //! program returns the number of its first failed check.
 
-use abi::boot_program::{CNODE_SLOT, ENDPOINT_SLOT};
+use crate::programs::{CNODE_SLOT, ENDPOINT_SLOT};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, MessageInfo, IPC_BUFFER_RECEIVE_SLOT_WORD, IPC_BUFFER_SEND_CAPS_WORD};

@@ -19,8 +19,8 @@
 //! ([`Move`]) and hands it back. Each program returns the number of its
 //! first failed check.
 
+use crate::programs::{CANCEL_SCENARIO_TRACE, CONSOLE_SLOT, ENDPOINT_SLOT};
 use abi::audit::{AuditMode, AuditVerdict};
-use abi::boot_program::{CANCEL_SCENARIO_TRACE, CONSOLE_SLOT, ENDPOINT_SLOT};
 use abi::cap::CapType;
 use abi::tcb::Register;
 use abi::trace::StopKind;

@@ -5,7 +5,7 @@
 //! an end message saying how. An ended thread is restarted and ends again;
 //! deleting an ended TCB gives its memory back.
 
-use abi::boot_program::{BootProgram, CNODE_SLOT};
+use crate::programs::{BootProgram, CNODE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::{ErrorCode, Syscall};

@@ -3,7 +3,7 @@
 //! its exit status: 0 when every check passed, else the number of the
 //! first failed check.
 
-use abi::boot_program::{
+use crate::programs::{
     ENDPOINT_SLOT, TCB_REGISTER_MAGIC, TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND,
 };
 use abi::tcb::{Register, NZCV_MASK};

@@ -8,7 +8,7 @@
 //! exit status: 0 when every check passed, else the number of the first
 //! failed check.
 
-use abi::boot_program::{BootProgram, CONSOLE_SLOT};
+use crate::programs::{BootProgram, CONSOLE_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::vspace::FRAME_MAP_START;
 use abi::ErrorCode;

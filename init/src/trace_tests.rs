@@ -3,7 +3,7 @@
 //! promises, and the thread it traces. Each returns the number of its
 //! first failed check (0: all passed).
 
-use abi::boot_program::ENDPOINT_SLOT;
+use crate::programs::ENDPOINT_SLOT;
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
@@ -26,7 +26,7 @@ const FILTER: FilterCap = FilterCap(Cptr(8));
 /// The endpoint's original, which the tracer holds (its own CNode is in
 /// slot `CNODE`).
 const ENDPOINT_ORIGINAL: u64 = 6;
-const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+const CNODE: u64 = crate::programs::CNODE_SLOT;
 /// The tracee's notification (in the tracee's CSpace).
 const NOTIFICATION: Cptr = Cptr(5);
 

@@ -100,7 +100,7 @@ pub fn run() -> i32 {
         user_dispatch::set_raw(0, with(3, FRAME.address() + 4)),
         Err(bad)
     );
-    let kernel = abi::boot_program::KERNEL_PROBE_ADDRESS;
+    let kernel = crate::programs::KERNEL_PROBE_ADDRESS;
     expect!(6, user_dispatch::set_raw(0, with(2, kernel)), Err(address));
     expect!(7, user_dispatch::set_raw(0, with(3, kernel)), Err(address));
     expect!(8, user_dispatch::set_raw(0, with(4, kernel)), Err(address));

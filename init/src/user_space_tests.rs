@@ -321,7 +321,7 @@ fn refusals() -> i32 {
         CHILD.configure_with_x4(
             Cptr(CHILD_CNODE),
             CHILD_PRIORITY,
-            abi::boot_program::BootProgram::ThreadsCaller.selector(0)
+            crate::programs::BootProgram::ThreadsCaller.selector(0)
         ),
         Err(ErrorCode::InvalidArgument)
     );

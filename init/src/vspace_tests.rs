@@ -47,7 +47,7 @@ const EMPTY: u64 = 15;
 /// the Untyped.
 const FILL_SLOTS: [u64; 4] = [3, 7, 11, 12];
 /// The mapper's own CNode.
-const CNODE: u64 = abi::boot_program::CNODE_SLOT;
+const CNODE: u64 = crate::programs::CNODE_SLOT;
 
 /// The first page of init's program (linked at 4 MiB: `servers/sdk/user.ld`).
 const PROGRAM_PAGE: u64 = 0x40_0000;
@@ -63,7 +63,7 @@ const MAGIC: u64 = 0x5eed_f00d_cafe_0042;
 const RETURN_42: u64 = 0xd65f_03c0_d280_0540;
 
 /// The handler's endpoint (receive) and the mapper's TCB (read).
-const FAULTS: Cptr = Cptr(abi::boot_program::ENDPOINT_SLOT);
+const FAULTS: Cptr = Cptr(crate::programs::ENDPOINT_SLOT);
 const MAPPER: Tcb = Tcb(Cptr(4));
 
 /// The faults the mapper provokes, in order: (exception class, address,

@@ -36,7 +36,6 @@
 extern crate alloc;
 
 pub mod address_space;
-pub mod boot_suite;
 pub mod cap;
 pub mod fault;
 pub mod frames;

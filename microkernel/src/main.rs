@@ -18,7 +18,6 @@ use arch::drivers::gicv2::GicV2;
 use arch::mmu::AsidBits;
 use arch::object_memory::GRANULE;
 use core::fmt::Write;
-use microkernel::boot_suite::Mode;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{Interrupt, Kernel, Resume, UserResume};
@@ -284,11 +283,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     kprintln!("[kernel] {free_mib} MiB free for user space; starting the root task");
     STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
-    let resume = STATE.with(|state| {
-        state
-            .kernel
-            .start(&mut state.machine, asid_bits, INIT_ELF, Mode::Root)
-    });
+    let resume = STATE.with(|state| state.kernel.start(&mut state.machine, asid_bits, INIT_ELF));
     go(resume)
 }
 

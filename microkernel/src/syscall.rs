@@ -710,11 +710,10 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
 /// Checks an IPC syscall's message info: at most `MAX_MESSAGE_WORDS`
 /// words; capabilities only with `Send`, `NBSend` and `Call`.
 /// Exit statuses the kernel records for ends of its own (a policy or
-/// user-dispatch kill, a deadlock broken, a TCB, address space or filter
+/// user-dispatch kill, a TCB, address space or filter
 /// memory destroyed): `Exit` refuses them (`InvalidArgument`), so an end
 /// recorded with one, and the console line it gets, is the kernel's.
-pub const KERNEL_STATUSES: [i64; 6] = [
-    crate::kernel::DEADLOCK_STATUS,
+pub const KERNEL_STATUSES: [i64; 5] = [
     crate::kernel::TCB_DESTROYED_STATUS,
     crate::kernel::VSPACE_DESTROYED_STATUS,
     crate::kernel::FILTER_DESTROYED_STATUS,
@@ -817,7 +816,9 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::boot_program::BootProgram;
+
+    /// A kernel address (the kernel's image in the high half).
+    const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
     fn regs(number: u64, x0: u64, x2: u64, x3: u64) -> UserContext {
         let mut ctx = UserContext::default();
@@ -921,16 +922,10 @@ mod tests {
         ctx.x[3] = 256;
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "priority");
         ctx.x[3] = 100;
-        // No program selector, not even one of a program written to run
-        // as a child thread: the kernel loads nothing for user space.
-        for x4 in [
-            BootProgram::ThreadsCaller.selector(0),
-            BootProgram::SelfEnder.selector(3),
-            BootProgram::Fuzzer.selector(0),
-            0,
-            0xff,
-            NO_PROGRAM - 1,
-        ] {
+        // No program selector of any shape (init's once were a program
+        // number with a parameter above it): the kernel loads nothing for
+        // user space.
+        for x4 in [0x4d, 0x0358, 0x1c, 0, 0xff, NO_PROGRAM - 1] {
             ctx.x[4] = x4;
             assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "x4 {x4:#x}");
         }
@@ -1102,7 +1097,7 @@ mod tests {
             Err(ErrorCode::InvalidArgument)
         );
         assert_eq!(
-            decode(&regs(29, 6, abi::boot_program::KERNEL_PROBE_ADDRESS, 8)),
+            decode(&regs(29, 6, KERNEL_PROBE_ADDRESS, 8)),
             Err(ErrorCode::InvalidAddress)
         );
         let mut attach = regs(30, 7, 8, 2);
@@ -1299,7 +1294,7 @@ mod tests {
             Err(ErrorCode::InvalidArgument),
             "buffer alignment"
         );
-        let kernel = abi::boot_program::KERNEL_PROBE_ADDRESS;
+        let kernel = KERNEL_PROBE_ADDRESS;
         for index in 2..5 {
             assert_eq!(
                 with(index, kernel),
@@ -1357,7 +1352,7 @@ mod tests {
         }
         // All in the user half.
         for address in [
-            abi::boot_program::KERNEL_PROBE_ADDRESS,
+            KERNEL_PROBE_ADDRESS,
             u64::MAX - 2,
             arch::layout::USER_END - 4,
         ] {
@@ -1381,7 +1376,7 @@ mod tests {
             Err(ErrorCode::InvalidArgument)
         );
         assert_eq!(
-            decode(&regs(3, 0, abi::boot_program::KERNEL_PROBE_ADDRESS, 8)),
+            decode(&regs(3, 0, KERNEL_PROBE_ADDRESS, 8)),
             Err(ErrorCode::InvalidAddress)
         );
         assert_eq!(

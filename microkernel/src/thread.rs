@@ -334,9 +334,6 @@ pub struct Thread {
     /// Maximum controlled priority: the highest priority (or MCP) this
     /// thread may give any thread, itself included.
     pub mcp: Priority,
-    /// A thread the kernel made (a boot-suite thread): which block of the
-    /// kernel CNode holds the originals of its CNode, TCB and VSpace.
-    pub kernel_slots: Option<u16>,
     /// Filters attached to the thread, oldest first, each with the
     /// policy server named when it was attached (it cannot remove them;
     /// they go when it ends).
@@ -521,7 +518,6 @@ impl Thread {
         name: ThreadName::EMPTY,
         number: 0,
         mcp: 0,
-        kernel_slots: None,
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
         space: None,
@@ -748,14 +744,10 @@ pub(crate) mod test_threads {
 #[cfg(test)]
 mod name_tests {
     use super::ThreadName;
-    use abi::boot_program::BootProgram;
 
     #[test]
-    fn every_program_name_fits_a_tcb() {
-        for program in BootProgram::ALL {
-            let name = ThreadName::from_static(program.name());
-            assert_eq!(name.as_str(), program.name());
-        }
+    fn the_kernels_own_names_fit_a_tcb() {
+        assert_eq!(ThreadName::from_static("root").as_str(), "root");
         assert_eq!(ThreadName::TASK.as_str(), "task");
     }
 

@@ -60,7 +60,7 @@ pub fn boot_expecting_pass(request: &RunRequest) -> RunOutcome {
     outcome
 }
 
-/// Cases of the in-guest suite (`microkernel/src/boot_suite.rs`
+/// Cases of the in-guest suite (`init/src/driver/cases.rs`
 /// `TEST_CASES`): pinned here, so that a case dropped from the suite, or
 /// a run that stops early but still sums up, fails the test.
 // Each test file compiles this module on its own; not all use this.

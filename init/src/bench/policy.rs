@@ -5,8 +5,8 @@
 //! than a row when they do not.
 
 use super::{ipc_client, measure, IpcPhase, FAST_LENGTH};
+use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::bench::{BenchParameter, IPC_FILTERED_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS};
-use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::cap::CapType;
 use abi::policy_request::{POLICY_REPLY_ALLOW, POLICY_REQUEST_LABEL};
 use abi::{ErrorCode, Syscall};

@@ -11,8 +11,8 @@
 //!   not run inside the timed `Send`; the row fails if it did.
 
 use super::{print_row, summarise, FAST_LENGTH, SAMPLES};
+use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::bench::{BenchParameter, IPC_HIGHER_PRIO_LABEL, MAX_ITERATIONS, WARM_UP_ITERATIONS};
-use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;

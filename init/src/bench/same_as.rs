@@ -8,8 +8,8 @@
 //! space each message through their own buffer.
 
 use super::{ipc_client, run_ipc_server, IpcPhase, FAST_LENGTH};
+use crate::programs::{BootProgram, CNODE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT};
 use abi::bench::{BenchParameter, IPC_SAME_AS_LABEL};
-use abi::boot_program::{BootProgram, CNODE_SLOT, ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT};
 use abi::cap::CapType;
 use abi::vspace::FRAME_MAP_START;
 use sdk::ipc::{self, buffer_word, set_buffer_word, Cptr, Message};

@@ -4,9 +4,9 @@
 //! or with its records dropped, would measure something else), and
 //! reports a failure rather than a row when it is not.
 
+use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT};
 use abi::audit::{AuditMode, CONSUMED_OFFSET, DROPPED_OFFSET, WRITTEN_OFFSET};
 use abi::bench::{BenchParameter, MAX_ITERATIONS, WARM_UP_ITERATIONS};
-use abi::boot_program::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT};
 use abi::cap::CapType;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::Syscall;

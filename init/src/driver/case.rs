@@ -111,7 +111,7 @@ pub enum CaseObject {
     VSpace(u8),
 }
 
-/// A capability the kernel installs for a case.
+/// A capability the driver installs for a case.
 #[derive(Clone, Copy, Debug)]
 pub struct Grant {
     /// Index of the receiving thread in `Case::threads`.

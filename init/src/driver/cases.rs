@@ -2,11 +2,11 @@
 //! the benchmarks and the fuzzer's round, each a list of `Case`s.
 
 use super::case::*;
-use abi::boot_program::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
-use abi::boot_program::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
-use abi::boot_program::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
-use abi::boot_program::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
-use abi::boot_program::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
+use crate::programs::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
+use crate::programs::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
+use crate::programs::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
+use crate::programs::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
+use crate::programs::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
 use abi::cap::Rights;
 
 /// The EL1 physical timer's interrupt (a PPI): the device cases are given

@@ -12,8 +12,8 @@ mod irq_control;
 mod judge;
 mod runner;
 
+use crate::programs::{FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::bench::BenchParameter;
-use abi::boot_program::{FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
 use abi::bootinfo::{BootInfo, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
 use abi::cap::{CapType, Rights};

@@ -236,7 +236,7 @@ impl Driver {
                     .copied()
                     .unwrap_or(DEFAULT_PRIORITY),
             );
-            let name = abi::boot_program::BootProgram::decode(selector)
+            let name = crate::programs::BootProgram::decode(selector)
                 .map_or("init", |(program, _)| program.name());
             let mut builder = TaskBuilder::new(name, self.image)
                 .argument(selector | parameter)
@@ -246,7 +246,7 @@ impl Driver {
                 .table_pages(THREAD_TABLE_PAGES)
                 .mint(
                     self.console,
-                    abi::boot_program::CONSOLE_SLOT,
+                    crate::programs::CONSOLE_SLOT,
                     Rights::WRITE,
                     None,
                 );

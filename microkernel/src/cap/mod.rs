@@ -363,8 +363,8 @@ impl Objects {
         layout::record_bytes(cap_type, radix)
     }
 
-    /// Makes an object for the kernel (Untyped RAM, a boot-suite thread's
-    /// TCB and VSpace, the console, IRQ handlers, endpoints), its record at
+    /// Makes an object for the kernel (the root task's TCB, VSpace and IPC
+    /// buffer Frame, the console, IRQ handlers, the IrqControl), its record at
     /// physical `record_at` (a page of the kernel's pool, `record_bytes`
     /// long, which the kernel gets back from `reap`). Its original
     /// capability goes in with `install_original`.
@@ -425,8 +425,8 @@ impl Objects {
         self.place(CapType::Untyped, record_at, header, (phys, size_bytes), 0)
     }
 
-    /// Makes a CNode of `2^radix` empty slots for the kernel (a boot-suite
-    /// thread's CSpace), its record at physical `record_at` (see
+    /// Makes a CNode of `2^radix` empty slots for the kernel (its own, the
+    /// root task's CSpace), its record at physical `record_at` (see
     /// `create_object`). Its original capability goes in with
     /// `install_original`.
     pub fn create_cnode(&mut self, radix: u8, record_at: u64) -> Result<CNodeId, CapError> {

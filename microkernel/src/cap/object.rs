@@ -49,7 +49,7 @@ pub struct ObjectHeader {
     /// Capabilities that refer to it.
     pub cap_count: u32,
     /// The Untyped that paid for it; none for an object the kernel made
-    /// from its own pool of pages (at boot, or for the boot suite).
+    /// from its own pool of pages (at boot, or for the root task).
     pub parent_untyped: ObjectLink,
     /// Unique over the kernel's life: tells this object from any other
     /// ever made at the same place (see `ObjectRef`).

@@ -191,19 +191,6 @@ impl Kernel {
         Ok(())
     }
 
-    /// Between cases: every thread has ended, those made from user space
-    /// included (their TCBs came from the case's Untyped, released with
-    /// it), so nothing leaks into the next case.
-    pub fn check_no_threads_left(&self) -> Result<(), &'static str> {
-        if self
-            .all_threads()
-            .any(|t| self.objects[t].state != ThreadState::Free)
-        {
-            return Err("a thread outlived its case");
-        }
-        Ok(())
-    }
-
     fn run_queue_contains(&self, id: ThreadId) -> bool {
         let priority = self.objects[id].priority;
         self.run_queue

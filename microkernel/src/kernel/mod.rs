@@ -5,8 +5,7 @@
 //! `Resume` saying where the CPU goes next. The arch glue then returns to
 //! that thread, idles, or ends the run.
 
-use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
-use crate::boot_suite::{evaluate, Case, CaseObject, Ended, Mode, DEFAULT_PRIORITY};
+use crate::address_space::AddressSpace;
 use crate::cap::{CNodeId, CapError, Capability, Memory, ObjectId, Objects, SlotId};
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
@@ -15,12 +14,10 @@ use crate::ipc::notification;
 use crate::ipc::queue::EndpointQueue;
 use crate::ipc::{self, Effects, IpcError, Next, SendKind};
 use crate::platform::{Console, Platform};
-use crate::scheduler::{Priority, RunQueue};
+use crate::scheduler::RunQueue;
 use crate::syscall::{self, Call, SyscallResult};
 use crate::syscall::{CapOperation, IpcOperation, NotificationOperation};
-use crate::thread::{Thread, ThreadId, ThreadName, ThreadState};
-use abi::boot_program::{BootProgram, FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
-use abi::boot_program::{CNODE_SLOT, CONSOLE_SLOT};
+use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::bootinfo::MAX_BOOT_UNTYPEDS;
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;
@@ -96,12 +93,11 @@ enum Dispatched {
     Ended,
 }
 
-/// Exit status of a run whose every test passed.
+/// Exit status of a system whose root task exited with 0.
 pub const EXIT_SUCCESS: u32 = 0;
-/// Exit status of a run with a failed test.
-pub const EXIT_TEST_FAILED: u32 = 1;
-/// The status recorded for threads stopped because their case deadlocked.
-pub const DEADLOCK_STATUS: i64 = -2;
+/// Exit status of a system whose root task ended any other way (an exit
+/// with another status, a kill, a fault), or could not be started.
+pub const EXIT_FAILURE: u32 = 1;
 /// The status recorded for a thread made from user space whose TCB object
 /// was destroyed (its last capability deleted, or its Untyped revoked).
 pub const TCB_DESTROYED_STATUS: i64 = -3;
@@ -136,45 +132,30 @@ fn kill_reason(state: ThreadState) -> Option<&'static str> {
 /// thread it confines has ended.)
 pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 
-/// Threads the kernel itself has made (boot-suite threads) that can be
-/// alive at once: each has a block of slots in the kernel CNode for the
-/// originals of its CNode, TCB and VSpace. Threads made from user space
-/// have none and are limited only by memory.
-pub const MAX_KERNEL_THREADS: usize = 32;
-/// IrqHandler objects that can exist at once: one per case that asks for
-/// an interrupt, the root's, and those `IrqControlGet` makes (each has its
-/// record on a page of the kernel's pool). Past it, `OutOfResources`.
+/// IrqHandler objects that can exist at once: the root's and those
+/// `IrqControlGet` makes (each has its record on a page of the kernel's
+/// pool). Past it, `OutOfResources`.
 const MAX_IRQ_HANDLERS: usize = 64;
-/// Radix of each boot-suite thread's CNode (16 slots) unless its case
-/// asks for more (`Case::cnode_radix`).
-const THREAD_CNODE_RADIX: u8 = 4;
-/// Radix of the kernel's own CNode, which holds every object's original
-/// capability: slot 0 the console, 1.. one per kernel thread's CNode,
-/// then the current case's endpoints.
-const KERNEL_CNODE_RADIX: u8 = 8;
+/// Radix of the kernel's own CNode, which holds the original capability
+/// of every object the kernel makes: the console, then the root task's
+/// objects (`root_task.rs`).
+const KERNEL_CNODE_RADIX: u8 = 7;
 const KERNEL_CONSOLE_SLOT: u64 = 0;
-const KERNEL_THREAD_CNODE_SLOTS: u64 = 1;
-const KERNEL_ENDPOINT_SLOTS: u64 = KERNEL_THREAD_CNODE_SLOTS + MAX_KERNEL_THREADS as u64;
-/// Most endpoints (and, separately, notifications) one case may ask for.
-const MAX_CASE_ENDPOINTS: u64 = 8;
-const KERNEL_NOTIFICATION_SLOTS: u64 = KERNEL_ENDPOINT_SLOTS + MAX_CASE_ENDPOINTS;
-const KERNEL_UNTYPED_SLOT: u64 = KERNEL_NOTIFICATION_SLOTS + MAX_CASE_ENDPOINTS;
-const KERNEL_IRQ_SLOT: u64 = KERNEL_UNTYPED_SLOT + 1;
-/// One TCB object's original capability per kernel thread.
-const KERNEL_TCB_SLOTS: u64 = KERNEL_IRQ_SLOT + 1;
-/// One VSpace object's original capability per kernel thread.
-const KERNEL_VSPACE_SLOTS: u64 = KERNEL_TCB_SLOTS + MAX_KERNEL_THREADS as u64;
-/// The originals of the Untypeds a root task is given
-/// (`abi::bootinfo`), one per block of free RAM.
-const KERNEL_ROOT_UNTYPED_SLOTS: u64 = KERNEL_VSPACE_SLOTS + MAX_KERNEL_THREADS as u64;
-/// The original of the Frame capability to a root task's IPC buffer.
-const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
-/// The original of a root task's IrqControl capability (made for each
-/// root, deleted with everything it issued when the root's case ends).
-const KERNEL_ROOT_IRQ_CONTROL_SLOT: u64 = KERNEL_ROOT_IPC_FRAME_SLOT + 1;
-const _: () = assert!(KERNEL_ROOT_IRQ_CONTROL_SLOT < 1 << KERNEL_CNODE_RADIX);
-/// Most threads one boot-suite case starts.
-const MAX_CASE_THREADS: usize = 4;
+/// The root's CNode.
+const KERNEL_ROOT_CNODE_SLOT: u64 = 1;
+/// The root's TCB.
+const KERNEL_ROOT_TCB_SLOT: u64 = 2;
+/// The root's VSpace (its kernel-made address space).
+const KERNEL_ROOT_VSPACE_SLOT: u64 = 3;
+/// The Frame of the root's IPC buffer.
+const KERNEL_ROOT_IPC_FRAME_SLOT: u64 = 4;
+/// The root's IrqControl.
+const KERNEL_ROOT_IRQ_CONTROL_SLOT: u64 = 5;
+/// The Untypeds the root is given (`abi::bootinfo`), one per block of
+/// free RAM.
+const KERNEL_ROOT_UNTYPED_SLOTS: u64 = 6;
+const _: () =
+    assert!(KERNEL_ROOT_UNTYPED_SLOTS + (MAX_BOOT_UNTYPEDS as u64) <= 1 << KERNEL_CNODE_RADIX);
 /// Bound on reschedules in one return to user (each round handles one
 /// reschedule request).
 const MAX_SCHEDULING_ROUNDS: usize = 8;
@@ -201,9 +182,9 @@ pub enum Resume {
     },
     /// Nothing is ready: wait for an interrupt.
     Idle,
-    /// Everything has run: end the run with this status.
+    /// The root task has ended: end the run with this status.
     Shutdown {
-        /// 0 when every case passed.
+        /// `EXIT_SUCCESS` when the root exited with 0.
         status: u32,
     },
 }
@@ -217,91 +198,12 @@ pub enum Interrupt {
     Other(u32),
 }
 
-/// Progress through the boot suite.
-struct Session {
-    mode: Mode,
-    cases: &'static [Case],
-    next_case: usize,
-    live: heapless::Vec<ThreadId, MAX_CASE_THREADS>,
-    ended: heapless::Vec<Ended, MAX_CASE_THREADS>,
-    passed: u32,
-    failed: u32,
-    finished: bool,
-    /// Bench mode: the run's `abi::bench::BenchParameter`, encoded.
-    bench_parameter: u64,
-    /// Bench mode: `BENCH` lines the programs printed.
-    bench_results: u32,
-    /// The running case's Untyped memory: first frame and page count.
-    untyped: Option<(u64, u64)>,
-    /// Every thread the kernel started for the running case has ended:
-    /// the case is judged at the end of this kernel entry.
-    case_over: bool,
-    /// A root-task case: the blocks of free RAM its root was given, and
-    /// whether its IPC buffer has a Frame capability to release.
-    root: root_task::RootGrant,
-    /// Cases started so far (the TAP number of the running one).
-    started: usize,
-    /// Fuzz mode: the run's seed, syscalls per thread per round, rounds
-    /// still to start, and syscalls counted so far.
-    fuzz: FuzzPlan,
-}
-
-/// How a fuzz run is divided into rounds.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FuzzPlan {
-    seed: u32,
-    calls_per_thread: u32,
-    rounds: u32,
-    rounds_started: u32,
-    /// Syscalls counted so far: a lower bound of those issued (see
-    /// `Kernel::finish_case`).
-    syscalls: u64,
-    /// The part of `syscalls` that is the kernel's own count for threads
-    /// stopped early: their slow-path syscalls only.
-    slow_path_only: u64,
-    /// Invariant checks run at timer ticks while a round's threads run
-    /// (the live-thread invariants: ready and queued, blocked and queued
-    /// once, a reply owed by one), and the first one broken in this round.
-    mid_round_checks: u64,
-}
-
-impl FuzzPlan {
-    /// Most syscalls one fuzzer thread makes in one round: rounds are what
-    /// the invariants are checked between.
-    pub const CALLS_PER_THREAD: u32 = 5_000;
-    /// Fuzzer threads per round.
-    pub const THREADS: u32 = 3;
-
-    /// `calls` syscalls in all from `seed`.
-    pub fn new(seed: u32, calls: u64) -> FuzzPlan {
-        let per_round = u64::from(Self::CALLS_PER_THREAD * Self::THREADS);
-        FuzzPlan {
-            seed,
-            calls_per_thread: Self::CALLS_PER_THREAD
-                .min(calls.div_ceil(u64::from(Self::THREADS)).max(1) as u32),
-            rounds: calls.div_ceil(per_round).clamp(1, u64::from(u32::MAX)) as u32,
-            rounds_started: 0,
-            syscalls: 0,
-            slow_path_only: 0,
-            mid_round_checks: 0,
-        }
-    }
-
-    /// The seed of round `round` (derived, so every round differs).
-    fn round_seed(&self, round: u32) -> u32 {
-        self.seed
-            .wrapping_mul(0x9e37_79b9)
-            .wrapping_add(round.wrapping_mul(0x85eb_ca6b))
-            ^ self.seed
-    }
-}
-
 /// The whole kernel state.
 ///
 /// `repr(C)`, small and hot fields first: the kernel lives in one static,
 /// and fields past the reach of an immediate offset cost an extra
 /// instruction on every access (the IPC and syscall paths read `current`,
-/// the FP/TPIDR owners and the session on every entry).
+/// the FP/TPIDR owners and `shutdown` on every entry).
 #[repr(C)]
 pub struct Kernel {
     current: Option<ThreadId>,
@@ -311,6 +213,9 @@ pub struct Kernel {
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
     fp_access: bool,
+    /// The root task has ended: the run ends with this status at the end
+    /// of this kernel entry.
+    shutdown: Option<u32>,
     /// The thread whose benchmark floor an interrupt ended (its
     /// `BenchFloor(0)` says so: the samples taken under it are spoiled).
     #[cfg(feature = "bench-calls")]
@@ -332,7 +237,8 @@ pub struct Kernel {
     init_elf: &'static [u8],
     /// The kernel's command line, passed on to the root task.
     command_line: heapless::Vec<u8, { abi::bootinfo::MAX_COMMAND_LINE }>,
-    session: Session,
+    /// The root task, the one thread the kernel makes (`root_task.rs`).
+    root: Option<ThreadId>,
     run_queue: RunQueue,
     /// Every capability and kernel object (threads included), in the
     /// memory that paid for it.
@@ -340,13 +246,10 @@ pub struct Kernel {
     /// Lossless audited threads waiting for room in their ring (linked
     /// through `Thread::queue_links`): what the tick looks at.
     audit_waiters: EndpointQueue,
-    /// The IrqHandler objects there are (only the kernel makes them: for
-    /// a case, or through `IrqControlGet`), at most one per interrupt, for
+    /// The IrqHandler objects there are (only the kernel makes them: the
+    /// root's, or through `IrqControlGet`), at most one per interrupt, for
     /// an interrupt to find its handler.
     irq_handlers: heapless::Vec<ObjectId, MAX_IRQ_HANDLERS>,
-    /// Which of the `MAX_KERNEL_THREADS` blocks of kernel CNode slots a
-    /// kernel-made thread holds (bit `i`: block `i`).
-    kernel_thread_blocks: u32,
     asids: AsidAllocator,
     frames: FrameAllocator,
     /// The cookie of the last policy request.
@@ -370,40 +273,16 @@ impl Kernel {
             objects: Objects::new(),
             audit_waiters: EndpointQueue::EMPTY,
             irq_handlers: heapless::Vec::new(),
-            kernel_thread_blocks: 0,
             current: None,
             last_ran: None,
             fp_owner: None,
             fp_access: true,
+            shutdown: None,
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
             init_elf: &[],
             command_line: heapless::Vec::new(),
-            session: Session {
-                mode: Mode::Demo,
-                cases: &[],
-                next_case: 0,
-                live: heapless::Vec::new(),
-                ended: heapless::Vec::new(),
-                passed: 0,
-                failed: 0,
-                finished: false,
-                bench_parameter: 0,
-                bench_results: 0,
-                untyped: None,
-                case_over: false,
-                root: root_task::RootGrant::NONE,
-                started: 0,
-                fuzz: FuzzPlan {
-                    seed: 0,
-                    calls_per_thread: 0,
-                    rounds: 0,
-                    rounds_started: 0,
-                    syscalls: 0,
-                    slow_path_only: 0,
-                    mid_round_checks: 0,
-                },
-            },
+            root: None,
             ticks: 0,
             thread_numbers: 0,
             own_pages: 0,
@@ -424,17 +303,6 @@ impl Kernel {
         }
     }
 
-    /// Fuzz mode: how many syscalls from which seed. Call before `start`.
-    pub fn set_fuzz_plan(&mut self, plan: FuzzPlan) {
-        self.session.fuzz = plan;
-    }
-
-    /// Bench mode: the parameter handed to the benchmark programs (see
-    /// `abi::bench::BenchParameter::encode`). Call before `start`.
-    pub fn set_bench_parameter(&mut self, encoded: u64) {
-        self.session.bench_parameter = encoded;
-    }
-
     /// The command line the root task is given (cut at
     /// `abi::bootinfo::MAX_COMMAND_LINE` bytes). Call before `start`.
     pub fn set_command_line(&mut self, line: &str) {
@@ -445,7 +313,9 @@ impl Kernel {
         let _ = self.command_line.extend_from_slice(kept);
     }
 
-    /// Takes over RAM and the init program, and starts the boot suite.
+    /// Takes over RAM and the init program, and starts the root task
+    /// (`root_task.rs`): the one thread the kernel makes, whose end ends
+    /// the run.
     ///
     /// RAM is given beforehand through `frames_mut` (the allocator is too
     /// large to build on the kernel stack and move in).
@@ -454,7 +324,6 @@ impl Kernel {
         platform: &mut P,
         asid_bits: AsidBits,
         init_elf: &'static [u8],
-        mode: Mode,
     ) -> Resume {
         self.asids = AsidAllocator::new(asid_bits);
         self.init_elf = init_elf;
@@ -463,39 +332,19 @@ impl Kernel {
                 Console(platform),
                 "[kernel] cannot create the kernel's objects: {error:?}"
             );
-            self.session.finished = true;
-            self.session.failed += 1;
             return Resume::Shutdown {
-                status: EXIT_TEST_FAILED,
+                status: EXIT_FAILURE,
             };
         }
-        self.session.mode = mode;
-        self.session.cases = mode.cases();
-        let plan = match mode {
-            Mode::Test => Some(self.session.cases.len()),
-            Mode::Fuzz => Some(self.session.fuzz.rounds as usize),
-            _ => None,
-        };
-        if let Some(plan) = plan {
-            let _ = write!(Console(platform), "TAP version 13\n1..{plan}\n");
-        }
-        if mode == Mode::Fuzz {
-            // The live-thread invariants, at every tick while threads run.
-            #[cfg(feature = "test-calls")]
-            {
-                self.tick_checks.on = true;
-            }
-            let fuzz = self.session.fuzz;
+        if let Err(reason) = self.start_root(platform) {
             let _ = writeln!(
                 Console(platform),
-                "# fuzz: seed {:#x}, {} rounds of {} threads x {} syscalls",
-                fuzz.seed,
-                fuzz.rounds,
-                FuzzPlan::THREADS,
-                fuzz.calls_per_thread
+                "[kernel] cannot start the root task: {reason}"
             );
+            return Resume::Shutdown {
+                status: EXIT_FAILURE,
+            };
         }
-        self.start_next_case(platform);
         self.resume(platform)
     }
 
@@ -511,8 +360,7 @@ impl Kernel {
     }
 
     /// Pages the kernel's own lasting objects take from the pool (its
-    /// CNode and the console): all that stays allocated once every case
-    /// is over.
+    /// CNode and the console).
     pub fn own_pages(&self) -> u64 {
         self.own_pages
     }
@@ -1699,42 +1547,23 @@ impl Kernel {
     }
 
     /// Prints a thread's text, each line prefixed with the thread's name
-    /// (as a TAP diagnostic in test mode, so it can never read as a result).
-    /// Lines of different threads never share a console line.
+    /// and number, except the root task's: its lines are the system's own
+    /// (its driver's TAP, the demo's steps) and go out as they are. Lines
+    /// of different threads never share a console line.
     #[inline(never)]
     fn print_user_text<P: Platform>(&mut self, platform: &mut P, id: ThreadId, text: &[u8]) {
-        let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
         if self.open_line.is_some_and(|writer| writer != id) {
             self.end_user_lines(platform);
         }
-        let continuing = self.open_line == Some(id);
-        if self.session.mode == Mode::Bench {
-            // The benchmark programs speak the runner's line protocol
-            // themselves: no prefix, and the kernel counts their results.
-            if !continuing && text.starts_with(b"BENCH ") {
-                self.session.bench_results += 1;
-            }
-            self.open_line = (text.last() != Some(&b'\n')).then_some(id);
-            if let Ok(text) = core::str::from_utf8(text) {
-                platform.console_write(text);
-            }
-            return;
-        }
-        // The root task's lines are the system's own (its driver's TAP or
-        // demo steps): as they are.
-        let tagged = self.session.mode != Mode::Root || self.session.live.first() != Some(&id);
+        let tagged = self.root != Some(id);
         let thread = &self.objects[id];
         let mut console = Console(platform);
-        let mut line_open = continuing;
+        let mut line_open = self.open_line == Some(id);
         for &byte in text {
-            if !line_open && !tagged {
-                line_open = true;
-            }
             if !line_open {
-                if test_mode {
-                    let _ = console.write_str("# ");
+                if tagged {
+                    let _ = write!(console, "[{}#{}] ", thread.name.as_str(), thread.number);
                 }
-                let _ = write!(console, "[{}#{}] ", thread.name.as_str(), thread.number);
                 line_open = true;
             }
             let shown = match byte {
@@ -1764,11 +1593,6 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn report_kill<P: Platform>(&mut self, platform: &mut P, id: ThreadId, reason: &str) {
-        let prefix = if matches!(self.session.mode, Mode::Test | Mode::Fuzz) {
-            "# "
-        } else {
-            ""
-        };
         self.end_user_lines(platform);
         let thread = &self.objects[id];
         let (name, number) = (thread.name, thread.number);
@@ -1782,28 +1606,26 @@ impl Kernel {
         if thread.state == ThreadState::Running || thread.call.is_some() {
             let _ = writeln!(
                 console,
-                "{prefix}[kernel] thread {name}#{number} {reason} (in {syscall})"
+                "[kernel] thread {name}#{number} {reason} (in {syscall})"
             );
         } else {
-            let _ = writeln!(console, "{prefix}[kernel] thread {name}#{number} {reason}");
+            let _ = writeln!(console, "[kernel] thread {name}#{number} {reason}");
         }
     }
 
     /// A fault of thread `id`: its report goes to its fault endpoint (the
     /// thread waits for the handler's reply), or the thread stops.
     fn report_fault<P: Platform>(&mut self, platform: &mut P, id: ThreadId, report: FaultReport) {
-        let test_mode = matches!(self.session.mode, Mode::Test | Mode::Fuzz);
         self.end_user_lines(platform);
         let handler = self.objects[id]
             .fault_endpoint
             .and_then(|(e, badge)| Some((self.objects.resolve(e, CapType::Endpoint)?, badge)));
         let thread = &mut self.objects[id];
         let mut console = Console(platform);
-        let prefix = if test_mode { "# " } else { "" };
         if let Some((endpoint, badge)) = handler {
             let _ = writeln!(
                 console,
-                "{prefix}[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
+                "[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
                 thread.name, thread.number
             );
             thread.pending_fault = Some(report);
@@ -1812,7 +1634,7 @@ impl Kernel {
         }
         let _ = writeln!(
             console,
-            "{prefix}[kernel] thread {}#{} stopped: {report}",
+            "[kernel] thread {}#{} stopped: {report}",
             thread.name, thread.number
         );
         self.end_thread(platform, id, ThreadState::Faulted(report));
@@ -1851,16 +1673,17 @@ impl Kernel {
     /// thing that changes what is next: a reschedule (only in the first
     /// `MAX_SCHEDULING_ROUNDS` rounds; after that the thread runs and the
     /// next tick asks again), a stopped syscall that goes on, a trace stop
-    /// sent, an audit waiter woken, a deadlock broken. Each of those uses
+    /// sent, an audit waiter woken. Each of those uses
     /// something up (a stopped call, an owed stop, a blocked thread), so
     /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
     /// idles until the next interrupt and the kernel looks again.
     fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
         // Most kernel entries end with the thread that made them, or the
         // one an IPC switched to, going back as it is: no exit work, no
-        // answered call, nothing to free or judge. One look at it then.
+        // answered call, nothing to free, no end of the run. One look at
+        // it then.
         if let Some(current) = self.current {
-            if !self.session.case_over && !self.objects.has_retired() {
+            if self.shutdown.is_none() && !self.objects.has_retired() {
                 let thread = &mut self.objects[current];
                 let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
                 if !answered && !thread.work.intersects(RESUME_WORK) {
@@ -1880,7 +1703,7 @@ impl Kernel {
         // The thread that ran waits or yielded, and the next ready one has
         // nothing to do first: the common case, kept out of the loop of
         // `pick_resume` (whose set-up costs more than this whole path).
-        let quick = if self.current.is_none() && !self.session.case_over {
+        let quick = if self.current.is_none() && self.shutdown.is_none() {
             match self.run_queue.dequeue(&mut self.objects) {
                 Some((next, _)) => self.switch_to_ready(platform, next),
                 None => None,
@@ -1905,11 +1728,9 @@ impl Kernel {
     #[inline(never)]
     fn pick_resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
         for round in 0..MAX_RESUME_ROUNDS {
-            // A case whose threads have all ended is judged and followed
-            // by the next one here, where the kernel holds no id of what
-            // the case made.
-            if self.session.case_over {
-                self.next_case(platform);
+            // The root task has ended: so does the run.
+            if let Some(status) = self.shutdown {
+                return Resume::Shutdown { status };
             }
             let current = match self.current {
                 Some(current) => current,
@@ -1920,20 +1741,11 @@ impl Kernel {
                         }
                         next
                     }
-                    None if self.session.finished => {
-                        return Resume::Shutdown {
-                            status: self.session.exit_status(),
-                        }
-                    }
                     // Nothing ready, but an audit ring may have room by now
                     // (the server drained it and went to sleep).
                     None if self.wake_audit_waiters(platform) => continue,
-                    // Under the root task, waiting for an interrupt that may
-                    // never come is the root's to time out.
-                    None if self.session.mode != Mode::Root && self.case_is_deadlocked() => {
-                        self.break_deadlock(platform);
-                        continue;
-                    }
+                    // Nothing can run: idle until an interrupt (waiting
+                    // for one that never comes is the root's to time out).
                     None => return Resume::Idle,
                 },
             };
@@ -1971,72 +1783,6 @@ impl Kernel {
                 .link_behind(&mut self.objects, current, links);
         }
         Resume::Idle
-    }
-
-    /// Nothing can run and every thread of the running case waits in IPC
-    /// for something no thread and no interrupt can bring: nothing will
-    /// ever wake them.
-    #[cold]
-    #[inline(never)]
-    fn case_is_deadlocked(&self) -> bool {
-        !self.session.live.is_empty()
-            && self
-                .session
-                .live
-                .iter()
-                .all(|id| match self.objects[*id].state {
-                    // A receive also ends when the thread's bound
-                    // notification is signalled (a timed receive: the
-                    // timer's IrqHandler feeds it).
-                    ThreadState::BlockedOnReceive { .. } => self.objects[*id]
-                        .bound_notification
-                        .is_none_or(|n| !self.fed_by_interrupt(n)),
-                    ThreadState::BlockedOnSend { .. }
-                    | ThreadState::BlockedOnReply
-                    | ThreadState::BlockedOnFaultReply
-                    | ThreadState::Suspended
-                    // Only a running thread can make room in the ring.
-                    | ThreadState::BlockedOnAudit => true,
-                    ThreadState::BlockedOnNotification { notification } => {
-                        !self.fed_by_interrupt(notification)
-                    }
-                    _ => false,
-                })
-    }
-
-    /// Can an interrupt still signal `notification` (an IrqHandler is
-    /// bound to it)?
-    fn fed_by_interrupt(&self, notification: ObjectId) -> bool {
-        self.irq_handlers.iter().any(|&h| {
-            self.objects
-                .get::<kind::IrqHandler>(h)
-                .and_then(|h| h.notification)
-                .is_some_and(|(n, _)| n.id == notification)
-        })
-    }
-
-    /// Ends every thread of a deadlocked case (status `DEADLOCK_STATUS`),
-    /// which fails the case instead of hanging the run.
-    #[cold]
-    #[inline(never)]
-    fn break_deadlock<P: Platform>(&mut self, platform: &mut P) {
-        let prefix = if matches!(self.session.mode, Mode::Test | Mode::Fuzz) {
-            "# "
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            Console(platform),
-            "{prefix}[kernel] deadlock: every thread of the case waits in IPC; stopping them"
-        );
-        // Ending one thread can end others (a caller owed a reply): skip
-        // threads already gone.
-        let live = self.session.live.clone();
-        for id in live {
-            if self.session.live.contains(&id) {
-                self.end_thread(platform, id, ThreadState::Exited(DEADLOCK_STATUS));
-            }
-        }
     }
 
     fn user_resume(&mut self, id: ThreadId) -> Resume {
@@ -2295,8 +2041,9 @@ impl Kernel {
         true
     }
 
-    /// Ends a thread: frees its memory, takes it off the CPU and the run
-    /// queue, and tells the boot suite.
+    /// Ends a thread: frees its memory (or keeps its TCB ended, for a
+    /// thread made from user space) and takes it off the CPU and the run
+    /// queue. The root task's end ends the run (`end_root`).
     fn end_thread<P: Platform>(&mut self, platform: &mut P, id: ThreadId, state: ThreadState) {
         // Ended already (a kept TCB): nothing more ends. (Callers that take
         // something from an ended thread, its space or a filter, do that
@@ -2318,7 +2065,10 @@ impl Kernel {
         // it owns go with it (its VSpace object goes below).
         self.end_space_guests(platform, id);
         self.leave_ipc(platform, id);
-        self.end_root(platform, id);
+        let is_root = self.root == Some(id);
+        if is_root {
+            self.end_root(platform, state);
+        }
         // A thread made from user space keeps its TCB, ended, with what a
         // restart in the same space needs (`supervision.rs`); any other
         // leaves everything now.
@@ -2333,12 +2083,6 @@ impl Kernel {
         let priority = thread.priority;
         let was_ready = thread.state == ThreadState::Ready;
         thread.state = state;
-        let ended = Ended {
-            state,
-            stats: thread.stats.counts(),
-            name: thread.name,
-            number: thread.number,
-        };
         if was_ready {
             self.run_queue.remove(&mut self.objects, id, priority);
         }
@@ -2355,28 +2099,21 @@ impl Kernel {
             self.detach_filters(id);
         }
         self.unbind(id);
-        let blocks = self.objects[id].kernel_slots;
         if keeps {
             self.keep_ended(platform, id, end);
         } else {
             self.objects[id] = Thread::EMPTY;
         }
-        // A thread the kernel made takes its CNode, TCB and VSpace with
-        // it (its record is freed when this kernel entry ends).
-        if let Some(block) = blocks {
-            self.delete_kernel_slot(platform, KERNEL_THREAD_CNODE_SLOTS + u64::from(block));
-            self.delete_kernel_slot(platform, KERNEL_TCB_SLOTS + u64::from(block));
-            self.delete_kernel_slot(platform, KERNEL_VSPACE_SLOTS + u64::from(block));
-            self.kernel_thread_blocks &= !(1 << block);
-        }
-        if let Some(position) = self.session.live.iter().position(|&t| t == id) {
-            self.session.live.swap_remove(position);
-            let _ = self.session.ended.push(ended);
-            if self.session.live.is_empty() {
-                // Judged, released and followed by the next case once this
-                // kernel entry is over (`Kernel::resume`): code up the
-                // stack may still hold ids of what the case made.
-                self.session.case_over = true;
+        // The root takes its CNode, TCB and VSpace with it (its record is
+        // freed when this kernel entry ends).
+        if is_root {
+            self.root = None;
+            for original in [
+                KERNEL_ROOT_CNODE_SLOT,
+                KERNEL_ROOT_TCB_SLOT,
+                KERNEL_ROOT_VSPACE_SLOT,
+            ] {
+                self.delete_kernel_slot(platform, original);
             }
         }
     }
@@ -2464,448 +2201,12 @@ impl Kernel {
         }
     }
 
-    /// The running case is over: its records are freed, it is judged and
-    /// released, and the next case starts.
-    #[cold]
-    #[inline(never)]
-    fn next_case<P: Platform>(&mut self, platform: &mut P) {
-        self.session.case_over = false;
-        self.reap();
-        self.finish_case(platform);
-        self.start_next_case(platform);
-    }
-
-    fn finish_case<P: Platform>(&mut self, platform: &mut P) {
-        let number = self.session.started;
-        let Some(case) = self
-            .session
-            .cases
-            .get(self.session.next_case.wrapping_sub(1))
-        else {
-            return;
-        };
-        let mut verdict = evaluate(case.expect, &self.session.ended);
-        // A fuzzer that finishes exits with the number of syscalls it made
-        // (exact). For one stopped early (Exit, deadlock) only the kernel's
-        // count is known, and it sees the slow path only: the inline `Null`
-        // path and the IPC fast path do not count, to stay short. So the
-        // total is a lower bound, and is printed as one.
-        let (mut exact, mut slow_path_only) = (0u64, 0u64);
-        for ended in &self.session.ended {
-            match ended.state {
-                ThreadState::Exited(status) if status & !0xffff_ffff == FUZZ_DONE => {
-                    exact += (status & 0xffff_ffff) as u64
-                }
-                _ => slow_path_only += ended.stats.map_or(0, |s| s.syscalls),
-            }
-        }
-        let syscalls = exact + slow_path_only;
-        if verdict.is_err() {
-            // How each thread ended, to tell which check failed.
-            self.end_user_lines(platform);
-            for ended in &self.session.ended {
-                let _ = writeln!(
-                    Console(platform),
-                    "# {}#{} ended: {:?}",
-                    ended.name,
-                    ended.number,
-                    ended.state
-                );
-            }
-        }
-        self.session.ended.clear();
-        self.release_case_objects(platform, case);
-        // Threads made from user space came from the case's Untyped: its
-        // release ended them. None may be left for the next case.
-        if verdict.is_ok() {
-            verdict = self.check_no_threads_left();
-        }
-        if self.session.mode == Mode::Fuzz {
-            self.session.fuzz.syscalls += syscalls;
-            self.session.fuzz.slow_path_only += slow_path_only;
-            if verdict.is_ok() {
-                verdict = self.check_invariants();
-            }
-            // The checks made at timer ticks while its threads ran.
-            #[cfg(feature = "test-calls")]
-            {
-                let ticks = core::mem::take(&mut self.tick_checks);
-                self.tick_checks.on = ticks.on;
-                self.session.fuzz.mid_round_checks += ticks.made;
-                if let Some(broken) = ticks.broken {
-                    if verdict.is_ok() {
-                        verdict = Err(broken);
-                    }
-                }
-            }
-            let bound = if slow_path_only > 0 { "at least " } else { "" };
-            let mut name: heapless::String<96> = heapless::String::new();
-            let _ = write!(
-                name,
-                "fuzz round {} (seed {:#x}): {bound}{syscalls} syscalls, invariants hold",
-                self.session.fuzz.rounds_started,
-                self.session
-                    .fuzz
-                    .round_seed(self.session.fuzz.rounds_started.saturating_sub(1))
-            );
-            self.report(platform, number, &name, verdict);
-            return;
-        }
-        self.report(platform, number, case.name, verdict);
-    }
-
-    /// Deletes the kernel objects `case` was given (endpoints,
-    /// notifications, its Untyped and IrqHandler) and frees the Untyped's
-    /// RAM, so the next case starts with none of them.
-    fn release_case_objects<P: Platform>(&mut self, platform: &mut P, case: &Case) {
-        for endpoint in 0..u64::from(case.endpoints) {
-            self.delete_kernel_slot(platform, KERNEL_ENDPOINT_SLOTS + endpoint);
-        }
-        for notification in 0..u64::from(case.notifications) {
-            self.delete_kernel_slot(platform, KERNEL_NOTIFICATION_SLOTS + notification);
-        }
-        self.delete_kernel_slot(platform, KERNEL_UNTYPED_SLOT);
-        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
-        self.release_root_grant(platform);
-        // The records in the case's Untyped go before its RAM does.
-        self.reap();
-        if let Some((base, pages)) = self.session.untyped.take() {
-            self.frames.give_back(arch::boards::PhysRange {
-                start: base,
-                size: pages * arch::layout::PAGE_SIZE,
-            });
-        }
-    }
-
-    fn report<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        number: usize,
-        name: &str,
-        verdict: Result<(), &str>,
-    ) {
-        self.end_user_lines(platform);
-        let mode = self.session.mode;
-        let mut console = Console(platform);
-        match (verdict, mode) {
-            (Ok(()), Mode::Test | Mode::Fuzz) => {
-                let _ = writeln!(console, "ok {number} - {name}");
-            }
-            (Err(reason), Mode::Test | Mode::Fuzz) => {
-                let _ = writeln!(console, "not ok {number} - {name}\n# {reason}");
-            }
-            (Ok(()), Mode::Demo | Mode::Bench) => {
-                let _ = writeln!(console, "[kernel] done: {name}");
-            }
-            (Err(reason), Mode::Demo | Mode::Bench) => {
-                let _ = writeln!(console, "[kernel] unexpected: {name}: {reason}");
-            }
-            // The root task reports on what it ran itself.
-            (Ok(()), Mode::Root) => {}
-            (Err(reason), Mode::Root) => {
-                let _ = writeln!(console, "[kernel] the root task ended: {reason}");
-            }
-        }
-        match verdict {
-            Ok(()) => self.session.passed += 1,
-            Err(_) => self.session.failed += 1,
-        }
-    }
-
     /// Ends any line a thread left open, so the kernel's next line starts
-    /// at the beginning (TAP results must).
+    /// at the beginning.
     fn end_user_lines<P: Platform>(&mut self, platform: &mut P) {
         if self.open_line.take().is_some() {
             platform.console_write("\n");
         }
-    }
-
-    /// Starts the next case that can be started; marks the session
-    /// finished (and prints the summary) when none is left.
-    fn start_next_case<P: Platform>(&mut self, platform: &mut P) {
-        loop {
-            // Fuzz mode runs its one case once per round.
-            let fuzz = &mut self.session.fuzz;
-            if self.session.mode == Mode::Fuzz
-                && self.session.next_case >= self.session.cases.len()
-                && fuzz.rounds_started < fuzz.rounds
-            {
-                self.session.next_case = 0;
-            }
-            let Some(case) = self.session.cases.get(self.session.next_case).copied() else {
-                break;
-            };
-            self.session.next_case += 1;
-            self.session.started += 1;
-            if matches!(self.session.mode, Mode::Demo | Mode::Bench) {
-                let _ = writeln!(Console(platform), "[kernel] next: {}", case.name);
-            }
-            let parameter = match self.session.mode {
-                Mode::Bench => self.session.bench_parameter << PARAMETER_SHIFT,
-                Mode::Fuzz => {
-                    let fuzz = &mut self.session.fuzz;
-                    let round = fuzz.rounds_started;
-                    fuzz.rounds_started += 1;
-                    let parameter = FuzzParameter {
-                        index: 0,
-                        seed: fuzz.round_seed(round),
-                        calls: fuzz.calls_per_thread,
-                    };
-                    parameter.encode() << PARAMETER_SHIFT
-                }
-                _ => 0,
-            };
-            let mut failure = self.create_case_endpoints(&case).err();
-            for (index, &selector) in case.threads.iter().enumerate() {
-                let selector = selector | parameter;
-                let priority = case
-                    .priorities
-                    .get(index)
-                    .copied()
-                    .unwrap_or(DEFAULT_PRIORITY);
-                let radix = case.cnode_radix.unwrap_or(THREAD_CNODE_RADIX);
-                // A root task also gets a copy of its ELF file.
-                let with_image = case.root_task && index == 0;
-                match self.spawn(platform, selector, priority, radix, with_image) {
-                    Ok(id) => {
-                        let _ = self.session.live.push(id);
-                    }
-                    Err(reason) => failure = Some(reason),
-                }
-            }
-            if failure.is_none() {
-                failure = self.install_grants(&case).err();
-            }
-            if failure.is_none() {
-                failure = self.set_fault_endpoints(&case).err();
-            }
-            if failure.is_none() {
-                failure = self.hand_over_endpoint(&case).err();
-            }
-            if failure.is_none() && case.root_task {
-                failure = self.hand_over_to_root(platform, &case).err();
-            }
-            match failure {
-                None => return,
-                Some(reason) => {
-                    // Stop what did start; the case has failed.
-                    let started: heapless::Vec<ThreadId, MAX_CASE_THREADS> =
-                        self.session.live.clone();
-                    self.session.live.clear();
-                    for id in started {
-                        self.end_thread(platform, id, ThreadState::Exited(-1));
-                    }
-                    self.session.ended.clear();
-                    // And what the kernel made for it, as `finish_case`
-                    // does, or the next case finds its slots taken.
-                    self.release_case_objects(platform, &case);
-                    let number = self.session.started;
-                    self.report(platform, number, case.name, Err(reason));
-                }
-            }
-        }
-        self.session.finished = true;
-        self.end_user_lines(platform);
-        let (passed, failed) = (self.session.passed, self.session.failed);
-        let mut console = Console(platform);
-        match self.session.mode {
-            Mode::Test => {
-                let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
-            }
-            Mode::Fuzz => {
-                let fuzz = self.session.fuzz;
-                let _ = writeln!(
-                    console,
-                    "# fuzz: seed {:#x}, {}{} syscalls issued ({} of them the kernel's slow-path count for threads stopped early), 0 kernel panics, {failed} rounds with broken invariants ({} checks while threads ran)",
-                    fuzz.seed,
-                    if fuzz.slow_path_only > 0 { "at least " } else { "" },
-                    fuzz.syscalls,
-                    fuzz.slow_path_only,
-                    fuzz.mid_round_checks
-                );
-                let _ = writeln!(console, "# portcullis: {passed} passed, {failed} failed");
-            }
-            Mode::Demo => {
-                let _ = writeln!(
-                    console,
-                    "[kernel] demo finished: {passed} of {} steps behaved as expected",
-                    passed + failed
-                );
-            }
-            Mode::Bench => {
-                let _ = writeln!(
-                    console,
-                    "# portcullis-bench: {} results",
-                    self.session.bench_results
-                );
-            }
-            Mode::Root => {}
-        }
-    }
-
-    fn create_case_endpoints(&mut self, case: &Case) -> Result<(), &'static str> {
-        if u64::from(case.endpoints) > MAX_CASE_ENDPOINTS
-            || u64::from(case.notifications) > MAX_CASE_ENDPOINTS
-        {
-            return Err("the case asks for too many objects");
-        }
-        if let Some(intid) = case.irq {
-            if self.irq_handlers.is_full() {
-                return Err("too many IrqHandlers");
-            }
-            if self.irq_handler_of(intid).is_some() {
-                return Err("the case's interrupt has an IrqHandler already");
-            }
-            let object = self
-                .create_original(CapType::IrqHandler, 0, 0, KERNEL_IRQ_SLOT)
-                .map_err(|_| "cannot make the case's IrqHandler")?;
-            if let Some(body) = self.objects.get_mut::<kind::IrqHandler>(object) {
-                body.intid = Some(intid);
-            }
-            let _ = self.irq_handlers.push(object);
-        }
-        if case.untyped_pages > 0 {
-            let pages = u64::from(case.untyped_pages);
-            let base = self
-                .frames
-                .allocate_contiguous(pages)
-                .ok_or("no contiguous RAM for the case's Untyped")?;
-            self.session.untyped = Some((base, pages));
-            let bytes = pages * arch::layout::PAGE_SIZE;
-            self.create_original(CapType::Untyped, base, bytes, KERNEL_UNTYPED_SLOT)
-                .map_err(|_| "cannot make the case's Untyped")?;
-        }
-        for notification in 0..u64::from(case.notifications) {
-            let slot = KERNEL_NOTIFICATION_SLOTS + notification;
-            self.create_original(CapType::Notification, 0, 0, slot)
-                .map_err(|_| "cannot make a notification of the case")?;
-        }
-        for endpoint in 0..u64::from(case.endpoints) {
-            let slot = KERNEL_ENDPOINT_SLOTS + endpoint;
-            self.create_original(CapType::Endpoint, 0, 0, slot)
-                .map_err(|_| "cannot make an endpoint of the case")?;
-        }
-        Ok(())
-    }
-
-    /// Mints each grant of the case from the endpoint's original.
-    fn install_grants(&mut self, case: &Case) -> Result<(), &'static str> {
-        for grant in case.grants {
-            let thread = self
-                .session
-                .live
-                .get(usize::from(grant.thread))
-                .copied()
-                .ok_or("a grant names a thread the case does not have")?;
-            let cnode = self.objects[thread]
-                .cspace
-                .ok_or("the thread has no CSpace")?;
-            let index = match grant.object {
-                CaseObject::Endpoint(i) => KERNEL_ENDPOINT_SLOTS + u64::from(i),
-                CaseObject::Notification(i) => KERNEL_NOTIFICATION_SLOTS + u64::from(i),
-                CaseObject::Untyped => KERNEL_UNTYPED_SLOT,
-                CaseObject::Irq => KERNEL_IRQ_SLOT,
-                CaseObject::Tcb(i) => {
-                    let owner = self
-                        .session
-                        .live
-                        .get(usize::from(i))
-                        .ok_or("a TCB grant names a thread the case does not have")?;
-                    KERNEL_TCB_SLOTS + u64::from(self.kernel_block(*owner)?)
-                }
-                CaseObject::VSpace(i) => {
-                    let owner = self
-                        .session
-                        .live
-                        .get(usize::from(i))
-                        .ok_or("a VSpace grant names a thread the case does not have")?;
-                    KERNEL_VSPACE_SLOTS + u64::from(self.kernel_block(*owner)?)
-                }
-            };
-            let source = self
-                .kernel_slot(index)
-                .map_err(|_| "a grant names an object the case does not have")?;
-            let target = self
-                .objects
-                .slot(cnode, grant.slot)
-                .map_err(|_| "a grant's slot is outside the CNode")?;
-            let badge = (grant.badge != 0).then_some(grant.badge);
-            self.objects
-                .mint(source, target, grant.rights, badge)
-                .map_err(|_| "minting a granted capability failed")?;
-        }
-        Ok(())
-    }
-
-    /// Gives the case's threads that have one their fault endpoint.
-    fn set_fault_endpoints(&mut self, case: &Case) -> Result<(), &'static str> {
-        for &(thread, endpoint) in case.fault_endpoints {
-            let id = self
-                .session
-                .live
-                .get(usize::from(thread))
-                .copied()
-                .ok_or("a fault endpoint names a thread the case does not have")?;
-            let slot = self
-                .kernel_slot(KERNEL_ENDPOINT_SLOTS + u64::from(endpoint))
-                .map_err(|_| "a fault endpoint names an endpoint the case does not have")?;
-            let cap = self
-                .objects
-                .lookup(slot)
-                .map_err(|_| "the fault endpoint does not exist")?;
-            let reference = self
-                .objects
-                .reference(cap.object())
-                .ok_or("the fault endpoint does not exist")?;
-            self.objects[id].fault_endpoint = Some((reference, 0));
-        }
-        Ok(())
-    }
-
-    /// Moves the case's first endpoint's original capability to the
-    /// thread the case names as its owner.
-    fn hand_over_endpoint(&mut self, case: &Case) -> Result<(), &'static str> {
-        let Some((thread, slot)) = case.endpoint_owner else {
-            return Ok(());
-        };
-        let owner = self
-            .session
-            .live
-            .get(usize::from(thread))
-            .copied()
-            .ok_or("the endpoint owner is not a thread of the case")?;
-        let cnode = self.objects[owner]
-            .cspace
-            .ok_or("the owner has no CSpace")?;
-        let source = self
-            .kernel_slot(KERNEL_ENDPOINT_SLOTS)
-            .map_err(|_| "the case has no endpoint")?;
-        let target = self
-            .objects
-            .slot(cnode, slot)
-            .map_err(|_| "the owner's slot is outside its CNode")?;
-        self.objects
-            .move_cap(source, target)
-            .map_err(|_| "moving the endpoint to its owner failed")
-    }
-
-    /// The block of kernel CNode slots of kernel-made thread `thread`.
-    fn kernel_block(&self, thread: ThreadId) -> Result<u16, &'static str> {
-        self.objects
-            .thread(thread)
-            .and_then(|t| t.kernel_slots)
-            .ok_or("the thread is not one the kernel made")
-    }
-
-    /// A free block of kernel CNode slots for a thread the kernel makes.
-    fn take_kernel_block(&mut self) -> Option<u16> {
-        let free = !self.kernel_thread_blocks;
-        let block = free.trailing_zeros();
-        if block as usize >= MAX_KERNEL_THREADS {
-            return None;
-        }
-        self.kernel_thread_blocks |= 1 << block;
-        Some(block as u16)
     }
 
     /// A new thread number (the identifier threads are told apart by in
@@ -2914,141 +2215,6 @@ impl Kernel {
         let number = self.thread_numbers;
         self.thread_numbers = self.thread_numbers.wrapping_add(1);
         number
-    }
-
-    /// Gives a new thread its CSpace: a CNode of `2^radix` slots whose
-    /// original capability stays in the kernel CNode (block `block`), a
-    /// copy of it in slot 0, and the console in slot 1.
-    fn create_cspace(&mut self, block: u16, radix: u8) -> Result<CNodeId, CapError> {
-        let original = self.kernel_slot(KERNEL_THREAD_CNODE_SLOTS + u64::from(block))?;
-        self.objects.check_empty(original)?;
-        let cnode = self.kernel_cnode(radix)?;
-        self.objects.install_original(
-            original,
-            Capability::new(CapType::CNode, Rights::READ_WRITE, cnode.object()),
-        )?;
-        self.objects
-            .copy(original, self.objects.slot(cnode, CNODE_SLOT)?)?;
-        let console = self.kernel_slot(KERNEL_CONSOLE_SLOT)?;
-        self.objects.mint(
-            console,
-            self.objects.slot(cnode, CONSOLE_SLOT)?,
-            Rights::WRITE,
-            None,
-        )?;
-        Ok(cnode)
-    }
-
-    /// Makes the VSpace object that stands for a kernel-made address
-    /// space (its root table at `root`); its original capability stays in
-    /// kernel CNode slot `index` until its owner ends.
-    fn create_vspace(&mut self, index: u64, root: u64) -> Result<ObjectId, CapError> {
-        self.create_original(CapType::VSpace, root, arch::layout::PAGE_SIZE, index)
-    }
-
-    /// Loads init with `selector` into a new address space and makes it
-    /// ready.
-    fn spawn<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        selector: u64,
-        priority: Priority,
-        cnode_radix: u8,
-        with_image: bool,
-    ) -> Result<ThreadId, &'static str> {
-        let block = self
-            .take_kernel_block()
-            .ok_or("too many kernel-made threads")?;
-        let result = self.spawn_in(platform, block, selector, priority, cnode_radix, with_image);
-        if result.is_err() {
-            // Whatever was made goes (deleting an empty slot does nothing).
-            for first in [
-                KERNEL_THREAD_CNODE_SLOTS,
-                KERNEL_TCB_SLOTS,
-                KERNEL_VSPACE_SLOTS,
-            ] {
-                self.delete_kernel_slot(platform, first + u64::from(block));
-            }
-            self.kernel_thread_blocks &= !(1 << block);
-        }
-        result
-    }
-
-    /// `spawn`'s work, in kernel CNode block `block`.
-    fn spawn_in<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        block: u16,
-        selector: u64,
-        priority: Priority,
-        cnode_radix: u8,
-        with_image: bool,
-    ) -> Result<ThreadId, &'static str> {
-        let cspace = self
-            .create_cspace(block, cnode_radix)
-            .map_err(|_| "no room for the thread's CSpace")?;
-        let tcb = self
-            .create_original(CapType::Tcb, 0, 0, KERNEL_TCB_SLOTS + u64::from(block))
-            .map_err(|_| "no room for the thread's TCB object")?;
-        let id = ThreadId::of(tcb);
-        let (space, entry) = self
-            .load_init_space(platform, with_image)
-            .map_err(|e| match e {
-                SpaceError::Elf(_) => "the init ELF is not loadable",
-                SpaceError::Map(_) => "mapping the init ELF failed",
-                SpaceError::OutOfMemory => "out of memory for a new address space",
-            })?;
-        let vspace = match self.create_vspace(KERNEL_VSPACE_SLOTS + u64::from(block), space.root())
-        {
-            Ok(vspace) => vspace,
-            Err(_) => {
-                space.release(platform, &mut self.frames);
-                return Err("no room for the thread's VSpace object");
-            }
-        };
-        let ipc_buffer = space.ipc_buffer();
-        if !self.install_space(platform, vspace, space) {
-            return Err("the thread's VSpace object cannot hold its space");
-        }
-        let name = BootProgram::decode(selector).map_or("init", |(program, _)| program.name());
-        let number = self.next_thread_number();
-        let thread = &mut self.objects[id];
-        thread.kernel_slots = Some(block);
-        thread.number = number;
-        thread.mcp = priority;
-        thread.context = UserContext::new_user(entry, USER_STACK_TOP, selector)
-            .with_thread_pointer(abi::IPC_BUFFER_ADDRESS);
-        thread.state = ThreadState::Ready;
-        thread.name = ThreadName::from_static(name);
-        thread.ipc_buffer = Some(ipc_buffer);
-        thread.priority = priority;
-        self.set_cspace(id, cspace)
-            .map_err(|_| "the thread's CSpace is gone")?;
-        self.bind_space(id, vspace);
-        self.run_queue.enqueue(&mut self.objects, id, priority);
-        Ok(id)
-    }
-
-    /// A fresh address space (a new ASID) with the embedded init ELF
-    /// loaded, for a thread the kernel starts.
-    fn load_init_space<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        with_image: bool,
-    ) -> Result<(AddressSpace, u64), SpaceError> {
-        let live = self.live_asid();
-        let assignment = self.asids.assign(None, live);
-        if assignment.flush_all {
-            platform.flush_tlb_all();
-        }
-        let file_at = with_image.then_some(abi::bootinfo::ROOT_IMAGE_ADDRESS);
-        AddressSpace::load_with_file(
-            platform,
-            &mut self.frames,
-            assignment.asid,
-            self.init_elf,
-            file_at,
-        )
     }
 
     /// The thread on the CPU, if any.
@@ -3069,16 +2235,6 @@ impl Kernel {
     /// Every thread (every TCB object's), newest first.
     pub fn threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
         self.all_threads()
-    }
-}
-
-impl Session {
-    fn exit_status(&self) -> u32 {
-        if self.failed == 0 {
-            EXIT_SUCCESS
-        } else {
-            EXIT_TEST_FAILED
-        }
     }
 }
 

@@ -2,8 +2,9 @@
 //! makes itself, what it does when an object is destroyed, and freeing
 //! records once a kernel entry is over.
 //!
-//! * **The kernel's own objects** (its CNode, the console, a boot-suite
-//!   thread's CNode, TCB and VSpace, a case's endpoints) have their
+//! * **The kernel's own objects** (its CNode, the console, the root
+//!   task's CNode, TCB, VSpace and IPC buffer Frame, IrqHandlers, the
+//!   IrqControl) have their
 //!   records on pages of the kernel's frame pool (`kernel_record`), which
 //!   come back when the record is freed. Everything user space makes is
 //!   paid for by its Untypeds instead.

@@ -1,116 +1,172 @@
-//! The root task's start: what the kernel hands the first thread of a
-//! root-task case (`Case::root_task`), as `abi::bootinfo` lays it out.
+//! The root task: the one thread the kernel makes, as `abi::bootinfo`
+//! lays out what it is given, and whose end ends the run.
 //!
 //! Like seL4's initial thread, the root gets capabilities to its own TCB,
-//! CNode, VSpace and IPC buffer, the console, an IrqHandler, the
-//! IrqControl (an IrqHandler for any interrupt the kernel does not keep),
-//! and every
-//! free page of RAM as Untyped memory, cut into naturally aligned
-//! power-of-two blocks. From then on the kernel makes nothing for it:
-//! every object the root and the tasks it starts use is retyped from
-//! those Untypeds, and revoking them takes everything back. The kernel
-//! keeps each original capability (the root gets copies), so at the end
-//! of the case it can take the memory back whatever the root did with
-//! its copies.
+//! CNode, VSpace and IPC buffer, the console, an IrqHandler for the
+//! physical timer, the IrqControl (an IrqHandler for any interrupt the
+//! kernel does not keep), and every free page of RAM as Untyped memory,
+//! cut into naturally aligned power-of-two blocks. From then on the
+//! kernel makes nothing for it: every object the root and the tasks it
+//! starts use is retyped from those Untypeds. The kernel keeps each
+//! original capability (the root gets copies). When the root ends —
+//! exit, kill, fault — the kernel prints how (unless it exited with 0)
+//! and the run ends with its status (`Resume::Shutdown`).
 
-use super::KERNEL_ROOT_IRQ_CONTROL_SLOT;
-use super::{Kernel, KERNEL_IRQ_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_UNTYPED_SLOTS};
-use super::{KERNEL_TCB_SLOTS, KERNEL_VSPACE_SLOTS};
-use crate::boot_suite::Case;
-use crate::cap::CNodeId;
-use crate::cap::FrameMapping;
-use crate::platform::Platform;
-use crate::thread::ThreadId;
-use abi::bootinfo::ROOT_IRQ_CONTROL_SLOT;
+use super::{Kernel, EXIT_FAILURE, EXIT_SUCCESS, KERNEL_CONSOLE_SLOT};
+use super::{KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_IRQ_CONTROL_SLOT};
+use super::{KERNEL_ROOT_TCB_SLOT, KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
+use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
+use crate::cap::{CNodeId, Capability, FrameMapping};
+use crate::platform::{Console, Platform};
+use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
-use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
+use abi::bootinfo::{ROOT_ARGUMENT, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
+use abi::bootinfo::{ROOT_IMAGE_ADDRESS, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
+use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_CONTROL_SLOT, ROOT_IRQ_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::IPC_BUFFER_ADDRESS;
-use arch::boards::PhysRange;
+use arch::boards::PHYSICAL_TIMER_INTID;
+use arch::context::UserContext;
 use arch::layout::PAGE_SIZE;
 use arch::object_memory::kind;
+use core::fmt::Write;
 
-/// What a root task was given that the kernel must take back.
-pub(super) struct RootGrant {
-    /// The blocks of RAM behind its Untypeds (originals in the kernel
-    /// CNode from `KERNEL_ROOT_UNTYPED_SLOTS` on, in this order).
-    blocks: heapless::Vec<PhysRange, MAX_BOOT_UNTYPEDS>,
-    /// The root whose IPC buffer has a Frame object (original in
-    /// `KERNEL_ROOT_IPC_FRAME_SLOT`).
-    ipc_frame_of: Option<ThreadId>,
-}
-
-impl RootGrant {
-    pub(super) const NONE: RootGrant = RootGrant {
-        blocks: heapless::Vec::new(),
-        ipc_frame_of: None,
-    };
-}
+/// The root task's priority (its MCP is `abi::tcb::MAX_PRIORITY`: it may
+/// make threads of any priority).
+pub const ROOT_PRIORITY: u8 = 100;
 
 impl Kernel {
-    /// Gives the first thread of `case` what a root task gets, and writes
-    /// its `BootInfo` into its IPC buffer. On failure the caller ends the
-    /// case, and `release_root_grant` takes back whatever was handed over.
-    pub(super) fn hand_over_to_root<P: Platform>(
+    /// Makes the root task from the embedded init ELF, hands it what it
+    /// gets (`hand_over_to_root`) and makes it ready. On failure the run
+    /// ends (the caller says why).
+    pub(super) fn start_root<P: Platform>(&mut self, platform: &mut P) -> Result<(), &'static str> {
+        let cnode = self
+            .kernel_cnode(ROOT_CNODE_RADIX)
+            .map_err(|_| "no room for its CNode")?;
+        let original = self
+            .kernel_slot(KERNEL_ROOT_CNODE_SLOT)
+            .map_err(|_| "the kernel has no CNode")?;
+        self.objects
+            .install_original(
+                original,
+                Capability::new(CapType::CNode, Rights::READ_WRITE, cnode.object()),
+            )
+            .map_err(|_| "cannot install its CNode")?;
+        self.mint_from_kernel(
+            KERNEL_ROOT_CNODE_SLOT,
+            cnode,
+            ROOT_CNODE_SLOT,
+            Rights::READ_WRITE,
+        )?;
+        self.mint_from_kernel(KERNEL_CONSOLE_SLOT, cnode, ROOT_CONSOLE_SLOT, Rights::WRITE)?;
+        let tcb = self
+            .create_original(CapType::Tcb, 0, 0, KERNEL_ROOT_TCB_SLOT)
+            .map_err(|_| "no room for its TCB")?;
+        let id = ThreadId::of(tcb);
+        let (space, entry) = self.load_root_space(platform).map_err(|e| match e {
+            SpaceError::Elf(_) => "the init ELF is not loadable",
+            SpaceError::Map(_) => "mapping the init ELF failed",
+            SpaceError::OutOfMemory => "out of memory for its address space",
+        })?;
+        let vspace = match self.create_original(
+            CapType::VSpace,
+            space.root(),
+            PAGE_SIZE,
+            KERNEL_ROOT_VSPACE_SLOT,
+        ) {
+            Ok(vspace) => vspace,
+            Err(_) => {
+                space.release(platform, &mut self.frames);
+                return Err("no room for its VSpace");
+            }
+        };
+        let ipc_buffer = space.ipc_buffer();
+        if !self.install_space(platform, vspace, space) {
+            return Err("its VSpace cannot hold its space");
+        }
+        let number = self.next_thread_number();
+        let thread = &mut self.objects[id];
+        thread.number = number;
+        thread.priority = ROOT_PRIORITY;
+        thread.mcp = abi::tcb::MAX_PRIORITY as u8;
+        thread.context = UserContext::new_user(entry, USER_STACK_TOP, ROOT_ARGUMENT)
+            .with_thread_pointer(IPC_BUFFER_ADDRESS);
+        thread.state = ThreadState::Ready;
+        thread.name = ThreadName::from_static("root");
+        thread.ipc_buffer = Some(ipc_buffer);
+        self.set_cspace(id, cnode)
+            .map_err(|_| "its CSpace is gone")?;
+        self.bind_space(id, vspace);
+        self.root = Some(id);
+        self.hand_over_to_root(platform, id, cnode, ipc_buffer)?;
+        self.run_queue.enqueue(&mut self.objects, id, ROOT_PRIORITY);
+        Ok(())
+    }
+
+    /// A fresh address space (a new ASID) with the embedded init ELF
+    /// loaded, and a copy of the whole file at `ROOT_IMAGE_ADDRESS`.
+    fn load_root_space<P: Platform>(
         &mut self,
         platform: &mut P,
-        case: &Case,
+    ) -> Result<(AddressSpace, u64), SpaceError> {
+        let live = self.live_asid();
+        let assignment = self.asids.assign(None, live);
+        if assignment.flush_all {
+            platform.flush_tlb_all();
+        }
+        AddressSpace::load_with_file(
+            platform,
+            &mut self.frames,
+            assignment.asid,
+            self.init_elf,
+            Some(ROOT_IMAGE_ADDRESS),
+        )
+    }
+
+    /// Gives the root `root` (its CNode `cnode`, its IPC buffer page at
+    /// `ipc_buffer`) its TCB, VSpace, IPC buffer Frame, IrqControl, the
+    /// timer's IrqHandler and all free RAM as Untypeds, and writes its
+    /// `BootInfo` into its IPC buffer.
+    fn hand_over_to_root<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        root: ThreadId,
+        cnode: CNodeId,
+        ipc_buffer: u64,
     ) -> Result<(), &'static str> {
-        let root = *self
-            .session
-            .live
-            .first()
-            .ok_or("a root-task case needs a thread")?;
-        let irq = case
-            .irq
-            .ok_or("a root-task case needs an interrupt to hand over")?;
-        // It may make threads of any priority (and runs at the case's).
-        self.objects[root].mcp = abi::tcb::MAX_PRIORITY as u8;
-        let thread = &self.objects[root];
-        let cnode = thread.cspace.ok_or("the root has no CSpace")?;
-        let ipc_buffer = thread.ipc_buffer.ok_or("the root has no IPC buffer")?;
-        let thread_space = thread.space;
-        let block = u64::from(
-            thread
-                .kernel_slots
-                .ok_or("the root is not a kernel-made thread")?,
-        );
         for (original, slot) in [
-            (KERNEL_TCB_SLOTS + block, ROOT_TCB_SLOT),
-            (KERNEL_VSPACE_SLOTS + block, ROOT_VSPACE_SLOT),
+            (KERNEL_ROOT_TCB_SLOT, ROOT_TCB_SLOT),
+            (KERNEL_ROOT_VSPACE_SLOT, ROOT_VSPACE_SLOT),
         ] {
             self.mint_from_kernel(original, cnode, slot, Rights::ALL)?;
         }
-        // The IrqControl: every IrqHandler the root makes with it is a
-        // child of its copy, so deleting the original at the end of the
-        // case takes them all back.
+        // The IrqControl: every IrqHandler the root makes is a child of
+        // its copy.
         self.create_original(CapType::IrqControl, 0, 0, KERNEL_ROOT_IRQ_CONTROL_SLOT)
-            .map_err(|_| "cannot make the root's IrqControl")?;
+            .map_err(|_| "cannot make its IrqControl")?;
         self.mint_from_kernel(
             KERNEL_ROOT_IRQ_CONTROL_SLOT,
             cnode,
             ROOT_IRQ_CONTROL_SLOT,
             Rights::ALL,
         )?;
-        // The case's interrupt: the root's handler is issued by its
-        // IrqControl (the kernel keeps no original), so deleting it frees
-        // the interrupt for the root's next `IrqControlGet`.
-        self.delete_kernel_slot(platform, KERNEL_IRQ_SLOT);
-        // Its record's page back in the pool before the pool is cut up.
-        self.reap();
+        // The timer's IrqHandler is issued by the root's IrqControl (the
+        // kernel keeps no original), so deleting it frees the interrupt
+        // for the root's next `IrqControlGet`.
+        let irq = PHYSICAL_TIMER_INTID;
         let control = self
             .objects
             .slot(cnode, ROOT_IRQ_CONTROL_SLOT)
-            .map_err(|_| "the root's CNode is too small")?;
+            .map_err(|_| "its CNode is too small")?;
         let target = self
             .objects
             .slot(cnode, ROOT_IRQ_SLOT)
-            .map_err(|_| "the root's CNode is too small")?;
+            .map_err(|_| "its CNode is too small")?;
         self.issue_irq_handler(control, target, irq)
-            .map_err(|_| "cannot make the root's IrqHandler")?;
-        // The IPC buffer page belongs to the root's address space (freed
-        // with it); the Frame object lets the root name it, and goes when
-        // the root ends (`end_root`).
+            .map_err(|_| "cannot make its IrqHandler")?;
+        // The IPC buffer page belongs to the root's address space; the
+        // Frame object lets the root name it, and goes when the root ends
+        // (`end_root`), before the page does.
         let frame = self
             .create_original(
                 CapType::Frame,
@@ -118,9 +174,8 @@ impl Kernel {
                 PAGE_SIZE,
                 KERNEL_ROOT_IPC_FRAME_SLOT,
             )
-            .map_err(|_| "cannot make the Frame of the root's IPC buffer")?;
-        self.session.root.ipc_frame_of = Some(root);
-        let space = thread_space.ok_or("the root has no address space")?;
+            .map_err(|_| "cannot make the Frame of its IPC buffer")?;
+        let space = self.objects[root].space.ok_or("it has no address space")?;
         let generation = self
             .objects
             .get::<kind::VSpace>(space)
@@ -128,7 +183,7 @@ impl Kernel {
         let space = self
             .objects
             .reference(space)
-            .ok_or("the root's VSpace is no live object")?;
+            .ok_or("its VSpace is no live object")?;
         if let Some(body) = self.objects.get_mut::<kind::Frame>(frame) {
             body.mapping = Some(FrameMapping {
                 space,
@@ -156,12 +211,10 @@ impl Kernel {
             image_bytes: self.init_elf.len() as u64,
             command_line: self.command_line.clone(),
         };
-        // Recorded first, so that a failure below still gives them back.
-        self.session.root.blocks = blocks.clone();
         for (index, block) in blocks.iter().enumerate() {
             let original = KERNEL_ROOT_UNTYPED_SLOTS + index as u64;
             self.untyped_original(block.start, block.size, original)
-                .map_err(|_| "cannot make an Untyped for the root")?;
+                .map_err(|_| "cannot make an Untyped for it")?;
             self.mint_from_kernel(original, cnode, BootInfo::untyped_slot(index), Rights::ALL)?;
             // Cannot fail: `info.untypeds` has the capacity `blocks` has.
             let _ = info.untypeds.push(BootUntyped {
@@ -192,37 +245,44 @@ impl Kernel {
         let target = self
             .objects
             .slot(cnode, slot)
-            .map_err(|_| "the root's CNode is too small")?;
+            .map_err(|_| "its CNode is too small")?;
         self.objects
             .mint(source, target, rights, None)
-            .map_err(|_| "copying a capability to the root failed")
+            .map_err(|_| "copying a capability to it failed")
     }
 
-    /// The root `id` is ending: its IPC buffer page goes back with its
-    /// address space, so the Frame that names it (and every copy the root
-    /// made) goes first.
-    pub(super) fn end_root<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
-        if self.session.root.ipc_frame_of == Some(id) {
-            self.session.root.ipc_frame_of = None;
-            self.delete_kernel_slot(platform, KERNEL_ROOT_IPC_FRAME_SLOT);
-        }
-    }
-
-    /// Takes back the root's Untypeds (destroying everything made from
-    /// them, the tasks it started included) and returns their RAM.
-    pub(super) fn release_root_grant<P: Platform>(&mut self, platform: &mut P) {
-        if let Some(root) = self.session.root.ipc_frame_of {
-            self.end_root(platform, root);
-        }
+    /// The root is ending with `state`: the Frame naming its IPC buffer
+    /// (and every copy) goes before the page goes back with its address
+    /// space, its IrqControl with every IrqHandler issued from it, the
+    /// console says how it ended unless it exited with 0, and
+    /// the run ends with its status at the end of this kernel entry.
+    pub(super) fn end_root<P: Platform>(&mut self, platform: &mut P, state: ThreadState) {
+        self.delete_kernel_slot(platform, KERNEL_ROOT_IPC_FRAME_SLOT);
+        // And the interrupts it holds (every IrqHandler issued from it).
         self.delete_kernel_slot(platform, KERNEL_ROOT_IRQ_CONTROL_SLOT);
-        let blocks = core::mem::take(&mut self.session.root.blocks);
-        for index in 0..blocks.len() {
-            self.delete_kernel_slot(platform, KERNEL_ROOT_UNTYPED_SLOTS + index as u64);
-        }
-        // The records that lived in those Untypeds go before their RAM.
-        self.reap();
-        for block in blocks {
-            self.frames.give_back(block);
-        }
+        let status = if state == ThreadState::Exited(0) {
+            EXIT_SUCCESS
+        } else {
+            self.end_user_lines(platform);
+            let mut console = Console(platform);
+            let _ = match state {
+                state if super::kill_reason(state).is_some() => writeln!(
+                    console,
+                    "[kernel] the root task ended: it was {}",
+                    super::kill_reason(state).unwrap_or("killed")
+                ),
+                ThreadState::Exited(status) => writeln!(
+                    console,
+                    "[kernel] the root task ended: it exited with status {status}"
+                ),
+                ThreadState::Faulted(report) => writeln!(
+                    console,
+                    "[kernel] the root task ended: it faulted ({report})"
+                ),
+                other => writeln!(console, "[kernel] the root task ended: {other:?}"),
+            };
+            EXIT_FAILURE
+        };
+        self.shutdown = Some(status);
     }
 }

@@ -13,8 +13,8 @@
 //! taken down (mappings forgotten, TLB flushed) and the VSpace is unbound
 //! again, reusable; when the VSpace is destroyed first, every thread bound
 //! to it ends (see `Kernel::destroying`). A kernel-made VSpace may be
-//! given too (a boot-suite thread or the root starts a thread in its own
-//! space); its space lives as long as the thread the kernel made it for,
+//! given too (the root starts a thread in its own space); its space lives
+//! as long as the thread the kernel made it for, the root,
 //! and the threads sharing it end when that one ends
 //! (`Kernel::end_space_guests`).
 

@@ -19,7 +19,7 @@
 //! reusable. Destroying a user-made VSpace ends every thread bound to it.
 
 use super::members::{self, Use};
-use super::{Kernel, KERNEL_VSPACE_SLOTS, VSPACE_DESTROYED_STATUS};
+use super::{Kernel, KERNEL_ROOT_VSPACE_SLOT, VSPACE_DESTROYED_STATUS};
 use crate::address_space::AddressSpace;
 use crate::cap::ObjectId;
 use crate::platform::Platform;
@@ -109,15 +109,16 @@ impl Kernel {
         None
     }
 
-    /// Does `thread` own a kernel-made space: is its VSpace object the
-    /// one the kernel made for it (whose original is the kernel's slot
-    /// for that thread)?
+    /// Does `thread` own a kernel-made space: is it the root task, bound
+    /// to the VSpace the kernel made for it?
     fn owns_kernel_space(&self, thread: ThreadId) -> bool {
-        let t = &self.objects[thread];
-        let (Some(vspace), Some(block)) = (t.space, t.kernel_slots) else {
+        let Some(vspace) = self.objects[thread].space else {
             return false;
         };
-        self.kernel_slot(KERNEL_VSPACE_SLOTS + u64::from(block))
+        if self.root != Some(thread) {
+            return false;
+        }
+        self.kernel_slot(KERNEL_ROOT_VSPACE_SLOT)
             .ok()
             .and_then(|slot| self.objects.slot_content(slot))
             .is_some_and(|cap| !cap.is_null() && cap.object() == vspace)
@@ -127,8 +128,8 @@ impl Kernel {
     /// threads share (bound by `TcbSetSpace`), they end first, as threads
     /// bound to a destroyed VSpace do (`VSPACE_DESTROYED_STATUS`): the
     /// space and its VSpace object live exactly as long as their owner.
-    /// Those guests are threads made from user space, never the boot
-    /// suite's, and own no kernel-made space, so this goes one level deep.
+    /// Those guests are threads made from user space, never the root,
+    /// and own no kernel-made space, so this goes one level deep.
     pub(super) fn end_space_guests<P: Platform>(&mut self, platform: &mut P, owner: ThreadId) {
         let Some(vspace) = self.objects[owner].space else {
             return;

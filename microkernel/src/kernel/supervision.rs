@@ -14,8 +14,8 @@
 //! object, when its last capability is deleted or its Untyped revoked
 //! (`release_ended`); `TcbRestart` runs it again.
 //!
-//! Threads the kernel made (the harness's cases, the root task) are released
-//! at their end as before: the kernel deletes their TCB itself.
+//! The one thread the kernel made, the root task, is released at its end:
+//! the kernel deletes its TCB itself, and the run ends (`root_task.rs`).
 
 use super::{Kernel, TCB_DESTROYED_STATUS};
 use crate::platform::Platform;
@@ -49,9 +49,7 @@ impl Kernel {
     /// destroyed.
     pub(super) fn keeps_end(&self, id: ThreadId, state: ThreadState) -> bool {
         let thread = &self.objects[id];
-        thread.created_by_user
-            && thread.kernel_slots.is_none()
-            && state != ThreadState::Exited(TCB_DESTROYED_STATUS)
+        thread.created_by_user && state != ThreadState::Exited(TCB_DESTROYED_STATUS)
     }
 
     /// How thread `id`, ending with `state`, ended: what its end message

@@ -1,9 +1,9 @@
 //! TCB invocations: priority and MCP, suspend and resume, registers, and
 //! threads made from user space (retype, configure, resume).
 //!
-//! A TCB capability names one thread. For a thread the kernel starts (a
-//! boot-suite case's) the kernel makes the TCB object and destroys it when
-//! the thread ends. A thread made from user space comes the other way
+//! A TCB capability names one thread. For the one thread the kernel
+//! starts, the root task, the kernel makes the TCB object and destroys it
+//! when the thread ends. A thread made from user space comes the other way
 //! round: `Retype` of a TCB makes it (inactive, in the TCB's memory),
 //! `TcbConfigure` gives it a CSpace and a priority (never a program: its
 //! `x4` must be `abi::tcb::NO_PROGRAM`), `TcbSetSpace` an address space

@@ -3,8 +3,7 @@
 //! A VSpace capability names one address space. Two kinds exist:
 //!
 //! - Kernel-made: the kernel makes the VSpace object when it builds a
-//!   thread's space around a program (boot-suite threads, the root
-//!   task) and destroys it when the thread ends (ending first
+//!   thread's space around a program (the root task's) and destroys it when the thread ends (ending first
 //!   any thread `TcbSetSpace` bound to it since), so such a capability
 //!   never outlives its space. Tables a mapping needs come from
 //!   the kernel's frame pool, owned by the space (freed with it), at most

@@ -85,11 +85,11 @@ pub fn debug_print(text: &[u8]) -> Result<(), ErrorCode> {
 
 /// `debug_print` with an arbitrary pointer and length (for tests of the
 /// kernel's checks), through the console capability every task gets in
-/// `abi::boot_program::CONSOLE_SLOT`.
+/// `abi::task::CONSOLE_SLOT`.
 pub fn debug_print_raw(address: u64, len: u64) -> Result<(), ErrorCode> {
     raw_syscall(
         Syscall::DebugPrint.number(),
-        abi::boot_program::CONSOLE_SLOT,
+        abi::task::CONSOLE_SLOT,
         address,
         len,
     )

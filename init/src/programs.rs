@@ -1,13 +1,13 @@
-//! Which program the first user task runs.
+//! The programs of init's ELF and what they share (init's business
+//! alone: the kernel knows none of this).
 //!
-//! The kernel starts each boot-suite case by loading the init ELF into a
-//! fresh address space with a program selector in `x0`, and gives each
-//! thread the capabilities the case lists. The kernel loads no program
-//! for a thread made from user space (`Syscall::TcbConfigure` takes no
-//! selector): a program starts one as a thread of its own address space
-//! at the ELF's entry (`sdk::entry_point`) with a selector in `x0`
-//! (`sdk::thread::bind_to_own_space`). The low byte selects the
-//! program, the rest is its parameter.
+//! The root task (`root_task::root_task`, started by the kernel with
+//! `abi::bootinfo::ROOT_ARGUMENT` in `x0`) starts every other thread of
+//! init itself, at the ELF's entry (`sdk::entry_point`) with a selector in
+//! `x0` (`sdk::task`, `sdk::thread::bind_to_own_space`): the low byte
+//! selects the program, the rest is its parameter. The test driver
+//! (`driver/`) and the programs agree here on those selectors, the slots
+//! the driver fills and the constants of their scenarios.
 
 /// Programs init knows.
 #[repr(u8)]
@@ -500,10 +500,11 @@ impl FuzzParameter {
 /// The unmapped address `HandledFaulter` loads from.
 pub const UNMAPPED_PROBE_ADDRESS: u64 = 0x1000;
 
-/// The CNode slot of a boot-suite task's own CNode capability.
-pub const CNODE_SLOT: u64 = 0;
+/// The slot of a case task's own CNode capability (the task slot
+/// convention of `abi::task`).
+pub const CNODE_SLOT: u64 = abi::task::CNODE_SLOT;
 /// The slot of the debug console capability (write right).
-pub const CONSOLE_SLOT: u64 = 1;
+pub const CONSOLE_SLOT: u64 = abi::task::CONSOLE_SLOT;
 /// The slot of the endpoint capability of IPC cases.
 pub const ENDPOINT_SLOT: u64 = 2;
 /// A second endpoint capability slot (other rights) in IPC cases.
