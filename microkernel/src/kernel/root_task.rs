@@ -13,14 +13,15 @@
 //! of the case it can take the memory back whatever the root did with
 //! its copies.
 
-use super::KERNEL_ROOT_IRQ_CONTROL_SLOT;
 use super::{Kernel, KERNEL_IRQ_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_UNTYPED_SLOTS};
+use super::{KERNEL_ROOT_DEVICE_UNTYPED_SLOTS, KERNEL_ROOT_IRQ_CONTROL_SLOT};
 use super::{KERNEL_TCB_SLOTS, KERNEL_VSPACE_SLOTS};
 use crate::boot_suite::Case;
 use crate::cap::CNodeId;
 use crate::cap::FrameMapping;
 use crate::platform::Platform;
 use crate::thread::ThreadId;
+use abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS;
 use abi::bootinfo::ROOT_IRQ_CONTROL_SLOT;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
 use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
@@ -38,12 +39,16 @@ pub(super) struct RootGrant {
     /// The root whose IPC buffer has a Frame object (original in
     /// `KERNEL_ROOT_IPC_FRAME_SLOT`).
     ipc_frame_of: Option<ThreadId>,
+    /// How many device Untypeds it was given (originals in the kernel
+    /// CNode from `KERNEL_ROOT_DEVICE_UNTYPED_SLOTS` on).
+    devices: usize,
 }
 
 impl RootGrant {
     pub(super) const NONE: RootGrant = RootGrant {
         blocks: heapless::Vec::new(),
         ipc_frame_of: None,
+        devices: 0,
     };
 }
 
@@ -143,6 +148,10 @@ impl Kernel {
             Rights::READ_WRITE,
         )?;
 
+        // The device memory the kernel does not use, as device Untypeds:
+        // their records take pages of the pool, so before it is cut up.
+        let devices = self.hand_over_device_memory(cnode)?;
+
         // The root's own address space is the kernel's (like every space
         // the kernel loads): the page tables its mappings need still come
         // from the kernel's pool, so that much stays behind.
@@ -153,6 +162,7 @@ impl Kernel {
             irq,
             kernel_kept_pages,
             untypeds: heapless::Vec::new(),
+            devices,
             image_bytes: self.init_elf.len() as u64,
             command_line: self.command_line.clone(),
         };
@@ -175,6 +185,42 @@ impl Kernel {
             platform.write_phys_u64(ipc_buffer + 8 * index as u64, *word);
         }
         Ok(())
+    }
+
+    /// Makes a device Untyped (original in the kernel CNode) for each
+    /// naturally aligned block of the device memory the kernel does not
+    /// use, lowest address first, at most `MAX_BOOT_DEVICE_UNTYPEDS`, and
+    /// gives the root a copy of each from `ROOT_FIRST_DEVICE_UNTYPED_SLOT`.
+    fn hand_over_device_memory(
+        &mut self,
+        cnode: CNodeId,
+    ) -> Result<heapless::Vec<BootUntyped, MAX_BOOT_DEVICE_UNTYPEDS>, &'static str> {
+        let mut blocks: heapless::Vec<PhysRange, MAX_BOOT_DEVICE_UNTYPEDS> = heapless::Vec::new();
+        for range in &self.device_memory {
+            crate::frames::split_into_blocks(*range, |block| {
+                let _ = blocks.push(block);
+            });
+        }
+        let mut devices = heapless::Vec::new();
+        for (index, block) in blocks.iter().enumerate() {
+            let original = KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + index as u64;
+            self.device_untyped_original(block.start, block.size, original)
+                .map_err(|_| "cannot make a device Untyped for the root")?;
+            // Recorded at once, so that a failure below still takes it back.
+            self.session.root.devices = index + 1;
+            self.mint_from_kernel(
+                original,
+                cnode,
+                BootInfo::device_untyped_slot(index),
+                Rights::ALL,
+            )?;
+            // Cannot fail: `devices` has the capacity `blocks` has.
+            let _ = devices.push(BootUntyped {
+                base: block.start,
+                size_bits: block.size.trailing_zeros() as u8,
+            });
+        }
+        Ok(devices)
     }
 
     /// A copy of the kernel's original capability at `original`, with
@@ -218,6 +264,10 @@ impl Kernel {
         let blocks = core::mem::take(&mut self.session.root.blocks);
         for index in 0..blocks.len() {
             self.delete_kernel_slot(platform, KERNEL_ROOT_UNTYPED_SLOTS + index as u64);
+        }
+        // Their Frames went with the RAM Untypeds that paid for them.
+        for index in 0..core::mem::take(&mut self.session.root.devices) {
+            self.delete_kernel_slot(platform, KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + index as u64);
         }
         // The records that lived in those Untypeds go before their RAM.
         self.reap();
