@@ -312,4 +312,40 @@ mod tests {
             assert!(!info.from_device_tree);
         }
     }
+
+    #[test]
+    fn user_device_memory_leaves_out_the_kernels_devices_and_ram() {
+        let touches = |ranges: &[PhysRange], address: u64| {
+            ranges
+                .iter()
+                .any(|r| r.start <= address && address < r.end())
+        };
+        let virt = Board::QemuVirt.defaults().user_device_memory();
+        assert_eq!(
+            virt[0].start, 0x0802_0000,
+            "past the distributor and CPU interface"
+        );
+        assert!(touches(&virt, 0x0a00_0000), "virtio-mmio is user space's");
+        for kernel in [
+            0x0800_0000,
+            0x0801_0000,
+            0x0900_0000,
+            0x4000_0000,
+            0x0000_1000,
+        ] {
+            assert!(!touches(&virt, kernel), "{kernel:#x}");
+        }
+        let pi = Board::RaspberryPi4.defaults().user_device_memory();
+        assert!(touches(&pi, rpi4::SYSTEM_TIMER));
+        assert!(touches(&pi, rpi4::GPIO));
+        for kernel in [
+            rpi4::UART,
+            rpi4::GIC_DISTRIBUTOR,
+            rpi4::GIC_CPU_INTERFACE,
+            rpi4::LOCAL_CONTROL,
+        ] {
+            assert!(!touches(&pi, kernel), "{kernel:#x}");
+        }
+        assert_eq!(pi.last().map(|r| r.end()), Some(0x1_0000_0000));
+    }
 }
