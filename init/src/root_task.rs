@@ -65,7 +65,7 @@ fn root_checks(info: &BootInfo) -> i32 {
         info.untyped_bytes() / 1024,
         info.kernel_kept_pages
     );
-    match check_boot_capabilities(&info) {
+    match check_boot_capabilities(info) {
         0 => {}
         failed => return failed,
     }
@@ -89,11 +89,11 @@ fn root_checks(info: &BootInfo) -> i32 {
         sdk::entry_point(),
         core::str::from_utf8(&info.command_line).unwrap_or("(not UTF-8)")
     );
-    match start_echo_tasks(&info) {
+    match start_echo_tasks(info) {
         0 => {}
         failed => return failed,
     }
-    crate::timer_checks::check(&info)
+    crate::timer_checks::check(info)
 }
 
 /// Each capability of the boot information is there with the type and

@@ -196,7 +196,7 @@ pub fn mapper() -> i32 {
         FRAME_X.map(SPACE, VA_X + 8, MapRights::Read),
         Err(ErrorCode::InvalidArgument)
     );
-    for (i, outside) in [0u64, USER_MAP_END, 0xffff_0000_0000_0000, u64::MAX & !0xfff]
+    for (i, outside) in [0u64, USER_MAP_END, 0xffff_0000_0000_0000, !0xfff]
         .into_iter()
         .enumerate()
     {

@@ -111,19 +111,6 @@ pub enum CaseObject {
     VSpace(u8),
 }
 
-impl CaseObject {
-    /// The index among the case's objects of that kind.
-    pub const fn index(self) -> u8 {
-        match self {
-            CaseObject::Endpoint(i)
-            | CaseObject::Notification(i)
-            | CaseObject::Tcb(i)
-            | CaseObject::VSpace(i) => i,
-            CaseObject::Untyped | CaseObject::Irq => 0,
-        }
-    }
-}
-
 /// A capability the kernel installs for a case.
 #[derive(Clone, Copy, Debug)]
 pub struct Grant {
