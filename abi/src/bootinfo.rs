@@ -14,6 +14,7 @@
 //! | [`ROOT_IRQ_SLOT`] | an IrqHandler for the interrupt `BootInfo::irq` names | all |
 //! | [`ROOT_IRQ_CONTROL_SLOT`] | the IrqControl: an IrqHandler for any interrupt the kernel does not keep (`IrqControlGet`) | all |
 //! | [`ROOT_FIRST_UNTYPED_SLOT`].. | one Untyped per block of free RAM | all |
+//! | [`ROOT_FIRST_DEVICE_UNTYPED_SLOT`].. | one device Untyped per block of device memory the kernel does not use | all |
 //!
 //! Every other slot is empty. The free RAM is all RAM the kernel had not
 //! used when the root started, cut into naturally aligned power-of-two
@@ -24,6 +25,12 @@
 //! `abi::vspace::MAX_TABLE_PAGES` pages (the page tables of the root's
 //! own, kernel-made address space come from the kernel's pool):
 //! `kernel_kept_pages` says how much.
+//!
+//! Device memory (MMIO) the kernel does not use is cut the same way, at
+//! most [`MAX_BOOT_DEVICE_UNTYPEDS`] blocks, lowest address first: each is
+//! a *device* Untyped, from which `Retype` makes only Frames (never
+//! zeroed), their records paid by a RAM Untyped named in `x6`, and which
+//! `FrameMap` maps as Device-nGnRE memory, never executable.
 //!
 //! Its address space holds, besides its program, a read-only copy of its
 //! whole ELF file at [`ROOT_IMAGE_ADDRESS`] (`BootInfo::image_bytes` long),
@@ -56,6 +63,10 @@ pub const ROOT_IRQ_CONTROL_SLOT: u64 = 6;
 pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
 /// Most Untyped capabilities the root is given.
 pub const MAX_BOOT_UNTYPEDS: usize = 64;
+/// The first device Untyped; the others follow in consecutive slots.
+pub const ROOT_FIRST_DEVICE_UNTYPED_SLOT: u64 = ROOT_FIRST_UNTYPED_SLOT + MAX_BOOT_UNTYPEDS as u64;
+/// Most device Untyped capabilities the root is given.
+pub const MAX_BOOT_DEVICE_UNTYPEDS: usize = 48;
 /// The root's CNode has `2^ROOT_CNODE_RADIX` slots.
 pub const ROOT_CNODE_RADIX: u8 = 12;
 /// The root task's `x0` at its first instruction: it tells the root
@@ -64,7 +75,8 @@ pub const ROOT_CNODE_RADIX: u8 = 12;
 pub const ROOT_ARGUMENT: u64 = 0x524f_4f54_5441_534b;
 /// The first slot the root finds empty after the Untypeds, whatever
 /// their number.
-pub const ROOT_FIRST_FREE_SLOT: u64 = ROOT_FIRST_UNTYPED_SLOT + MAX_BOOT_UNTYPEDS as u64;
+pub const ROOT_FIRST_FREE_SLOT: u64 =
+    ROOT_FIRST_DEVICE_UNTYPED_SLOT + MAX_BOOT_DEVICE_UNTYPEDS as u64;
 
 /// Where the root finds the read-only copy of its own ELF file: just past
 /// the frame window (`abi::vspace::FRAME_MAP_END`), below the stack.
@@ -73,16 +85,20 @@ pub const ROOT_IMAGE_ADDRESS: u64 = 0x0000_7000_0000_0000;
 pub const MAX_COMMAND_LINE: usize = 512;
 
 /// Word 0 of a boot-info block ("PCBOOT" and a version byte).
-pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0002;
+pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0003;
 /// Words before the Untyped descriptors.
-const HEADER_WORDS: usize = 6;
+const HEADER_WORDS: usize = 7;
 /// Words of the command line.
 const COMMAND_LINE_WORDS: usize = MAX_COMMAND_LINE / 8;
 /// Words a boot-info block takes at most.
-pub const BOOT_INFO_WORDS: usize = HEADER_WORDS + MAX_BOOT_UNTYPEDS + COMMAND_LINE_WORDS;
+pub const BOOT_INFO_WORDS: usize =
+    HEADER_WORDS + MAX_BOOT_UNTYPEDS + MAX_BOOT_DEVICE_UNTYPEDS + COMMAND_LINE_WORDS;
+// The block fits in the IPC buffer (512 words).
+const _: () = assert!(BOOT_INFO_WORDS <= 512);
 
-/// One Untyped the root is given: a naturally aligned block of
-/// `2^size_bits` bytes at physical address `base`.
+/// One Untyped the root is given (of RAM, or of device memory): a
+/// naturally aligned block of `2^size_bits` bytes at physical address
+/// `base`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootUntyped {
     /// Physical address of the block (aligned to its size).
@@ -124,6 +140,9 @@ pub struct BootInfo {
     pub kernel_kept_pages: u64,
     /// The Untypeds, in slot order from [`ROOT_FIRST_UNTYPED_SLOT`].
     pub untypeds: heapless::Vec<BootUntyped, MAX_BOOT_UNTYPEDS>,
+    /// The device Untypeds, in slot order from
+    /// [`ROOT_FIRST_DEVICE_UNTYPED_SLOT`].
+    pub devices: heapless::Vec<BootUntyped, MAX_BOOT_DEVICE_UNTYPEDS>,
     /// Bytes of the ELF copy at [`ROOT_IMAGE_ADDRESS`] (0: none).
     pub image_bytes: u64,
     /// The kernel's command line (at most [`MAX_COMMAND_LINE`] bytes).
@@ -137,7 +156,8 @@ pub enum BootInfoError {
     Truncated,
     /// Word 0 is not [`BOOT_INFO_MAGIC`].
     BadMagic,
-    /// More Untypeds than [`MAX_BOOT_UNTYPEDS`].
+    /// More Untypeds than [`MAX_BOOT_UNTYPEDS`], or device Untypeds than
+    /// [`MAX_BOOT_DEVICE_UNTYPEDS`].
     TooManyUntypeds,
     /// An Untyped descriptor is not a naturally aligned block.
     BadUntyped,
@@ -149,6 +169,19 @@ impl BootInfo {
     /// The slot of the `index`th Untyped.
     pub const fn untyped_slot(index: usize) -> u64 {
         ROOT_FIRST_UNTYPED_SLOT + index as u64
+    }
+
+    /// The slot of the `index`th device Untyped.
+    pub const fn device_untyped_slot(index: usize) -> u64 {
+        ROOT_FIRST_DEVICE_UNTYPED_SLOT + index as u64
+    }
+
+    /// The index of the device Untyped whose block holds physical
+    /// address `phys`, if one does.
+    pub fn device_covering(&self, phys: u64) -> Option<usize> {
+        self.devices
+            .iter()
+            .position(|d| d.base <= phys && phys - d.base < d.bytes())
     }
 
     /// Total bytes of the Untypeds.
@@ -165,10 +198,12 @@ impl BootInfo {
         words[3] = self.untypeds.len() as u64;
         words[4] = self.image_bytes;
         words[5] = self.command_line.len() as u64;
-        for (word, untyped) in words[HEADER_WORDS..].iter_mut().zip(&self.untypeds) {
+        words[6] = self.devices.len() as u64;
+        let blocks = self.untypeds.iter().chain(&self.devices);
+        for (word, untyped) in words[HEADER_WORDS..].iter_mut().zip(blocks) {
             *word = untyped.encode();
         }
-        let line = HEADER_WORDS + self.untypeds.len();
+        let line = HEADER_WORDS + self.untypeds.len() + self.devices.len();
         for (word, bytes) in words[line..].iter_mut().zip(self.command_line.chunks(8)) {
             let mut le = [0u8; 8];
             le[..bytes.len()].copy_from_slice(bytes);
@@ -194,22 +229,31 @@ impl BootInfo {
             return Err(BootInfoError::BadMagic);
         }
         let count = usize::try_from(header[3]).map_err(|_| BootInfoError::TooManyUntypeds)?;
-        if count > MAX_BOOT_UNTYPEDS {
+        let device_count =
+            usize::try_from(header[6]).map_err(|_| BootInfoError::TooManyUntypeds)?;
+        if count > MAX_BOOT_UNTYPEDS || device_count > MAX_BOOT_DEVICE_UNTYPEDS {
             return Err(BootInfoError::TooManyUntypeds);
         }
         let descriptors = words
-            .get(HEADER_WORDS..HEADER_WORDS + count)
+            .get(HEADER_WORDS..HEADER_WORDS + count + device_count)
             .ok_or(BootInfoError::Truncated)?;
         let mut untypeds = heapless::Vec::new();
-        for &word in descriptors {
-            // Cannot overflow: `count` was checked against the capacity.
-            let _ = untypeds.push(BootUntyped::decode(word)?);
+        let mut devices = heapless::Vec::new();
+        for (index, &word) in descriptors.iter().enumerate() {
+            let block = BootUntyped::decode(word)?;
+            // Cannot overflow: both counts were checked against the
+            // capacities.
+            let _ = if index < count {
+                untypeds.push(block)
+            } else {
+                devices.push(block)
+            };
         }
         let length = usize::try_from(header[5]).map_err(|_| BootInfoError::BadCommandLine)?;
         if length > MAX_COMMAND_LINE {
             return Err(BootInfoError::BadCommandLine);
         }
-        let first = HEADER_WORDS + count;
+        let first = HEADER_WORDS + count + device_count;
         let line_words = words
             .get(first..first + length.div_ceil(8))
             .ok_or(BootInfoError::Truncated)?;
@@ -222,6 +266,7 @@ impl BootInfo {
             irq: u32::try_from(header[1]).map_err(|_| BootInfoError::BadUntyped)?,
             kernel_kept_pages: header[2],
             untypeds,
+            devices,
             image_bytes: header[4],
             command_line,
         })
@@ -246,10 +291,18 @@ mod tests {
                 size_bits: 12,
             })
             .unwrap();
+        let mut devices = heapless::Vec::new();
+        devices
+            .push(BootUntyped {
+                base: 0x0a00_0000,
+                size_bits: 25,
+            })
+            .unwrap();
         BootInfo {
             irq: 30,
             kernel_kept_pages: 3,
             untypeds,
+            devices,
             image_bytes: 635_480,
             command_line: heapless::Vec::from_slice(b"portcullis.mode=test console=ttyAMA0")
                 .unwrap(),
@@ -261,8 +314,16 @@ mod tests {
         let info = sample();
         let mut words = [0; BOOT_INFO_WORDS];
         let used = info.encode(&mut words);
-        assert_eq!(used, 6 + 2 + 5);
+        assert_eq!(used, 7 + 2 + 1 + 5);
+        assert_eq!(words[6], 1, "one device Untyped");
+        assert_eq!(words[9], 0x0a00_0000 | 25, "after the RAM Untypeds");
         assert_eq!(BootInfo::decode(&words[..used]), Ok(info.clone()));
+        assert_eq!(info.device_covering(0x0a00_0200), Some(0));
+        assert_eq!(info.device_covering(0x0c00_0000), None);
+        assert_eq!(
+            BootInfo::device_untyped_slot(1),
+            ROOT_FIRST_DEVICE_UNTYPED_SLOT + 1
+        );
         assert_eq!(info.untyped_bytes(), (1 << 27) + 4096);
         assert_eq!(info.option("portcullis.mode"), Some("test"));
         assert_eq!(info.option("console"), Some("ttyAMA0"));
@@ -299,10 +360,22 @@ mod tests {
         bad[3] = MAX_BOOT_UNTYPEDS as u64 + 1;
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::TooManyUntypeds));
         let mut bad = words;
-        bad[6] = 0x4800_1000 | 27; // not aligned to 128 MiB
+        bad[6] = MAX_BOOT_DEVICE_UNTYPEDS as u64 + 1;
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::TooManyUntypeds));
+        let mut bad = words;
+        bad[9] = 0x0a00_1000 | 25; // a device block not aligned to its size
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
         let mut bad = words;
-        bad[6] = 0x4800_0000 | 11; // smaller than a page
+        bad[6] = 40; // more device descriptors than there are words
+        assert_eq!(
+            BootInfo::decode(&bad[..used]),
+            Err(BootInfoError::Truncated)
+        );
+        let mut bad = words;
+        bad[7] = 0x4800_1000 | 27; // not aligned to 128 MiB
+        assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
+        let mut bad = words;
+        bad[7] = 0x4800_0000 | 11; // smaller than a page
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
     }
 }

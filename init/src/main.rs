@@ -16,6 +16,7 @@ mod binding_tests;
 mod capability_swap_tests;
 mod confinement_tests;
 mod demo;
+mod device_checks;
 mod driver;
 mod el0_device_tests;
 mod exhaustion_tests;

@@ -70,6 +70,10 @@ fn root_checks(info: &BootInfo) -> i32 {
         failed => return failed,
     }
     println!("root: every boot capability checked");
+    match crate::device_checks::check(info) {
+        0 => {}
+        failed => return failed,
+    }
     // Its own ELF file, read-only, to load its programs elsewhere; and
     // the kernel's command line.
     let image = sdk::root_image(info.image_bytes);

@@ -22,7 +22,7 @@ use abi::vspace::MapRights;
 use abi::IPC_BUFFER_ADDRESS;
 use arch::layout::{page_floor, PAGE_SIZE, USER_END};
 use arch::mmu::{
-    Access, AsidWithGeneration, Granularity, Half, MapError, Mapping, Owner, PageTable,
+    Access, AsidWithGeneration, Granularity, Half, MapError, Mapping, MemoryKind, Owner, PageTable,
     Permissions, PhysAddr, TableMemory, VirtAddr,
 };
 
@@ -63,6 +63,17 @@ pub const fn user_permissions(rights: MapRights) -> Permissions {
         MapRights::Read => Permissions::USER_RO,
         MapRights::ReadWrite => Permissions::USER_RW,
         MapRights::ReadExecute => Permissions::USER_RX,
+    }
+}
+
+/// The EL0 page permissions of `rights` for a device Frame: Device-nGnRE,
+/// read-only or read-write; `None` for `ReadExecute` (device memory is
+/// never executable).
+pub const fn user_device_permissions(rights: MapRights) -> Option<Permissions> {
+    match rights {
+        MapRights::Read => Some(Permissions::USER_DEVICE_RO),
+        MapRights::ReadWrite => Some(Permissions::USER_DEVICE_RW),
+        MapRights::ReadExecute => None,
     }
 }
 
@@ -587,6 +598,15 @@ impl AddressSpace {
         }
     }
 
+    /// Where user address `va` leads (its physical address and the
+    /// mapping's permissions), if it is mapped.
+    pub fn translate_user<M: PhysMemory>(&self, phys: &M, va: u64) -> Option<(u64, Permissions)> {
+        self.table
+            .translate(&WalkMemory(phys), VirtAddr::new(va))
+            .ok()
+            .map(|t| (t.pa.as_u64(), t.permissions))
+    }
+
     /// Copies `out.len()` bytes from user address `va`. Every page must be
     /// mapped for EL0 reading.
     pub fn copy_from_user<M: PhysMemory>(
@@ -605,7 +625,12 @@ impl AddressSpace {
                 .table
                 .translate(&walker, VirtAddr::new(address))
                 .map_err(|_| UserAccessError::NotMapped)?;
-            if translation.permissions.owner() != Owner::User {
+            // Device memory is never read by the kernel (a read of a
+            // register can change the device, and MMIO is outside the
+            // kernel's map of RAM): to the kernel it is not user memory.
+            if translation.permissions.owner() != Owner::User
+                || translation.permissions.memory() != MemoryKind::Normal
+            {
                 return Err(UserAccessError::NotMapped);
             }
             let in_page = (PAGE_SIZE - (address % PAGE_SIZE)) as usize;
@@ -685,7 +710,10 @@ impl AddressSpace {
     /// May EL0 write a page mapped with `permissions`? (A read-only or
     /// executable page, or one that is the kernel's, it may not.)
     fn check_writable(permissions: Permissions) -> Result<(), UserAccessError> {
-        if permissions.owner() != Owner::User || permissions.access() != Access::ReadWrite {
+        if permissions.owner() != Owner::User
+            || permissions.access() != Access::ReadWrite
+            || permissions.memory() != MemoryKind::Normal
+        {
             return Err(UserAccessError::NotMapped);
         }
         Ok(())

@@ -274,7 +274,7 @@ impl FrameAllocator {
 /// Cuts `range` (page aligned) into naturally aligned power-of-two
 /// blocks, lowest address first, each as large as its start's alignment
 /// and the rest of the range allow.
-fn split_into_blocks(range: PhysRange, mut visit: impl FnMut(PhysRange)) {
+pub fn split_into_blocks(range: PhysRange, mut visit: impl FnMut(PhysRange)) {
     /// The largest Untyped (the 48-bit physical address space).
     const MAX_BLOCK: u64 = 1 << 47;
     let mut start = range.start;

@@ -282,6 +282,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     let free_mib = STATE.with(|state| (state.kernel.frames().available() * 4096) >> 20);
     kprintln!("[kernel] {free_mib} MiB free for user space; starting the root task");
     STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
+    STATE.with(|state| state.kernel.set_device_memory(&info.user_device_memory()));
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
     let resume = STATE.with(|state| state.kernel.start(&mut state.machine, asid_bits, INIT_ELF));
     go(resume)

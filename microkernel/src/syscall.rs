@@ -211,6 +211,9 @@ pub enum Call {
         target: u64,
         /// How many objects (x5).
         count: u64,
+        /// For a device Untyped only: the RAM Untyped capability's slot
+        /// that pays the Frames' records (x6; not read otherwise).
+        payer: u64,
     },
     /// A CNode operation in the CNode named by the capability at `cnode`.
     Cap {
@@ -444,6 +447,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             size: context.x[3],
             target: context.x[4],
             count: context.x[5],
+            payer: context.x[6],
         }),
         Syscall::TcbSetPriority => tcb(context, TcbOperation::SetPriority(priority(context)?)),
         Syscall::TcbSetMcp => tcb(context, TcbOperation::SetMcp(priority(context)?)),

@@ -160,7 +160,43 @@ pub struct BoardInfo {
     pub from_device_tree: bool,
 }
 
+/// Most ranges of device memory [`BoardInfo::user_device_memory`] gives.
+pub const MAX_DEVICE_RANGES: usize = MAX_PIECES;
+
 impl BoardInfo {
+    /// The device memory (MMIO) the kernel does not use, for user space:
+    /// the board's device window ([`virt::DEVICE_WINDOW`],
+    /// [`rpi4::DEVICE_WINDOW`]) without the kernel's devices (its UART's
+    /// page, the GIC's distributor and CPU interface, and on the Pi 4 the
+    /// ARM-local registers it sets at boot) and without any RAM, in whole
+    /// pages, lowest address first.
+    pub fn user_device_memory(&self) -> Vec<PhysRange, MAX_DEVICE_RANGES> {
+        /// What a GIC register frame is given (QEMU maps 64 KiB for each).
+        const GIC_FRAME: u64 = 0x1_0000;
+        let (window, local) = match self.board {
+            Board::QemuVirt => (virt::DEVICE_WINDOW, None),
+            Board::RaspberryPi4 => (rpi4::DEVICE_WINDOW, Some(rpi4::LOCAL_PERIPHERALS)),
+        };
+        let mut holes: Vec<PhysRange, { MAX_RAM_RANGES + 4 }> = Vec::new();
+        for ram in &self.ram {
+            let _ = holes.push(*ram);
+        }
+        let _ = holes.push(PhysRange {
+            start: self.uart,
+            size: crate::layout::PAGE_SIZE,
+        });
+        for gic in [self.gic_distributor, self.gic_cpu_interface] {
+            let _ = holes.push(PhysRange {
+                start: gic & !(GIC_FRAME - 1),
+                size: GIC_FRAME,
+            });
+        }
+        if let Some(local) = local {
+            let _ = holes.push(local);
+        }
+        window.without(&holes)
+    }
+
     /// Total RAM in bytes.
     pub fn ram_bytes(&self) -> u64 {
         self.ram.iter().map(|r| r.size).sum()
@@ -275,5 +311,41 @@ mod tests {
             assert!(info.ram_bytes() >= 128 << 20);
             assert!(!info.from_device_tree);
         }
+    }
+
+    #[test]
+    fn user_device_memory_leaves_out_the_kernels_devices_and_ram() {
+        let touches = |ranges: &[PhysRange], address: u64| {
+            ranges
+                .iter()
+                .any(|r| r.start <= address && address < r.end())
+        };
+        let virt = Board::QemuVirt.defaults().user_device_memory();
+        assert_eq!(
+            virt[0].start, 0x0802_0000,
+            "past the distributor and CPU interface"
+        );
+        assert!(touches(&virt, 0x0a00_0000), "virtio-mmio is user space's");
+        for kernel in [
+            0x0800_0000,
+            0x0801_0000,
+            0x0900_0000,
+            0x4000_0000,
+            0x0000_1000,
+        ] {
+            assert!(!touches(&virt, kernel), "{kernel:#x}");
+        }
+        let pi = Board::RaspberryPi4.defaults().user_device_memory();
+        assert!(touches(&pi, rpi4::SYSTEM_TIMER));
+        assert!(touches(&pi, rpi4::GPIO));
+        for kernel in [
+            rpi4::UART,
+            rpi4::GIC_DISTRIBUTOR,
+            rpi4::GIC_CPU_INTERFACE,
+            rpi4::LOCAL_CONTROL,
+        ] {
+            assert!(!touches(&pi, kernel), "{kernel:#x}");
+        }
+        assert_eq!(pi.last().map(|r| r.end()), Some(0x1_0000_0000));
     }
 }

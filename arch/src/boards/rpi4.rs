@@ -17,6 +17,21 @@ pub const UART_CLOCK_HZ: u32 = 48_000_000;
 pub const GIC_DISTRIBUTOR: u64 = 0xFF84_1000;
 /// GIC-400 CPU interface.
 pub const GIC_CPU_INTERFACE: u64 = 0xFF84_2000;
+/// The peripheral window in low-peripheral mode: the main peripherals
+/// (0xFC00_0000..0xFF80_0000) and the ARM-local ones up to 4 GiB.
+pub const DEVICE_WINDOW: PhysRange = PhysRange {
+    start: 0xFC00_0000,
+    size: 0x1_0000_0000 - 0xFC00_0000,
+};
+/// The ARM-local registers the kernel sets at boot (the counter's
+/// source and prescaler): kept from user space.
+pub const LOCAL_PERIPHERALS: PhysRange = PhysRange {
+    start: LOCAL_CONTROL,
+    size: 0x1000,
+};
+/// The system timer (free-running 1 MHz counter: CLO at +0x04, CHI at
+/// +0x08).
+pub const SYSTEM_TIMER: u64 = 0xFE00_3000;
 /// ARM-local control register: the generic counter's clock source and
 /// increment (0: the crystal, by 1).
 pub const LOCAL_CONTROL: u64 = 0xFF80_0000;

@@ -12,6 +12,15 @@ pub const UART_CLOCK_HZ: u32 = 24_000_000;
 pub const GIC_DISTRIBUTOR: u64 = 0x0800_0000;
 /// GICv2 CPU interface.
 pub const GIC_CPU_INTERFACE: u64 = 0x0801_0000;
+/// The MMIO below RAM, past the flash (0..0x0800_0000, which the kernel
+/// does not hand out): the GIC, the UARTs, RTC, fw_cfg, GPIO, the
+/// virtio-mmio transports (0x0a00_0000, 512 bytes each), the platform bus
+/// and the PCIe windows. Addresses QEMU maps nothing at answer with an
+/// external abort, which stops the EL0 thread that touched them.
+pub const DEVICE_WINDOW: PhysRange = PhysRange {
+    start: 0x0800_0000,
+    size: RAM_START - 0x0800_0000,
+};
 /// Start of RAM.
 pub const RAM_START: u64 = 0x4000_0000;
 /// QEMU's default RAM size for `virt`.

@@ -117,6 +117,21 @@ impl Permissions {
         memory: MemoryKind::Device,
     };
 
+    /// User MMIO, read-only: EL0 read Device-nGnRE, never executable.
+    pub const USER_DEVICE_RO: Self = Self {
+        owner: Owner::User,
+        access: Access::ReadOnly,
+        executable: false,
+        memory: MemoryKind::Device,
+    };
+    /// User MMIO: EL0 read/write Device-nGnRE, never executable.
+    pub const USER_DEVICE_RW: Self = Self {
+        owner: Owner::User,
+        access: Access::ReadWrite,
+        executable: false,
+        memory: MemoryKind::Device,
+    };
+
     const fn preset(owner: Owner, access: Access, executable: bool) -> Self {
         Self {
             owner,

@@ -474,6 +474,7 @@ fn check_made(
                 live_children: 0,
                 pinned: 0,
                 epoch: u.map_or(0, |u| u.epoch),
+                device: false,
             };
             assert_eq!(u, Some(fresh), "a new Untyped");
         }

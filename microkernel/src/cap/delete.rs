@@ -33,6 +33,7 @@ impl Objects {
             self.remove_leaf(slot);
         }
         self.drain_dying();
+        self.release_frames_of_destroyed_devices();
         Ok(())
     }
 
@@ -41,14 +42,25 @@ impl Objects {
     /// it or one of its ancestors: destroying that CNode deletes what it
     /// holds, with their descendants, and so this capability too.
     pub fn revoke(&mut self, slot: SlotId) -> Result<(), CapError> {
-        self.lookup(slot)?;
+        let cap = self.lookup(slot)?;
         self.remove_descendants(slot);
         self.drain_dying();
+        // A device Untyped's Frames are children of the RAM Untypeds that
+        // paid their records, not of it: revoking it takes them back too.
+        if cap.cap_type() == CapType::Untyped
+            && self.slot_content(slot) == Some(cap)
+            && self
+                .get::<kind::Untyped>(cap.object())
+                .is_some_and(|u| u.device)
+        {
+            self.release_device_frames(cap.object());
+        }
+        self.release_frames_of_destroyed_devices();
         Ok(())
     }
 
     /// Removes every strict descendant of `root`, leaves first.
-    fn remove_descendants(&mut self, root: SlotId) {
+    pub(super) fn remove_descendants(&mut self, root: SlotId) {
         let mut cursor = root;
         loop {
             if let Some(child) = self.first_child(cursor) {
@@ -68,7 +80,7 @@ impl Objects {
 
     /// Takes the capability out of `slot`, which has no children, and
     /// destroys its object if it was the last.
-    fn remove_leaf(&mut self, slot: SlotId) {
+    pub(super) fn remove_leaf(&mut self, slot: SlotId) {
         let Some(cap) = self.slot_content(slot) else {
             return;
         };
@@ -238,8 +250,15 @@ impl Objects {
             let in_place = self
                 .get::<kind::Untyped>(id)
                 .is_some_and(|u| u.home < u.size);
+            let device = self
+                .get::<kind::Frame>(id)
+                .and_then(|frame| frame.device.get());
             self.unlink(id);
             self.free_record(id, header.cap_type);
+            // A device Frame's page goes back to its device Untyped too.
+            if let Some(device) = device {
+                self.child_freed(device);
+            }
             match header.parent() {
                 Some(parent) => self.child_freed(parent),
                 None if in_place => {}
@@ -281,7 +300,7 @@ impl Objects {
 
     /// One object carved from `parent` was freed: at none left, all of
     /// the Untyped's memory is free again (a new epoch).
-    fn child_freed(&mut self, parent: ObjectId) {
+    pub(super) fn child_freed(&mut self, parent: ObjectId) {
         let epoch = self.next_serial();
         if let Some(untyped) = self.get_mut::<kind::Untyped>(parent) {
             untyped.live_children = untyped.live_children.saturating_sub(1);

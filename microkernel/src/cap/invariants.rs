@@ -334,6 +334,24 @@ impl Objects {
                             && record + record_bytes <= parent.phys + parent.home
                     }
                 };
+                // A device Frame's page is its device Untyped's (a live
+                // one, made by the kernel), its record its payer's.
+                let device = self.get::<kind::Frame>(id).and_then(|f| f.device.get());
+                let memory_parent = match device {
+                    Some(d) => match self.get::<kind::Untyped>(d) {
+                        Some(u)
+                            if u.device
+                                && self
+                                    .object(d)
+                                    .is_some_and(|h| h.live() && h.parent().is_none()) =>
+                        {
+                            *u
+                        }
+                        _ => return Err(V::OrphanedChild(id)),
+                    },
+                    None if parent.device => return Err(V::ChildOutsideUntyped(id)),
+                    None => parent,
+                };
                 let memory_inside = own.is_none_or(|(start, end)| {
                     let alignment = if header.cap_type == CapType::Untyped {
                         end - start
@@ -341,18 +359,25 @@ impl Objects {
                         PAGE_SIZE
                     };
                     start.is_multiple_of(alignment)
-                        && start >= parent.phys
-                        && end <= parent.phys + parent.bottom
+                        && start >= memory_parent.phys
+                        && end <= memory_parent.phys + memory_parent.bottom
                 });
                 if !record_inside || !memory_inside {
                     return Err(V::ChildOutsideUntyped(id));
                 }
             }
             if let Some(untyped) = self.get::<kind::Untyped>(id) {
-                let children = self
-                    .iter()
-                    .filter(|c| self.object(*c).is_some_and(|h| h.parent() == Some(id)))
-                    .count();
+                // A device Untyped's children are its Frames (their
+                // records are their payers').
+                let children = if untyped.device {
+                    self.iter()
+                        .filter(|c| self.memory_parent(*c) == Some(id))
+                        .count()
+                } else {
+                    self.iter()
+                        .filter(|c| self.object(*c).is_some_and(|h| h.parent() == Some(id)))
+                        .count()
+                };
                 let pinned = self
                     .iter()
                     .filter(|c| {
@@ -380,10 +405,9 @@ impl Objects {
             let Some((start, end)) = own else {
                 continue;
             };
+            let memory_parent = self.memory_parent(id);
             for other in self.iter().filter(|o| *o > id) {
-                let siblings = self
-                    .object(other)
-                    .is_some_and(|h| h.parent() == header.parent());
+                let siblings = self.memory_parent(other) == memory_parent;
                 if let (true, Some((s, e))) = (siblings, self.own_memory(other)) {
                     if start < e && s < end {
                         return Err(V::MemoryOverlap(id, other));
@@ -426,6 +450,14 @@ impl Objects {
             }
         }
         Ok(())
+    }
+
+    /// The Untyped whose memory `id`'s own memory is: a device Frame's
+    /// device Untyped, else the Untyped that paid for it.
+    fn memory_parent(&self, id: ObjectId) -> Option<ObjectId> {
+        self.get::<kind::Frame>(id)
+            .and_then(|f| f.device.get())
+            .or_else(|| self.object(id).and_then(|h| h.parent()))
     }
 
     /// The bytes the record of `id` (of `cap_type`) takes.

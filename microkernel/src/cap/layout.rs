@@ -7,7 +7,7 @@
 //! Untypeds also have memory of their own (the page, the tables, the
 //! range); their record only describes it.
 
-use super::ids::ObjectRef;
+use super::ids::{ObjectLink, ObjectRef};
 use super::object::{CNodeBody, ObjectHeader, Slot, UntypedBody};
 use crate::address_space::AddressSpace;
 use crate::ipc::notification::Notification;
@@ -75,6 +75,18 @@ pub struct FrameBody {
     /// `Thread::buffer_links`): destroying the Frame takes their buffer
     /// away.
     pub buffer_users: Option<ThreadId>,
+    /// The device Untyped whose memory the page is (MMIO: mapped as
+    /// Device memory, never zeroed, never written by the kernel), or none
+    /// for a page of RAM. Its record is paid by the RAM Untyped its header
+    /// names.
+    pub device: ObjectLink,
+}
+
+impl FrameBody {
+    /// Is the page device memory (MMIO)?
+    pub fn is_device(&self) -> bool {
+        self.device.get().is_some()
+    }
 }
 
 /// A VSpace: the pages its tables live in and the address space built in

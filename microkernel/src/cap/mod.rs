@@ -31,6 +31,7 @@
 mod cdt;
 mod delete;
 mod derive;
+mod device;
 pub mod error;
 pub mod ids;
 mod invariants;
@@ -294,6 +295,7 @@ impl Objects {
                     phys,
                     mapping: None,
                     buffer_users: None,
+                    device: ObjectLink::NONE,
                 },
             ),
             CapType::VSpace => {

@@ -124,6 +124,11 @@ pub struct UntypedBody {
     /// preempted retype's zeroing) is still valid exactly while this is
     /// unchanged.
     pub epoch: u64,
+    /// A device Untyped: its range is MMIO, not RAM. Only Frames are
+    /// retyped from it, never zeroed, their records paid by a RAM Untyped
+    /// (`Objects::plan_device_retype`); it holds no record itself (its own
+    /// is on the kernel's pages), and `live_children` counts its Frames.
+    pub device: bool,
 }
 
 impl UntypedBody {
@@ -139,6 +144,7 @@ impl UntypedBody {
             live_children: 0,
             pinned: 0,
             epoch,
+            device: false,
         }
     }
 

@@ -64,7 +64,7 @@ impl Fixture {
     }
 
     /// Room on the pool for a record of `bytes`.
-    fn pool(&mut self, bytes: u64) -> u64 {
+    pub(crate) fn pool(&mut self, bytes: u64) -> u64 {
         let at = self.next_page;
         self.next_page += bytes.div_ceil(4096) * 4096;
         assert!(self.next_page <= UNTYPED_BASE, "the test pool is full");

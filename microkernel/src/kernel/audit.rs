@@ -115,8 +115,12 @@ impl Kernel {
                 let ring = self
                     .objects
                     .get::<kind::Frame>(frame.object())
-                    .ok_or(ErrorCode::InvalidCapability)?
-                    .phys;
+                    .ok_or(ErrorCode::InvalidCapability)?;
+                // The kernel writes the ring: never device memory.
+                if ring.is_device() {
+                    return Err(ErrorCode::InvalidArgument);
+                }
+                let ring = ring.phys;
                 let (Some(frame), Some(signal_ref)) = (
                     self.objects.reference(frame.object()),
                     self.objects.reference(signal.object()),

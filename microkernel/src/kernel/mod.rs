@@ -156,6 +156,13 @@ const KERNEL_ROOT_IRQ_CONTROL_SLOT: u64 = 5;
 const KERNEL_ROOT_UNTYPED_SLOTS: u64 = 6;
 const _: () =
     assert!(KERNEL_ROOT_UNTYPED_SLOTS + (MAX_BOOT_UNTYPEDS as u64) <= 1 << KERNEL_CNODE_RADIX);
+/// The originals of the root's device Untypeds, one per block of the
+/// device memory the kernel does not use.
+const KERNEL_ROOT_DEVICE_UNTYPED_SLOTS: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
+const _: () = assert!(
+    KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS as u64
+        <= 1 << KERNEL_CNODE_RADIX
+);
 /// Bound on reschedules in one return to user (each round handles one
 /// reschedule request).
 const MAX_SCHEDULING_ROUNDS: usize = 8;
@@ -239,6 +246,9 @@ pub struct Kernel {
     command_line: heapless::Vec<u8, { abi::bootinfo::MAX_COMMAND_LINE }>,
     /// The root task, the one thread the kernel makes (`root_task.rs`).
     root: Option<ThreadId>,
+    /// The device memory the kernel does not use, handed to the root task
+    /// as device Untypeds.
+    device_memory: heapless::Vec<arch::boards::PhysRange, { arch::boards::MAX_DEVICE_RANGES }>,
     run_queue: RunQueue,
     /// Every capability and kernel object (threads included), in the
     /// memory that paid for it.
@@ -283,6 +293,7 @@ impl Kernel {
             init_elf: &[],
             command_line: heapless::Vec::new(),
             root: None,
+            device_memory: heapless::Vec::new(),
             ticks: 0,
             thread_numbers: 0,
             own_pages: 0,
@@ -311,6 +322,19 @@ impl Kernel {
         self.command_line.clear();
         // Cannot fail: `kept` fits.
         let _ = self.command_line.extend_from_slice(kept);
+    }
+
+    /// The device memory (MMIO, outside RAM) the kernel does not use,
+    /// which the root task gets as device Untypeds (at most
+    /// `arch::boards::MAX_DEVICE_RANGES` ranges; more are left out). Call
+    /// before `start`.
+    pub fn set_device_memory(&mut self, ranges: &[arch::boards::PhysRange]) {
+        self.device_memory.clear();
+        for range in ranges {
+            if self.device_memory.push(*range).is_err() {
+                break;
+            }
+        }
     }
 
     /// Takes over RAM and the init program, and starts the root task
@@ -953,13 +977,14 @@ impl Kernel {
                 size,
                 target,
                 count,
+                payer,
             } => self.retype_syscall(
                 platform,
                 current,
                 untyped,
                 object_type,
                 size,
-                (target, count),
+                (target, count, payer),
                 progress,
             ),
             Call::Cap {
@@ -1343,7 +1368,7 @@ impl Kernel {
         untyped_cptr: u64,
         object_type: CapType,
         size: u64,
-        destination: (u64, u64),
+        destination: (u64, u64, u64),
         progress: Progress,
     ) -> SyscallResult {
         match self.retype(
@@ -1370,7 +1395,7 @@ impl Kernel {
         untyped_cptr: u64,
         object_type: CapType,
         size: u64,
-        (target, count): (u64, u64),
+        (target, count, payer): (u64, u64, u64),
         progress: Progress,
     ) -> Result<Retyped, ErrorCode> {
         if !matches!(
@@ -1397,11 +1422,29 @@ impl Kernel {
             .objects
             .slot(cnode, untyped_cptr)
             .map_err(ErrorCode::from)?;
-        let plan = self
+        // A device Untyped's Frames have their records paid by the RAM
+        // Untyped in `x6` (`cap/device.rs`); their pages are never zeroed.
+        let device = self
             .objects
-            .plan_retype(untyped_slot, object_type, size, cnode, target, count)
-            .map_err(ErrorCode::from)?;
-        if matches!(object_type, CapType::Frame | CapType::VSpace) {
+            .lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)
+            .is_ok_and(|cap| self.objects.is_device_untyped(cap.object()));
+        let plan = if device {
+            let payer_slot = self.objects.slot(cnode, payer).map_err(ErrorCode::from)?;
+            self.objects.plan_device_retype(
+                untyped_slot,
+                payer_slot,
+                object_type,
+                size,
+                cnode,
+                target,
+                count,
+            )
+        } else {
+            self.objects
+                .plan_retype(untyped_slot, object_type, size, cnode, target, count)
+        }
+        .map_err(ErrorCode::from)?;
+        if !plan.is_device() && matches!(object_type, CapType::Frame | CapType::VSpace) {
             let page_size = arch::layout::PAGE_SIZE;
             let pages = (plan.end - plan.start) / page_size;
             let mut zeroed = if progress.at == plan.epoch {

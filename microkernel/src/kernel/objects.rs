@@ -105,6 +105,24 @@ impl Kernel {
         })
     }
 
+    /// Makes a device Untyped over `size_bytes` of MMIO at `phys` (its
+    /// record on a page of the kernel's pool) and installs its original
+    /// capability in slot `index` of the kernel CNode.
+    pub(super) fn device_untyped_original(
+        &mut self,
+        phys: u64,
+        size_bytes: u64,
+        index: u64,
+    ) -> Result<ObjectId, CapError> {
+        self.install_kernel_original(index, CapType::Untyped, |kernel| {
+            let at = kernel.kernel_record(CapType::Untyped, 0)?;
+            kernel
+                .objects
+                .create_device_untyped(phys, size_bytes, at)
+                .inspect_err(|_| kernel.frames.free(at))
+        })
+    }
+
     /// Makes an object of `cap_type` with `make` once slot `index` of the
     /// kernel CNode is known to be empty, and installs its original
     /// capability (every right) there.

@@ -14,11 +14,13 @@
 
 use super::{Kernel, EXIT_FAILURE, EXIT_SUCCESS, KERNEL_CONSOLE_SLOT};
 use super::{KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_IRQ_CONTROL_SLOT};
-use super::{KERNEL_ROOT_TCB_SLOT, KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
+use super::{KERNEL_ROOT_DEVICE_UNTYPED_SLOTS, KERNEL_ROOT_TCB_SLOT};
+use super::{KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
 use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
 use crate::cap::{CNodeId, Capability, FrameMapping};
 use crate::platform::{Console, Platform};
 use crate::thread::{ThreadId, ThreadName, ThreadState};
+use abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
 use abi::bootinfo::{ROOT_ARGUMENT, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_IMAGE_ADDRESS, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
@@ -198,6 +200,10 @@ impl Kernel {
             Rights::READ_WRITE,
         )?;
 
+        // The device memory the kernel does not use, as device Untypeds:
+        // their records take pages of the pool, so before it is cut up.
+        let devices = self.hand_over_device_memory(cnode)?;
+
         // The root's own address space is the kernel's (like every space
         // the kernel loads): the page tables its mappings need still come
         // from the kernel's pool, so that much stays behind.
@@ -208,6 +214,7 @@ impl Kernel {
             irq,
             kernel_kept_pages,
             untypeds: heapless::Vec::new(),
+            devices,
             image_bytes: self.init_elf.len() as u64,
             command_line: self.command_line.clone(),
         };
@@ -228,6 +235,41 @@ impl Kernel {
             platform.write_phys_u64(ipc_buffer + 8 * index as u64, *word);
         }
         Ok(())
+    }
+
+    /// Makes a device Untyped (original in the kernel CNode) for each
+    /// naturally aligned block of the device memory the kernel does not
+    /// use, lowest address first, at most `MAX_BOOT_DEVICE_UNTYPEDS`, and
+    /// gives the root a copy of each from `ROOT_FIRST_DEVICE_UNTYPED_SLOT`.
+    fn hand_over_device_memory(
+        &mut self,
+        cnode: CNodeId,
+    ) -> Result<heapless::Vec<BootUntyped, MAX_BOOT_DEVICE_UNTYPEDS>, &'static str> {
+        let mut blocks: heapless::Vec<arch::boards::PhysRange, MAX_BOOT_DEVICE_UNTYPEDS> =
+            heapless::Vec::new();
+        for range in &self.device_memory {
+            crate::frames::split_into_blocks(*range, |block| {
+                let _ = blocks.push(block);
+            });
+        }
+        let mut devices = heapless::Vec::new();
+        for (index, block) in blocks.iter().enumerate() {
+            let original = KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + index as u64;
+            self.device_untyped_original(block.start, block.size, original)
+                .map_err(|_| "cannot make a device Untyped for the root")?;
+            self.mint_from_kernel(
+                original,
+                cnode,
+                BootInfo::device_untyped_slot(index),
+                Rights::ALL,
+            )?;
+            // Cannot fail: `devices` has the capacity `blocks` has.
+            let _ = devices.push(BootUntyped {
+                base: block.start,
+                size_bits: block.size.trailing_zeros() as u8,
+            });
+        }
+        Ok(devices)
     }
 
     /// A copy of the kernel's original capability at `original`, with

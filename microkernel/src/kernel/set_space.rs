@@ -75,8 +75,10 @@ impl Kernel {
             Some(frame) => Some(
                 self.objects
                     .get::<kind::Frame>(frame.object())
-                    .map(|f| (frame.object(), f.phys))
-                    .ok_or(ErrorCode::InvalidCapability)?,
+                    // The kernel writes an IPC buffer: never device memory.
+                    .map(|f| (!f.is_device()).then_some((frame.object(), f.phys)))
+                    .ok_or(ErrorCode::InvalidCapability)?
+                    .ok_or(ErrorCode::InvalidArgument)?,
             ),
             None => None,
         };

@@ -26,7 +26,7 @@
 //! and revoking its Untyped all take the mapping down first.
 
 use super::Kernel;
-use crate::address_space::{user_permissions, FrameMapError};
+use crate::address_space::{user_device_permissions, user_permissions, FrameMapError};
 use crate::cap::{FrameMapping, ObjectId};
 use crate::platform::Platform;
 use crate::thread::ThreadId;
@@ -115,10 +115,15 @@ impl Kernel {
             .objects
             .get::<kind::Frame>(frame.object())
             .ok_or(ErrorCode::InvalidCapability)?;
+        // Device memory: Device-nGnRE, never executable.
+        let permissions = if body.is_device() {
+            user_device_permissions(rights).ok_or(ErrorCode::InvalidArgument)?
+        } else {
+            user_permissions(rights)
+        };
         if body.mapping.is_some_and(|m| self.mapping_is_live(m)) {
             return Err(ErrorCode::AlreadyMapped);
         }
-        let permissions = user_permissions(rights);
         let space = self
             .objects
             .get_mut::<kind::VSpace>(target)

@@ -246,6 +246,38 @@ pub fn retype(
     .into_result()
 }
 
+/// Makes `count` Frames of device memory from the device Untyped at
+/// `device`, their records paid by the RAM Untyped at `payer` (`x6`),
+/// their capabilities at `target ..` in this thread's CNode. The pages are
+/// the device's, lowest first, never zeroed; `FrameMap` maps them as
+/// Device memory, never executable.
+pub fn retype_device_frames(
+    device: u64,
+    payer: u64,
+    target: u64,
+    count: u64,
+) -> Result<(), ErrorCode> {
+    retype_paid_by(device, abi::cap::CapType::Frame, 0, target, count, payer)
+}
+
+/// `Retype` with `x6` = `payer`, for any type (a device Untyped makes
+/// only Frames: the other types are `InvalidArgument`, as tests check).
+pub fn retype_paid_by(
+    untyped: u64,
+    object_type: abi::cap::CapType,
+    size: u64,
+    target: u64,
+    count: u64,
+    payer: u64,
+) -> Result<(), ErrorCode> {
+    raw_syscall6(
+        Syscall::Retype.number(),
+        untyped,
+        [u64::from(object_type.raw()), size, target, count, payer],
+    )
+    .into_result()
+}
+
 /// `TcbSetSpace` with raw registers: the TCB capability `tcb`, the
 /// VSpace capability `vspace`, the IPC buffer Frame capability
 /// `ipc_buffer` and the fault endpoint capability `fault_endpoint` (each

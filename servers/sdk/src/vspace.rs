@@ -86,6 +86,14 @@ impl MappedFrame {
         unsafe { (address as *const u64).read_volatile() }
     }
 
+    /// The 32-bit word at byte `offset` (wrapped into the page, aligned
+    /// down to 4): one 32-bit access, as device registers want.
+    pub fn read_u32(&self, offset: u64) -> u32 {
+        let address = self.va + ((offset % 4096) & !3);
+        // SAFETY: as `read_u64`.
+        unsafe { (address as *const u32).read_volatile() }
+    }
+
     /// The byte at `offset` (wrapped into the page).
     pub fn read_u8(&self, offset: u64) -> u8 {
         let address = self.va + offset % 4096;

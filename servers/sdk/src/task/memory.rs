@@ -125,6 +125,7 @@ mod tests {
             irq: 30,
             kernel_kept_pages: 0,
             untypeds: Default::default(),
+            devices: Default::default(),
             image_bytes: 0,
             command_line: Default::default(),
         };
