@@ -346,8 +346,10 @@ impl Driver {
             };
             self.take_message(received.message, received.badge, tasks, &mut ends)?;
         }
-        // Those whose end goes to a handler of the case: once it is done,
-        // their end messages wait in its endpoint.
+        // Those whose end goes to a handler of the case: once it is done
+        // (every thread the driver supervises has ended), their fault and
+        // end messages wait in its endpoint, or come there, for the driver
+        // to take (a case has one such thread per endpoint).
         while let Some(index) = (0..tasks.len()).find(|&i| ends[i].is_none()) {
             let (_, endpoint) = case
                 .fault_endpoints
@@ -355,26 +357,17 @@ impl Driver {
                 .find(|(thread, _)| usize::from(*thread) == index)
                 .copied()
                 .ok_or("a thread's end went nowhere")?;
-            match ipc::nb_recv(Cptr(objects.endpoint(endpoint))) {
-                Ok(received) => {
-                    let badge = THREAD_BADGE + index as u64;
-                    self.take_message(received.message, badge, tasks, &mut ends)?;
-                }
-                Err(ErrorCode::WouldBlock) => {
-                    if time::now() >= deadline {
-                        return Err("the case did not end in time");
-                    }
-                    match self.timer.as_mut() {
-                        Some(timer) => {
-                            let _ = timer.sleep(Duration::from_millis(1));
-                        }
-                        None => {
-                            let _ = sdk::syscall::yield_now();
-                        }
-                    }
-                }
-                Err(_) => return Err("receiving a handled thread's end failed"),
-            }
+            let endpoint = Cptr(objects.endpoint(endpoint));
+            let received = match self.timer.as_mut() {
+                Some(timer) => match timer.recv_until(endpoint, deadline) {
+                    Ok(received) => received,
+                    Err(TimeError::TimedOut) => return Err("the case did not end in time"),
+                    Err(_) => return Err("the driver's timed receive failed"),
+                },
+                None => ipc::recv(endpoint).map_err(|_| "the driver's receive failed")?,
+            };
+            let badge = THREAD_BADGE + index as u64;
+            self.take_message(received.message, badge, tasks, &mut ends)?;
         }
         let mut ended = heapless::Vec::new();
         for end in ends.iter().take(tasks.len()) {
