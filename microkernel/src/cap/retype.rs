@@ -92,19 +92,15 @@ impl Objects {
         self.commit_retype(&plan)
     }
 
-    /// Checks a retype as [`Objects::retype`] does and says where its
-    /// objects will lie, changing nothing.
-    pub fn plan_retype(
+    /// The checks of a retype's targets: 1 ..= `MAX_RETYPE_COUNT` objects,
+    /// `count` empty slots of `dst_cnode` from `dst_index` on. Returns the
+    /// CNode's first slot.
+    fn check_retype_targets(
         &self,
-        untyped_slot: SlotId,
-        new_type: CapType,
-        size_param: u64,
         dst_cnode: CNodeId,
         dst_index: u64,
         count: u64,
-    ) -> Result<RetypePlan, CapError> {
-        let untyped_cap = self.lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)?;
-        let cost = cost(new_type, size_param)?;
+    ) -> Result<SlotId, CapError> {
         if !(1..=MAX_RETYPE_COUNT as u64).contains(&count) {
             return Err(CapError::InvalidArgument);
         }
@@ -118,6 +114,23 @@ impl Objects {
         for i in 0..count {
             self.check_empty(SlotId(first_slot.0 + (dst_index + i) as u32))?;
         }
+        Ok(first_slot)
+    }
+
+    /// Checks a retype as [`Objects::retype`] does and says where its
+    /// objects will lie, changing nothing.
+    pub fn plan_retype(
+        &self,
+        untyped_slot: SlotId,
+        new_type: CapType,
+        size_param: u64,
+        dst_cnode: CNodeId,
+        dst_index: u64,
+        count: u64,
+    ) -> Result<RetypePlan, CapError> {
+        let untyped_cap = self.lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)?;
+        let cost = cost(new_type, size_param)?;
+        let first_slot = self.check_retype_targets(dst_cnode, dst_index, count)?;
         let untyped_id = untyped_cap.object();
         let untyped: UntypedBody = *self
             .get::<kind::Untyped>(untyped_id)
@@ -199,19 +212,7 @@ impl Objects {
             return Err(CapError::InvalidArgument);
         }
         let cost = cost(new_type, size_param)?;
-        if !(1..=MAX_RETYPE_COUNT as u64).contains(&count) {
-            return Err(CapError::InvalidArgument);
-        }
-        let (first_slot, radix) = self.cnode_slots(dst_cnode)?;
-        let in_cnode = dst_index
-            .checked_add(count)
-            .is_some_and(|end| end <= 1 << radix);
-        if !in_cnode {
-            return Err(CapError::InvalidArgument);
-        }
-        for i in 0..count {
-            self.check_empty(SlotId(first_slot.0 + (dst_index + i) as u32))?;
-        }
+        let first_slot = self.check_retype_targets(dst_cnode, dst_index, count)?;
         let payer_cap = self.lookup_typed(payer_slot, CapType::Untyped, Rights::WRITE)?;
         let payer_id = payer_cap.object();
         let payer: UntypedBody = *self
