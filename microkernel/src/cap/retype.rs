@@ -130,7 +130,7 @@ impl Objects {
     ) -> Result<RetypePlan, CapError> {
         let untyped_cap = self.lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)?;
         let cost = cost(new_type, size_param)?;
-        let first_slot = self.check_retype_targets(dst_cnode, dst_index, count)?;
+        self.check_retype_targets(dst_cnode, dst_index, count)?;
         let untyped_id = untyped_cap.object();
         let untyped: UntypedBody = *self
             .get::<kind::Untyped>(untyped_id)
