@@ -93,14 +93,13 @@ impl Objects {
     }
 
     /// The checks of a retype's targets: 1 ..= `MAX_RETYPE_COUNT` objects,
-    /// `count` empty slots of `dst_cnode` from `dst_index` on. Returns the
-    /// CNode's first slot.
+    /// `count` empty slots of `dst_cnode` from `dst_index` on.
     fn check_retype_targets(
         &self,
         dst_cnode: CNodeId,
         dst_index: u64,
         count: u64,
-    ) -> Result<SlotId, CapError> {
+    ) -> Result<(), CapError> {
         if !(1..=MAX_RETYPE_COUNT as u64).contains(&count) {
             return Err(CapError::InvalidArgument);
         }
@@ -114,7 +113,7 @@ impl Objects {
         for i in 0..count {
             self.check_empty(SlotId(first_slot.0 + (dst_index + i) as u32))?;
         }
-        Ok(first_slot)
+        Ok(())
     }
 
     /// Checks a retype as [`Objects::retype`] does and says where its
@@ -212,7 +211,7 @@ impl Objects {
             return Err(CapError::InvalidArgument);
         }
         let cost = cost(new_type, size_param)?;
-        let first_slot = self.check_retype_targets(dst_cnode, dst_index, count)?;
+        self.check_retype_targets(dst_cnode, dst_index, count)?;
         let payer_cap = self.lookup_typed(payer_slot, CapType::Untyped, Rights::WRITE)?;
         let payer_id = payer_cap.object();
         let payer: UntypedBody = *self
