@@ -41,6 +41,7 @@ pub mod message;
 pub mod policy;
 pub mod policy_request;
 pub mod syscall;
+pub mod system;
 pub mod task;
 pub mod tcb;
 pub mod trace;
