@@ -4,3 +4,4 @@
 //! plan is made from.
 
 pub mod image;
+pub mod plan;
