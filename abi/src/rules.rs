@@ -16,7 +16,7 @@ use crate::policy::{
 };
 use crate::{ErrorCode, Syscall};
 use core::fmt;
-use core::iter::{Enumerate, Peekable};
+use core::iter::Enumerate;
 use core::str::Lines;
 
 /// The token between a rule's match and its decision.
@@ -236,8 +236,7 @@ pub fn parse_line(
         tokens: Tokens {
             text: content,
             offset: 0,
-        }
-        .peekable(),
+        },
         line,
         end_column: column_of(content, content.trim_end().len()),
     };
@@ -363,7 +362,7 @@ fn column_of(text: &str, offset: usize) -> usize {
 
 /// One line being read.
 struct LineParser<'a> {
-    tokens: Peekable<Tokens<'a>>,
+    tokens: Tokens<'a>,
     line: usize,
     /// Just past the last token: where a missing token is reported.
     end_column: usize,

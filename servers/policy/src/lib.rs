@@ -9,8 +9,8 @@
 //! ```
 //!
 //! The rule format is `abi::rules`'s (`docs/policy.md`, "The rule
-//! language"); [`rules`] reads it and matches requests. A syscall no rule matches is refused
-//! (`errno denied`), so a gap in the file fails closed.
+//! language"); [`rules`] reads it and matches requests. A syscall no rule
+//! matches is refused (`errno denied`), so a gap in the file fails closed.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
