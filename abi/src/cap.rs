@@ -94,6 +94,12 @@ impl CapType {
             CapType::IrqControl => "irq_control",
         }
     }
+
+    /// The type named `name` (as [`CapType::name`] spells it), for rule
+    /// files (`rules`).
+    pub fn from_name(name: &str) -> Option<CapType> {
+        CapType::ALL.iter().copied().find(|t| t.name() == name)
+    }
 }
 
 /// What a capability allows on its object. Which operation each right
@@ -185,7 +191,9 @@ mod tests {
             assert_eq!(t.raw() as usize, i);
             assert_eq!(CapType::from_raw(i as u64), Some(*t));
             assert!(!t.name().is_empty());
+            assert_eq!(CapType::from_name(t.name()), Some(*t));
         }
+        assert_eq!(CapType::from_name("Endpoint"), None);
         assert_eq!(CapType::from_raw(13), None);
         assert_eq!(CapType::from_raw(u64::MAX), None);
     }

@@ -40,6 +40,7 @@ pub mod fault;
 pub mod message;
 pub mod policy;
 pub mod policy_request;
+pub mod rules;
 pub mod syscall;
 pub mod system;
 pub mod task;

@@ -51,7 +51,7 @@ pub const MAX_DESCRIPTION_BYTES: usize = 8192;
 pub const MAX_ARG_REGISTER: u8 = 7;
 
 /// Bits of the message label (`MessageInfo::label`).
-const LABEL_BITS: u32 = 55;
+pub(crate) const LABEL_BITS: u32 = 55;
 
 /// What happens to a syscall that a rule matches.
 ///
@@ -307,9 +307,10 @@ pub enum PolicyError {
     BufferTooSmall,
 }
 
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl PolicyError {
+    /// What went wrong, for people (the `Display` text).
+    pub const fn describe(self) -> &'static str {
+        match self {
             PolicyError::Malformed => "malformed filter description",
             PolicyError::TrailingBytes => "bytes after the filter description",
             PolicyError::TooLarge => "filter description too large",
@@ -320,7 +321,13 @@ impl fmt::Display for PolicyError {
             PolicyError::BadSyscall => "no such syscall",
             PolicyError::BadLabel => "label wider than 55 bits",
             PolicyError::BufferTooSmall => "output buffer too small",
-        })
+        }
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
     }
 }
 

@@ -450,6 +450,12 @@ impl Syscall {
             Syscall::IrqControlGet => "irq_control_get",
         }
     }
+
+    /// The syscall named `name` (as [`Syscall::name`] spells it), for rule
+    /// files (`rules`) and tools that take names from people.
+    pub fn from_name(name: &str) -> Option<Syscall> {
+        Syscall::ALL.iter().copied().find(|s| s.name() == name)
+    }
 }
 
 #[cfg(test)]
@@ -472,5 +478,14 @@ mod tests {
         assert_eq!(listed, Syscall::ALL.len());
         assert_eq!(Syscall::ALL[listed - 1].number() + 1, Syscall::END);
         assert_eq!(Syscall::from_number(u64::MAX), None);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Syscall::ALL {
+            assert_eq!(Syscall::from_name(s.name()), Some(s), "{s:?}");
+        }
+        assert_eq!(Syscall::from_name("Yield"), None);
+        assert_eq!(Syscall::from_name(""), None);
     }
 }

@@ -146,7 +146,7 @@ pub fn policy_server() -> i32 {
     let mut server = match policy_server::RuleServer::new(policy_server::RULES, Console) {
         Ok(server) => server,
         Err(error) => {
-            println!("rules.txt line {}: {}", error.line, error.reason);
+            println!("rules.txt {error}");
             return 1;
         }
     };

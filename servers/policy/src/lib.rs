@@ -8,8 +8,9 @@
 //! [policy] task 4: debug_print(x0=0x1, x2=0x7ffffffeff10, x3=80) -> clamp x3 to 48 (rule at line 11)
 //! ```
 //!
-//! The rule format is in [`rules`]. A syscall no rule matches is refused
-//! (`errno denied`), so a gap in the file fails closed.
+//! The rule format is `abi::rules`'s (`docs/policy.md`, "The rule
+//! language"); [`rules`] reads it and matches requests. A syscall no rule
+//! matches is refused (`errno denied`), so a gap in the file fails closed.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 
@@ -17,7 +18,7 @@ pub mod rules;
 
 use abi::ErrorCode;
 use core::fmt::{self, Write};
-use rules::{ParseError, RuleSet};
+use rules::{RuleError, RuleSet};
 use sdk::policy_server::{PolicyAnswer, PolicyRequest, PolicyServer};
 
 /// The rule file, as compiled in.
@@ -31,7 +32,7 @@ pub struct RuleServer<W: Write> {
 
 impl<W: Write> RuleServer<W> {
     /// A server for the rules in `text`.
-    pub fn new(text: &str, log: W) -> Result<RuleServer<W>, ParseError> {
+    pub fn new(text: &str, log: W) -> Result<RuleServer<W>, RuleError> {
         Ok(RuleServer {
             rules: RuleSet::parse(text)?,
             log,

@@ -1,29 +1,36 @@
-//! The rule file: parsing and matching.
+//! The rule file: read with `abi::rules`, matched against requests.
 //!
-//! One rule per line, `#` starts a comment:
+//! One rule per line, `#` starts a comment; the first rule that matches
+//! decides:
 //!
 //! ```text
-//! <syscall|*> [when <xN> <op> <value>]... -> <decision>
+//! <syscall|*> [when <xN> [& <mask>] <op> <value>] [on <type>] [label == <v>] [badge == <v>] -> <decision>
 //! ```
 //!
-//! `op` is one of `== != < <= > >=` (unsigned), a value is decimal or
-//! `0x` hexadecimal, and a decision is `allow`, `errno <error_name>`
-//! (`abi::ErrorCode::name`), `kill`, `emulate <x0> <x8>` or
-//! `clamp <xN> <max>` (allow, with register `xN`, 2..=7, lowered to at
-//! most `max`). The first rule that matches decides.
+//! The grammar is `abi::rules`'s, the one kernel filters are written in
+//! (`docs/policy.md`, "The rule language"), read for
+//! [`RuleUse::Server`]: a decision is `allow`, `errno <error_name>`,
+//! `kill`, `emulate <x0> <x8>` or `clamp <xN> <max>` (allow, with register
+//! `xN`, 2..=7, lowered to at most `max`). A request carries the object
+//! type, the badge and `x0..x7`, so `on`, `label` and `badge` match as in
+//! a kernel filter.
 
-use abi::policy::{ArgMatch, ArgOp};
-use abi::{ErrorCode, Syscall};
+use abi::cap::CapType;
+use abi::policy::ArgMatch;
+use abi::rules::{self, RuleUse};
+use abi::{ErrorCode, MessageInfo, Syscall};
 use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+
+pub use abi::rules::RuleError;
 
 /// Most rules a file may hold.
 pub const MAX_RULES: usize = 32;
-/// Most conditions one rule may have.
-pub const MAX_CONDITIONS: usize = 4;
+/// Most conditions (`when`) one rule may have.
+pub const MAX_CONDITIONS: usize = abi::policy::MAX_ARGS_PER_RULE;
 
 /// A condition on one register of the syscall: an `abi::policy::ArgMatch`
-/// on the whole register (mask `u64::MAX`), so the server compares
-/// exactly as the kernel's filters do.
+/// (mask `u64::MAX` unless the rule gives `& mask`), so the server
+/// compares exactly as the kernel's filters do.
 pub type Condition = ArgMatch;
 
 /// What a matching rule decides.
@@ -37,7 +44,7 @@ pub enum Decision {
     Kill,
     /// Do not run it; return these values.
     Emulate(u64, u64),
-    /// Run it with register `.0` lowered to at most `.1`.
+    /// Run it with register `.0` (2..=7) lowered to at most `.1`.
     Clamp(usize, u64),
 }
 
@@ -46,21 +53,18 @@ pub enum Decision {
 pub struct Rule {
     /// The syscall it is about (`None`: `*`, any).
     pub syscall: Option<Syscall>,
+    /// `on <type>`: the type of the object `x0` names.
+    pub object_type: Option<CapType>,
+    /// `label == <value>`: the message label of `x1`.
+    pub label: Option<u64>,
+    /// `badge == <value>`: the badge of the capability `x0` names.
+    pub badge: Option<u64>,
     /// All must hold.
     pub conditions: heapless::Vec<Condition, MAX_CONDITIONS>,
     /// The decision.
     pub decision: Decision,
     /// Its line in the file (1-based), for the decision log.
     pub line: usize,
-}
-
-/// A rule file that could not be read: where and why.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// The line (1-based).
-    pub line: usize,
-    /// What is wrong with it.
-    pub reason: &'static str,
 }
 
 /// The parsed file.
@@ -71,19 +75,12 @@ pub struct RuleSet {
 
 impl RuleSet {
     /// Parses a whole file; the first bad line is the error.
-    pub fn parse(text: &str) -> Result<RuleSet, ParseError> {
+    pub fn parse(text: &str) -> Result<RuleSet, RuleError> {
         let mut rules = heapless::Vec::new();
-        for (index, raw) in text.lines().enumerate() {
-            let line = index + 1;
-            let content = raw.split('#').next().unwrap_or("").trim();
-            if content.is_empty() {
-                continue;
-            }
-            let rule = parse_rule(content, line).map_err(|reason| ParseError { line, reason })?;
-            rules.push(rule).map_err(|_| ParseError {
-                line,
-                reason: "too many rules",
-            })?;
+        for rule in rules::parse(text, RuleUse::Server) {
+            let rule = rule?;
+            let too_many = rule.error("too many rules (the server holds at most 32)");
+            rules.push(Rule::from_text(rule)?).map_err(|_| too_many)?;
         }
         Ok(RuleSet { rules })
     }
@@ -99,10 +96,48 @@ impl RuleSet {
     }
 }
 
+// The limit the error message spells out.
+const _: () = assert!(MAX_RULES == 32);
+
 impl Rule {
-    /// Does the rule apply to `request`?
+    /// The server's rule for a rule read for [`RuleUse::Server`].
+    fn from_text(rule: rules::TextRule) -> Result<Rule, RuleError> {
+        let decision = match rule.decision {
+            rules::Decision::Allow => Decision::Allow,
+            rules::Decision::Errno(code) => Decision::Errno(code),
+            rules::Decision::Kill => Decision::Kill,
+            rules::Decision::Emulate { x0, x8 } => Decision::Emulate(x0, x8),
+            rules::Decision::Clamp { register, max } => Decision::Clamp(register.into(), max),
+            // `rules::parse` refused these for `RuleUse::Server`.
+            rules::Decision::Trap | rules::Decision::Notify | rules::Decision::Log => {
+                return Err(rule.error("a filter decision, not a policy server's answer"));
+            }
+        };
+        Ok(Rule {
+            syscall: rule.syscall,
+            object_type: rule.object_type,
+            label: rule.label,
+            badge: rule.badge,
+            conditions: rule.args,
+            decision,
+            line: rule.line,
+        })
+    }
+
+    /// Does the rule apply to `request`? As in a kernel filter, a rule on
+    /// the object type or badge does not match a syscall that names no
+    /// object.
     pub fn matches(&self, request: &PolicyRequest) -> bool {
         self.syscall.is_none_or(|s| request.syscall == Some(s))
+            && self
+                .object_type
+                .is_none_or(|t| request.object_type == Some(t))
+            && self
+                .badge
+                .is_none_or(|b| request.object_type.is_some() && request.badge == b)
+            && self
+                .label
+                .is_none_or(|l| MessageInfo::from(request.args[1]).label() == l)
             && self.conditions.iter().all(|c| c.matches(&request.args))
     }
 }
@@ -118,112 +153,14 @@ impl Decision {
             Decision::Clamp(register, max) => {
                 let mut words = [0u64; 6];
                 words.copy_from_slice(&request.args[2..8]);
-                let word = &mut words[register - 2];
-                *word = (*word).min(max);
+                // `rules` read only x2..x7 for `clamp`.
+                if let Some(word) = words.get_mut(register.wrapping_sub(2)) {
+                    *word = (*word).min(max);
+                }
                 PolicyAnswer::AllowWith(words)
             }
         }
     }
-}
-
-fn parse_rule(content: &str, line: usize) -> Result<Rule, &'static str> {
-    let (matcher, decision) = content
-        .split_once("->")
-        .ok_or("no `->` between the match and the decision")?;
-    let mut words = matcher.split_whitespace();
-    let syscall = match words.next().ok_or("no syscall name")? {
-        "*" => None,
-        name => Some(
-            Syscall::ALL
-                .iter()
-                .copied()
-                .find(|s| s.name() == name)
-                .ok_or("unknown syscall name")?,
-        ),
-    };
-    let mut conditions = heapless::Vec::new();
-    while let Some(word) = words.next() {
-        if word != "when" {
-            return Err("expected `when` before a condition");
-        }
-        let register = register(words.next().ok_or("`when` without a register")?, 0)?;
-        let op = match words.next().ok_or("a condition without an operator")? {
-            "==" => ArgOp::Eq,
-            "!=" => ArgOp::Ne,
-            "<" => ArgOp::Lt,
-            "<=" => ArgOp::Le,
-            ">" => ArgOp::Gt,
-            ">=" => ArgOp::Ge,
-            _ => return Err("unknown operator"),
-        };
-        let value = number(words.next().ok_or("a condition without a value")?)?;
-        conditions
-            .push(Condition {
-                // At most 7: `register` checked it.
-                register: register as u8,
-                mask: u64::MAX,
-                op,
-                value,
-            })
-            .map_err(|_| "too many conditions")?;
-    }
-    Ok(Rule {
-        syscall,
-        conditions,
-        decision: parse_decision(decision)?,
-        line,
-    })
-}
-
-fn parse_decision(text: &str) -> Result<Decision, &'static str> {
-    let mut words = text.split_whitespace();
-    let decision = match words.next().ok_or("no decision")? {
-        "allow" => Decision::Allow,
-        "kill" => Decision::Kill,
-        "errno" => {
-            let name = words.next().ok_or("`errno` without an error name")?;
-            match ErrorCode::from_name(name) {
-                Some(ErrorCode::Ok) | None => return Err("not an error name"),
-                Some(code) => Decision::Errno(code),
-            }
-        }
-        "emulate" => {
-            let x0 = number(words.next().ok_or("`emulate` needs x0 and x8")?)?;
-            let x8 = number(words.next().ok_or("`emulate` needs x0 and x8")?)?;
-            Decision::Emulate(x0, x8)
-        }
-        "clamp" => {
-            let register = register(words.next().ok_or("`clamp` without a register")?, 2)?;
-            let max = number(words.next().ok_or("`clamp` without a maximum")?)?;
-            Decision::Clamp(register, max)
-        }
-        _ => return Err("unknown decision"),
-    };
-    if words.next().is_some() {
-        return Err("words after the decision");
-    }
-    Ok(decision)
-}
-
-/// `xN` with `lowest <= N <= 7`.
-fn register(word: &str, lowest: usize) -> Result<usize, &'static str> {
-    let n: usize = word
-        .strip_prefix('x')
-        .and_then(|n| n.parse().ok())
-        .ok_or("not a register (x0..x7)")?;
-    if (lowest..=7).contains(&n) {
-        Ok(n)
-    } else {
-        Err("register out of range")
-    }
-}
-
-fn number(word: &str) -> Result<u64, &'static str> {
-    match word.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => word.parse(),
-    }
-    .map_err(|_| "not a number")
 }
 
 #[cfg(test)]
@@ -284,42 +221,124 @@ mod tests {
     }
 
     #[test]
-    fn bad_lines_are_refused_with_their_line_number() {
+    fn bad_lines_are_refused_with_their_line_and_column() {
         let cases = [
-            ("poll allow", "no `->` between the match and the decision"),
-            ("frobnicate -> allow", "unknown syscall name"),
+            ("poll allow", 6, "no `->` before the decision"),
+            ("frobnicate -> allow", 1, "unknown syscall name"),
             (
                 "poll if x2 == 1 -> allow",
-                "expected `when` before a condition",
+                6,
+                "expected `when`, `on`, `label`, `badge` or `->`",
             ),
-            ("poll when x9 == 1 -> allow", "register out of range"),
-            ("poll when x2 =~ 1 -> allow", "unknown operator"),
-            ("poll when x2 == zz -> allow", "not a number"),
-            ("poll -> errno ok", "not an error name"),
-            ("poll -> errno nonsense", "not an error name"),
-            ("poll -> clamp x1 5", "register out of range"),
-            ("poll -> allow now", "words after the decision"),
-            ("poll -> maybe", "unknown decision"),
+            (
+                "poll when x9 == 1 -> allow",
+                11,
+                "register out of range (x0..x7)",
+            ),
+            (
+                "poll when x2 =~ 1 -> allow",
+                14,
+                "unknown operator (== != < <= > >=)",
+            ),
+            ("poll when x2 == zz -> allow", 17, "not a number"),
+            ("poll -> errno ok", 15, "`ok` is not an error"),
+            ("poll -> errno nonsense", 15, "unknown error name"),
+            (
+                "poll -> clamp x1 5",
+                15,
+                "`clamp` takes a message register (x2..x7)",
+            ),
+            ("poll -> allow now", 15, "words after the decision"),
+            ("poll -> maybe", 9, "unknown decision"),
+            (
+                "poll -> notify",
+                9,
+                "a filter decision, not a policy server's answer",
+            ),
             (
                 "poll when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 -> allow",
-                "too many conditions",
+                58,
+                "too many conditions (at most 4 `when`)",
             ),
         ];
-        for (line, reason) in cases {
+        for (line, column, message) in cases {
             let text = format!("# header\n{line}\n");
             assert_eq!(
                 RuleSet::parse(&text),
-                Err(ParseError { line: 2, reason }),
+                Err(RuleError {
+                    line: 2,
+                    column,
+                    message
+                }),
                 "{line}"
             );
         }
         let many = "* -> allow\n".repeat(MAX_RULES + 1);
         assert_eq!(
             RuleSet::parse(&many).map(|_| ()),
-            Err(ParseError {
+            Err(RuleError {
                 line: MAX_RULES + 1,
-                reason: "too many rules"
+                column: 1,
+                message: "too many rules (the server holds at most 32)"
             })
+        );
+    }
+
+    #[test]
+    fn object_type_badge_label_and_masks_match_as_in_a_filter() {
+        let text = "call on endpoint badge == 7 label == 2 -> kill\n\
+                    call when x2 & 0xf0 == 0x30 -> emulate 1 2\n\
+                    * -> allow\n";
+        let rules = RuleSet::parse(text).expect("valid");
+        let call = |object_type, badge, label: u64, x2| {
+            let mut r = request(
+                Syscall::Call,
+                [1, u64::from(MessageInfo::with(label, 1)), x2, 0, 0, 0, 0, 0],
+            );
+            r.object_type = object_type;
+            r.badge = badge;
+            rules.first_match(&r).map(|rule| rule.line)
+        };
+        assert_eq!(call(Some(CapType::Endpoint), 7, 2, 0), Some(1));
+        assert_eq!(call(Some(CapType::Notification), 7, 2, 0), Some(3));
+        assert_eq!(call(Some(CapType::Endpoint), 6, 2, 0), Some(3));
+        assert_eq!(call(Some(CapType::Endpoint), 7, 3, 0), Some(3));
+        // No object: neither its type nor its badge is known.
+        assert_eq!(call(None, 7, 2, 0), Some(3));
+        assert_eq!(call(None, 0, 0, 0x1234_5639), Some(2));
+        assert_eq!(call(None, 0, 0, 0x1234_5649), Some(3));
+    }
+
+    /// The demo's filter (`init/src/demo.rs`, `supervisor`) written as
+    /// text compiles to exactly what its `RuleBuilder` chain makes, so a
+    /// filter can move from code to a rule file unchanged.
+    #[test]
+    fn the_demo_filter_as_text_is_the_builders_filter() {
+        use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
+        const LOUD_CONSOLE: u64 = 6;
+        let built = FilterBuilder::new()
+            .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::errno(ErrorCode::Denied)))
+            .rule(
+                RuleBuilder::syscall(Syscall::DebugPrint)
+                    .arg(0, ArgOp::Eq, LOUD_CONSOLE)
+                    .arg(3, ArgOp::Gt, 48)
+                    .action(Action::Notify),
+            )
+            .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
+            .build()
+            .expect("valid");
+        let text = "signal -> errno denied\n\
+                    debug_print when x0 == 6 when x3 > 48 -> notify\n\
+                    poll -> notify\n";
+        assert_eq!(abi::rules::filter_description(text), Ok(built.clone()));
+        let mut from_text = [0u8; sdk::policy::MAX_DESCRIPTION_BYTES];
+        let mut from_builder = [0u8; sdk::policy::MAX_DESCRIPTION_BYTES];
+        assert_eq!(
+            sdk::policy::encode(
+                &abi::rules::filter_description(text).unwrap(),
+                &mut from_text
+            ),
+            sdk::policy::encode(&built, &mut from_builder)
         );
     }
 }
