@@ -140,7 +140,7 @@ mod tests {
         assert_eq!(source.line_column(0), (1, 1));
         assert_eq!(source.line_column(3), (2, 1));
         assert_eq!(source.line_column(7), (2, 4), "é is one column");
-        assert_eq!(source.line_column(9), (3, 1));
+        assert_eq!(source.line_column(8), (3, 1));
         let d = source.at(4, "system.name", "bad");
         assert_eq!(d.to_string(), "s.toml:2:2: system.name: bad");
     }

@@ -274,6 +274,6 @@ mod tests {
         assert_eq!(at("poll -> errno nonsense"), (1, 15));
         assert_eq!(at("poll -> allow now"), (1, 15));
         assert_eq!(at("poll allow"), (1, 1));
-        assert_eq!(at("poll ->"), (1, 9));
+        assert_eq!(at("poll ->"), (1, 8));
     }
 }
