@@ -4,6 +4,7 @@
 # Usage:
 #   ./qemu-run.sh [--machine virt|raspi4b] [--elf] [--gdb] [--icount]
 #                 [--timeout SECS] [--dtb PATH] [--mode demo|test]
+#                 [--system-image PATH]
 #                                  build the kernel and boot the demo in QEMU
 #                                  (exit status = the guest's: 0 ok, 1 a test
 #                                  failed, 2 kernel panic, 124 timeout)
@@ -23,7 +24,7 @@
 #                                  a new one, printed); TAP, one line per round;
 #                                  fails on a kernel panic or a broken invariant
 #   ./qemu-run.sh lint             rustfmt and clippy (host and AArch64 crates)
-#   ./qemu-run.sh sdcard [--out FILE]
+#   ./qemu-run.sh sdcard [--out FILE] [--system-image FILE]
 #                                  write a bootable Raspberry Pi 4 SD card image
 #                                  (default target/sdcard/portcullis-rpi4.img;
 #                                  scripts/sdcard.sh --help has the details)
@@ -36,6 +37,8 @@
 #   --gdb                   wait for gdb on :1234 (gdb-multiarch, a Debian package)
 #   --icount                -icount shift=0: one tick per guest instruction
 #   --timeout SECS          kill QEMU after SECS (default 120, 0 = never)
+#   --system-image PATH     load a system image beside the kernel, at the board's
+#                           fixed address (docs/boot.md, "System images")
 #
 # Set-up, done every time (quick once done), so a fresh Debian bookworm
 # machine needs nothing else:

@@ -13,6 +13,12 @@
 #   --dtb FILE     the device tree for the card (default: the one the QEMU
 #                  raspi4b tests boot: $PORTCULLIS_DTB, else
 #                  target/firmware/bcm2711-rpi-4-b.dtb, fetched when missing)
+#   --system-image FILE
+#                  put FILE (a system image: abi::system::image) on the card
+#                  as portcullis-system.img, and have the firmware load it at
+#                  the Pi 4's fixed system-image address (config.txt's
+#                  `initramfs portcullis-system.img 0x2000000`), which it then
+#                  names in the device tree's /chosen (linux,initrd-start/end)
 #   --offline      install and download nothing; fail, saying what to run,
 #                  when a tool or a file is missing (the host test uses this)
 #   --prepare      only set up: install mtools and dosfstools, fetch the
@@ -32,6 +38,7 @@
 #   kernel8.img              the kernel: an arm64 Image loaded at its
 #                            text_offset (kernel_address in config.txt)
 #   config.txt, cmdline.txt  firmware settings and the kernel command line
+#   portcullis-system.img    the system image, with --system-image only
 #   firmware-copyright.txt   the firmware's licence, from the same package
 #
 # Set-up needs root for apt-get (installing mtools/dosfstools, and adding the
@@ -257,8 +264,17 @@ kernel_load_address() {
 	printf '0x%x\n' "0x${bytes[7]}${bytes[6]}${bytes[5]}${bytes[4]}${bytes[3]}${bytes[2]}${bytes[1]}${bytes[0]}"
 }
 
+# Where the firmware loads a system image: arch::boards::rpi4::
+# SYSTEM_IMAGE_ADDRESS (32 MiB in; the comment there says why nothing else
+# is there), where the kernel also looks when the tree names no initrd.
+SYSTEM_IMAGE_ADDRESS=0x2000000
+# Its name on the card.
+SYSTEM_IMAGE_NAME=portcullis-system.img
+# The largest image the kernel takes (abi::system::image::MAX_IMAGE_BYTES).
+SYSTEM_IMAGE_MAX_BYTES=$((64 << 20))
+
 write_config_txt() {
-	local file="$1" load_address="$2"
+	local file="$1" load_address="$2" system_image="$3"
 	cat >"$file" <<EOF
 # config.txt: read by the Raspberry Pi 4 firmware (start4.elf) at power-on.
 # Written by scripts/sdcard.sh; each setting says why it is here.
@@ -302,6 +318,16 @@ gpio=14,15=a0
 # border would only shrink the firmware's framebuffer for no gain.
 disable_overscan=1
 EOF
+	if [ -n "$system_image" ]; then
+		cat >>"$file" <<EOF
+
+# The system image: the firmware loads it at this address (the kernel's
+# fixed system-image address for the Pi 4) and names it in the device
+# tree's /chosen (linux,initrd-start and linux,initrd-end), where the
+# kernel finds it and hands it to the root task.
+initramfs $SYSTEM_IMAGE_NAME $SYSTEM_IMAGE_ADDRESS
+EOF
+	fi
 }
 
 # The kernel command line. The firmware puts it, after words of its own,
@@ -361,7 +387,7 @@ put_file() {
 }
 
 build_image() {
-	local out="$1" kernel="$2" dtb="$3" partial staging load_address file
+	local out="$1" kernel="$2" dtb="$3" system_image="$4" partial staging load_address file
 	load_address="$(kernel_load_address "$kernel")"
 	mkdir -p "$(dirname "$out")"
 	partial="$out.partial"
@@ -373,13 +399,16 @@ build_image() {
 		"$partial" "$((PARTITION_SECTORS * SECTOR / 1024))" >/dev/null
 	write_mbr "$partial" "$PARTITION_START_SECTOR" "$PARTITION_SECTORS"
 
-	write_config_txt "$staging/config.txt" "$load_address"
+	write_config_txt "$staging/config.txt" "$load_address" "$system_image"
 	write_cmdline_txt "$staging/cmdline.txt"
 	for file in "${RPI_FIRMWARE_FILES[@]}"; do
 		put_file "$partial" "$RPI_FIRMWARE_CACHE/$file" "$file"
 	done
 	put_file "$partial" "$dtb" "$DTB_NAME"
 	put_file "$partial" "$kernel" kernel8.img
+	if [ -n "$system_image" ]; then
+		put_file "$partial" "$system_image" "$SYSTEM_IMAGE_NAME"
+	fi
 	put_file "$partial" "$staging/config.txt" config.txt
 	put_file "$partial" "$staging/cmdline.txt" cmdline.txt
 	put_file "$partial" "$RPI_FIRMWARE_CACHE/$RPI_FIRMWARE_COPYRIGHT" "$RPI_FIRMWARE_COPYRIGHT"
@@ -412,18 +441,20 @@ EOF
 # -------------------------------------------------------------------- main
 
 sdcard_main() {
-	local out="$DEFAULT_OUT" kernel="" dtb="" offline=0 prepare_only=0 started=$SECONDS
+	local out="$DEFAULT_OUT" kernel="" dtb="" system_image="" offline=0 prepare_only=0 started=$SECONDS
 	while [ "$#" -gt 0 ]; do
 		case "$1" in
-		--out | --kernel | --dtb)
+		--out | --kernel | --dtb | --system-image)
 			[ "$#" -ge 2 ] || die "$1 needs a value"
 			case "$1" in
 			--out) out="$2" ;;
 			--kernel) kernel="$2" ;;
 			--dtb) dtb="$2" ;;
+			--system-image) system_image="$2" ;;
 			esac
 			shift 2
 			;;
+		--system-image=*) system_image="${1#--system-image=}" && shift ;;
 		--out=*) out="${1#--out=}" && shift ;;
 		--kernel=*) kernel="${1#--kernel=}" && shift ;;
 		--dtb=*) dtb="${1#--dtb=}" && shift ;;
@@ -449,7 +480,12 @@ sdcard_main() {
 	fi
 	dtb="$(card_dtb "$dtb" "$offline")"
 	kernel="$(card_kernel "$kernel")"
-	build_image "$out" "$kernel" "$dtb"
+	if [ -n "$system_image" ]; then
+		[ -s "$system_image" ] || die "--system-image $system_image: no such file"
+		[ "$(stat -c %s "$system_image")" -le "$SYSTEM_IMAGE_MAX_BYTES" ] ||
+			die "--system-image $system_image: larger than the 64 MiB the kernel takes"
+	fi
+	build_image "$out" "$kernel" "$dtb" "$system_image"
 	say "wrote $out ($DISK_MIB MiB: FAT32 partition at 1 MiB) in $((SECONDS - started)) s"
 	print_next_steps "$out"
 }

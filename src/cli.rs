@@ -44,6 +44,10 @@ OPTIONS (run):
     --elf                   raspi4b: boot the kernel ELF instead (entered at EL3)
     --dtb PATH              raspi4b: the device tree to pass (default:
                             $PORTCULLIS_DTB, else target/firmware/bcm2711-rpi-4-b.dtb)
+    --system-image PATH     load PATH (a system image: abi::system::image) beside
+                            the kernel, at the board's fixed address (virt
+                            0x42000000, raspi4b 0x2000000), where the kernel
+                            finds it and hands it to the root task read-only
     --gdb                   start halted with a gdb stub on :1234 (no timeout)
     --icount                run with -icount shift=0 (one tick per instruction)
     --timeout SECS          kill QEMU after SECS seconds (default 120; 0 = never)
@@ -188,6 +192,9 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
             "--mode" => request.mode = value("--mode")?.parse().map_err(|e| bad("--mode", e))?,
             "--timeout" => request.timeout = parse_timeout(&value("--timeout")?)?,
             "--dtb" => request.dtb = Some(PathBuf::from(value("--dtb")?)),
+            "--system-image" => {
+                request.system_image = Some(PathBuf::from(value("--system-image")?))
+            }
             "--elf" => request.elf = true,
             "--gdb" => request.gdb = true,
             "--icount" => request.icount = true,
@@ -334,6 +341,7 @@ mod tests {
             "30",
             "--dtb",
             "/f/x.dtb",
+            "--system-image=/s/system.img",
         ]);
         assert_eq!(
             (request.machine, request.mode),
@@ -342,6 +350,7 @@ mod tests {
         assert!(request.elf && request.gdb && request.icount);
         assert_eq!(request.timeout, Some(Duration::from_secs(30)));
         assert_eq!(request.dtb, Some(PathBuf::from("/f/x.dtb")));
+        assert_eq!(request.system_image, Some(PathBuf::from("/s/system.img")));
     }
 
     #[test]

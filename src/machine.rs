@@ -25,6 +25,17 @@ impl Machine {
         }
     }
 
+    /// Where a system image is loaded (`-device loader,...,addr=`): the
+    /// board's fixed address, where the kernel looks when the device tree
+    /// names no initrd (`arch::boards::virt::SYSTEM_IMAGE_ADDRESS` and
+    /// `rpi4::SYSTEM_IMAGE_ADDRESS`, which say why there).
+    pub fn system_image_address(self) -> u64 {
+        match self {
+            Machine::Virt => 0x4200_0000,
+            Machine::Raspi4b => 0x0200_0000,
+        }
+    }
+
     /// The oldest QEMU major version that has this machine model.
     pub fn minimum_qemu_major(self) -> u32 {
         match self {
@@ -84,6 +95,19 @@ mod tests {
             Err(UnknownMachine("raspi3b".into()))
         );
         assert!("Virt".parse::<Machine>().is_err());
+    }
+
+    #[test]
+    fn system_images_load_where_the_kernel_looks() {
+        use arch::boards::Board;
+        assert_eq!(
+            Machine::Virt.system_image_address(),
+            Board::QemuVirt.system_image_address()
+        );
+        assert_eq!(
+            Machine::Raspi4b.system_image_address(),
+            Board::RaspberryPi4.system_image_address()
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct RunRequest {
     pub boot_options: Vec<String>,
     /// Which build of the kernel boots (by default the one of `mode`).
     pub image: KernelFlavour,
+    /// A system image to load beside the kernel (`--system-image`).
+    pub system_image: Option<PathBuf>,
 }
 
 impl RunRequest {
@@ -62,6 +64,7 @@ impl RunRequest {
             echo: Echo::Quiet,
             boot_options: Vec::new(),
             image: KernelFlavour::for_mode(mode),
+            system_image: None,
         }
     }
 }
@@ -73,6 +76,8 @@ pub enum RunError {
     Qemu(QemuError),
     /// A file to boot is missing.
     Artifact(ArtifactError),
+    /// The system image to load is not a file.
+    NoSystemImage(PathBuf),
 }
 
 impl fmt::Display for RunError {
@@ -80,6 +85,9 @@ impl fmt::Display for RunError {
         match self {
             RunError::Qemu(error) => error.fmt(f),
             RunError::Artifact(error) => error.fmt(f),
+            RunError::NoSystemImage(path) => {
+                write!(f, "no system image at {} (--system-image)", path.display())
+            }
         }
     }
 }
@@ -120,6 +128,11 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
     let qemu = QemuBinary::locate()?;
     qemu.check_supports(request.machine)?;
     let elf = artifacts::flavoured_kernel_elf(request.image)?;
+    if let Some(image) = &request.system_image {
+        if !image.is_file() {
+            return Err(RunError::NoSystemImage(image.clone()));
+        }
+    }
     let mut warnings = Vec::new();
     let (kernel, format, dtb) = match request.machine {
         Machine::Virt => {
@@ -162,6 +175,7 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             gdb: request.gdb,
             icount: request.icount,
             boot_options: request.boot_options.clone(),
+            system_image: request.system_image.clone(),
         },
         warnings,
         symbols: elf,

@@ -7,7 +7,9 @@
 //! was built with and the device tree the QEMU raspi4b tests boot, with
 //! `--offline`: `./qemu-run.sh test` installs mtools and dosfstools and
 //! fetches the firmware before `cargo test`, so nothing here needs the
-//! network. A missing tool or file fails the test with what to run.
+//! network. A missing tool or file fails the test with what to run. A
+//! second card, built with `--system-image`, checks how a system image
+//! gets on the card and into config.txt.
 
 use std::fs;
 use std::io::ErrorKind;
@@ -60,20 +62,56 @@ const SET_UP_HINT: &str = "run `./qemu-run.sh test`, which installs mtools and d
 /// The card image, built on first use (the tests of this file share it).
 fn card() -> &'static Path {
     static CARD: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match CARD.get_or_init(build_card) {
+    match CARD.get_or_init(|| build_card("portcullis-rpi4.img", None)) {
         Ok(path) => path,
         Err(message) => panic!("{message}"),
     }
 }
 
-fn build_card() -> Result<PathBuf, String> {
+/// A tiny valid system image (`abi::system::image`), as a file.
+fn system_image_file() -> PathBuf {
+    use abi::system::image::{checksum, ImageHeader, HEADER_BYTES};
+    let body = b"a plan would be here".repeat(10);
+    let header = ImageHeader {
+        total_bytes: (HEADER_BYTES + body.len()) as u64,
+        plan_offset: HEADER_BYTES as u64,
+        plan_bytes: body.len() as u64,
+        checksum: checksum(&body),
+    };
+    let mut image = header.encode().to_vec();
+    image.extend_from_slice(&body);
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sdcard/system.img");
+    fs::create_dir_all(path.parent().expect("a folder")).expect("make the folder");
+    fs::write(&path, image).expect("write the system image");
+    path
+}
+
+/// A card built with `--system-image` ([`system_image_file`]).
+fn card_with_system_image() -> &'static Path {
+    static CARD: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let card =
+        CARD.get_or_init(|| build_card("portcullis-rpi4-system.img", Some(&system_image_file())));
+    match card {
+        Ok(path) => path,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+fn build_card(name: &str, system_image: Option<&Path>) -> Result<PathBuf, String> {
     require_mtools()?;
     let kernel = artifacts::kernel_image().map_err(|e| e.to_string())?;
     let dtb = qemu_dtb()?;
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sdcard/portcullis-rpi4.img");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("sdcard")
+        .join(name);
     let script = artifacts::workspace_root().join("scripts/sdcard.sh");
-    let output = Command::new("bash")
-        .arg(&script)
+    let mut command = Command::new("bash");
+    if let Some(image) = system_image {
+        command.arg(&script).arg("--system-image").arg(image);
+    } else {
+        command.arg(&script);
+    }
+    let output = command
         .arg("--offline")
         .arg("--kernel")
         .arg(&kernel)
@@ -119,7 +157,11 @@ fn qemu_dtb() -> Result<PathBuf, String> {
 }
 
 fn mtools(tool: &str, args: &[&str]) -> Vec<u8> {
-    let image = format!("{}{FAT_OFFSET_SUFFIX}", card().display());
+    mtools_on(card(), tool, args)
+}
+
+fn mtools_on(card: &Path, tool: &str, args: &[&str]) -> Vec<u8> {
+    let image = format!("{}{FAT_OFFSET_SUFFIX}", card.display());
     let output = Command::new(tool)
         .arg("-i")
         .arg(&image)
@@ -321,6 +363,39 @@ fn config_txt_sets_what_the_kernel_needs() {
     assert!(
         overlays.is_empty(),
         "config.txt loads overlays {overlays:?}, which the card does not hold"
+    );
+    // No system image, no initramfs line (the firmware would stop at a
+    // file it cannot find).
+    assert!(
+        !text.lines().any(|line| line.starts_with("initramfs")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_system_image_goes_on_the_card_and_the_firmware_loads_it_where_the_kernel_looks() {
+    let card = card_with_system_image();
+    let on_card = mtools_on(card, "mtype", &["::/portcullis-system.img"]);
+    assert_eq!(
+        on_card,
+        fs::read(system_image_file()).expect("read it back")
+    );
+    let config = String::from_utf8(mtools_on(card, "mtype", &["::/config.txt"]))
+        .expect("config.txt is UTF-8");
+    let lines: Vec<&str> = config
+        .lines()
+        .filter(|line| line.starts_with("initramfs"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one initramfs line:\n{config}");
+    let words: Vec<&str> = lines[0].split_ascii_whitespace().collect();
+    assert_eq!(words[..2], ["initramfs", "portcullis-system.img"]);
+    let address =
+        u64::from_str_radix(words[2].trim_start_matches("0x"), 16).expect("a hexadecimal address");
+    assert_eq!(address, arch::boards::rpi4::SYSTEM_IMAGE_ADDRESS);
+    // Everything else is as on the card without one.
+    assert_eq!(
+        mtools_on(card, "mtype", &["::/cmdline.txt"]),
+        card_file("cmdline.txt")
     );
 }
 

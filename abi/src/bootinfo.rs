@@ -39,6 +39,26 @@
 //! tree's `/chosen/bootargs`), which the kernel passes on without reading
 //! more of it than its own `portcullis.*` options.
 //!
+//! When the loader placed a system image beside the kernel
+//! (`crate::system::image`: the device tree's initrd, else the board's
+//! fixed load address), the root also finds it, read-only, at
+//! [`SYSTEM_IMAGE_ADDRESS`] (`BootInfo::system_image_bytes` long; 0: there
+//! is none). The kernel checked only its header's magic and sizes; the
+//! checksum and the plan are the root's to check. Its pages are the very
+//! RAM the loader put it in (kept from the Untypeds, never freed), mapped
+//! in place rather than copied: an image may be 64 MiB.
+//!
+//! The root's fixed addresses, lowest first:
+//!
+//! | address | what |
+//! |---|---|
+//! | the ELF's segments | its program |
+//! | `abi::vspace::FRAME_MAP_START`..`FRAME_MAP_END` | the frame window (`FrameMap`) |
+//! | [`ROOT_IMAGE_ADDRESS`] | its own ELF file (under 2 MiB: a kernel-built space owns at most 512 frames) |
+//! | [`SYSTEM_IMAGE_ADDRESS`] | the system image (at most `MAX_IMAGE_BYTES`, 64 MiB) |
+//! | `abi::USER_STACK_TOP` - 16 pages | the stack |
+//! | `abi::IPC_BUFFER_ADDRESS` | the IPC buffer |
+//!
 //! The [`BootInfo`] itself is written into the root's IPC buffer as words
 //! (little-endian u64, from word 0) before it starts. The buffer is also
 //! where long messages go, so the root reads it first thing, before its
@@ -81,13 +101,24 @@ pub const ROOT_FIRST_FREE_SLOT: u64 =
 /// Where the root finds the read-only copy of its own ELF file: just past
 /// the frame window (`abi::vspace::FRAME_MAP_END`), below the stack.
 pub const ROOT_IMAGE_ADDRESS: u64 = 0x0000_7000_0000_0000;
+/// Where the root finds the system image, read-only: 8 TiB above
+/// [`ROOT_IMAGE_ADDRESS`] (far past any ELF copy), and
+/// [`crate::system::image::MAX_IMAGE_BYTES`] from here end far below the
+/// stack; 1 GiB-aligned, so the image's page tables are the fewest.
+pub const SYSTEM_IMAGE_ADDRESS: u64 = 0x0000_7800_0000_0000;
+const _: () = assert!(
+    SYSTEM_IMAGE_ADDRESS >= ROOT_IMAGE_ADDRESS + (1 << 40)
+        && SYSTEM_IMAGE_ADDRESS + crate::system::image::MAX_IMAGE_BYTES
+            < crate::USER_STACK_TOP - (1 << 30)
+        && SYSTEM_IMAGE_ADDRESS.is_multiple_of(1 << 30)
+);
 /// The longest command line passed on (longer ones are cut there).
 pub const MAX_COMMAND_LINE: usize = 512;
 
 /// Word 0 of a boot-info block ("PCBOOT" and a version byte).
-pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0003;
+pub const BOOT_INFO_MAGIC: u64 = 0x5043_424f_4f54_0004;
 /// Words before the Untyped descriptors.
-const HEADER_WORDS: usize = 7;
+const HEADER_WORDS: usize = 8;
 /// Words of the command line.
 const COMMAND_LINE_WORDS: usize = MAX_COMMAND_LINE / 8;
 /// Words a boot-info block takes at most.
@@ -145,6 +176,9 @@ pub struct BootInfo {
     pub devices: heapless::Vec<BootUntyped, MAX_BOOT_DEVICE_UNTYPEDS>,
     /// Bytes of the ELF copy at [`ROOT_IMAGE_ADDRESS`] (0: none).
     pub image_bytes: u64,
+    /// Bytes of the system image at [`SYSTEM_IMAGE_ADDRESS`] (0: none):
+    /// its header's total size.
+    pub system_image_bytes: u64,
     /// The kernel's command line (at most [`MAX_COMMAND_LINE`] bytes).
     pub command_line: heapless::Vec<u8, MAX_COMMAND_LINE>,
 }
@@ -199,6 +233,7 @@ impl BootInfo {
         words[4] = self.image_bytes;
         words[5] = self.command_line.len() as u64;
         words[6] = self.devices.len() as u64;
+        words[7] = self.system_image_bytes;
         let blocks = self.untypeds.iter().chain(&self.devices);
         for (word, untyped) in words[HEADER_WORDS..].iter_mut().zip(blocks) {
             *word = untyped.encode();
@@ -268,6 +303,7 @@ impl BootInfo {
             untypeds,
             devices,
             image_bytes: header[4],
+            system_image_bytes: header[7],
             command_line,
         })
     }
@@ -304,6 +340,7 @@ mod tests {
             untypeds,
             devices,
             image_bytes: 635_480,
+            system_image_bytes: 123_456,
             command_line: heapless::Vec::from_slice(b"portcullis.mode=test console=ttyAMA0")
                 .unwrap(),
         }
@@ -314,9 +351,10 @@ mod tests {
         let info = sample();
         let mut words = [0; BOOT_INFO_WORDS];
         let used = info.encode(&mut words);
-        assert_eq!(used, 7 + 2 + 1 + 5);
+        assert_eq!(used, 8 + 2 + 1 + 5);
         assert_eq!(words[6], 1, "one device Untyped");
-        assert_eq!(words[9], 0x0a00_0000 | 25, "after the RAM Untypeds");
+        assert_eq!(words[7], 123_456, "the system image's bytes");
+        assert_eq!(words[10], 0x0a00_0000 | 25, "after the RAM Untypeds");
         assert_eq!(BootInfo::decode(&words[..used]), Ok(info.clone()));
         assert_eq!(info.device_covering(0x0a00_0200), Some(0));
         assert_eq!(info.device_covering(0x0c00_0000), None);
@@ -328,6 +366,22 @@ mod tests {
         assert_eq!(info.option("portcullis.mode"), Some("test"));
         assert_eq!(info.option("console"), Some("ttyAMA0"));
         assert_eq!(info.option("portcullis"), None);
+    }
+
+    #[test]
+    fn no_system_image_is_zero_bytes_and_round_trips() {
+        let info = BootInfo {
+            system_image_bytes: 0,
+            ..sample()
+        };
+        let mut words = [0; BOOT_INFO_WORDS];
+        let used = info.encode(&mut words);
+        assert_eq!(words[7], 0);
+        assert_eq!(BootInfo::decode(&words[..used]), Ok(info));
+        // A block of the version before (no system image word) is refused,
+        // not misread.
+        words[0] = 0x5043_424f_4f54_0003;
+        assert_eq!(BootInfo::decode(&words), Err(BootInfoError::BadMagic));
     }
 
     #[test]
@@ -363,7 +417,7 @@ mod tests {
         bad[6] = MAX_BOOT_DEVICE_UNTYPEDS as u64 + 1;
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::TooManyUntypeds));
         let mut bad = words;
-        bad[9] = 0x0a00_1000 | 25; // a device block not aligned to its size
+        bad[10] = 0x0a00_1000 | 25; // a device block not aligned to its size
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
         let mut bad = words;
         bad[6] = 40; // more device descriptors than there are words
@@ -372,10 +426,10 @@ mod tests {
             Err(BootInfoError::Truncated)
         );
         let mut bad = words;
-        bad[7] = 0x4800_1000 | 27; // not aligned to 128 MiB
+        bad[8] = 0x4800_1000 | 27; // not aligned to 128 MiB
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
         let mut bad = words;
-        bad[7] = 0x4800_0000 | 11; // smaller than a page
+        bad[8] = 0x4800_0000 | 11; // smaller than a page
         assert_eq!(BootInfo::decode(&bad), Err(BootInfoError::BadUntyped));
     }
 }

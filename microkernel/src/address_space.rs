@@ -452,6 +452,45 @@ impl AddressSpace {
         Ok((table, ipc_buffer))
     }
 
+    /// Maps `pages` pages of RAM from `start` read-only at `va` (both
+    /// page-aligned) in place: the pages stay the caller's, neither owned
+    /// by this space nor freed with it; only the tables they need are
+    /// taken from `allocator`, and owned. How the root sees the system
+    /// image, which may be 64 MiB: copied into owned frames it would not
+    /// fit the one page that lists them ([`MAX_FRAMES`]). Only for a space
+    /// the kernel built. On failure the tables taken stay owned (and go
+    /// with the space).
+    pub fn map_in_place<M: PhysMemory + MemoryMaintenance>(
+        &mut self,
+        phys: &mut M,
+        allocator: &mut FrameAllocator,
+        start: u64,
+        pages: u64,
+        va: u64,
+    ) -> Result<(), SpaceError> {
+        let owned = self.frames.as_mut().ok_or(SpaceError::OutOfMemory)?;
+        let mut memory = SpaceMemory {
+            phys,
+            allocator,
+            owned,
+            allowance: usize::MAX,
+        };
+        for page in 0..pages {
+            self.table.map(
+                &mut memory,
+                &Mapping {
+                    va: VirtAddr::new(va + page * PAGE_SIZE),
+                    pa: PhysAddr::new(start + page * PAGE_SIZE),
+                    size: PAGE_SIZE,
+                    permissions: Permissions::USER_RO,
+                    granularity: Granularity::Pages,
+                },
+            )?;
+        }
+        memory.phys.publish_table_writes();
+        Ok(())
+    }
+
     /// Physical address of the IPC buffer page (mapped at
     /// `abi::IPC_BUFFER_ADDRESS`).
     pub fn ipc_buffer(&self) -> u64 {

@@ -269,6 +269,15 @@ impl FrameAllocator {
     pub fn lost(&self) -> u64 {
         self.lost
     }
+
+    /// Whether any page of `range` is free to hand out: memory that must
+    /// stay the kernel's (the system image, mapped into the root in
+    /// place) is checked with this before it is used.
+    pub fn holds_any(&self, range: PhysRange) -> bool {
+        let overlaps = |start: u64, size: u64| start < range.end() && range.start < start + size;
+        self.ranges.iter().any(|r| overlaps(r.start, r.size))
+            || self.freed.iter().any(|&frame| overlaps(frame, PAGE_SIZE))
+    }
 }
 
 /// Cuts `range` (page aligned) into naturally aligned power-of-two
@@ -348,6 +357,20 @@ mod tests {
         }
         assert_eq!(seen.len() as u64, total);
         assert_eq!(frames.allocated(), total);
+    }
+
+    #[test]
+    fn a_reserved_range_is_held_by_no_page_of_the_pool() {
+        let mut frames = FrameAllocator::new();
+        let image = range(0x2_0000, 0x1800);
+        frames.add_ram(range(0, 0x10_0000), &[image]);
+        assert!(!frames.holds_any(image), "its last page is partly kept too");
+        assert!(frames.holds_any(range(0x1_f000, 0x1000)));
+        assert!(frames.holds_any(range(0x2_2000, 0x10)));
+        let frame = frames.allocate().expect("a frame");
+        assert!(!frames.holds_any(range(frame, 0x1000)));
+        frames.free(frame);
+        assert!(frames.holds_any(range(frame, 0x1000)), "freed: free again");
     }
 
     #[test]

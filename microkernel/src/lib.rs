@@ -46,5 +46,6 @@ pub mod policy;
 pub mod scheduler;
 pub mod stopped_call;
 pub mod syscall;
+pub mod system_image;
 pub mod thread;
 pub mod tick;

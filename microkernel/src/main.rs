@@ -6,7 +6,7 @@
 #![no_std]
 #![no_main]
 
-use arch::boards::{BoardInfo, Loader, PhysRange, MAX_RESERVED_RANGES};
+use arch::boards::{BoardInfo, Loader, PhysRange, MAX_PIECES, MAX_RAM_RANGES, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};
 #[cfg(feature = "test-calls")]
 use arch::cpu::crash::{Crash, CrashPoint};
@@ -22,6 +22,7 @@ use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{Interrupt, Kernel, Resume, UserResume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
+use microkernel::system_image;
 use microkernel::tick;
 
 /// The root task, built by build.rs for aarch64-unknown-none.
@@ -239,7 +240,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     }
     report_reservations(&info);
 
-    STATE.with(|state| take_ram(state.kernel.frames_mut(), &info));
+    let system_image = STATE.with(|state| take_ram(state.kernel.frames_mut(), &info));
     let installed = STATE.with(|state| {
         let memory = object_memory(state.kernel.frames_mut(), &info)?;
         if state.kernel.install_object_memory(memory) {
@@ -284,7 +285,11 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
     STATE.with(|state| state.kernel.set_device_memory(&info.user_device_memory()));
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
-    let resume = STATE.with(|state| state.kernel.start(&mut state.machine, asid_bits, INIT_ELF));
+    let resume = STATE.with(|state| {
+        state
+            .kernel
+            .start(&mut state.machine, asid_bits, INIT_ELF, system_image)
+    });
     go(resume)
 }
 
@@ -335,11 +340,13 @@ fn exit_method(info: &BoardInfo) -> ExitMethod {
 }
 
 /// Maps RAM into the linear map, except `no-map` reservations (whole
-/// pages), and hands every mapped page outside the kernel image, the
-/// device tree and firmware reservations to the frame allocator.
-fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
+/// pages), finds the system image in it (`system_image::locate`), and
+/// hands every mapped page outside the kernel image, the device tree,
+/// firmware reservations and the system image to the frame allocator.
+/// Returns the system image's RAM.
+fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) -> Option<PhysRange> {
     let (image, image_size) = phys::image_range();
-    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 3 }> = heapless::Vec::new();
+    let mut reserved: heapless::Vec<PhysRange, { MAX_RESERVED_RANGES + 4 }> = heapless::Vec::new();
     let _ = reserved.push(PhysRange {
         start: image,
         size: image_size,
@@ -362,8 +369,10 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
     for range in &info.reserved {
         let _ = reserved.push(*range);
     }
-    // Only what was mapped is handed out: the allocator's pages are
-    // reached through the linear map.
+    // Only what was mapped is handed out (the allocator's pages are
+    // reached through the linear map), or read for the system image.
+    let mut mapped: heapless::Vec<PhysRange, { MAX_RAM_RANGES * MAX_PIECES }> =
+        heapless::Vec::new();
     for piece in info.ram.iter().flat_map(|ram| ram.without(&info.no_map)) {
         if let Err(error) = early_map::map_linear(piece.start, piece.size) {
             kprintln!(
@@ -373,8 +382,38 @@ fn take_ram(frames: &mut FrameAllocator, info: &BoardInfo) {
             );
             continue;
         }
-        frames.add_ram(piece, &reserved);
+        // Cannot fail: `info.ram` has at most MAX_RAM_RANGES ranges, each
+        // cut in at most MAX_PIECES.
+        let _ = mapped.push(piece);
     }
+    let search = system_image::locate(
+        info.initrd,
+        info.board.system_image_address(),
+        &mapped,
+        &reserved,
+        phys::read,
+    );
+    if let Some(refused) = search.refused {
+        kprintln!(
+            "[kernel] no system image at {:#x} ({}): {}",
+            refused.address,
+            refused.source.describe(),
+            refused.reason.describe()
+        );
+    }
+    if let Some(found) = search.found {
+        kprintln!(
+            "[kernel] system image at {:#x}, {} bytes ({})",
+            found.range.start,
+            found.range.size,
+            found.source.describe()
+        );
+        let _ = reserved.push(found.range);
+    }
+    for piece in &mapped {
+        frames.add_ram(*piece, &reserved);
+    }
+    search.found.map(|found| found.range)
 }
 
 /// The memory kernel objects live in: all of RAM, with its kind bytes (one

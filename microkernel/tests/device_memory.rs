@@ -175,7 +175,7 @@ impl Harness {
         let memory = microkernel::cap::Memory::on_heap(RAM.start, RAM.size as usize);
         assert!(kernel.install_object_memory(memory));
         kernel.set_device_memory(&[ONE_PAGE_DEVICE, VIRTIO]);
-        let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf());
+        let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), None);
         let mut h = Harness {
             kernel,
             machine,

@@ -11,6 +11,7 @@
 //! the root make them from its Untyped as user space does (`Retype`,
 //! `TcbConfigure`, `TcbSetSpace`, `TcbResume`: `Harness::scene`).
 
+use abi::bootinfo::SYSTEM_IMAGE_ADDRESS;
 use abi::bootinfo::{BootInfo, BOOT_INFO_WORDS, ROOT_ARGUMENT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
 use abi::cap::{CapType, Rights};
@@ -41,6 +42,8 @@ const GREETING: &[u8] = b"hello from the fake EL0\n";
 const CONSOLE: u64 = abi::task::CONSOLE_SLOT;
 /// The EL1 physical timer's interrupt, whose IrqHandler the root holds.
 const TIMER_INTID: u32 = 30;
+/// Where the tests' system image lies in RAM (16 MiB in).
+const SYSTEM_IMAGE: u64 = 0x1100_0000;
 
 #[derive(Default)]
 struct FakeMachine {
@@ -68,6 +71,15 @@ impl FakeMachine {
             "access outside RAM: {pa:#x}"
         );
         self.frames.entry(base).or_insert_with(|| vec![0; 4096])
+    }
+}
+
+impl FakeMachine {
+    /// Puts `bytes` in RAM from `pa` (page-aligned), as a loader would.
+    fn load(&mut self, pa: u64, bytes: &[u8]) {
+        for (index, page) in bytes.chunks(4096).enumerate() {
+            self.write_phys(pa + 4096 * index as u64, page);
+        }
     }
 }
 
@@ -204,6 +216,12 @@ struct Harness {
 impl Harness {
     /// The kernel started, the root task on the CPU.
     fn start() -> Harness {
+        Harness::start_with_image(None)
+    }
+
+    /// The kernel started with `image` in RAM at `SYSTEM_IMAGE` (kept
+    /// from the pool as the kernel binary keeps it, if `kept`).
+    fn start_with_image(image: Option<(&[u8], bool)>) -> Harness {
         let mut kernel = Box::new(Kernel::new());
         let mut machine = FakeMachine::default();
         // As the kernel binary does: no page of the pool where granule 0
@@ -212,10 +230,21 @@ impl Harness {
             start: RAM.start,
             size: 4096,
         };
-        kernel.frames_mut().add_ram(RAM, &[first_page]);
+        let image_ram = image.map(|(bytes, _)| {
+            machine.load(SYSTEM_IMAGE, bytes);
+            PhysRange {
+                start: SYSTEM_IMAGE,
+                size: bytes.len() as u64,
+            }
+        });
+        let mut reserved = vec![first_page];
+        if let (Some(range), Some((_, true))) = (image_ram, image) {
+            reserved.push(range);
+        }
+        kernel.frames_mut().add_ram(RAM, &reserved);
         let memory = microkernel::cap::Memory::on_heap(RAM.start, RAM.size as usize);
         assert!(kernel.install_object_memory(memory));
-        let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf());
+        let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), image_ram);
         let mut harness = Harness {
             kernel,
             machine,
@@ -791,6 +820,119 @@ fn every_frame_of_the_roots_space_is_returned_when_it_ends() {
     assert!(
         h.machine.tlb_flushes > flushes,
         "freed frames are flushed from the TLB before reuse"
+    );
+}
+
+/// A valid system image of `body_bytes` bytes after its header.
+fn system_image(body_bytes: usize) -> Vec<u8> {
+    use abi::system::image::{checksum, ImageHeader, HEADER_BYTES};
+    let body: Vec<u8> = (0..body_bytes).map(|i| (i * 7) as u8).collect();
+    let header = ImageHeader {
+        total_bytes: (HEADER_BYTES + body_bytes) as u64,
+        plan_offset: HEADER_BYTES as u64,
+        plan_bytes: body_bytes as u64,
+        checksum: checksum(&body),
+    };
+    let mut image = header.encode().to_vec();
+    image.extend_from_slice(&body);
+    image
+}
+
+#[test]
+fn the_root_reads_the_system_image_read_only_at_its_address() {
+    // Three pages and a part: the last page is mapped whole.
+    let image = system_image(3 * 4096 + 100);
+    let mut h = Harness::start_with_image(Some((&image, true)));
+    let info = h.boot_info();
+    assert_eq!(info.system_image_bytes, image.len() as u64);
+    let root = h.kernel.current().expect("the root runs");
+    let space = h.kernel.thread_space(root).expect("its space");
+    let mut seen = vec![0u8; image.len()];
+    space
+        .copy_from_user(&h.machine, SYSTEM_IMAGE_ADDRESS, &mut seen)
+        .expect("the whole image is readable");
+    assert_eq!(seen, image);
+    // The very pages it was loaded into, read-only, never executable.
+    for page in 0..4 {
+        let (pa, permissions) = space
+            .translate_user(&h.machine, SYSTEM_IMAGE_ADDRESS + page * 4096)
+            .expect("mapped");
+        assert_eq!(pa, SYSTEM_IMAGE + page * 4096);
+        assert_eq!(permissions.access(), arch::mmu::Access::ReadOnly);
+        assert!(!permissions.is_executable());
+    }
+    assert_eq!(
+        space.translate_user(&h.machine, SYSTEM_IMAGE_ADDRESS + 4 * 4096),
+        None
+    );
+    // No Untyped holds any of its pages.
+    let pages = SYSTEM_IMAGE..SYSTEM_IMAGE + 4 * 4096;
+    for untyped in &info.untypeds {
+        let block = untyped.base..untyped.base + untyped.bytes();
+        assert!(
+            block.end <= pages.start || pages.end <= block.start,
+            "{untyped:?} holds part of the image"
+        );
+    }
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+    // Nor does the pool when the root has ended: the pages were never
+    // the space's, so they are not freed with it.
+    h.exit(0);
+    assert!(matches!(h.resume, Resume::Shutdown { .. }));
+    let image_ram = PhysRange {
+        start: SYSTEM_IMAGE,
+        size: image.len() as u64,
+    };
+    assert!(!h.kernel.frames().holds_any(image_ram));
+    assert_eq!(
+        h.machine.read_phys_u64(SYSTEM_IMAGE + 8),
+        image.len() as u64
+    );
+}
+
+#[test]
+fn without_a_system_image_the_root_is_told_zero_and_nothing_is_mapped() {
+    let h = Harness::start();
+    assert_eq!(h.boot_info().system_image_bytes, 0);
+    let root = h.kernel.current().expect("the root runs");
+    let space = h.kernel.thread_space(root).expect("its space");
+    assert_eq!(space.translate_user(&h.machine, SYSTEM_IMAGE_ADDRESS), None);
+}
+
+#[test]
+fn a_system_image_left_in_the_free_pool_stops_the_boot() {
+    // Mapped in place, the image's pages must be nobody else's: a caller
+    // that forgot to keep them from the pool gets no root at all.
+    let image = system_image(100);
+    let mut kernel = Box::new(Kernel::new());
+    let mut machine = FakeMachine::default();
+    machine.load(SYSTEM_IMAGE, &image);
+    kernel.frames_mut().add_ram(
+        RAM,
+        &[PhysRange {
+            start: RAM.start,
+            size: 4096,
+        }],
+    );
+    let memory = microkernel::cap::Memory::on_heap(RAM.start, RAM.size as usize);
+    assert!(kernel.install_object_memory(memory));
+    let image_ram = PhysRange {
+        start: SYSTEM_IMAGE,
+        size: image.len() as u64,
+    };
+    let resume = kernel.start(&mut machine, AsidBits::Eight, init_elf(), Some(image_ram));
+    assert_eq!(
+        resume,
+        Resume::Shutdown {
+            status: EXIT_FAILURE
+        }
+    );
+    assert!(
+        machine
+            .console
+            .contains("cannot start the root task: its system image"),
+        "{}",
+        machine.console
     );
 }
 

@@ -54,6 +54,9 @@ pub struct LaunchConfig {
     /// More `key=value` words for the kernel command line (for example
     /// `portcullis.crash=data-abort`).
     pub boot_options: Vec<String>,
+    /// A system image to load beside the kernel, at the board's fixed
+    /// address ([`Machine::system_image_address`]).
+    pub system_image: Option<PathBuf>,
 }
 
 impl LaunchConfig {
@@ -111,6 +114,20 @@ impl LaunchConfig {
             args.push("-dtb".into());
             args.push(dtb.clone().into_os_string());
         }
+        if let Some(image) = &self.system_image {
+            // Raw bytes at the board's address, on every machine and entry
+            // path (`-initrd` is only placed for a Linux-style boot, and
+            // not where the kernel looks); QEMU names it nowhere in the
+            // device tree, so the kernel finds it at that address.
+            let mut device = OsString::from("loader,file=");
+            device.push(image.as_os_str());
+            device.push(format!(
+                ",addr={:#x},force-raw=on",
+                self.machine.system_image_address()
+            ));
+            args.push("-device".into());
+            args.push(device);
+        }
         args.push("-append".into());
         args.push(self.boot_args().into());
         args
@@ -162,6 +179,7 @@ pub(crate) mod test_support {
                             gdb: flags & 1 != 0,
                             icount: flags & 2 != 0,
                             boot_options: vec!["portcullis.counter=instructions".into()],
+                            system_image: (flags & 2 != 0).then(|| PathBuf::from("/s/system.img")),
                         });
                     }
                 }
@@ -219,6 +237,7 @@ mod tests {
             gdb: false,
             icount: false,
             boot_options: Vec::new(),
+            system_image: None,
         }
     }
 
@@ -288,6 +307,38 @@ mod tests {
             network_requests(&without),
             ["neither `-nic none` nor `-nodefaults`"]
         );
+    }
+
+    #[test]
+    fn a_system_image_is_loaded_raw_at_the_boards_address_on_every_path() {
+        let with_image = |machine, format, dtb: Option<&str>| {
+            let config = LaunchConfig {
+                machine,
+                format,
+                dtb: dtb.map(PathBuf::from),
+                system_image: Some(PathBuf::from("/s/system.img")),
+                ..virt_test()
+            };
+            words(&config).join(" ")
+        };
+        let virt = with_image(Machine::Virt, KernelFormat::Elf, None);
+        assert!(
+            virt.ends_with(
+                " -kernel /k/portcullis-kernel \
+                 -device loader,file=/s/system.img,addr=0x42000000,force-raw=on \
+                 -append portcullis.mode=test portcullis.exit=semihosting"
+            ),
+            "{virt}"
+        );
+        let loader = "-device loader,file=/s/system.img,addr=0x2000000,force-raw=on";
+        for (format, dtb) in [
+            (KernelFormat::Image, Some("/f/rpi.dtb")),
+            (KernelFormat::Elf, None),
+        ] {
+            let line = with_image(Machine::Raspi4b, format, dtb);
+            assert!(line.contains(loader), "{line}");
+        }
+        assert!(!words(&virt_test()).iter().any(|w| w == "-device"));
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub fn probe_config(machine: Machine, image: &Path, dtb: Option<PathBuf>) -> Lau
         gdb: false,
         icount: false,
         boot_options: Vec::new(),
+        system_image: None,
     }
 }
 

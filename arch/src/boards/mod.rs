@@ -49,6 +49,16 @@ impl Board {
         }
     }
 
+    /// Where the kernel looks for a system image the device tree does
+    /// not name ([`virt::SYSTEM_IMAGE_ADDRESS`],
+    /// [`rpi4::SYSTEM_IMAGE_ADDRESS`]).
+    pub const fn system_image_address(self) -> u64 {
+        match self {
+            Board::QemuVirt => virt::SYSTEM_IMAGE_ADDRESS,
+            Board::RaspberryPi4 => rpi4::SYSTEM_IMAGE_ADDRESS,
+        }
+    }
+
     /// The board's documented defaults.
     pub fn defaults(self) -> BoardInfo {
         match self {
@@ -156,6 +166,11 @@ pub struct BoardInfo {
     pub psci_hvc: bool,
     /// The kernel command line (`/chosen/bootargs`).
     pub bootargs: heapless::String<MAX_BOOTARGS>,
+    /// What the loader placed as an initial RAM disk (`/chosen`'s
+    /// `linux,initrd-start` and `linux,initrd-end`: QEMU's `-initrd`, the
+    /// Pi firmware's `initramfs` line), where the kernel looks for a
+    /// system image first. Only where it is: nothing here says it is one.
+    pub initrd: Option<PhysRange>,
     /// True when these values came from a device tree.
     pub from_device_tree: bool,
 }
@@ -310,6 +325,17 @@ mod tests {
             let info = board.defaults();
             assert!(info.ram_bytes() >= 128 << 20);
             assert!(!info.from_device_tree);
+            assert_eq!(info.initrd, None);
+            // The whole largest image fits in the RAM assumed without a
+            // device tree, past the kernel's first 2 MiB.
+            let image = PhysRange {
+                start: board.system_image_address(),
+                size: abi::system::image::MAX_IMAGE_BYTES,
+            };
+            assert!(info
+                .ram
+                .iter()
+                .any(|ram| ram.start + (2 << 20) <= image.start && image.end() <= ram.end()));
         }
     }
 

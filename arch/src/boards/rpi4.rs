@@ -52,6 +52,19 @@ pub const COUNTER_HZ: u64 = 54_000_000;
 pub const RAM_WITHOUT_DEVICE_TREE: u64 = 0x1000_0000;
 /// The firmware's spin table and stub live in the first page.
 pub const FIRMWARE_RESERVED: u64 = 0x1000;
+/// Where the kernel looks for a system image when the device tree names
+/// no initrd (`abi::system::image`), and where the SD card's config.txt
+/// has the firmware load it (`initramfs portcullis-system.img
+/// 0x2000000`, which also names it in the tree): 32 MiB into RAM. Up to
+/// `MAX_IMAGE_BYTES` (64 MiB) from here collides with nothing placed in
+/// RAM: the firmware's spin table (the first page), the kernel at
+/// 0x80000 (under 2 MiB), the device tree QEMU puts 128 MiB in for a raw
+/// Image (`-M raspi4b -kernel kernel8.img -dtb`) or at 0 for the ELF,
+/// and what the firmware keeps near the top of the first GiB (its copy
+/// of the device tree, `/reserved-memory`, the VideoCore's memory). It
+/// lies in [`RAM_WITHOUT_DEVICE_TREE`], so a boot without a tree (QEMU's
+/// ELF without `-dtb`) finds it too.
+pub const SYSTEM_IMAGE_ADDRESS: u64 = 0x0200_0000;
 
 /// The board's defaults, used when there is no device tree.
 pub fn defaults() -> BoardInfo {
@@ -77,6 +90,7 @@ pub fn defaults() -> BoardInfo {
         gpio: Some(GPIO),
         psci_hvc: false,
         bootargs: heapless::String::new(),
+        initrd: None,
         from_device_tree: false,
     }
 }

@@ -25,6 +25,16 @@ pub const DEVICE_WINDOW: PhysRange = PhysRange {
 pub const RAM_START: u64 = 0x4000_0000;
 /// QEMU's default RAM size for `virt`.
 pub const RAM_DEFAULT_SIZE: u64 = 128 << 20;
+/// Where the kernel looks for a system image when the device tree names
+/// no initrd (`abi::system::image`; the runner loads one here with
+/// `-device loader,...,force-raw=on`): 32 MiB into RAM. Up to
+/// `MAX_IMAGE_BYTES` (64 MiB) from here collides with nothing QEMU
+/// places: the device tree QEMU writes at the start of RAM for an ELF
+/// boot (at most 1 MiB), the kernel at 0x4020_0000 (`kernel.ld`, under
+/// 2 MiB), and 0x4800_0000 (128 MiB in), where QEMU puts an `-initrd`
+/// and, for a raw Image, the device tree. It lies in the 128 MiB of
+/// QEMU's default RAM, so even `-m 128M` has it.
+pub const SYSTEM_IMAGE_ADDRESS: u64 = RAM_START + 0x0200_0000;
 
 /// The board's defaults, used when there is no device tree.
 pub fn defaults() -> BoardInfo {
@@ -45,6 +55,7 @@ pub fn defaults() -> BoardInfo {
         gpio: None,
         psci_hvc: true,
         bootargs: heapless::String::new(),
+        initrd: None,
         from_device_tree: false,
     }
 }

@@ -126,6 +126,7 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
             info.gic_cpu_interface = base;
         }
     }
+    info.initrd = read_initrd(&fdt);
     info.psci_hvc = fdt
         .find_node("/psci")
         .and_then(|psci| psci.property("method"))
@@ -155,6 +156,31 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
         }
     }
     Ok(info)
+}
+
+/// The range `/chosen`'s `linux,initrd-start` and `linux,initrd-end`
+/// name (each one or two cells, as QEMU and the Pi firmware write them),
+/// if both are there and the range is not empty.
+fn read_initrd(fdt: &Fdt<'_>) -> Option<PhysRange> {
+    let chosen = fdt.find_node("/chosen")?;
+    let address = |name: &str| {
+        let value = chosen.property(name)?.value;
+        match value.len() {
+            4 | 8 => Some(
+                value
+                    .chunks_exact(4)
+                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                    .fold(0u64, |acc, cell| (acc << 32) | u64::from(cell)),
+            ),
+            _ => None,
+        }
+    };
+    let start = address("linux,initrd-start")?;
+    let end = address("linux,initrd-end")?;
+    (end > start).then(|| PhysRange {
+        start,
+        size: end - start,
+    })
 }
 
 fn identify(fdt: &Fdt<'_>) -> Option<Board> {
@@ -346,6 +372,7 @@ pub(crate) mod tests {
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert!(info.from_device_tree);
         assert_eq!(info.gpio, None);
+        assert_eq!(info.initrd, None, "no -initrd");
     }
 
     #[test]
@@ -463,6 +490,43 @@ mod raspberry_pi_tests {
         assert_eq!(error, DeviceTreeError::TooManyReservedRanges);
         assert!(error.is_fatal());
         assert!(!DeviceTreeError::NotADeviceTree.is_fatal());
+    }
+
+    #[test]
+    fn the_initrd_is_read_from_chosen_in_one_or_two_cells() {
+        let with = |start: Vec<u8>, end: Vec<u8>| {
+            let mut tree = Tree::decode(RPI4);
+            tree.node("/chosen")
+                .set("linux,initrd-start", start)
+                .set("linux,initrd-end", end);
+            parse(&tree.encode()).expect("valid tree").initrd
+        };
+        // The Pi firmware writes one cell each.
+        assert_eq!(
+            with(cells(&[0x0200_0000]), cells(&[0x0201_2345])),
+            Some(range(0x0200_0000, 0x1_2345))
+        );
+        // QEMU writes two when the address needs them (or always).
+        assert_eq!(
+            with(cells(&[0x1, 0x0000_0000]), cells(&[0x1, 0x0010_0000])),
+            Some(range(0x1_0000_0000, 0x10_0000))
+        );
+        assert_eq!(
+            with(cells(&[0, 0x4800_0000]), cells(&[0x4800_1000])),
+            Some(range(0x4800_0000, 0x1000)),
+            "each property has its own width"
+        );
+        // Empty, backwards or malformed: no initrd.
+        assert_eq!(with(cells(&[0x1000]), cells(&[0x1000])), None);
+        assert_eq!(with(cells(&[0x2000]), cells(&[0x1000])), None);
+        assert_eq!(with(vec![0; 3], cells(&[0x1000])), None);
+        assert_eq!(with(cells(&[0, 0, 0x1000]), cells(&[0x2000])), None);
+        // Only one of the two: none either.
+        let mut tree = Tree::decode(RPI4);
+        tree.node("/chosen")
+            .set("linux,initrd-start", cells(&[0x0200_0000]));
+        assert_eq!(parse(&tree.encode()).expect("valid tree").initrd, None);
+        assert_eq!(parse(RPI4).expect("valid tree").initrd, None);
     }
 
     #[test]

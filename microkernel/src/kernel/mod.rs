@@ -242,6 +242,10 @@ pub struct Kernel {
     /// See `own_pages`.
     own_pages: u64,
     init_elf: &'static [u8],
+    /// The system image's RAM (`crate::system_image`), mapped read-only
+    /// into the root's space: kept out of the pool by the caller of
+    /// `start`, never freed.
+    system_image: Option<arch::boards::PhysRange>,
     /// The kernel's command line, passed on to the root task.
     command_line: heapless::Vec<u8, { abi::bootinfo::MAX_COMMAND_LINE }>,
     /// The root task, the one thread the kernel makes (`root_task.rs`).
@@ -291,6 +295,7 @@ impl Kernel {
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
             init_elf: &[],
+            system_image: None,
             command_line: heapless::Vec::new(),
             root: None,
             device_memory: heapless::Vec::new(),
@@ -339,7 +344,10 @@ impl Kernel {
 
     /// Takes over RAM and the init program, and starts the root task
     /// (`root_task.rs`): the one thread the kernel makes, whose end ends
-    /// the run.
+    /// the run. `system_image` is the RAM of the system image the loader
+    /// placed (`crate::system_image::locate`), which the root gets mapped
+    /// read-only; it must be page-aligned and outside the frame pool, or
+    /// the root does not start.
     ///
     /// RAM is given beforehand through `frames_mut` (the allocator is too
     /// large to build on the kernel stack and move in).
@@ -348,9 +356,11 @@ impl Kernel {
         platform: &mut P,
         asid_bits: AsidBits,
         init_elf: &'static [u8],
+        system_image: Option<arch::boards::PhysRange>,
     ) -> Resume {
         self.asids = AsidAllocator::new(asid_bits);
         self.init_elf = init_elf;
+        self.system_image = system_image;
         if let Err(error) = self.create_kernel_objects() {
             let _ = writeln!(
                 Console(platform),

@@ -23,9 +23,10 @@ use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
 use abi::bootinfo::{ROOT_ARGUMENT, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
-use abi::bootinfo::{ROOT_IMAGE_ADDRESS, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
+use abi::bootinfo::{ROOT_IMAGE_ADDRESS, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT, SYSTEM_IMAGE_ADDRESS};
 use abi::bootinfo::{ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_CONTROL_SLOT, ROOT_IRQ_SLOT};
 use abi::cap::{CapType, Rights};
+use abi::system::image::MAX_IMAGE_BYTES;
 use abi::IPC_BUFFER_ADDRESS;
 use arch::boards::PHYSICAL_TIMER_INTID;
 use arch::context::UserContext;
@@ -65,11 +66,7 @@ impl Kernel {
             .create_original(CapType::Tcb, 0, 0, KERNEL_ROOT_TCB_SLOT)
             .map_err(|_| "no room for its TCB")?;
         let id = ThreadId::of(tcb);
-        let (space, entry) = self.load_root_space(platform).map_err(|e| match e {
-            SpaceError::Elf(_) => "the init ELF is not loadable",
-            SpaceError::Map(_) => "mapping the init ELF failed",
-            SpaceError::OutOfMemory => "out of memory for its address space",
-        })?;
+        let (space, entry) = self.load_root_space(platform)?;
         let vspace = match self.create_original(
             CapType::VSpace,
             space.root(),
@@ -106,23 +103,54 @@ impl Kernel {
     }
 
     /// A fresh address space (a new ASID) with the embedded init ELF
-    /// loaded, and a copy of the whole file at `ROOT_IMAGE_ADDRESS`.
+    /// loaded, a copy of the whole file at `ROOT_IMAGE_ADDRESS`, and the
+    /// system image's own pages, if there is one, read-only at
+    /// `SYSTEM_IMAGE_ADDRESS`.
     fn load_root_space<P: Platform>(
         &mut self,
         platform: &mut P,
-    ) -> Result<(AddressSpace, u64), SpaceError> {
+    ) -> Result<(AddressSpace, u64), &'static str> {
+        // Mapped in place, so it must be pages nothing else gets.
+        if let Some(image) = self.system_image {
+            if !image.start.is_multiple_of(PAGE_SIZE)
+                || image.size > MAX_IMAGE_BYTES
+                || self.frames.holds_any(image)
+            {
+                return Err("its system image is unaligned, too long, or free RAM");
+            }
+        }
         let live = self.live_asid();
         let assignment = self.asids.assign(None, live);
         if assignment.flush_all {
             platform.flush_tlb_all();
         }
-        AddressSpace::load_with_file(
+        let (mut space, entry) = AddressSpace::load_with_file(
             platform,
             &mut self.frames,
             assignment.asid,
             self.init_elf,
             Some(ROOT_IMAGE_ADDRESS),
         )
+        .map_err(|e| match e {
+            SpaceError::Elf(_) => "the init ELF is not loadable",
+            SpaceError::Map(_) => "mapping the init ELF failed",
+            SpaceError::OutOfMemory => "out of memory for its address space",
+        })?;
+        if let Some(image) = self.system_image {
+            let pages = image.size.div_ceil(PAGE_SIZE);
+            let mapped = space.map_in_place(
+                platform,
+                &mut self.frames,
+                image.start,
+                pages,
+                SYSTEM_IMAGE_ADDRESS,
+            );
+            if mapped.is_err() {
+                space.release(platform, &mut self.frames);
+                return Err("mapping the system image failed");
+            }
+        }
+        Ok((space, entry))
     }
 
     /// Gives the root `root` (its CNode `cnode`, its IPC buffer page at
@@ -216,6 +244,7 @@ impl Kernel {
             untypeds: heapless::Vec::new(),
             devices,
             image_bytes: self.init_elf.len() as u64,
+            system_image_bytes: self.system_image.map_or(0, |image| image.size),
             command_line: self.command_line.clone(),
         };
         for (index, block) in blocks.iter().enumerate() {

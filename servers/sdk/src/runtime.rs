@@ -41,6 +41,30 @@ pub fn root_image(image_bytes: u64) -> &'static [u8] {
     }
 }
 
+/// The system image the loader placed beside the kernel, read-only,
+/// which the kernel maps in the root's space at
+/// `abi::bootinfo::SYSTEM_IMAGE_ADDRESS` (`BootInfo::system_image_bytes`
+/// long; `None` for 0: there is none): the plan and files a generic root
+/// builds the system from. The kernel checked only its header's magic and
+/// sizes; `abi::system::image::ImageHeader::check` is the caller's. Only
+/// the root task has it; another program must pass 0.
+pub fn system_image(system_image_bytes: u64) -> Option<&'static [u8]> {
+    if system_image_bytes == 0 {
+        return None;
+    }
+    // SAFETY: the kernel maps `system_image_bytes` bytes read-only at
+    // that address in the root's space for as long as the space lives
+    // (the RAM is never handed out, nor written), and nothing can map
+    // over them (they are mapped, so `FrameMap` there is
+    // `AlreadyMapped`).
+    Some(unsafe {
+        core::slice::from_raw_parts(
+            abi::bootinfo::SYSTEM_IMAGE_ADDRESS as *const u8,
+            system_image_bytes as usize,
+        )
+    })
+}
+
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     crate::println!("panic: {info}");

@@ -127,6 +127,7 @@ mod tests {
             untypeds: Default::default(),
             devices: Default::default(),
             image_bytes: 0,
+            system_image_bytes: 0,
             command_line: Default::default(),
         };
         for (base, size_bits) in [(0x4800_0000, 27), (0x4060_1000, 12)] {
