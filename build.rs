@@ -13,7 +13,7 @@
 //! 3. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
 //!    touches FP/SIMD registers, so syscalls need not save them), embedding
 //!    init, stripped into `target/image/root/` (the root task gets a copy
-//!    of the file), through `PORTCULLIS_INIT_ELF`, in three flavours (see
+//!    of the file), through `PORTCULLIS_ROOT_ELF`, in three flavours (see
 //!    docs/abi.md, "Calls of test and bench images"): the test image
 //!    (`--features test-calls`, into `target/image/test/`), the bench
 //!    image (`--features bench-calls`, into `target/image/bench/`), and
@@ -47,6 +47,9 @@ const PROFILE: &str = "image";
 /// The task programs init embeds: their packages (each builds a binary of
 /// the same name).
 const TASKS: [&str; 2] = ["portcullis-echo", "portcullis-echo-client"];
+/// The project's own systems, `systems/NAME.toml`, built into
+/// `target/image/systems/NAME.img`.
+const OWN_SYSTEMS: [&str; 4] = ["demo", "test", "bench", "fuzz"];
 
 fn main() {
     let workspace = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -67,6 +70,7 @@ fn main() {
     };
     let (test_elf, test_image) = flavoured("test");
     let (bench_elf, bench_image) = flavoured("bench");
+    let systems_dir = image_dir.join("systems");
 
     println!(
         "cargo:rustc-env=PORTCULLIS_WORKSPACE={}",
@@ -85,6 +89,7 @@ fn main() {
         task_dir.display()
     );
     for (variable, path) in [
+        ("PORTCULLIS_SYSTEMS_DIR", &systems_dir),
         ("PORTCULLIS_TEST_KERNEL_ELF", &test_elf),
         ("PORTCULLIS_TEST_KERNEL_IMAGE", &test_image),
         ("PORTCULLIS_BENCH_KERNEL_ELF", &bench_elf),
@@ -93,7 +98,17 @@ fn main() {
         println!("cargo:rustc-env={variable}={}", path.display());
     }
     println!("cargo:rerun-if-env-changed=PORTCULLIS_SKIP_IMAGE");
-    for dir in ["abi", "arch", "entry", "microkernel", "init", "servers"] {
+    for dir in [
+        "abi",
+        "arch",
+        "entry",
+        "microkernel",
+        "init",
+        "root",
+        "servers",
+        "systems",
+        "system",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
     println!("cargo:rerun-if-changed=Cargo.toml");
@@ -141,21 +156,19 @@ fn main() {
             "--profile",
             PROFILE,
             "-p",
-            "portcullis-init",
+            "portcullis-root",
             "--features",
             "image",
         ])
         .args(["--target", USER_TARGET])
-        .env("PORTCULLIS_TASK_ELF_DIR", &task_dir)
-        .run("user programs");
+        .run("root task");
 
-    // The kernel embeds init stripped (the root task gets a copy of the
-    // file in its address space); the profile aid reads the symbols of
-    // the unstripped one.
-    let init_elf = image_dir.join("root").join("portcullis-init");
+    // The kernel embeds the root stripped (the root task gets a copy of
+    // the file).
+    let root_elf = image_dir.join("root").join("portcullis-root");
     std::fs::create_dir_all(image_dir.join("root"))
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", image_dir.join("root").display()));
-    strip(&user_elf_dir.join("portcullis-init"), &init_elf);
+    strip(&user_elf_dir.join("portcullis-root"), &root_elf);
     // Cargo keeps each feature set's build apart, so after the first build
     // of each, a change rebuilds only what it touches. The default image
     // goes last: cargo's own output path is then the default image's.
@@ -183,7 +196,7 @@ fn main() {
                 features,
             ])
             .args(["--target", KERNEL_TARGET])
-            .env("PORTCULLIS_INIT_ELF", &init_elf)
+            .env("PORTCULLIS_ROOT_ELF", &root_elf)
             .run(what);
         match copies {
             Some((elf, image)) => {
@@ -196,6 +209,30 @@ fn main() {
             None => objcopy_to_binary(&kernel_elf, &kernel_image),
         }
     }
+
+    // The project's own systems (demo, test suite, benchmarks, fuzzer),
+    // from their descriptions, as any user's system is built.
+    std::fs::create_dir_all(&systems_dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", systems_dir.display()));
+    let options = system::BuildOptions {
+        target_dir: image_dir.clone(),
+        workspace: workspace.clone(),
+        quiet: true,
+    };
+    for name in OWN_SYSTEMS {
+        let description = workspace.join("systems").join(format!("{name}.toml"));
+        let (image, _) = system::build_image(&description, &options)
+            .unwrap_or_else(|errors| panic!("the {name} system does not build:\n{errors}"));
+        write_if_changed(&systems_dir.join(format!("{name}.img")), &image);
+    }
+}
+
+/// Writes `bytes` to `path` unless it already holds them.
+fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).ok().as_deref() == Some(bytes) {
+        return;
+    }
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
 
 /// Copies `from` to `to` unless `to` already has the same bytes (so a
@@ -214,7 +251,13 @@ fn nested_cargo(cargo: &str, workspace: &Path, image_dir: &Path) -> Command {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace)
-        .env("CARGO_TARGET_DIR", image_dir);
+        .env("CARGO_TARGET_DIR", image_dir)
+        // User programs link with the SDK's layout, the same flags the
+        // system tool builds with, so the two share one cache.
+        .env(
+            "CARGO_TARGET_AARCH64_UNKNOWN_NONE_RUSTFLAGS",
+            system::user_rustflags(workspace),
+        );
     for (key, _) in env::vars_os() {
         let key = key.to_string_lossy();
         let leaks_host_settings = key == "RUSTFLAGS"

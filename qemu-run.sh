@@ -6,8 +6,16 @@
 #                 [--timeout SECS] [--dtb PATH] [--mode demo|test]
 #                 [--system-image PATH]
 #                                  build the kernel and boot the demo in QEMU
-#                                  (exit status = the guest's: 0 ok, 1 a test
+#                                  (the system systems/demo.toml describes;
+#                                  exit status = the guest's: 0 ok, 1 a test
 #                                  failed, 2 kernel panic, 124 timeout)
+#   ./qemu-run.sh run SYSTEM.toml [BOOT OPTIONS]
+#                                  check a system description (docs/systems.md),
+#                                  build its tasks and boot it; a mistake is an
+#                                  error naming FILE:LINE:COLUMN and the field
+#                                  (exit status 65), and nothing boots
+#   ./qemu-run.sh new DIRECTORY    write a starting point there (an app, a policy
+#                                  server, their system.toml) that boots as written
 #   ./qemu-run.sh test [ARGS...]   run every test: `cargo test --workspace`,
 #                                  which boots the kernel on virt and raspi4b
 #                                  (ARGS go to cargo test)
@@ -24,10 +32,11 @@
 #                                  a new one, printed); TAP, one line per round;
 #                                  fails on a kernel panic or a broken invariant
 #   ./qemu-run.sh lint             rustfmt and clippy (host and AArch64 crates)
-#   ./qemu-run.sh sdcard [--out FILE] [--system-image FILE]
+#   ./qemu-run.sh sdcard [--out FILE] [--system SYSTEM.toml | --system-image FILE]
 #                                  write a bootable Raspberry Pi 4 SD card image
-#                                  (default target/sdcard/portcullis-rpi4.img;
-#                                  scripts/sdcard.sh --help has the details)
+#                                  (default target/sdcard/portcullis-rpi4.img) of
+#                                  a system (default: the demo's);
+#                                  scripts/sdcard.sh --help has the details
 #   ./qemu-run.sh --help           this text
 #
 # Boot options (passed to the runner, `cargo run -- run --help` has more):
@@ -51,6 +60,9 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Paths a user gives (a system description, a new system's directory)
+# are relative to where they ran the command.
+CALLER_DIR="$PWD"
 cd "$ROOT"
 
 QEMU_MIN_MAJOR=9
@@ -271,12 +283,25 @@ ensure_rpi4_dtb() {
 
 # ----------------------------------------------------------------- commands
 
+# A path the caller gave, made absolute against where they ran the command.
+from_caller() {
+	case "$1" in
+	/*) echo "$1" ;;
+	*) echo "$CALLER_DIR/$1" ;;
+	esac
+}
+
 run_demo() {
 	local args=("$@") machine=virt i
 	for ((i = 0; i < ${#args[@]}; i++)); do
 		case "${args[$i]}" in
 		--machine) machine="${args[$((i + 1))]:-}" ;;
 		--machine=*) machine="${args[$i]#--machine=}" ;;
+		--system | --system-image | --dtb)
+			i=$((i + 1))
+			[ "$i" -lt "${#args[@]}" ] && args[i]="$(from_caller "${args[$i]}")"
+			;;
+		*.toml) args[i]="$(from_caller "${args[$i]}")" ;;
 		-h | --help)
 			usage
 			exit 0
@@ -292,6 +317,43 @@ run_demo() {
 	say "building the kernel and the runner"
 	cargo build -p portcullis --bin portcullis
 	cargo run --quiet -p portcullis --bin portcullis -- run "${args[@]}"
+}
+
+# `run SYSTEM.toml [OPTIONS]`: build and boot a described system.
+run_system() {
+	[ "$#" -ge 1 ] && [[ "$1" == *.toml ]] || die "run: name a system description (SYSTEM.toml) first"
+	run_demo "$@"
+}
+
+# `new DIRECTORY`: a starting point for a system of one's own.
+run_new() {
+	[ "$#" -eq 1 ] || die "new: name the directory to write (e.g. ./qemu-run.sh new ../my-system)"
+	ensure_toolchain
+	cargo run --quiet -p portcullis --bin portcullis -- new "$(from_caller "$1")"
+}
+
+# `sdcard [--system SYSTEM.toml] [sdcard.sh's options]`.
+run_sdcard() {
+	local args=() system=""
+	while [ "$#" -gt 0 ]; do
+		case "$1" in
+		--system) system="${2:?--system needs a value}" && shift 2 ;;
+		--system=*) system="${1#--system=}" && shift ;;
+		--out | --kernel | --dtb | --system-image)
+			args+=("$1" "$(from_caller "${2:?$1 needs a value}")") && shift 2
+			;;
+		*) args+=("$1") && shift ;;
+		esac
+	done
+	if [ -n "$system" ]; then
+		ensure_toolchain
+		local image="$ROOT/target/sdcard/portcullis-system.img"
+		mkdir -p "$ROOT/target/sdcard"
+		cargo run --quiet -p portcullis --bin portcullis -- build-system "$(from_caller "$system")" \
+			--out "$image" >/dev/null || exit $?
+		args+=(--system-image "$image")
+	fi
+	exec "$ROOT/scripts/sdcard.sh" "${args[@]}"
 }
 
 run_tests() {
@@ -343,14 +405,18 @@ run_lint() {
 	}
 	lint_step cargo fmt --all -- --check
 	lint_step cargo clippy --workspace --all-targets -- -D warnings
-	# The kernel binary embeds init's ELF, named by PORTCULLIS_INIT_ELF,
-	# which only build.rs's nested build sets: point it at the ELF that
-	# build (run by the step above) made.
-	local init_elf="${CARGO_TARGET_DIR:-$ROOT/target}/image/aarch64-unknown-none/image/portcullis-init"
-	lint_step env PORTCULLIS_INIT_ELF="${PORTCULLIS_INIT_ELF:-$init_elf}" \
+	# The kernel binary embeds the root task's ELF, named by
+	# PORTCULLIS_ROOT_ELF, which only build.rs's nested build sets: point
+	# it at the ELF that build (run by the step above) made.
+	local root_elf="${CARGO_TARGET_DIR:-$ROOT/target}/image/root/portcullis-root"
+	lint_step env PORTCULLIS_ROOT_ELF="${PORTCULLIS_ROOT_ELF:-$root_elf}" \
 		cargo clippy -p portcullis-microkernel --features image \
 		--target aarch64-unknown-none-softfloat -- -D warnings
-	lint_step cargo clippy -p portcullis-init --features image \
+	lint_step cargo clippy -p portcullis-init -p portcullis-root --features image \
+		--target aarch64-unknown-none -- -D warnings
+	# The examples' tasks are a workspace of their own (programs for
+	# AArch64 only), linted as the system tool builds them.
+	lint_step cargo clippy --manifest-path examples/Cargo.toml --workspace \
 		--target aarch64-unknown-none -- -D warnings
 	if [ "${#failed[@]}" -gt 0 ]; then
 		say "lint failed:"
@@ -371,7 +437,15 @@ main() {
 		shift
 		run_bench "$@"
 		;;
-	sdcard) shift && exec "$ROOT/scripts/sdcard.sh" "$@" ;;
+	sdcard) shift && run_sdcard "$@" ;;
+	run)
+		shift
+		run_system "$@"
+		;;
+	new)
+		shift
+		run_new "$@"
+		;;
 	fuzz)
 		shift
 		run_fuzz "$@"

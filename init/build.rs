@@ -1,6 +1,6 @@
-//! Links init with the SDK's user-program layout (AArch64 only) and, for
-//! the `image` build, tells `src/tasks.rs` where the stripped task ELFs
-//! are.
+//! Tells `src/tasks.rs`, for the `image` build, where the stripped task
+//! ELFs are. (Like every user program, init is linked with the SDK's
+//! layout through the flags its builder passes: `system::user_rustflags`.)
 //!
 //! The root `build.rs` builds and strips the tasks before init and passes
 //! their directory in `PORTCULLIS_TASK_ELF_DIR`. Built on its own (`cargo
@@ -19,15 +19,6 @@ const TASKS: [(&str, &str); 2] = [
 
 fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let link_script = dir.join("../servers/sdk/user.ld");
-    println!("cargo:rerun-if-changed={}", link_script.display());
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("none") {
-        println!("cargo:rustc-link-arg-bins=-T{}", link_script.display());
-        // Segments aligned to 4 KiB pages in the file rather than lld's
-        // default 64 KiB: the kernel embeds the file and maps a copy of
-        // it for the root task (`abi::bootinfo::ROOT_IMAGE_ADDRESS`).
-        println!("cargo:rustc-link-arg-bins=-zmax-page-size=4096");
-    }
 
     if std::env::var_os("CARGO_FEATURE_IMAGE").is_none() {
         return;

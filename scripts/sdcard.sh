@@ -14,6 +14,9 @@
 #                  raspi4b tests boot: $PORTCULLIS_DTB, else
 #                  target/firmware/bcm2711-rpi-4-b.dtb, fetched when missing)
 #   --system-image FILE
+#                  (default, when the kernel is built here: the demo's,
+#                  target/image/systems/demo.img; `./qemu-run.sh sdcard
+#                  --system SYSTEM.toml` builds one from a description)
 #                  put FILE (a system image: abi::system::image) on the card
 #                  as portcullis-system.img, and have the firmware load it at
 #                  the Pi 4's fixed system-image address (config.txt's
@@ -479,7 +482,14 @@ sdcard_main() {
 		return 0
 	fi
 	dtb="$(card_dtb "$dtb" "$offline")"
+	local built_kernel=0
+	[ -n "$kernel" ] || built_kernel=1
 	kernel="$(card_kernel "$kernel")"
+	if [ -z "$system_image" ] && [ "$built_kernel" = 1 ]; then
+		# The build that made the kernel also made the demo's system
+		# (systems/demo.toml): a card boots the demo unless told.
+		system_image="${CARGO_TARGET_DIR:-$ROOT/target}/image/systems/demo.img"
+	fi
 	if [ -n "$system_image" ]; then
 		[ -s "$system_image" ] || die "--system-image $system_image: no such file"
 		[ "$(stat -c %s "$system_image")" -le "$SYSTEM_IMAGE_MAX_BYTES" ] ||

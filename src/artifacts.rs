@@ -72,6 +72,9 @@ impl KernelFlavour {
 /// The directory of the stripped task ELFs init embeds, exported by
 /// `build.rs`.
 const TASK_ELF_DIR: Option<&str> = option_env!("PORTCULLIS_TASK_ELF_DIR");
+/// The directory of the project's own system images, exported by
+/// `build.rs` (`systems/NAME.toml` built into `NAME.img`).
+const SYSTEMS_DIR: Option<&str> = option_env!("PORTCULLIS_SYSTEMS_DIR");
 /// The workspace root exported by `build.rs`.
 const WORKSPACE: Option<&str> = option_env!("PORTCULLIS_WORKSPACE");
 
@@ -180,6 +183,25 @@ pub fn task_elf(name: &str) -> Result<PathBuf, ArtifactError> {
         variable: "PORTCULLIS_TASK_ELF_DIR",
     })?;
     require_file(&Path::new(dir).join(name), "task ELF")
+}
+
+/// The system image of one of the project's own systems (`systems/`),
+/// the one a mode boots unless told another.
+pub fn own_system_image(mode: crate::GuestMode) -> Result<PathBuf, ArtifactError> {
+    let dir = SYSTEMS_DIR.ok_or(ArtifactError::NotExported {
+        variable: "PORTCULLIS_SYSTEMS_DIR",
+    })?;
+    require_file(
+        &Path::new(dir).join(format!("{}.img", mode.name())),
+        "system image",
+    )
+}
+
+/// Where `run SYSTEM.toml` builds a user's tasks (one cargo target
+/// directory for every system, so a warm build is quick) and writes
+/// their images (`images/NAME.img`).
+pub fn systems_build_dir() -> PathBuf {
+    workspace_root().join("target").join("systems")
 }
 
 /// The workspace root: the folder that holds `qemu-run.sh` and `target/`.

@@ -21,11 +21,26 @@ pub const HELP: &str = "\
 portcullis: boot the Portcullis microkernel in QEMU and report what it says
 
 USAGE:
-    portcullis run [OPTIONS]
+    portcullis run [SYSTEM.toml] [OPTIONS]
+    portcullis build-system SYSTEM.toml [--out FILE]
+    portcullis new DIRECTORY
     portcullis bench [OPTIONS]
     portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS] [--pcs FILE]
     portcullis probe [--machine M]...
     portcullis --help
+
+run SYSTEM.toml: check the system description (docs/systems.md), build its
+tasks' crates, write its system image under target/systems/images/ and boot
+it (on the default kernel unless --image says otherwise). Without one, the
+mode's own system (systems/MODE.toml) boots. A mistake in the description is
+reported as FILE:LINE:COLUMN: FIELD: MESSAGE, one line each, and nothing boots
+(exit status 65).
+
+build-system SYSTEM.toml: the same checks and build, without booting; writes
+the image to FILE (default target/systems/images/NAME.img) and prints it.
+
+new DIRECTORY: write a starting point there: an app, a policy server and their
+system description, which boots as written (`run DIRECTORY/system.toml`).
 
 OPTIONS (run):
     --machine virt|raspi4b  QEMU machine (default virt). raspi4b needs QEMU 9+
@@ -104,6 +119,15 @@ pub enum CliCommand {
     Profile(ProfileOptions),
     /// Check that QEMU can start these machines.
     Probe(Vec<Machine>),
+    /// Build a system image from a description, without booting it.
+    BuildSystem {
+        /// The description.
+        description: PathBuf,
+        /// Where the image goes (`None`: under `target/systems/images/`).
+        out: Option<PathBuf>,
+    },
+    /// Write a new system's starting point into this directory.
+    New(PathBuf),
 }
 
 /// A command line the runner cannot follow.
@@ -133,7 +157,7 @@ impl fmt::Display for CliError {
             CliError::UnknownCommand(word) => {
                 write!(
                     f,
-                    "unknown command `{word}` (the commands are run, bench, profile and probe)"
+                    "unknown command `{word}` (the commands are run, build-system, new, bench, profile and probe)"
                 )
             }
             CliError::UnknownOption(word) => write!(f, "unknown option `{word}`"),
@@ -158,6 +182,13 @@ where
         Some("bench") => bench::parse_bench(args),
         Some("profile") => bench::parse_profile(args),
         Some("probe") => parse_probe(args),
+        Some("build-system") => parse_build_system(args),
+        Some("new") => match (args.next(), args.next()) {
+            (Some(word), _) if word == "-h" || word == "--help" => Ok(CliCommand::Help),
+            (Some(directory), None) => Ok(CliCommand::New(PathBuf::from(directory))),
+            (None, _) => Err(CliError::MissingValue("new DIRECTORY")),
+            (Some(_), Some(extra)) => Err(CliError::UnknownOption(extra)),
+        },
         Some(other) => Err(CliError::UnknownCommand(other.to_string())),
     }
 }
@@ -195,6 +226,10 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
             "--system-image" => {
                 request.system_image = Some(PathBuf::from(value("--system-image")?))
             }
+            "--system" => request.system = Some(PathBuf::from(value("--system")?)),
+            _ if !arg.starts_with('-') && arg.ends_with(".toml") && request.system.is_none() => {
+                request.system = Some(PathBuf::from(&arg));
+            }
             "--elf" => request.elf = true,
             "--gdb" => request.gdb = true,
             "--icount" => request.icount = true,
@@ -217,6 +252,28 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
     }
     request.image = image.unwrap_or(KernelFlavour::for_mode(request.mode));
     Ok(CliCommand::Run(request))
+}
+
+fn parse_build_system(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+    let mut description = None;
+    let mut out = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(CliCommand::Help),
+            "--out" => {
+                out = Some(PathBuf::from(
+                    args.next().ok_or(CliError::MissingValue("--out"))?,
+                ))
+            }
+            _ if arg.starts_with("--out=") => out = Some(PathBuf::from(&arg["--out=".len()..])),
+            _ if !arg.starts_with('-') && description.is_none() => {
+                description = Some(PathBuf::from(arg))
+            }
+            _ => return Err(CliError::UnknownOption(arg)),
+        }
+    }
+    let description = description.ok_or(CliError::MissingValue("build-system SYSTEM.toml"))?;
+    Ok(CliCommand::BuildSystem { description, out })
 }
 
 fn parse_probe(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {

@@ -40,6 +40,7 @@ pub mod cli;
 pub mod guest_mode;
 pub mod guest_output;
 pub mod machine;
+pub mod new;
 pub mod profile;
 pub mod qemu;
 pub mod session;

@@ -1,18 +1,22 @@
-//! `portcullis run|bench|profile|probe ...`: boots the kernel in QEMU and exits
-//! with the guest's status. See `portcullis --help`.
+//! `portcullis run|build-system|new|bench|profile|probe ...`: builds
+//! systems, boots the kernel in QEMU and exits with the guest's status. See
+//! `portcullis --help`.
 
 use std::process::ExitCode;
 
 use portcullis::bench::run_bench_command;
 use portcullis::cli::{self, CliCommand, HELP};
 use portcullis::profile::run_profile_command;
-use portcullis::session::{self, RunRequest};
+use portcullis::qemu::Echo;
+use portcullis::session::{self, RunError, RunRequest};
 use portcullis::Machine;
 
 /// Exit status when QEMU or the kernel image cannot be found or started.
 const STATUS_CANNOT_RUN: u8 = 125;
 /// Exit status for a command line the runner does not understand (EX_USAGE).
 const STATUS_USAGE: u8 = 64;
+/// Exit status for a system description with mistakes (EX_DATAERR).
+const STATUS_BAD_SYSTEM: u8 = 65;
 
 fn main() -> ExitCode {
     match cli::parse(std::env::args().skip(1)) {
@@ -24,8 +28,50 @@ fn main() -> ExitCode {
         Ok(CliCommand::Bench(options)) => ExitCode::from(run_bench_command(&options)),
         Ok(CliCommand::Profile(options)) => ExitCode::from(run_profile_command(&options)),
         Ok(CliCommand::Probe(machines)) => probe(&machines),
+        Ok(CliCommand::BuildSystem { description, out }) => build_system(&description, out),
+        Ok(CliCommand::New(directory)) => new(&directory),
         Err(error) => {
             eprintln!("portcullis: {error}\n\n{HELP}");
+            ExitCode::from(STATUS_USAGE)
+        }
+    }
+}
+
+fn build_system(description: &std::path::Path, out: Option<std::path::PathBuf>) -> ExitCode {
+    match session::build_system(description, Echo::Live) {
+        Ok((image, _)) => {
+            if let Some(out) = out {
+                if let Err(e) = std::fs::copy(&image, &out) {
+                    eprintln!("portcullis: cannot write {}: {e}", out.display());
+                    return ExitCode::from(STATUS_CANNOT_RUN);
+                }
+                println!("{}", out.display());
+            } else {
+                println!("{}", image.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("portcullis: {error}");
+            ExitCode::from(STATUS_BAD_SYSTEM)
+        }
+    }
+}
+
+fn new(directory: &std::path::Path) -> ExitCode {
+    match portcullis::new::create(directory, &portcullis::artifacts::workspace_root()) {
+        Ok(files) => {
+            for file in &files {
+                eprintln!("portcullis: wrote {}", file.display());
+            }
+            eprintln!(
+                "portcullis: boot it with `./qemu-run.sh run {}/system.toml`",
+                directory.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("portcullis: {error}");
             ExitCode::from(STATUS_USAGE)
         }
     }
@@ -53,6 +99,10 @@ fn probe(machines: &[Machine]) -> ExitCode {
 fn run(request: &RunRequest) -> ExitCode {
     let prepared = match session::prepare(request) {
         Ok(prepared) => prepared,
+        Err(error @ RunError::System(_)) => {
+            eprintln!("portcullis: {error}");
+            return ExitCode::from(STATUS_BAD_SYSTEM);
+        }
         Err(error) => {
             eprintln!("portcullis: {error}");
             return ExitCode::from(STATUS_CANNOT_RUN);

@@ -46,8 +46,11 @@ pub struct RunRequest {
     pub boot_options: Vec<String>,
     /// Which build of the kernel boots (by default the one of `mode`).
     pub image: KernelFlavour,
-    /// A system image to load beside the kernel (`--system-image`).
+    /// A system image to load beside the kernel (`--system-image`);
+    /// `None`: the image of `system`, else the mode's own system.
     pub system_image: Option<PathBuf>,
+    /// A system description to build and boot (`run SYSTEM.toml`).
+    pub system: Option<PathBuf>,
 }
 
 impl RunRequest {
@@ -65,6 +68,7 @@ impl RunRequest {
             boot_options: Vec::new(),
             image: KernelFlavour::for_mode(mode),
             system_image: None,
+            system: None,
         }
     }
 }
@@ -78,6 +82,9 @@ pub enum RunError {
     Artifact(ArtifactError),
     /// The system image to load is not a file.
     NoSystemImage(PathBuf),
+    /// The system description has mistakes, or its tasks do not build:
+    /// one line per mistake, each naming the file, line and field.
+    System(String),
 }
 
 impl fmt::Display for RunError {
@@ -88,6 +95,7 @@ impl fmt::Display for RunError {
             RunError::NoSystemImage(path) => {
                 write!(f, "no system image at {} (--system-image)", path.display())
             }
+            RunError::System(errors) => write!(f, "the system cannot be built:\n{errors}"),
         }
     }
 }
@@ -128,10 +136,13 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
     let qemu = QemuBinary::locate()?;
     qemu.check_supports(request.machine)?;
     let elf = artifacts::flavoured_kernel_elf(request.image)?;
-    if let Some(image) = &request.system_image {
-        if !image.is_file() {
-            return Err(RunError::NoSystemImage(image.clone()));
-        }
+    let system_image = match (&request.system_image, &request.system) {
+        (Some(image), _) => image.clone(),
+        (None, Some(description)) => build_system(description, request.echo)?.0,
+        (None, None) => artifacts::own_system_image(request.mode)?,
+    };
+    if !system_image.is_file() {
+        return Err(RunError::NoSystemImage(system_image));
     }
     let mut warnings = Vec::new();
     let (kernel, format, dtb) = match request.machine {
@@ -175,7 +186,7 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             gdb: request.gdb,
             icount: request.icount,
             boot_options: request.boot_options.clone(),
-            system_image: request.system_image.clone(),
+            system_image: Some(system_image),
         },
         warnings,
         symbols: elf,
@@ -183,6 +194,35 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
         timeout: if request.gdb { None } else { request.timeout },
         echo: request.echo,
     })
+}
+
+/// Checks the description at `path`, builds its tasks and writes its
+/// system image under [`artifacts::systems_build_dir`]; returns the
+/// image's path and a summary (a line per task). With `Echo::Live` the
+/// summary is printed and cargo's progress shown.
+pub fn build_system(path: &std::path::Path, echo: Echo) -> Result<(PathBuf, String), RunError> {
+    let dir = artifacts::systems_build_dir();
+    let options = system::BuildOptions {
+        target_dir: dir.clone(),
+        workspace: artifacts::workspace_root(),
+        quiet: echo != Echo::Live,
+    };
+    let (image, summary) = system::build_image(path, &options)
+        .map_err(|errors| RunError::System(errors.to_string()))?;
+    let images = dir.join("images");
+    let file = images.join(format!("{}.img", summary.name));
+    std::fs::create_dir_all(&images)
+        .and_then(|()| std::fs::write(&file, &image))
+        .map_err(|e| RunError::System(format!("cannot write {}: {e}", file.display())))?;
+    let summary = summary.to_string();
+    if echo == Echo::Live {
+        eprintln!(
+            "portcullis: {}",
+            summary.trim_end().replace('\n', "\nportcullis:   ")
+        );
+        eprintln!("portcullis: system image {}", file.display());
+    }
+    Ok((file, summary))
 }
 
 /// Starts each of `machines` once with the runner's command line (see

@@ -25,8 +25,8 @@ use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::system_image;
 use microkernel::tick;
 
-/// The root task, built by build.rs for aarch64-unknown-none.
-static INIT_ELF: &[u8] = include_bytes!(env!("PORTCULLIS_INIT_ELF"));
+/// The root task (`root/`), built by build.rs for aarch64-unknown-none: it executes the system image loaded beside the kernel.
+static ROOT_ELF: &[u8] = include_bytes!(env!("PORTCULLIS_ROOT_ELF"));
 
 /// Kernel ticks per second: a 10 ms time slice.
 const TICKS_PER_SECOND: u64 = 100;
@@ -288,7 +288,7 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
     let resume = STATE.with(|state| {
         state
             .kernel
-            .start(&mut state.machine, asid_bits, INIT_ELF, system_image)
+            .start(&mut state.machine, asid_bits, ROOT_ELF, system_image)
     });
     go(resume)
 }

@@ -75,7 +75,7 @@ impl<'a> GuestLine<'a> {
     /// Classifies one line (without its line terminator; a trailing `\r`
     /// from the UART is ignored).
     pub fn classify(raw: &'a str) -> GuestLine<'a> {
-        let line = raw.trim_end();
+        let line = untag_driver(raw.trim_end());
         if line.starts_with(BANNER_PREFIX) {
             return GuestLine::Banner(line);
         }
@@ -105,6 +105,23 @@ impl<'a> GuestLine<'a> {
 }
 
 /// `1..N`, optionally followed by ` # reason`.
+/// The name of the project's test driver task (`systems/*.toml`): the
+/// suite's TAP, summary and diagnostics are its lines, which the kernel
+/// tags `[driver#N] ` like every thread's but the root's.
+pub const DRIVER_TAG: &str = "[driver#";
+
+/// `line` without the driver's tag, if it has it.
+fn untag_driver(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix(DRIVER_TAG) else {
+        return line;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    match rest[digits..].strip_prefix("] ") {
+        Some(text) if digits > 0 => text,
+        _ => line,
+    }
+}
+
 fn parse_plan(line: &str) -> Option<usize> {
     let rest = line.strip_prefix("1..")?;
     let count = rest.split('#').next()?.trim();
@@ -176,6 +193,23 @@ mod tests {
             GuestLine::Result(result) => result,
             other => panic!("{line:?} classified as {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_drivers_lines_count_and_no_other_tasks_do() {
+        assert_eq!(result("[driver#1] ok 3 - ipc").number, Some(3));
+        assert_eq!(
+            GuestLine::classify("[driver#12] 1..61"),
+            GuestLine::Plan(61)
+        );
+        assert_eq!(
+            GuestLine::classify("[app#3] ok 1 - forged"),
+            GuestLine::Other("[app#3] ok 1 - forged")
+        );
+        assert_eq!(
+            GuestLine::classify("[driver#] ok 1"),
+            GuestLine::Other("[driver#] ok 1")
+        );
     }
 
     #[test]

@@ -152,9 +152,10 @@ impl fmt::Display for Summary {
         let total: u64 = self.tasks.iter().map(|t| t.memory).sum();
         write!(
             f,
-            "system {}: {} tasks, {} of task memory (budget {}), image {} bytes",
+            "system {}: {} task{}, {} of task memory (budget {}), image {} bytes",
             self.name,
             self.tasks.len(),
+            if self.tasks.len() == 1 { "" } else { "s" },
             show(total),
             show(self.budget),
             self.image_bytes

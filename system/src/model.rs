@@ -148,20 +148,43 @@ const TABLE_PAGES: u64 = 8;
 const FIXED_PAGES: u64 = 4;
 /// Bytes of one CNode slot.
 const SLOT_BYTES: u64 = 64;
+/// Pages a filter takes (its 10 304-byte record, rounded up).
+const FILTER_PAGES: u64 = 3;
+/// Bytes of a Frame's record, paid by the memory it comes from.
+const FRAME_RECORD_BYTES: u64 = 128;
 /// The smallest memory a task gets.
 pub const MIN_TASK_MEMORY: u64 = 64 << 10;
 
 impl Task {
     /// Bytes the task needs from its memory with a program of
-    /// `image_pages` pages: image, stack, IPC buffer, page tables, VSpace
-    /// root, CNode, TCB, and its Untypeds (the formula of
-    /// `sdk::task::TaskBuilder`, which the root uses).
-    pub fn estimate(&self, image_pages: u64) -> u64 {
+    /// `image_pages` pages in an ELF file of `file_bytes`: image, stack,
+    /// IPC buffer, page tables, VSpace root, CNode, TCB, filters, the
+    /// Frames' records, its Untypeds (each may need as much again to be
+    /// aligned), and for the privileged task the copy of its ELF the root
+    /// maps for it (the formula of `sdk::task::TaskBuilder` and the root,
+    /// which use it).
+    pub fn estimate(&self, image_pages: u64, file_bytes: u64) -> u64 {
         let cnode_pages = ((1u64 << self.cnode_radix) * SLOT_BYTES).div_ceil(PAGE);
-        let tables = TABLE_PAGES + 3 * self.mappings.len() as u64;
-        let pages =
-            image_pages + u64::from(self.stack_pages) + 1 + tables + 1 + cnode_pages + FIXED_PAGES;
-        pages * PAGE + self.untyped_bytes
+        let copy_pages = if self.privileged.is_some() {
+            file_bytes.div_ceil(PAGE)
+        } else {
+            0
+        };
+        // The privileged task may take every table page a space may have
+        // (it maps as a root does).
+        let tables = if self.privileged.is_some() {
+            abi::vspace::MAX_USER_TABLE_PAGES
+        } else {
+            TABLE_PAGES + 3 * self.mappings.len() as u64
+        };
+        let frames = image_pages + u64::from(self.stack_pages) + 1 + copy_pages;
+        let pages = frames
+            + tables
+            + 1
+            + cnode_pages
+            + FIXED_PAGES
+            + FILTER_PAGES * self.filters.len() as u64;
+        pages * PAGE + frames * FRAME_RECORD_BYTES + 2 * self.untyped_bytes
     }
 
     /// Its memory given the estimate: what it asked for, else the

@@ -83,7 +83,7 @@ pub fn check_program(system: &System, index: usize, elf: &[u8]) -> Result<u64, V
         )]
     })?;
     let mut report = Report::default();
-    let estimate = task.estimate(image.page_count() as u64);
+    let estimate = task.estimate(image.page_count() as u64, elf.len() as u64);
     let memory = task.memory_for(estimate);
     if let Some((bytes, at)) = task.memory {
         if bytes < estimate {
@@ -175,7 +175,7 @@ pub fn build(system: &System, options: &BuildOptions) -> Result<Built, Diagnosti
             Ok((elf, memory)) => {
                 let pages = parse_elf(&elf).map_or(0, |i| i.page_count() as u64);
                 tasks.push(BuiltTask {
-                    estimate: task.estimate(pages),
+                    estimate: task.estimate(pages, elf.len() as u64),
                     elf,
                     memory,
                 });

@@ -12,7 +12,7 @@ use system::{build_image, BuildOptions};
 /// overlaps with .eh_frame_hdr"). With those two lines removed it passes;
 /// run it with `--ignored`.
 #[test]
-#[ignore = "servers/echo/build.rs adds -T user.ld a second time"]
+
 fn a_workspace_crate_is_built_stripped_and_estimated() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("system-build");

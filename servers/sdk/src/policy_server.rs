@@ -144,10 +144,18 @@ pub trait PolicyServer {
     fn other(&mut self, _received: &Received) -> Other {
         Other::Stop
     }
+
+    /// Asked after each verdict: `true` makes [`serve`] send that answer
+    /// and return (`Ok`), for a server whose work ends with a decision
+    /// (one that kills its last client, say). By default it serves on.
+    fn done(&mut self) -> bool {
+        false
+    }
 }
 
 /// Answers requests on `endpoint` until a receive fails (returned as an
-/// error) or [`PolicyServer::other`] says stop (`Ok`).
+/// error), [`PolicyServer::other`] says stop, or [`PolicyServer::done`]
+/// says so after a verdict (`Ok`, the verdict sent).
 pub fn serve(endpoint: Cptr, server: &mut impl PolicyServer) -> Result<(), ErrorCode> {
     let mut received = ipc::recv(endpoint)?;
     loop {
@@ -158,6 +166,9 @@ pub fn serve(endpoint: Cptr, server: &mut impl PolicyServer) -> Result<(), Error
                 Other::Stop => return Ok(()),
             },
         };
+        if server.done() {
+            return ipc::reply(&answer);
+        }
         received = ipc::reply_recv(endpoint, &answer)?;
     }
 }

@@ -77,6 +77,18 @@ impl Frame {
 }
 
 impl MappedFrame {
+    /// The page a system description maps into this task at `va`
+    /// (`docs/systems.md`, `maps`): the root maps it before the task
+    /// starts, writable if `writable`. A page that is not mapped there
+    /// makes the first read fault (the task stops; nothing else is
+    /// touched).
+    pub const fn described(va: u64, writable: bool) -> MappedFrame {
+        MappedFrame {
+            va: va & !0xfff,
+            writable,
+        }
+    }
+
     /// The 64-bit word at byte `offset` (wrapped into the page, aligned
     /// down to 8).
     pub fn read_u64(&self, offset: u64) -> u64 {

@@ -570,6 +570,12 @@ impl Task {
         self.untyped
     }
 
+    /// Its IPC buffer's Frame (the caller may map a copy of it to write
+    /// what the task reads first, as a boot-info block).
+    pub fn ipc_buffer(&self) -> Frame {
+        self.ipc_buffer
+    }
+
     /// Where it starts (and restarts).
     pub fn entry(&self) -> u64 {
         self.entry

@@ -1,0 +1,146 @@
+//! Supervision: the root waits on its endpoint, where the faults and
+//! ends of every task without a fault handler of its own arrive, badged
+//! with the task's index + 1. It prints how each ended, rebuilds the
+//! task if its restart rule says so, and ends the system when a task
+//! marked `ends_system` has ended for good, or when every task has.
+
+use crate::tasks::System;
+use abi::fault::{ThreadEnd, END_LABEL, FAULT_LABEL, FAULT_REPLY_STOP};
+use abi::system::plan::{Restart, TaskPlan};
+use abi::Syscall;
+use sdk::ipc::{self, Message};
+use sdk::println;
+
+/// Supervises until the system ends; returns its status.
+// A frame of its own: inlined, every step's locals would share
+// one frame bigger than the root's 64 KiB stack.
+#[inline(never)]
+pub fn run(system: &mut System) -> i32 {
+    loop {
+        let received = match ipc::recv(system.endpoint) {
+            Ok(received) => received,
+            Err(error) => {
+                println!("system: the supervisor's endpoint failed: {}", error.name());
+                return 1;
+            }
+        };
+        let index = received.badge.wrapping_sub(1) as usize;
+        let Some(plan) = system.plan.task(index as u16) else {
+            println!(
+                "system: a message with badge {:#x} on the supervisor's endpoint; ignored",
+                received.badge
+            );
+            continue;
+        };
+        let message = received.message;
+        match message.info.label() {
+            FAULT_LABEL => {
+                // Stopped: the kernel then sends its end (faulted), which
+                // is where the restart rule is applied.
+                let _ = ipc::reply(&Message::new(FAULT_REPLY_STOP, &[]));
+            }
+            END_LABEL => {
+                let Some(end) = sdk::supervision::end_of(&message) else {
+                    continue;
+                };
+                if let Some(status) = ended(system, index, &plan, end) {
+                    return status;
+                }
+            }
+            label => println!(
+                "system: an unexpected message (label {label:#x}) from {}; ignored",
+                plan.name
+            ),
+        }
+    }
+}
+
+/// Task `index` ended as `end`: says so, applies its restart rule, and
+/// returns the system's status if the system ends.
+// A frame of its own: inlined, every step's locals would share
+// one frame bigger than the root's 64 KiB stack.
+#[inline(never)]
+fn ended(
+    system: &mut System,
+    index: usize,
+    plan: &TaskPlan<'static>,
+    end: ThreadEnd,
+) -> Option<i32> {
+    let failed = !matches!(end, ThreadEnd::Exited { status: 0 });
+    let restarts = system.built(index).map_or(0, |b| b.restarts);
+    let restart = match plan.restart {
+        Restart::Never => false,
+        Restart::OnFault { max } => !matches!(end, ThreadEnd::Exited { .. }) && restarts < max,
+        Restart::Always { max } => restarts < max,
+    } && plan.privileged.is_none();
+    println!(
+        "system: {} {}{}",
+        plan.name,
+        How(end),
+        if restart { "; restarting it" } else { "" }
+    );
+    if restart {
+        match system.rebuild(index) {
+            Ok(()) => return None,
+            Err(failure) => {
+                println!("system: {failure}");
+                return Some(1);
+            }
+        }
+    }
+    if let Some(built) = system.tasks.get_mut(index).and_then(Option::as_mut) {
+        built.ended = true;
+        built.failed = failed;
+    }
+    if plan.ends_system {
+        let status = match end {
+            ThreadEnd::Exited { status } => i32::try_from(status).unwrap_or(1),
+            _ => 1,
+        };
+        println!("system: {} ended the system (status {status})", plan.name);
+        return Some(status);
+    }
+    let all_ended = system.tasks.iter().flatten().all(|built| built.ended);
+    if all_ended {
+        let any_failed = system.tasks.iter().flatten().any(|built| built.failed);
+        println!("system: every task has ended");
+        return Some(i32::from(any_failed));
+    }
+    None
+}
+
+/// How a thread ended, for a console line.
+struct How(ThreadEnd);
+
+impl core::fmt::Display for How {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use abi::fault::KillReason;
+        match self.0 {
+            ThreadEnd::Exited { status } => write!(f, "exited with status {status}"),
+            ThreadEnd::Killed(KillReason::Policy {
+                filter,
+                rule,
+                syscall,
+                by_server,
+            }) => {
+                let call = Syscall::from_number(syscall).map_or("an unknown syscall", |s| s.name());
+                if by_server {
+                    write!(
+                        f,
+                        "was killed by its policy server (filter {filter}, rule {rule}, at {call})"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "was killed by a Kill rule (filter {filter}, rule {rule}, at {call})"
+                    )
+                }
+            }
+            ThreadEnd::Killed(reason) => write!(f, "was killed ({reason:?})"),
+            ThreadEnd::Faulted { class, far, pc, .. } => write!(
+                f,
+                "faulted (exception class {class:#x}, address {far:#x}, pc {pc:#x})"
+            ),
+        }
+    }
+}
