@@ -334,11 +334,12 @@ EOF
 }
 
 # The kernel command line. The firmware puts it, after words of its own,
-# into the device tree's /chosen/bootargs; the kernel reads its mode there.
-# cmdline.txt is one line with no comment syntax: see the README to switch
-# to the test suite (portcullis.mode=test).
+# into the device tree's /chosen/bootargs. What runs is the system image's
+# business (its description names its mode), so the line is empty: the
+# firmware's own words are all the kernel gets. cmdline.txt is one line
+# with no comment syntax.
 write_cmdline_txt() {
-	echo "portcullis.mode=demo" >"$1"
+	echo "" >"$1"
 }
 
 # ---------------------------------------------------------------- the disk
@@ -435,9 +436,10 @@ Wire a 3.3 V USB serial adapter (never 5 V) to the 40-pin header:
   Pi pin 10 (GPIO15, UART RX) -> adapter TX
 Open the console at 115200 8N1, then power the Pi on:
   picocom -b 115200 /dev/ttyUSB0
-The kernel runs the demo (cmdline.txt: portcullis.mode=demo) and ends with
-"[kernel] halted; power the board off". Put portcullis.mode=test in
-cmdline.txt to run the in-kernel test suite instead.
+The kernel runs the card's system (by default the demo, systems/demo.toml)
+and ends with "[kernel] halted; power the board off". For another system:
+  ./qemu-run.sh sdcard --system systems/test.toml      (the in-guest suite)
+  ./qemu-run.sh sdcard --system PATH/TO/system.toml    (a system of yours)
 EOF
 }
 

@@ -1,31 +1,22 @@
 //! A system image reaches the kernel on every QEMU boot path: the runner
 //! loads it (`--system-image`) at the board's fixed address, the kernel
 //! finds it there (QEMU names no initrd in the device tree), keeps its
-//! RAM and says so. The root (init, for now) does not read it yet; the
-//! demo runs as without one.
+//! RAM and says so, and the root task runs it: the demo's description
+//! boots on all three paths. A damaged image is refused by the root with
+//! one line, never run.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use abi::system::image::{checksum, ImageHeader, HEADER_BYTES};
 use portcullis::qemu::ProcessEnd;
 use portcullis::{GuestMode, Machine, RunRequest};
 
-/// A tiny valid image: a header and a few bytes of plan.
+/// The demo's system image (`systems/demo.toml`, built by build.rs).
 fn system_image() -> (PathBuf, usize) {
-    let body = b"not yet a plan, but checksummed".to_vec();
-    let header = ImageHeader {
-        total_bytes: (HEADER_BYTES + body.len()) as u64,
-        plan_offset: HEADER_BYTES as u64,
-        plan_bytes: body.len() as u64,
-        checksum: checksum(&body),
-    };
-    let mut image = header.encode().to_vec();
-    image.extend_from_slice(&body);
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("guest-system.img");
-    std::fs::write(&path, &image).expect("write the system image");
-    (path, image.len())
+    let path = portcullis::artifacts::own_system_image(GuestMode::Demo).expect("the demo's image");
+    let bytes = std::fs::metadata(&path).expect("its size").len() as usize;
+    (path, bytes)
 }
 
 /// Boots the demo with the image and checks the kernel's line.
@@ -78,7 +69,21 @@ fn raspi4b_finds_the_image_from_the_elf_at_el3() {
 }
 
 #[test]
-fn without_an_image_the_kernel_says_nothing_of_one() {
-    let outcome = common::boot_expecting_pass(&common::request(Machine::Virt, GuestMode::Demo));
-    assert!(!outcome.guest_output.contains("system image"), "{outcome}");
+fn a_damaged_image_is_refused_by_the_root() {
+    let (demo, _) = system_image();
+    let mut bytes = std::fs::read(&demo).expect("the demo's image");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x5a;
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("damaged-system.img");
+    std::fs::write(&path, &bytes).expect("write the damaged image");
+    let outcome = common::boot_serialised(&RunRequest {
+        system_image: Some(path),
+        ..common::request(Machine::Virt, GuestMode::Demo)
+    });
+    assert_eq!(outcome.end, ProcessEnd::Exited(1), "{outcome}");
+    let line = "system: the system image is unusable: its checksum does not match (damaged or cut)";
+    assert!(
+        outcome.guest_output.lines().any(|l| l.trim_end() == line),
+        "no `{line}`:\n{outcome}"
+    );
 }

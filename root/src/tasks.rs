@@ -208,10 +208,12 @@ impl System {
     pub fn build_all(&mut self) -> Result<(), Failure> {
         let plan = self.plan;
         sdk::println!(
-            "system: building {:?}: {} tasks, {} objects",
+            "system: building {:?}: {} task{}, {} object{}",
             plan.head.name,
             plan.head.tasks,
-            plan.head.objects
+            plural(plan.head.tasks.into()),
+            plan.head.objects,
+            plural(plan.head.objects.into()),
         );
         let mut privileged = None;
         for (index, task) in plan.tasks().enumerate() {
@@ -449,11 +451,12 @@ impl System {
             .start()
             .map_err(|e| Failure::task(plan.name, "starting it", Why::Task(e)))?;
         sdk::println!(
-            "system: started {} (priority {}, {} KiB, {} capabilities{}{}{}{})",
+            "system: started {} (priority {}, {} KiB, {} capabilit{}{}{}{}{})",
             plan.name,
             plan.priority,
             (1u64 << plan.memory_bits) >> 10,
             plan.caps.len(),
+            if plan.caps.len() == 1 { "y" } else { "ies" },
             match plan.filters.len() {
                 0 => "",
                 1 => ", a filter",
@@ -566,6 +569,15 @@ impl System {
             .push((intid, handler))
             .map_err(|_| Why::Plan("too many IRQs"))?;
         Ok(handler)
+    }
+}
+
+/// "s" unless `count` is 1.
+fn plural(count: usize) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

@@ -110,6 +110,16 @@ impl<'a> GuestLine<'a> {
 /// tags `[driver#N] ` like every thread's but the root's.
 pub const DRIVER_TAG: &str = "[driver#";
 
+/// `output` with the driver's tag taken off each of its lines (and every
+/// other line as it was).
+pub fn untag_driver_lines(output: &str) -> String {
+    let mut untagged = String::with_capacity(output.len());
+    for line in output.split_inclusive('\n') {
+        untagged.push_str(untag_driver(line));
+    }
+    untagged
+}
+
 /// `line` without the driver's tag, if it has it.
 fn untag_driver(line: &str) -> &str {
     let Some(rest) = line.strip_prefix(DRIVER_TAG) else {
@@ -209,6 +219,10 @@ mod tests {
         assert_eq!(
             GuestLine::classify("[driver#] ok 1"),
             GuestLine::Other("[driver#] ok 1")
+        );
+        assert_eq!(
+            untag_driver_lines("[driver#1] ok 1\n[app#2] hi\n[driver#1] partial"),
+            "ok 1\n[app#2] hi\npartial"
         );
     }
 

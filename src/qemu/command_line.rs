@@ -61,11 +61,10 @@ pub struct LaunchConfig {
 
 impl LaunchConfig {
     /// The kernel command line, which QEMU puts in `/chosen/bootargs`.
+    /// (What runs is the system image's business: the project's own
+    /// systems name their mode in their description, `systems/*.toml`.)
     pub fn boot_args(&self) -> String {
-        let mut args = format!(
-            "portcullis.mode={} portcullis.exit=semihosting",
-            self.mode.name()
-        );
+        let mut args = String::from("portcullis.exit=semihosting");
         for option in &self.boot_options {
             args.push(' ');
             args.push_str(option);
@@ -247,7 +246,7 @@ mod tests {
             words(&virt_test()).join(" "),
             "-M virt,gic-version=2 -cpu cortex-a72 -smp 2 -m 1G -nic none -display none \
              -monitor none -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
-             -append portcullis.mode=test portcullis.exit=semihosting"
+             -append portcullis.exit=semihosting"
         );
     }
 
@@ -265,7 +264,7 @@ mod tests {
             words(&config).join(" "),
             "-M raspi4b -nic none -display none -monitor none -serial stdio -no-reboot \
              -semihosting -kernel /k/kernel8.img -dtb /f/bcm2711-rpi-4-b.dtb \
-             -append portcullis.mode=demo portcullis.exit=semihosting"
+             -append portcullis.exit=semihosting"
         );
     }
 
@@ -326,7 +325,7 @@ mod tests {
             virt.ends_with(
                 " -kernel /k/portcullis-kernel \
                  -device loader,file=/s/system.img,addr=0x42000000,force-raw=on \
-                 -append portcullis.mode=test portcullis.exit=semihosting"
+                 -append portcullis.exit=semihosting"
             ),
             "{virt}"
         );
@@ -359,7 +358,7 @@ mod tests {
         let append = args.iter().position(|word| word == "-append");
         assert_eq!(
             append.map(|i| args[i + 1].as_str()),
-            Some("portcullis.mode=test portcullis.exit=semihosting")
+            Some("portcullis.exit=semihosting")
         );
     }
 
@@ -370,7 +369,7 @@ mod tests {
             &virt_test().qemu_args(),
         );
         assert!(rendered.starts_with("qemu-system-aarch64 -M virt,gic-version=2 "));
-        assert!(rendered.ends_with(" -append 'portcullis.mode=test portcullis.exit=semihosting'"));
+        assert!(rendered.ends_with(" -append portcullis.exit=semihosting"));
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

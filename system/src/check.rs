@@ -24,11 +24,12 @@ pub const DEFAULT_STACK: u64 = 16 << 10;
 pub const MAX_STACK: u64 = 1 << 20;
 /// The default priority (and MCP).
 pub const DEFAULT_PRIORITY: u8 = 100;
-/// The default CNode size, and the privileged task's (which holds the
-/// root's boot capabilities below `abi::bootinfo::ROOT_FIRST_FREE_SLOT`).
+/// The default CNode size.
 pub const DEFAULT_CNODE_SLOTS: u64 = 32;
-/// See [`DEFAULT_CNODE_SLOTS`].
-pub const DEFAULT_PRIVILEGED_CNODE_SLOTS: u64 = 256;
+/// The privileged task's CNode size: the root's
+/// (`2^abi::bootinfo::ROOT_CNODE_RADIX`), which holds the boot
+/// capabilities below `abi::bootinfo::ROOT_FIRST_FREE_SLOT`.
+pub const DEFAULT_PRIVILEGED_CNODE_SLOTS: u64 = 1 << abi::bootinfo::ROOT_CNODE_RADIX;
 /// The default `max_restarts`.
 pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 /// One past the highest address a mapping may reach (where `FrameMap`'s
@@ -401,9 +402,11 @@ impl Checker<'_> {
         }
     }
 
-    /// A file relative to the description's directory.
+    /// A file relative to the description's directory (absolute, so
+    /// that cargo, run from elsewhere, finds it too).
     fn path(&self, written: &str) -> PathBuf {
-        self.dir.join(written)
+        let joined = self.dir.join(written);
+        std::path::absolute(&joined).unwrap_or(joined)
     }
 
     fn file(&mut self, path: &Spanned<String>, field: &str) -> Option<Vec<u8>> {
@@ -556,6 +559,15 @@ impl Checker<'_> {
                         format!("{n} is not a power of two from 8 to 4096"),
                     );
                     DEFAULT_CNODE_SLOTS
+                } else if privileged && n as u64 != DEFAULT_PRIVILEGED_CNODE_SLOTS {
+                    self.error(
+                        slots.span().start,
+                        &at("cnode_slots"),
+                        format!(
+                            "a privileged task has the root's {DEFAULT_PRIVILEGED_CNODE_SLOTS} slots"
+                        ),
+                    );
+                    DEFAULT_PRIVILEGED_CNODE_SLOTS
                 } else {
                     n as u64
                 }
@@ -1386,6 +1398,39 @@ impl Checker<'_> {
                         format!("{first:?} is privileged already; at most one task is"),
                     ),
                     None => first = Some(name.get_ref()),
+                }
+            }
+        }
+        // The kernel maps a Frame in one place at a time: a memory
+        // region, device or file is mapped by one task at most (an audit
+        // ring also serves the kernel, which writes it by its address).
+        let mut mapped: std::collections::HashMap<(&str, &str), String> = Default::default();
+        for (name, written) in &description.tasks {
+            for (i, map) in written.get_ref().maps.iter().enumerate() {
+                let map = map.get_ref();
+                let target = [
+                    ("memory", &map.memory),
+                    ("device", &map.device),
+                    ("file", &map.file),
+                ]
+                .into_iter()
+                .find_map(|(kind, object)| object.as_ref().map(|o| (kind, o)));
+                let Some((kind, object)) = target else {
+                    continue;
+                };
+                let field = format!("tasks.{}.maps[{i}].{kind}", name.get_ref());
+                match mapped.get(&(kind, object.get_ref().as_str())) {
+                    Some(first) => self.error(
+                        object.span().start,
+                        &field,
+                        format!(
+                            "{kind} {:?} is mapped by {first} already; the kernel maps a Frame in one place at a time",
+                            object.get_ref()
+                        ),
+                    ),
+                    None => {
+                        mapped.insert((kind, object.get_ref().as_str()), field.clone());
+                    }
                 }
             }
         }

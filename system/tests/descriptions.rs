@@ -389,6 +389,7 @@ fn servers_must_hold_what_they_serve() {
     check(
         &VALID.replace("notification = \"audit\", rights = \"r\"", "notification = \"audit\", rights = \"r\" }, { slot = 2, notification = \"audit\", rights = \"w\"")
             .replace("server = \"auditor\"", "server = \"echo\"")
+            .replace("maps = [ { memory = \"ring\", address = 0x1000_0000, rights = \"rw\" } ]", "")
             .replace("[tasks.echo]", "[tasks.echo]\nmaps = [ { memory = \"ring\", address = 0x1000_0000 } ]"),
         "\"echo\", ring",
         0,
@@ -555,10 +556,10 @@ fn sizes_slots_and_addresses_are_checked() {
         "own CNode",
     );
     let mapped = SMALL
-        .replace("stops = {}", "stops = {}\n[memory]\nshared = { size = \"8 KiB\" }")
+        .replace("stops = {}", "stops = {}\n[memory]\na = { size = \"8 KiB\" }\nb = { size = \"8 KiB\" }\nc = { size = \"8 KiB\" }\nd = { size = \"8 KiB\" }")
         .replace(
             "[tasks.app]",
-            "[tasks.app]\nmaps = [ { memory = \"shared\", address = 0x1000_0000 }, { memory = \"shared\", address = 0x1000_1000 }, { memory = \"shared\", address = 0x1000_0800 }, { memory = \"shared\", address = 0x40_2000 } ]",
+            "[tasks.app]\nmaps = [ { memory = \"a\", address = 0x1000_0000 }, { memory = \"b\", address = 0x1000_1000 }, { memory = \"c\", address = 0x1000_0800 }, { memory = \"d\", address = 0x40_2000 } ]",
         );
     let (path, found) = errors_with(&mapped, &[]);
     // The program's segments are looked at once the rest is right.
@@ -580,8 +581,19 @@ fn sizes_slots_and_addresses_are_checked() {
     )));
     assert!(found[1].contains("not page-aligned"));
     let over_program = mapped.replace(
-        "{ memory = \"shared\", address = 0x1000_1000 }, { memory = \"shared\", address = 0x1000_0800 }, ",
+        "{ memory = \"b\", address = 0x1000_1000 }, { memory = \"c\", address = 0x1000_0800 }, ",
         "",
+    );
+    // A region is mapped by one task, once.
+    let twice = mapped.replace(
+        "{ memory = \"b\", address = 0x1000_1000 }, { memory = \"c\", address = 0x1000_0800 }, { memory = \"d\", address = 0x40_2000 }",
+        "{ memory = \"a\", address = 0x2000_0000 }",
+    );
+    assert_one(
+        &twice,
+        "\"a\", address = 0x2000_0000",
+        "tasks.app.maps[1].memory",
+        "is mapped by tasks.app.maps[0].memory already; the kernel maps a Frame in one place at a time",
     );
     assert_one(
         &over_program,
