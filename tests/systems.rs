@@ -134,6 +134,30 @@ fn traced_boots_on_virt() {
     assert_has(&outcome, "system: every task has ended");
 }
 
+#[test]
+fn supervised_is_rebuilt_after_each_fault_until_it_exits() {
+    let outcome = boot(&example("supervised"), Machine::Virt);
+    assert_eq!(
+        lines_of(&outcome, "worker")
+            .iter()
+            .filter(|l| l.starts_with("worker: run "))
+            .copied()
+            .collect::<Vec<_>>(),
+        ["worker: run 1", "worker: run 2", "worker: run 3"],
+        "{outcome}"
+    );
+    for restart in ["1 of 2", "2 of 2"] {
+        assert!(
+            lines(&outcome)
+                .iter()
+                .any(|l| l.starts_with("system: worker faulted")
+                    && l.ends_with(&format!("; restarting it ({restart})"))),
+            "no restart {restart}:\n{outcome}"
+        );
+    }
+    assert_has(&outcome, "system: worker ended the system (status 0)");
+}
+
 /// A copy of the confined example's description, changed by `change`,
 /// in the tests' scratch directory (its crates named by absolute path).
 fn broken_copy(name: &str, change: impl Fn(String) -> String) -> PathBuf {

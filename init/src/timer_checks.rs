@@ -113,9 +113,8 @@ fn check_with_objects() -> i32 {
     // (Arming can find its 200 µs deadline past already when the
     // emulator's host is busy between reading the counter and arming:
     // then it is tried again.)
-    let armed = (0..10).any(|_| {
-        timer.arm(time::now().after(Duration::from_micros(200), frequency)) == Ok(true)
-    });
+    let armed = (0..10)
+        .any(|_| timer.arm(time::now().after(Duration::from_micros(200), frequency)) == Ok(true));
     expect!(93, armed, true);
     sdk::probe::spin_ms(2);
     expect!(93, timer.cancel(), Ok(()));

@@ -68,17 +68,25 @@ fn ended(
 ) -> Option<i32> {
     let failed = !matches!(end, ThreadEnd::Exited { status: 0 });
     let restarts = system.built(index).map_or(0, |b| b.restarts);
-    let restart = match plan.restart {
-        Restart::Never => false,
-        Restart::OnFault { max } => !matches!(end, ThreadEnd::Exited { .. }) && restarts < max,
-        Restart::Always { max } => restarts < max,
-    } && plan.privileged.is_none();
-    println!(
-        "system: {} {}{}",
-        plan.name,
-        How(end),
-        if restart { "; restarting it" } else { "" }
-    );
+    let (restart, max) = match plan.restart {
+        Restart::Never => (false, 0),
+        Restart::OnFault { max } => (
+            !matches!(end, ThreadEnd::Exited { .. }) && restarts < max,
+            max,
+        ),
+        Restart::Always { max } => (restarts < max, max),
+    };
+    let restart = restart && plan.privileged.is_none();
+    if restart {
+        println!(
+            "system: {} {}; restarting it ({} of {max})",
+            plan.name,
+            How(end),
+            restarts + 1
+        );
+    } else {
+        println!("system: {} {}", plan.name, How(end));
+    }
     if restart {
         match system.rebuild(index) {
             Ok(()) => return None,

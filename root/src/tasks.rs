@@ -8,7 +8,7 @@ use abi::bootinfo::{BootInfo, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SL
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IRQ_CONTROL_SLOT};
 use abi::cap::{CapType, Rights};
 use abi::system::plan::{CapSource, ObjectUse, Plan, TaskPlan, MAX_IRQS, MAX_TASKS};
-use abi::system::plan::{MAX_TASK_FILTERS, MAX_TASK_MAPPINGS};
+use abi::system::plan::{Restart, MAX_TASK_FILTERS, MAX_TASK_MAPPINGS};
 use abi::vspace::{MapRights, MAX_USER_TABLE_PAGES};
 use abi::{ErrorCode, USER_STACK_TOP};
 use core::fmt;
@@ -582,9 +582,19 @@ fn plural(count: usize) -> &'static str {
 }
 
 /// Bytes the plan's tasks and shared objects take: each task's memory,
-/// and the shared objects' Untyped.
+/// once more for each rebuild it may have (memory an Untyped handed out
+/// comes back only when all of it does), and the shared objects' Untyped.
 fn plan_bytes(plan: &Plan<'static>) -> u64 {
-    let tasks: u64 = plan.tasks().map(|task| 1u64 << task.memory_bits).sum();
+    let tasks: u64 = plan
+        .tasks()
+        .map(|task| {
+            let restarts = match task.restart {
+                Restart::Never => 0,
+                Restart::OnFault { max } | Restart::Always { max } => u64::from(max),
+            };
+            (1u64 << task.memory_bits) * (1 + restarts)
+        })
+        .sum();
     tasks + (1 << crate::objects::shared_bits(plan))
 }
 

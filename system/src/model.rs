@@ -187,6 +187,14 @@ impl Task {
         pages * PAGE + frames * FRAME_RECORD_BYTES + 2 * self.untyped_bytes
     }
 
+    /// How often the root may rebuild it.
+    pub fn restarts(&self) -> u32 {
+        match self.restart {
+            Restart::Never => 0,
+            Restart::OnFault { max } | Restart::Always { max } => max,
+        }
+    }
+
     /// Its memory given the estimate: what it asked for, else the
     /// estimate rounded up to a power of two (at least
     /// [`MIN_TASK_MEMORY`]).

@@ -122,9 +122,11 @@ pub fn check_program(system: &System, index: usize, elf: &[u8]) -> Result<u64, V
     report.finish(memory).map_err(|d| d.0)
 }
 
-/// Checks that the tasks (`memory_of` each) and the shared RAM fit the
+/// Checks that the tasks (`memory_of` each, once more for each restart
+/// it may have: a rebuild takes fresh memory) and the shared RAM fit the
 /// budget.
 pub fn check_budget(system: &System, memory_of: &dyn Fn(&Task) -> u64) -> Result<(), Diagnostic> {
+    let memory_of = |task: &Task| memory_of(task) * (1 + u64::from(task.restarts()));
     let tasks: u64 = system.tasks.iter().map(memory_of).sum();
     let shared: u64 = system.objects.iter().map(|o| o.ram_bytes()).sum();
     let total = tasks + shared;

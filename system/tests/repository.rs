@@ -14,7 +14,7 @@ fn the_repositorys_descriptions_check() {
     for name in ["demo", "test", "bench", "fuzz"] {
         descriptions.push(root.join("systems").join(format!("{name}.toml")));
     }
-    for name in ["hello", "confined", "traced"] {
+    for name in ["hello", "confined", "traced", "supervised"] {
         descriptions.push(root.join("examples").join(name).join("system.toml"));
     }
     for description in descriptions {
