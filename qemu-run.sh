@@ -416,7 +416,8 @@ run_lint() {
 		--target aarch64-unknown-none -- -D warnings
 	# The examples' tasks are a workspace of their own (programs for
 	# AArch64 only), linted as the system tool builds them.
-	lint_step cargo clippy --manifest-path examples/Cargo.toml --workspace \
+	lint_step env CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/systems" \
+		cargo clippy --manifest-path examples/Cargo.toml --workspace \
 		--target aarch64-unknown-none -- -D warnings
 	if [ "${#failed[@]}" -gt 0 ]; then
 		say "lint failed:"
