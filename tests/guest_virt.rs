@@ -134,22 +134,27 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "no [echo#N] or [echo-client#N] line\n{outcome}"
     );
     for line in [
-        "root: every boot capability checked",
-        "root: its own ELF is mapped read-only (",
-        // The runner's command line, as the kernel passed it on.
+        // The root builds the demo's system: its one task, the driver,
+        // privileged; the driver's end ends the system.
+        "system: building \"demo\": 1 task, 0 objects",
+        "system: started driver (priority 100, 8192 KiB, 0 capabilities, privileged)",
+        "system: driver ended the system (status 0)",
+        "driver: every boot capability checked",
+        "driver: its own ELF is mapped read-only (",
+        // The description's command line, then the kernel's.
         "bytes, entry 0x",
         "); the command line is \"portcullis.mode=demo portcullis.exit=semihosting\"",
-        "root: built echo from its",
-        "root: built echo-client from its",
+        "driver: built echo from its",
+        "driver: built echo-client from its",
         "echo-client: 38 words back: THIS MESSAGE IS TOO LONG",
         &format!("[echo#{echo}] echo: serving on slot 2"),
         &format!("[echo-client#{client}] echo-client: done"),
         &format!("[kernel] thread echo-client#{client} faulted: data abort (EL0)"),
-        "root: the client faulted at 0x60000000000",
+        "driver: the client faulted at 0x60000000000",
         "echo-client: resumed after the fault",
-        "root: both tasks exited with status 0 (their end messages)",
-        "root: both tasks reported; revoking their Untyped took back every object",
-        "root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
+        "driver: both tasks exited with status 0 (their end messages)",
+        "driver: both tasks reported; revoking their Untyped took back every object",
+        "driver: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
         "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         &format!("[app#{app}]   forwarded print: the server keeps 48 bytes --"),

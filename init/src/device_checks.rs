@@ -47,7 +47,7 @@ pub fn check(info: &BootInfo) -> i32 {
     } else if info.device_covering(PI4_SYSTEM_TIMER).is_some() {
         (PI4_SYSTEM_TIMER, Register::Pi4Counter)
     } else {
-        println!("root: no device Untyped covers a register this check knows; skipped");
+        println!("driver: no device Untyped covers a register this check knows; skipped");
         expect!(120, info.devices.is_empty(), false);
         return 0;
     };
@@ -105,7 +105,7 @@ pub fn check(info: &BootInfo) -> i32 {
             let magic = view.read_u32(0);
             expect!(129, magic, VIRTIO_MAGIC);
             println!(
-                "root: device memory: virtio-mmio at {address:#x} mapped read-only, MagicValue {magic:#x}"
+                "driver: device memory: virtio-mmio at {address:#x} mapped read-only, MagicValue {magic:#x}"
             );
         }
         Register::Pi4Counter => {
@@ -119,7 +119,7 @@ pub fn check(info: &BootInfo) -> i32 {
             }
             expect!(130, later != first, true);
             println!(
-                "root: device memory: the system timer at {address:#x} mapped read-only, CLO {first} then {later}"
+                "driver: device memory: the system timer at {address:#x} mapped read-only, CLO {first} then {later}"
             );
         }
     }
@@ -147,7 +147,7 @@ pub fn check(info: &BootInfo) -> i32 {
         Err(ErrorCode::InvalidCapability)
     );
     println!(
-        "root: device memory: {} device Untypeds; TCB and CNode from one refused, executable refused, revoke unmaps",
+        "driver: device memory: {} device Untypeds; TCB and CNode from one refused, executable refused, revoke unmaps",
         info.devices.len()
     );
     0

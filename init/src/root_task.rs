@@ -1,7 +1,10 @@
-//! The root task: the kernel starts it with what `abi::bootinfo` lists
-//! and makes nothing more for it. It reads its boot information, checks
-//! every capability it was given does what it should, and then builds the
-//! system's other tasks itself from its Untyped memory.
+//! init as a root task: it is given what `abi::bootinfo` lists, in the
+//! root's slots. In the project's own systems it is not the root the
+//! kernel starts but the privileged task `driver`, which the root
+//! (`root/src/privileged.rs`) hands what the kernel handed the root.
+//! It reads its boot information, checks every capability it was given
+//! does what it should, and then builds the system's other tasks itself
+//! from its Untyped memory.
 //!
 //! Returns its exit status: 0 when every check passed, else the number of
 //! the first failed check.
@@ -47,7 +50,7 @@ pub fn root_task() -> i32 {
     let info = match BootInfo::decode(&words) {
         Ok(info) => info,
         Err(error) => {
-            println!("root: the boot information is unreadable: {error:?}");
+            println!("driver: the boot information is unreadable: {error:?}");
             return 1;
         }
     };
@@ -60,7 +63,7 @@ pub fn root_task() -> i32 {
 fn root_checks(info: &BootInfo) -> i32 {
     let largest = info.untypeds.iter().map(|u| u.size_bits).max().unwrap_or(0);
     println!(
-        "root: given {} Untypeds, {} KiB of free RAM (largest block 2^{largest} bytes); the kernel kept {} pages",
+        "driver: given {} Untypeds, {} KiB of free RAM (largest block 2^{largest} bytes); the kernel kept {} pages",
         info.untypeds.len(),
         info.untyped_bytes() / 1024,
         info.kernel_kept_pages
@@ -69,7 +72,7 @@ fn root_checks(info: &BootInfo) -> i32 {
         0 => {}
         failed => return failed,
     }
-    println!("root: every boot capability checked");
+    println!("driver: every boot capability checked");
     match crate::device_checks::check(info) {
         0 => {}
         failed => return failed,
@@ -84,7 +87,7 @@ fn root_checks(info: &BootInfo) -> i32 {
         Ok(sdk::entry_point())
     );
     println!(
-        "root: its own ELF is mapped read-only ({} bytes, entry {:#x}); the command line is {:?}",
+        "driver: its own ELF is mapped read-only ({} bytes, entry {:#x}); the command line is {:?}",
         image.len(),
         sdk::entry_point(),
         core::str::from_utf8(&info.command_line).unwrap_or("(not UTF-8)")
@@ -143,7 +146,7 @@ fn check_boot_capabilities(info: &BootInfo) -> i32 {
     let view = match frame.map_view(OWN_VSPACE, FRAME_MAP_START, MapRights::ReadWrite) {
         Ok(view) => view,
         Err(error) => {
-            println!("root: mapping a frame into its own VSpace failed: {error:?}");
+            println!("driver: mapping a frame into its own VSpace failed: {error:?}");
             return 9;
         }
     };
@@ -382,7 +385,7 @@ fn start_echo_tasks(info: &BootInfo) -> i32 {
         Ok(())
     );
     expect!(40, cnode::delete(ROOT_CNODE_SLOT, SCRATCH), Ok(()));
-    println!("root: both tasks reported; revoking their Untyped took back every object");
+    println!("driver: both tasks reported; revoking their Untyped took back every object");
     0
 }
 
@@ -419,7 +422,7 @@ fn build_task(spec: &TaskSpec, supervisor: &mut Supervisor) -> Result<Task, i32>
         builder = builder.fault_endpoint(endpoint, Some(badge));
     }
     let task = builder.build(supervisor).map_err(|error| {
-        println!("root: building {} failed: {error:?}", spec.name);
+        println!("driver: building {} failed: {error:?}", spec.name);
         build_check(&error)
     })?;
     let register = |r| task.tcb().read_register(r);
@@ -427,7 +430,7 @@ fn build_task(spec: &TaskSpec, supervisor: &mut Supervisor) -> Result<Task, i32>
         || register(Register::Sp) != Ok(abi::USER_STACK_TOP)
     {
         println!(
-            "root: {} starts at pc {:?} sp {:?}",
+            "driver: {} starts at pc {:?} sp {:?}",
             spec.name,
             register(Register::Pc),
             register(Register::Sp)
@@ -435,7 +438,7 @@ fn build_task(spec: &TaskSpec, supervisor: &mut Supervisor) -> Result<Task, i32>
         return Err(69);
     }
     println!(
-        "root: built {} from its {}-byte ELF: {} image pages, entry {:#x}, {} stack pages, its own VSpace",
+        "driver: built {} from its {}-byte ELF: {} image pages, entry {:#x}, {} stack pages, its own VSpace",
         spec.name,
         spec.elf.len(),
         task.image_pages(),
@@ -486,7 +489,7 @@ fn serve_until_reported() -> i32 {
         let received = match ipc::recv(Cptr(FAULTS)) {
             Ok(received) => received,
             Err(error) => {
-                println!("root: receiving on the fault endpoint failed: {error:?}");
+                println!("driver: receiving on the fault endpoint failed: {error:?}");
                 return 60;
             }
         };
@@ -503,7 +506,7 @@ fn serve_until_reported() -> i32 {
                 expect!(64, message.words[1], CLIENT_FAULT_ADDRESS);
                 let resume_at = message.words[3] + 4;
                 println!(
-                    "root: the client faulted at {:#x} (pc {:#x}); resuming it past the load",
+                    "driver: the client faulted at {:#x} (pc {:#x}); resuming it past the load",
                     message.words[1], message.words[3]
                 );
                 expect!(
@@ -517,7 +520,7 @@ fn serve_until_reported() -> i32 {
                     SERVER_FAULT_BADGE => 0b01,
                     CLIENT_FAULT_BADGE => 0b10,
                     other => {
-                        println!("root: an end message with badge {other:#x}");
+                        println!("driver: an end message with badge {other:#x}");
                         return 72;
                     }
                 };
@@ -530,12 +533,12 @@ fn serve_until_reported() -> i32 {
                 );
             }
             other => {
-                println!("root: unexpected message label {other:#x}");
+                println!("driver: unexpected message label {other:#x}");
                 return 66;
             }
         }
     }
     expect!(67, faults, 1);
-    println!("root: both tasks exited with status 0 (their end messages)");
+    println!("driver: both tasks exited with status 0 (their end messages)");
     0
 }

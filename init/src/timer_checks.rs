@@ -81,7 +81,7 @@ fn check_with_objects() -> i32 {
     ) {
         Ok(timer) => timer,
         Err(error) => {
-            println!("root: the timer could not be set up: {error:?}");
+            println!("driver: the timer could not be set up: {error:?}");
             return 85;
         }
     };
@@ -142,7 +142,7 @@ fn check_with_objects() -> i32 {
     );
     expect!(96, timer.cancel(), Ok(()));
     println!(
-        "root: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it"
+        "driver: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it"
     );
     0
 }

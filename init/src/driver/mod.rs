@@ -63,14 +63,14 @@ pub fn run(info: &BootInfo, root_checks: i32) -> i32 {
         Some("bench") => Mode::Bench,
         Some("fuzz") => Mode::Fuzz,
         Some(other) => {
-            println!("root: unknown portcullis.mode={other}");
+            println!("driver: unknown portcullis.mode={other}");
             return 1;
         }
     };
     let mut driver = match set_up(info) {
         Ok(driver) => driver,
         Err(reason) => {
-            println!("root: the driver cannot start: {reason}");
+            println!("driver: the driver cannot start: {reason}");
             return 1;
         }
     };
@@ -249,7 +249,7 @@ fn run_bench(driver: &mut Driver, info: &BootInfo) -> i32 {
     ) {
         Ok(parameter) => parameter,
         Err(reason) => {
-            println!("root: {reason}");
+            println!("driver: {reason}");
             return 1;
         }
     };
@@ -331,7 +331,7 @@ fn run_fuzz(driver: &mut Driver, info: &BootInfo) -> i32 {
         number("portcullis.fuzz.seed", 1),
         number("portcullis.fuzz.calls", 100_000),
     ) else {
-        println!("root: portcullis.fuzz.seed and portcullis.fuzz.calls take numbers");
+        println!("driver: portcullis.fuzz.seed and portcullis.fuzz.calls take numbers");
         return 1;
     };
     let plan = FuzzPlan::new(seed as u32, calls);
