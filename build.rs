@@ -1,20 +1,21 @@
 //! Cross-builds the Portcullis image for the host package.
 //!
 //! The host package (the QEMU runner and the integration tests) needs the
-//! kernel ELF and the Raspberry Pi `kernel8.img`. This script builds them
-//! with a nested cargo:
+//! kernel ELF, the Raspberry Pi `kernel8.img` and the project's own system
+//! images. This script builds them with a nested cargo:
 //!
 //! 1. the task programs init embeds (`servers/echo`, `servers/echo-client`)
 //!    for `aarch64-unknown-none`, stripped with `llvm-objcopy --strip-all`
-//!    into `target/image/tasks/` so the copies in init's image are small;
-//! 2. the user programs (`init`) for `aarch64-unknown-none` (hard float:
-//!    user code may use FP/SIMD, the kernel saves it on thread switches),
-//!    embedding the stripped tasks through `PORTCULLIS_TASK_ELF_DIR`;
+//!    into `target/image/tasks/` (`PORTCULLIS_TASK_ELF_DIR`), so the copies
+//!    in init's image are small;
+//! 2. the root task (`root/`, `portcullis-root`) for `aarch64-unknown-none`
+//!    (hard float: user code may use FP/SIMD, the kernel saves it on
+//!    thread switches), stripped into `target/image/root/` (the root task
+//!    gets a copy of the file);
 //! 3. the kernel for `aarch64-unknown-none-softfloat` (the kernel never
 //!    touches FP/SIMD registers, so syscalls need not save them), embedding
-//!    init, stripped into `target/image/root/` (the root task gets a copy
-//!    of the file), through `PORTCULLIS_ROOT_ELF`, in three flavours (see
-//!    docs/abi.md, "Calls of test and bench images"): the test image
+//!    the stripped root through `PORTCULLIS_ROOT_ELF`, in three flavours
+//!    (see docs/abi.md, "Calls of test and bench images"): the test image
 //!    (`--features test-calls`, into `target/image/test/`), the bench
 //!    image (`--features bench-calls`, into `target/image/bench/`), and
 //!    last the default image, which has neither and stays where cargo
@@ -24,7 +25,13 @@
 //!    toolchain's `llvm-tools` component, padded with zeros to a multiple
 //!    of 8 bytes (older Pi firmware refused an image whose size was not a
 //!    multiple of 4; the padding lies below `.bss`, which the kernel zeroes
-//!    anyway).
+//!    anyway);
+//! 5. the project's own systems, `systems/{demo,test,bench,fuzz}.toml`,
+//!    through the system tool (`system::build_image`, as any description
+//!    is built), into `target/image/systems/NAME.img`
+//!    (`PORTCULLIS_SYSTEMS_DIR`). Each has one task, `driver`: init
+//!    (`portcullis-init`, embedding the stripped tasks of step 1) as a
+//!    privileged task, its mode in its command line.
 //!
 //! The nested cargo uses its own target directory (`target/image`) so it
 //! does not wait for the lock the outer cargo holds, and it starts from a

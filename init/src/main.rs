@@ -1,8 +1,13 @@
-//! init: the root task's ELF. The kernel starts it as the root task, with
-//! `abi::bootinfo::ROOT_ARGUMENT` in `x0`; the root starts the rest of the
-//! system from this same ELF, each thread with a program selector in `x0`
+//! init: the project's test driver, written as a root task. It runs as
+//! the one task, `driver`, of the project's own systems
+//! (`systems/{demo,test,bench,fuzz}.toml`): a privileged task, to which
+//! the root (`root/`) hands what the kernel handed the root, in the same
+//! slots, with a `BootInfo` in its IPC buffer and
+//! `abi::bootinfo::ROOT_ARGUMENT` in `x0`. It starts the rest of the
+//! run from this same ELF, each thread with a program selector in `x0`
 //! (see `programs`): the demo, the in-guest test suite and its programs,
-//! the benchmarks, the fuzzer.
+//! the benchmarks, the fuzzer, as its command line's `portcullis.mode`
+//! says.
 #![no_std]
 #![no_main]
 
