@@ -265,33 +265,7 @@ fn nested_cargo(cargo: &str, workspace: &Path, image_dir: &Path) -> Command {
             "CARGO_TARGET_AARCH64_UNKNOWN_NONE_RUSTFLAGS",
             system::user_rustflags(workspace),
         );
-    for (key, _) in env::vars_os() {
-        let key = key.to_string_lossy();
-        let leaks_host_settings = key == "RUSTFLAGS"
-            || key == "RUSTDOCFLAGS"
-            || key == "RUSTC_WRAPPER"
-            || key == "RUSTC_WORKSPACE_WRAPPER"
-            || key == "TARGET"
-            || key == "HOST"
-            || key == "OUT_DIR"
-            || key == "PROFILE"
-            || key == "OPT_LEVEL"
-            || key == "DEBUG"
-            || key == "NUM_JOBS"
-            || key.starts_with("CARGO_ENCODED_")
-            || key.starts_with("CARGO_BUILD_")
-            || key.starts_with("CARGO_CFG_")
-            || key.starts_with("CARGO_FEATURE_")
-            || key.starts_with("CARGO_PKG_")
-            || key.starts_with("CARGO_MANIFEST_")
-            || key.starts_with("CARGO_PRIMARY_")
-            || key.starts_with("CARGO_MAKEFLAGS")
-            || key.starts_with("DEP_")
-            || key.starts_with("RUSTC_");
-        if leaks_host_settings {
-            command.env_remove(key.as_ref());
-        }
-    }
+    system::scrub_host_build_variables(&mut command);
     command
 }
 

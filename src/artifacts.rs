@@ -175,6 +175,19 @@ pub fn init_elf() -> Result<PathBuf, ArtifactError> {
     )
 }
 
+/// The root task's ELF as the kernel embeds it (stripped):
+/// `target/image/root/portcullis-root`, beside the kernel's build.
+pub fn root_elf() -> Result<PathBuf, ArtifactError> {
+    let kernel = KERNEL_ELF.ok_or(ArtifactError::NotExported {
+        variable: "PORTCULLIS_KERNEL_ELF",
+    })?;
+    let image_dir = Path::new(kernel)
+        .ancestors()
+        .nth(3)
+        .unwrap_or(Path::new(""));
+    require_file(&image_dir.join("root/portcullis-root"), "root task ELF")
+}
+
 /// A stripped task ELF init embeds (`portcullis-echo`,
 /// `portcullis-echo-client`): `build.rs` writes them to
 /// `target/image/tasks/`.

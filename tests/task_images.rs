@@ -2,8 +2,10 @@
 //! `build.rs` leaves them in `target/image/tasks/`: stripped, small, and
 //! accepted by the SDK's loader with a plan inside its limits; and init's
 //! ELF holds exactly these bytes. `docs/tasks.md` describes the loader.
-//! And init's own ELF passes the same checks (`abi::elf`) with the
-//! kernel's page limit, as `AddressSpace::load` makes them at boot.
+//! The root task's ELF passes the kernel's checks (`abi::elf`) with the
+//! kernel's page limit, as `AddressSpace::load` makes them at boot; init,
+//! which the root loads as the project's systems' driver, passes the SDK
+//! loader's.
 
 use abi::vspace::MapRights;
 use portcullis::artifacts;
@@ -112,10 +114,10 @@ fn init_embeds_exactly_the_stripped_tasks() {
 }
 
 #[test]
-fn the_kernel_accepts_inits_elf() {
+fn the_kernel_accepts_the_root_tasks_elf() {
     use microkernel::address_space::{parse_program, MAX_PROGRAM_PAGES};
-    let init = read(artifacts::init_elf().unwrap_or_else(|e| panic!("{e}")));
-    let image = parse_program(&init).unwrap_or_else(|e| panic!("init's ELF: {e:?}"));
+    let root = read(artifacts::root_elf().unwrap_or_else(|e| panic!("{e}")));
+    let image = parse_program(&root).unwrap_or_else(|e| panic!("the root's ELF: {e:?}"));
     let rights: Vec<MapRights> = image.segments().iter().map(|s| s.rights).collect();
     assert_eq!(
         rights,
@@ -124,13 +126,24 @@ fn the_kernel_accepts_inits_elf() {
             MapRights::Read,
             MapRights::ReadWrite
         ],
-        "text, rodata, data and bss, as init's linker script lays them out"
+        "text, rodata, data and bss, as the SDK's linker script lays them out"
     );
     let code = image.segments()[0];
     assert!(code.vaddr <= image.entry && image.entry < code.vaddr + code.mem_size);
     println!(
-        "init: {} pages of {MAX_PROGRAM_PAGES} the kernel allows",
+        "root: {} pages of {MAX_PROGRAM_PAGES} the kernel allows",
         image.page_count()
+    );
+}
+
+#[test]
+fn the_root_can_load_init_as_a_task() {
+    let init = read(artifacts::init_elf().unwrap_or_else(|e| panic!("{e}")));
+    let plan = loader::plan(&init).unwrap_or_else(|e| panic!("init's ELF: {e:?}"));
+    assert!(plan.page_count() <= MAX_PAGES);
+    println!(
+        "init: {} pages of {MAX_PAGES} the SDK's loader allows",
+        plan.page_count()
     );
 }
 

@@ -36,9 +36,9 @@ pub const USER_STACK_PAGES: u64 = 16;
 /// Most pages a program's segments may take in a space the kernel builds:
 /// what [`MAX_FRAMES`] leaves after the stack and the IPC buffer (a file
 /// needing more could never load), not `abi::elf::MAX_PAGES`, which
-/// bounds the frames and slots of one task the SDK loads. The init ELF
-/// needs about 154 pages today (text, rodata, and a large bss); the
-/// page tables come on top and are still checked as the load takes them.
+/// bounds the frames and slots of one task the SDK loads. The root
+/// task's ELF needs about 30 pages today; the page tables come on top and
+/// are still checked as the load takes them.
 pub const MAX_PROGRAM_PAGES: usize = MAX_FRAMES - USER_STACK_PAGES as usize - 1;
 
 // Every segment the shared parser accepts lies in the user half (TTBR0)

@@ -34,8 +34,8 @@ pub use diagnostic::{Diagnostic, Diagnostics};
 pub use model::{show, Object, ObjectKind, Program, System, Task, MIN_TASK_MEMORY};
 pub use pack::pack;
 pub use program::{
-    build, parse_elf, user_rustflags, BuildOptions, Built, BuiltTask, USER_TARGET,
-    WORKSPACE_PROFILE,
+    build, parse_elf, scrub_host_build_variables, user_rustflags, BuildOptions, Built, BuiltTask,
+    USER_TARGET, WORKSPACE_PROFILE,
 };
 pub use rules::{compile_rules, RuleError, RuleUse};
 

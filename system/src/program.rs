@@ -274,9 +274,9 @@ fn build_crate(
 }
 
 /// Removes what cargo sets for a host build when this runs inside a build
-/// script or a test, as the repository's build.rs does for its nested
-/// cargo: none of it may leak into the AArch64 build.
-fn scrub_host_build_variables(command: &mut Command) {
+/// script or a test (the repository's build.rs uses it for its nested
+/// cargo too): none of it may leak into the AArch64 build.
+pub fn scrub_host_build_variables(command: &mut Command) {
     for (key, _) in env::vars_os() {
         let key = key.to_string_lossy();
         let leaks_host_settings = key == "RUSTFLAGS"

@@ -241,7 +241,7 @@ pub struct Kernel {
     thread_numbers: u32,
     /// See `own_pages`.
     own_pages: u64,
-    init_elf: &'static [u8],
+    root_elf: &'static [u8],
     /// The system image's RAM (`crate::system_image`), mapped read-only
     /// into the root's space: kept out of the pool by the caller of
     /// `start`, never freed.
@@ -294,7 +294,7 @@ impl Kernel {
             shutdown: None,
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
-            init_elf: &[],
+            root_elf: &[],
             system_image: None,
             command_line: heapless::Vec::new(),
             root: None,
@@ -355,11 +355,11 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         asid_bits: AsidBits,
-        init_elf: &'static [u8],
+        root_elf: &'static [u8],
         system_image: Option<arch::boards::PhysRange>,
     ) -> Resume {
         self.asids = AsidAllocator::new(asid_bits);
-        self.init_elf = init_elf;
+        self.root_elf = root_elf;
         self.system_image = system_image;
         if let Err(error) = self.create_kernel_objects() {
             let _ = writeln!(

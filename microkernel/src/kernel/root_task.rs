@@ -39,7 +39,7 @@ use core::fmt::Write;
 pub const ROOT_PRIORITY: u8 = 100;
 
 impl Kernel {
-    /// Makes the root task from the embedded init ELF, hands it what it
+    /// Makes the root task from the embedded root task ELF, hands it what it
     /// gets (`hand_over_to_root`) and makes it ready. On failure the run
     /// ends (the caller says why).
     pub(super) fn start_root<P: Platform>(&mut self, platform: &mut P) -> Result<(), &'static str> {
@@ -102,7 +102,7 @@ impl Kernel {
         Ok(())
     }
 
-    /// A fresh address space (a new ASID) with the embedded init ELF
+    /// A fresh address space (a new ASID) with the embedded root task ELF
     /// loaded, a copy of the whole file at `ROOT_IMAGE_ADDRESS`, and the
     /// system image's own pages, if there is one, read-only at
     /// `SYSTEM_IMAGE_ADDRESS`.
@@ -128,12 +128,12 @@ impl Kernel {
             platform,
             &mut self.frames,
             assignment.asid,
-            self.init_elf,
+            self.root_elf,
             Some(ROOT_IMAGE_ADDRESS),
         )
         .map_err(|e| match e {
-            SpaceError::Elf(_) => "the init ELF is not loadable",
-            SpaceError::Map(_) => "mapping the init ELF failed",
+            SpaceError::Elf(_) => "the root task's ELF is not loadable",
+            SpaceError::Map(_) => "mapping the root task's ELF failed",
             SpaceError::OutOfMemory => "out of memory for its address space",
         })?;
         if let Some(image) = self.system_image {
@@ -243,7 +243,7 @@ impl Kernel {
             kernel_kept_pages,
             untypeds: heapless::Vec::new(),
             devices,
-            image_bytes: self.init_elf.len() as u64,
+            image_bytes: self.root_elf.len() as u64,
             system_image_bytes: self.system_image.map_or(0, |image| image.size),
             command_line: self.command_line.clone(),
         };
