@@ -440,15 +440,12 @@ impl<'a> Plan<'a> {
                     notification: n, ..
                 } => notification(n),
                 CapSource::Tcb { task } => *task < self.head.tasks,
-                CapSource::Untyped { bits } => {
-                    (MIN_MEMORY_BITS..task.memory_bits).contains(bits)
-                }
+                CapSource::Untyped { bits } => (MIN_MEMORY_BITS..task.memory_bits).contains(bits),
                 CapSource::Console | CapSource::OwnVSpace => true,
             });
             let maps_ok = task.mappings.iter().all(|m| {
-                kind(m.object).is_some_and(|o| {
-                    o.pages().is_some() && (!m.writable || o.is_writable())
-                })
+                kind(m.object)
+                    .is_some_and(|o| o.pages().is_some() && (!m.writable || o.is_writable()))
             });
             let filters_ok = task
                 .filters
@@ -465,8 +462,7 @@ impl<'a> Plan<'a> {
             // Only the tasks the root supervises (their ends come to it)
             // are restarted or end the system, and never the privileged.
             let supervised = task.fault_handler.is_none();
-            let restart_ok = restarts == 0
-                || (supervised && task.privileged.is_none());
+            let restart_ok = restarts == 0 || (supervised && task.privileged.is_none());
             let sizes_ok = (MIN_MEMORY_BITS..=MAX_MEMORY_BITS).contains(&task.memory_bits)
                 && TASK_CNODE_RADIXES.contains(&task.cnode_radix)
                 && (1..=MAX_STACK_PAGES).contains(&task.stack_pages);
@@ -714,8 +710,11 @@ mod tests {
         };
         let bad = Some(ImageError::BadPlan);
         assert_eq!(wrong(&|_| {}), None);
-        let cases: &[(&str, &dyn Fn(&mut TaskPlan<'static>))] = &[
-            ("memory_bits 64 (the root shifts by it)", &|t| t.memory_bits = 64),
+        type Change = dyn Fn(&mut TaskPlan<'static>);
+        let cases: &[(&str, &Change)] = &[
+            ("memory_bits 64 (the root shifts by it)", &|t| {
+                t.memory_bits = 64
+            }),
             ("memory_bits 63", &|t| t.memory_bits = 63),
             ("memory_bits 11 (below a page)", &|t| t.memory_bits = 11),
             ("cnode_radix 0", &|t| t.cnode_radix = 0),
@@ -734,12 +733,18 @@ mod tests {
                 t.restart = Restart::OnFault { max: 1 };
             }),
             ("restarted, but its end goes elsewhere", &|t| {
-                t.fault_handler = Some(ObjectUse { object: 1, badge: 0 });
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
                 t.ends_system = false;
                 t.restart = Restart::Always { max: 1 };
             }),
             ("ends the system, but its end goes elsewhere", &|t| {
-                t.fault_handler = Some(ObjectUse { object: 1, badge: 0 });
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
                 t.ends_system = true;
             }),
             ("a writable file", &|t| {
@@ -776,7 +781,10 @@ mod tests {
                             slot,
                             source: CapSource::Irq {
                                 intid: 40,
-                                notification: ObjectUse { object, badge: slot.into() },
+                                notification: ObjectUse {
+                                    object,
+                                    badge: slot.into(),
+                                },
                             },
                             rights: 3,
                         })
@@ -794,7 +802,10 @@ mod tests {
             &|t| t.cnode_radix = 12,
             &|t| t.stack_pages = 256,
             &|t| {
-                t.fault_handler = Some(ObjectUse { object: 1, badge: 0 });
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
                 t.ends_system = false;
                 t.restart = Restart::OnFault { max: 0 };
             },
@@ -850,7 +861,11 @@ mod tests {
                 name: "x\nsystem: every task has ended",
             },
         ] {
-            assert_eq!(open(&[object], &[t.clone()]), bad, "{object:?}");
+            assert_eq!(
+                open(&[object], core::slice::from_ref(&t)),
+                bad,
+                "{object:?}"
+            );
         }
     }
 }
