@@ -37,6 +37,14 @@ pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 pub const MAP_END: u64 = abi::vspace::FRAME_MAP_END;
 /// The audit ring's size: the kernel's ring is one page.
 pub const RING_BYTES: u64 = 4096;
+/// The largest memory (log2) a task, an Untyped or the whole system may
+/// have: `Plan::open`'s bound.
+pub const MAX_MEMORY_BITS: u8 = abi::system::plan::MAX_MEMORY_BITS;
+/// The interrupts of the console UART on each board the kernel runs on
+/// (`arch::boards::{virt,rpi4}::UART_INTID`): the kernel keeps the line
+/// of the board it runs on, and a description may boot on either.
+pub const CONSOLE_INTIDS: [(u32, &str); 2] =
+    [(32 + 1, "QEMU virt"), (32 + 121, "the Raspberry Pi 4")];
 
 /// The kinds of named objects, in plan order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,6 +131,7 @@ pub fn check(source: &Source, description: Description) -> Result<System, crate:
         let pages = c.pages(&region.size, &format!("{field}.size"))?;
         Some(ObjectKind::Memory { pages })
     });
+    let mut devices: Vec<(String, u64)> = Vec::new();
     c.objects_of(Kind::Device, &description.devices, |c, field, device| {
         let pages = c.pages(&device.size, &format!("{field}.size"));
         let physical = *device.address.get_ref();
@@ -134,10 +143,32 @@ pub fn check(source: &Source, description: Description) -> Result<System, crate:
             );
             return None;
         }
-        Some(ObjectKind::Device {
-            physical,
-            pages: pages?,
-        })
+        let pages = pages?;
+        let Some(end) = physical.checked_add(u64::from(pages) * PAGE) else {
+            c.error(
+                device.address.span().start,
+                &format!("{field}.address"),
+                format!("{physical:#x} plus {} runs past the end of the address space", show(u64::from(pages) * PAGE)),
+            );
+            return None;
+        };
+        // The root makes a device's Frames from the bottom of the
+        // kernel's device block up: devices are listed by address and do
+        // not overlap.
+        if let Some((before, before_end)) = devices.last() {
+            if physical < *before_end {
+                c.error(
+                    device.address.span().start,
+                    &format!("{field}.address"),
+                    format!(
+                        "{physical:#x}..{end:#x} overlaps, or lies below, devices.{before} (list devices by address)"
+                    ),
+                );
+                return None;
+            }
+        }
+        devices.push((field.trim_start_matches("devices.").to_string(), end));
+        Some(ObjectKind::Device { physical, pages })
     });
     c.objects_of(Kind::File, &description.files, |c, field, file| {
         let bytes = c.file(&file.path, &format!("{field}.path"))?;
@@ -254,12 +285,10 @@ pub fn check(source: &Source, description: Description) -> Result<System, crate:
     report.finish(system)
 }
 
-/// Letters, digits, '-' and '_', 1 to 32 of them.
+/// Letters, digits, '-' and '_', 1 to 32 of them (the rule
+/// `Plan::open` checks again).
 fn is_object_name(name: &str) -> bool {
-    (1..=32).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    abi::system::plan::is_object_name(name)
 }
 
 /// `kind` with its plural for lists of known names.
@@ -546,6 +575,20 @@ impl Checker<'_> {
         .unwrap_or(DEFAULT_STACK);
         let memory = t.memory.as_ref().and_then(|size| {
             self.power_of_two(size, &at("memory"), PAGE)
+                .filter(|&bits| {
+                    let fits = bits <= MAX_MEMORY_BITS;
+                    if !fits {
+                        self.error(
+                            size.span().start,
+                            &at("memory"),
+                            format!(
+                                "a task has at most {} of memory",
+                                show(1 << MAX_MEMORY_BITS)
+                            ),
+                        );
+                    }
+                    fits
+                })
                 .map(|bits| (1u64 << bits, size.span().start))
         });
         let privileged = t.privileged.as_ref().is_some_and(|p| *p.get_ref());
@@ -597,6 +640,37 @@ impl Checker<'_> {
             })
         });
         let restart = self.restart(name, t);
+        // The root restarts a task, or ends the system with it, when it
+        // hears of its end: never a privileged task's, and it hears only
+        // of the tasks it supervises (no fault handler of their own).
+        let restarts = !matches!(
+            restart,
+            Restart::Never | Restart::OnFault { max: 0 } | Restart::Always { max: 0 }
+        );
+        let restart_at = t.restart.as_ref().map_or(0, |r| r.span().start);
+        if restarts && privileged {
+            self.error(
+                restart_at,
+                &at("restart"),
+                "a privileged task is not restarted (it holds what the root handed over)",
+            );
+        }
+        if let Some(handler) = &t.fault_handler {
+            if restarts {
+                self.error(
+                    restart_at,
+                    &at("restart"),
+                    "the task's end goes to its `fault_handler`, so the root cannot restart it",
+                );
+            }
+            if t.ends_system {
+                self.error(
+                    handler.span().start,
+                    &at("fault_handler"),
+                    "with `ends_system`: the task's end goes to its fault handler, so the root never sees it end the system",
+                );
+            }
+        }
         let (caps, untyped_bytes) = self.caps(name, t, slots, privileged);
         let mappings = self.maps(name, t, stack);
         let filters = self.filters(name, t);
@@ -922,7 +996,19 @@ impl Checker<'_> {
                     (CapSource::Object(ObjectUse { object, badge }), r)
                 })
             } else if let Some(intid) = &cap.irq {
-                let n = self.in_range(intid, &format!("{field}.irq"), (32, 1019));
+                let n = self
+                    .in_range(intid, &format!("{field}.irq"), (32, 1019))
+                    .filter(|&n| {
+                        let kept = CONSOLE_INTIDS.iter().find(|(i, _)| i64::from(*i) == n);
+                        if let Some((_, board)) = kept {
+                            self.error(
+                                intid.span().start,
+                                &format!("{field}.irq"),
+                                format!("interrupt {n} is the console UART's on {board}; the kernel keeps it"),
+                            );
+                        }
+                        kept.is_none()
+                    });
                 let notification = cap.notification.as_ref().and_then(|n| {
                     self.object(Kind::Notification, n, &format!("{field}.notification"))
                 });
@@ -968,8 +1054,24 @@ impl Checker<'_> {
                 rights(self, "rw", "rw").map(|r| (CapSource::OwnVSpace, r))
             } else if let Some(size) = &cap.untyped {
                 no_badge(self, "Untyped");
-                let bits = self.power_of_two(size, &format!("{field}.untyped"), PAGE);
+                let bits = self
+                    .power_of_two(size, &format!("{field}.untyped"), PAGE)
+                    .filter(|&bits| {
+                        let fits = bits < MAX_MEMORY_BITS;
+                        if !fits {
+                            self.error(
+                                size.span().start,
+                                &format!("{field}.untyped"),
+                                format!(
+                                    "an Untyped is carved from the task's memory, at most {}",
+                                    show(1 << MAX_MEMORY_BITS)
+                                ),
+                            );
+                        }
+                        fits
+                    });
                 if let Some(bits) = bits {
+                    // At most 24 of at most 2^46 bytes: no overflow.
                     untyped_bytes += 1u64 << bits;
                 }
                 let r = rights(self, "rw", "rw");
@@ -1164,6 +1266,20 @@ impl Checker<'_> {
                     None
                 }
             };
+            if filter.server.is_none() {
+                for (given, what) in [
+                    (filter.endpoint.as_ref().map(|e| e.span().start), "endpoint"),
+                    (filter.badge.as_ref().map(|b| b.span().start), "badge"),
+                ] {
+                    if let Some(offset) = given {
+                        self.error(
+                            offset,
+                            &format!("{field}.{what}"),
+                            format!("`{what}` is the policy server's; this filter has no `server`"),
+                        );
+                    }
+                }
+            }
             let server = filter.server.as_ref().and_then(|server| {
                 if server.get_ref() == name {
                     self.error(

@@ -126,11 +126,22 @@ pub fn check_program(system: &System, index: usize, elf: &[u8]) -> Result<u64, V
 /// it may have: a rebuild takes fresh memory) and the shared RAM fit the
 /// budget.
 pub fn check_budget(system: &System, memory_of: &dyn Fn(&Task) -> u64) -> Result<(), Diagnostic> {
-    let memory_of = |task: &Task| memory_of(task) * (1 + u64::from(task.restarts()));
-    let tasks: u64 = system.tasks.iter().map(memory_of).sum();
-    let shared: u64 = system.objects.iter().map(|o| o.ram_bytes()).sum();
-    let total = tasks + shared;
-    if total <= system.budget {
+    // Saturating: a description may ask for 2^47 bytes restarted 2^32
+    // times; the sum must not wrap under the budget.
+    let memory_of = |task: &Task| memory_of(task).saturating_mul(1 + u64::from(task.restarts()));
+    let tasks: u64 = system
+        .tasks
+        .iter()
+        .map(memory_of)
+        .fold(0, u64::saturating_add);
+    let shared: u64 = system
+        .objects
+        .iter()
+        .map(|o| o.ram_bytes())
+        .fold(0, u64::saturating_add);
+    let total = tasks.saturating_add(shared);
+    let bound = 1u64 << abi::system::plan::MAX_MEMORY_BITS;
+    if total <= system.budget && tasks <= bound {
         return Ok(());
     }
     let each: Vec<String> = system
@@ -146,7 +157,11 @@ pub fn check_budget(system: &System, memory_of: &dyn Fn(&Task) -> u64) -> Result
             show(total),
             each.join(", "),
             show(shared),
-            show(system.budget)
+            if total <= system.budget {
+                format!("{} for the tasks, restarts included", show(bound))
+            } else {
+                show(system.budget)
+            }
         ),
     ))
 }

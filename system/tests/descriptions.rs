@@ -461,10 +461,11 @@ fn the_budget_counts_tasks_and_shared_memory() {
     let expected = prefix_at(&path, &text, "\"1 MiB\"", 0, "system.memory");
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(found[0].starts_with(&expected), "{}", found[0]);
-    // policy's 1 MiB, four tasks of 128 or 256 KiB, the ring and the
-    // rules file's copy.
+    // policy's 1 MiB, app's 256 KiB three times (it may be rebuilt
+    // twice), three tasks of 128 KiB, the ring and the rules file's copy.
     assert!(
-        found[0].contains("the system needs 1672 KiB")
+        found[0].contains("the system needs 2184 KiB")
+            && found[0].contains("app 768 KiB")
             && found[0].contains("policy 1 MiB")
             && found[0].contains("budget is 1 MiB"),
         "{}",
@@ -625,4 +626,133 @@ fn independent_mistakes_are_all_reported() {
         ],
         "{found:#?}"
     );
+}
+
+/// What `Plan::open` refuses, or the root would do other than the
+/// description says, is refused on the host at the value it is about —
+/// and sums of sizes neither panic nor wrap under the budget.
+#[test]
+fn what_the_root_cannot_do_is_refused_at_its_value() {
+    let task = |extra: &str| SMALL.replace("[tasks.app]", &format!("[tasks.app]\n{extra}"));
+    let untyped = |size: &str| {
+        SMALL.replace(
+            "{ slot = 3, endpoint",
+            &format!("{{ slot = 4, untyped = \"{size}\" }}, {{ slot = 5, untyped = \"{size}\" }}, {{ slot = 3, endpoint"),
+        )
+    };
+    // 2^63 twice: the sum of Untypeds overflowed (a panic).
+    let text = untyped("8589934592 GiB");
+    let (path, found) = errors_with(&text, &[]);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    let expected = prefix_at(
+        &path,
+        &text,
+        "\"8589934592 GiB\"",
+        0,
+        "tasks.app.caps[2].untyped",
+    );
+    assert!(found[0].starts_with(&expected), "{found:#?} vs {expected}");
+    // 4 GiB restarted 2^32 - 1 times: 2^64 wrapped to 0 in a release
+    // build (under any budget) and panicked in a debug one.
+    assert_one(
+        &task("memory = \"4 GiB\"\nrestart = \"on-fault\"\nmax_restarts = 4294967295"),
+        "[system]",
+        "system.memory",
+        "the system needs",
+    );
+    assert_one(
+        &task("memory = \"8589934592 GiB\""),
+        "\"8589934592 GiB\"",
+        "tasks.app.memory",
+        "a task has at most",
+    );
+    // The root never restarts a privileged task, and never hears of the
+    // end of a task with a fault handler of its own.
+    let privileged = SMALL
+        .replace("slot = 1,", "slot = 130,")
+        .replace("slot = 2,", "slot = 131,")
+        .replace("slot = 3,", "slot = 132,")
+        .replace(
+            "[tasks.app]",
+            "[tasks.app]\nprivileged = true\nrestart = \"always\"",
+        );
+    assert_one(
+        &privileged,
+        "\"always\"",
+        "tasks.app.restart",
+        "a privileged task is not restarted",
+    );
+    assert_one(
+        &task("fault_handler = { endpoint = \"stops\" }\nrestart = \"on-fault\""),
+        "\"on-fault\"",
+        "tasks.app.restart",
+        "cannot restart it",
+    );
+    assert_one(
+        &task("fault_handler = { endpoint = \"stops\" }\nends_system = true"),
+        "{ endpoint = \"stops\" }",
+        "tasks.app.fault_handler",
+        "never sees it end the system",
+    );
+    assert!(load(&write(
+        &task("fault_handler = { endpoint = \"stops\" }\nrestart = \"on-fault\"\nmax_restarts = 0"),
+        &[]
+    ))
+    .is_ok());
+    // The console UART's line of either board.
+    for intid in ["33", "153"] {
+        let text = SMALL
+            .replace("[endpoints]", "[notifications]\nn = {}\n[endpoints]")
+            .replace(
+                "{ slot = 3, endpoint",
+                &format!("{{ slot = 4, irq = {intid}, notification = \"n\" }}, {{ slot = 5, notification = \"n\", rights = \"r\" }}, {{ slot = 3, endpoint"),
+            );
+        assert_one(
+            &text,
+            &format!("= {intid},")[2..],
+            "tasks.app.caps[2].irq",
+            "console UART",
+        );
+    }
+    // A filter's endpoint and badge are its server's: without one they
+    // were dropped without a word.
+    assert_one(
+        &task("filters = [ { rules = \"* -> allow\", endpoint = \"requests\" } ]"),
+        "\"requests\" }",
+        "tasks.app.filters[0].endpoint",
+        "no `server`",
+    );
+    assert_one(
+        &task("filters = [ { rules = \"* -> allow\", badge = 3 } ]"),
+        "3 }",
+        "tasks.app.filters[0].badge",
+        "no `server`",
+    );
+    // Devices: by address, not overlapping, not wrapping (the root makes
+    // them bottom up and refused these only at boot).
+    let devices = |d1: &str, d2: &str| {
+        SMALL.replace(
+            "[tasks.app]",
+            &format!("[devices]\nd1 = {{ address = {d1}, size = \"8 KiB\" }}\nd2 = {{ address = {d2}, size = \"4 KiB\" }}\n[tasks.app]"),
+        )
+    };
+    assert_one(
+        &devices("0x9000000", "0x9001000"),
+        "0x9001000",
+        "devices.d2.address",
+        "list devices by address",
+    );
+    assert_one(
+        &devices("0x9002000", "0x9000000"),
+        "0x9000000,",
+        "devices.d2.address",
+        "list devices by address",
+    );
+    assert_one(
+        &devices("0xfffffffffffff000", "0x1000"),
+        "0xfffffffffffff000",
+        "devices.d1.address",
+        "past the end",
+    );
+    assert!(load(&write(&devices("0x9000000", "0x9002000"), &[])).is_ok());
 }

@@ -29,6 +29,26 @@ pub const MAX_TASK_MAPPINGS: usize = 8;
 pub const MAX_TASK_FILTERS: usize = 4;
 /// Most IRQs a system's tasks hold.
 pub const MAX_IRQS: usize = 16;
+/// The largest task memory (`2^MAX_MEMORY_BITS` bytes, the user half),
+/// and the most all tasks' memory, once more per restart, may add up to:
+/// the root's sums of them cannot overflow.
+pub const MAX_MEMORY_BITS: u8 = 47;
+/// The smallest task memory, and the smallest Untyped capability: a page.
+pub const MIN_MEMORY_BITS: u8 = 12;
+/// The CNode radixes a task may have (8 ..= 4096 slots; 4096 is the
+/// root's, `crate::bootinfo::ROOT_CNODE_RADIX`).
+pub const TASK_CNODE_RADIXES: core::ops::RangeInclusive<u8> = 3..=12;
+/// The largest stack, in pages (1 MiB).
+pub const MAX_STACK_PAGES: u16 = 256;
+
+/// A name of the system or of an object: 1 to 32 letters, digits, `-`
+/// and `_` (so a console line that names it says nothing else).
+pub fn is_object_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+}
 
 /// A file of the image: `bytes` bytes at `offset` from its start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +142,28 @@ impl ObjectPlan<'_> {
 
     fn is_notification(&self) -> bool {
         matches!(self, ObjectPlan::Notification { .. })
+    }
+
+    /// Whether a task may map it writable (never a file).
+    fn is_writable(&self) -> bool {
+        matches!(self, ObjectPlan::Memory { .. } | ObjectPlan::Device { .. })
+    }
+
+    /// Its sizes are ones the root can make: at least a page, and a
+    /// device's pages do not run past the end of the address space.
+    fn sizes_ok(&self) -> bool {
+        match *self {
+            ObjectPlan::Endpoint { .. } | ObjectPlan::Notification { .. } => true,
+            ObjectPlan::Memory { pages, .. } => pages > 0,
+            ObjectPlan::Device {
+                physical, pages, ..
+            } => {
+                pages > 0
+                    && physical.is_multiple_of(4096)
+                    && physical.checked_add(u64::from(pages) * 4096).is_some()
+            }
+            ObjectPlan::File { .. } => true,
+        }
     }
 }
 
@@ -347,7 +389,9 @@ impl<'a> Plan<'a> {
 
     fn check(&self) -> Result<(), ImageError> {
         let bad = Err(ImageError::BadPlan);
-        if usize::from(self.head.objects) > MAX_OBJECTS || usize::from(self.head.tasks) > MAX_TASKS
+        if usize::from(self.head.objects) > MAX_OBJECTS
+            || usize::from(self.head.tasks) > MAX_TASKS
+            || !is_object_name(self.head.name)
         {
             return bad;
         }
@@ -360,6 +404,9 @@ impl<'a> Plan<'a> {
                     return bad;
                 }
             }
+            if !is_object_name(object.name()) || !object.sizes_ok() {
+                return bad;
+            }
             kinds.push(object).map_err(|_| ImageError::BadPlan)?;
         }
         let kind = |index: u16| kinds.get(usize::from(index));
@@ -371,21 +418,35 @@ impl<'a> Plan<'a> {
             _piece: core::marker::PhantomData,
         };
         let mut privileged = 0;
+        // Each interrupt is given once: the root makes one IrqHandler
+        // per interrupt, bound to the first notification that names it.
+        let mut irqs: heapless::Vec<u32, MAX_IRQS> = heapless::Vec::new();
+        // Every task's memory, once more per restart (the root carves
+        // the sum).
+        let mut memory: u64 = 0;
         for _ in 0..self.head.tasks {
             let task = tasks.try_next()?.ok_or(ImageError::BadPlan)?;
             privileged += usize::from(task.privileged.is_some());
+            for cap in &task.caps {
+                if let CapSource::Irq { intid, .. } = cap.source {
+                    if irqs.contains(&intid) || irqs.push(intid).is_err() {
+                        return bad;
+                    }
+                }
+            }
             let caps_ok = task.caps.iter().all(|cap| match &cap.source {
                 CapSource::Object(u) => endpoint(u) || notification(u),
                 CapSource::Irq {
                     notification: n, ..
                 } => notification(n),
                 CapSource::Tcb { task } => *task < self.head.tasks,
-                CapSource::Console | CapSource::OwnVSpace | CapSource::Untyped { .. } => true,
+                CapSource::Untyped { bits } => (MIN_MEMORY_BITS..task.memory_bits).contains(bits),
+                CapSource::Console | CapSource::OwnVSpace => true,
             });
-            let maps_ok = task
-                .mappings
-                .iter()
-                .all(|m| kind(m.object).is_some_and(|o| o.pages().is_some()));
+            let maps_ok = task.mappings.iter().all(|m| {
+                kind(m.object)
+                    .is_some_and(|o| o.pages().is_some() && (!m.writable || o.is_writable()))
+            });
             let filters_ok = task
                 .filters
                 .iter()
@@ -394,7 +455,29 @@ impl<'a> Plan<'a> {
                 notification(&a.notification)
                     && matches!(kind(a.ring), Some(ObjectPlan::Memory { pages: 1, .. }))
             });
+            let restarts = match task.restart {
+                Restart::Never => 0,
+                Restart::OnFault { max } | Restart::Always { max } => u64::from(max),
+            };
+            // Only the tasks the root supervises (their ends come to it)
+            // are restarted or end the system, and never the privileged.
+            let supervised = task.fault_handler.is_none();
+            let restart_ok = restarts == 0 || (supervised && task.privileged.is_none());
+            let sizes_ok = (MIN_MEMORY_BITS..=MAX_MEMORY_BITS).contains(&task.memory_bits)
+                && TASK_CNODE_RADIXES.contains(&task.cnode_radix)
+                && (1..=MAX_STACK_PAGES).contains(&task.stack_pages);
+            if sizes_ok {
+                memory = (1u64 << task.memory_bits)
+                    .checked_mul(1 + restarts)
+                    .and_then(|bytes| memory.checked_add(bytes))
+                    .filter(|&total| total <= 1 << MAX_MEMORY_BITS)
+                    .ok_or(ImageError::BadPlan)?;
+            }
             let ok = self.file(task.elf).is_some()
+                && crate::tcb::is_valid_name(task.name.as_bytes())
+                && sizes_ok
+                && restart_ok
+                && (supervised || !task.ends_system)
                 && caps_ok
                 && maps_ok
                 && filters_ok
@@ -595,5 +678,194 @@ mod tests {
             image(&objects, &[a, b], b"\x7fELF")
         };
         assert_eq!(Plan::open(&two_privileged).err(), Some(ImageError::BadPlan));
+    }
+
+    /// Every field the root computes with or hands to the kernel is
+    /// checked by `Plan::open`, the root's one gate: a crafted image is
+    /// refused, never half-built, never a panic or a wrapped sum.
+    #[test]
+    fn values_the_root_cannot_use_are_refused() {
+        let objects = [
+            ObjectPlan::Notification { name: "n" },
+            ObjectPlan::Endpoint { name: "e" },
+            ObjectPlan::File {
+                name: "f",
+                file: FileRef {
+                    offset: FILE_ALIGN as u32,
+                    bytes: 4,
+                },
+            },
+            ObjectPlan::Memory {
+                name: "m",
+                pages: 1,
+            },
+        ];
+        let open = |objects: &[ObjectPlan<'_>], tasks: &[TaskPlan<'_>]| {
+            Plan::open(&image(objects, tasks, b"\x7fELF")).err()
+        };
+        let wrong = |change: &dyn Fn(&mut TaskPlan<'static>)| {
+            let mut t = task("t");
+            change(&mut t);
+            open(&objects, &[t])
+        };
+        let bad = Some(ImageError::BadPlan);
+        assert_eq!(wrong(&|_| {}), None);
+        type Change = dyn Fn(&mut TaskPlan<'static>);
+        let cases: &[(&str, &Change)] = &[
+            ("memory_bits 64 (the root shifts by it)", &|t| {
+                t.memory_bits = 64
+            }),
+            ("memory_bits 63", &|t| t.memory_bits = 63),
+            ("memory_bits 11 (below a page)", &|t| t.memory_bits = 11),
+            ("cnode_radix 0", &|t| t.cnode_radix = 0),
+            ("cnode_radix 40", &|t| t.cnode_radix = 40),
+            ("no stack", &|t| t.stack_pages = 0),
+            ("a stack of 256 MiB", &|t| t.stack_pages = u16::MAX),
+            ("a name the kernel refuses", &|t| t.name = "two words"),
+            ("a name with a newline", &|t| t.name = "a\nsystem:"),
+            ("restarts that overflow the memory sum", &|t| {
+                t.memory_bits = 47;
+                t.restart = Restart::Always { max: u32::MAX };
+            }),
+            ("a privileged task restarted", &|t| {
+                t.privileged = Some("");
+                t.cnode_radix = 12;
+                t.restart = Restart::OnFault { max: 1 };
+            }),
+            ("restarted, but its end goes elsewhere", &|t| {
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
+                t.ends_system = false;
+                t.restart = Restart::Always { max: 1 };
+            }),
+            ("ends the system, but its end goes elsewhere", &|t| {
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
+                t.ends_system = true;
+            }),
+            ("a writable file", &|t| {
+                t.mappings
+                    .push(MappingPlan {
+                        object: 2,
+                        address: 0x1000_0000,
+                        writable: true,
+                    })
+                    .unwrap()
+            }),
+            ("an Untyped as big as the task's memory", &|t| {
+                t.caps
+                    .push(CapPlan {
+                        slot: 1,
+                        source: CapSource::Untyped { bits: 20 },
+                        rights: 3,
+                    })
+                    .unwrap()
+            }),
+            ("an Untyped below a page", &|t| {
+                t.caps
+                    .push(CapPlan {
+                        slot: 1,
+                        source: CapSource::Untyped { bits: 0 },
+                        rights: 3,
+                    })
+                    .unwrap()
+            }),
+            ("one interrupt given twice", &|t| {
+                for (slot, object) in [(1, 0), (2, 0)] {
+                    t.caps
+                        .push(CapPlan {
+                            slot,
+                            source: CapSource::Irq {
+                                intid: 40,
+                                notification: ObjectUse {
+                                    object,
+                                    badge: slot.into(),
+                                },
+                            },
+                            rights: 3,
+                        })
+                        .unwrap()
+                }
+            }),
+        ];
+        for (what, change) in cases {
+            assert_eq!(wrong(*change), bad, "{what}");
+        }
+        // Still fine: the neighbours of the refused values.
+        for change in [
+            &(|t: &mut TaskPlan<'static>| t.memory_bits = 12) as &dyn Fn(&mut TaskPlan<'static>),
+            &|t| t.memory_bits = 47,
+            &|t| t.cnode_radix = 12,
+            &|t| t.stack_pages = 256,
+            &|t| {
+                t.fault_handler = Some(ObjectUse {
+                    object: 1,
+                    badge: 0,
+                });
+                t.ends_system = false;
+                t.restart = Restart::OnFault { max: 0 };
+            },
+            &|t| {
+                t.mappings
+                    .push(MappingPlan {
+                        object: 3,
+                        address: 0x1000_0000,
+                        writable: true,
+                    })
+                    .unwrap()
+            },
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(wrong(change.1), None, "neighbour {}", change.0);
+        }
+        // Restarts are counted across tasks: two tasks each within the
+        // bound, together over it.
+        let mut big = task("a");
+        big.memory_bits = 46;
+        big.restart = Restart::Always { max: 1 };
+        assert_eq!(open(&objects, &[big.clone()]), None);
+        let mut other = big.clone();
+        other.name = "b";
+        assert_eq!(open(&objects, &[big, other]), bad);
+        // Objects: sizes the root cannot make, names a console line
+        // cannot show.
+        let t = task("t");
+        for object in [
+            ObjectPlan::Memory {
+                name: "m",
+                pages: 0,
+            },
+            ObjectPlan::Device {
+                name: "d",
+                physical: 0x900_0000,
+                pages: 0,
+            },
+            ObjectPlan::Device {
+                name: "d",
+                physical: u64::MAX - 0xfff,
+                pages: 2,
+            },
+            ObjectPlan::Device {
+                name: "d",
+                physical: 0x900_0010,
+                pages: 1,
+            },
+            ObjectPlan::Endpoint { name: "" },
+            ObjectPlan::Endpoint {
+                name: "x\nsystem: every task has ended",
+            },
+        ] {
+            assert_eq!(
+                open(&[object], core::slice::from_ref(&t)),
+                bad,
+                "{object:?}"
+            );
+        }
     }
 }
