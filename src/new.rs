@@ -85,11 +85,20 @@ pub fn create(directory: &Path, portcullis: &Path) -> Result<Vec<PathBuf>, NewEr
     if directory.exists() {
         return Err(NewError::Exists(directory.to_path_buf()));
     }
-    let absolute = |path: &Path| {
-        std::path::absolute(path).map_err(|e| NewError::Io(path.to_path_buf(), e.to_string()))
+    // Both as the file system resolves them (`..` and links), so that
+    // "inside the checkout" is decided on the real places.
+    fn io(path: &Path) -> impl Fn(std::io::Error) -> NewError + '_ {
+        move |e| NewError::Io(path.to_path_buf(), e.to_string())
+    }
+    let parent = match directory.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
     };
-    let target = absolute(directory)?;
-    let checkout = absolute(portcullis)?;
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let target = std::fs::canonicalize(parent)
+        .map_err(io(parent))?
+        .join(&name);
+    let checkout = std::fs::canonicalize(portcullis).map_err(io(portcullis))?;
     let sdk_root = match target.strip_prefix(&checkout) {
         Ok(inside) => {
             let depth = inside
@@ -146,8 +155,9 @@ mod tests {
         let written = create(&base.join("mine"), &checkout).unwrap();
         assert_eq!(written.len(), FILES.len());
         let manifest = std::fs::read_to_string(base.join("mine/Cargo.toml")).unwrap();
+        let real = std::fs::canonicalize(&checkout).unwrap();
         assert!(
-            manifest.contains(&format!("path = \"{}/servers/sdk\"", checkout.display())),
+            manifest.contains(&format!("path = \"{}/servers/sdk\"", real.display())),
             "{manifest}"
         );
         let system = std::fs::read_to_string(base.join("mine/system.toml")).unwrap();
@@ -173,6 +183,27 @@ mod tests {
             manifest.contains("path = \"../../servers/sdk\""),
             "{manifest}"
         );
+        // `..` is resolved: this one is inside too, one level down.
+        std::fs::create_dir_all(checkout.join("x")).unwrap();
+        create(&checkout.join("x/../other"), &checkout).unwrap();
+        let manifest = std::fs::read_to_string(checkout.join("other/Cargo.toml")).unwrap();
+        assert!(manifest.contains("path = \"../servers/sdk\""), "{manifest}");
         std::fs::remove_dir_all(checkout).unwrap();
+    }
+
+    #[test]
+    fn a_path_through_the_checkout_that_leaves_it_is_outside() {
+        let base = scratch("through");
+        let checkout = base.join("portcullis");
+        std::fs::create_dir_all(&checkout).unwrap();
+        // What `./qemu-run.sh new ../mine` run in the checkout passes.
+        create(&checkout.join("../mine"), &checkout).unwrap();
+        let manifest = std::fs::read_to_string(base.join("mine/Cargo.toml")).unwrap();
+        let real = std::fs::canonicalize(&checkout).unwrap();
+        assert!(
+            manifest.contains(&format!("path = \"{}/servers/sdk\"", real.display())),
+            "{manifest}"
+        );
+        std::fs::remove_dir_all(base).unwrap();
     }
 }

@@ -24,8 +24,13 @@ pub fn run(system: &mut System) -> i32 {
                 return 1;
             }
         };
-        let index = received.badge.wrapping_sub(1) as usize;
-        let Some(plan) = system.plan.task(index as u16) else {
+        let plan_index = received
+            .badge
+            .checked_sub(1)
+            .and_then(|i| u16::try_from(i).ok());
+        let Some((index, plan)) =
+            plan_index.and_then(|i| Some((usize::from(i), system.plan.task(i)?)))
+        else {
             println!(
                 "system: a message with badge {:#x} on the supervisor's endpoint; ignored",
                 received.badge
@@ -43,6 +48,11 @@ pub fn run(system: &mut System) -> i32 {
                 let Some(end) = sdk::supervision::end_of(&message) else {
                     continue;
                 };
+                // An end is reported once: a task that ended for good and
+                // was run again by a holder of its TCB is not the root's.
+                if system.built(index).is_some_and(|built| built.ended) {
+                    continue;
+                }
                 if let Some(status) = ended(system, index, &plan, end) {
                     return status;
                 }
@@ -87,12 +97,14 @@ fn ended(
     } else {
         println!("system: {} {}", plan.name, How(end));
     }
+    let mut failed = failed;
     if restart {
         match system.rebuild(index) {
             Ok(()) => return None,
+            // It stays ended; the system goes on unless its end ends it.
             Err(failure) => {
                 println!("system: {failure}");
-                return Some(1);
+                failed = true;
             }
         }
     }
@@ -102,15 +114,35 @@ fn ended(
     }
     if plan.ends_system {
         let status = match end {
-            ThreadEnd::Exited { status } => i32::try_from(status).unwrap_or(1),
+            ThreadEnd::Exited { status } if !failed => i32::try_from(status).unwrap_or(1),
             _ => 1,
         };
         println!("system: {} ended the system (status {status})", plan.name);
         return Some(status);
     }
-    let all_ended = system.tasks.iter().flatten().all(|built| built.ended);
+    // Only the tasks the root supervises report their end to it; a task
+    // a failed rebuild left unbuilt has ended, failed.
+    let supervised = |i: usize| {
+        system
+            .plan
+            .task(i as u16)
+            .is_some_and(|task| task.fault_handler.is_none())
+    };
+    let mut all_ended = true;
+    let mut any_failed = false;
+    for (i, built) in system.tasks.iter().enumerate() {
+        if !supervised(i) {
+            continue;
+        }
+        match built {
+            Some(built) => {
+                all_ended &= built.ended;
+                any_failed |= built.failed;
+            }
+            None => any_failed = true,
+        }
+    }
     if all_ended {
-        let any_failed = system.tasks.iter().flatten().any(|built| built.failed);
         println!("system: every task has ended");
         return Some(i32::from(any_failed));
     }

@@ -332,7 +332,7 @@ impl System {
                     let handler = self
                         .irq_handler(intid, notification)
                         .map_err(|why| fail("an IrqHandler", why))?;
-                    cnode::mint_into(own, handler, slot, Rights::ALL, None)
+                    cnode::mint_into(own, handler, slot, rights, None)
                 }
                 CapSource::OwnVSpace => cnode::mint_into(own, vspace.0 .0, slot, rights, None),
                 CapSource::Untyped { bits } => {
@@ -553,23 +553,42 @@ impl System {
             return Ok(slot);
         }
         let handler = self.slot()?;
-        let signal = self.slot()?;
+        let signal = match self.slot() {
+            Ok(slot) => slot,
+            Err(why) => {
+                let _ = self.supervisor.slots.free(handler);
+                return Err(why);
+            }
+        };
         let source = self.objects.get(notification.object).slot;
-        irq_control_get(ROOT_IRQ_CONTROL_SLOT, intid, handler).map_err(Why::Code)?;
-        cnode::mint(
-            ROOT_CNODE_SLOT,
-            source,
-            signal,
-            Rights::WRITE,
-            badge_of(notification),
-        )
-        .map_err(Why::Code)?;
-        irq_set_notification(handler, signal).map_err(Why::Code)?;
+        let made = irq_control_get(ROOT_IRQ_CONTROL_SLOT, intid, handler)
+            .and_then(|()| {
+                cnode::mint(
+                    ROOT_CNODE_SLOT,
+                    source,
+                    signal,
+                    Rights::WRITE,
+                    badge_of(notification),
+                )
+            })
+            .and_then(|()| irq_set_notification(handler, signal));
+        if let Err(code) = made {
+            for slot in [handler, signal] {
+                let _ = cnode::delete(ROOT_CNODE_SLOT, slot);
+                let _ = self.supervisor.slots.free(slot);
+            }
+            return Err(Why::Code(code));
+        }
         self.irqs
             .push((intid, handler))
             .map_err(|_| Why::Plan("too many IRQs"))?;
         Ok(handler)
     }
+}
+
+/// The badge of a use (`None` for 0, no badge).
+fn badge_of(used: ObjectUse) -> Option<u64> {
+    (used.badge != 0).then_some(used.badge)
 }
 
 /// "s" unless `count` is 1.
@@ -609,9 +628,4 @@ fn keep(built: &mut Built, run: Range<u64>) -> Result<(), Failure> {
             Why::Plan("more mappings and filters than the plan allows"),
         )
     })
-}
-
-/// The badge of a use (`None` for 0, no badge).
-fn badge_of(used: ObjectUse) -> Option<u64> {
-    (used.badge != 0).then_some(used.badge)
 }
