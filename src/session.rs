@@ -127,6 +127,9 @@ pub struct PreparedRun {
     pub symbols: PathBuf,
     timeout: Option<Duration>,
     echo: Echo,
+    /// It boots one of the project's own systems (`systems/*.toml`),
+    /// whose driver speaks for it (`RunOutcome::judge_own_system`).
+    own_system: bool,
 }
 
 /// Finds QEMU and the boot files for `request`, and checks (once per
@@ -193,6 +196,7 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
         // Nobody steps through a kernel in gdb against a deadline.
         timeout: if request.gdb { None } else { request.timeout },
         echo: request.echo,
+        own_system: request.system_image.is_none() && request.system.is_none(),
     })
 }
 
@@ -260,7 +264,11 @@ impl PreparedRun {
         let mut command = Command::new(&self.qemu.path);
         command.args(self.config.qemu_args());
         let output = run_to_completion(command, self.timeout, self.echo)?;
-        Ok(RunOutcome::judge(self.config.mode, output))
+        Ok(if self.own_system {
+            RunOutcome::judge_own_system(self.config.mode, output)
+        } else {
+            RunOutcome::judge(self.config.mode, output)
+        })
     }
 }
 

@@ -158,6 +158,68 @@ fn supervised_is_rebuilt_after_each_fault_until_it_exits() {
     assert_has(&outcome, "system: worker ended the system (status 0)");
 }
 
+#[test]
+fn devices_map_registers_take_an_interrupt_and_faults_go_to_a_handler() {
+    let outcome = boot(&example("devices"), Machine::Virt);
+    assert_eq!(
+        lines_of(&outcome, "driver"),
+        [
+            "driver: virtio-mmio magic 0x74726976, version 1",
+            "driver: its interrupt's handler acknowledges -> Ok(())"
+        ],
+        "{outcome}"
+    );
+    let handler = lines_of(&outcome, "handler");
+    assert!(
+        handler.first().is_some_and(
+            |l| l.starts_with("handler: badge 0x7: a fault (class 0x24) at address 0x0")
+        ),
+        "{outcome}"
+    );
+    assert!(
+        handler
+            .get(1)
+            .is_some_and(|l| l.starts_with("handler: badge 0x7: it ended: Some(Faulted")),
+        "{outcome}"
+    );
+    // The root is not told of a task that has a fault handler of its own.
+    assert!(
+        !lines(&outcome)
+            .iter()
+            .any(|l| l.starts_with("system: faulty")),
+        "{outcome}"
+    );
+    assert_has(&outcome, "system: handler ended the system (status 0)");
+}
+
+#[test]
+fn a_policy_server_reads_its_rules_file_at_run_time() {
+    let outcome = boot(&example("rules"), Machine::Virt);
+    let policy = lines_of(&outcome, "policy");
+    assert_eq!(
+        policy.first(),
+        Some(&"policy: serving 4 rules from policy.rules"),
+        "{outcome}"
+    );
+    for decision in [
+        "-> clamp x3 to 48 (rule at line 5)",
+        "-> emulate x0=0x0 x8=0x77 (rule at line 6)",
+        "-> errno denied (rule at line 7)",
+    ] {
+        assert!(
+            policy.iter().any(|l| l.ends_with(decision)),
+            "no decision `{decision}`:\n{outcome}"
+        );
+    }
+    let app = lines_of(&outcome, "app");
+    assert!(
+        app.contains(&"app: this line is longer than the 48 bytes the r"),
+        "{outcome}"
+    );
+    assert!(app.contains(&"app: poll -> Ok(119)"), "{outcome}");
+    assert!(app.contains(&"app: signal -> Err(Denied)"), "{outcome}");
+}
+
 /// A copy of the confined example's description, changed by `change`,
 /// in the tests' scratch directory (its crates named by absolute path).
 fn broken_copy(name: &str, change: impl Fn(String) -> String) -> PathBuf {

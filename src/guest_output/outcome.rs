@@ -127,9 +127,21 @@ pub struct RunOutcome {
 impl RunOutcome {
     /// Judges a finished QEMU process that ran the guest in `mode`.
     pub fn judge(mode: GuestMode, process: ProcessOutput) -> RunOutcome {
-        // The project's systems speak through their driver task: its
-        // lines are read as the system's, untagged, as the root's are.
+        let stdout = process.stdout.clone();
+        Self::judge_output(mode, process, stdout)
+    }
+
+    /// [`RunOutcome::judge`] for a run of one of the project's own systems
+    /// (`systems/*.toml`), which speak through their driver task: its
+    /// lines are read as the system's, without their `[driver#N] ` tag,
+    /// as the root's are. (A user's system is judged as it printed: a
+    /// task of theirs may be called `driver` too.)
+    pub fn judge_own_system(mode: GuestMode, process: ProcessOutput) -> RunOutcome {
         let stdout = super::line::untag_driver_lines(&process.stdout);
+        Self::judge_output(mode, process, stdout)
+    }
+
+    fn judge_output(mode: GuestMode, process: ProcessOutput, stdout: String) -> RunOutcome {
         let report = GuestReport::parse(&stdout);
         let mut failures = Vec::new();
         match process.end {

@@ -255,6 +255,18 @@ mod tests {
         let script = format!("#!/bin/sh\nprintf '%s\\n' '{stderr}' >&2\nexit {status}\n");
         fs::write(&path, script).unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        // A process another test thread forked while the file was open for
+        // writing holds it open until it execs, and until then running the
+        // script fails with ETXTBSY: wait that out once here.
+        const TEXT_FILE_BUSY: i32 = 26;
+        for _ in 0..200 {
+            match std::process::Command::new(&path).output() {
+                Err(e) if e.raw_os_error() == Some(TEXT_FILE_BUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                _ => break,
+            }
+        }
         QemuBinary {
             path,
             version: super::super::QemuVersion {

@@ -14,7 +14,14 @@ fn the_repositorys_descriptions_check() {
     for name in ["demo", "test", "bench", "fuzz"] {
         descriptions.push(root.join("systems").join(format!("{name}.toml")));
     }
-    for name in ["hello", "confined", "traced", "supervised"] {
+    for name in [
+        "hello",
+        "confined",
+        "traced",
+        "supervised",
+        "devices",
+        "rules",
+    ] {
         descriptions.push(root.join("examples").join(name).join("system.toml"));
     }
     for description in descriptions {

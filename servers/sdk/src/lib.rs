@@ -34,6 +34,6 @@ pub mod vspace;
 mod runtime;
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
-pub use runtime::{entry_point, root_image, system_image};
+pub use runtime::{described_file, entry_point, root_image, system_image};
 
 pub use abi::{ErrorCode, Syscall};

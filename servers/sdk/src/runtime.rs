@@ -65,6 +65,26 @@ pub fn system_image(system_image_bytes: u64) -> Option<&'static [u8]> {
     })
 }
 
+/// A file the task's system description maps for it (`[files]`, then
+/// `maps = [{ file = "NAME", address = ... }]`, docs/systems.md): the root
+/// copies it into Frames mapped read-only at `address` before the task
+/// starts, its length first (8 bytes, little-endian), the file after.
+/// `address` must be where the description maps it: anywhere else the
+/// first read faults (the task stops).
+pub fn described_file(address: u64) -> &'static [u8] {
+    // SAFETY: the description maps the file's pages read-only at
+    // `address` for the task's whole life and nothing writes them (the
+    // root's copies are unmapped before the task starts); the length word
+    // is the root's, written from the image's plan, and the pages mapped
+    // cover the 8 bytes and that many more (the root maps
+    // `ceil((length + 8) / 4096)` pages). Nothing else can be mapped over
+    // them (`FrameMap` there is `AlreadyMapped`).
+    unsafe {
+        let length = (address as *const u64).read_volatile();
+        core::slice::from_raw_parts((address + 8) as *const u8, length as usize)
+    }
+}
+
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     crate::println!("panic: {info}");
