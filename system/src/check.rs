@@ -325,6 +325,23 @@ impl Checker<'_> {
                     ),
                 );
             }
+            // One name space for every kind: console lines and messages
+            // name an object by its name alone.
+            if let Some(other) = self
+                .names
+                .iter()
+                .find(|(_, table)| table.contains_key(name.get_ref()))
+                .map(|(kind, _)| kind.table())
+            {
+                self.error(
+                    name.span().start,
+                    &field,
+                    format!(
+                        "{:?} already names an object in [{other}]; objects have one name space",
+                        name.get_ref()
+                    ),
+                );
+            }
             let made = make(self, &field, value.get_ref());
             let index = self.objects.len() as u16;
             self.names
@@ -547,7 +564,8 @@ impl Checker<'_> {
         let priority = t
             .priority
             .as_ref()
-            .and_then(|p| self.in_range(p, &at("priority"), (0, 255)))
+            // The root supervises at 255, above every task.
+            .and_then(|p| self.in_range(p, &at("priority"), (0, 254)))
             .map_or(DEFAULT_PRIORITY, |p| p as u8);
         let mcp = t
             .mcp
@@ -1435,8 +1453,8 @@ impl Checker<'_> {
                             ),
                         );
                     }
-                    if !tasks[s].mappings.iter().any(|m| m.0.object == plan.ring) {
-                        self.error(
+                    match tasks[s].mappings.iter().find(|m| m.0.object == plan.ring) {
+                        None => self.error(
                             audit.ring.span().start,
                             &format!("tasks.{name}.audit.ring"),
                             format!(
@@ -1444,7 +1462,19 @@ impl Checker<'_> {
                                 audit.server.get_ref(),
                                 audit.ring.get_ref()
                             ),
-                        );
+                        ),
+                        // It moves the ring's consumed counter: read-only, a
+                        // lossless task would wait for room for ever.
+                        Some(mapping) if !mapping.0.writable => self.error(
+                            audit.ring.span().start,
+                            &format!("tasks.{name}.audit.ring"),
+                            format!(
+                                "the audit server {:?} maps {:?} read-only; it writes the ring's consumed counter (rights = \"rw\")",
+                                audit.server.get_ref(),
+                                audit.ring.get_ref()
+                            ),
+                        ),
+                        Some(_) => {}
                     }
                 }
             }

@@ -280,6 +280,44 @@ caps = [ { slot = 1, console = true }, { slot = 2, endpoint = "requests", rights
 "#;
 
 #[test]
+fn objects_have_one_name_space() {
+    let text = SMALL.replace("stops = {}", "stops = {}\n[notifications]\nrequests = {}");
+    let (path, found) = errors_with(&text, &[]);
+    let expected = prefix_at(
+        &path,
+        &text,
+        "requests = {}\n[tasks",
+        0,
+        "notifications.requests",
+    );
+    assert!(
+        found.iter().any(|f| f.starts_with(&expected)
+            && f.contains("\"requests\" already names an object in [endpoints]")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn an_audit_server_maps_its_ring_writable() {
+    let text = VALID.replace(
+        "maps = [ { memory = \"ring\", address = 0x1000_0000, rights = \"rw\" } ]",
+        "maps = [ { memory = \"ring\", address = 0x1000_0000, rights = \"r\" } ]",
+    );
+    let (path, found) = errors_with(&text, &[("server.rules", SERVER_RULES)]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with(&prefix_at(
+            &path,
+            &text,
+            "\"ring\", notification",
+            0,
+            "tasks.app.audit.ring"
+        )) && found[0].contains("read-only"),
+        "{found:#?}"
+    );
+}
+
+#[test]
 fn an_unknown_name_lists_the_known_ones() {
     let text = SMALL.replace("endpoint = \"requests\"", "endpoint = \"requets\"");
     let (path, found) = errors_with(&text, &[]);
@@ -508,7 +546,14 @@ fn privilege_priority_and_restart_mistakes() {
         &SMALL.replace("[tasks.app]", "[tasks.app]\npriority = 256"),
         "256",
         "tasks.app.priority",
-        "out of range (0..=255)",
+        "out of range (0..=254)",
+    );
+    // The root supervises at 255: no task is at its level.
+    assert_one(
+        &SMALL.replace("[tasks.app]", "[tasks.app]\npriority = 255"),
+        "255",
+        "tasks.app.priority",
+        "out of range (0..=254)",
     );
     assert_one(
         &SMALL.replace("[tasks.app]", "[tasks.app]\nmcp = -1"),
