@@ -584,6 +584,64 @@ mod tests {
         }
     }
 
+    /// Bytes of a plan changed at random (the checksum made to match, so
+    /// the plan's own checks are what is tried): `Plan::open` never
+    /// panics, and whatever it accepts reads whole without panicking.
+    #[test]
+    fn damaged_plans_never_panic() {
+        let description = [1u8, 2, 3];
+        let mut app = task("app");
+        app.filters
+            .push(FilterPlan {
+                description: &description,
+                server: Some(ObjectUse {
+                    object: 0,
+                    badge: 0,
+                }),
+            })
+            .unwrap();
+        let objects = [
+            ObjectPlan::Endpoint { name: "requests" },
+            ObjectPlan::Memory {
+                name: "ring",
+                pages: 1,
+            },
+        ];
+        let good = image(&objects, &[app, task("server")], b"\x7fELF");
+        let plan_bytes = ImageHeader::parse(&good).unwrap().plan_bytes as usize;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut accepted = 0;
+        for _ in 0..20_000 {
+            let mut bytes = good.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = HEADER_BYTES + (next() as usize) % plan_bytes;
+                bytes[at] = next() as u8;
+            }
+            let sum = checksum(&bytes[HEADER_BYTES..]);
+            bytes[32..40].copy_from_slice(&sum.to_le_bytes());
+            if let Ok(plan) = Plan::open(&bytes) {
+                accepted += 1;
+                for object in plan.objects() {
+                    let _ = object.pages();
+                }
+                for task in plan.tasks() {
+                    let _ = plan.file(task.elf);
+                    for filter in &task.filters {
+                        let _ = filter.description.len();
+                    }
+                }
+            }
+        }
+        // Some changes (a name's letter, a badge) leave a valid plan.
+        assert!(accepted > 0);
+    }
+
     #[test]
     fn a_plan_reads_back_piece_by_piece() {
         let objects = [
