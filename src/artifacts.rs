@@ -157,35 +157,32 @@ pub fn kernel_image() -> Result<PathBuf, ArtifactError> {
     existing_file(KERNEL_IMAGE, "PORTCULLIS_KERNEL_IMAGE", "kernel8.img")
 }
 
-/// The init ELF (the EL0 programs the kernel embeds), for the profile
-/// aid's symbols. `build.rs` builds it beside the kernel:
-/// `target/image/aarch64-unknown-none/image/portcullis-init`, where the
-/// kernel is `target/image/<kernel target>/image/portcullis-kernel`.
-pub fn init_elf() -> Result<PathBuf, ArtifactError> {
+/// The nested build's target directory (`target/image`), where the
+/// kernel is `<kernel target>/image/portcullis-kernel`.
+fn image_dir() -> Result<&'static Path, ArtifactError> {
     let kernel = KERNEL_ELF.ok_or(ArtifactError::NotExported {
         variable: "PORTCULLIS_KERNEL_ELF",
     })?;
-    let image_dir = Path::new(kernel)
+    Ok(Path::new(kernel)
         .ancestors()
         .nth(3)
-        .unwrap_or(Path::new(""));
+        .unwrap_or(Path::new("")))
+}
+
+/// init's ELF (the project's test driver, built by the system tool into
+/// the same target directory as the kernel), for the profile aid's
+/// symbols: `target/image/aarch64-unknown-none/image/portcullis-init`.
+pub fn init_elf() -> Result<PathBuf, ArtifactError> {
     require_file(
-        &image_dir.join("aarch64-unknown-none/image/portcullis-init"),
+        &image_dir()?.join("aarch64-unknown-none/image/portcullis-init"),
         "init ELF",
     )
 }
 
 /// The root task's ELF as the kernel embeds it (stripped):
-/// `target/image/root/portcullis-root`, beside the kernel's build.
+/// `target/image/root/portcullis-root`.
 pub fn root_elf() -> Result<PathBuf, ArtifactError> {
-    let kernel = KERNEL_ELF.ok_or(ArtifactError::NotExported {
-        variable: "PORTCULLIS_KERNEL_ELF",
-    })?;
-    let image_dir = Path::new(kernel)
-        .ancestors()
-        .nth(3)
-        .unwrap_or(Path::new(""));
-    require_file(&image_dir.join("root/portcullis-root"), "root task ELF")
+    require_file(&image_dir()?.join("root/portcullis-root"), "root task ELF")
 }
 
 /// A stripped task ELF init embeds (`portcullis-echo`,

@@ -392,6 +392,19 @@ impl Checker<'_> {
         None
     }
 
+    /// The index of the task `server` names, which serves task `name` as
+    /// its `role` (tracer, audit or policy server): never `name` itself.
+    fn serving_task(&mut self, name: &str, server: &Name, field: &str, role: &str) -> Option<u16> {
+        if server.get_ref() == name {
+            self.error(
+                server.span().start,
+                field,
+                format!("a task cannot be its own {role}"),
+            );
+        }
+        self.task_index(server, field)
+    }
+
     fn size(&mut self, size: &Spanned<Size>, field: &str) -> Option<u64> {
         match size.get_ref().bytes() {
             Ok(bytes) => Some(bytes),
@@ -694,14 +707,7 @@ impl Checker<'_> {
         let filters = self.filters(name, t);
         let tracer = t.trace.as_ref().and_then(|trace| {
             let trace = trace.get_ref();
-            let tracer = self.task_index(&trace.tracer, &at("trace.tracer"));
-            if trace.tracer.get_ref() == name {
-                self.error(
-                    trace.tracer.span().start,
-                    &at("trace.tracer"),
-                    "a task cannot be its own tracer",
-                );
-            }
+            let tracer = self.serving_task(name, &trace.tracer, &at("trace.tracer"), "tracer");
             let endpoint = self.object(Kind::Endpoint, &trace.endpoint, &at("trace.endpoint"));
             tracer?;
             Some(ObjectUse {
@@ -711,14 +717,8 @@ impl Checker<'_> {
         });
         let audit = t.audit.as_ref().and_then(|audit| {
             let audit = audit.get_ref();
-            let server = self.task_index(&audit.server, &at("audit.server"));
-            if audit.server.get_ref() == name {
-                self.error(
-                    audit.server.span().start,
-                    &at("audit.server"),
-                    "a task cannot be its own audit server",
-                );
-            }
+            let server =
+                self.serving_task(name, &audit.server, &at("audit.server"), "audit server");
             let ring = self.object(Kind::Memory, &audit.ring, &at("audit.ring"));
             if let Some(ring) = ring {
                 if self.objects[usize::from(ring)].ram_bytes() != RING_BYTES {
@@ -1299,14 +1299,7 @@ impl Checker<'_> {
                 }
             }
             let server = filter.server.as_ref().and_then(|server| {
-                if server.get_ref() == name {
-                    self.error(
-                        server.span().start,
-                        &format!("{field}.server"),
-                        "a task cannot be its own policy server",
-                    );
-                }
-                self.task_index(server, &format!("{field}.server"))
+                self.serving_task(name, server, &format!("{field}.server"), "policy server")
             });
             let endpoint = filter
                 .endpoint
