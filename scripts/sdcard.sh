@@ -438,8 +438,9 @@ Open the console at 115200 8N1, then power the Pi on:
   picocom -b 115200 /dev/ttyUSB0
 The kernel runs the card's system (by default the demo, systems/demo.toml)
 and ends with "[kernel] halted; power the board off". For another system:
-  ./qemu-run.sh sdcard --system systems/test.toml      (the in-guest suite)
   ./qemu-run.sh sdcard --system PATH/TO/system.toml    (a system of yours)
+  ./qemu-run.sh sdcard --system systems/test.toml \
+      --kernel target/image/test/kernel8.img            (the in-guest suite)
 EOF
 }
 
