@@ -392,6 +392,17 @@ impl Checker<'_> {
         None
     }
 
+    /// An error at the first entry of `list` past `max` (`"{says} {max} {what}"`).
+    fn at_most<T>(&mut self, list: &[Spanned<T>], max: usize, field: &str, says: &str, what: &str) {
+        if let Some(first_over) = list.get(max) {
+            self.error(
+                first_over.span().start,
+                field,
+                format!("{says} {max} {what}"),
+            );
+        }
+    }
+
     /// The index of the task `server` names, which serves task `name` as
     /// its `role` (tracer, audit or policy server): never `name` itself.
     fn serving_task(&mut self, name: &str, server: &Name, field: &str, role: &str) -> Option<u16> {
@@ -928,13 +939,13 @@ impl Checker<'_> {
         let mut caps = Vec::new();
         let mut untyped_bytes = 0;
         let mut used: BTreeMap<i64, usize> = BTreeMap::new();
-        if t.caps.len() > MAX_TASK_CAPS {
-            self.error(
-                t.caps[MAX_TASK_CAPS].span().start,
-                &format!("tasks.{name}.caps"),
-                format!("a task is given at most {MAX_TASK_CAPS} capabilities"),
-            );
-        }
+        self.at_most(
+            &t.caps,
+            MAX_TASK_CAPS,
+            &format!("tasks.{name}.caps"),
+            "a task is given at most",
+            "capabilities",
+        );
         for (i, cap) in t.caps.iter().enumerate() {
             let field = format!("tasks.{name}.caps[{i}]");
             let cap_at = cap.span().start;
@@ -1132,13 +1143,13 @@ impl Checker<'_> {
 
     fn maps(&mut self, name: &str, t: &d::Task, stack: u64) -> Vec<(MappingPlan, u64, usize)> {
         let mut mappings: Vec<(MappingPlan, u64, usize)> = Vec::new();
-        if t.maps.len() > MAX_TASK_MAPPINGS {
-            self.error(
-                t.maps[MAX_TASK_MAPPINGS].span().start,
-                &format!("tasks.{name}.maps"),
-                format!("a task maps at most {MAX_TASK_MAPPINGS} objects"),
-            );
-        }
+        self.at_most(
+            &t.maps,
+            MAX_TASK_MAPPINGS,
+            &format!("tasks.{name}.maps"),
+            "a task maps at most",
+            "objects",
+        );
         let reserved = [
             (
                 abi::USER_STACK_TOP - stack,
@@ -1260,13 +1271,13 @@ impl Checker<'_> {
 
     fn filters(&mut self, name: &str, t: &d::Task) -> Vec<(Vec<u8>, Option<ObjectUse>)> {
         let mut filters = Vec::new();
-        if t.filters.len() > MAX_TASK_FILTERS {
-            self.error(
-                t.filters[MAX_TASK_FILTERS].span().start,
-                &format!("tasks.{name}.filters"),
-                format!("a task has at most {MAX_TASK_FILTERS} filters"),
-            );
-        }
+        self.at_most(
+            &t.filters,
+            MAX_TASK_FILTERS,
+            &format!("tasks.{name}.filters"),
+            "a task has at most",
+            "filters",
+        );
         for (i, filter) in t.filters.iter().enumerate() {
             let field = format!("tasks.{name}.filters[{i}]");
             let filter_at = filter.span().start;
