@@ -46,6 +46,10 @@ pub enum ExceptionClass {
     Other(u8),
 }
 
+/// ESR_EL1.EC of an `svc` from AArch64 (the vectors' fast path tests it,
+/// `cpu/vectors.s`).
+pub const EC_SVC64: u8 = 0x15;
+
 impl ExceptionClass {
     /// Decodes the EC field of an ESR value.
     pub const fn from_esr(esr: u64) -> Self {
@@ -54,7 +58,7 @@ impl ExceptionClass {
             0x01 => ExceptionClass::WfiWfe,
             0x07 => ExceptionClass::FpAccess,
             0x0e => ExceptionClass::IllegalState,
-            0x15 => ExceptionClass::Svc64,
+            EC_SVC64 => ExceptionClass::Svc64,
             0x18 => ExceptionClass::SystemRegister,
             0x20 => ExceptionClass::InstructionAbortLower,
             0x21 => ExceptionClass::InstructionAbortSame,

@@ -4,7 +4,7 @@
 // from EL0 of any kind, which ends it (`portcullis_el0_floor_*` in the
 // kernel binary): so it is never installed while another thread runs, and
 // no kernel path but those entries needs to know of it.
-.equ SYSCALL_BENCH_FLOOR, 4             // abi::Syscall::BenchFloor
+.equ SYSCALL_BENCH_FLOOR, {SYSCALL_BENCH_FLOOR} // abi::Syscall::BenchFloor (from Rust)
 
 // Any other synchronous exception (a fault, an FP trap) takes the kernel
 // path too: returning from it would re-run the faulting instruction

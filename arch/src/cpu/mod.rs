@@ -26,10 +26,57 @@ core::arch::global_asm!(
     RPI4_UART = const rpi4::UART,
     VIRT_UART = const virt::UART,
 );
+/// The vectors' offsets and numbers, from the types and values they
+/// stand for (`cpu/vectors.s` names them with `.equ`).
+mod vector_constants {
+    use crate::context::{UserContext, SPSR_USER_WRITABLE, WORK_FLAGS_OFFSET};
+    use core::mem::{offset_of, size_of};
+
+    /// `stp x30, x21` stores x30 and SP_EL0 as a pair.
+    pub const CTX_SP_EL0_PAIR: usize = offset_of!(UserContext, x) + 30 * 8;
+    const _: () = assert!(offset_of!(UserContext, sp) == CTX_SP_EL0_PAIR + 8);
+    /// ELR_EL1 and SPSR_EL1 as a pair.
+    pub const CTX_ELR_PAIR: usize = offset_of!(UserContext, pc);
+    const _: () = assert!(offset_of!(UserContext, spsr) == CTX_ELR_PAIR + 8);
+    pub const CTX_TPIDR: usize = offset_of!(UserContext, tpidr);
+    /// The mask is built with one `movz` of 16 bits, shifted by 16.
+    pub const SPSR_USER_WRITABLE_HIGH: u64 = SPSR_USER_WRITABLE >> 16;
+    const _: () = assert!(SPSR_USER_WRITABLE & 0xffff == 0 && SPSR_USER_WRITABLE_HIGH <= 0xffff);
+    pub const FRAME_SIZE: usize = size_of::<UserContext>();
+    // `sub sp, sp, #FRAME_SIZE` and the `[sp, #offset]` forms take 12 bits.
+    const _: () = assert!(FRAME_SIZE < 4096 && WORK_FLAGS_OFFSET + 8 < 4096);
+    /// ESR_EL1.EC of an SVC from AArch64.
+    pub const EC_SVC64: u64 = crate::exception::EC_SVC64 as u64;
+    pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
+    pub const SYSCALL_REPLY_RECV: u64 = abi::Syscall::ReplyRecv.number();
+    #[cfg(feature = "bench-floor")]
+    pub const SYSCALL_BENCH_FLOOR: u64 = abi::Syscall::BenchFloor.number();
+}
+
 // The benchmark floor's second vector table is only in a bench image
 // (`bench-floor`): it is one more way for an SVC to go, and no other image
 // needs it.
+macro_rules! vectors {
+    ($($floor:tt)*) => {
+        core::arch::global_asm!(
+            include_str!("vectors.s"),
+            $($floor)*
+            CTX_SP_EL0_PAIR = const vector_constants::CTX_SP_EL0_PAIR,
+            CTX_ELR_PAIR = const vector_constants::CTX_ELR_PAIR,
+            CTX_TPIDR = const vector_constants::CTX_TPIDR,
+            SPSR_USER_WRITABLE_HIGH = const vector_constants::SPSR_USER_WRITABLE_HIGH,
+            FRAME_SIZE = const vector_constants::FRAME_SIZE,
+            WORK_FLAGS_OFFSET = const crate::context::WORK_FLAGS_OFFSET,
+            EC_SVC64 = const vector_constants::EC_SVC64,
+            SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
+            SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
+        );
+    };
+}
 #[cfg(not(feature = "bench-floor"))]
-core::arch::global_asm!(include_str!("vectors.s"));
+vectors!();
 #[cfg(feature = "bench-floor")]
-core::arch::global_asm!(include_str!("vectors.s"), include_str!("floor_vectors.s"));
+vectors!(
+    include_str!("floor_vectors.s"),
+    SYSCALL_BENCH_FLOOR = const vector_constants::SYSCALL_BENCH_FLOOR,
+);

@@ -7,16 +7,19 @@
 // registers straight into the TCB and then switches to the kernel stack.
 // Offsets below must match `UserContext`.
 
-.equ CTX_SP_EL0_PAIR, 240               // x30, sp_el0
-.equ CTX_ELR_PAIR,    256               // elr_el1, spsr_el1
-.equ CTX_TPIDR,       272               // tpidr_el0
-.equ SPSR_USER_WRITABLE_HIGH, 0xf020    // context::SPSR_USER_WRITABLE >> 16
-.equ FRAME_SIZE,      288               // sizeof(UserContext)
-.equ WORK_FLAGS_OFFSET, 288             // Thread.work, right after the context
-.equ EC_SVC64,        0x15              // ESR_EL1.EC of an SVC from AArch64
+// The values come from Rust (`cpu/mod.rs` passes them as `global_asm!`
+// const operands), so a changed layout or syscall number cannot silently
+// break the vectors.
+.equ CTX_SP_EL0_PAIR, {CTX_SP_EL0_PAIR}         // x30, sp_el0
+.equ CTX_ELR_PAIR,    {CTX_ELR_PAIR}            // elr_el1, spsr_el1
+.equ CTX_TPIDR,       {CTX_TPIDR}               // tpidr_el0
+.equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH} // context::SPSR_USER_WRITABLE >> 16
+.equ FRAME_SIZE,      {FRAME_SIZE}              // sizeof(UserContext)
+.equ WORK_FLAGS_OFFSET, {WORK_FLAGS_OFFSET}     // Thread.work, right after the context
+.equ EC_SVC64,        {EC_SVC64}                // ESR_EL1.EC of an SVC from AArch64
 // The two syscalls with an IPC fast path, each with an entry of its own.
-.equ SYSCALL_CALL, 9                    // abi::Syscall::Call
-.equ SYSCALL_REPLY_RECV, 11             // abi::Syscall::ReplyRecv
+.equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
+.equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
