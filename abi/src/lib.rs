@@ -24,6 +24,7 @@
 //! tests) and for both AArch64 targets.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 // Only the test-file writer (`elf::writer`) allocates.
 #[cfg(any(test, feature = "elf-writer"))]

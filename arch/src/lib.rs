@@ -12,6 +12,7 @@
 //!    tree overrides them.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(any(test, feature = "fdt-writer", feature = "heap-object-memory"))]
 extern crate alloc;

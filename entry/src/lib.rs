@@ -38,6 +38,7 @@
 //!    bounded ([`MAX_EXIT_WORK_ROUNDS`]); the kernel never spins on a hook.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod enter;
 pub mod exit;

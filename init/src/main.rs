@@ -10,6 +10,7 @@
 //! says.
 #![no_std]
 #![no_main]
+#![deny(unsafe_code)]
 
 #[macro_use]
 mod check;
@@ -54,6 +55,8 @@ use sdk::probe;
 use sdk::syscall::{self, raw_syscall};
 
 /// The program's entry, called by the SDK's `_start`.
+// `no_mangle` counts as unsafe code: `_start` finds the entry by this name.
+#[allow(unsafe_code)]
 #[no_mangle]
 fn portcullis_main(selector: u64) -> i32 {
     if selector == abi::bootinfo::ROOT_ARGUMENT {

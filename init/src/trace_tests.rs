@@ -318,35 +318,6 @@ pub fn tracer() -> i32 {
     0
 }
 
-/// `Null` with `x2 = marker`, the instruction after the `svc` and one
-/// more counted in `x9`: the result (`x0`) and the count.
-fn marked_null(marker: u64) -> (u64, u64) {
-    let x0: u64;
-    let count: u64;
-    // SAFETY: `Null` writes only x0 (and may write x1..x8, declared
-    // clobbered); the adds touch x9 only.
-    unsafe {
-        core::arch::asm!(
-            "mov x9, #0",
-            "svc #0",
-            "add x9, x9, #1",
-            "add x9, x9, #1",
-            inout("x0") 0u64 => x0,
-            inout("x2") marker => _,
-            inout("x8") Syscall::Null.number() => _,
-            out("x9") count,
-            lateout("x1") _,
-            lateout("x3") _,
-            lateout("x4") _,
-            lateout("x5") _,
-            lateout("x6") _,
-            lateout("x7") _,
-            options(nostack),
-        )
-    };
-    (x0, count)
-}
-
 /// The traced thread: each syscall's result is what the tracer's answer
 /// makes it.
 pub fn tracee() -> i32 {
@@ -367,8 +338,12 @@ pub fn tracee() -> i32 {
         Ok(())
     );
     expect!(5, ipc::poll(NOTIFICATION), Ok(1));
-    expect!(6, marked_null(STEP_MARK), (ErrorCode::Ok.raw(), 2));
-    expect!(7, marked_null(SYSEMU_MARK), (EMULATED, 2));
+    expect!(
+        6,
+        sdk::probe::marked_null(STEP_MARK),
+        (ErrorCode::Ok.raw(), 2)
+    );
+    expect!(7, sdk::probe::marked_null(SYSEMU_MARK), (EMULATED, 2));
     expect!(8, sdk::syscall::debug_print(b"after the tracer\n"), Ok(()));
     // Untraced now: the poll runs (the word was taken by check 5).
     expect!(9, ipc::poll(NOTIFICATION), Ok(0));

@@ -31,6 +31,7 @@
 //!    the kernel itself, never by what user space makes.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 #[cfg(any(test, feature = "test-support"))]
 extern crate alloc;

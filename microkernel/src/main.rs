@@ -5,6 +5,7 @@
 //! decisions are made in `microkernel::kernel`.
 #![no_std]
 #![no_main]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use arch::boards::{BoardInfo, Loader, PhysRange, MAX_PIECES, MAX_RAM_RANGES, MAX_RESERVED_RANGES};
 use arch::context::{FpState, UserContext};

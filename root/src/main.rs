@@ -13,6 +13,7 @@
 //! with `system:`.
 #![no_std]
 #![no_main]
+#![deny(unsafe_code)]
 
 mod objects;
 mod privileged;
@@ -30,6 +31,8 @@ use sdk::tcb::Tcb;
 const ROOT_PRIORITY: u64 = abi::tcb::MAX_PRIORITY;
 
 /// The program's entry, called by the SDK's `_start`.
+// `no_mangle` counts as unsafe code: `_start` finds the entry by this name.
+#[allow(unsafe_code)]
 #[no_mangle]
 fn portcullis_main(_argument: u64) -> i32 {
     // The boot information is in the IPC buffer, which the first long
@@ -70,15 +73,3 @@ fn portcullis_main(_argument: u64) -> i32 {
     }
     supervise::run(&mut system)
 }
-#[used]
-#[no_mangle]
-static ROOT_SIZES: [usize; 8] = [
-    core::mem::size_of::<tasks::System>(),
-    core::mem::size_of::<tasks::Built>(),
-    core::mem::size_of::<sdk::task::Task>(),
-    core::mem::size_of::<sdk::task::Supervisor>(),
-    core::mem::size_of::<objects::Objects>(),
-    core::mem::size_of::<BootInfo>(),
-    core::mem::size_of::<abi::system::plan::TaskPlan>(),
-    core::mem::size_of::<sdk::task::TaskBuilder>(),
-];

@@ -17,6 +17,7 @@
 //!    image is re-opened with `Plan::open` in the tests.
 //! 4. **Rule text is compiled in one place** ([`compile_rules`]) so the
 //!    shared grammar can replace the local parser there alone.
+#![forbid(unsafe_code)]
 
 mod check;
 mod description;

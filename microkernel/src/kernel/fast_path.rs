@@ -284,10 +284,18 @@ mod tests {
     #[test]
     fn the_vector_sends_exactly_call_and_reply_recv_here() {
         let vectors = include_str!("../../../arch/src/cpu/vectors.s");
-        let call = Syscall::Call.number();
-        let reply_recv = Syscall::ReplyRecv.number();
-        assert!(vectors.contains(&format!(".equ SYSCALL_CALL, {call} ")));
-        assert!(vectors.contains(&format!(".equ SYSCALL_REPLY_RECV, {reply_recv} ")));
+        // The numbers are const operands (`arch/src/cpu/mod.rs`) of the
+        // syscalls themselves.
+        let operands = include_str!("../../../arch/src/cpu/mod.rs");
+        for (name, syscall) in [
+            ("SYSCALL_CALL", Syscall::Call),
+            ("SYSCALL_REPLY_RECV", Syscall::ReplyRecv),
+        ] {
+            assert!(vectors.contains(&format!(".equ {name}, {{{name}}} ")));
+            assert!(operands.contains(&format!(
+                "pub const {name}: u64 = abi::Syscall::{syscall:?}.number();"
+            )));
+        }
         for (number, entry) in [
             ("SYSCALL_CALL", "el0_call_x9_x10_saved"),
             ("SYSCALL_REPLY_RECV", "el0_reply_recv_x9_x10_saved"),

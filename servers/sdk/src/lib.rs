@@ -7,6 +7,7 @@
 //! with its result.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod console;
 pub mod debug;

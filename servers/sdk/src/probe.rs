@@ -294,3 +294,34 @@ pub fn write_cycle_counter(value: u64) {
     // SAFETY: as `write_pmu_control`.
     unsafe { asm!("msr pmccntr_el0, {0}", in(reg) value, options(nostack, nomem)) };
 }
+
+/// `Null` with `x2 = marker`, the instruction after the `svc` and one
+/// more counted in `x9`: the result (`x0`) and the count (2 when the
+/// thread ran on from the `svc` as usual; a tracer's single step or a
+/// changed PC shows in it).
+pub fn marked_null(marker: u64) -> (u64, u64) {
+    let x0: u64;
+    let count: u64;
+    // SAFETY: `Null` writes only x0 (and may write x1..x8, declared
+    // clobbered); the adds touch x9 only.
+    unsafe {
+        asm!(
+            "mov x9, #0",
+            "svc #0",
+            "add x9, x9, #1",
+            "add x9, x9, #1",
+            inout("x0") 0u64 => x0,
+            inout("x2") marker => _,
+            inout("x8") abi::Syscall::Null.number() => _,
+            out("x9") count,
+            lateout("x1") _,
+            lateout("x3") _,
+            lateout("x4") _,
+            lateout("x5") _,
+            lateout("x6") _,
+            lateout("x7") _,
+            options(nostack),
+        )
+    };
+    (x0, count)
+}
