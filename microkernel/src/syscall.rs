@@ -603,10 +603,6 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
     }
 }
 
-/// Checks `SetUserDispatch`'s registers (see `abi::user_dispatch`): `x0`
-/// reserved; `x2..x6` all 0 is off; else an ordered PC range in the user
-/// half, an aligned handler, an aligned buffer big enough for a frame and a
-/// selector address, all in the user half. Whether the buffer is writable
 /// The user buffer `x2` (address) and `x3` (length) name: at most `max`
 /// bytes (`InvalidArgument`), all in the user half (`InvalidAddress`).
 #[inline(always)]
@@ -622,6 +618,10 @@ fn user_buffer(context: &UserContext, max: usize) -> Result<(u64, usize), ErrorC
     Ok((address, len as usize))
 }
 
+/// Checks `SetUserDispatch`'s registers (see `abi::user_dispatch`): `x0`
+/// reserved; `x2..x6` all 0 is off; else an ordered PC range in the user
+/// half, an aligned handler, an aligned buffer big enough for a frame and a
+/// selector address, all in the user half. Whether the buffer is writable
 /// and the selector readable is the kernel's check (it needs the tables).
 pub fn user_dispatch_config(
     context: &UserContext,

@@ -1,7 +1,7 @@
 //! The kernel core's response to events from EL0, on the host: a fake
 //! platform stands in for the hardware, and a small hand-made ELF for init.
 //!
-//! These check the guarantees of docs/kernel.md at the level of kernel
+//! These check the guarantees of docs/architecture.md at the level of kernel
 //! state: a syscall's result lands in x0, a fault stops only its thread,
 //! user pointers are checked, the timer preempts round robin, and the run
 //! ends with the root task's status.
