@@ -46,6 +46,8 @@ pub mod syscall;
 pub mod system;
 pub mod task;
 pub mod tcb;
+#[cfg(test)]
+mod test_rng;
 pub mod trace;
 pub mod user_dispatch;
 pub mod vspace;

@@ -558,17 +558,7 @@ mod tests {
             .unwrap()
     }
 
-    /// A deterministic xorshift64* generator.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-    }
+    use crate::test_rng::Rng;
 
     #[test]
     fn strictness_order_is_kill_trap_errno_notify_log_allow() {

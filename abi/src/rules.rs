@@ -1026,17 +1026,7 @@ mod tests {
         assert_eq!(d.rules[1], Rule::new(Action::Log));
     }
 
-    /// A deterministic xorshift64* generator.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Random lines of the language's words never panic, every error
     /// points into the line, and whatever compiles, `encode` accepts.

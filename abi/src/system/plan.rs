@@ -609,13 +609,8 @@ mod tests {
         ];
         let good = image(&objects, &[app, task("server")], b"\x7fELF");
         let plan_bytes = ImageHeader::parse(&good).unwrap().plan_bytes as usize;
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next();
         let mut accepted = 0;
         for _ in 0..20_000 {
             let mut bytes = good.clone();
