@@ -6,7 +6,7 @@
 //! of `Kernel::check_invariants`, which only hold between kernel entries
 //! and at preemption points, where a tick is taken).
 
-use super::{Console, Kernel};
+use crate::kernel::{Console, Kernel};
 use crate::platform::Platform;
 use crate::syscall::SyscallResult;
 use crate::thread::ThreadId;
@@ -42,7 +42,11 @@ impl Kernel {
     /// and in no other image.)
     #[cold]
     #[inline(never)]
-    pub(super) fn debug_thread_stats(&mut self, current: ThreadId, cptr: u64) -> SyscallResult {
+    pub(in crate::kernel) fn debug_thread_stats(
+        &mut self,
+        current: ThreadId,
+        cptr: u64,
+    ) -> SyscallResult {
         let cap = match self.thread_cap(current, cptr, CapType::Tcb, Rights::NONE) {
             Ok(cap) => cap,
             Err(code) => return SyscallResult::Return(code),
@@ -75,7 +79,7 @@ impl Kernel {
     /// timer ticks on or off; reports and resets what those found.
     #[cold]
     #[inline(never)]
-    pub(super) fn debug_check_invariants<P: Platform>(
+    pub(in crate::kernel) fn debug_check_invariants<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -97,7 +101,7 @@ impl Kernel {
     /// At a timer tick: the invariants, if a test asked for it. The first
     /// broken one is printed and kept for the next `DebugCheckInvariants`.
     #[inline(never)]
-    pub(super) fn check_at_tick<P: Platform>(&mut self, platform: &mut P) {
+    pub(in crate::kernel) fn check_at_tick<P: Platform>(&mut self, platform: &mut P) {
         if !self.tick_checks.on {
             return;
         }

@@ -37,10 +37,10 @@
 //! thread (`Kernel::check_invariants` checks it); a partner at least as
 //! urgent as the caller is then at least as urgent as them too.
 
-use super::Kernel;
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
 use crate::ipc::queue::Waiting;
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::CapType;

@@ -2,10 +2,10 @@
 //! (and by tests): the capability layer's own checks, plus everything that
 //! ties threads, queues and objects together.
 
-use super::members::{self, Use};
-use super::Kernel;
 use crate::cap::{FilterUser, ObjectId, ObjectState};
 use crate::ipc::queue::{EndpointQueue, Waiting};
+use crate::kernel::members::{self, Use};
+use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
 use arch::object_memory::kind;
 use entry::WorkFlags;

@@ -13,7 +13,7 @@ use arch::object_memory::kind;
 
 /// Which use of an object a list is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Use {
+pub(in crate::kernel) enum Use {
     /// The CNode is the thread's CSpace.
     CSpace,
     /// The VSpace is the thread's address space.
@@ -65,7 +65,12 @@ impl Use {
 }
 
 /// Adds `thread` (in no list of this use) to `object`'s threads.
-pub(super) fn join(objects: &mut Objects, object: ObjectId, thread: ThreadId, what: Use) {
+pub(in crate::kernel) fn join(
+    objects: &mut Objects,
+    object: ObjectId,
+    thread: ThreadId,
+    what: Use,
+) {
     let Some(head) = what.head(objects, object) else {
         return;
     };
@@ -80,7 +85,12 @@ pub(super) fn join(objects: &mut Objects, object: ObjectId, thread: ThreadId, wh
 }
 
 /// Takes `thread` out of `object`'s threads.
-pub(super) fn leave(objects: &mut Objects, object: ObjectId, thread: ThreadId, what: Use) {
+pub(in crate::kernel) fn leave(
+    objects: &mut Objects,
+    object: ObjectId,
+    thread: ThreadId,
+    what: Use,
+) {
     let links = core::mem::take(what.links(&mut objects[thread]));
     match links.previous {
         Some(previous) => what.links(&mut objects[previous]).next = links.next,
@@ -98,19 +108,24 @@ pub(super) fn leave(objects: &mut Objects, object: ObjectId, thread: ThreadId, w
 }
 
 /// The first of `object`'s threads.
-pub(super) fn first(objects: &Objects, object: ObjectId, what: Use) -> Option<ThreadId> {
+pub(in crate::kernel) fn first(objects: &Objects, object: ObjectId, what: Use) -> Option<ThreadId> {
     what.head_of(objects, object)
 }
 
 /// The thread after `thread` among its object's threads.
-pub(super) fn next(objects: &Objects, thread: ThreadId, what: Use) -> Option<ThreadId> {
+pub(in crate::kernel) fn next(objects: &Objects, thread: ThreadId, what: Use) -> Option<ThreadId> {
     objects.thread(thread).and_then(|t| what.links_of(t).next)
 }
 
 /// Is `thread` among `object`'s threads, its links answered both ways?
 /// (For the invariant checks: walks the list, at most as many steps as
 /// there are objects.)
-pub(super) fn contains(objects: &Objects, object: ObjectId, thread: ThreadId, what: Use) -> bool {
+pub(in crate::kernel) fn contains(
+    objects: &Objects,
+    object: ObjectId,
+    thread: ThreadId,
+    what: Use,
+) -> bool {
     let mut previous = None;
     let mut next = first(objects, object, what);
     for _ in 0..=objects.count() {
@@ -133,9 +148,9 @@ pub(super) fn contains(objects: &Objects, object: ObjectId, thread: ThreadId, wh
     false
 }
 
-impl super::Kernel {
+impl crate::kernel::Kernel {
     /// Every thread (the body of every TCB object), newest first.
-    pub(super) fn all_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
+    pub(in crate::kernel) fn all_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
         self.objects
             .iter()
             .map(ThreadId::of)
@@ -143,7 +158,7 @@ impl super::Kernel {
     }
 
     /// Makes CNode `cnode` `thread`'s CSpace (leaving the one it had).
-    pub(super) fn set_cspace(
+    pub(in crate::kernel) fn set_cspace(
         &mut self,
         thread: ThreadId,
         cnode: CNodeId,
@@ -161,7 +176,7 @@ impl super::Kernel {
     }
 
     /// `thread` has no CSpace any more.
-    pub(super) fn leave_cspace(&mut self, thread: ThreadId) {
+    pub(in crate::kernel) fn leave_cspace(&mut self, thread: ThreadId) {
         let t = &mut self.objects[thread];
         t.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
         if let Some(cnode) = t.cspace.take() {
@@ -171,7 +186,12 @@ impl super::Kernel {
 
     /// Makes Frame `frame` (its page at `phys`) `thread`'s IPC buffer
     /// (leaving any Frame it had).
-    pub(super) fn set_buffer_frame(&mut self, thread: ThreadId, frame: ObjectId, phys: u64) {
+    pub(in crate::kernel) fn set_buffer_frame(
+        &mut self,
+        thread: ThreadId,
+        frame: ObjectId,
+        phys: u64,
+    ) {
         self.leave_buffer(thread);
         let t = &mut self.objects[thread];
         t.ipc_buffer_frame = Some(frame);
@@ -180,7 +200,7 @@ impl super::Kernel {
     }
 
     /// `thread` no longer has a Frame as its IPC buffer.
-    pub(super) fn leave_buffer(&mut self, thread: ThreadId) {
+    pub(in crate::kernel) fn leave_buffer(&mut self, thread: ThreadId) {
         if let Some(frame) = self.objects[thread].ipc_buffer_frame.take() {
             self.objects[thread].ipc_buffer = None;
             leave(&mut self.objects, frame, thread, Use::Buffer);

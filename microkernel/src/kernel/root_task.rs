@@ -12,12 +12,14 @@
 //! exit, kill, fault — the kernel prints how (unless it exited with 0)
 //! and the run ends with its status (`Resume::Shutdown`).
 
-use super::{Kernel, EXIT_FAILURE, EXIT_SUCCESS, KERNEL_CONSOLE_SLOT};
-use super::{KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_IRQ_CONTROL_SLOT};
-use super::{KERNEL_ROOT_DEVICE_UNTYPED_SLOTS, KERNEL_ROOT_TCB_SLOT};
-use super::{KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
 use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
 use crate::cap::{CNodeId, Capability, FrameMapping};
+use crate::kernel::{Kernel, EXIT_FAILURE, EXIT_SUCCESS, KERNEL_CONSOLE_SLOT};
+use crate::kernel::{
+    KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_IRQ_CONTROL_SLOT,
+};
+use crate::kernel::{KERNEL_ROOT_DEVICE_UNTYPED_SLOTS, KERNEL_ROOT_TCB_SLOT};
+use crate::kernel::{KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
 use crate::platform::{Console, Platform};
 use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS;
@@ -42,7 +44,10 @@ impl Kernel {
     /// Makes the root task from the embedded root task ELF, hands it what it
     /// gets (`hand_over_to_root`) and makes it ready. On failure the run
     /// ends (the caller says why).
-    pub(super) fn start_root<P: Platform>(&mut self, platform: &mut P) -> Result<(), &'static str> {
+    pub(in crate::kernel) fn start_root<P: Platform>(
+        &mut self,
+        platform: &mut P,
+    ) -> Result<(), &'static str> {
         let cnode = self
             .kernel_cnode(ROOT_CNODE_RADIX)
             .map_err(|_| "no room for its CNode")?;
@@ -327,7 +332,11 @@ impl Kernel {
     /// space, its IrqControl with every IrqHandler issued from it, the
     /// console says how it ended unless it exited with 0, and
     /// the run ends with its status at the end of this kernel entry.
-    pub(super) fn end_root<P: Platform>(&mut self, platform: &mut P, state: ThreadState) {
+    pub(in crate::kernel) fn end_root<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        state: ThreadState,
+    ) {
         self.delete_kernel_slot(platform, KERNEL_ROOT_IPC_FRAME_SLOT);
         // And the interrupts it holds (every IrqHandler issued from it).
         self.delete_kernel_slot(platform, KERNEL_ROOT_IRQ_CONTROL_SLOT);
@@ -337,10 +346,10 @@ impl Kernel {
             self.end_user_lines(platform);
             let mut console = Console(platform);
             let _ = match state {
-                state if super::kill_reason(state).is_some() => writeln!(
+                state if crate::kernel::object::tcb::end::kill_reason(state).is_some() => writeln!(
                     console,
                     "[kernel] the root task ended: it was {}",
-                    super::kill_reason(state).unwrap_or("killed")
+                    crate::kernel::object::tcb::end::kill_reason(state).unwrap_or("killed")
                 ),
                 ThreadState::Exited(status) => writeln!(
                     console,

@@ -10,8 +10,8 @@
 //! takes every handler back. When the handler's last capability goes, the
 //! interrupt is masked (`let_go`) and free for another `IrqControlGet`.
 
-use super::{Kernel, MAX_IRQ_HANDLERS};
 use crate::cap::{Capability, SlotId};
+use crate::kernel::{Kernel, MAX_IRQ_HANDLERS};
 use crate::platform::Platform;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
@@ -20,7 +20,7 @@ use arch::boards::{KERNEL_TICK_INTID, SGI_COUNT};
 use arch::object_memory::kind;
 
 /// Is `intid` one the kernel keeps for itself (never handed out)?
-pub(super) fn kept_by_kernel(intid: u32, console_intid: u32) -> bool {
+pub(in crate::kernel) fn kept_by_kernel(intid: u32, console_intid: u32) -> bool {
     intid < SGI_COUNT || intid == KERNEL_TICK_INTID || intid == console_intid
 }
 
@@ -28,7 +28,7 @@ impl Kernel {
     /// `IrqControlGet` by `current`: an IrqHandler for `intid` in its
     /// slot `target`, through the IrqControl capability at `control`.
     #[inline(never)]
-    pub(super) fn irq_control_get<P: Platform>(
+    pub(in crate::kernel) fn irq_control_get<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -57,7 +57,7 @@ impl Kernel {
     /// Makes an IrqHandler for `intid` (checked to be one user space may
     /// have) with its capability in empty `target`, a child of the
     /// IrqControl capability in `control`.
-    pub(super) fn issue_irq_handler(
+    pub(in crate::kernel) fn issue_irq_handler(
         &mut self,
         control: SlotId,
         target: SlotId,
@@ -84,7 +84,7 @@ impl Kernel {
     }
 
     /// The IrqHandler object for `intid`, if it has one.
-    pub(super) fn irq_handler_of(&self, intid: u32) -> Option<crate::cap::ObjectId> {
+    pub(in crate::kernel) fn irq_handler_of(&self, intid: u32) -> Option<crate::cap::ObjectId> {
         self.irq_handlers.iter().copied().find(|&h| {
             self.objects
                 .get::<kind::IrqHandler>(h)

@@ -2,21 +2,23 @@
 //! memory on the heap, a CNode of 16 slots and, in its slot 0, the
 //! original capability to an Untyped of the size the test asks for.
 
-use super::Kernel;
 use crate::cap::{CNodeId, Capability, Memory, ObjectId};
+use crate::kernel::Kernel;
 use abi::cap::CapType;
 use abi::cap::Rights;
 
 /// Object memory: the CNode's record, then free records room, then the
 /// Untyped's own memory. It starts a page lower: the first page holds
 /// granule 0, which holds no record.
-pub(super) const MEMORY_BASE: u64 = 0x10_0000;
-pub(super) const UNTYPED_BASE: u64 = 0x20_0000;
+pub(in crate::kernel) const MEMORY_BASE: u64 = 0x10_0000;
+pub(in crate::kernel) const UNTYPED_BASE: u64 = 0x20_0000;
 /// Where tests may place records of their own (`create_object`).
-pub(super) const SPARE_RECORDS: u64 = MEMORY_BASE + 0x2000;
+pub(in crate::kernel) const SPARE_RECORDS: u64 = MEMORY_BASE + 0x2000;
 
 /// The kernel, its CNode, and the Untyped of `untyped_bytes` in slot 0.
-pub(super) fn kernel_with_untyped(untyped_bytes: u64) -> (Box<Kernel>, CNodeId, ObjectId) {
+pub(in crate::kernel) fn kernel_with_untyped(
+    untyped_bytes: u64,
+) -> (Box<Kernel>, CNodeId, ObjectId) {
     let mut kernel = Box::new(Kernel::new());
     let bytes = (UNTYPED_BASE - MEMORY_BASE + 0x1000 + untyped_bytes) as usize;
     assert!(kernel.install_object_memory(Memory::on_heap(MEMORY_BASE - 0x1000, bytes)));
@@ -42,7 +44,7 @@ pub(super) fn kernel_with_untyped(untyped_bytes: u64) -> (Box<Kernel>, CNodeId, 
 /// Deletes the capability in slot `index` of `cnode` and frees what that
 /// destroys, as the end of a kernel entry does (without the kernel's own
 /// destruction hooks).
-pub(super) fn delete_and_reap(kernel: &mut Kernel, cnode: CNodeId, index: u64) {
+pub(in crate::kernel) fn delete_and_reap(kernel: &mut Kernel, cnode: CNodeId, index: u64) {
     let slot = kernel.objects.slot(cnode, index).unwrap();
     kernel.objects.delete(slot).unwrap();
     while kernel.objects.take_destroyed().is_some() {}

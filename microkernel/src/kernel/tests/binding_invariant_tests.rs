@@ -3,11 +3,11 @@
 //! by hand, the way a bug in a destruction hook would, and the checks
 //! name it.
 
-use super::members::{self, Use};
-use super::test_kernel::{delete_and_reap, kernel_with_untyped, UNTYPED_BASE};
-use super::Kernel;
 use crate::address_space::AddressSpace;
 use crate::cap::{CNodeId, ObjectId};
+use crate::kernel::members::{self, Use};
+use crate::kernel::tests::test_kernel::{delete_and_reap, kernel_with_untyped, UNTYPED_BASE};
+use crate::kernel::Kernel;
 use crate::platform::{MemoryMaintenance, PhysMemory};
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::CapType;

@@ -6,9 +6,9 @@
 //! equal capability (same object id, type, rights, no badge), but not
 //! what was judged.
 
-use super::test_kernel::{delete_and_reap, kernel_with_untyped, SPARE_RECORDS};
-use super::Kernel;
 use crate::cap::{CNodeId, Capability, ObjectId};
+use crate::kernel::tests::test_kernel::{delete_and_reap, kernel_with_untyped, SPARE_RECORDS};
+use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 

@@ -16,7 +16,7 @@
 //!
 //! `UserDispatchReturn` (`user_dispatch_return`) restores a saved frame.
 
-use super::Kernel;
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::tcb::NZCV_MASK;
@@ -32,7 +32,7 @@ impl Kernel {
     /// checked again at each use) or off.
     #[cold]
     #[inline(never)]
-    pub(super) fn set_user_dispatch<P: Platform>(
+    pub(in crate::kernel) fn set_user_dispatch<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -68,7 +68,7 @@ impl Kernel {
     /// syscall does not run, and the handler learns why from the flags).
     #[cold]
     #[inline(never)]
-    pub(super) fn user_dispatch_decision<P: Platform>(
+    pub(in crate::kernel) fn user_dispatch_decision<P: Platform>(
         &self,
         platform: &P,
         current: ThreadId,
@@ -101,7 +101,7 @@ impl Kernel {
     /// the syscall must not run, and there is nowhere to tell the handler.
     #[cold]
     #[inline(never)]
-    pub(super) fn redirect_to_handler<P: Platform>(
+    pub(in crate::kernel) fn redirect_to_handler<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -148,7 +148,7 @@ impl Kernel {
     /// (`InvalidArgument`); on error nothing changes.
     #[cold]
     #[inline(never)]
-    pub(super) fn user_dispatch_return<P: Platform>(
+    pub(in crate::kernel) fn user_dispatch_return<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

@@ -17,7 +17,7 @@
 //! The one thread the kernel made, the root task, is released at its end:
 //! the kernel deletes its TCB itself, and the run ends (`root_task.rs`).
 
-use super::{Kernel, TCB_DESTROYED_STATUS};
+use crate::kernel::{Kernel, TCB_DESTROYED_STATUS};
 use crate::platform::Platform;
 use crate::policy::{killing_rule, Filter, SyscallFacts};
 use crate::thread::{ThreadId, ThreadState};
@@ -47,7 +47,7 @@ impl Kernel {
     /// Does thread `id` keep its TCB ended when it ends (`state`)? A thread
     /// made from user space does, unless it ends because its TCB is being
     /// destroyed.
-    pub(super) fn keeps_end(&self, id: ThreadId, state: ThreadState) -> bool {
+    pub(in crate::kernel) fn keeps_end(&self, id: ThreadId, state: ThreadState) -> bool {
         let thread = &self.objects[id];
         thread.created_by_user && state != ThreadState::Exited(TCB_DESTROYED_STATUS)
     }
@@ -55,7 +55,7 @@ impl Kernel {
     /// How thread `id`, ending with `state`, ended: what its end message
     /// says. Read before anything of it is taken down (a policy kill is
     /// attributed from its filters and the registers judged).
-    pub(super) fn end_of(&self, id: ThreadId, state: ThreadState) -> ThreadEnd {
+    pub(in crate::kernel) fn end_of(&self, id: ThreadId, state: ThreadState) -> ThreadEnd {
         match state {
             ThreadState::Faulted(report) => ThreadEnd::Faulted {
                 class: (report.esr >> 26) & 0x3f,
@@ -133,7 +133,7 @@ impl Kernel {
     /// Keeps the TCB of `id`, which has just ended (`end`) and is out of
     /// every queue and off the CPU: it becomes `Ended`, loses what belonged
     /// to the run, and its end message goes to its fault endpoint.
-    pub(super) fn keep_ended<P: Platform>(
+    pub(in crate::kernel) fn keep_ended<P: Platform>(
         &mut self,
         platform: &mut P,
         id: ThreadId,
@@ -184,7 +184,7 @@ impl Kernel {
     /// The TCB of the ended thread `id` is destroyed: it leaves its
     /// endpoint queue (its end message withdrawn) and every binding, and
     /// its record is empty.
-    pub(super) fn release_ended<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
+    pub(in crate::kernel) fn release_ended<P: Platform>(&mut self, platform: &mut P, id: ThreadId) {
         self.cancel_wait(id);
         self.leave_space(platform, id);
         self.leave_cspace(id);
@@ -204,7 +204,7 @@ impl Kernel {
     /// its filters (its stack goes, as it would at a live thread's end),
     /// and it may not be restarted. For a thread that is not a kept end,
     /// nothing.
-    pub(super) fn ended_loses_filters(&mut self, id: ThreadId) {
+    pub(in crate::kernel) fn ended_loses_filters(&mut self, id: ThreadId) {
         if self.objects[id].state.is_kept_end() {
             self.detach_filters(id);
             self.objects[id].lost_filter = true;
@@ -214,7 +214,7 @@ impl Kernel {
     /// `TcbRestart` by `current`: the ended thread of the TCB runs again
     /// from `arguments`' registers in the space it is bound to.
     #[inline(never)]
-    pub(super) fn tcb_restart(&mut self, current: ThreadId) -> Result<(), ErrorCode> {
+    pub(in crate::kernel) fn tcb_restart(&mut self, current: ThreadId) -> Result<(), ErrorCode> {
         let arguments = crate::syscall::restart_arguments(&self.objects[current].context)?;
         let tcb = self.thread_cap(current, arguments.tcb, CapType::Tcb, Rights::WRITE)?;
         let target = self

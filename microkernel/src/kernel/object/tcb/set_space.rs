@@ -18,8 +18,8 @@
 //! and the threads sharing it end when that one ends
 //! (`Kernel::end_space_guests`).
 
-use super::Kernel;
 use crate::address_space::AddressSpace;
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::syscall::set_space_arguments;
 use crate::thread::{ThreadId, ThreadState};
@@ -37,7 +37,7 @@ impl Kernel {
     /// buffer and the Endpoint (write right) for its faults. Everything is
     /// checked before anything changes.
     #[inline(never)]
-    pub(super) fn tcb_set_space<P: Platform>(
+    pub(in crate::kernel) fn tcb_set_space<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

@@ -1,224 +1,31 @@
-//! Policy in the syscall path: Filter objects, attaching them to threads,
-//! and the entry hook that turns a thread's filters into a verdict.
-//!
-//! The rule engine itself (evaluation, stacking, the verdict cache, the
-//! wire format) is `crate::policy` and host-tested there; this file is the
-//! glue: capabilities and rights, Filter objects, each thread's stack
-//! and no-entry-work mask, and what each verdict does.
+//! The generic entry around a syscall with entry work: the entry stages
+//! (`entry` crate) run through `SyscallWork`, a call that stops waits
+//! for its answer, and the exit stages run once it is done.
 
-use super::Kernel;
-use crate::cap::{FilterUser, OtherObjects};
+use crate::kernel::dispatch::Dispatched;
+use crate::kernel::{Kernel, KILLED_BY_POLICY};
 use crate::platform::Platform;
-use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
-use crate::stopped_call::{CallStop, PolicyAnswer, Resumed, StopAnswer, StoppedCall};
-use crate::thread::{AttachedFilter, PolicyRequest, Thread, ThreadId, TraceProgress};
-use abi::cap::{CapType, Rights};
-use abi::policy::{Action, MAX_DESCRIPTION_BYTES};
+use crate::stopped_call::{
+    CallStop, EntryOutcome, PolicyAnswer, Progress, Resumed, StopAnswer, StoppedCall,
+};
+use crate::syscall::{self, SyscallResult};
+use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress};
+use abi::policy::Action;
 use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
-use arch::object_memory::kind;
 use entry::{
     AuditEntry, EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, TraceEntry, UserDispatch,
     WorkFlags,
 };
 
-pub use crate::stopped_call::EntryOutcome;
-
-pub use abi::policy_request::KILLED_BY_POLICY;
-
-impl Kernel {
-    /// `FilterLoad`: replaces the rules of an unattached filter with the
-    /// description at `address`.
-    #[inline(never)]
-    pub(super) fn filter_load<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        cptr: u64,
-        address: u64,
-        len: usize,
-    ) -> Result<(), ErrorCode> {
-        let cap = self.thread_cap(current, cptr, CapType::Filter, Rights::WRITE)?;
-        let len = len.min(MAX_DESCRIPTION_BYTES);
-        let vspace = self.objects[current]
-            .space
-            .ok_or(ErrorCode::InvalidAddress)?;
-        let space = self
-            .objects
-            .get::<kind::VSpace>(vspace)
-            .and_then(|v| v.space.as_ref())
-            .ok_or(ErrorCode::InvalidAddress)?;
-        let bytes = &mut self.policy_scratch[..len];
-        space
-            .copy_from_user(platform, address, bytes)
-            .map_err(|_| ErrorCode::InvalidAddress)?;
-        let body = self
-            .objects
-            .get_mut::<kind::Filter>(cap.object())
-            .ok_or(ErrorCode::InvalidCapability)?;
-        // Attached filters are frozen: their threads' verdict caches were
-        // computed from them.
-        if body.attached.is_some() {
-            return Err(ErrorCode::Denied);
-        }
-        body.filter
-            .load(&self.policy_scratch[..len])
-            .map_err(|_| ErrorCode::InvalidArgument)
-    }
-
-    /// `TcbAttachFilter`: pushes a filter on a thread's stack, with the
-    /// policy server its `Notify` verdicts go to (none: they are
-    /// `Denied`), then recomputes the thread's verdicts and mask. Nothing
-    /// an attach does changes what an earlier filter decides or where its
-    /// `Notify` goes: each filter keeps the server named with it.
-    #[inline(never)]
-    pub(super) fn attach_filter(
-        &mut self,
-        current: ThreadId,
-        tcb: u64,
-        filter: u64,
-        server: Option<u64>,
-    ) -> Result<(), ErrorCode> {
-        let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
-        let filter = self.thread_cap(current, filter, CapType::Filter, Rights::READ)?;
-        let server = match server {
-            Some(cptr) => {
-                let endpoint = self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?;
-                let reference = self
-                    .objects
-                    .reference(endpoint.object())
-                    .ok_or(ErrorCode::InvalidCapability)?;
-                Some((reference, endpoint.badge()))
-            }
-            None => None,
-        };
-        let target = self
-            .tcb_thread(tcb.object())
-            .ok_or(ErrorCode::InvalidCapability)?;
-        self.push_filter(
-            target,
-            AttachedFilter {
-                filter: filter.object(),
-                server,
-                next: None,
-                previous: None,
-            },
-        )
-    }
-
-    /// Puts `attached` on top of `target`'s stack (`OutOfResources` when
-    /// it is full) and on the filter's list of threads, with its work bit,
-    /// verdicts and mask.
-    pub(super) fn push_filter(
-        &mut self,
-        target: ThreadId,
-        attached: AttachedFilter,
-    ) -> Result<(), ErrorCode> {
-        let filter = attached.filter;
-        let head = self
-            .objects
-            .get::<kind::Filter>(filter)
-            .ok_or(ErrorCode::InvalidCapability)?
-            .attached;
-        let thread = &mut self.objects[target];
-        let position = thread.filters.len() as u8;
-        thread
-            .filters
-            .push(AttachedFilter {
-                next: head,
-                previous: None,
-                ..attached
-            })
-            .map_err(|_| ErrorCode::OutOfResources)?;
-        thread.work.insert(WorkFlags::POLICY);
-        let user = FilterUser {
-            thread: target,
-            position,
-        };
-        if let Some(old) = head {
-            if let Some(entry) = self.objects[old.thread]
-                .filters
-                .get_mut(usize::from(old.position))
-            {
-                entry.previous = Some(user);
-            }
-        }
-        if let Some(body) = self.objects.get_mut::<kind::Filter>(filter) {
-            body.attached = Some(user);
-        }
-        self.refresh_verdicts(target);
-        Ok(())
-    }
-
-    /// Takes an ending thread's filters off (each filter's list of threads
-    /// included). One entry at a time, from the top, reading each one's
-    /// links as they are then: a thread may have one filter attached
-    /// twice, and then its entries link to each other.
-    pub(super) fn detach_filters(&mut self, id: ThreadId) {
-        while let Some(attached) = self.objects[id].filters.last().copied() {
-            match attached.previous {
-                Some(previous) => {
-                    if let Some(entry) = self
-                        .objects
-                        .thread_mut(previous.thread)
-                        .and_then(|t| t.filters.get_mut(usize::from(previous.position)))
-                    {
-                        entry.next = attached.next;
-                    }
-                }
-                None => {
-                    if let Some(body) = self.objects.get_mut::<kind::Filter>(attached.filter) {
-                        body.attached = attached.next;
-                    }
-                }
-            }
-            if let Some(next) = attached.next {
-                if let Some(entry) = self
-                    .objects
-                    .thread_mut(next.thread)
-                    .and_then(|t| t.filters.get_mut(usize::from(next.position)))
-                {
-                    entry.previous = attached.previous;
-                }
-            }
-            self.objects[id].filters.pop();
-            // The last thread of a filter whose capabilities are gone:
-            // the filter goes now.
-            let unused = self
-                .objects
-                .get::<kind::Filter>(attached.filter)
-                .is_some_and(|f| f.attached.is_none());
-            if unused {
-                self.objects.retire_pinned(attached.filter);
-            }
-        }
-    }
-
-    /// Recomputes a thread's verdict cache and no-entry-work mask from its
-    /// filter stack.
-    fn refresh_verdicts(&mut self, target: ThreadId) {
-        let cache = {
-            let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = self
-                .objects[target]
-                .filters
-                .iter()
-                .filter_map(|a| self.objects.get::<kind::Filter>(a.filter))
-                .map(|body| &body.filter)
-                .collect();
-            VerdictCache::new(&stack)
-        };
-        let thread = &mut self.objects[target];
-        thread.verdicts = cache;
-        thread.recompute_no_entry_work();
-    }
-}
+use crate::kernel::forward::policy::PolicyCheck;
 
 /// The syscall entry and exit work of one thread: its work word, what
 /// the policy stage needs, what a stopped call goes on with, and the
 /// trace stops the exit stages owe (the kernel sends them on the way back
 /// to EL0: a stop blocks the thread).
-pub(super) struct SyscallWork<'a> {
+pub(in crate::kernel) struct SyscallWork<'a> {
     pub work: &'a mut WorkFlags,
     pub policy: Option<PolicyCheck<'a>>,
     pub outcome: EntryOutcome,
@@ -257,113 +64,6 @@ impl<'a> SyscallWork<'a> {
             audit_full: false,
             checked: None,
         }
-    }
-}
-
-/// A thread's filters and what evaluating them may need.
-pub(super) struct PolicyCheck<'a> {
-    pub verdicts: &'a VerdictCache,
-    pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
-    /// The thread's stack as attached (with each filter's server), read
-    /// only when a verdict is `Notify` (`served`).
-    attached: &'a [AttachedFilter],
-    /// Every other object, for `served`.
-    others: OtherObjects<'a>,
-    /// Type and badge of the capability `x0` names, if the cache says a
-    /// rule looks at them and the slot holds one.
-    pub capability: Option<(CapType, u64)>,
-}
-
-impl<'a> PolicyCheck<'a> {
-    /// The inputs for evaluating a thread's policy: its verdict cache and
-    /// filter stack; the capability `x0` names (through the thread's
-    /// cached CSpace range) is looked up only when a rule that can decide
-    /// this syscall looks at its type or badge. A filter's server counts
-    /// only while its endpoint lives.
-    pub fn new(
-        verdicts: &'a VerdictCache,
-        stack: &'a [AttachedFilter],
-        others: OtherObjects<'a>,
-        (first, slots): (crate::cap::SlotId, u32),
-        regs: &UserContext,
-    ) -> PolicyCheck<'a> {
-        let capability = if verdicts.needs_capability(regs.x[8]) && regs.x[0] < u64::from(slots) {
-            others
-                .slot_content(crate::cap::SlotId(first.0 + regs.x[0] as u32))
-                .filter(|cap| !cap.is_null())
-                .map(|cap| (cap.cap_type(), cap.badge()))
-        } else {
-            None
-        };
-        PolicyCheck {
-            verdicts,
-            stack: stack
-                .iter()
-                .filter_map(|a| others.get::<kind::Filter>(a.filter))
-                .map(|body| &body.filter)
-                .collect(),
-            attached: stack,
-            others,
-            capability,
-        }
-    }
-
-    /// Bit n: the n-th filter has a policy server (one whose endpoint
-    /// lives). Asked only for a `Notify`: resolving each server on every
-    /// judged syscall cost a look-up per filter. (Nothing changes while
-    /// the check exists: it borrows every object.)
-    fn served(&self) -> u8 {
-        self.attached
-            .iter()
-            .enumerate()
-            .filter(|(_, attached)| {
-                attached
-                    .server
-                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
-            })
-            .fold(0u8, |bits, (i, _)| bits | 1 << i)
-    }
-
-    /// The stack's verdict for the syscall in `regs`, from the registers as
-    /// they are now (the copy the dispatched call will use), with the
-    /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
-    /// whose server is asked.
-    fn verdict(&self, regs: &UserContext, waived: u8) -> (Action, Option<u8>) {
-        // Word by word: a slice copy was a call to `memcpy`.
-        let x = &regs.x;
-        let args = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
-        let mut facts = SyscallFacts::from_registers(x[8], args);
-        if let Some((object_type, badge)) = self.capability {
-            facts = facts.with_capability(object_type, badge);
-        }
-        // The cache answers everything but `Notify`, whose filter (and
-        // so its server) only an evaluation of each filter tells; with one
-        // filter, the stack's verdict is that filter's.
-        if waived == 0 || self.stack.len() == 1 {
-            let verdict = self.verdicts.verdict(&self.stack, &facts);
-            match verdict {
-                Action::Notify if self.stack.len() == 1 => {
-                    // A waived `Notify` (its server allowed it) needs
-                    // no server.
-                    return if waived & 1 != 0 {
-                        (Action::Allow, None)
-                    } else if self.served() & 1 != 0 {
-                        (Action::Notify, Some(0))
-                    } else {
-                        (Action::Errno(ErrorCode::Denied.raw() as u16), None)
-                    };
-                }
-                Action::Notify => {}
-                verdict => return (verdict, None),
-            }
-        }
-        self.routed(&facts, waived)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
-        routed_verdict(&self.stack, facts, waived, self.served())
     }
 }
 
@@ -504,63 +204,9 @@ impl EntryHooks for SyscallWork<'_> {
     }
 }
 
-impl Kernel {
-    /// `Notify`: the stopped call waits for the answer of the policy
-    /// server of the filter at position `filter` of its thread's stack
-    /// (sent like a fault message, so the server sees an ordinary call).
-    /// The request is built from the stopped call's registers. A filter
-    /// with no server never asks (`routed_verdict` refuses for it); one
-    /// whose server went away meanwhile is answered `Denied` here.
-    pub(super) fn notify_policy_server<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        filter: u8,
-    ) {
-        let server = self.objects[current]
-            .filters
-            .get(usize::from(filter))
-            .and_then(|attached| attached.server)
-            .and_then(|(r, badge)| Some((self.objects.resolve(r, CapType::Endpoint)?, badge)));
-        let cspace = self.objects[current].cspace;
-        let Some(call) = self.objects[current].call.as_mut() else {
-            return;
-        };
-        let Some((endpoint, badge)) = server else {
-            call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
-            call.forwarded = true;
-            return;
-        };
-        // Word by word: copies of the registers as arrays or slices
-        // were calls to `memcpy`.
-        let r = &call.regs;
-        let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
-        let number = r[8];
-        let (object_type, cap_badge) = cspace
-            .and_then(|cnode| {
-                let cap = self
-                    .objects
-                    .lookup(self.objects.slot(cnode, args[0]).ok()?)
-                    .ok()?;
-                Some((u64::from(cap.cap_type().raw()), cap.badge()))
-            })
-            .unwrap_or((0, 0));
-        self.policy_cookie += 1;
-        self.objects[current].pending_policy = Some(PolicyRequest {
-            filter,
-            number,
-            object_type,
-            badge: cap_badge,
-            cookie: self.policy_cookie,
-            args,
-        });
-        self.send_on_behalf(platform, current, endpoint, badge);
-    }
-}
-
 /// What one pass through the entry work came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Entered {
+pub(in crate::kernel) struct Entered {
     /// The entry code's answer.
     pub entry: SyscallEntry,
     /// What the stages decided (see `EntryOutcome`).
@@ -584,6 +230,154 @@ impl Entered {
 }
 
 impl Kernel {
+    /// A syscall through the generic entry: a new one (`resumed` is
+    /// `None`), or a stopped one whose answer has come. It runs to its end,
+    /// or stops again (the thread then waits for the next answer).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        resumed: Option<&Resumed>,
+    ) {
+        let Some((entered, progress)) =
+            self.enter_syscall_with_work(platform, current, esr, resumed)
+        else {
+            return;
+        };
+        let context = &self.objects[current].context;
+        let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
+            Ok(call) => {
+                self.dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress)
+            }
+            Err(code) => SyscallResult::Return(code),
+        };
+        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+    }
+
+    /// The entry work of `syscall_with_work`:
+    /// `Some` when the syscall is to be dispatched now (what the entry work decided,
+    /// and how far a preempted call got); otherwise it is over, or stopped
+    /// again (the thread then waits for the next answer), and `None`.
+    pub(in crate::kernel) fn enter_syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        resumed: Option<&Resumed>,
+    ) -> Option<(Entered, Progress)> {
+        if let Some(call) = resumed {
+            if let CallStop::Dispatch { progress, at } = call.at {
+                let entered = Entered {
+                    entry: SyscallEntry::Dispatch,
+                    outcome: call.outcome,
+                    waived: call.waived,
+                    forwarded: call.forwarded,
+                };
+                return Some((entered, Progress { done: progress, at }));
+            }
+        }
+        let entered = self.enter_with_work(platform, current, resumed);
+        let entry = entered.entry;
+        match entry {
+            SyscallEntry::Dispatch => return Some((entered, Progress::NONE)),
+            SyscallEntry::Stopped(stop) => {
+                self.stop_call(platform, current, esr, stop, &entered);
+                return None;
+            }
+            SyscallEntry::Skipped(_) => {
+                // The common case (an `Errno`, no audit record to write):
+                // its exit stages on the thread in hand, one look at it.
+                // Otherwise `audit_complete`, from the same look.
+                let thread = &mut self.objects[current];
+                let x0 = thread.context.x[0];
+                let pending = thread.audit_pending.take();
+                if pending.is_none()
+                    && !matches!(
+                        entered.outcome,
+                        EntryOutcome::Trap | EntryOutcome::Redirect { .. }
+                    )
+                {
+                    if Self::exit_work_on(thread, entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                    return None;
+                }
+                if let Some(pending) = pending {
+                    self.write_record(platform, current, &pending, Some(x0));
+                }
+                // A trapped call is denied like an Errno (docs/entry.md:
+                // stages 5-7 run), but its thread then waits for its fault
+                // handler: its exit stages run now, and the stops they owe
+                // are sent when it returns to EL0 after the handler's
+                // answer (`Kernel::resume`).
+                if entered.outcome == EntryOutcome::Trap {
+                    self.exit_with_work(platform, current, entry);
+                }
+                if !self.policy_skipped(platform, current, esr, entered.outcome) {
+                    return None;
+                }
+            }
+            SyscallEntry::Killed => {
+                self.audit_complete(platform, current, None);
+                self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                return None;
+            }
+        }
+        self.exit_with_work(platform, current, entry);
+        None
+    }
+
+    /// After the dispatch of a syscall with entry work: its audit record,
+    /// its result, its exit work (or, preempted, the kernel keeps it).
+    pub(in crate::kernel) fn finish_syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        result: SyscallResult,
+    ) {
+        // The common cases, a result or restored registers: the record
+        // (`audit_dispatched`: its result is the `x0` the thread returns
+        // with), the result (`write_back`) and the exit stages from one
+        // look at the thread.
+        if let SyscallResult::Return(_) | SyscallResult::Restored = result {
+            let thread = &mut self.objects[current];
+            if let SyscallResult::Return(code) = result {
+                thread.context.x[0] = code.raw();
+            }
+            let x0 = thread.context.x[0];
+            match thread.audit_pending.take() {
+                Some(pending) => {
+                    self.write_record(platform, current, &pending, Some(x0));
+                    self.exit_with_work(platform, current, entered.entry);
+                }
+                None => {
+                    if Self::exit_work_on(thread, entered.entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
+                }
+            }
+            return;
+        }
+        if !matches!(result, SyscallResult::Preempted { .. }) {
+            self.audit_dispatched(platform, current, result);
+        }
+        match self.write_back(platform, current, esr, entered, result) {
+            Dispatched::Returns => self.exit_with_work(platform, current, entered.entry),
+            // The caller waits; whoever runs next goes through the exit
+            // work in `resume`, and its own exit stages run when it
+            // returns.
+            Dispatched::Waits => self.defer_exit_work(current, entered.entry),
+            Dispatched::Ended => {}
+        }
+    }
+}
+
+impl Kernel {
     /// The generic entry for a syscall with entry work (out of line: the
     /// common syscall has none): a new one (`resumed` is `None`), or one
     /// that stopped in its entry work and whose answer has come (its
@@ -592,7 +386,7 @@ impl Kernel {
     /// here before the entry code runs.
     #[cold]
     #[inline(never)]
-    pub(super) fn enter_with_work<P: Platform>(
+    pub(in crate::kernel) fn enter_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -679,7 +473,7 @@ impl Kernel {
     /// The generic exit for a syscall that went through `enter_with_work`.
     #[cold]
     #[inline(never)]
-    pub(super) fn exit_with_work<P: Platform>(
+    pub(in crate::kernel) fn exit_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -699,7 +493,7 @@ impl Kernel {
     /// spare a second look at the thread); `true`: its policy killed it
     /// (the caller ends it).
     #[inline(always)]
-    pub(super) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
+    pub(in crate::kernel) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
         let flags = thread.work;
         let mut hooks = SyscallWork::exit_only(&mut thread.work);
         let outcome =
@@ -717,7 +511,7 @@ impl Kernel {
     /// waiting for audit room. The thread blocks.
     #[cold]
     #[inline(never)]
-    pub(super) fn stop_call<P: Platform>(
+    pub(in crate::kernel) fn stop_call<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -773,7 +567,7 @@ impl Kernel {
     /// does not return from the syscall now (it waits, or it ended).
     #[cold]
     #[inline(never)]
-    pub(super) fn policy_skipped<P: Platform>(
+    pub(in crate::kernel) fn policy_skipped<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

@@ -3,9 +3,9 @@
 //! receiver without looking at its state): the test breaks one link by
 //! hand, the way a bug in a path that leaves a queue would.
 
-use super::Kernel;
 use crate::cap::{Capability, Memory};
 use crate::ipc::queue::Waiting;
+use crate::kernel::Kernel;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
 use arch::object_memory::kind;

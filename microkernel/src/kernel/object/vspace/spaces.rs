@@ -18,10 +18,10 @@
 //! forgotten, TLB flushed) and its VSpace is unbound again, empty and
 //! reusable. Destroying a user-made VSpace ends every thread bound to it.
 
-use super::members::{self, Use};
-use super::{Kernel, KERNEL_ROOT_VSPACE_SLOT, VSPACE_DESTROYED_STATUS};
 use crate::address_space::AddressSpace;
 use crate::cap::ObjectId;
+use crate::kernel::members::{self, Use};
+use crate::kernel::{Kernel, KERNEL_ROOT_VSPACE_SLOT, VSPACE_DESTROYED_STATUS};
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use arch::object_memory::kind;
@@ -36,7 +36,7 @@ impl Kernel {
     /// Makes `space` the address space of VSpace `vspace` (which has
     /// none). If `vspace` is no VSpace (unreachable: the callers just made
     /// or checked it), its frames go back to the pool and `false` says so.
-    pub(super) fn install_space<M: crate::platform::PhysMemory>(
+    pub(in crate::kernel) fn install_space<M: crate::platform::PhysMemory>(
         &mut self,
         platform: &M,
         vspace: ObjectId,
@@ -56,7 +56,7 @@ impl Kernel {
 
     /// Binds `thread` to the space of VSpace `vspace` (its caches
     /// included).
-    pub(super) fn bind_space(&mut self, thread: ThreadId, vspace: ObjectId) {
+    pub(in crate::kernel) fn bind_space(&mut self, thread: ThreadId, vspace: ObjectId) {
         let (ttbr0, generation) = self
             .objects
             .get::<kind::VSpace>(vspace)
@@ -71,7 +71,7 @@ impl Kernel {
 
     /// Rewrites the TTBR0 and generation copies of every thread bound to
     /// VSpace `vspace` (after its ASID changed).
-    pub(super) fn sync_space_caches(&mut self, vspace: ObjectId) {
+    pub(in crate::kernel) fn sync_space_caches(&mut self, vspace: ObjectId) {
         let Some(space) = self
             .objects
             .get::<kind::VSpace>(vspace)
@@ -90,7 +90,7 @@ impl Kernel {
     }
 
     /// The VSpace `vspace`, if threads are bound to it (so it has a space).
-    pub(super) fn vspace_space(&self, vspace: ObjectId) -> Option<ObjectId> {
+    pub(in crate::kernel) fn vspace_space(&self, vspace: ObjectId) -> Option<ObjectId> {
         self.objects
             .get::<kind::VSpace>(vspace)
             .filter(|v| v.space.is_some())
@@ -130,7 +130,11 @@ impl Kernel {
     /// space and its VSpace object live exactly as long as their owner.
     /// Those guests are threads made from user space, never the root,
     /// and own no kernel-made space, so this goes one level deep.
-    pub(super) fn end_space_guests<P: Platform>(&mut self, platform: &mut P, owner: ThreadId) {
+    pub(in crate::kernel) fn end_space_guests<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        owner: ThreadId,
+    ) {
         let Some(vspace) = self.objects[owner].space else {
             return;
         };
@@ -155,7 +159,11 @@ impl Kernel {
     /// flushed so no stale translation reaches reused memory. A space
     /// others still run in stays as it is, mappings included; if `thread`
     /// ran last, one of them stands for the live ASID instead.
-    pub(super) fn leave_space<P: Platform>(&mut self, platform: &mut P, thread: ThreadId) {
+    pub(in crate::kernel) fn leave_space<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        thread: ThreadId,
+    ) {
         let Some(vspace) = self.objects[thread].space.take() else {
             return;
         };
@@ -182,7 +190,7 @@ impl Kernel {
     /// Every thread's space is a live VSpace with a space, its caches
     /// match it and it is listed there; every VSpace with a space lists
     /// only its own threads, at least one.
-    pub(super) fn check_spaces(&self) -> Result<(), &'static str> {
+    pub(in crate::kernel) fn check_spaces(&self) -> Result<(), &'static str> {
         for thread in self.all_threads() {
             let t = &self.objects[thread];
             let Some(vspace) = t.space else {

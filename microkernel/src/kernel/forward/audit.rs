@@ -16,10 +16,11 @@
 //! ends its own thread has no result, but a record). A syscall cancelled
 //! while stopped gets a record saying so.
 
-use super::policy::{Entered, EntryOutcome};
-use super::Kernel;
 use crate::ipc::notification;
+use crate::kernel::entry_work::Entered;
+use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
+use crate::stopped_call::EntryOutcome;
 use crate::syscall::SyscallResult;
 use crate::thread::{AuditSink, PendingRecord, ThreadId, ThreadState};
 use abi::audit::{
@@ -81,7 +82,7 @@ impl Kernel {
     /// the ring's Frame in `x2` (whoever may read the records may stop
     /// them), else `Denied`; off on a thread not audited is `Ok`.
     #[inline(never)]
-    pub(super) fn set_audit(
+    pub(in crate::kernel) fn set_audit(
         &mut self,
         current: ThreadId,
         tcb: u64,
@@ -146,7 +147,7 @@ impl Kernel {
     /// `thread`'s audit, if its ring and notification still live; an audit
     /// whose ring or notification is gone is turned off here (there is
     /// nowhere to write: never a write into freed memory).
-    pub(super) fn live_audit(&mut self, thread: ThreadId) -> Option<AuditSink> {
+    pub(in crate::kernel) fn live_audit(&mut self, thread: ThreadId) -> Option<AuditSink> {
         let sink = self.objects[thread].audit?;
         if self.sink_lives(&sink) {
             return Some(sink);
@@ -167,7 +168,7 @@ impl Kernel {
 
     /// Sets (or clears) a thread's audit sink, its work and its fast-path
     /// mask; a thread waiting for room is let go when audit goes away.
-    pub(super) fn attach_audit(&mut self, target: ThreadId, sink: Option<AuditSink>) {
+    pub(in crate::kernel) fn attach_audit(&mut self, target: ThreadId, sink: Option<AuditSink>) {
         let thread = &mut self.objects[target];
         thread.audit = sink;
         match sink {
@@ -185,7 +186,7 @@ impl Kernel {
 
     /// `thread` waits for room in its ring (on the kernel's list of such
     /// threads, which the tick looks at).
-    pub(super) fn wait_for_audit_room(&mut self, thread: ThreadId) {
+    pub(in crate::kernel) fn wait_for_audit_room(&mut self, thread: ThreadId) {
         self.objects[thread].state = ThreadState::BlockedOnAudit;
         let mut queue = self.audit_waiters;
         queue.push_back(
@@ -198,7 +199,7 @@ impl Kernel {
 
     /// `thread`'s wait for audit room is over (there is room, or it is no
     /// longer audited): it leaves the list, and its stopped call goes on.
-    pub(super) fn end_audit_wait(&mut self, thread: ThreadId) {
+    pub(in crate::kernel) fn end_audit_wait(&mut self, thread: ThreadId) {
         let mut queue = self.audit_waiters;
         queue.remove(&mut self.objects, thread);
         self.audit_waiters = queue;
@@ -208,7 +209,7 @@ impl Kernel {
 
     /// Would `current`'s next record have to wait: lossless audit into a
     /// full ring? (Stage 4's question, asked before the entry code runs.)
-    pub(super) fn audit_ring_is_full(
+    pub(in crate::kernel) fn audit_ring_is_full(
         &mut self,
         platform: &impl Platform,
         current: ThreadId,
@@ -229,7 +230,7 @@ impl Kernel {
     /// Lets lossless threads whose ring has room run again (on the tick,
     /// and when nothing else is ready); `true` if it woke one. Threads
     /// still waiting after this are stuck until someone drains their ring.
-    pub(super) fn wake_audit_waiters(&mut self, platform: &mut impl Platform) -> bool {
+    pub(in crate::kernel) fn wake_audit_waiters(&mut self, platform: &mut impl Platform) -> bool {
         if self.audit_waiters.head().is_none() {
             return false;
         }
@@ -262,7 +263,7 @@ impl Kernel {
     /// the verdict. A syscall
     /// the tracer skipped or user dispatch redirected gets no record (it
     /// never reached the kernel's stages).
-    pub(super) fn audit_begin(
+    pub(in crate::kernel) fn audit_begin(
         &mut self,
         current: ThreadId,
         entered: &Entered,
@@ -305,7 +306,7 @@ impl Kernel {
     /// (`None`: it blocked, or ended its thread), if it has one (inlined:
     /// for most syscalls it has none).
     #[inline(always)]
-    pub(super) fn audit_complete(
+    pub(in crate::kernel) fn audit_complete(
         &mut self,
         platform: &mut impl Platform,
         current: ThreadId,
@@ -319,7 +320,7 @@ impl Kernel {
     /// The record of a syscall that was dispatched, from its result (if
     /// it has one pending: inlined, for most syscalls it has none).
     #[inline(always)]
-    pub(super) fn audit_dispatched(
+    pub(in crate::kernel) fn audit_dispatched(
         &mut self,
         platform: &mut impl Platform,
         current: ThreadId,
@@ -355,7 +356,7 @@ impl Kernel {
     /// The record of a stopped syscall that was cancelled (`x0..x8` as it
     /// was judged so far): it returned `result` (`Interrupted`), or none
     /// because its thread ended.
-    pub(super) fn audit_cancelled(
+    pub(in crate::kernel) fn audit_cancelled(
         &mut self,
         platform: &mut impl Platform,
         thread: ThreadId,
@@ -382,7 +383,11 @@ impl Kernel {
     /// A thread is ending: the record of the syscall it was in is written
     /// now, with no result (the syscall ended it, or it was stopped and
     /// never ran).
-    pub(super) fn audit_thread_ends(&mut self, platform: &mut impl Platform, thread: ThreadId) {
+    pub(in crate::kernel) fn audit_thread_ends(
+        &mut self,
+        platform: &mut impl Platform,
+        thread: ThreadId,
+    ) {
         if let Some(call) = self.objects[thread].call.take() {
             self.audit_cancelled(platform, thread, &call, None);
         }
@@ -395,7 +400,7 @@ impl Kernel {
     /// it). Lossy or lossless, a full ring drops the record and counts it.
     #[cold]
     #[inline(never)]
-    pub(super) fn write_record(
+    pub(in crate::kernel) fn write_record(
         &mut self,
         platform: &mut impl Platform,
         thread: ThreadId,
@@ -472,6 +477,23 @@ impl Kernel {
         if let (true, Some(signal)) = (state.written == state.consumed, signal) {
             let effects = self.signal_notification(signal, bits);
             self.apply_ipc(platform, effects);
+        }
+    }
+}
+
+impl Kernel {
+    /// A ring or notification an audit used is gone: threads waiting for
+    /// room in it are no longer audited (never a write into freed memory)
+    /// and run their `svc` again. (Threads not waiting find their audit's
+    /// objects gone at their next record: `Kernel::write_record`.)
+    pub(in crate::kernel) fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
+        let mut next = self.audit_waiters.head();
+        while let Some(waiter) = next {
+            next = self.objects[waiter].queue_links.next;
+            if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
+                // Off, which ends its wait.
+                self.attach_audit(waiter, None);
+            }
         }
     }
 }

@@ -25,9 +25,11 @@
 //! Frame's record: `FrameMapping`, its VSpace named by `ObjectRef`), so that unmapping, deleting the frame's last capability
 //! and revoking its Untyped all take the mapping down first.
 
-use super::Kernel;
+pub(in crate::kernel) mod spaces;
+
 use crate::address_space::{user_device_permissions, user_permissions, FrameMapError};
 use crate::cap::{FrameMapping, ObjectId};
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
@@ -49,13 +51,17 @@ impl Kernel {
     }
 
     /// Is `mapping` still in place (see `mapped_space`)?
-    pub(super) fn mapping_is_live(&self, mapping: FrameMapping) -> bool {
+    pub(in crate::kernel) fn mapping_is_live(&self, mapping: FrameMapping) -> bool {
         self.mapped_space(mapping).is_some()
     }
 
     /// Takes `mapping` out of its address space's tables and out of the
     /// TLB (`AddressSpace::unmap_page`), if it is still in place.
-    pub(super) fn unmap<P: Platform>(&mut self, platform: &mut P, mapping: FrameMapping) {
+    pub(in crate::kernel) fn unmap<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        mapping: FrameMapping,
+    ) {
         let Some(vspace) = self.mapped_space(mapping) else {
             return;
         };
@@ -73,7 +79,7 @@ impl Kernel {
     /// of line, like every rarer syscall, so that `dispatch` stays small
     /// on the IPC slow path.
     #[inline(never)]
-    pub(super) fn frame_map_syscall<P: Platform>(
+    pub(in crate::kernel) fn frame_map_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -149,7 +155,7 @@ impl Kernel {
     /// `FrameUnmap`: the frame at `frame_cptr` (any rights) leaves the
     /// space it is mapped in; `Ok` if it was not mapped.
     #[inline(never)]
-    pub(super) fn frame_unmap_syscall<P: Platform>(
+    pub(in crate::kernel) fn frame_unmap_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -167,7 +173,7 @@ impl Kernel {
     }
 
     /// Was this VSpace object made by `Retype` (from an Untyped)?
-    pub(super) fn is_user_vspace(&self, vspace: ObjectId) -> bool {
+    pub(in crate::kernel) fn is_user_vspace(&self, vspace: ObjectId) -> bool {
         self.objects
             .object(vspace)
             .is_some_and(|h| h.cap_type == CapType::VSpace && h.parent().is_some())
@@ -177,7 +183,7 @@ impl Kernel {
     /// thread's IPC buffer Frame and fault endpoint are live objects of
     /// their type, and a user-made space is built in its own object's
     /// pages.
-    pub(super) fn check_frame_mappings(&self) -> Result<(), &'static str> {
+    pub(in crate::kernel) fn check_frame_mappings(&self) -> Result<(), &'static str> {
         for id in self.all_threads() {
             let thread = &self.objects[id];
             if let Some(vspace) = thread.space {

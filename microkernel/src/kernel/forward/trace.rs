@@ -23,8 +23,8 @@
 //! exit stop, and the tracer's answer sets SPSR.SS afresh, so it is
 //! reported once.
 
-use super::{Kernel, Resume};
 use crate::cap::ObjectId;
+use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::thread::{ThreadId, TraceProgress, TraceStop};
 use abi::cap::{CapType, Rights};
@@ -36,7 +36,7 @@ impl Kernel {
     /// `TcbAttachTracer`: the stops of `target` go to the endpoint at
     /// `endpoint` (write right) in `current`'s CSpace.
     #[inline(never)]
-    pub(super) fn attach_tracer(
+    pub(in crate::kernel) fn attach_tracer(
         &mut self,
         current: ThreadId,
         target: ThreadId,
@@ -64,7 +64,7 @@ impl Kernel {
     /// otherwise), so holding the TCB's trace right alone cannot take
     /// another tracer away; `InvalidArgument` if none is attached.
     #[inline(never)]
-    pub(super) fn detach_tracer_through(
+    pub(in crate::kernel) fn detach_tracer_through(
         &mut self,
         current: ThreadId,
         target: ThreadId,
@@ -88,7 +88,7 @@ impl Kernel {
     /// `thread`'s tracer endpoint and badge, if it has a tracer whose
     /// endpoint still lives; one whose endpoint is gone is detached here
     /// (its stops have nowhere to go: the thread runs on untraced).
-    pub(super) fn live_tracer(&mut self, thread: ThreadId) -> Option<(ObjectId, u64)> {
+    pub(in crate::kernel) fn live_tracer(&mut self, thread: ThreadId) -> Option<(ObjectId, u64)> {
         let (reference, badge) = self.objects[thread].tracer?;
         match self.objects.resolve(reference, CapType::Endpoint) {
             Some(endpoint) => Some((endpoint, badge)),
@@ -101,7 +101,7 @@ impl Kernel {
 
     /// `target` runs on untraced; a stop it waits at ends as if the tracer
     /// had said "continue".
-    pub(super) fn detach_tracer(&mut self, target: ThreadId) {
+    pub(in crate::kernel) fn detach_tracer(&mut self, target: ThreadId) {
         if let Some(stop) = self.objects[target].pending_trace.take() {
             self.cancel_wait(target);
             self.objects[target].abandon_trace_stop(stop);
@@ -115,7 +115,7 @@ impl Kernel {
     /// stopped entry goes on as made).
     #[cold]
     #[inline(never)]
-    pub(super) fn trace_stop<P: Platform>(
+    pub(in crate::kernel) fn trace_stop<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -150,7 +150,7 @@ impl Kernel {
     /// before running any instruction, and runs on with SS off.
     #[cold]
     #[inline(never)]
-    pub(super) fn software_step<P: Platform>(
+    pub(in crate::kernel) fn software_step<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -168,7 +168,7 @@ impl Kernel {
     /// A traced syscall blocked: its exit stages run when it returns.
     #[cold]
     #[inline(never)]
-    pub(super) fn defer_exit_work(&mut self, current: ThreadId, entry: SyscallEntry) {
+    pub(in crate::kernel) fn defer_exit_work(&mut self, current: ThreadId, entry: SyscallEntry) {
         let thread = &mut self.objects[current];
         if thread
             .work
@@ -184,7 +184,7 @@ impl Kernel {
     /// MDSCR_EL1.SS match the thread.
     #[cold]
     #[inline(never)]
-    pub(super) fn trace_before_user<P: Platform>(
+    pub(in crate::kernel) fn trace_before_user<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -240,7 +240,11 @@ impl Kernel {
     }
 
     /// MDSCR_EL1.SS on for a stepping thread, off for any other.
-    pub(super) fn install_single_step<P: Platform>(&mut self, platform: &mut P, on: bool) {
+    pub(in crate::kernel) fn install_single_step<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        on: bool,
+    ) {
         if self.step_installed != on {
             platform.set_single_step(on);
             self.step_installed = on;

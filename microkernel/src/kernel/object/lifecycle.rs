@@ -21,16 +21,18 @@
 //!   (`reap`, from `resume`, and wherever RAM goes back to the pool), so
 //!   no id the kernel still holds within the entry names freed memory.
 
-use super::members::{self, Use};
-use super::{Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
 use crate::cap::{
     CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, ObjectState, Objects,
     SlotId,
 };
 use crate::frames::FrameAllocator;
 use crate::ipc;
+use crate::kernel::members::{self, Use};
+use crate::kernel::{
+    Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS,
+};
 use crate::platform::Platform;
-use crate::thread::{AuditSink, ThreadId, ThreadState};
+use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::ErrorCode;
 use arch::boards::{PhysRange, PHYSICAL_TIMER_INTID};
@@ -53,7 +55,7 @@ impl Kernel {
 
     /// Makes an object for the kernel, its record on the kernel's pages
     /// (see `Objects::create_object` for `phys` and `size_bytes`).
-    pub(super) fn kernel_object(
+    pub(in crate::kernel) fn kernel_object(
         &mut self,
         cap_type: CapType,
         phys: u64,
@@ -67,7 +69,7 @@ impl Kernel {
 
     /// Makes a CNode of `2^radix` slots for the kernel, its record on the
     /// kernel's pages.
-    pub(super) fn kernel_cnode(&mut self, radix: u8) -> Result<CNodeId, CapError> {
+    pub(in crate::kernel) fn kernel_cnode(&mut self, radix: u8) -> Result<CNodeId, CapError> {
         let at = self.kernel_record(CapType::CNode, radix)?;
         self.objects.create_cnode(radix, at).inspect_err(|_| {
             let pages = Objects::record_bytes(CapType::CNode, radix)
@@ -79,7 +81,7 @@ impl Kernel {
 
     /// Makes a kernel object and installs its original capability, with
     /// every right, in slot `index` of the kernel CNode.
-    pub(super) fn create_original(
+    pub(in crate::kernel) fn create_original(
         &mut self,
         cap_type: CapType,
         phys: u64,
@@ -94,7 +96,7 @@ impl Kernel {
     /// Makes an Untyped over a block of free RAM (its record in the
     /// block's last granules) and installs its original capability in
     /// slot `index` of the kernel CNode.
-    pub(super) fn untyped_original(
+    pub(in crate::kernel) fn untyped_original(
         &mut self,
         phys: u64,
         size_bytes: u64,
@@ -108,7 +110,7 @@ impl Kernel {
     /// Makes a device Untyped over `size_bytes` of MMIO at `phys` (its
     /// record on a page of the kernel's pool) and installs its original
     /// capability in slot `index` of the kernel CNode.
-    pub(super) fn device_untyped_original(
+    pub(in crate::kernel) fn device_untyped_original(
         &mut self,
         phys: u64,
         size_bytes: u64,
@@ -143,7 +145,11 @@ impl Kernel {
     /// Deletes the original capability in kernel CNode slot `index` (and
     /// every capability derived from it), letting go of what that
     /// destroys.
-    pub(super) fn delete_kernel_slot<P: Platform>(&mut self, platform: &mut P, index: u64) {
+    pub(in crate::kernel) fn delete_kernel_slot<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        index: u64,
+    ) {
         if let Ok(slot) = self.kernel_slot(index) {
             if self.objects.lookup(slot).is_ok() {
                 let _ = self.destroying(platform, |objects| objects.delete(slot));
@@ -153,7 +159,7 @@ impl Kernel {
 
     /// Runs a capability operation that may destroy objects, then lets go
     /// of every object it destroyed.
-    pub(super) fn destroying<P: Platform>(
+    pub(in crate::kernel) fn destroying<P: Platform>(
         &mut self,
         platform: &mut P,
         operation: impl FnOnce(&mut Objects) -> Result<(), CapError>,
@@ -166,7 +172,7 @@ impl Kernel {
     /// Lets go of every destroyed object, oldest first (letting go of one
     /// may destroy more: a thread that ends takes its kernel-made objects
     /// with it).
-    pub(super) fn let_go_of_destroyed<P: Platform>(&mut self, platform: &mut P) {
+    pub(in crate::kernel) fn let_go_of_destroyed<P: Platform>(&mut self, platform: &mut P) {
         while let Some((object, cap_type)) = self.objects.take_destroyed() {
             self.let_go(platform, object, cap_type);
         }
@@ -298,7 +304,11 @@ impl Kernel {
     /// revoking an Untyped promises. (With other objects still carved from
     /// it, through another of its capabilities, its memory is not all back
     /// anyway, and the filters stay.)
-    pub(super) fn reclaim_pinned<P: Platform>(&mut self, platform: &mut P, slot: SlotId) {
+    pub(in crate::kernel) fn reclaim_pinned<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        slot: SlotId,
+    ) {
         let Some(untyped) = self
             .objects
             .lookup(slot)
@@ -363,100 +373,9 @@ impl Kernel {
         }
     }
 
-    /// Every thread waiting in the endpoint wakes: a sender or receiver
-    /// with `ObjectDeleted`, a policy request refused (closed), a trace
-    /// stop continued (open), a faulted thread left to fault again.
-    fn endpoint_destroyed(&mut self, object: ObjectId) {
-        let Some(queue) = self
-            .objects
-            .get_mut::<kind::Endpoint>(object)
-            .map(core::mem::take)
-        else {
-            return;
-        };
-        let mut queue = queue;
-        while let Some(waiter) = queue.pop_front(&mut self.objects) {
-            let thread = &self.objects[waiter];
-            if thread.state.is_kept_end() {
-                // Its end message goes with the endpoint; it stays ended.
-                self.objects[waiter].state = ThreadState::Ended;
-                continue;
-            }
-            let faulted = matches!(thread.state, ThreadState::BlockedOnSend { fault: true, .. });
-            let asked_policy = thread.pending_policy.is_some();
-            if asked_policy {
-                // Its policy server's endpoint is gone: closed.
-                ipc::fail_policy_request(&mut self.objects, waiter);
-            } else if let Some(stop) = self.objects[waiter].pending_trace.take() {
-                // Its tracer's endpoint is gone: open, and it runs on
-                // untraced (other threads traced through this endpoint
-                // find it gone at their next stop: `live_tracer`).
-                let thread = &mut self.objects[waiter];
-                thread.abandon_trace_stop(stop);
-                thread.detach_tracer();
-            } else if faulted {
-                // No handler any more: the faulting instruction runs
-                // again, faults again and stops the thread.
-                self.objects[waiter].state = ThreadState::Ready;
-            } else {
-                ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
-            }
-            self.make_ready(waiter);
-        }
-    }
-
-    /// Its waiters wake with `ObjectDeleted`, its bound thread is unbound,
-    /// the interrupts signalling it are masked, and threads auditing into
-    /// it waiting for room go on.
-    fn notification_destroyed<P: Platform>(&mut self, platform: &mut P, object: ObjectId) {
-        let Some(state) = self
-            .objects
-            .get_mut::<kind::Notification>(object)
-            .map(core::mem::take)
-        else {
-            return;
-        };
-        if let Some(bound) = state.bound {
-            self.objects[bound].bound_notification = None;
-        }
-        for index in 0..self.irq_handlers.len() {
-            let handler = self.irq_handlers[index];
-            let Some(body) = self.objects.get_mut::<kind::IrqHandler>(handler) else {
-                continue;
-            };
-            if body.notification.is_some_and(|(n, _)| n.id == object) {
-                body.notification = None;
-                if let Some(intid) = body.intid {
-                    platform.set_interrupt_enabled(intid, false);
-                }
-            }
-        }
-        self.stop_audit_waiters(|sink| sink.notification.0.id == object);
-        let mut waiters = state.waiters;
-        while let Some(waiter) = waiters.pop_front(&mut self.objects) {
-            ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
-            self.make_ready(waiter);
-        }
-    }
-
-    /// A ring or notification an audit used is gone: threads waiting for
-    /// room in it are no longer audited (never a write into freed memory)
-    /// and run their `svc` again. (Threads not waiting find their audit's
-    /// objects gone at their next record: `Kernel::write_record`.)
-    fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
-        let mut next = self.audit_waiters.head();
-        while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links.next;
-            if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
-                // Off, which ends its wait.
-                self.attach_audit(waiter, None);
-            }
-        }
-    }
-
     /// Frees the records of every object destroyed before now (see the
     /// module's docs); a record on the kernel's pages gives them back.
-    pub(super) fn reap(&mut self) {
+    pub(in crate::kernel) fn reap(&mut self) {
         if !self.objects.has_retired() {
             return;
         }

@@ -7,10 +7,10 @@
 //! `Recv` made while the word is non-zero returns it at once. One
 //! notification is bound to at most one thread and the other way round.
 
-use super::Kernel;
 use crate::cap::ObjectId;
 use crate::ipc::notification;
 use crate::ipc::{Effects, IpcError};
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::syscall::IpcOperation;
 use crate::syscall::SyscallResult;
@@ -25,7 +25,7 @@ impl Kernel {
     /// (read right) to the thread the TCB at `tcb` (write right) names, or
     /// unbinds its notification (`None`).
     #[inline(never)]
-    pub(super) fn bind_notification(
+    pub(in crate::kernel) fn bind_notification(
         &mut self,
         current: ThreadId,
         tcb: u64,
@@ -58,7 +58,7 @@ impl Kernel {
     }
 
     /// Drops a thread's binding, if it has one.
-    pub(super) fn unbind(&mut self, thread: ThreadId) {
+    pub(in crate::kernel) fn unbind(&mut self, thread: ThreadId) {
         if let Some(object) = self.objects[thread].bound_notification.take() {
             if let Some(n) = self.objects.get_mut::<kind::Notification>(object) {
                 n.bound = None;
@@ -68,7 +68,11 @@ impl Kernel {
 
     /// `Signal` of notification `object` with `bits`: its first waiter
     /// takes the word, else a bound thread waiting in `Recv` does.
-    pub(super) fn signal_notification(&mut self, object: ObjectId, bits: u64) -> Effects {
+    pub(in crate::kernel) fn signal_notification(
+        &mut self,
+        object: ObjectId,
+        bits: u64,
+    ) -> Effects {
         let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return Effects::new(crate::ipc::Next::Continue);
         };
@@ -114,7 +118,7 @@ impl Kernel {
     /// usual.
     #[cold]
     #[inline(never)]
-    pub(super) fn receive_bound<P: Platform>(
+    pub(in crate::kernel) fn receive_bound<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

@@ -26,9 +26,9 @@
 //! * A Reply capability is never copied or minted (`InvalidArgument`),
 //!   only moved: it stands for the one answer its object may hold.
 
-use super::{Kernel, SyscallResult};
 use crate::cap::{Capability, SlotId};
 use crate::ipc::{self, message, Effects};
+use crate::kernel::{Kernel, SyscallResult};
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
@@ -42,7 +42,11 @@ impl Kernel {
     /// `WrongCapabilityType`, `MissingRights`), a reply owed
     /// (`NoReplyTarget`), an ordinary call rather than a fault
     /// (`InvalidArgument`), an empty Reply object (`InvalidArgument`).
-    pub(super) fn reply_save(&mut self, current: ThreadId, slot: SlotId) -> Result<(), ErrorCode> {
+    pub(in crate::kernel) fn reply_save(
+        &mut self,
+        current: ThreadId,
+        slot: SlotId,
+    ) -> Result<(), ErrorCode> {
         let cap = self
             .objects
             .lookup_typed(slot, CapType::Reply, Rights::WRITE)
@@ -74,7 +78,7 @@ impl Kernel {
     /// again. An empty one is `NoReplyTarget`. A message with capabilities
     /// is `InvalidArgument` (replies carry none) and changes nothing.
     #[cold]
-    pub(super) fn reply_through_capability<P: Platform>(
+    pub(in crate::kernel) fn reply_through_capability<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -102,7 +106,11 @@ impl Kernel {
 
     /// The Reply capability at `cptr` of `current`'s CSpace, for a `Send`
     /// whose capability is no endpoint; `None` if it is no Reply either.
-    pub(super) fn reply_capability(&self, current: ThreadId, cptr: u64) -> Option<Capability> {
+    pub(in crate::kernel) fn reply_capability(
+        &self,
+        current: ThreadId,
+        cptr: u64,
+    ) -> Option<Capability> {
         let cnode = self.objects[current].cspace?;
         let slot = self.objects.slot(cnode, cptr).ok()?;
         self.objects
@@ -112,7 +120,7 @@ impl Kernel {
 
     /// A waiting caller leaves its wait: a Reply capability saved for it
     /// goes stale.
-    pub(super) fn forget_saved_reply(&mut self, caller: ThreadId) {
+    pub(in crate::kernel) fn forget_saved_reply(&mut self, caller: ThreadId) {
         if let Some(reply) = self.objects[caller].saved_reply.take() {
             if let Some(body) = self.objects.get_mut::<kind::Reply>(reply) {
                 body.caller = None;
@@ -121,7 +129,7 @@ impl Kernel {
     }
 
     /// Checks the links between Reply objects and their callers.
-    pub(super) fn check_reply_links(&self) -> Result<(), &'static str> {
+    pub(in crate::kernel) fn check_reply_links(&self) -> Result<(), &'static str> {
         for reply in self.objects.iter() {
             let Some(caller) = self
                 .objects

@@ -17,8 +17,12 @@
 //! maximum controlled priority (MCP), as in seL4, so no thread can lift any
 //! thread, itself included, above what it was trusted with.
 
-use super::Kernel;
+pub(in crate::kernel) mod end;
+pub(in crate::kernel) mod set_space;
+pub(in crate::kernel) mod supervision;
+
 use crate::cap::{CNodeId, ObjectId};
+use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
@@ -35,7 +39,7 @@ impl Kernel {
     /// decoded `Call` in memory, which cost every syscall on the slow path
     /// without work (see `syscall::decode_copy`).
     #[inline(always)]
-    pub(super) fn tcb_syscall<P: Platform>(
+    pub(in crate::kernel) fn tcb_syscall<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -120,7 +124,7 @@ impl Kernel {
     /// named by the bytes read from the caller's memory, if
     /// `abi::tcb::is_valid_name` takes them; nothing changes otherwise.
     #[inline(never)]
-    pub(super) fn tcb_set_name<P: Platform>(
+    pub(in crate::kernel) fn tcb_set_name<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -149,7 +153,7 @@ impl Kernel {
     /// (in the TCB's own record) is inactive, with nothing but the TCB and
     /// the creator's confinement (`inherit_confinement`).
     #[inline(never)]
-    pub(super) fn tcb_created(&mut self, creator: ThreadId, thread: ThreadId) {
+    pub(in crate::kernel) fn tcb_created(&mut self, creator: ThreadId, thread: ThreadId) {
         let number = self.next_thread_number();
         let t = &mut self.objects[thread];
         t.state = ThreadState::Inactive;
@@ -197,7 +201,7 @@ impl Kernel {
     /// creator maps the thread's code. It stays inactive until
     /// `TcbResume`.
     #[inline(never)]
-    pub(super) fn tcb_configure(
+    pub(in crate::kernel) fn tcb_configure(
         &mut self,
         current: ThreadId,
         tcb_cptr: u64,
@@ -227,7 +231,7 @@ impl Kernel {
     /// The thread a TCB object stands for: a live one, or an ended one
     /// kept for its supervisor (`supervision.rs`); not one that is ending
     /// or gone.
-    pub(super) fn tcb_thread(&self, tcb: ObjectId) -> Option<ThreadId> {
+    pub(in crate::kernel) fn tcb_thread(&self, tcb: ObjectId) -> Option<ThreadId> {
         let thread = ThreadId::of(tcb);
         self.objects
             .thread(thread)

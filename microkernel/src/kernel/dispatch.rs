@@ -1,0 +1,454 @@
+//! Dispatch: a syscall's registers decoded into a `Call`, the call run
+//! by the object it names, and its result written back in one place.
+
+use crate::cap::{Capability, SlotId};
+use crate::ipc::{self, Next};
+use crate::kernel::{Kernel, Resume};
+use crate::platform::Platform;
+use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
+use crate::syscall::{self, Call, SyscallResult};
+use crate::thread::{ThreadId, ThreadState};
+use abi::cap::{CapType, Rights};
+use abi::{ErrorCode, DEBUG_PRINT_MAX};
+use entry::WorkFlags;
+
+use crate::kernel::entry_work::Entered;
+
+/// What became of a thread whose syscall was dispatched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::kernel) enum Dispatched {
+    /// It returns from the syscall.
+    Returns,
+    /// It waits (blocked in IPC, or its call preempted).
+    Waits,
+    /// It ended.
+    Ended,
+}
+
+impl Kernel {
+    pub(in crate::kernel) fn syscall<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+    ) -> Resume {
+        let thread = &mut self.objects[current];
+        thread.stats.count_syscall();
+        let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
+            && !thread.skips_entry_work(thread.context.x[8]);
+        if slow {
+            self.syscall_with_work(platform, current, esr, None);
+            return self.resume(platform);
+        }
+        let decoded = syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context);
+        let result = match decoded {
+            Ok(call) => self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
+                platform,
+                current,
+                call,
+                Progress::NONE,
+            ),
+            Err(code) => SyscallResult::Return(code),
+        };
+        // The thread is looked up again only by the results that write to
+        // it (an IPC operation has written its registers already).
+        match result {
+            SyscallResult::Return(code) => self.objects[current].context.x[0] = code.raw(),
+            SyscallResult::Yield => {
+                let thread = &mut self.objects[current];
+                thread.context.x[0] = ErrorCode::Ok.raw();
+                thread.stats.count_yield();
+                // The round robin at once, on the thread in hand (what a
+                // NEED_RESCHED would ask on the way out): to the back of
+                // its priority's queue; `resume` picks.
+                thread.state = ThreadState::Ready;
+                let priority = thread.priority;
+                let links = self.run_queue.append(current, priority);
+                thread.run_links = links;
+                self.current = None;
+                self.run_queue
+                    .link_behind(&mut self.objects, current, links);
+            }
+            SyscallResult::Restored => {}
+            SyscallResult::Exited(status) => {
+                self.end_thread(platform, current, ThreadState::Exited(status));
+            }
+            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
+            SyscallResult::Preempted { progress, at } => {
+                let entered = Entered::dispatch_without_work();
+                self.preempt_call(platform, current, esr, &entered, progress, at);
+            }
+        }
+        self.resume(platform)
+    }
+
+    /// Writes a dispatched syscall's result to its thread and applies what
+    /// it asked of the scheduler: what became of the thread (the generic
+    /// entry's write-back; `syscall` has its own copy, which the compiler
+    /// folds into the dispatch). A preempted call is kept to go on
+    /// (`preempt_call`).
+    pub(in crate::kernel) fn write_back<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        result: SyscallResult,
+    ) -> Dispatched {
+        let thread = &mut self.objects[current];
+        match result {
+            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Yield => {
+                thread.context.x[0] = ErrorCode::Ok.raw();
+                thread.stats.count_yield();
+                thread.work.insert(WorkFlags::NEED_RESCHED);
+            }
+            SyscallResult::Restored => {}
+            SyscallResult::Exited(status) => {
+                self.end_thread(platform, current, ThreadState::Exited(status));
+                return Dispatched::Ended;
+            }
+            SyscallResult::Ipc(effects) => {
+                self.apply_ipc(platform, effects);
+                if self.current != Some(current) {
+                    return Dispatched::Waits;
+                }
+            }
+            SyscallResult::Preempted { progress, at } => {
+                self.preempt_call(platform, current, esr, entered, progress, at);
+                return Dispatched::Waits;
+            }
+        }
+        Dispatched::Returns
+    }
+
+    /// A long operation of `current`'s syscall stopped at a preemption
+    /// point (`progress` of it done, at `at`): the kernel keeps the call,
+    /// answered, to go on from there when the thread next runs, and takes
+    /// the interrupt that is waiting now. If it made a more urgent thread
+    /// ready, that one runs first; the call is neither judged, traced nor
+    /// audited again.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn preempt_call<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: &Entered,
+        progress: u64,
+        at: u64,
+    ) {
+        let capability = Some(self.judged_capability(current));
+        let thread = &mut self.objects[current];
+        let mut regs = [0u64; 9];
+        regs.copy_from_slice(&thread.context.x[..9]);
+        thread.call = Some(StoppedCall {
+            esr,
+            capability,
+            waived: entered.waived,
+            forwarded: entered.forwarded,
+            outcome: entered.outcome,
+            answer: Some(StopAnswer::Restart),
+            ..StoppedCall::new(regs, CallStop::Dispatch { progress, at })
+        });
+        if let Some(interrupt) = platform.take_pending_interrupt() {
+            self.interrupt(platform, interrupt);
+        }
+    }
+
+    /// Goes on with `current`'s stopped syscall, whose answer has come:
+    /// from the registers the kernel kept, not the thread's.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn continue_call<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) {
+        let Some(judged) = self.objects[current]
+            .call
+            .as_ref()
+            .map(|call| call.capability)
+        else {
+            return;
+        };
+        // The capability the call was judged on must still be the one it
+        // names, to the same object (not one made since in its memory);
+        // otherwise it is cancelled, as for a register write.
+        if judged.is_some_and(|judged| !self.still_judged(current, judged)) {
+            self.cancel_call(platform, current);
+            return;
+        }
+        let thread = &mut self.objects[current];
+        let Some(call) = thread.call.as_ref() else {
+            return;
+        };
+        // Word by word, and only what goes on is read: taking the whole
+        // call out and copying its registers as a slice were two calls
+        // to `memcpy` (168 and 72 bytes). (In two statements, and `esr`
+        // apart from `resumed`: as one nine-word array, or as a tuple
+        // with `resumed`, the optimiser made a `memcpy` of them again.)
+        let (r, x) = (&call.regs, &mut thread.context.x);
+        [x[0], x[1], x[2], x[3], x[4]] = [r[0], r[1], r[2], r[3], r[4]];
+        [x[5], x[6], x[7], x[8]] = [r[5], r[6], r[7], r[8]];
+        let esr = call.esr;
+        let resumed = call.resumed();
+        thread.call = None;
+        self.syscall_with_work(platform, current, esr, Some(&resumed));
+    }
+
+    /// Runs a decoded syscall. `progress` is how far a preempted one got
+    /// (see `StoppedCall`), `None` for a call that starts now. One copy per
+    /// `COPY`, for the reason `syscall::decode_copy` gives.
+    pub(in crate::kernel) fn dispatch<P: Platform, const COPY: syscall::Copy>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        call: Call,
+        progress: Progress,
+    ) -> SyscallResult {
+        match call {
+            Call::Null => SyscallResult::Return(ErrorCode::Ok),
+            Call::Yield => SyscallResult::Yield,
+            Call::Exit { status } => SyscallResult::Exited(status),
+            Call::Ipc {
+                operation,
+                capability,
+            } => self.ipc_syscall(platform, current, operation, capability),
+            Call::Notification {
+                operation,
+                capability,
+            } => self.notification_syscall(current, operation, capability),
+            Call::IrqSetNotification {
+                handler,
+                notification,
+            } => SyscallResult::Return(
+                match self.irq_syscall(platform, current, handler, Some(notification)) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::IrqAck { handler } => {
+                SyscallResult::Return(match self.irq_syscall(platform, current, handler, None) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::IrqSetTimer { handler, ticks } => {
+                self.irq_set_timer(platform, current, handler, ticks)
+            }
+            Call::IrqControlGet {
+                control,
+                intid,
+                slot,
+            } => SyscallResult::Return(
+                match self.irq_control_get(platform, current, control, intid, slot) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::Retype {
+                untyped,
+                object_type,
+                size,
+                target,
+                count,
+                payer,
+            } => self.retype_syscall(
+                platform,
+                current,
+                untyped,
+                object_type,
+                size,
+                (target, count, payer),
+                progress,
+            ),
+            Call::Cap {
+                operation,
+                cnode,
+                source,
+                target,
+            } => {
+                let code =
+                    match self.cap_syscall(platform, current, operation, cnode, source, target) {
+                        Ok(()) => ErrorCode::Ok,
+                        Err(code) => code,
+                    };
+                if self.current != Some(current) {
+                    // Deleting a TCB it made ended the caller itself (its
+                    // slot may even hold a new thread): nothing to return.
+                    return SyscallResult::Ipc(ipc::Effects::new(Next::Continue));
+                }
+                SyscallResult::Return(code)
+            }
+            #[cfg(feature = "bench-calls")]
+            Call::BenchFloor { on } => self.bench_floor(platform, current, on),
+            #[cfg(feature = "test-calls")]
+            Call::DebugThreadStats { tcb } => self.debug_thread_stats(current, tcb),
+            #[cfg(feature = "test-calls")]
+            Call::DebugCheckInvariants { at_ticks } => {
+                self.debug_check_invariants(platform, current, at_ticks)
+            }
+            Call::Tcb { operation, tcb } => self.tcb_syscall(platform, current, operation, tcb),
+            Call::TcbConfigure {
+                tcb,
+                cnode,
+                priority,
+            } => SyscallResult::Return(match self.tcb_configure(current, tcb, cnode, priority) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
+            Call::TcbSetSpace => {
+                SyscallResult::Return(match self.tcb_set_space(platform, current) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::TcbRestart => SyscallResult::Return(match self.tcb_restart(current) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
+            Call::TcbSetName => SyscallResult::Return(match self.tcb_set_name(platform, current) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
+            Call::BindNotification { tcb, notification } => {
+                SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::SetAudit {
+                tcb,
+                frame,
+                notification,
+                mode,
+                badge,
+            } => SyscallResult::Return(
+                match self.set_audit(current, tcb, frame, notification, mode, badge) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::FilterLoad {
+                filter,
+                address,
+                len,
+            } => SyscallResult::Return(
+                match self.filter_load(platform, current, filter, address, len) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::FrameMap {
+                frame,
+                vspace,
+                va,
+                rights,
+            } => SyscallResult::Return(
+                match self.frame_map_syscall(platform, current, frame, vspace, va, rights) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                },
+            ),
+            Call::AttachFilter {
+                tcb,
+                filter,
+                server,
+            } => SyscallResult::Return(match self.attach_filter(current, tcb, filter, server) {
+                Ok(()) => ErrorCode::Ok,
+                Err(code) => code,
+            }),
+            Call::FrameUnmap { frame } => {
+                SyscallResult::Return(match self.frame_unmap_syscall(platform, current, frame) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::SetUserDispatch => {
+                SyscallResult::Return(match self.set_user_dispatch(platform, current) {
+                    Ok(()) => ErrorCode::Ok,
+                    Err(code) => code,
+                })
+            }
+            Call::UserDispatchReturn { frame } => {
+                match self.user_dispatch_return(platform, current, frame) {
+                    Ok(()) => SyscallResult::Restored,
+                    Err(code) => SyscallResult::Return(code),
+                }
+            }
+            Call::DebugPrint {
+                console,
+                address,
+                len,
+            } => {
+                if let Err(code) =
+                    self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE)
+                {
+                    return SyscallResult::Return(code);
+                }
+                let mut text = [0u8; DEBUG_PRINT_MAX];
+                let Some(space) = self.thread_space(current) else {
+                    return SyscallResult::Return(ErrorCode::InvalidAddress);
+                };
+                if space
+                    .copy_from_user(platform, address, &mut text[..len])
+                    .is_err()
+                {
+                    return SyscallResult::Return(ErrorCode::InvalidAddress);
+                }
+                self.print_user_text(platform, current, &text[..len]);
+                SyscallResult::Return(ErrorCode::Ok)
+            }
+        }
+    }
+
+    /// The capability in the slot `current`'s `x0` names
+    /// (`Capability::NULL` for none), read through the thread's cached
+    /// CSpace range as the fast path reads it (no CSpace: no slots).
+    pub(in crate::kernel) fn capability_named(&self, current: ThreadId) -> Capability {
+        let thread = &self.objects[current];
+        let (first, slots) = thread.cspace_slots;
+        let index = thread.context.x[0];
+        if index >= u64::from(slots) {
+            return Capability::NULL;
+        }
+        self.objects
+            .slot_content(SlotId(first.0 + index as u32))
+            .unwrap_or(Capability::NULL)
+    }
+
+    /// What a call of `current`'s stopping now is judged on: the
+    /// capability its `x0` names, and the serial numbers given out so far.
+    pub(in crate::kernel) fn judged_capability(&self, current: ThreadId) -> JudgedCapability {
+        JudgedCapability {
+            capability: self.capability_named(current),
+            // At least the caller's own TCB has been made (and had it
+            // not, 1 would only make the check stricter).
+            newest_serial: core::num::NonZeroU64::new(self.objects.newest_serial())
+                .unwrap_or(core::num::NonZeroU64::MIN),
+        }
+    }
+
+    /// Does the slot `current`'s `x0` names still hold what its call was
+    /// judged on: an equal capability, to an object made before the call
+    /// was judged (not a new one in the judged one's memory, which would
+    /// have its id)? Only if objects were made since is a header read.
+    pub(in crate::kernel) fn still_judged(
+        &self,
+        current: ThreadId,
+        judged: JudgedCapability,
+    ) -> bool {
+        let capability = self.capability_named(current);
+        if capability != judged.capability {
+            return false;
+        }
+        capability.is_null()
+            || self.objects.newest_serial() == judged.newest_serial.get()
+            || self
+                .objects
+                .object(capability.object())
+                .is_some_and(|header| header.serial <= judged.newest_serial.get())
+    }
+}

@@ -1,0 +1,180 @@
+//! Policy forwarding: a thread's filters judging its syscall
+//! (`PolicyCheck`), and a `Notify` verdict's request to the filter's
+//! policy server.
+
+use crate::cap::OtherObjects;
+use crate::kernel::Kernel;
+use crate::platform::Platform;
+use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
+use crate::stopped_call::{PolicyAnswer, StopAnswer};
+use crate::thread::{AttachedFilter, PolicyRequest, ThreadId};
+use abi::cap::CapType;
+use abi::policy::Action;
+use abi::ErrorCode;
+use arch::context::UserContext;
+use arch::object_memory::kind;
+
+/// A thread's filters and what evaluating them may need.
+pub(in crate::kernel) struct PolicyCheck<'a> {
+    pub verdicts: &'a VerdictCache,
+    pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
+    /// The thread's stack as attached (with each filter's server), read
+    /// only when a verdict is `Notify` (`served`).
+    attached: &'a [AttachedFilter],
+    /// Every other object, for `served`.
+    others: OtherObjects<'a>,
+    /// Type and badge of the capability `x0` names, if the cache says a
+    /// rule looks at them and the slot holds one.
+    pub capability: Option<(CapType, u64)>,
+}
+
+impl<'a> PolicyCheck<'a> {
+    /// The inputs for evaluating a thread's policy: its verdict cache and
+    /// filter stack; the capability `x0` names (through the thread's
+    /// cached CSpace range) is looked up only when a rule that can decide
+    /// this syscall looks at its type or badge. A filter's server counts
+    /// only while its endpoint lives.
+    pub(in crate::kernel) fn new(
+        verdicts: &'a VerdictCache,
+        stack: &'a [AttachedFilter],
+        others: OtherObjects<'a>,
+        (first, slots): (crate::cap::SlotId, u32),
+        regs: &UserContext,
+    ) -> PolicyCheck<'a> {
+        let capability = if verdicts.needs_capability(regs.x[8]) && regs.x[0] < u64::from(slots) {
+            others
+                .slot_content(crate::cap::SlotId(first.0 + regs.x[0] as u32))
+                .filter(|cap| !cap.is_null())
+                .map(|cap| (cap.cap_type(), cap.badge()))
+        } else {
+            None
+        };
+        PolicyCheck {
+            verdicts,
+            stack: stack
+                .iter()
+                .filter_map(|a| others.get::<kind::Filter>(a.filter))
+                .map(|body| &body.filter)
+                .collect(),
+            attached: stack,
+            others,
+            capability,
+        }
+    }
+
+    /// Bit n: the n-th filter has a policy server (one whose endpoint
+    /// lives). Asked only for a `Notify`: resolving each server on every
+    /// judged syscall cost a look-up per filter. (Nothing changes while
+    /// the check exists: it borrows every object.)
+    fn served(&self) -> u8 {
+        self.attached
+            .iter()
+            .enumerate()
+            .filter(|(_, attached)| {
+                attached
+                    .server
+                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
+            })
+            .fold(0u8, |bits, (i, _)| bits | 1 << i)
+    }
+
+    /// The stack's verdict for the syscall in `regs`, from the registers as
+    /// they are now (the copy the dispatched call will use), with the
+    /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
+    /// whose server is asked.
+    pub(in crate::kernel) fn verdict(
+        &self,
+        regs: &UserContext,
+        waived: u8,
+    ) -> (Action, Option<u8>) {
+        // Word by word: a slice copy was a call to `memcpy`.
+        let x = &regs.x;
+        let args = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
+        let mut facts = SyscallFacts::from_registers(x[8], args);
+        if let Some((object_type, badge)) = self.capability {
+            facts = facts.with_capability(object_type, badge);
+        }
+        // The cache answers everything but `Notify`, whose filter (and
+        // so its server) only an evaluation of each filter tells; with one
+        // filter, the stack's verdict is that filter's.
+        if waived == 0 || self.stack.len() == 1 {
+            let verdict = self.verdicts.verdict(&self.stack, &facts);
+            match verdict {
+                Action::Notify if self.stack.len() == 1 => {
+                    // A waived `Notify` (its server allowed it) needs
+                    // no server.
+                    return if waived & 1 != 0 {
+                        (Action::Allow, None)
+                    } else if self.served() & 1 != 0 {
+                        (Action::Notify, Some(0))
+                    } else {
+                        (Action::Errno(ErrorCode::Denied.raw() as u16), None)
+                    };
+                }
+                Action::Notify => {}
+                verdict => return (verdict, None),
+            }
+        }
+        self.routed(&facts, waived)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
+        routed_verdict(&self.stack, facts, waived, self.served())
+    }
+}
+
+impl Kernel {
+    /// `Notify`: the stopped call waits for the answer of the policy
+    /// server of the filter at position `filter` of its thread's stack
+    /// (sent like a fault message, so the server sees an ordinary call).
+    /// The request is built from the stopped call's registers. A filter
+    /// with no server never asks (`routed_verdict` refuses for it); one
+    /// whose server went away meanwhile is answered `Denied` here.
+    pub(in crate::kernel) fn notify_policy_server<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        filter: u8,
+    ) {
+        let server = self.objects[current]
+            .filters
+            .get(usize::from(filter))
+            .and_then(|attached| attached.server)
+            .and_then(|(r, badge)| Some((self.objects.resolve(r, CapType::Endpoint)?, badge)));
+        let cspace = self.objects[current].cspace;
+        let Some(call) = self.objects[current].call.as_mut() else {
+            return;
+        };
+        let Some((endpoint, badge)) = server else {
+            call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
+            call.forwarded = true;
+            return;
+        };
+        // Word by word: copies of the registers as arrays or slices
+        // were calls to `memcpy`.
+        let r = &call.regs;
+        let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
+        let number = r[8];
+        let (object_type, cap_badge) = cspace
+            .and_then(|cnode| {
+                let cap = self
+                    .objects
+                    .lookup(self.objects.slot(cnode, args[0]).ok()?)
+                    .ok()?;
+                Some((u64::from(cap.cap_type().raw()), cap.badge()))
+            })
+            .unwrap_or((0, 0));
+        self.policy_cookie += 1;
+        self.objects[current].pending_policy = Some(PolicyRequest {
+            filter,
+            number,
+            object_type,
+            badge: cap_badge,
+            cookie: self.policy_cookie,
+            args,
+        });
+        self.send_on_behalf(platform, current, endpoint, badge);
+    }
+}

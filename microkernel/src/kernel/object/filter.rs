@@ -1,0 +1,203 @@
+//! Filter objects: loading a description, attaching a filter to a
+//! thread, its stack of filters and its verdict cache.
+//!
+//! The rule engine itself (evaluation, stacking, the verdict cache, the
+//! wire format) is `crate::policy` and host-tested there.
+
+use crate::cap::FilterUser;
+use crate::kernel::Kernel;
+use crate::platform::Platform;
+use crate::policy::{Filter, VerdictCache};
+use crate::thread::{AttachedFilter, ThreadId};
+use abi::cap::{CapType, Rights};
+use abi::policy::MAX_DESCRIPTION_BYTES;
+use abi::ErrorCode;
+use arch::object_memory::kind;
+use entry::WorkFlags;
+
+impl Kernel {
+    /// `FilterLoad`: replaces the rules of an unattached filter with the
+    /// description at `address`.
+    #[inline(never)]
+    pub(in crate::kernel) fn filter_load<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        cptr: u64,
+        address: u64,
+        len: usize,
+    ) -> Result<(), ErrorCode> {
+        let cap = self.thread_cap(current, cptr, CapType::Filter, Rights::WRITE)?;
+        let len = len.min(MAX_DESCRIPTION_BYTES);
+        let vspace = self.objects[current]
+            .space
+            .ok_or(ErrorCode::InvalidAddress)?;
+        let space = self
+            .objects
+            .get::<kind::VSpace>(vspace)
+            .and_then(|v| v.space.as_ref())
+            .ok_or(ErrorCode::InvalidAddress)?;
+        let bytes = &mut self.policy_scratch[..len];
+        space
+            .copy_from_user(platform, address, bytes)
+            .map_err(|_| ErrorCode::InvalidAddress)?;
+        let body = self
+            .objects
+            .get_mut::<kind::Filter>(cap.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        // Attached filters are frozen: their threads' verdict caches were
+        // computed from them.
+        if body.attached.is_some() {
+            return Err(ErrorCode::Denied);
+        }
+        body.filter
+            .load(&self.policy_scratch[..len])
+            .map_err(|_| ErrorCode::InvalidArgument)
+    }
+
+    /// `TcbAttachFilter`: pushes a filter on a thread's stack, with the
+    /// policy server its `Notify` verdicts go to (none: they are
+    /// `Denied`), then recomputes the thread's verdicts and mask. Nothing
+    /// an attach does changes what an earlier filter decides or where its
+    /// `Notify` goes: each filter keeps the server named with it.
+    #[inline(never)]
+    pub(in crate::kernel) fn attach_filter(
+        &mut self,
+        current: ThreadId,
+        tcb: u64,
+        filter: u64,
+        server: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
+        let filter = self.thread_cap(current, filter, CapType::Filter, Rights::READ)?;
+        let server = match server {
+            Some(cptr) => {
+                let endpoint = self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?;
+                let reference = self
+                    .objects
+                    .reference(endpoint.object())
+                    .ok_or(ErrorCode::InvalidCapability)?;
+                Some((reference, endpoint.badge()))
+            }
+            None => None,
+        };
+        let target = self
+            .tcb_thread(tcb.object())
+            .ok_or(ErrorCode::InvalidCapability)?;
+        self.push_filter(
+            target,
+            AttachedFilter {
+                filter: filter.object(),
+                server,
+                next: None,
+                previous: None,
+            },
+        )
+    }
+
+    /// Puts `attached` on top of `target`'s stack (`OutOfResources` when
+    /// it is full) and on the filter's list of threads, with its work bit,
+    /// verdicts and mask.
+    pub(in crate::kernel) fn push_filter(
+        &mut self,
+        target: ThreadId,
+        attached: AttachedFilter,
+    ) -> Result<(), ErrorCode> {
+        let filter = attached.filter;
+        let head = self
+            .objects
+            .get::<kind::Filter>(filter)
+            .ok_or(ErrorCode::InvalidCapability)?
+            .attached;
+        let thread = &mut self.objects[target];
+        let position = thread.filters.len() as u8;
+        thread
+            .filters
+            .push(AttachedFilter {
+                next: head,
+                previous: None,
+                ..attached
+            })
+            .map_err(|_| ErrorCode::OutOfResources)?;
+        thread.work.insert(WorkFlags::POLICY);
+        let user = FilterUser {
+            thread: target,
+            position,
+        };
+        if let Some(old) = head {
+            if let Some(entry) = self.objects[old.thread]
+                .filters
+                .get_mut(usize::from(old.position))
+            {
+                entry.previous = Some(user);
+            }
+        }
+        if let Some(body) = self.objects.get_mut::<kind::Filter>(filter) {
+            body.attached = Some(user);
+        }
+        self.refresh_verdicts(target);
+        Ok(())
+    }
+
+    /// Takes an ending thread's filters off (each filter's list of threads
+    /// included). One entry at a time, from the top, reading each one's
+    /// links as they are then: a thread may have one filter attached
+    /// twice, and then its entries link to each other.
+    pub(in crate::kernel) fn detach_filters(&mut self, id: ThreadId) {
+        while let Some(attached) = self.objects[id].filters.last().copied() {
+            match attached.previous {
+                Some(previous) => {
+                    if let Some(entry) = self
+                        .objects
+                        .thread_mut(previous.thread)
+                        .and_then(|t| t.filters.get_mut(usize::from(previous.position)))
+                    {
+                        entry.next = attached.next;
+                    }
+                }
+                None => {
+                    if let Some(body) = self.objects.get_mut::<kind::Filter>(attached.filter) {
+                        body.attached = attached.next;
+                    }
+                }
+            }
+            if let Some(next) = attached.next {
+                if let Some(entry) = self
+                    .objects
+                    .thread_mut(next.thread)
+                    .and_then(|t| t.filters.get_mut(usize::from(next.position)))
+                {
+                    entry.previous = attached.previous;
+                }
+            }
+            self.objects[id].filters.pop();
+            // The last thread of a filter whose capabilities are gone:
+            // the filter goes now.
+            let unused = self
+                .objects
+                .get::<kind::Filter>(attached.filter)
+                .is_some_and(|f| f.attached.is_none());
+            if unused {
+                self.objects.retire_pinned(attached.filter);
+            }
+        }
+    }
+
+    /// Recomputes a thread's verdict cache and no-entry-work mask from its
+    /// filter stack.
+    fn refresh_verdicts(&mut self, target: ThreadId) {
+        let cache = {
+            let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = self
+                .objects[target]
+                .filters
+                .iter()
+                .filter_map(|a| self.objects.get::<kind::Filter>(a.filter))
+                .map(|body| &body.filter)
+                .collect();
+            VerdictCache::new(&stack)
+        };
+        let thread = &mut self.objects[target];
+        thread.verdicts = cache;
+        thread.recompute_no_entry_work();
+    }
+}

@@ -1,0 +1,97 @@
+//! Notifications: signal, wait and poll, and a notification's end.
+
+use crate::cap::ObjectId;
+use crate::ipc::notification;
+use crate::ipc::{self, Effects};
+use crate::kernel::Kernel;
+use crate::platform::Platform;
+use crate::syscall::NotificationOperation;
+use crate::syscall::SyscallResult;
+use crate::thread::ThreadId;
+use abi::cap::{CapType, Rights};
+use abi::ErrorCode;
+use arch::object_memory::kind;
+
+impl Kernel {
+    /// `Signal`, `Wait` or `Poll` through the notification capability at
+    /// `cptr` (signal: write right; wait and poll: read right).
+    #[inline(never)]
+    pub(in crate::kernel) fn notification_syscall(
+        &mut self,
+        current: ThreadId,
+        operation: NotificationOperation,
+        cptr: u64,
+    ) -> SyscallResult {
+        let needed = match operation {
+            NotificationOperation::Signal => Rights::WRITE,
+            NotificationOperation::Wait | NotificationOperation::Poll => Rights::READ,
+        };
+        let cap = match self.thread_cap(current, cptr, CapType::Notification, needed) {
+            Ok(cap) => cap,
+            Err(code) => return SyscallResult::Return(code),
+        };
+        let object = cap.object();
+        if operation == NotificationOperation::Signal {
+            self.objects[current].context.x[0] = ErrorCode::Ok.raw();
+            let bits = notification::signal_bits(cap.badge(), cap.is_badged());
+            return SyscallResult::Ipc(self.signal_notification(object, bits));
+        }
+        let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
+            return SyscallResult::Return(ErrorCode::InvalidCapability);
+        };
+        let blocking = operation == NotificationOperation::Wait;
+        if body.word != 0 || !blocking {
+            // `notification::wait`'s answer at once, taken in place: a
+            // copy of the body out and back cost a second look-up.
+            let word = core::mem::take(&mut body.word);
+            let context = &mut self.objects[current].context;
+            context.x[0] = ErrorCode::Ok.raw();
+            context.x[8] = word;
+            return SyscallResult::Ipc(Effects::new(ipc::Next::Continue));
+        }
+        let mut state = *body;
+        let effects = notification::wait(&mut self.objects, &mut state, object, current, blocking);
+        if let Some(body) = self.objects.get_mut::<kind::Notification>(object) {
+            *body = state;
+        }
+        SyscallResult::Ipc(effects)
+    }
+
+    /// Its waiters wake with `ObjectDeleted`, its bound thread is unbound,
+    /// the interrupts signalling it are masked, and threads auditing into
+    /// it waiting for room go on.
+    pub(in crate::kernel) fn notification_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        let Some(state) = self
+            .objects
+            .get_mut::<kind::Notification>(object)
+            .map(core::mem::take)
+        else {
+            return;
+        };
+        if let Some(bound) = state.bound {
+            self.objects[bound].bound_notification = None;
+        }
+        for index in 0..self.irq_handlers.len() {
+            let handler = self.irq_handlers[index];
+            let Some(body) = self.objects.get_mut::<kind::IrqHandler>(handler) else {
+                continue;
+            };
+            if body.notification.is_some_and(|(n, _)| n.id == object) {
+                body.notification = None;
+                if let Some(intid) = body.intid {
+                    platform.set_interrupt_enabled(intid, false);
+                }
+            }
+        }
+        self.stop_audit_waiters(|sink| sink.notification.0.id == object);
+        let mut waiters = state.waiters;
+        while let Some(waiter) = waiters.pop_front(&mut self.objects) {
+            ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
+            self.make_ready(waiter);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Untyped memory: `Retype`, preemptible, into new objects.
+
+use crate::kernel::Kernel;
+use crate::platform::Platform;
+use crate::stopped_call::Progress;
+use crate::syscall::SyscallResult;
+use crate::thread::ThreadId;
+use abi::cap::{CapType, Rights};
+use abi::ErrorCode;
+
+/// How far a `Retype` got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::kernel) enum Retyped {
+    /// Every object was made.
+    Done,
+    /// Stopped at a preemption point: `progress` pages zeroed, valid while
+    /// the Untyped's epoch is `at`.
+    Preempted {
+        /// Pages zeroed.
+        progress: u64,
+        /// The Untyped's epoch.
+        at: u64,
+    },
+}
+
+/// Pages a preemptible operation zeroes between two looks for a pending
+/// interrupt (64 KiB: well under a millisecond on a Cortex-A72).
+pub(in crate::kernel) const ZERO_PAGES_PER_CHECK: u64 = 16;
+
+impl Kernel {
+    /// `Retype`: objects from the caller's Untyped capability into its own
+    /// CNode: endpoints, notifications, Reply objects, CNodes, smaller
+    /// Untypeds, Frames and VSpaces (zeroed before any capability to them
+    /// exists; a VSpace is unbound until `TcbSetSpace`), filters and TCBs
+    /// (each a new, inactive thread in its own record), `count` of them
+    /// into slots from `target` on.
+    ///
+    /// Zeroing is the long part (64 VSpaces of 65 pages are 16.6 MiB), so
+    /// it is preemptible: every `ZERO_PAGES_PER_CHECK` pages the kernel
+    /// looks for a pending interrupt, and if there is one the call stops
+    /// there (`Retyped::Preempted`, `progress` pages zeroed of the memory
+    /// that starts the plan's range) and goes on later from the same
+    /// registers. Nothing is made until all of it is zeroed, so a call
+    /// that is preempted, cancelled or fails in the end changes nothing;
+    /// on going on, the call is checked afresh, and the zeroing done so far
+    /// counts only if the Untyped's memory is as it was (its epoch).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::kernel) fn retype_syscall<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        untyped_cptr: u64,
+        object_type: CapType,
+        size: u64,
+        destination: (u64, u64, u64),
+        progress: Progress,
+    ) -> SyscallResult {
+        match self.retype(
+            platform,
+            current,
+            untyped_cptr,
+            object_type,
+            size,
+            destination,
+            progress,
+        ) {
+            Ok(Retyped::Done) => SyscallResult::Return(ErrorCode::Ok),
+            Ok(Retyped::Preempted { progress, at }) => SyscallResult::Preempted { progress, at },
+            Err(code) => SyscallResult::Return(code),
+        }
+    }
+
+    /// `retype_syscall`'s work.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::kernel) fn retype<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        untyped_cptr: u64,
+        object_type: CapType,
+        size: u64,
+        (target, count, payer): (u64, u64, u64),
+        progress: Progress,
+    ) -> Result<Retyped, ErrorCode> {
+        if !matches!(
+            object_type,
+            CapType::Endpoint
+                | CapType::Notification
+                | CapType::Reply
+                | CapType::CNode
+                | CapType::Untyped
+                | CapType::Filter
+                | CapType::Frame
+                | CapType::VSpace
+                | CapType::Tcb
+        ) {
+            return Err(ErrorCode::InvalidArgument);
+        }
+        // Records destroyed earlier in this kernel entry give their memory
+        // back first.
+        self.reap();
+        let cnode = self.objects[current]
+            .cspace
+            .ok_or(ErrorCode::InvalidCapability)?;
+        let untyped_slot = self
+            .objects
+            .slot(cnode, untyped_cptr)
+            .map_err(ErrorCode::from)?;
+        // A device Untyped's Frames have their records paid by the RAM
+        // Untyped in `x6` (`cap/device.rs`); their pages are never zeroed.
+        let device = self
+            .objects
+            .lookup_typed(untyped_slot, CapType::Untyped, Rights::WRITE)
+            .is_ok_and(|cap| self.objects.is_device_untyped(cap.object()));
+        let plan = if device {
+            let payer_slot = self.objects.slot(cnode, payer).map_err(ErrorCode::from)?;
+            self.objects.plan_device_retype(
+                untyped_slot,
+                payer_slot,
+                object_type,
+                size,
+                cnode,
+                target,
+                count,
+            )
+        } else {
+            self.objects
+                .plan_retype(untyped_slot, object_type, size, cnode, target, count)
+        }
+        .map_err(ErrorCode::from)?;
+        if !plan.is_device() && matches!(object_type, CapType::Frame | CapType::VSpace) {
+            let page_size = arch::layout::PAGE_SIZE;
+            let pages = (plan.end - plan.start) / page_size;
+            let mut zeroed = if progress.at == plan.epoch {
+                progress.done.min(pages)
+            } else {
+                0
+            };
+            while zeroed < pages {
+                platform.zero_frame(plan.start + zeroed * page_size);
+                zeroed += 1;
+                if zeroed < pages
+                    && zeroed % ZERO_PAGES_PER_CHECK == 0
+                    && platform.interrupt_is_pending()
+                {
+                    return Ok(Retyped::Preempted {
+                        progress: zeroed,
+                        at: plan.epoch,
+                    });
+                }
+            }
+        }
+        let made = self.objects.commit_retype(&plan).map_err(ErrorCode::from)?;
+        if object_type == CapType::Tcb {
+            for object in made {
+                self.tcb_created(current, ThreadId::of(object));
+            }
+        }
+        Ok(Retyped::Done)
+    }
+}

@@ -1,0 +1,342 @@
+//! Scheduling: which thread runs next, switching to it, and the
+//! exit-to-user work of the thread that returns to EL0.
+
+use crate::address_space::AddressSpace;
+use crate::kernel::{Kernel, Resume};
+use crate::platform::Platform;
+use crate::stopped_call::StoppedCall;
+use crate::thread::{ThreadId, ThreadState};
+use arch::context::UserContext;
+use arch::object_memory::kind;
+use entry::{EntryHooks, PolicyDecision, PolicyVerdict, WorkFlags};
+
+/// Bound on reschedules in one return to user (each round handles one
+/// reschedule request).
+pub(in crate::kernel) const MAX_SCHEDULING_ROUNDS: usize = 8;
+
+/// Bound on the rounds of one return to user (see `Kernel::resume`): the
+/// reschedules, and a few stops and continuations of the threads the
+/// rounds pick (each round uses one up; past the bound the CPU idles and
+/// the kernel looks again at the next interrupt).
+pub(in crate::kernel) const MAX_RESUME_ROUNDS: usize = MAX_SCHEDULING_ROUNDS + 256;
+
+/// Work that keeps `resume` from sending the current thread straight
+/// back: exit work, and trace stops or single-stepping to arrange.
+pub(in crate::kernel) const RESUME_WORK: WorkFlags = WorkFlags::EXIT_WORK
+    .union(WorkFlags::TRACE)
+    .union(WorkFlags::SINGLESTEP);
+
+impl Kernel {
+    /// Puts a thread that stopped waiting into the run queue; asks the
+    /// current thread to yield if the woken one is more urgent.
+    pub(in crate::kernel) fn make_ready(&mut self, thread: ThreadId) {
+        let ready = &mut self.objects[thread];
+        ready.state = ThreadState::Ready;
+        let priority = ready.priority;
+        let links = self.run_queue.append(thread, priority);
+        ready.run_links = links;
+        self.run_queue.link_behind(&mut self.objects, thread, links);
+        if let Some(current) = self.current {
+            if priority > self.objects[current].priority {
+                self.objects[current].work.insert(WorkFlags::NEED_RESCHED);
+            }
+        }
+    }
+
+    /// Picks the thread to return to and runs its exit-to-user work.
+    ///
+    /// Each round picks a thread and either returns to it or does one
+    /// thing that changes what is next: a reschedule (only in the first
+    /// `MAX_SCHEDULING_ROUNDS` rounds; after that the thread runs and the
+    /// next tick asks again), a stopped syscall that goes on, a trace stop
+    /// sent, an audit waiter woken. Each of those uses
+    /// something up (a stopped call, an owed stop, a blocked thread), so
+    /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
+    /// idles until the next interrupt and the kernel looks again.
+    pub(in crate::kernel) fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        // Most kernel entries end with the thread that made them, or the
+        // one an IPC switched to, going back as it is: no exit work, no
+        // answered call, nothing to free, no end of the run. One look at
+        // it then.
+        if let Some(current) = self.current {
+            if self.shutdown.is_none() && !self.objects.has_retired() {
+                let thread = &mut self.objects[current];
+                let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+                if !answered && !thread.work.intersects(RESUME_WORK) {
+                    return Resume::User {
+                        ttbr0: thread.ttbr0,
+                        context: &mut thread.context,
+                    };
+                }
+            }
+        }
+        self.resume_with_work(platform)
+    }
+
+    /// `resume` when there is something to do first.
+    #[inline(never)]
+    pub(in crate::kernel) fn resume_with_work<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        // The thread that ran waits or yielded, and the next ready one has
+        // nothing to do first: the common case, kept out of the loop of
+        // `pick_resume` (whose set-up costs more than this whole path).
+        let quick = if self.current.is_none() && self.shutdown.is_none() {
+            match self.run_queue.dequeue(&mut self.objects) {
+                Some((next, _)) => self.switch_to_ready(platform, next),
+                None => None,
+            }
+        } else {
+            None
+        };
+        // (Not quick: `pick_resume` goes on with the thread just switched
+        // to, if any, as its current thread.)
+        let resume = match quick {
+            Some(resume) => resume,
+            None => self.pick_resume(platform),
+        };
+        // The kernel entry is over: records destroyed in it are freed.
+        if self.objects.has_retired() {
+            self.reap();
+        }
+        resume
+    }
+
+    /// `resume`'s choice.
+    #[inline(never)]
+    pub(in crate::kernel) fn pick_resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        for round in 0..MAX_RESUME_ROUNDS {
+            // The root task has ended: so does the run.
+            if let Some(status) = self.shutdown {
+                return Resume::Shutdown { status };
+            }
+            let current = match self.current {
+                Some(current) => current,
+                None => match self.run_queue.dequeue(&mut self.objects) {
+                    Some((next, _)) => {
+                        if let Some(resume) = self.switch_to_ready(platform, next) {
+                            return resume;
+                        }
+                        next
+                    }
+                    // Nothing ready, but an audit ring may have room by now
+                    // (the server drained it and went to sleep).
+                    None if self.wake_audit_waiters(platform) => continue,
+                    // Nothing can run: idle until an interrupt (waiting
+                    // for one that never comes is the root's to time out).
+                    None => return Resume::Idle,
+                },
+            };
+            let thread = &mut self.objects[current];
+            let work = thread.work;
+            let mut hooks = ExitWork {
+                work: &mut thread.work,
+                reschedule: false,
+            };
+            let _pending = entry::exit_to_user_mode(&mut hooks, work);
+            if !hooks.reschedule || round >= MAX_SCHEDULING_ROUNDS {
+                // A stopped syscall whose answer has come goes on before
+                // the thread returns to EL0 (it may stop or block again).
+                if thread.call.as_ref().is_some_and(StoppedCall::is_answered) {
+                    self.continue_call(platform, current);
+                    continue;
+                }
+                // Trace stops owed, or the single-step hardware to switch
+                // on (a stale one is switched off lazily: see
+                // `Kernel::software_step`).
+                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
+                    && self.trace_before_user(platform, current)
+                {
+                    continue;
+                }
+                return self.user_resume(current);
+            }
+            // Round robin: back of its priority's queue, then pick again.
+            thread.state = ThreadState::Ready;
+            let priority = thread.priority;
+            thread.run_links = self.run_queue.append(current, priority);
+            let links = thread.run_links;
+            self.current = None;
+            self.run_queue
+                .link_behind(&mut self.objects, current, links);
+        }
+        Resume::Idle
+    }
+
+    pub(in crate::kernel) fn user_resume(&mut self, id: ThreadId) -> Resume {
+        let thread = &mut self.objects[id];
+        Resume::User {
+            ttbr0: thread.ttbr0,
+            context: &mut thread.context,
+        }
+    }
+
+    /// Makes `next` the running thread: its ASID is current, its FP/SIMD
+    /// state and TPIDR_EL0 are in the CPU.
+    /// Out of line: inlined into `resume` it weighed on the paths that do
+    /// not switch (their register saves), which are most syscalls.
+    #[inline(never)]
+    pub(in crate::kernel) fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
+        let _ = self.switch_to_inline(platform, next);
+    }
+
+    /// `switch_to`, and the way back to EL0 if `next` has nothing to do
+    /// first (no exit work, trace stop or answered call: `resume`'s own
+    /// test), read while the thread is in hand.
+    #[inline(never)]
+    pub(in crate::kernel) fn switch_to_ready<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        next: ThreadId,
+    ) -> Option<Resume> {
+        let (resume, ready) = self.switch_to_inline(platform, next);
+        ready.then_some(resume)
+    }
+
+    /// `switch_to`, inlined into its caller: the IPC fast path's copy
+    /// saves the call and its register saves.
+    ///
+    /// Returns the way back to EL0 for `next` and whether it may take it
+    /// at once (`switch_to_ready`).
+    #[inline(always)]
+    pub(in crate::kernel) fn switch_to_inline<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        next: ThreadId,
+    ) -> (Resume, bool) {
+        self.current = Some(next);
+        let thread = &mut self.objects[next];
+        thread.state = ThreadState::Running;
+        // Same generation: the ASID is still this space's (one CPU, so no
+        // other CPU can be running with it). Otherwise take a new one. The
+        // thread's own copy of the generation spares a look at its space.
+        let asid_stale = thread.asid_generation != self.asids.generation();
+        let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+        let ready = !answered && !thread.work.intersects(RESUME_WORK);
+        let mut resume = Resume::User {
+            ttbr0: thread.ttbr0,
+            context: &mut thread.context,
+        };
+        if asid_stale {
+            self.refresh_asid(platform, next);
+            resume = self.user_resume(next);
+        }
+        // TPIDR_EL0 needs nothing here: the vectors save it on entry and
+        // restore_user_context loads the thread's own.
+        self.last_ran = Some(next);
+        // FP/SIMD moves lazily: a thread that does not own the registers
+        // traps on its first FP instruction (see `take_fp`).
+        let owns_fp = self.fp_owner == Some(next);
+        if self.fp_access != owns_fp {
+            self.change_fp_access(platform, owns_fp);
+        }
+        (resume, ready)
+    }
+
+    /// A new ASID for `thread`'s space after a generation rollover (kept
+    /// out of line: `switch_to` is on the IPC fast path). The space keeps
+    /// it, so the other threads in the space find it current; their
+    /// cached TTBR0 values change with it.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn refresh_asid<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        thread: ThreadId,
+    ) {
+        let live = self.live_asid();
+        let Some(id) = self.objects[thread].space else {
+            // Nothing to refresh: stop asking until the next rollover.
+            self.objects[thread].asid_generation = self.asids.generation();
+            return;
+        };
+        let space = self
+            .objects
+            .get_mut::<kind::VSpace>(id)
+            .and_then(|v| v.space.as_mut());
+        if let Some(space) = space {
+            let assignment = self.asids.assign(Some(space.asid()), live);
+            if assignment.flush_all {
+                platform.flush_tlb_all();
+            }
+            space.set_asid(assignment.asid);
+        }
+        self.sync_space_caches(id);
+    }
+
+    /// The ASID that may be in TTBR0 now: the space of the thread that ran
+    /// last (the IPC fast path switches threads before TTBR0 is blocked).
+    /// Naming a space that is not live only costs a number.
+    pub(in crate::kernel) fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
+        let owner = self.last_ran?;
+        self.thread_space(owner).map(AddressSpace::asid)
+    }
+
+    /// Inlined: it is a handful of instructions (the CPACR write and its
+    /// ISB), and a call cost as much again in argument moves whenever an
+    /// IPC partner owns the FP registers (every switch then changes it).
+    #[inline(always)]
+    pub(in crate::kernel) fn change_fp_access<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        enabled: bool,
+    ) {
+        platform.set_fp_access(enabled);
+        self.fp_access = enabled;
+    }
+
+    /// The current thread used FP/SIMD without owning the registers: move
+    /// the owner's state out and the thread's in, then retry.
+    pub(in crate::kernel) fn take_fp<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> Resume {
+        if self.fp_owner != Some(current) {
+            match self.fp_owner {
+                Some(owner) => {
+                    let Some((outgoing, incoming)) = self.objects.thread_pair_mut(owner, current)
+                    else {
+                        unreachable!("owner and current differ and are threads");
+                    };
+                    platform.move_fp_state(Some(&mut outgoing.fp), &incoming.fp);
+                }
+                None => platform.move_fp_state(None, &self.objects[current].fp),
+            }
+            self.fp_owner = Some(current);
+        }
+        platform.set_fp_access(true);
+        self.fp_access = true;
+        self.resume(platform)
+    }
+}
+
+/// Exit-to-user work of the thread about to return to EL0.
+pub(in crate::kernel) struct ExitWork<'a> {
+    work: &'a mut WorkFlags,
+    reschedule: bool,
+}
+
+impl EntryHooks for ExitWork<'_> {
+    type Regs = UserContext;
+
+    fn policy(&mut self, _regs: &mut UserContext) -> PolicyDecision {
+        PolicyDecision::Verdict(PolicyVerdict::Allow)
+    }
+
+    fn current_work(&mut self) -> WorkFlags {
+        let mut work = *self.work;
+        // Once a reschedule is decided, it is handled by the caller.
+        if self.reschedule {
+            work.remove(WorkFlags::NEED_RESCHED);
+        }
+        work
+    }
+
+    fn handle_need_resched(&mut self) {
+        self.work.remove(WorkFlags::NEED_RESCHED);
+        self.reschedule = true;
+    }
+
+    fn handle_notify_resume(&mut self) {
+        self.work.remove(WorkFlags::NOTIFY_RESUME);
+    }
+}

@@ -1,0 +1,578 @@
+//! `decode`'s tests: every call's registers and every refusal.
+
+use super::*;
+use abi::audit::AuditMode;
+use abi::cap::Rights;
+use abi::tcb::{Register, NO_CAP, NO_PROGRAM};
+use abi::user_dispatch::FRAME_BYTES;
+use abi::vspace::MapRights;
+use abi::{ErrorCode, MessageInfo, Syscall};
+use arch::context::UserContext;
+
+/// A kernel address (the kernel's image in the high half).
+const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
+
+fn regs(number: u64, x0: u64, x2: u64, x3: u64) -> UserContext {
+    let mut ctx = UserContext::default();
+    ctx.x[8] = number;
+    ctx.x[0] = x0;
+    ctx.x[2] = x2;
+    ctx.x[3] = x3;
+    ctx
+}
+
+#[test]
+fn decodes_each_syscall() {
+    assert_eq!(decode(&regs(0, 0, 0, 0)), Ok(Call::Null));
+    assert_eq!(decode(&regs(1, 0, 0, 0)), Ok(Call::Yield));
+    assert_eq!(
+        decode(&regs(2, 0, (-7i64) as u64, 0)),
+        Ok(Call::Exit { status: -7 })
+    );
+    assert_eq!(
+        decode(&regs(3, 1, 0x40_0000, 5)),
+        Ok(Call::DebugPrint {
+            console: 1,
+            address: 0x40_0000,
+            len: 5
+        })
+    );
+}
+
+#[test]
+fn mint_arguments_are_checked() {
+    let mut ctx = regs(13, 0, 2, 3);
+    ctx.x[4] = Rights::READ.raw().into();
+    ctx.x[5] = 0x77;
+    ctx.x[6] = 1;
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::Cap {
+            operation: CapOperation::Mint {
+                rights: Rights::READ,
+                badge: Some(0x77)
+            },
+            cnode: 0,
+            source: 2,
+            target: 3
+        })
+    );
+    ctx.x[6] = 2;
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+    ctx.x[6] = 0;
+    ctx.x[4] = 1 << 7;
+    assert_eq!(
+        decode(&ctx),
+        Err(ErrorCode::InvalidArgument),
+        "reserved right bit"
+    );
+}
+
+#[test]
+fn ipc_messages_are_checked() {
+    let mut ctx = regs(9, 4, 0, 0);
+    ctx.x[1] = MessageInfo::with(3, 64).into();
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::Ipc {
+            operation: IpcOperation::Call,
+            capability: 4
+        })
+    );
+    ctx.x[1] = MessageInfo::with(3, 65).into();
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+    ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+    assert!(decode(&ctx).is_ok(), "a call may carry capabilities");
+    ctx.x[8] = 10;
+    ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+    assert_eq!(
+        decode(&{
+            let mut c = ctx;
+            c.x[8] = 10;
+            c
+        }),
+        Err(ErrorCode::InvalidArgument),
+        "a reply may not"
+    );
+    // A receive ignores x1 (it is an output).
+    ctx.x[8] = 7;
+    assert!(decode(&ctx).is_ok());
+}
+
+#[test]
+fn tcb_configure_arguments_are_checked() {
+    let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
+    ctx.x[4] = NO_PROGRAM;
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::TcbConfigure {
+            tcb: 7,
+            cnode: 5,
+            priority: 100,
+        })
+    );
+    ctx.x[3] = 256;
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "priority");
+    ctx.x[3] = 100;
+    // No program selector of any shape (init's once were a program
+    // number with a parameter above it): the kernel loads nothing for
+    // user space.
+    for x4 in [0x4d, 0x0358, 0x1c, 0, 0xff, NO_PROGRAM - 1] {
+        ctx.x[4] = x4;
+        assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "x4 {x4:#x}");
+    }
+}
+
+#[test]
+fn reply_save_names_a_cnode_and_one_slot() {
+    let ctx = regs(Syscall::ReplySave.number(), 0, 5, 9);
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::Cap {
+            operation: CapOperation::ReplySave,
+            cnode: 0,
+            source: 5,
+            target: 9
+        })
+    );
+}
+
+#[test]
+fn exit_refuses_the_statuses_the_kernel_records_itself() {
+    let exit = |status: i64| decode(&regs(Syscall::Exit.number(), 0, status as u64, 0));
+    for status in KERNEL_STATUSES {
+        assert_eq!(exit(status), Err(ErrorCode::InvalidArgument), "{status}");
+    }
+    for status in [0, 1, -1, 101, i64::MIN, i64::MAX] {
+        assert_eq!(exit(status), Ok(Call::Exit { status }), "{status}");
+    }
+}
+
+#[test]
+fn tcb_set_space_arguments_are_checked() {
+    let set = |x3: u64, x4: u64, pc: u64, sp: u64| {
+        let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
+        ctx.x[1] = if x3 == NO_CAP { 0 } else { 0x7000_0000 };
+        ctx.x[4] = x4;
+        ctx.x[5] = pc;
+        ctx.x[6] = sp;
+        ctx.x[7] = 0x42;
+        decode(&ctx)?;
+        set_space_arguments(&ctx)
+    };
+    assert_eq!(
+        set(9, 10, 0x40_0000, 0x80_0000),
+        Ok(SetSpaceArguments {
+            tcb: 7,
+            vspace: 5,
+            ipc_buffer: Some(9),
+            ipc_buffer_address: 0x7000_0000,
+            fault_endpoint: Some(10),
+            pc: 0x40_0000,
+            sp: 0x80_0000,
+            x0: 0x42
+        })
+    );
+    assert!(matches!(
+        set(NO_CAP, NO_CAP, 0x40_0000, 0x80_0000),
+        Ok(SetSpaceArguments {
+            ipc_buffer: None,
+            fault_endpoint: None,
+            ..
+        })
+    ));
+    let end = abi::vspace::USER_MAP_END;
+    assert!(set(9, 10, end - 4, end).is_ok(), "the top of the user half");
+    let bad = ErrorCode::InvalidArgument;
+    assert_eq!(set(9, 10, 0x40_0002, 0x80_0000), Err(bad), "PC");
+    assert_eq!(set(9, 10, 0x40_0000, 0x80_0008), Err(bad), "SP");
+    let outside = ErrorCode::InvalidAddress;
+    assert_eq!(set(9, 10, end, 0x80_0000), Err(outside), "PC");
+    assert_eq!(set(9, 10, 0x40_0000, end + 16), Err(outside), "SP");
+    assert_eq!(set(9, 10, !3, 0x80_0000), Err(outside), "kernel PC");
+    assert_eq!(set(9, 10, 0x40_0000, !15), Err(outside), "kernel SP");
+    // x1: where the buffer is mapped, the thread's first TPIDR_EL0.
+    let with_address = |x1: u64, x3: u64| {
+        let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
+        ctx.x[1] = x1;
+        ctx.x[4] = NO_CAP;
+        ctx.x[5] = 0x40_0000;
+        ctx.x[6] = 0x80_0000;
+        set_space_arguments(&ctx).map(|a| a.ipc_buffer_address)
+    };
+    assert_eq!(with_address(0x7000_0000, 9), Ok(0x7000_0000));
+    assert_eq!(with_address(end - 0x1000, 9), Ok(end - 0x1000));
+    assert_eq!(with_address(0x7000_0008, 9), Err(bad), "not a page");
+    assert_eq!(with_address(end, 9), Err(outside), "past the user half");
+    assert_eq!(with_address(!0xfff, 9), Err(outside), "a kernel address");
+    assert_eq!(with_address(0, 9), Err(outside), "page 0, never mapped");
+    assert_eq!(with_address(0x7000_0000, NO_CAP), Err(bad), "no buffer");
+    assert_eq!(with_address(0, NO_CAP), Ok(0));
+}
+
+#[test]
+fn cap_mint_into_decodes_like_mint() {
+    let mut ctx = regs(Syscall::CapMintInto.number(), 5, 1, 2);
+    ctx.x[4] = u64::from(Rights::WRITE.raw());
+    ctx.x[5] = 0xb;
+    ctx.x[6] = 1;
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::Cap {
+            operation: CapOperation::MintInto {
+                rights: Rights::WRITE,
+                badge: Some(0xb)
+            },
+            cnode: 5,
+            source: 1,
+            target: 2
+        })
+    );
+    ctx.x[6] = 2;
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+    ctx.x[6] = 0;
+    ctx.x[4] = 0x100;
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+}
+
+#[test]
+fn tcb_arguments_are_checked() {
+    assert_eq!(
+        decode(&regs(23, 5, 255, 0)),
+        Ok(Call::Tcb {
+            operation: TcbOperation::SetPriority(255),
+            tcb: 5
+        })
+    );
+    assert_eq!(
+        decode(&regs(23, 5, 256, 0)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        decode(&regs(24, 5, u64::MAX, 0)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        decode(&regs(27, 5, 32, 0)),
+        Ok(Call::Tcb {
+            operation: TcbOperation::ReadRegister(Register::Pc),
+            tcb: 5
+        })
+    );
+    assert_eq!(decode(&regs(27, 5, 34, 0)), Err(ErrorCode::InvalidArgument));
+    assert_eq!(
+        decode(&regs(28, 5, 33, 0x6000_0000)),
+        Ok(Call::Tcb {
+            operation: TcbOperation::WriteRegister(Register::Nzcv, 0x6000_0000),
+            tcb: 5
+        })
+    );
+    assert_eq!(
+        decode(&regs(28, 5, 33, 1 << 21)),
+        Err(ErrorCode::InvalidArgument),
+        "only NZCV of PSTATE is writable"
+    );
+}
+
+#[test]
+fn policy_arguments_are_checked() {
+    assert_eq!(
+        decode(&regs(29, 6, 0x40_0000, 8192)),
+        Ok(Call::FilterLoad {
+            filter: 6,
+            address: 0x40_0000,
+            len: 8192
+        })
+    );
+    assert_eq!(
+        decode(&regs(29, 6, 0x40_0000, 8193)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        decode(&regs(29, 6, KERNEL_PROBE_ADDRESS, 8)),
+        Err(ErrorCode::InvalidAddress)
+    );
+    let mut attach = regs(30, 7, 8, 2);
+    assert_eq!(
+        decode(&attach),
+        Ok(Call::AttachFilter {
+            tcb: 7,
+            filter: 8,
+            server: None
+        })
+    );
+    attach.x[4] = 1;
+    assert_eq!(
+        decode(&attach),
+        Ok(Call::AttachFilter {
+            tcb: 7,
+            filter: 8,
+            server: Some(2)
+        })
+    );
+    attach.x[4] = 2;
+    assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
+}
+
+#[test]
+fn bind_arguments_are_checked() {
+    assert_eq!(
+        decode(&regs(36, 3, 5, 1)),
+        Ok(Call::BindNotification {
+            tcb: 3,
+            notification: Some(5)
+        })
+    );
+    assert_eq!(
+        decode(&regs(36, 3, 5, 0)),
+        Ok(Call::BindNotification {
+            tcb: 3,
+            notification: None
+        })
+    );
+    assert_eq!(decode(&regs(36, 3, 5, 2)), Err(ErrorCode::InvalidArgument));
+}
+
+#[test]
+fn audit_arguments_are_checked() {
+    let mut ctx = regs(35, 3, 8, 5);
+    ctx.x[4] = 2;
+    ctx.x[5] = 0xab;
+    assert_eq!(
+        decode(&ctx),
+        Ok(Call::SetAudit {
+            tcb: 3,
+            frame: 8,
+            notification: 5,
+            mode: Some(AuditMode::Lossless),
+            badge: 0xab
+        })
+    );
+    ctx.x[4] = 3;
+    assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
+}
+
+#[test]
+fn frame_map_arguments_are_checked() {
+    use abi::vspace::{FRAME_MAP_END, FRAME_MAP_START, USER_MAP_END};
+    let map = |va: u64, rights: u64| {
+        let mut ctx = regs(31, 6, 4, va);
+        ctx.x[4] = rights;
+        decode(&ctx)
+    };
+    assert_eq!(
+        map(FRAME_MAP_START, 3),
+        Ok(Call::FrameMap {
+            frame: 6,
+            vspace: 4,
+            va: FRAME_MAP_START,
+            rights: MapRights::ReadWrite
+        })
+    );
+    assert_eq!(
+        map(FRAME_MAP_END - 4096, 5).map(|c| matches!(c, Call::FrameMap { .. })),
+        Ok(true)
+    );
+    for refused in [0, 2, 4, 6, 7, 8, u64::MAX] {
+        assert_eq!(
+            map(FRAME_MAP_START, refused),
+            Err(ErrorCode::InvalidArgument),
+            "permissions {refused}"
+        );
+    }
+    assert_eq!(map(FRAME_MAP_START + 8, 1), Err(ErrorCode::InvalidArgument));
+    // The kernel checks a kernel-made space's narrower window; decode
+    // only the user half but page 0 (a user-made space's window).
+    for inside in [0x1000, 0x40_0000, FRAME_MAP_END, abi::IPC_BUFFER_ADDRESS] {
+        assert!(map(inside, 1).is_ok(), "{inside:#x}");
+    }
+    for outside in [0, USER_MAP_END, !0xfff] {
+        assert_eq!(
+            map(outside, 1),
+            Err(ErrorCode::InvalidAddress),
+            "{outside:#x}"
+        );
+    }
+    assert_eq!(
+        decode(&regs(32, 6, 0, 0)),
+        Ok(Call::FrameUnmap { frame: 6 })
+    );
+}
+
+#[test]
+fn tracer_calls_need_the_trace_right() {
+    let attach = decode(&regs(33, 3, 5, 0));
+    assert_eq!(
+        attach,
+        Ok(Call::Tcb {
+            operation: TcbOperation::AttachTracer(5),
+            tcb: 3
+        })
+    );
+    assert_eq!(
+        decode(&regs(34, 3, 5, 0)),
+        Ok(Call::Tcb {
+            operation: TcbOperation::DetachTracer(5),
+            tcb: 3
+        })
+    );
+    assert_eq!(TcbOperation::AttachTracer(5).needed_rights(), Rights::TRACE);
+    assert_eq!(TcbOperation::DetachTracer(5).needed_rights(), Rights::TRACE);
+}
+
+#[test]
+fn user_dispatch_arguments_are_checked() {
+    let set = |x0: u64, args: [u64; 5]| {
+        let mut ctx = regs(37, x0, args[0], args[1]);
+        ctx.x[4] = args[2];
+        ctx.x[5] = args[3];
+        ctx.x[6] = args[4];
+        let config = user_dispatch_config(&ctx);
+        assert_eq!(
+            decode(&ctx),
+            config.map(|_| Call::SetUserDispatch),
+            "decode checks the same"
+        );
+        config
+    };
+    let good = [
+        0x40_1000,
+        0x40_1010,
+        0x40_2000,
+        0x7fff_fffe_f000,
+        0x7fff_fffe_f200,
+    ];
+    assert_eq!(
+        set(0, good),
+        Ok(Some(UserDispatchConfig {
+            start: 0x40_1000,
+            end: 0x40_1010,
+            handler: 0x40_2000,
+            buffer: 0x7fff_fffe_f000,
+            selector: 0x7fff_fffe_f200,
+        }))
+    );
+    assert_eq!(set(0, [0; 5]), Ok(None));
+    assert_eq!(
+        set(1, [0; 5]),
+        Err(ErrorCode::InvalidArgument),
+        "x0 reserved"
+    );
+    assert_eq!(set(1, good), Err(ErrorCode::InvalidArgument), "x0 reserved");
+    let with = |index: usize, value: u64| {
+        let mut args = good;
+        args[index] = value;
+        set(0, args)
+    };
+    // An empty range is ordered: every syscall is outside it.
+    assert!(with(1, 0x40_1000).is_ok());
+    assert_eq!(
+        with(1, 0x40_0ffc),
+        Err(ErrorCode::InvalidArgument),
+        "unordered"
+    );
+    assert_eq!(
+        with(1, u64::MAX),
+        Err(ErrorCode::InvalidAddress),
+        "range end"
+    );
+    assert_eq!(
+        with(2, 0x40_2002),
+        Err(ErrorCode::InvalidArgument),
+        "handler alignment"
+    );
+    assert_eq!(
+        with(3, 0x7fff_fffe_f004),
+        Err(ErrorCode::InvalidArgument),
+        "buffer alignment"
+    );
+    let kernel = KERNEL_PROBE_ADDRESS;
+    for index in 2..5 {
+        assert_eq!(
+            with(index, kernel),
+            Err(ErrorCode::InvalidAddress),
+            "x{}",
+            index + 2
+        );
+    }
+    // The whole frame must fit below the end of the user half.
+    let last = arch::layout::USER_END - FRAME_BYTES;
+    assert!(with(3, last).is_ok());
+    assert_eq!(with(3, last + 8), Err(ErrorCode::InvalidAddress));
+    assert_eq!(
+        with(4, arch::layout::USER_END),
+        Err(ErrorCode::InvalidAddress)
+    );
+    assert!(with(4, arch::layout::USER_END - 1).is_ok());
+
+    assert_eq!(
+        decode(&regs(38, 0x7fff_fffe_f000, 0, 0)),
+        Ok(Call::UserDispatchReturn {
+            frame: 0x7fff_fffe_f000
+        })
+    );
+    assert_eq!(
+        decode(&regs(38, 0x7fff_fffe_f001, 0, 0)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        decode(&regs(38, kernel, 0, 0)),
+        Err(ErrorCode::InvalidAddress)
+    );
+    assert_eq!(
+        decode(&regs(38, arch::layout::USER_END - 8, 0, 0)),
+        Err(ErrorCode::InvalidAddress)
+    );
+}
+
+#[test]
+fn tcb_set_name_arguments_are_checked() {
+    let name = |x0, address, len| regs(Syscall::TcbSetName.number(), x0, address, len);
+    assert_eq!(decode(&name(7, 0x40_0000, 1)), Ok(Call::TcbSetName));
+    assert_eq!(decode(&name(7, 0x40_0000, 16)), Ok(Call::TcbSetName));
+    assert_eq!(
+        name_arguments(&name(7, 0x40_0010, 5)),
+        Ok((7, 0x40_0010, 5))
+    );
+    // 1 ..= 24 bytes, checked before the address.
+    for len in [0, 25, 256, u64::MAX] {
+        assert_eq!(
+            decode(&name(7, 0x40_0000, len)),
+            Err(ErrorCode::InvalidArgument),
+            "{len}"
+        );
+    }
+    // All in the user half.
+    for address in [
+        KERNEL_PROBE_ADDRESS,
+        u64::MAX - 2,
+        arch::layout::USER_END - 4,
+    ] {
+        assert_eq!(
+            decode(&name(7, address, 8)),
+            Err(ErrorCode::InvalidAddress),
+            "{address:#x}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_get_typed_errors() {
+    assert_eq!(decode(&regs(999, 0, 0, 0)), Err(ErrorCode::InvalidSyscall));
+    assert_eq!(
+        decode(&regs(u64::MAX, 0, 0, 0)),
+        Err(ErrorCode::InvalidSyscall)
+    );
+    assert_eq!(
+        decode(&regs(3, 0, 0x40_0000, 257)),
+        Err(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        decode(&regs(3, 0, KERNEL_PROBE_ADDRESS, 8)),
+        Err(ErrorCode::InvalidAddress)
+    );
+    assert_eq!(
+        decode(&regs(3, 0, u64::MAX - 2, 8)),
+        Err(ErrorCode::InvalidAddress)
+    );
+}
