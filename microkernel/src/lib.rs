@@ -40,6 +40,7 @@ pub mod address_space;
 pub mod cap;
 pub mod fault;
 pub mod frames;
+pub mod ids;
 pub mod ipc;
 pub mod kernel;
 pub mod platform;

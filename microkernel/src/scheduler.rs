@@ -7,8 +7,7 @@
 
 use crate::thread::{QueueLinks, ThreadId, Threads};
 
-/// Priorities are 0 (lowest) ..= 255 (highest).
-pub type Priority = u8;
+pub use crate::ids::Priority;
 
 /// Ready threads by priority.
 pub struct RunQueue {

@@ -1,12 +1,11 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
-use crate::cap::{CNodeId, FilterUser, ObjectId, ObjectRef, SlotId};
 use crate::fault::FaultReport;
+pub use crate::ids::ThreadId;
+use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
 use crate::policy::VerdictCache;
-use crate::scheduler::Priority;
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
-use core::num::NonZeroU32;
 use entry::WorkFlags;
 
 /// `Thread::cspace_slots` of a thread without a CSpace: no slot.
@@ -19,45 +18,6 @@ pub fn cached_cspace_slots((first, radix): (SlotId, u8)) -> (SlotId, u32) {
     match 1u32.checked_shl(u32::from(radix)) {
         Some(slots) => (first, slots),
         None => NO_CSPACE_SLOTS,
-    }
-}
-
-/// A thread: the position of its TCB's record (the thread lives in it).
-/// Never 0 (granule 0 of object memory holds no record), so an
-/// `Option<ThreadId>` is 4 bytes and "none" is one compare with zero.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ThreadId(NonZeroU32);
-
-impl ThreadId {
-    /// The thread of TCB `tcb`.
-    pub const fn of(tcb: ObjectId) -> ThreadId {
-        match NonZeroU32::new(tcb.0) {
-            Some(granule) => ThreadId(granule),
-            None => panic!("no record starts at granule 0"),
-        }
-    }
-
-    /// Its TCB object.
-    pub const fn object(self) -> ObjectId {
-        ObjectId(self.0.get())
-    }
-
-    /// The granule its TCB's record starts at.
-    #[inline(always)]
-    pub const fn granule(self) -> u32 {
-        self.0.get()
-    }
-
-    /// The thread at index `n` of a test's thread vector.
-    #[cfg(test)]
-    pub(crate) const fn nth(n: u32) -> ThreadId {
-        ThreadId::of(ObjectId(n + 1))
-    }
-
-    /// Its index in a test's thread vector (`nth`'s inverse).
-    #[cfg(test)]
-    pub(crate) const fn index(self) -> usize {
-        self.0.get() as usize - 1
     }
 }
 
@@ -676,8 +636,7 @@ pub struct PolicyRequest {
     pub args: [u64; 8],
 }
 
-/// Most filters stacked on one thread.
-pub const MAX_STACKED_FILTERS: usize = 8;
+pub use crate::ids::MAX_STACKED_FILTERS;
 
 // The fast path's view of the TCB (see the struct's docs).
 const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK_FLAGS_OFFSET);

@@ -8,9 +8,9 @@
 //! rules: a capability's children are exactly the capabilities copied,
 //! minted or retyped from it. Every link update is O(1) except
 //! `transplant`, which re-parents the moved capability's children.
-use super::ids::{SlotId, SlotLink};
 use super::object::Links;
 use super::Objects;
+use crate::ids::{SlotId, SlotLink};
 
 impl Objects {
     /// The links of `slot` (clear for no slot).

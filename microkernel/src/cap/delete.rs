@@ -16,9 +16,9 @@
 //!   (wake its waiters, end the threads it alone kept going), and its
 //!   record is freed by `reap` once the kernel entry is over, so that no
 //!   id the kernel still holds in that entry names freed memory.
-use super::ids::ObjectLink;
 use super::object_size::PAGE_SIZE;
 use super::{CapError, Capability, FreedPages, ObjectId, ObjectState, Objects, SlotId};
+use crate::ids::ObjectLink;
 use abi::cap::CapType;
 use arch::object_memory::kind;
 

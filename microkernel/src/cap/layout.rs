@@ -7,9 +7,9 @@
 //! Untypeds also have memory of their own (the page, the tables, the
 //! range); their record only describes it.
 
-use super::ids::{ObjectLink, ObjectRef};
 use super::object::{CNodeBody, ObjectHeader, Slot, UntypedBody};
 use crate::address_space::AddressSpace;
+use crate::ids::{ObjectLink, ObjectRef};
 use crate::ipc::notification::Notification;
 use crate::ipc::queue::EndpointQueue;
 use crate::policy::Filter;
@@ -139,15 +139,7 @@ impl IrqHandlerBody {
     };
 }
 
-/// One thread's attachment of a filter: the thread and the position of
-/// the filter in its stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FilterUser {
-    /// The confined thread.
-    pub thread: ThreadId,
-    /// Where in its stack (`Thread::filters`) the filter is.
-    pub position: u8,
-}
+pub use crate::ids::FilterUser;
 
 /// A Filter: its rules, and the threads it confines.
 pub struct FilterBody {

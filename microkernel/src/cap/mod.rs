@@ -33,7 +33,7 @@ mod delete;
 mod derive;
 mod device;
 pub mod error;
-pub mod ids;
+
 mod invariants;
 pub mod layout;
 pub mod object;
@@ -51,8 +51,8 @@ mod test_support;
 #[cfg(any(test, feature = "test-support"))]
 pub use snapshot::Snapshot;
 
+pub use crate::ids::{CNodeId, ObjectId, ObjectLink, ObjectRef, SlotId};
 pub use error::CapError;
-pub use ids::{CNodeId, ObjectId, ObjectLink, ObjectRef, SlotId};
 pub use invariants::InvariantViolation;
 pub use layout::{FilterBody, FilterUser, KernelLayout};
 pub use layout::{FrameBody, FrameMapping, IrqHandlerBody, Memory, ReplyBody, VSpaceBody};

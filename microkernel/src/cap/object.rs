@@ -6,8 +6,8 @@
 //! capabilities refer to it. What the object *does* (a thread's registers,
 //! an endpoint's queue) is the body that follows the header in the same
 //! record (`layout.rs` says which body each type has).
-use super::ids::{ObjectId, ObjectLink, SlotLink};
 use super::word::Capability;
+use crate::ids::{ObjectId, ObjectLink, SlotLink};
 use crate::thread::ThreadId;
 use abi::cap::CapType;
 

@@ -3,7 +3,7 @@
 //! A capability is 16 bytes: a packed word (type, rights, object, flags)
 //! and a badge. The word is what the fast path tests; the badge is only
 //! read when a message is delivered.
-use super::ids::ObjectId;
+use crate::ids::ObjectId;
 use abi::cap::{CapType, Rights};
 use modular_bitfield::prelude::*;
 

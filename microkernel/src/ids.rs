@@ -1,11 +1,17 @@
-//! The names of things in object memory: objects, slots, CNodes.
+//! The names and limits every part of the kernel core shares: objects,
+//! slots, CNodes, threads, priorities. A leaf module: it uses nothing
+//! else of the crate, so that the modules that keep these things (the
+//! capability layer, threads, the scheduler) need not use one another
+//! for their names.
 //!
-//! Each is a position in object memory wrapped in its own type, so that a
-//! slot number can never be passed where an object number is meant: an
-//! object is named by the granule its record starts at, a slot by its
-//! index among all slot-sized places of object memory (see
+//! Each name is a position in object memory wrapped in its own type, so
+//! that a slot number can never be passed where an object number is
+//! meant: an object is named by the granule its record starts at, a slot
+//! by its index among all slot-sized places of object memory (see
 //! `arch::object_memory`). Neither is ever stored by user space; it only
 //! sees capability pointers.
+
+use core::num::NonZeroU32;
 
 /// A CNode slot: its index in object memory (the slot's physical offset
 /// from the start of RAM over the slot size). A CNode's slots have
@@ -117,3 +123,58 @@ impl From<Option<ObjectId>> for ObjectLink {
         object.map_or(ObjectLink::NONE, ObjectLink::to)
     }
 }
+
+/// A thread: the position of its TCB's record (the thread lives in it).
+/// Never 0 (granule 0 of object memory holds no record), so an
+/// `Option<ThreadId>` is 4 bytes and "none" is one compare with zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(NonZeroU32);
+
+impl ThreadId {
+    /// The thread of TCB `tcb`.
+    pub const fn of(tcb: ObjectId) -> ThreadId {
+        match NonZeroU32::new(tcb.0) {
+            Some(granule) => ThreadId(granule),
+            None => panic!("no record starts at granule 0"),
+        }
+    }
+
+    /// Its TCB object.
+    pub const fn object(self) -> ObjectId {
+        ObjectId(self.0.get())
+    }
+
+    /// The granule its TCB's record starts at.
+    #[inline(always)]
+    pub const fn granule(self) -> u32 {
+        self.0.get()
+    }
+
+    /// The thread at index `n` of a test's thread vector.
+    #[cfg(test)]
+    pub(crate) const fn nth(n: u32) -> ThreadId {
+        ThreadId::of(ObjectId(n + 1))
+    }
+
+    /// Its index in a test's thread vector (`nth`'s inverse).
+    #[cfg(test)]
+    pub(crate) const fn index(self) -> usize {
+        self.0.get() as usize - 1
+    }
+}
+
+/// Priorities are 0 (lowest) ..= 255 (highest).
+pub type Priority = u8;
+
+/// One thread's attachment of a filter: the thread and the position of
+/// the filter in its stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilterUser {
+    /// The confined thread.
+    pub thread: ThreadId,
+    /// Where in its stack (`Thread::filters`) the filter is.
+    pub position: u8,
+}
+
+/// Most filters stacked on one thread.
+pub const MAX_STACKED_FILTERS: usize = 8;
