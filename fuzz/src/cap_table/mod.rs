@@ -46,7 +46,7 @@ struct Space {
 }
 
 /// The kernel's own pages for the records of the objects it makes itself
-/// (as `kernel/objects.rs` takes them from its frame pool): first fit, a
+/// (as `kernel/object/lifecycle.rs` takes them from its frame pool): first fit, a
 /// record's pages contiguous, given back when `reap` frees the record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Pool {

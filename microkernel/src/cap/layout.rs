@@ -41,7 +41,7 @@ impl Layout for KernelLayout {
 pub type Memory = object_memory::ObjectMemory<KernelLayout>;
 
 /// A Reply object: the caller it answers, while that caller waits for it
-/// (see `kernel/reply.rs`).
+/// (see `kernel/object/reply.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplyBody {
     /// The caller, linked back by its `Thread::saved_reply`.
