@@ -2,6 +2,8 @@
 //! revoke, ...) on the slots of a CSpace.
 
 use crate::cap::CNodeId;
+use crate::cap::ObjectId;
+use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::syscall::CapOperation;
@@ -63,5 +65,17 @@ impl Kernel {
             CapOperation::ReplySave => return self.reply_save(current, source),
         }
         .map_err(ErrorCode::from)
+    }
+}
+
+impl Kernel {
+    /// A CNode is destroyed: the threads whose CSpace it was have none.
+    pub(in crate::kernel) fn cnode_destroyed(&mut self, object: ObjectId) {
+        while let Some(user) = members::first(&self.objects, object, Use::CSpace) {
+            members::leave(&mut self.objects, object, user, Use::CSpace);
+            let thread = &mut self.objects[user];
+            thread.cspace = None;
+            thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! wire format) is `crate::policy` and host-tested there.
 
 use crate::cap::FilterUser;
+use crate::cap::ObjectId;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::policy::{Filter, VerdictCache};
@@ -199,5 +200,20 @@ impl Kernel {
         let thread = &mut self.objects[target];
         thread.verdicts = cache;
         thread.recompute_no_entry_work();
+    }
+}
+
+impl Kernel {
+    /// A Filter's last capability is deleted: that never lifts a restriction: a filter
+    /// still attached stays (pinned, its rules in force) until the
+    /// last thread it confines has ended.
+    pub(in crate::kernel) fn filter_destroyed(&mut self, object: ObjectId) {
+        let attached = self
+            .objects
+            .get::<kind::Filter>(object)
+            .is_some_and(|f| f.attached.is_some());
+        if attached {
+            self.objects.pin(object);
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! IRQ handlers: an interrupt delivered to its notification, and the
 //! handler's syscalls (bind, acknowledge, the timer).
 
+use crate::cap::IrqHandlerBody;
+use crate::cap::ObjectId;
 use crate::ipc::notification;
 use crate::kernel::Kernel;
 use crate::platform::{Console, Platform};
@@ -103,5 +105,30 @@ impl Kernel {
         }
         platform.set_physical_timer((ticks != 0).then_some(ticks));
         SyscallResult::Return(ErrorCode::Ok)
+    }
+}
+
+impl Kernel {
+    /// An IrqHandler is destroyed: its interrupt is masked and forgotten (and
+    /// the physical timer, whose holder is gone, stopped).
+    pub(in crate::kernel) fn irq_handler_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        let body = self
+            .objects
+            .get_mut::<kind::IrqHandler>(object)
+            .map(|b| core::mem::replace(b, IrqHandlerBody::NONE));
+        if let Some(position) = self.irq_handlers.iter().position(|&h| h == object) {
+            self.irq_handlers.swap_remove(position);
+        }
+        if let Some(intid) = body.and_then(|b| b.intid) {
+            platform.set_interrupt_enabled(intid, false);
+            // Nobody may program the timer any more: stop it.
+            if intid == PHYSICAL_TIMER_INTID {
+                platform.set_physical_timer(None);
+            }
+        }
     }
 }

@@ -11,7 +11,8 @@
 //! * **Letting go.** When an object's last capability goes, the
 //!   capability layer lists it as destroyed; after every operation that
 //!   can destroy (`destroying`) the kernel lets go of each such object in
-//!   turn (`let_go`): its waiters wake with `ObjectDeleted`, the threads
+//!   turn (`let_go`, which calls the object's own `*_destroyed` in
+//!   its module beside its syscalls): its waiters wake with `ObjectDeleted`, the threads
 //!   it alone kept going end (a TCB's own, a VSpace's, a Filter's), the
 //!   threads that used it lose it (a CNode as CSpace, a Frame as IPC
 //!   buffer or audit ring, a notification bound or as audit signal). What
@@ -21,23 +22,14 @@
 //!   (`reap`, from `resume`, and wherever RAM goes back to the pool), so
 //!   no id the kernel still holds within the entry names freed memory.
 
-use crate::cap::{
-    CNodeId, CapError, Capability, FreedPages, IrqHandlerBody, ObjectId, ObjectState, Objects,
-    SlotId,
-};
+use crate::cap::{CNodeId, CapError, Capability, FreedPages, ObjectId, Objects};
 use crate::frames::FrameAllocator;
-use crate::ipc;
-use crate::kernel::members::{self, Use};
-use crate::kernel::{
-    Kernel, FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS,
-};
+use crate::kernel::Kernel;
 use crate::platform::Platform;
-use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::ErrorCode;
-use arch::boards::{PhysRange, PHYSICAL_TIMER_INTID};
+use arch::boards::PhysRange;
 use arch::layout::PAGE_SIZE;
-use arch::object_memory::kind;
 
 impl Kernel {
     /// Room on the kernel's own pages for the record of an object of
@@ -184,192 +176,15 @@ impl Kernel {
         match cap_type {
             CapType::Endpoint => self.endpoint_destroyed(object),
             CapType::Notification => self.notification_destroyed(platform, object),
-            CapType::IrqHandler => {
-                let body = self
-                    .objects
-                    .get_mut::<kind::IrqHandler>(object)
-                    .map(|b| core::mem::replace(b, IrqHandlerBody::NONE));
-                if let Some(position) = self.irq_handlers.iter().position(|&h| h == object) {
-                    self.irq_handlers.swap_remove(position);
-                }
-                if let Some(intid) = body.and_then(|b| b.intid) {
-                    platform.set_interrupt_enabled(intid, false);
-                    // Nobody may program the timer any more: stop it.
-                    if intid == PHYSICAL_TIMER_INTID {
-                        platform.set_physical_timer(None);
-                    }
-                }
-            }
-            CapType::CNode => {
-                while let Some(user) = members::first(&self.objects, object, Use::CSpace) {
-                    members::leave(&mut self.objects, object, user, Use::CSpace);
-                    let thread = &mut self.objects[user];
-                    thread.cspace = None;
-                    thread.cspace_slots = crate::thread::NO_CSPACE_SLOTS;
-                }
-            }
-            // A deleted capability never lifts a restriction: a filter
-            // still attached stays (pinned, its rules in force) until the
-            // last thread it confines has ended.
-            CapType::Filter => {
-                let attached = self
-                    .objects
-                    .get::<kind::Filter>(object)
-                    .is_some_and(|f| f.attached.is_some());
-                if attached {
-                    self.objects.pin(object);
-                }
-            }
-            // The memory of the filters it holds that are pinned is being
-            // taken back: the threads they confine end (fail closed).
-            CapType::Untyped => {
-                let pinned = self
-                    .objects
-                    .get::<kind::Untyped>(object)
-                    .map_or(0, |u| u.pinned);
-                if pinned > 0 {
-                    self.end_pinned_children(platform, object);
-                }
-            }
-            // The saved reply is gone: its caller learns no answer comes,
-            // as when a server ends owing it a reply.
-            CapType::Reply => {
-                let caller = self
-                    .objects
-                    .get_mut::<kind::Reply>(object)
-                    .and_then(|r| r.caller.take());
-                if let Some(caller) = caller {
-                    self.objects[caller].saved_reply = None;
-                    ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
-                    self.make_ready(caller);
-                }
-            }
-            // A thread made from user space ends with its TCB (a thread
-            // the kernel made ends first and takes its TCB with it).
-            // An ended one kept for its supervisor is released now (its
-            // end message, if no one took it, withdrawn).
-            CapType::Tcb => {
-                let thread = ThreadId::of(object);
-                let state = self.objects[thread].state;
-                if !self.objects[thread].created_by_user || state == ThreadState::Free {
-                } else if state.is_kept_end() {
-                    self.release_ended(platform, thread);
-                } else if !state.has_ended() {
-                    self.end_thread(platform, thread, ThreadState::Exited(TCB_DESTROYED_STATUS));
-                }
-            }
-            // A space built in the object's pages cannot outlive them: its
-            // threads end (the last one takes the space down). A
-            // kernel-made one goes only as its owner ends, after its
-            // guests.
-            CapType::VSpace => {
-                while let Some(user) = members::first(&self.objects, object, Use::Space) {
-                    self.end_thread(platform, user, ThreadState::Exited(VSPACE_DESTROYED_STATUS));
-                    // An ended thread kept for its supervisor (ended now or
-                    // before) stays, without a space.
-                    self.leave_space(platform, user);
-                }
-            }
-            // Unmapped before its memory can be handed out again (records
-            // are freed, and the Untyped's memory with them, only once the
-            // kernel entry is over).
-            CapType::Frame => {
-                let mapping = self
-                    .objects
-                    .get_mut::<kind::Frame>(object)
-                    .and_then(|f| f.mapping.take());
-                if let Some(mapping) = mapping {
-                    self.unmap(platform, mapping);
-                }
-                // A thread whose IPC buffer it was has none from now on.
-                while let Some(user) = members::first(&self.objects, object, Use::Buffer) {
-                    members::leave(&mut self.objects, object, user, Use::Buffer);
-                    let thread = &mut self.objects[user];
-                    thread.ipc_buffer_frame = None;
-                    thread.ipc_buffer = None;
-                }
-                self.stop_audit_waiters(|sink| sink.frame.id == object);
-            }
-            // What it issued are children of its capabilities, gone
-            // with them.
+            CapType::IrqHandler => self.irq_handler_destroyed(platform, object),
+            CapType::CNode => self.cnode_destroyed(object),
+            CapType::Filter => self.filter_destroyed(object),
+            CapType::Untyped => self.untyped_destroyed(platform, object),
+            CapType::Reply => self.reply_destroyed(object),
+            CapType::Tcb => self.tcb_destroyed(platform, object),
+            CapType::VSpace => self.vspace_destroyed(platform, object),
+            CapType::Frame => self.frame_destroyed(platform, object),
             CapType::DebugConsole | CapType::IrqControl | CapType::Null => {}
-        }
-    }
-
-    /// After a revoke of the capability in `slot`: if it is an Untyped's
-    /// with the right to retype from it (write), and all that is left
-    /// carved from it are filters pinned by the threads they confine (and
-    /// records this kernel entry destroyed, freed when it ends), those
-    /// threads end (fail closed) so that the memory comes back, as
-    /// revoking an Untyped promises. (With other objects still carved from
-    /// it, through another of its capabilities, its memory is not all back
-    /// anyway, and the filters stay.)
-    pub(in crate::kernel) fn reclaim_pinned<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        slot: SlotId,
-    ) {
-        let Some(untyped) = self
-            .objects
-            .lookup(slot)
-            .ok()
-            .filter(|cap| {
-                cap.cap_type() == CapType::Untyped && Rights::WRITE.is_subset_of(cap.rights())
-            })
-            .map(|cap| cap.object())
-        else {
-            return;
-        };
-        let has_pinned = self
-            .objects
-            .get::<kind::Untyped>(untyped)
-            .is_some_and(|u| u.pinned > 0);
-        // One walk, and only when there are pinned children (rare).
-        let only_pinned = has_pinned
-            && self.objects.iter().all(|id| {
-                self.objects.object(id).is_none_or(|h| {
-                    h.parent() != Some(untyped)
-                        || matches!(h.state, ObjectState::Pinned | ObjectState::Retired)
-                })
-            });
-        if only_pinned {
-            self.end_pinned_children(platform, untyped);
-            self.let_go_of_destroyed(platform);
-        }
-    }
-
-    /// Ends the threads confined by the pinned filters carved from
-    /// `untyped` (each end detaches the filter; the last one retires it).
-    fn end_pinned_children<P: Platform>(&mut self, platform: &mut P, untyped: ObjectId) {
-        // One walk of every object per pinned filter, not per thread: all
-        // of a filter's threads end before the next one is looked for.
-        loop {
-            let next = self.objects.pinned_children(untyped).next();
-            let Some(filter) = next else {
-                break;
-            };
-            while let Some(user) = self
-                .objects
-                .get::<kind::Filter>(filter)
-                .and_then(|f| f.attached)
-            {
-                self.end_thread(
-                    platform,
-                    user.thread,
-                    ThreadState::Exited(FILTER_DESTROYED_STATUS),
-                );
-                // Kept ended (now or before): the filter goes all the same.
-                self.ended_loses_filters(user.thread);
-            }
-            // The last end retired it; one with no thread left is retired
-            // here.
-            if self
-                .objects
-                .object(filter)
-                .is_some_and(|h| h.state == ObjectState::Pinned)
-            {
-                self.objects.retire_pinned(filter);
-            }
         }
     }
 

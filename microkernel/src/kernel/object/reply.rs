@@ -26,6 +26,7 @@
 //! * A Reply capability is never copied or minted (`InvalidArgument`),
 //!   only moved: it stands for the one answer its object may hold.
 
+use crate::cap::ObjectId;
 use crate::cap::{Capability, SlotId};
 use crate::ipc::{self, message, Effects};
 use crate::kernel::{Kernel, SyscallResult};
@@ -159,5 +160,21 @@ impl Kernel {
             }
         }
         Ok(())
+    }
+}
+
+impl Kernel {
+    /// A Reply object is destroyed: the saved reply is gone: its caller learns no answer comes,
+    /// as when a server ends owing it a reply.
+    pub(in crate::kernel) fn reply_destroyed(&mut self, object: ObjectId) {
+        let caller = self
+            .objects
+            .get_mut::<kind::Reply>(object)
+            .and_then(|r| r.caller.take());
+        if let Some(caller) = caller {
+            self.objects[caller].saved_reply = None;
+            ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
+            self.make_ready(caller);
+        }
     }
 }

@@ -1,12 +1,18 @@
 //! Untyped memory: `Retype`, preemptible, into new objects.
 
+use crate::cap::ObjectId;
+use crate::cap::ObjectState;
+use crate::cap::SlotId;
 use crate::kernel::Kernel;
+use crate::kernel::FILTER_DESTROYED_STATUS;
 use crate::platform::Platform;
 use crate::stopped_call::Progress;
 use crate::syscall::SyscallResult;
 use crate::thread::ThreadId;
+use crate::thread::ThreadState;
 use abi::cap::{CapType, Rights};
 use abi::ErrorCode;
+use arch::object_memory::kind;
 
 /// How far a `Retype` got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,5 +164,104 @@ impl Kernel {
             }
         }
         Ok(Retyped::Done)
+    }
+}
+
+impl Kernel {
+    /// An Untyped is destroyed: the memory of the filters it holds that
+    /// are pinned is being taken back: the threads they confine end (fail closed).
+    pub(in crate::kernel) fn untyped_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        let pinned = self
+            .objects
+            .get::<kind::Untyped>(object)
+            .map_or(0, |u| u.pinned);
+        if pinned > 0 {
+            self.end_pinned_children(platform, object);
+        }
+    }
+
+    /// After a revoke of the capability in `slot`: if it is an Untyped's
+    /// with the right to retype from it (write), and all that is left
+    /// carved from it are filters pinned by the threads they confine (and
+    /// records this kernel entry destroyed, freed when it ends), those
+    /// threads end (fail closed) so that the memory comes back, as
+    /// revoking an Untyped promises. (With other objects still carved from
+    /// it, through another of its capabilities, its memory is not all back
+    /// anyway, and the filters stay.)
+    pub(in crate::kernel) fn reclaim_pinned<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        slot: SlotId,
+    ) {
+        let Some(untyped) = self
+            .objects
+            .lookup(slot)
+            .ok()
+            .filter(|cap| {
+                cap.cap_type() == CapType::Untyped && Rights::WRITE.is_subset_of(cap.rights())
+            })
+            .map(|cap| cap.object())
+        else {
+            return;
+        };
+        let has_pinned = self
+            .objects
+            .get::<kind::Untyped>(untyped)
+            .is_some_and(|u| u.pinned > 0);
+        // One walk, and only when there are pinned children (rare).
+        let only_pinned = has_pinned
+            && self.objects.iter().all(|id| {
+                self.objects.object(id).is_none_or(|h| {
+                    h.parent() != Some(untyped)
+                        || matches!(h.state, ObjectState::Pinned | ObjectState::Retired)
+                })
+            });
+        if only_pinned {
+            self.end_pinned_children(platform, untyped);
+            self.let_go_of_destroyed(platform);
+        }
+    }
+
+    /// Ends the threads confined by the pinned filters carved from
+    /// `untyped` (each end detaches the filter; the last one retires it).
+    pub(in crate::kernel) fn end_pinned_children<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        untyped: ObjectId,
+    ) {
+        // One walk of every object per pinned filter, not per thread: all
+        // of a filter's threads end before the next one is looked for.
+        loop {
+            let next = self.objects.pinned_children(untyped).next();
+            let Some(filter) = next else {
+                break;
+            };
+            while let Some(user) = self
+                .objects
+                .get::<kind::Filter>(filter)
+                .and_then(|f| f.attached)
+            {
+                self.end_thread(
+                    platform,
+                    user.thread,
+                    ThreadState::Exited(FILTER_DESTROYED_STATUS),
+                );
+                // Kept ended (now or before): the filter goes all the same.
+                self.ended_loses_filters(user.thread);
+            }
+            // The last end retired it; one with no thread left is retired
+            // here.
+            if self
+                .objects
+                .object(filter)
+                .is_some_and(|h| h.state == ObjectState::Pinned)
+            {
+                self.objects.retire_pinned(filter);
+            }
+        }
     }
 }

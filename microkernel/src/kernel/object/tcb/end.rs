@@ -1,8 +1,10 @@
 //! A thread's end: faults and kills reported, a call cancelled, and
 //! everything the thread is part of let go.
 
+use crate::cap::ObjectId;
 use crate::fault::FaultReport;
 use crate::ipc::{self};
+use crate::kernel::TCB_DESTROYED_STATUS;
 use crate::kernel::{
     Kernel, Resume, FILTER_DESTROYED_STATUS, KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_TCB_SLOT,
     KERNEL_ROOT_VSPACE_SLOT, KILLED_BY_POLICY, VSPACE_DESTROYED_STATUS,
@@ -313,6 +315,27 @@ impl Kernel {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+impl Kernel {
+    /// A TCB is destroyed: a thread made from user space ends with it (a thread
+    /// the kernel made ends first and takes its TCB with it).
+    /// An ended one kept for its supervisor is released now (its
+    /// end message, if no one took it, withdrawn).
+    pub(in crate::kernel) fn tcb_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        let thread = ThreadId::of(object);
+        let state = self.objects[thread].state;
+        if !self.objects[thread].created_by_user || state == ThreadState::Free {
+        } else if state.is_kept_end() {
+            self.release_ended(platform, thread);
+        } else if !state.has_ended() {
+            self.end_thread(platform, thread, ThreadState::Exited(TCB_DESTROYED_STATUS));
         }
     }
 }

@@ -29,9 +29,12 @@ pub(in crate::kernel) mod spaces;
 
 use crate::address_space::{user_device_permissions, user_permissions, FrameMapError};
 use crate::cap::{FrameMapping, ObjectId};
+use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
+use crate::kernel::VSPACE_DESTROYED_STATUS;
 use crate::platform::Platform;
 use crate::thread::ThreadId;
+use crate::thread::ThreadState;
 use abi::cap::{CapType, Rights};
 use abi::vspace::{is_frame_map_address, MapRights};
 use abi::ErrorCode;
@@ -232,5 +235,51 @@ impl Kernel {
             }
         }
         Ok(())
+    }
+}
+
+impl Kernel {
+    /// A VSpace is destroyed: a space built in the object's pages cannot outlive them: its
+    /// threads end (the last one takes the space down). A
+    /// kernel-made one goes only as its owner ends, after its
+    /// guests.
+    pub(in crate::kernel) fn vspace_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        while let Some(user) = members::first(&self.objects, object, Use::Space) {
+            self.end_thread(platform, user, ThreadState::Exited(VSPACE_DESTROYED_STATUS));
+            // An ended thread kept for its supervisor (ended now or
+            // before) stays, without a space.
+            self.leave_space(platform, user);
+        }
+    }
+}
+
+impl Kernel {
+    /// A Frame is destroyed: it is unmapped before its memory can be handed out again (records
+    /// are freed, and the Untyped's memory with them, only once the
+    /// kernel entry is over).
+    pub(in crate::kernel) fn frame_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: ObjectId,
+    ) {
+        let mapping = self
+            .objects
+            .get_mut::<kind::Frame>(object)
+            .and_then(|f| f.mapping.take());
+        if let Some(mapping) = mapping {
+            self.unmap(platform, mapping);
+        }
+        // A thread whose IPC buffer it was has none from now on.
+        while let Some(user) = members::first(&self.objects, object, Use::Buffer) {
+            members::leave(&mut self.objects, object, user, Use::Buffer);
+            let thread = &mut self.objects[user];
+            thread.ipc_buffer_frame = None;
+            thread.ipc_buffer = None;
+        }
+        self.stop_audit_waiters(|sink| sink.frame.id == object);
     }
 }
