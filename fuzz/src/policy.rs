@@ -4,7 +4,7 @@
 use super::bytes::Bytes;
 use abi::cap::CapType;
 use abi::policy::{self, Action, FilterDescription, Rule, MAX_DESCRIPTION_BYTES};
-use microkernel::policy::{evaluate, Filter, SyscallFacts, VerdictCache, SYSCALL_COUNT};
+use microkernel::filter::{evaluate, Filter, SyscallFacts, VerdictCache, SYSCALL_COUNT};
 
 /// Decodes `data` as an encoded filter description.
 ///

@@ -1,9 +1,9 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
 use crate::fault::FaultReport;
+use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
-use crate::policy::VerdictCache;
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;

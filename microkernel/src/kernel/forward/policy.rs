@@ -3,9 +3,9 @@
 //! policy server.
 
 use crate::cap::OtherObjects;
+use crate::filter::{routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
-use crate::policy::{routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{AttachedFilter, PolicyRequest, ThreadId};
 use abi::cap::CapType;

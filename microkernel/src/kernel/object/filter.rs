@@ -2,13 +2,13 @@
 //! thread, its stack of filters and its verdict cache.
 //!
 //! The rule engine itself (evaluation, stacking, the verdict cache, the
-//! wire format) is `crate::policy` and host-tested there.
+//! wire format) is `crate::filter` and host-tested there.
 
 use crate::cap::FilterUser;
 use crate::cap::ObjectId;
+use crate::filter::{Filter, VerdictCache};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
-use crate::policy::{Filter, VerdictCache};
 use crate::thread::{AttachedFilter, ThreadId};
 use abi::cap::{CapType, Rights};
 use abi::policy::MAX_DESCRIPTION_BYTES;

@@ -17,9 +17,9 @@
 //! The one thread the kernel made, the root task, is released at its end:
 //! the kernel deletes its TCB itself, and the run ends (`root_task.rs`).
 
+use crate::filter::{killing_rule, Filter, SyscallFacts};
 use crate::kernel::{Kernel, TCB_DESTROYED_STATUS};
 use crate::platform::Platform;
-use crate::policy::{killing_rule, Filter, SyscallFacts};
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::fault::{KillReason, ThreadEnd};

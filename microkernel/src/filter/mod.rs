@@ -1,5 +1,7 @@
-//! The seccomp-like policy engine: Filter objects, rule evaluation and the
-//! per-thread verdict cache.
+//! Filters: the seccomp-like engine of Filter objects (rule evaluation and
+//! the per-thread verdict cache). (The Filter object's syscalls are
+//! `kernel/object/filter.rs`; a `Notify` verdict's request to a policy
+//! server is `kernel/forward/policy.rs`.)
 //!
 //! Pure, safe and host-tested; the syscall path calls it. The rule model
 //! and its wire format are shared with user space in [`abi::policy`];
