@@ -391,7 +391,9 @@ run_fuzz() {
 	ensure_qemu
 	# A long run needs time: about 1 s per 100 000 syscalls, plus the boot.
 	local timeout=$(( 120 + calls / 20000 ))
-	cargo run --quiet --release -p portcullis --bin portcullis -- run --mode fuzz \
+	# Under -icount: the guest's ticks fall at the same instructions on any
+	# host, so a seed repeats the same run (tests/guest_fuzz.rs).
+	cargo run --quiet --release -p portcullis --bin portcullis -- run --mode fuzz --icount \
 		--boot-option "portcullis.fuzz.seed=$seed" --boot-option "portcullis.fuzz.calls=$calls" \
 		--timeout "$timeout"
 }
