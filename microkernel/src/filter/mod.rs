@@ -18,13 +18,13 @@
 //!   work" mask: the syscalls that may take the fast path.
 
 mod cache;
+mod description;
 mod evaluate;
 mod facts;
-mod filter;
 #[cfg(test)]
 mod tests;
 
 pub use cache::{VerdictCache, SYSCALL_COUNT};
+pub use description::Filter;
 pub use evaluate::{evaluate, killing_rule, routed_verdict};
 pub use facts::SyscallFacts;
-pub use filter::Filter;
