@@ -321,8 +321,8 @@ fn deliver_policy_request<M: PhysMemory>(
     server: &mut Thread,
     badge: u64,
 ) {
-    // Word by word: copies of the arguments as arrays were calls to
-    // `memcpy`.
+    // Word by word, as the request was built (`notify_policy_server`): array
+    // copies can become `memcpy` calls on the strict-alignment target.
     let a = &request.args;
     let words = abi::policy_request::PolicyRequest {
         number: request.number,
@@ -463,9 +463,9 @@ fn reply_to_fault<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mu
     replier.context.x[0] = ErrorCode::Ok.raw();
 }
 
-/// Applies a policy server's answer (`verdict`, decoded from its reply by
-/// `abi::policy_request::PolicyAnswer::decode`) to the stopped call of the thread that asked, which is
-/// ready afterwards and goes on with it (`Kernel::continue_call`): an
+/// Applies a policy server's answer (`verdict`, its reply decoded by
+/// `abi::policy_request::PolicyAnswer::decode`) to the stopped call of the
+/// thread that asked, which is ready afterwards and goes on with it (`Kernel::continue_call`): an
 /// allow lets the filters judge the call again with the asking filter's
 /// `Notify` waived (with new `x2..x7` for "allow with these"), anything
 /// else decides it. The thread's own registers are not touched.
