@@ -6,15 +6,118 @@
 //! fault address (FAR_EL1), ESR_EL1 and the faulting PC — and the fault
 //! endpoint's badge in `x8`. The thread's registers are untouched. The
 //! handler's reply (its label) decides what happens next.
+//!
+//! Both ends use this module: the kernel encodes a [`FaultMessage`] and
+//! decodes the reply as a [`FaultReply`], a handler decodes the one and
+//! encodes the other (and decodes end messages, [`ThreadEnd::decode`]).
+
+use crate::MessageInfo;
 
 /// Label of a fault message.
 pub const FAULT_LABEL: u64 = 0xfa17;
+/// Words of a fault message.
+pub const FAULT_WORDS: u8 = 4;
 /// Reply label: run the faulting instruction again.
 pub const FAULT_REPLY_RETRY: u64 = 0;
 /// Reply label: resume at the address in the reply's word 0.
 pub const FAULT_REPLY_SET_PC: u64 = 1;
 /// Reply label: stop the thread (it is reported as faulted).
 pub const FAULT_REPLY_STOP: u64 = 2;
+
+/// A fault message: words 0..=3 (`x2..x5`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultMessage {
+    /// The exception class (ESR_EL1.EC, bits 26..=31 of `esr`).
+    pub class: u64,
+    /// The fault address (FAR_EL1).
+    pub far: u64,
+    /// ESR_EL1.
+    pub esr: u64,
+    /// The PC of the faulting instruction.
+    pub pc: u64,
+}
+
+impl FaultMessage {
+    /// The message of a fault with syndrome `esr` at address `far`,
+    /// taken at `pc`.
+    #[inline(always)]
+    pub const fn new(esr: u64, far: u64, pc: u64) -> FaultMessage {
+        FaultMessage {
+            class: (esr >> 26) & 0x3f,
+            far,
+            esr,
+            pc,
+        }
+    }
+
+    /// The message info of a fault message: [`FAULT_LABEL`],
+    /// [`FAULT_WORDS`] words.
+    #[inline(always)]
+    pub fn info() -> MessageInfo {
+        MessageInfo::with(FAULT_LABEL, FAULT_WORDS)
+    }
+
+    /// The message words, in order (`x2..x5`): class, FAR, ESR, PC.
+    #[inline(always)]
+    pub const fn encode(&self) -> [u64; FAULT_WORDS as usize] {
+        [self.class, self.far, self.esr, self.pc]
+    }
+
+    /// The fault a message with `info` and register words `words` reports;
+    /// `None` if it is no fault message (its label, or too few words).
+    #[inline(always)]
+    pub fn decode(info: MessageInfo, words: &[u64]) -> Option<FaultMessage> {
+        if info.label() != FAULT_LABEL || info.length() < FAULT_WORDS {
+            return None;
+        }
+        match words {
+            [class, far, esr, pc, ..] => Some(FaultMessage {
+                class: *class,
+                far: *far,
+                esr: *esr,
+                pc: *pc,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A fault handler's reply: what the faulted thread does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultReply {
+    /// [`FAULT_REPLY_RETRY`], and any label that is no reply's: run the
+    /// faulting instruction again.
+    Retry,
+    /// [`FAULT_REPLY_SET_PC`]: resume at this address (word 0).
+    SetPc(u64),
+    /// [`FAULT_REPLY_STOP`]: stop the thread (it ends, faulted).
+    Stop,
+}
+
+impl FaultReply {
+    /// The reply message: its info (label, words used) and word 0.
+    #[inline(always)]
+    pub fn encode(self) -> (MessageInfo, [u64; 1]) {
+        let (label, length, word) = match self {
+            FaultReply::Retry => (FAULT_REPLY_RETRY, 0, 0),
+            FaultReply::SetPc(pc) => (FAULT_REPLY_SET_PC, 1, pc),
+            FaultReply::Stop => (FAULT_REPLY_STOP, 0, 0),
+        };
+        (MessageInfo::with(label, length), [word])
+    }
+
+    /// The reply a message with `label` and word 0 `word` is, as the
+    /// kernel takes it: an unknown label retries. The length is not
+    /// looked at.
+    #[inline(always)]
+    pub const fn decode(label: u64, word: u64) -> FaultReply {
+        match label {
+            FAULT_REPLY_SET_PC => FaultReply::SetPc(word),
+            FAULT_REPLY_STOP => FaultReply::Stop,
+            _ => FaultReply::Retry,
+        }
+    }
+}
 
 /// Label of an *end message*: a thread ended, and the holder of its fault
 /// endpoint learns how. The kernel sends it as the ended thread (which is
@@ -206,6 +309,46 @@ impl ThreadEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fault_messages_round_trip() {
+        let fault = FaultMessage::new(0x9200_0046, 0x1000, 0x40_0000);
+        assert_eq!(fault.class, 0x24);
+        let words = fault.encode();
+        assert_eq!(words, [0x24, 0x1000, 0x9200_0046, 0x40_0000]);
+        assert_eq!(
+            FaultMessage::decode(FaultMessage::info(), &words),
+            Some(fault)
+        );
+        let six = [words[0], words[1], words[2], words[3], 0, 0];
+        assert_eq!(
+            FaultMessage::decode(FaultMessage::info(), &six),
+            Some(fault)
+        );
+        assert_eq!(
+            FaultMessage::decode(FaultMessage::info(), &words[..3]),
+            None
+        );
+        let short = MessageInfo::with(FAULT_LABEL, 3);
+        assert_eq!(FaultMessage::decode(short, &words), None);
+        let end = MessageInfo::with(END_LABEL, FAULT_WORDS);
+        assert_eq!(FaultMessage::decode(end, &words), None);
+    }
+
+    #[test]
+    fn fault_replies_round_trip_and_unknown_labels_retry() {
+        for reply in [
+            FaultReply::Retry,
+            FaultReply::SetPc(0x40_0004),
+            FaultReply::Stop,
+        ] {
+            let (info, [word]) = reply.encode();
+            assert_eq!(FaultReply::decode(info.label(), word), reply);
+        }
+        assert_eq!(FaultReply::SetPc(8).encode().0.length(), 1);
+        assert_eq!(FaultReply::decode(77, 0x1234), FaultReply::Retry);
+        assert_eq!(FaultReply::decode(END_LABEL, 0), FaultReply::Retry);
+    }
 
     #[test]
     fn end_messages_round_trip() {

@@ -1,13 +1,15 @@
 //! The records and messages user-space servers decode: audit records and
 //! the audit ring (what the audit server reads from memory the kernel and,
-//! possibly, a confused server wrote), trace stops and policy requests
-//! (what a tracer or policy server reads from a message anyone holding its
-//! endpoint may have sent).
+//! possibly, a confused server wrote), trace stops, policy requests and
+//! fault messages (what a tracer, policy server or fault handler reads from
+//! a message anyone holding its endpoint may have sent), and the replies
+//! the kernel reads from them.
 
 use super::bytes::Bytes;
 use abi::audit::{AuditRecord, CONSUMED_OFFSET, MAX_RECORD_BYTES, WRITTEN_OFFSET};
-use abi::policy_request::{POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS};
-use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_STEP};
+use abi::fault::{FaultMessage, FaultReply, FAULT_LABEL};
+use abi::policy_request::{PolicyAnswer, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS};
+use abi::trace::{TraceReply, TRACE_ENTRY, TRACE_EXIT, TRACE_STEP};
 use abi::{MessageInfo, REGISTER_MESSAGE_WORDS};
 use audit_server::{Entry, Reader, RingMemory};
 use sdk::ipc::{Message, Received};
@@ -84,12 +86,15 @@ pub fn audit_ring(data: &[u8]) {
 }
 
 /// Reads `data` as received messages (label, length, six words, badge,
-/// then the IPC buffer words) and decodes each as a trace stop and as a
-/// policy request.
+/// then the IPC buffer words) and decodes each as a trace stop, a policy
+/// request and a fault message, and as the kernel reads a reply: a policy
+/// answer, a tracer's reply, a fault reply.
 ///
 /// Checks: no panic; a stop decodes only from a stop label and enough
 /// words, with the kind its label names; a policy request decodes exactly
-/// when label and length are the request's.
+/// when label and length are the request's; a fault message exactly when
+/// the label is a fault's and it has four words; each reply, as the
+/// kernel takes it, encodes to a reply the kernel takes the same way.
 pub fn server_messages(data: &[u8]) {
     let mut input = Bytes::new(data);
     while !input.is_empty() {
@@ -134,5 +139,20 @@ pub fn server_messages(data: &[u8]) {
             assert_eq!(request.number, words[0]);
             assert_eq!(request.endpoint_badge, badge);
         }
+        let info = received.message.info;
+        assert_eq!(
+            FaultMessage::decode(info, &words).is_some(),
+            info.label() == FAULT_LABEL && info.length() >= 4
+        );
+        let answer = PolicyAnswer::decode(info.label(), &words);
+        let (again, again_words) = answer.encode();
+        assert_eq!(PolicyAnswer::decode(again.label(), &again_words), answer);
+        let [w0, w1, w2, w3, w4, w5] = words;
+        let reply = TraceReply::decode(info.label(), &[w0, w1, w2, w3, w4, w5, buffer[6]]);
+        let (again, again_words) = reply.encode();
+        assert_eq!(TraceReply::decode(again.label(), &again_words), reply);
+        let fault_reply = FaultReply::decode(info.label(), w0);
+        let (again, [again_word]) = fault_reply.encode();
+        assert_eq!(FaultReply::decode(again.label(), again_word), fault_reply);
     }
 }

@@ -314,7 +314,7 @@ fn classify(received: &sdk::ipc::Received) -> Option<(Next, u64)> {
 pub fn verdict_warden() -> i32 {
     use abi::policy::Action;
     use sdk::policy::{FilterBuilder, RuleBuilder};
-    use sdk::policy_server::PolicyAnswer;
+    use sdk::policy_server::{AnswerMessage, PolicyAnswer};
     use Syscall::{CapCopy, DebugPrint, NBRecv, Null, Poll, Signal, Wait, Yield};
     let mut buffer = [0u8; 512];
     let Ok(rules) = FilterBuilder::new()

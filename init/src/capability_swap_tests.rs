@@ -28,7 +28,7 @@ use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, raw_syscall_registers, retype};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};

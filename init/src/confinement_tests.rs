@@ -22,7 +22,7 @@ use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};

@@ -8,10 +8,10 @@
 //! nothing. Each program returns the number of its first failed check.
 
 use crate::programs::{CONSOLE_SLOT, ENDPOINT_SLOT};
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::ErrorCode;
-use sdk::ipc::{self, Cptr, Message};
+use sdk::ipc::{self, Cptr};
 use sdk::probe;
+use sdk::supervision::{self, FaultMessage, FaultReply};
 use sdk::syscall::{irq_ack, irq_set_notification, irq_set_timer};
 
 /// Exception class of a trapped MSR/MRS.
@@ -124,14 +124,16 @@ pub fn timer_holder() -> i32 {
             sdk::println!("no fault for the probe {what:?}");
             return check;
         };
-        let [class, _, esr, pc, ..] = fault.message.words;
-        expect!(check + 1, fault.message.info.label(), FAULT_LABEL);
+        let Some(FaultMessage { class, esr, pc, .. }) = supervision::fault_of(&fault.message)
+        else {
+            return check + 1;
+        };
         expect!(check + 2, class, TRAPPED_SYSTEM_REGISTER);
         if esr & SYSREG_ISS_MASK != iss {
             sdk::println!("the probe {what:?} trapped with ESR {esr:#x}, not ISS {iss:#x}");
             return check + 3;
         }
-        answer = Some(Message::new(FAULT_REPLY_SET_PC, &[pc + 4]));
+        answer = Some(supervision::fault_reply(FaultReply::SetPc(pc + 4)));
     }
     let Some(last) = answer else {
         return 99;

@@ -587,16 +587,19 @@ pub fn fill_signature(
 /// faulter resumes after the faulting load.
 pub fn fault_handler() -> i32 {
     use crate::programs::UNMAPPED_PROBE_ADDRESS;
-    use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
+    use sdk::supervision::{self, FaultMessage, FaultReply};
     const DATA_ABORT_FROM_EL0: u64 = 0x24;
     let Ok(fault) = ipc::recv(ENDPOINT) else {
         return 1;
     };
-    let [class, address, _esr, pc, ..] = fault.message.words;
-    if fault.message.info.label() != FAULT_LABEL
-        || class != DATA_ABORT_FROM_EL0
-        || address != UNMAPPED_PROBE_ADDRESS
-    {
+    let Some(FaultMessage { class, far, pc, .. }) = supervision::fault_of(&fault.message) else {
+        println!(
+            "not a fault message: label {:#x}",
+            fault.message.info.label()
+        );
+        return 2;
+    };
+    if class != DATA_ABORT_FROM_EL0 || far != UNMAPPED_PROBE_ADDRESS {
         println!(
             "fault message: label {:#x}, words {:x?}",
             fault.message.info.label(),
@@ -605,7 +608,7 @@ pub fn fault_handler() -> i32 {
         return 2;
     }
     // Resume after the 4-byte load that faulted.
-    match ipc::reply(&Message::new(FAULT_REPLY_SET_PC, &[pc + 4])) {
+    match ipc::reply(&supervision::fault_reply(FaultReply::SetPc(pc + 4))) {
         Ok(()) => 0,
         Err(_) => 3,
     }

@@ -19,7 +19,7 @@ use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, raw_syscall_registers, retype, RawResult};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::vspace::Frame;

@@ -23,7 +23,7 @@ use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, irq_ack, irq_set_notification, irq_set_timer, retype};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::trace::Stop;

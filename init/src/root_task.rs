@@ -15,15 +15,14 @@ use abi::bootinfo::{BootInfo, BOOT_INFO_WORDS, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLO
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IPC_BUFFER_SLOT, ROOT_IRQ_SLOT};
 use abi::bootinfo::{ROOT_IRQ_CONTROL_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
 use abi::cap::{CapType, Rights};
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::message::NOTIFICATION_LABEL;
 use abi::task::{CLIENT_DONE, CLIENT_FAULT_ADDRESS, MIN_STACK_PAGES, SERVER_DONE};
 use abi::tcb::Register;
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::ErrorCode;
-use sdk::ipc::{self, Cptr, Message};
+use sdk::ipc::{self, Cptr};
 use sdk::println;
-use sdk::supervision::{self, ThreadEnd, END_LABEL};
+use sdk::supervision::{self, FaultReply, ThreadEnd, END_LABEL, FAULT_LABEL};
 use sdk::syscall::{cnode, irq_control_get, irq_set_notification, retype};
 use sdk::task::UntypedPool;
 use sdk::task::{PoolUntyped, SlotAllocator, Step, Supervisor, Task, TaskBuilder, TaskError};
@@ -502,16 +501,19 @@ fn serve_until_reported() -> i32 {
             FAULT_LABEL => {
                 faults += 1;
                 expect!(62, received.badge, CLIENT_FAULT_BADGE);
-                expect!(63, message.words[0], 0x24); // data abort from EL0
-                expect!(64, message.words[1], CLIENT_FAULT_ADDRESS);
-                let resume_at = message.words[3] + 4;
+                let Some(fault) = supervision::fault_of(&message) else {
+                    return 63;
+                };
+                expect!(63, fault.class, 0x24); // data abort from EL0
+                expect!(64, fault.far, CLIENT_FAULT_ADDRESS);
+                let resume_at = fault.pc + 4;
                 println!(
                     "driver: the client faulted at {:#x} (pc {:#x}); resuming it past the load",
-                    message.words[1], message.words[3]
+                    fault.far, fault.pc
                 );
                 expect!(
                     65,
-                    ipc::reply(&Message::new(FAULT_REPLY_SET_PC, &[resume_at])),
+                    ipc::reply(&supervision::fault_reply(FaultReply::SetPc(resume_at))),
                     Ok(())
                 );
             }

@@ -29,7 +29,7 @@ use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr, Message, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::policy_server::{PolicyAnswer, PolicyRequest};
+use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{raw_syscall_registers, raw_syscall_registers_and_x9, retype};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::trace::{self, Stop};

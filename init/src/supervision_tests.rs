@@ -7,11 +7,10 @@
 
 use crate::programs::{BootProgram, CNODE_SLOT};
 use abi::cap::{CapType, Rights};
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::{ErrorCode, Syscall};
-use sdk::ipc::{self, Cptr, Message};
+use sdk::ipc::{self, Cptr};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
-use sdk::supervision::{self, KillReason, Restart, ThreadEnd};
+use sdk::supervision::{self, FaultReply, KillReason, Restart, ThreadEnd};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::{FilterCap, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
@@ -141,18 +140,23 @@ pub fn supervisor() -> i32 {
     let Ok(fault) = ipc::recv(Cptr(FAULTS)) else {
         return 32;
     };
-    expect!(33, fault.message.info.label(), FAULT_LABEL);
+    let Some(message) = supervision::fault_of(&fault.message) else {
+        return 33;
+    };
     expect!(34, fault.badge, BADGE);
-    let pc = fault.message.words[3];
-    expect!(35, ipc::reply(&Message::new(FAULT_REPLY_STOP, &[])), Ok(()));
+    expect!(
+        35,
+        ipc::reply(&supervision::fault_reply(FaultReply::Stop)),
+        Ok(())
+    );
     expect!(
         36,
         next_end(),
         Ok(ThreadEnd::Faulted {
             class: 0x24,
             far: 0,
-            esr: fault.message.words[2],
-            pc,
+            esr: message.esr,
+            pc: message.pc,
         })
     );
     expect!(37, cnode::delete(CNODE, FAULTER.0 .0), Ok(()));

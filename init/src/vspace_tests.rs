@@ -14,14 +14,14 @@
 //! reach is that their pages are taken (`AlreadyMapped`).
 
 use abi::cap::{CapType, Rights};
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC};
 use abi::tcb::Register;
 use abi::vspace::{MapRights, FRAME_MAP_END, FRAME_MAP_START, USER_MAP_END};
 use abi::ErrorCode;
-use sdk::ipc::{self, Cptr, Message};
+use sdk::ipc::{self, Cptr};
 use sdk::loader::{load_elf, ElfError, LoadError, LoadFailure, LoadedTask, TaskMemory};
 use sdk::println;
 use sdk::probe;
+use sdk::supervision::{self, FaultMessage, FaultReply};
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::Tcb;
 use sdk::vspace::{Frame, VSpace};
@@ -92,8 +92,15 @@ pub fn fault_handler() -> i32 {
         let Ok(fault) = ipc::recv(FAULTS) else {
             return number;
         };
-        let [got_class, got_address, esr, pc, ..] = fault.message.words;
-        expect!(number + 1, fault.message.info.label(), FAULT_LABEL);
+        let Some(FaultMessage {
+            class: got_class,
+            far: got_address,
+            esr,
+            pc,
+        }) = supervision::fault_of(&fault.message)
+        else {
+            return number + 1;
+        };
         expect!(number + 2, (got_class, got_address), (class, address));
         // Fault status code, ESR bits 5..0: 0b0001LL translation,
         // 0b0011LL permission (at level LL).
@@ -113,7 +120,7 @@ pub fn fault_handler() -> i32 {
         };
         expect!(
             number + 5,
-            ipc::reply(&Message::new(FAULT_REPLY_SET_PC, &[resume])),
+            ipc::reply(&supervision::fault_reply(FaultReply::SetPc(resume))),
             Ok(())
         );
     }

@@ -24,11 +24,8 @@ use crate::cap::ObjectId;
 use crate::platform::PhysMemory;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState, Threads};
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_SET_PC, FAULT_REPLY_STOP};
-use abi::policy_request::{
-    POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
-    POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
-};
+use abi::fault::{FaultMessage, FaultReply};
+use abi::policy_request::PolicyAnswer as Verdict;
 use abi::ErrorCode;
 use message::transfer;
 use queue::{EndpointQueue, Waiting};
@@ -305,17 +302,18 @@ fn deliver_fault<M: PhysMemory>(phys: &mut M, faulter: &Thread, handler: &mut Th
         return;
     }
     let report = faulter.pending_fault;
-    let words = report.map_or([0; 4], |r| [(r.esr >> 26) & 0x3f, r.far, r.esr, r.pc]);
+    let words = report.map_or([0; 4], |r| FaultMessage::new(r.esr, r.far, r.pc).encode());
     let context = &mut handler.context;
     context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = abi::MessageInfo::with(FAULT_LABEL, 4).into();
+    context.x[1] = FaultMessage::info().into();
     context.x[2..6].copy_from_slice(&words);
     context.x[6] = 0;
     context.x[7] = 0;
     context.x[8] = badge;
 }
 
-/// A policy request (see `abi::policy_request` for the layout).
+/// A policy request into `server`'s registers and IPC buffer
+/// (`abi::policy_request::PolicyRequest::encode`).
 fn deliver_policy_request<M: PhysMemory>(
     phys: &mut M,
     request: &PolicyRequest,
@@ -323,20 +321,34 @@ fn deliver_policy_request<M: PhysMemory>(
     server: &mut Thread,
     badge: u64,
 ) {
+    // Word by word, as the request was built (`notify_policy_server`): array
+    // copies can become `memcpy` calls on the strict-alignment target.
+    let a = &request.args;
+    let words = abi::policy_request::PolicyRequest {
+        number: request.number,
+        object_type: request.object_type,
+        badge: request.badge,
+        thread: u64::from(asker.number),
+        cookie: request.cookie,
+        args: [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]],
+    }
+    .encode();
     if let Some(buffer) = server.ipc_buffer {
-        for (i, arg) in request.args[1..].iter().enumerate() {
-            phys.write_phys_u64(buffer + 8 * (6 + i as u64), *arg);
+        for (i, word) in words.iter().enumerate().skip(6) {
+            phys.write_phys_u64(buffer + 8 * i as u64, *word);
         }
     }
     let context = &mut server.context;
     context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = abi::MessageInfo::with(POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS).into();
-    context.x[2] = request.number;
-    context.x[3] = request.object_type;
-    context.x[4] = request.badge;
-    context.x[5] = u64::from(asker.number);
-    context.x[6] = request.cookie;
-    context.x[7] = request.args[0];
+    context.x[1] = abi::policy_request::PolicyRequest::info().into();
+    [
+        context.x[2],
+        context.x[3],
+        context.x[4],
+        context.x[5],
+        context.x[6],
+        context.x[7],
+    ] = [words[0], words[1], words[2], words[3], words[4], words[5]];
     context.x[8] = badge;
 }
 
@@ -430,39 +442,34 @@ fn reply_to_fault<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mu
     if let Some(request) = caller.pending_policy.take() {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
-        let words: [u64; 8] = {
+        let verdict = {
             let x = &replier.context.x;
-            [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
+            Verdict::decode(label, &[x[2], x[3], x[4], x[5], x[6], x[7]])
         };
-        answer_policy_request(caller, &request, label, &words);
+        answer_policy_request(caller, &request, verdict);
         replier.context.x[0] = ErrorCode::Ok.raw();
         return;
     }
-    let new_pc = replier.context.x[2];
+    let reply = FaultReply::decode(label, replier.context.x[2]);
     let report = caller.pending_fault.take();
-    caller.state = match (label, report) {
-        (FAULT_REPLY_SET_PC, _) => {
-            caller.context.pc = new_pc;
+    caller.state = match (reply, report) {
+        (FaultReply::SetPc(pc), _) => {
+            caller.context.pc = pc;
             ThreadState::Ready
         }
-        (FAULT_REPLY_STOP, Some(report)) => ThreadState::Faulted(report),
+        (FaultReply::Stop, Some(report)) => ThreadState::Faulted(report),
         _ => ThreadState::Ready,
     };
     replier.context.x[0] = ErrorCode::Ok.raw();
 }
 
-/// Applies a policy server's answer (`label`, message words in
-/// `words[2..8]`) to the stopped call of the thread that asked, which is
-/// ready afterwards and goes on with it (`Kernel::continue_call`): an
+/// Applies a policy server's answer (`verdict`, its reply decoded by
+/// `abi::policy_request::PolicyAnswer::decode`) to the stopped call of the
+/// thread that asked, which is ready afterwards and goes on with it (`Kernel::continue_call`): an
 /// allow lets the filters judge the call again with the asking filter's
 /// `Notify` waived (with new `x2..x7` for "allow with these"), anything
 /// else decides it. The thread's own registers are not touched.
-fn answer_policy_request(
-    asker: &mut Thread,
-    request: &PolicyRequest,
-    label: u64,
-    words: &[u64; 8],
-) {
+fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: Verdict) {
     asker.state = ThreadState::Ready;
     let Some(call) = asker.call.as_mut() else {
         // No call to answer (cannot happen while requests are only sent
@@ -472,28 +479,21 @@ fn answer_policy_request(
     };
     let asking = 1u8.checked_shl(u32::from(request.filter)).unwrap_or(0);
     call.forwarded = true;
-    let answer = match label {
-        POLICY_REPLY_ALLOW => {
+    let answer = match verdict {
+        Verdict::Allow => {
             call.waived |= asking;
             PolicyAnswer::Allow
         }
-        POLICY_REPLY_ALLOW_MODIFIED => {
+        Verdict::AllowWith(regs) => {
             // Other filters' servers allowed the old arguments, not these.
-            call.regs[2..8].copy_from_slice(&words[2..8]);
+            call.regs[2..8].copy_from_slice(&regs);
             call.waived = asking;
             PolicyAnswer::Allow
         }
-        POLICY_REPLY_ERRNO => PolicyAnswer::Refuse(
-            ErrorCode::from_raw(words[2])
-                .filter(|c| *c != ErrorCode::Ok)
-                .unwrap_or(ErrorCode::Denied),
-        ),
-        POLICY_REPLY_EMULATE => PolicyAnswer::Emulate {
-            x0: words[2],
-            x8: words[3],
-        },
-        POLICY_REPLY_KILL => PolicyAnswer::Kill,
-        _ => PolicyAnswer::Refuse(ErrorCode::Denied),
+        // An unknown label or error code came as `Errno(Denied)`.
+        Verdict::Errno(code) => PolicyAnswer::Refuse(code),
+        Verdict::Emulate { x0, x8 } => PolicyAnswer::Emulate { x0, x8 },
+        Verdict::Kill => PolicyAnswer::Kill,
     };
     call.answer = Some(StopAnswer::Policy(answer));
 }

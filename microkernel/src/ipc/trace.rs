@@ -10,13 +10,13 @@ use super::message;
 use crate::platform::PhysMemory;
 use crate::stopped_call::StopAnswer;
 use crate::thread::{Thread, ThreadState, TraceProgress, TraceStop};
-use abi::trace::{ReplyAction, StopKind, TRACE_STOP_WORDS};
+use abi::trace::{StopKind, StopMessage, TraceAction, TraceReply};
 use abi::ErrorCode;
 use arch::context::SPSR_SOFTWARE_STEP;
 use entry::WorkFlags;
 
-/// The stop of `tracee` into `tracer`'s registers and IPC buffer (see
-/// `abi::trace` for the layout).
+/// The stop of `tracee` into `tracer`'s registers and IPC buffer
+/// (`abi::trace::StopMessage::encode`).
 #[inline(always)]
 pub(super) fn deliver_trace_stop<M: PhysMemory>(
     phys: &mut M,
@@ -25,34 +25,35 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
     tracer: &mut Thread,
     badge: u64,
 ) {
-    // Read in place: a copy of the tracee's 31 registers was a memcpy.
+    // Read in place, word by word: a copy of the tracee's 31 registers was
+    // a memcpy.
     let x = &tracee.context.x;
+    let message = StopMessage {
+        kind: stop.kind,
+        number: stop.number,
+        regs: [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]],
+        pc: tracee.context.pc,
+        thread: u64::from(tracee.number),
+    };
+    let words = message.encode();
     if let Some(buffer) = tracer.ipc_buffer {
-        let words = [
-            x[5],
-            x[8],
-            tracee.context.pc,
-            u64::from(tracee.number),
-            x[6],
-            x[7],
-        ];
-        for (i, word) in words.iter().enumerate() {
-            phys.write_phys_u64(buffer + 8 * (6 + i as u64), *word);
+        for (i, word) in words.iter().enumerate().skip(6) {
+            phys.write_phys_u64(buffer + 8 * i as u64, *word);
         }
     }
     let context = &mut tracer.context;
     context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = abi::MessageInfo::with(stop.kind.label(), TRACE_STOP_WORDS).into();
-    context.x[2] = stop.number;
+    context.x[1] = message.info().into();
     // Word by word: as a slice copy it was a call to `memcpy` (the
     // kernel's target is built with strict alignment), twice a syscall.
     [
+        context.x[2],
         context.x[3],
         context.x[4],
         context.x[5],
         context.x[6],
         context.x[7],
-    ] = [x[0], x[1], x[2], x[3], x[4]];
+    ] = [words[0], words[1], words[2], words[3], words[4], words[5]];
     context.x[8] = badge;
 }
 
@@ -68,23 +69,22 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
     stop: TraceStop,
 ) {
     let label = message::sent_info(replier).label();
-    let (action, step) = ReplyAction::decode(label);
-    // Only the message registers (a copy of all 31 was a 216-byte memcpy
-    // the optimiser did not always drop).
-    let words: [u64; 8] = {
-        let x = &replier.context.x;
-        [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]
-    };
     let word6 = replier
         .ipc_buffer
         .map_or(0, |buffer| phys.read_phys_u64(buffer + 8 * 6));
+    // Only the message registers (a copy of all 31 was a 216-byte memcpy
+    // the optimiser did not always drop).
+    let TraceReply { action, step } = {
+        let x = &replier.context.x;
+        TraceReply::decode(label, &[x[2], x[3], x[4], x[5], x[6], x[7], word6])
+    };
     let entry_call = match (stop.kind, thread.call.as_mut()) {
         (StopKind::Entry, Some(call)) => Some(call),
         _ => None,
     };
     let registers: &mut [u64] = match entry_call {
         Some(call) => {
-            call.answer = Some(if action == ReplyAction::Result {
+            call.answer = Some(if matches!(action, TraceAction::Result { .. }) {
                 // Skipped (SYSEMU): the result is what it returns.
                 StopAnswer::TraceSkip
             } else {
@@ -95,21 +95,21 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
         None => &mut thread.context.x[..9],
     };
     match action {
-        ReplyAction::Continue | ReplyAction::Detach => {}
-        ReplyAction::Modify => {
-            registers[8] = words[2];
-            registers[0..5].copy_from_slice(&words[3..8]);
-            registers[5] = word6;
+        TraceAction::Continue | TraceAction::Detach => {}
+        TraceAction::Modify { number, args } => {
+            registers[8] = number;
+            registers[0..6].copy_from_slice(&args);
         }
-        ReplyAction::Result => {
-            registers[0] = words[2];
-            registers[8] = words[3];
+        TraceAction::Result { x0, x8 } => {
+            registers[0] = x0;
+            registers[8] = x8;
         }
     }
-    if action == ReplyAction::Detach {
+    // A detach never steps (`TraceReply::decode`).
+    if action == TraceAction::Detach {
         thread.detach_tracer();
     }
-    thread.set_single_step(step && action != ReplyAction::Detach);
+    thread.set_single_step(step);
     thread.state = ThreadState::Ready;
 }
 

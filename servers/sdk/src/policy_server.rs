@@ -27,16 +27,18 @@
 //! let error = serve(Cptr(2), &mut ShortPrints);
 //! ```
 //!
-//! Decoding and encoding are plain functions of words, so they unit-test
-//! on the host; only [`serve`] makes syscalls.
+//! The layout of requests and answers is `abi::policy_request`'s (its
+//! `encode` and `decode`, which the kernel uses too); this module only
+//! gathers the words and adds the typed views. Only [`serve`] makes
+//! syscalls.
 
 use crate::ipc::{self, Cptr, Message, Received};
 use abi::cap::CapType;
-use abi::policy_request::{
-    POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
-    POLICY_REPLY_KILL, POLICY_REQUEST_LABEL, POLICY_REQUEST_WORDS,
-};
+use abi::policy_request::{PolicyRequest as RequestMessage, POLICY_REQUEST_WORDS};
 use abi::{ErrorCode, Syscall};
+
+/// A server's verdict on one request (encoded and decoded by `abi`).
+pub use abi::policy_request::PolicyAnswer;
 
 /// One syscall the kernel asks about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,27 +62,6 @@ pub struct PolicyRequest {
     pub endpoint_badge: u64,
 }
 
-/// A server's verdict on one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyAnswer {
-    /// Run the syscall as made (the filters check it again; this `Notify`
-    /// is waived once).
-    Allow,
-    /// Run it with `x2..x7` replaced (checked by the filters again).
-    AllowWith([u64; 6]),
-    /// Do not run it: it returns this error.
-    Errno(ErrorCode),
-    /// Do not run it: it returns `x0` and `x8` as given.
-    Emulate {
-        /// The result in `x0` (an `ErrorCode` number for most callers).
-        x0: u64,
-        /// The value in `x8`.
-        x8: u64,
-    },
-    /// End the thread.
-    Kill,
-}
-
 impl PolicyRequest {
     /// Decodes a received message; `None` if it is not a policy request.
     /// `buffer_word(i)` reads word `i` of this thread's IPC buffer (words
@@ -89,39 +70,48 @@ impl PolicyRequest {
         received: &Received,
         buffer_word: impl Fn(usize) -> u64,
     ) -> Option<PolicyRequest> {
-        let info = received.message.info;
-        if info.label() != POLICY_REQUEST_LABEL || info.length() != POLICY_REQUEST_WORDS {
+        if !RequestMessage::is_request(received.message.info) {
             return None;
         }
-        let w = received.message.words;
-        let mut args = [0u64; 8];
-        args[0] = w[5];
-        for (i, arg) in args[1..].iter_mut().enumerate() {
-            *arg = buffer_word(6 + i);
+        let mut words = [0u64; POLICY_REQUEST_WORDS as usize];
+        for (i, word) in words.iter_mut().enumerate() {
+            *word = match received.message.words.get(i) {
+                Some(register) => *register,
+                None => buffer_word(i),
+            };
         }
-        Some(PolicyRequest {
-            syscall: Syscall::from_number(w[0]),
-            number: w[0],
-            object_type: CapType::from_raw(w[1]).filter(|t| *t != CapType::Null),
-            badge: w[2],
-            thread: w[3],
-            cookie: w[4],
-            args,
-            endpoint_badge: received.badge,
-        })
+        Some(PolicyRequest::new(
+            RequestMessage::decode(&words),
+            received.badge,
+        ))
+    }
+
+    /// The typed view of a request that came through an endpoint
+    /// capability with badge `endpoint_badge`.
+    pub fn new(request: RequestMessage, endpoint_badge: u64) -> PolicyRequest {
+        PolicyRequest {
+            syscall: Syscall::from_number(request.number),
+            number: request.number,
+            object_type: CapType::from_raw(request.object_type).filter(|t| *t != CapType::Null),
+            badge: request.badge,
+            thread: request.thread,
+            cookie: request.cookie,
+            args: request.args,
+            endpoint_badge,
+        }
     }
 }
 
-impl PolicyAnswer {
-    /// The reply message that carries this answer.
-    pub fn to_message(self) -> Message {
-        match self {
-            PolicyAnswer::Allow => Message::new(POLICY_REPLY_ALLOW, &[]),
-            PolicyAnswer::AllowWith(words) => Message::new(POLICY_REPLY_ALLOW_MODIFIED, &words),
-            PolicyAnswer::Errno(code) => Message::new(POLICY_REPLY_ERRNO, &[code.raw()]),
-            PolicyAnswer::Emulate { x0, x8 } => Message::new(POLICY_REPLY_EMULATE, &[x0, x8]),
-            PolicyAnswer::Kill => Message::new(POLICY_REPLY_KILL, &[]),
-        }
+/// The reply message that carries a verdict (`PolicyAnswer::encode`).
+pub trait AnswerMessage {
+    /// The message to reply with.
+    fn to_message(self) -> Message;
+}
+
+impl AnswerMessage for PolicyAnswer {
+    fn to_message(self) -> Message {
+        let (info, words) = self.encode();
+        Message { info, words }
     }
 }
 
@@ -176,6 +166,10 @@ pub fn serve(endpoint: Cptr, server: &mut impl PolicyServer) -> Result<(), Error
 #[cfg(test)]
 mod tests {
     use super::*;
+    use abi::policy_request::{
+        POLICY_REPLY_ALLOW, POLICY_REPLY_ALLOW_MODIFIED, POLICY_REPLY_EMULATE, POLICY_REPLY_ERRNO,
+        POLICY_REPLY_KILL, POLICY_REQUEST_LABEL,
+    };
     use abi::MessageInfo;
 
     fn request_message(words: [u64; 6]) -> Received {

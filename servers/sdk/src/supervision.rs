@@ -1,5 +1,10 @@
-//! Supervising threads: how a thread ended (its end message) and
-//! restarting it.
+//! Supervising threads: their fault messages, how a thread ended (its end
+//! message) and restarting it.
+//!
+//! A thread with a fault endpoint that faults sends it a fault message
+//! ([`fault_of`] decodes it) and waits for the reply ([`fault_reply`]
+//! builds it): layouts in `abi::fault`, whose `encode` and `decode` the
+//! kernel uses too.
 //!
 //! A thread made from user space that ends (it exits, the kernel kills it,
 //! or it faults with no handler able to take the fault) keeps its TCB,
@@ -12,7 +17,22 @@ use crate::ipc::Message;
 use crate::tcb::Tcb;
 use abi::{ErrorCode, Syscall};
 
-pub use abi::fault::{KillReason, ThreadEnd, END_LABEL};
+pub use abi::fault::{FaultMessage, FaultReply, KillReason, ThreadEnd, END_LABEL, FAULT_LABEL};
+
+/// The fault `message` reports, if it is a fault message (label
+/// [`FAULT_LABEL`], four words); `None` for any other message.
+pub fn fault_of(message: &Message) -> Option<FaultMessage> {
+    FaultMessage::decode(message.info, &message.words)
+}
+
+/// The reply to a fault message that carries `reply`.
+pub fn fault_reply(reply: FaultReply) -> Message {
+    let (info, [word]) = reply.encode();
+    Message {
+        info,
+        words: [word, 0, 0, 0, 0, 0],
+    }
+}
 
 /// How the thread ended, if `message` is an end message (label
 /// [`END_LABEL`], six words); `None` for any other message.
@@ -65,5 +85,21 @@ mod tests {
         assert_eq!(end_of(&fault), None);
         let short = Message::new(END_LABEL, &end.encode()[..4]);
         assert_eq!(end_of(&short), None);
+    }
+
+    #[test]
+    fn fault_messages_decode_and_replies_carry_their_labels() {
+        let fault = FaultMessage::new(0x9200_0046, 0x1000, 0x40_0000);
+        let message = Message::new(FAULT_LABEL, &fault.encode());
+        assert_eq!(fault_of(&message), Some(fault));
+        let end = Message::new(END_LABEL, &fault.encode());
+        assert_eq!(fault_of(&end), None);
+        let m = fault_reply(FaultReply::SetPc(0x40_0004));
+        assert_eq!(
+            (m.info.label(), m.info.length(), m.words[0]),
+            (abi::fault::FAULT_REPLY_SET_PC, 1, 0x40_0004)
+        );
+        let m = fault_reply(FaultReply::Stop);
+        assert_eq!(m.info.label(), abi::fault::FAULT_REPLY_STOP);
     }
 }

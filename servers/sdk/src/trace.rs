@@ -43,15 +43,16 @@
 //!
 //! let result = serve(Cptr(2), &mut Results);
 //! ```
+//!
+//! The layout of stops and replies is `abi::trace`'s (its `encode` and
+//! `decode`, which the kernel uses too); this module gathers the words
+//! and builds the messages.
 
 use crate::ipc::{self, Cptr, Message, Received};
-use abi::trace::{
-    TRACE_REPLY_CONTINUE, TRACE_REPLY_DETACH, TRACE_REPLY_MODIFY, TRACE_REPLY_RESULT,
-    TRACE_REPLY_STEP, TRACE_STOP_WORDS,
-};
+use abi::trace::{StopMessage, TRACE_STOP_WORDS};
 use abi::{ErrorCode, Syscall};
 
-pub use abi::trace::StopKind;
+pub use abi::trace::{StopKind, TraceAction, TraceReply};
 
 /// One trace stop, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,21 +76,17 @@ impl Stop {
     /// A stop from its label, its 12 words (`abi::trace` layout) and the
     /// badge; `None` if the label is no stop's or words are missing.
     pub fn from_words(label: u64, words: &[u64], badge: u64) -> Option<Stop> {
-        let kind = StopKind::from_label(label)?;
-        if words.len() < usize::from(TRACE_STOP_WORDS) {
-            return None;
-        }
-        let mut regs = [0u64; 9];
-        regs[..6].copy_from_slice(&words[1..7]);
-        regs[6] = words[10];
-        regs[7] = words[11];
-        regs[8] = words[7];
+        let words = words
+            .get(..usize::from(TRACE_STOP_WORDS))?
+            .try_into()
+            .ok()?;
+        let stop = StopMessage::decode(label, words)?;
         Some(Stop {
-            kind,
-            number: words[0],
-            regs,
-            pc: words[8],
-            thread: words[9],
+            kind: stop.kind,
+            number: stop.number,
+            regs: stop.regs,
+            pc: stop.pc,
+            thread: stop.thread,
             badge,
         })
     }
@@ -146,42 +143,54 @@ impl Stop {
     }
 }
 
-fn step_flag(step: bool) -> u64 {
-    if step {
-        TRACE_REPLY_STEP
-    } else {
-        0
+/// The message of `reply` (`TraceReply::encode`). A reply with a word
+/// past the registers (a modify) writes it into this thread's IPC buffer.
+pub fn reply_message(reply: TraceReply) -> Message {
+    let (info, w) = reply.encode();
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+    if usize::from(info.length()) > abi::REGISTER_MESSAGE_WORDS {
+        crate::ipc::set_buffer_word(6, w[6]);
+    }
+    Message {
+        info,
+        words: [w[0], w[1], w[2], w[3], w[4], w[5]],
     }
 }
 
 /// Carry on (at an entry stop: run the syscall as it is); `step`:
 /// single-step after it.
 pub fn resume(step: bool) -> Message {
-    Message::new(TRACE_REPLY_CONTINUE | step_flag(step), &[])
+    reply_message(TraceReply {
+        action: TraceAction::Continue,
+        step,
+    })
 }
 
 /// Carry on with `x8 = number` and `x0..x5 = args` (at an entry stop: the
 /// syscall runs with them, and policy checks them). Writes word 6 into
 /// this thread's IPC buffer.
 pub fn modify(number: u64, args: [u64; 6], step: bool) -> Message {
-    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
-    crate::ipc::set_buffer_word(6, args[5]);
-    Message::new(
-        TRACE_REPLY_MODIFY | step_flag(step),
-        &[number, args[0], args[1], args[2], args[3], args[4]],
-    )
-    .with_length(7)
+    reply_message(TraceReply {
+        action: TraceAction::Modify { number, args },
+        step,
+    })
 }
 
 /// Set the result, `x0 = x0` and `x8 = x8`; at an entry stop the syscall
 /// is skipped (it does not run and has no exit stop).
 pub fn result(x0: u64, x8: u64, step: bool) -> Message {
-    Message::new(TRACE_REPLY_RESULT | step_flag(step), &[x0, x8])
+    reply_message(TraceReply {
+        action: TraceAction::Result { x0, x8 },
+        step,
+    })
 }
 
 /// Detach: the thread runs on untraced.
 pub fn detach() -> Message {
-    Message::new(TRACE_REPLY_DETACH, &[])
+    reply_message(TraceReply {
+        action: TraceAction::Detach,
+        step: false,
+    })
 }
 
 /// What a tracer does after a stop (or another message).
@@ -227,7 +236,10 @@ pub fn serve(endpoint: Cptr, server: &mut impl TraceServer) -> Result<(), ErrorC
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::trace::{TRACE_ENTRY, TRACE_EXIT};
+    use abi::trace::{
+        TRACE_ENTRY, TRACE_EXIT, TRACE_REPLY_CONTINUE, TRACE_REPLY_DETACH, TRACE_REPLY_MODIFY,
+        TRACE_REPLY_RESULT, TRACE_REPLY_STEP,
+    };
 
     #[test]
     fn stops_decode_from_the_documented_layout() {

@@ -4,10 +4,9 @@
 #![no_std]
 #![no_main]
 
-use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
-use sdk::ipc::{self, Cptr, Message};
+use sdk::ipc::{self, Cptr};
 use sdk::println;
-use sdk::supervision::{self, END_LABEL};
+use sdk::supervision::{self, FaultReply, END_LABEL};
 
 /// The endpoint `faulty`'s faults come to.
 const FAULTS: Cptr = Cptr(2);
@@ -21,13 +20,15 @@ fn portcullis_main(_argument: u64) -> i32 {
         };
         let message = received.message;
         match message.info.label() {
-            FAULT_LABEL => {
-                let [class, address, _, pc, ..] = message.words;
+            supervision::FAULT_LABEL => {
+                let Some(fault) = supervision::fault_of(&message) else {
+                    return 1;
+                };
                 println!(
-                    "handler: badge {:#x}: a fault (class {class:#x}) at address {address:#x}, pc {pc:#x}; stopping it",
-                    received.badge
+                    "handler: badge {:#x}: a fault (class {:#x}) at address {:#x}, pc {:#x}; stopping it",
+                    received.badge, fault.class, fault.far, fault.pc
                 );
-                if ipc::reply(&Message::new(FAULT_REPLY_STOP, &[])).is_err() {
+                if ipc::reply(&supervision::fault_reply(FaultReply::Stop)).is_err() {
                     return 1;
                 }
             }
