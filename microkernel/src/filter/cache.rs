@@ -27,7 +27,7 @@
 
 use super::evaluate::evaluate;
 use super::facts::SyscallFacts;
-use super::filter::Filter;
+use super::description::Filter;
 use abi::policy::Action;
 use abi::Syscall;
 
