@@ -25,9 +25,9 @@
 //! code), or when another filter's constant verdict is stricter anyway
 //! (`Kill`).
 
+use super::description::Filter;
 use super::evaluate::evaluate;
 use super::facts::SyscallFacts;
-use super::description::Filter;
 use abi::policy::Action;
 use abi::Syscall;
 

@@ -1,7 +1,7 @@
 //! The verdict of one filter, and of a stack of them.
 
-use super::facts::{rule_matches, SyscallFacts};
 use super::description::Filter;
+use super::facts::{rule_matches, SyscallFacts};
 use abi::policy::Action;
 
 impl Filter {
