@@ -223,18 +223,10 @@ impl Kernel {
             Call::IrqSetNotification {
                 handler,
                 notification,
-            } => SyscallResult::Return(
-                match self.irq_syscall(platform, current, handler, Some(notification)) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
-            Call::IrqAck { handler } => {
-                SyscallResult::Return(match self.irq_syscall(platform, current, handler, None) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
+            } => self
+                .irq_syscall(platform, current, handler, Some(notification))
+                .into(),
+            Call::IrqAck { handler } => self.irq_syscall(platform, current, handler, None).into(),
             Call::IrqSetTimer { handler, ticks } => {
                 self.irq_set_timer(platform, current, handler, ticks)
             }
@@ -242,12 +234,9 @@ impl Kernel {
                 control,
                 intid,
                 slot,
-            } => SyscallResult::Return(
-                match self.irq_control_get(platform, current, control, intid, slot) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .irq_control_get(platform, current, control, intid, slot)
+                .into(),
             Call::Retype {
                 untyped,
                 object_type,
@@ -270,17 +259,13 @@ impl Kernel {
                 source,
                 target,
             } => {
-                let code =
-                    match self.cap_syscall(platform, current, operation, cnode, source, target) {
-                        Ok(()) => ErrorCode::Ok,
-                        Err(code) => code,
-                    };
+                let result = self.cap_syscall(platform, current, operation, cnode, source, target);
                 if self.current != Some(current) {
                     // Deleting a TCB it made ended the caller itself (its
                     // slot may even hold a new thread): nothing to return.
                     return SyscallResult::Ipc(ipc::Effects::new(Next::Continue));
                 }
-                SyscallResult::Return(code)
+                result.into()
             }
             #[cfg(feature = "bench-calls")]
             Call::BenchFloor { on } => self.bench_floor(platform, current, on),
@@ -295,29 +280,12 @@ impl Kernel {
                 tcb,
                 cnode,
                 priority,
-            } => SyscallResult::Return(match self.tcb_configure(current, tcb, cnode, priority) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::TcbSetSpace => {
-                SyscallResult::Return(match self.tcb_set_space(platform, current) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
-            Call::TcbRestart => SyscallResult::Return(match self.tcb_restart(current) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::TcbSetName => SyscallResult::Return(match self.tcb_set_name(platform, current) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
+            } => self.tcb_configure(current, tcb, cnode, priority).into(),
+            Call::TcbSetSpace => self.tcb_set_space(platform, current).into(),
+            Call::TcbRestart => self.tcb_restart(current).into(),
+            Call::TcbSetName => self.tcb_set_name(platform, current).into(),
             Call::BindNotification { tcb, notification } => {
-                SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
+                self.bind_notification(current, tcb, notification).into()
             }
             Call::SetAudit {
                 tcb,
@@ -325,53 +293,31 @@ impl Kernel {
                 notification,
                 mode,
                 badge,
-            } => SyscallResult::Return(
-                match self.set_audit(current, tcb, frame, notification, mode, badge) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .set_audit(current, tcb, frame, notification, mode, badge)
+                .into(),
             Call::FilterLoad {
                 filter,
                 address,
                 len,
-            } => SyscallResult::Return(
-                match self.filter_load(platform, current, filter, address, len) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .filter_load(platform, current, filter, address, len)
+                .into(),
             Call::FrameMap {
                 frame,
                 vspace,
                 va,
                 rights,
-            } => SyscallResult::Return(
-                match self.frame_map_syscall(platform, current, frame, vspace, va, rights) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .frame_map_syscall(platform, current, frame, vspace, va, rights)
+                .into(),
             Call::AttachFilter {
                 tcb,
                 filter,
                 server,
-            } => SyscallResult::Return(match self.attach_filter(current, tcb, filter, server) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::FrameUnmap { frame } => {
-                SyscallResult::Return(match self.frame_unmap_syscall(platform, current, frame) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
-            Call::SetUserDispatch => {
-                SyscallResult::Return(match self.set_user_dispatch(platform, current) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
+            } => self.attach_filter(current, tcb, filter, server).into(),
+            Call::FrameUnmap { frame } => self.frame_unmap_syscall(platform, current, frame).into(),
+            Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
             Call::UserDispatchReturn { frame } => {
                 match self.user_dispatch_return(platform, current, frame) {
                     Ok(()) => SyscallResult::Restored,

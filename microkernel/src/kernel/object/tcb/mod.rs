@@ -104,16 +104,10 @@ impl Kernel {
                 }
             }
             TcbOperation::AttachTracer(endpoint) => {
-                match self.attach_tracer(current, target, endpoint) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                }
+                return self.attach_tracer(current, target, endpoint).into();
             }
             TcbOperation::DetachTracer(endpoint) => {
-                match self.detach_tracer_through(current, target, endpoint) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                }
+                return self.detach_tracer_through(current, target, endpoint).into();
             }
         };
         SyscallResult::Return(code)
