@@ -50,42 +50,15 @@ impl Kernel {
             ),
             Err(code) => SyscallResult::Return(code),
         };
-        // The thread is looked up again only by the results that write to
-        // it (an IPC operation has written its registers already).
-        match result {
-            SyscallResult::Return(code) => self.objects[current].context.x[0] = code.raw(),
-            SyscallResult::Yield => {
-                let thread = &mut self.objects[current];
-                thread.context.x[0] = ErrorCode::Ok.raw();
-                thread.stats.count_yield();
-                // The round robin at once, on the thread in hand (what a
-                // NEED_RESCHED would ask on the way out): to the back of
-                // its priority's queue; `resume` picks.
-                thread.state = ThreadState::Ready;
-                let priority = thread.priority;
-                let links = self.run_queue.append(current, priority);
-                thread.run_links = links;
-                self.current = None;
-                self.run_queue
-                    .link_behind(&mut self.objects, current, links);
-            }
-            SyscallResult::Restored => {}
-            SyscallResult::Exited(status) => {
-                self.end_thread(platform, current, ThreadState::Exited(status));
-            }
-            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
-            SyscallResult::Preempted { progress, at } => {
-                let entered = Entered::dispatch_without_work();
-                self.preempt_call(platform, current, esr, &entered, progress, at);
-            }
-        }
+        // No entry work, so no exit work: what became of the thread is
+        // for `resume` alone.
+        self.apply_result(platform, current, esr, None, result);
         self.resume(platform)
     }
 
-    /// Writes a dispatched syscall's result to its thread and applies what
-    /// it asked of the scheduler: what became of the thread (the generic
-    /// entry's write-back; `syscall` has its own copy, which the compiler
-    /// folds into the dispatch). A preempted call is kept to go on
+    /// Writes a syscall's result to its thread and applies what it asked
+    /// of the scheduler, for the generic entry: what became of the thread
+    /// (its exit work depends on it). A preempted call is kept to go on
     /// (`preempt_call`).
     pub(in crate::kernel) fn write_back<P: Platform>(
         &mut self,
@@ -95,13 +68,52 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) -> Dispatched {
-        let thread = &mut self.objects[current];
+        self.apply_result(platform, current, esr, Some(entered), result)
+    }
+
+    /// The one write-back: a dispatched syscall's result into its
+    /// thread's registers (`x0` for a code; an IPC operation has written
+    /// its registers already, a restore wrote them all) and what the
+    /// result asks of the scheduler. `entered` is what the generic entry
+    /// decided, `None` for a thread without entry work (`syscall`).
+    ///
+    /// Inlined into both callers: in `syscall`, `None` folds the
+    /// differences away and the compiler folds the whole of it into the
+    /// dispatch, as the hot path's own copy of it used to be (the thread
+    /// is looked up again only by the results that write to it, and what
+    /// became of the thread is not computed when nobody asks).
+    #[inline(always)]
+    fn apply_result<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: Option<&Entered>,
+        result: SyscallResult,
+    ) -> Dispatched {
         match result {
-            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Return(code) => self.objects[current].context.set_result(code),
             SyscallResult::Yield => {
-                thread.context.x[0] = ErrorCode::Ok.raw();
+                let thread = &mut self.objects[current];
+                thread.context.set_result(ErrorCode::Ok);
                 thread.stats.count_yield();
-                thread.work.insert(WorkFlags::NEED_RESCHED);
+                if entered.is_some() {
+                    // Its exit work runs first, as the running thread:
+                    // the round robin is asked for on the way out.
+                    thread.work.insert(WorkFlags::NEED_RESCHED);
+                } else {
+                    // No exit work: the round robin at once, on the
+                    // thread in hand (what a NEED_RESCHED would ask on
+                    // the way out): to the back of its priority's queue;
+                    // `resume` picks.
+                    thread.state = ThreadState::Ready;
+                    let priority = thread.priority;
+                    let links = self.run_queue.append(current, priority);
+                    thread.run_links = links;
+                    self.current = None;
+                    self.run_queue
+                        .link_behind(&mut self.objects, current, links);
+                }
             }
             SyscallResult::Restored => {}
             SyscallResult::Exited(status) => {
@@ -115,7 +127,11 @@ impl Kernel {
                 }
             }
             SyscallResult::Preempted { progress, at } => {
-                self.preempt_call(platform, current, esr, entered, progress, at);
+                let entered = match entered {
+                    Some(entered) => *entered,
+                    None => Entered::dispatch_without_work(),
+                };
+                self.preempt_call(platform, current, esr, &entered, progress, at);
                 return Dispatched::Waits;
             }
         }
