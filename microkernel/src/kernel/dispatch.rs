@@ -35,7 +35,7 @@ impl Kernel {
         let thread = &mut self.objects[current];
         thread.stats.count_syscall();
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
-            && !thread.skips_entry_work(thread.context.x[8]);
+            && !thread.skips_entry_work(thread.context.syscall_number());
         if slow {
             self.syscall_with_work(platform, current, esr, None);
             return self.resume(platform);
@@ -157,8 +157,7 @@ impl Kernel {
     ) {
         let capability = Some(self.judged_capability(current));
         let thread = &mut self.objects[current];
-        let mut regs = [0u64; 9];
-        regs.copy_from_slice(&thread.context.x[..9]);
+        let regs = thread.context.syscall_registers();
         thread.call = Some(StoppedCall {
             esr,
             capability,
@@ -200,14 +199,12 @@ impl Kernel {
         let Some(call) = thread.call.as_ref() else {
             return;
         };
-        // Word by word, and only what goes on is read: taking the whole
-        // call out and copying its registers as a slice were two calls
-        // to `memcpy` (168 and 72 bytes). (In two statements, and `esr`
-        // apart from `resumed`: as one nine-word array, or as a tuple
-        // with `resumed`, the optimiser made a `memcpy` of them again.)
-        let (r, x) = (&call.regs, &mut thread.context.x);
-        [x[0], x[1], x[2], x[3], x[4]] = [r[0], r[1], r[2], r[3], r[4]];
-        [x[5], x[6], x[7], x[8]] = [r[5], r[6], r[7], r[8]];
+        // Word by word (`set_syscall_registers`), and only what goes on
+        // is read: taking the whole call out and copying its registers as
+        // a slice were two calls to `memcpy` (168 and 72 bytes). (`esr`
+        // apart from `resumed`: as a tuple with `resumed`, the optimiser
+        // made a `memcpy` of them again.)
+        thread.context.set_syscall_registers(&call.regs);
         let esr = call.esr;
         let resumed = call.resumed();
         thread.call = None;
@@ -372,7 +369,7 @@ impl Kernel {
     pub(in crate::kernel) fn capability_named(&self, current: ThreadId) -> Capability {
         let thread = &self.objects[current];
         let (first, slots) = thread.cspace_slots;
-        let index = thread.context.x[0];
+        let index = thread.context.capability_pointer();
         if index >= u64::from(slots) {
             return Capability::NULL;
         }
