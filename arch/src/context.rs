@@ -366,7 +366,10 @@ mod tests {
         assert_eq!(ctx.message_word(0), 102);
         assert_eq!(ctx.message_word(abi::REGISTER_MESSAGE_WORDS - 1), 107);
         assert_eq!(ctx.syscall_number(), 108);
-        assert_eq!(ctx.syscall_registers(), core::array::from_fn(|n| 100 + n as u64));
+        assert_eq!(
+            ctx.syscall_registers(),
+            core::array::from_fn(|n| 100 + n as u64)
+        );
         ctx.set_result(abi::ErrorCode::Interrupted);
         assert_eq!(ctx.x[0], abi::ErrorCode::Interrupted.raw());
         ctx.set_value(7);

@@ -11,7 +11,7 @@ use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NO_CAP, NO_PROGRAM, NZCV_MASK};
 use abi::user_dispatch::FRAME_BYTES;
 use abi::vspace::{is_user_map_address, MapRights};
-use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
+use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::layout::PAGE_SIZE;
 use entry::ArgIndex;
