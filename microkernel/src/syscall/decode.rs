@@ -63,23 +63,23 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::Wait => notification(context, NotificationOperation::Wait),
         Syscall::Poll => notification(context, NotificationOperation::Poll),
         Syscall::IrqSetNotification => Ok(Call::IrqSetNotification {
-            handler: capability,
+            handler: context.capability_pointer(),
             notification: context.x[2],
         }),
         Syscall::IrqAck => Ok(Call::IrqAck {
-            handler: capability,
+            handler: context.capability_pointer(),
         }),
         Syscall::IrqSetTimer => Ok(Call::IrqSetTimer {
-            handler: capability,
+            handler: context.capability_pointer(),
             ticks: context.x[2],
         }),
         Syscall::IrqControlGet => Ok(Call::IrqControlGet {
-            control: capability,
+            control: context.capability_pointer(),
             intid: context.x[2],
             slot: context.x[3],
         }),
         Syscall::Retype => Ok(Call::Retype {
-            untyped: capability,
+            untyped: context.capability_pointer(),
             object_type: CapType::from_raw(context.x[2]).ok_or(ErrorCode::InvalidArgument)?,
             size: context.x[3],
             target: context.x[4],
@@ -173,7 +173,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
                 return Err(ErrorCode::InvalidArgument);
             }
             Ok(Call::TcbConfigure {
-                tcb: capability,
+                tcb: context.capability_pointer(),
                 cnode: context.x[2],
                 priority,
             })
@@ -202,7 +202,9 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         #[cfg(not(feature = "test-calls"))]
         Syscall::DebugThreadStats | Syscall::DebugCheckInvariants => Err(ErrorCode::InvalidSyscall),
         #[cfg(feature = "test-calls")]
-        Syscall::DebugThreadStats => Ok(Call::DebugThreadStats { tcb: capability }),
+        Syscall::DebugThreadStats => Ok(Call::DebugThreadStats {
+            tcb: context.capability_pointer(),
+        }),
         #[cfg(feature = "test-calls")]
         Syscall::DebugCheckInvariants => match context.x[2] {
             0 => Ok(Call::DebugCheckInvariants { at_ticks: false }),
