@@ -40,26 +40,31 @@ impl Kernel {
             self.syscall_with_work(platform, current, esr, None);
             return self.resume(platform);
         }
-        let decoded = syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context);
-        let result = match decoded {
-            Ok(call) => self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
-                platform,
-                current,
-                call,
-                Progress::NONE,
-            ),
-            Err(code) => SyscallResult::Return(code),
-        };
         // No entry work, so no exit work: what became of the thread is
-        // for `resume` alone.
-        self.apply_result(platform, current, esr, None, result);
+        // for `resume` alone. A decode error is written back on a path of
+        // its own, straight to its `x0` (as one result of both, through
+        // the stack, it cost `syscall_slow_path_error` 14 instructions).
+        match syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context) {
+            Ok(call) => {
+                let result = self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
+                    platform,
+                    current,
+                    call,
+                    Progress::NONE,
+                );
+                self.apply_result(platform, current, esr, None, result);
+            }
+            Err(code) => {
+                self.apply_result(platform, current, esr, None, SyscallResult::Return(code));
+            }
+        }
         self.resume(platform)
     }
 
     /// Writes a syscall's result to its thread and applies what it asked
-    /// of the scheduler, for the generic entry: what became of the thread
-    /// (its exit work depends on it). A preempted call is kept to go on
-    /// (`preempt_call`).
+    /// of the scheduler (`apply_result`), for the generic entry, and says
+    /// what became of the thread (its exit work depends on it). A
+    /// preempted call is kept to go on (`preempt_call`).
     pub(in crate::kernel) fn write_back<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -68,20 +73,32 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) -> Dispatched {
-        self.apply_result(platform, current, esr, Some(entered), result)
+        let dispatched = match result {
+            SyscallResult::Exited(_) => Dispatched::Ended,
+            SyscallResult::Preempted { .. } => Dispatched::Waits,
+            _ => Dispatched::Returns,
+        };
+        let ipc = matches!(result, SyscallResult::Ipc(_));
+        self.apply_result(platform, current, esr, Some(entered), result);
+        // An IPC operation may have blocked it.
+        if ipc && self.current != Some(current) {
+            return Dispatched::Waits;
+        }
+        dispatched
     }
 
     /// The one write-back: a dispatched syscall's result into its
-    /// thread's registers (`x0` for a code; an IPC operation has written
-    /// its registers already, a restore wrote them all) and what the
-    /// result asks of the scheduler. `entered` is what the generic entry
-    /// decided, `None` for a thread without entry work (`syscall`).
+    /// thread's registers (`x0` for a code, through the typed view; an
+    /// IPC operation has written its registers already, a restore wrote
+    /// them all) and what the result asks of the scheduler. `entered` is
+    /// what the generic entry decided, `None` for a thread without entry
+    /// work (`syscall`): that one's yield goes to the back of the queue at
+    /// once, the generic entry's asks for it after its exit work.
     ///
-    /// Inlined into both callers: in `syscall`, `None` folds the
+    /// Inlined where it is used: in `syscall`, `None` folds the
     /// differences away and the compiler folds the whole of it into the
     /// dispatch, as the hot path's own copy of it used to be (the thread
-    /// is looked up again only by the results that write to it, and what
-    /// became of the thread is not computed when nobody asks).
+    /// is looked up again only by the results that write to it).
     #[inline(always)]
     fn apply_result<P: Platform>(
         &mut self,
@@ -90,7 +107,7 @@ impl Kernel {
         esr: u64,
         entered: Option<&Entered>,
         result: SyscallResult,
-    ) -> Dispatched {
+    ) {
         match result {
             SyscallResult::Return(code) => self.objects[current].context.set_result(code),
             SyscallResult::Yield => {
@@ -118,24 +135,16 @@ impl Kernel {
             SyscallResult::Restored => {}
             SyscallResult::Exited(status) => {
                 self.end_thread(platform, current, ThreadState::Exited(status));
-                return Dispatched::Ended;
             }
-            SyscallResult::Ipc(effects) => {
-                self.apply_ipc(platform, effects);
-                if self.current != Some(current) {
-                    return Dispatched::Waits;
-                }
-            }
+            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
             SyscallResult::Preempted { progress, at } => {
                 let entered = match entered {
                     Some(entered) => *entered,
                     None => Entered::dispatch_without_work(),
                 };
                 self.preempt_call(platform, current, esr, &entered, progress, at);
-                return Dispatched::Waits;
             }
         }
-        Dispatched::Returns
     }
 
     /// A long operation of `current`'s syscall stopped at a preemption
