@@ -66,12 +66,13 @@ impl Kernel {
             | ThreadState::Free => ENDED,
             _ => WAITS,
         };
-        let x = &mut self.objects[current].context.x;
-        x[1] = counts.syscalls;
-        x[2] = counts.irqs_from_el0;
-        x[3] = counts.preemptions;
-        x[4] = counts.yields;
-        x[5] = run_state;
+        // Its results in x1..x5.
+        let context = &mut self.objects[current].context;
+        context.set_register(1, counts.syscalls);
+        context.set_register(2, counts.irqs_from_el0);
+        context.set_register(3, counts.preemptions);
+        context.set_register(4, counts.yields);
+        context.set_register(5, run_state);
         SyscallResult::Return(ErrorCode::Ok)
     }
 
@@ -91,10 +92,11 @@ impl Kernel {
         }
         let ticks = core::mem::take(&mut self.tick_checks);
         self.tick_checks.on = at_ticks;
-        let x = &mut self.objects[current].context.x;
-        x[1] = u64::from(now.is_err());
-        x[2] = ticks.made;
-        x[3] = u64::from(ticks.broken.is_some());
+        // Its results in x1..x3.
+        let context = &mut self.objects[current].context;
+        context.set_register(1, u64::from(now.is_err()));
+        context.set_register(2, ticks.made);
+        context.set_register(3, u64::from(ticks.broken.is_some()));
         SyscallResult::Return(ErrorCode::Ok)
     }
 

@@ -35,58 +35,36 @@ impl Kernel {
         let thread = &mut self.objects[current];
         thread.stats.count_syscall();
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
-            && !thread.skips_entry_work(thread.context.x[8]);
+            && !thread.skips_entry_work(thread.context.syscall_number());
         if slow {
             self.syscall_with_work(platform, current, esr, None);
             return self.resume(platform);
         }
-        let decoded = syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context);
-        let result = match decoded {
-            Ok(call) => self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
-                platform,
-                current,
-                call,
-                Progress::NONE,
-            ),
-            Err(code) => SyscallResult::Return(code),
-        };
-        // The thread is looked up again only by the results that write to
-        // it (an IPC operation has written its registers already).
-        match result {
-            SyscallResult::Return(code) => self.objects[current].context.x[0] = code.raw(),
-            SyscallResult::Yield => {
-                let thread = &mut self.objects[current];
-                thread.context.x[0] = ErrorCode::Ok.raw();
-                thread.stats.count_yield();
-                // The round robin at once, on the thread in hand (what a
-                // NEED_RESCHED would ask on the way out): to the back of
-                // its priority's queue; `resume` picks.
-                thread.state = ThreadState::Ready;
-                let priority = thread.priority;
-                let links = self.run_queue.append(current, priority);
-                thread.run_links = links;
-                self.current = None;
-                self.run_queue
-                    .link_behind(&mut self.objects, current, links);
+        // No entry work, so no exit work: what became of the thread is
+        // for `resume` alone. A decode error is written back on a path of
+        // its own, straight to its `x0` (as one result of both, through
+        // the stack, it cost `syscall_slow_path_error` 14 instructions).
+        match syscall::decode_copy::<{ syscall::HOT_PATH_COPY }>(&thread.context) {
+            Ok(call) => {
+                let result = self.dispatch::<P, { syscall::HOT_PATH_COPY }>(
+                    platform,
+                    current,
+                    call,
+                    Progress::NONE,
+                );
+                self.apply_result(platform, current, esr, None, result);
             }
-            SyscallResult::Restored => {}
-            SyscallResult::Exited(status) => {
-                self.end_thread(platform, current, ThreadState::Exited(status));
-            }
-            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
-            SyscallResult::Preempted { progress, at } => {
-                let entered = Entered::dispatch_without_work();
-                self.preempt_call(platform, current, esr, &entered, progress, at);
+            Err(code) => {
+                self.apply_result(platform, current, esr, None, SyscallResult::Return(code));
             }
         }
         self.resume(platform)
     }
 
-    /// Writes a dispatched syscall's result to its thread and applies what
-    /// it asked of the scheduler: what became of the thread (the generic
-    /// entry's write-back; `syscall` has its own copy, which the compiler
-    /// folds into the dispatch). A preempted call is kept to go on
-    /// (`preempt_call`).
+    /// Writes a syscall's result to its thread and applies what it asked
+    /// of the scheduler (`apply_result`), for the generic entry, and says
+    /// what became of the thread (its exit work depends on it). A
+    /// preempted call is kept to go on (`preempt_call`).
     pub(in crate::kernel) fn write_back<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -95,31 +73,78 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) -> Dispatched {
-        let thread = &mut self.objects[current];
+        let dispatched = match result {
+            SyscallResult::Exited(_) => Dispatched::Ended,
+            SyscallResult::Preempted { .. } => Dispatched::Waits,
+            _ => Dispatched::Returns,
+        };
+        let ipc = matches!(result, SyscallResult::Ipc(_));
+        self.apply_result(platform, current, esr, Some(entered), result);
+        // An IPC operation may have blocked it.
+        if ipc && self.current != Some(current) {
+            return Dispatched::Waits;
+        }
+        dispatched
+    }
+
+    /// The one write-back: a dispatched syscall's result into its
+    /// thread's registers (`x0` for a code, through the typed view; an
+    /// IPC operation has written its registers already, a restore wrote
+    /// them all) and what the result asks of the scheduler. `entered` is
+    /// what the generic entry decided, `None` for a thread without entry
+    /// work (`syscall`): that one's yield goes to the back of the queue at
+    /// once, the generic entry's asks for it after its exit work.
+    ///
+    /// Inlined where it is used: in `syscall`, `None` folds the
+    /// differences away and the compiler folds the whole of it into the
+    /// dispatch, as the hot path's own copy of it used to be (the thread
+    /// is looked up again only by the results that write to it).
+    #[inline(always)]
+    fn apply_result<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        entered: Option<&Entered>,
+        result: SyscallResult,
+    ) {
         match result {
-            SyscallResult::Return(code) => thread.context.x[0] = code.raw(),
+            SyscallResult::Return(code) => self.objects[current].context.set_result(code),
             SyscallResult::Yield => {
-                thread.context.x[0] = ErrorCode::Ok.raw();
+                let thread = &mut self.objects[current];
+                thread.context.set_result(ErrorCode::Ok);
                 thread.stats.count_yield();
-                thread.work.insert(WorkFlags::NEED_RESCHED);
+                if entered.is_some() {
+                    // Its exit work runs first, as the running thread:
+                    // the round robin is asked for on the way out.
+                    thread.work.insert(WorkFlags::NEED_RESCHED);
+                } else {
+                    // No exit work: the round robin at once, on the
+                    // thread in hand (what a NEED_RESCHED would ask on
+                    // the way out): to the back of its priority's queue;
+                    // `resume` picks.
+                    thread.state = ThreadState::Ready;
+                    let priority = thread.priority;
+                    let links = self.run_queue.append(current, priority);
+                    thread.run_links = links;
+                    self.current = None;
+                    self.run_queue
+                        .link_behind(&mut self.objects, current, links);
+                }
             }
             SyscallResult::Restored => {}
             SyscallResult::Exited(status) => {
                 self.end_thread(platform, current, ThreadState::Exited(status));
-                return Dispatched::Ended;
             }
-            SyscallResult::Ipc(effects) => {
-                self.apply_ipc(platform, effects);
-                if self.current != Some(current) {
-                    return Dispatched::Waits;
-                }
-            }
+            SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
             SyscallResult::Preempted { progress, at } => {
-                self.preempt_call(platform, current, esr, entered, progress, at);
-                return Dispatched::Waits;
+                let entered = match entered {
+                    Some(entered) => *entered,
+                    None => Entered::dispatch_without_work(),
+                };
+                self.preempt_call(platform, current, esr, &entered, progress, at);
             }
         }
-        Dispatched::Returns
     }
 
     /// A long operation of `current`'s syscall stopped at a preemption
@@ -141,8 +166,7 @@ impl Kernel {
     ) {
         let capability = Some(self.judged_capability(current));
         let thread = &mut self.objects[current];
-        let mut regs = [0u64; 9];
-        regs.copy_from_slice(&thread.context.x[..9]);
+        let regs = thread.context.syscall_registers();
         thread.call = Some(StoppedCall {
             esr,
             capability,
@@ -184,14 +208,12 @@ impl Kernel {
         let Some(call) = thread.call.as_ref() else {
             return;
         };
-        // Word by word, and only what goes on is read: taking the whole
-        // call out and copying its registers as a slice were two calls
-        // to `memcpy` (168 and 72 bytes). (In two statements, and `esr`
-        // apart from `resumed`: as one nine-word array, or as a tuple
-        // with `resumed`, the optimiser made a `memcpy` of them again.)
-        let (r, x) = (&call.regs, &mut thread.context.x);
-        [x[0], x[1], x[2], x[3], x[4]] = [r[0], r[1], r[2], r[3], r[4]];
-        [x[5], x[6], x[7], x[8]] = [r[5], r[6], r[7], r[8]];
+        // Word by word (`set_syscall_registers`), and only what goes on
+        // is read: taking the whole call out and copying its registers as
+        // a slice were two calls to `memcpy` (168 and 72 bytes). (`esr`
+        // apart from `resumed`: as a tuple with `resumed`, the optimiser
+        // made a `memcpy` of them again.)
+        thread.context.set_syscall_registers(&call.regs);
         let esr = call.esr;
         let resumed = call.resumed();
         thread.call = None;
@@ -223,18 +245,10 @@ impl Kernel {
             Call::IrqSetNotification {
                 handler,
                 notification,
-            } => SyscallResult::Return(
-                match self.irq_syscall(platform, current, handler, Some(notification)) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
-            Call::IrqAck { handler } => {
-                SyscallResult::Return(match self.irq_syscall(platform, current, handler, None) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
+            } => self
+                .irq_syscall(platform, current, handler, Some(notification))
+                .into(),
+            Call::IrqAck { handler } => self.irq_syscall(platform, current, handler, None).into(),
             Call::IrqSetTimer { handler, ticks } => {
                 self.irq_set_timer(platform, current, handler, ticks)
             }
@@ -242,12 +256,9 @@ impl Kernel {
                 control,
                 intid,
                 slot,
-            } => SyscallResult::Return(
-                match self.irq_control_get(platform, current, control, intid, slot) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .irq_control_get(platform, current, control, intid, slot)
+                .into(),
             Call::Retype {
                 untyped,
                 object_type,
@@ -270,17 +281,13 @@ impl Kernel {
                 source,
                 target,
             } => {
-                let code =
-                    match self.cap_syscall(platform, current, operation, cnode, source, target) {
-                        Ok(()) => ErrorCode::Ok,
-                        Err(code) => code,
-                    };
+                let result = self.cap_syscall(platform, current, operation, cnode, source, target);
                 if self.current != Some(current) {
                     // Deleting a TCB it made ended the caller itself (its
                     // slot may even hold a new thread): nothing to return.
                     return SyscallResult::Ipc(ipc::Effects::new(Next::Continue));
                 }
-                SyscallResult::Return(code)
+                result.into()
             }
             #[cfg(feature = "bench-calls")]
             Call::BenchFloor { on } => self.bench_floor(platform, current, on),
@@ -295,29 +302,12 @@ impl Kernel {
                 tcb,
                 cnode,
                 priority,
-            } => SyscallResult::Return(match self.tcb_configure(current, tcb, cnode, priority) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::TcbSetSpace => {
-                SyscallResult::Return(match self.tcb_set_space(platform, current) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
-            Call::TcbRestart => SyscallResult::Return(match self.tcb_restart(current) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::TcbSetName => SyscallResult::Return(match self.tcb_set_name(platform, current) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
+            } => self.tcb_configure(current, tcb, cnode, priority).into(),
+            Call::TcbSetSpace => self.tcb_set_space(platform, current).into(),
+            Call::TcbRestart => self.tcb_restart(current).into(),
+            Call::TcbSetName => self.tcb_set_name(platform, current).into(),
             Call::BindNotification { tcb, notification } => {
-                SyscallResult::Return(match self.bind_notification(current, tcb, notification) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
+                self.bind_notification(current, tcb, notification).into()
             }
             Call::SetAudit {
                 tcb,
@@ -325,53 +315,31 @@ impl Kernel {
                 notification,
                 mode,
                 badge,
-            } => SyscallResult::Return(
-                match self.set_audit(current, tcb, frame, notification, mode, badge) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .set_audit(current, tcb, frame, notification, mode, badge)
+                .into(),
             Call::FilterLoad {
                 filter,
                 address,
                 len,
-            } => SyscallResult::Return(
-                match self.filter_load(platform, current, filter, address, len) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .filter_load(platform, current, filter, address, len)
+                .into(),
             Call::FrameMap {
                 frame,
                 vspace,
                 va,
                 rights,
-            } => SyscallResult::Return(
-                match self.frame_map_syscall(platform, current, frame, vspace, va, rights) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                },
-            ),
+            } => self
+                .frame_map_syscall(platform, current, frame, vspace, va, rights)
+                .into(),
             Call::AttachFilter {
                 tcb,
                 filter,
                 server,
-            } => SyscallResult::Return(match self.attach_filter(current, tcb, filter, server) {
-                Ok(()) => ErrorCode::Ok,
-                Err(code) => code,
-            }),
-            Call::FrameUnmap { frame } => {
-                SyscallResult::Return(match self.frame_unmap_syscall(platform, current, frame) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
-            Call::SetUserDispatch => {
-                SyscallResult::Return(match self.set_user_dispatch(platform, current) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                })
-            }
+            } => self.attach_filter(current, tcb, filter, server).into(),
+            Call::FrameUnmap { frame } => self.frame_unmap_syscall(platform, current, frame).into(),
+            Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
             Call::UserDispatchReturn { frame } => {
                 match self.user_dispatch_return(platform, current, frame) {
                     Ok(()) => SyscallResult::Restored,
@@ -410,7 +378,7 @@ impl Kernel {
     pub(in crate::kernel) fn capability_named(&self, current: ThreadId) -> Capability {
         let thread = &self.objects[current];
         let (first, slots) = thread.cspace_slots;
-        let index = thread.context.x[0];
+        let index = thread.context.capability_pointer();
         if index >= u64::from(slots) {
             return Capability::NULL;
         }

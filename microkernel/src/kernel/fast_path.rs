@@ -104,16 +104,16 @@ impl Kernel {
             } else {
                 Syscall::ReplyRecv
             };
-            debug_assert_eq!(caller.context.x[8], expected.number());
+            debug_assert_eq!(caller.context.syscall_number(), expected.number());
         }
-        debug_assert!(caller.skips_entry_work(caller.context.x[8]));
+        debug_assert!(caller.skips_entry_work(caller.context.syscall_number()));
         if !fits_in_registers(sent_info(caller)) {
             return None;
         }
         // The CSpace lookup, from the slots cached in the TCB (none for a
         // thread without a CSpace).
         let (first, slots) = caller.cspace_slots;
-        let cptr = caller.context.x[0];
+        let cptr = caller.context.capability_pointer();
         if cptr >= u64::from(slots) {
             return None;
         }
@@ -196,7 +196,7 @@ impl Kernel {
             caller.reply_to = None;
             partner_thread.reply_from = None;
             copy_registers(&caller.context.x, &mut partner_thread.context.x, 0);
-            caller.context.x[0] = ErrorCode::Ok.raw();
+            caller.context.set_result(ErrorCode::Ok);
             caller.state = ThreadState::BlockedOnReceive {
                 endpoint: endpoint_id,
             };

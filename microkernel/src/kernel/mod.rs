@@ -381,7 +381,7 @@ impl Kernel {
             ExceptionClass::FpAccess => self.take_fp(platform, current),
             ExceptionClass::SoftwareStep => self.software_step(platform, current),
             _ => {
-                let pc = self.objects[current].context.pc;
+                let pc = self.objects[current].context.pc();
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
             }
         }
@@ -397,7 +397,7 @@ impl Kernel {
     ) -> Resume {
         match self.current {
             Some(current) => {
-                let pc = self.objects[current].context.pc;
+                let pc = self.objects[current].context.pc();
                 self.fault(platform, current, FaultReport::new(esr, far, pc))
             }
             None => self.resume(platform),

@@ -370,3 +370,14 @@ pub enum SyscallResult {
         at: u64,
     },
 }
+
+impl From<Result<(), ErrorCode>> for SyscallResult {
+    /// A call that only succeeds or fails: `Ok` or the error, in `x0`.
+    #[inline(always)]
+    fn from(result: Result<(), ErrorCode>) -> Self {
+        SyscallResult::Return(match result {
+            Ok(()) => ErrorCode::Ok,
+            Err(code) => code,
+        })
+    }
+}

@@ -11,9 +11,10 @@ use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::tcb::{Register, MAX_PRIORITY, NO_CAP, NO_PROGRAM, NZCV_MASK};
 use abi::user_dispatch::FRAME_BYTES;
 use abi::vspace::{is_user_map_address, MapRights};
-use abi::{ErrorCode, MessageInfo, Syscall, DEBUG_PRINT_MAX};
+use abi::{ErrorCode, Syscall, DEBUG_PRINT_MAX};
 use arch::context::UserContext;
 use arch::layout::PAGE_SIZE;
+use entry::ArgIndex;
 
 /// Decodes the caller's registers into a call, or the error to return.
 pub fn decode(context: &UserContext) -> Result<Call, ErrorCode> {
@@ -38,8 +39,9 @@ pub const SHARED_COPY: Copy = 2;
 /// on `yield_no_switch`: 356 instructions; 393 with one shared copy, or
 /// with either of those functions called.
 pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, ErrorCode> {
-    let syscall = Syscall::from_number(context.x[8]).ok_or(ErrorCode::InvalidSyscall)?;
-    let capability = context.x[0];
+    let syscall =
+        Syscall::from_number(context.syscall_number()).ok_or(ErrorCode::InvalidSyscall)?;
+    let capability = context.capability_pointer();
     match syscall {
         Syscall::Null => Ok(Call::Null),
         Syscall::Yield => Ok(Call::Yield),
@@ -61,23 +63,23 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::Wait => notification(context, NotificationOperation::Wait),
         Syscall::Poll => notification(context, NotificationOperation::Poll),
         Syscall::IrqSetNotification => Ok(Call::IrqSetNotification {
-            handler: context.x[0],
+            handler: context.capability_pointer(),
             notification: context.x[2],
         }),
         Syscall::IrqAck => Ok(Call::IrqAck {
-            handler: context.x[0],
+            handler: context.capability_pointer(),
         }),
         Syscall::IrqSetTimer => Ok(Call::IrqSetTimer {
-            handler: context.x[0],
+            handler: context.capability_pointer(),
             ticks: context.x[2],
         }),
         Syscall::IrqControlGet => Ok(Call::IrqControlGet {
-            control: context.x[0],
+            control: context.capability_pointer(),
             intid: context.x[2],
             slot: context.x[3],
         }),
         Syscall::Retype => Ok(Call::Retype {
-            untyped: context.x[0],
+            untyped: context.capability_pointer(),
             object_type: CapType::from_raw(context.x[2]).ok_or(ErrorCode::InvalidArgument)?,
             size: context.x[3],
             target: context.x[4],
@@ -171,7 +173,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
                 return Err(ErrorCode::InvalidArgument);
             }
             Ok(Call::TcbConfigure {
-                tcb: context.x[0],
+                tcb: context.capability_pointer(),
                 cnode: context.x[2],
                 priority,
             })
@@ -200,7 +202,9 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         #[cfg(not(feature = "test-calls"))]
         Syscall::DebugThreadStats | Syscall::DebugCheckInvariants => Err(ErrorCode::InvalidSyscall),
         #[cfg(feature = "test-calls")]
-        Syscall::DebugThreadStats => Ok(Call::DebugThreadStats { tcb: context.x[0] }),
+        Syscall::DebugThreadStats => Ok(Call::DebugThreadStats {
+            tcb: context.capability_pointer(),
+        }),
         #[cfg(feature = "test-calls")]
         Syscall::DebugCheckInvariants => match context.x[2] {
             0 => Ok(Call::DebugCheckInvariants { at_ticks: false }),
@@ -218,7 +222,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             Ok(Call::SetUserDispatch)
         }
         Syscall::UserDispatchReturn => {
-            let frame = context.x[0];
+            let frame = context.arg(ArgIndex::X0);
             if !arch::layout::is_user_range(frame, FRAME_BYTES) {
                 return Err(ErrorCode::InvalidAddress);
             }
@@ -261,7 +265,7 @@ fn user_buffer(context: &UserContext, max: usize) -> Result<(u64, usize), ErrorC
 pub fn user_dispatch_config(
     context: &UserContext,
 ) -> Result<Option<UserDispatchConfig>, ErrorCode> {
-    if context.x[0] != 0 {
+    if context.arg(ArgIndex::X0) != 0 {
         return Err(ErrorCode::InvalidArgument);
     }
     let [start, end, handler, buffer, selector] = [
@@ -302,14 +306,14 @@ fn notification(
 ) -> Result<Call, ErrorCode> {
     Ok(Call::Notification {
         operation,
-        capability: context.x[0],
+        capability: context.capability_pointer(),
     })
 }
 
 fn tcb(context: &UserContext, operation: TcbOperation) -> Result<Call, ErrorCode> {
     Ok(Call::Tcb {
         operation,
-        tcb: context.x[0],
+        tcb: context.capability_pointer(),
     })
 }
 
@@ -340,7 +344,7 @@ fn mint_arguments(context: &UserContext) -> Result<(Rights, Option<u64>), ErrorC
 fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode> {
     Ok(Call::Cap {
         operation,
-        cnode: context.x[0],
+        cnode: context.capability_pointer(),
         source: context.x[2],
         target: context.x[3],
     })
@@ -375,7 +379,7 @@ pub fn restart_arguments(
         return Err(ErrorCode::InvalidAddress);
     }
     Ok(crate::kernel::RestartArguments {
-        tcb: context.x[0],
+        tcb: context.capability_pointer(),
         pc,
         sp,
         x0: context.x[4],
@@ -392,7 +396,7 @@ pub fn name_arguments(context: &UserContext) -> Result<(u64, u64, usize), ErrorC
         return Err(ErrorCode::InvalidArgument);
     }
     let (address, len) = user_buffer(context, abi::tcb::MAX_NAME_BYTES)?;
-    Ok((context.x[0], address, len))
+    Ok((context.capability_pointer(), address, len))
 }
 
 /// Checks `TcbSetSpace`'s registers: the optional capabilities
@@ -409,7 +413,7 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
         return Err(ErrorCode::InvalidAddress);
     }
     let ipc_buffer = optional(context.x[3]);
-    let ipc_buffer_address = context.x[1];
+    let ipc_buffer_address = context.arg(ArgIndex::X1);
     match ipc_buffer {
         // A page a frame can be mapped at (the user half but page 0).
         Some(_) if !ipc_buffer_address.is_multiple_of(PAGE_SIZE) => {
@@ -423,7 +427,7 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
         _ => {}
     }
     Ok(SetSpaceArguments {
-        tcb: context.x[0],
+        tcb: context.capability_pointer(),
         vspace: context.x[2],
         ipc_buffer,
         ipc_buffer_address,
@@ -436,7 +440,7 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
 
 fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode> {
     if operation.sends() {
-        let info = MessageInfo::from(context.x[1]);
+        let info = context.message_info();
         // Capabilities travel with sends and calls, not with replies.
         let may_carry_caps = matches!(
             operation,
@@ -448,6 +452,6 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
     }
     Ok(Call::Ipc {
         operation,
-        capability: context.x[0],
+        capability: context.capability_pointer(),
     })
 }

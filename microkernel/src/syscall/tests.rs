@@ -8,16 +8,17 @@ use abi::user_dispatch::FRAME_BYTES;
 use abi::vspace::MapRights;
 use abi::{ErrorCode, MessageInfo, Syscall};
 use arch::context::UserContext;
+use entry::ArgIndex;
 
 /// A kernel address (the kernel's image in the high half).
 const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 fn regs(number: u64, x0: u64, x2: u64, x3: u64) -> UserContext {
     let mut ctx = UserContext::default();
-    ctx.x[8] = number;
-    ctx.x[0] = x0;
-    ctx.x[2] = x2;
-    ctx.x[3] = x3;
+    ctx.set_syscall_number(number);
+    ctx.set_arg(ArgIndex::X0, x0);
+    ctx.set_arg(ArgIndex::X2, x2);
+    ctx.set_arg(ArgIndex::X3, x3);
     ctx
 }
 
@@ -42,9 +43,9 @@ fn decodes_each_syscall() {
 #[test]
 fn mint_arguments_are_checked() {
     let mut ctx = regs(13, 0, 2, 3);
-    ctx.x[4] = Rights::READ.raw().into();
-    ctx.x[5] = 0x77;
-    ctx.x[6] = 1;
+    ctx.set_arg(ArgIndex::X4, Rights::READ.raw().into());
+    ctx.set_arg(ArgIndex::X5, 0x77);
+    ctx.set_arg(ArgIndex::X6, 1);
     assert_eq!(
         decode(&ctx),
         Ok(Call::Cap {
@@ -57,10 +58,10 @@ fn mint_arguments_are_checked() {
             target: 3
         })
     );
-    ctx.x[6] = 2;
+    ctx.set_arg(ArgIndex::X6, 2);
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
-    ctx.x[6] = 0;
-    ctx.x[4] = 1 << 7;
+    ctx.set_arg(ArgIndex::X6, 0);
+    ctx.set_arg(ArgIndex::X4, 1 << 7);
     assert_eq!(
         decode(&ctx),
         Err(ErrorCode::InvalidArgument),
@@ -71,7 +72,7 @@ fn mint_arguments_are_checked() {
 #[test]
 fn ipc_messages_are_checked() {
     let mut ctx = regs(9, 4, 0, 0);
-    ctx.x[1] = MessageInfo::with(3, 64).into();
+    ctx.set_message_info(MessageInfo::with(3, 64));
     assert_eq!(
         decode(&ctx),
         Ok(Call::Ipc {
@@ -79,30 +80,30 @@ fn ipc_messages_are_checked() {
             capability: 4
         })
     );
-    ctx.x[1] = MessageInfo::with(3, 65).into();
+    ctx.set_message_info(MessageInfo::with(3, 65));
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
-    ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+    ctx.set_message_info(MessageInfo::with(3, 1).with_caps(1));
     assert!(decode(&ctx).is_ok(), "a call may carry capabilities");
-    ctx.x[8] = 10;
-    ctx.x[1] = MessageInfo::with(3, 1).with_caps(1).into();
+    ctx.set_syscall_number(10);
+    ctx.set_message_info(MessageInfo::with(3, 1).with_caps(1));
     assert_eq!(
         decode(&{
             let mut c = ctx;
-            c.x[8] = 10;
+            c.set_syscall_number(10);
             c
         }),
         Err(ErrorCode::InvalidArgument),
         "a reply may not"
     );
     // A receive ignores x1 (it is an output).
-    ctx.x[8] = 7;
+    ctx.set_syscall_number(7);
     assert!(decode(&ctx).is_ok());
 }
 
 #[test]
 fn tcb_configure_arguments_are_checked() {
     let mut ctx = regs(Syscall::TcbConfigure.number(), 7, 5, 100);
-    ctx.x[4] = NO_PROGRAM;
+    ctx.set_arg(ArgIndex::X4, NO_PROGRAM);
     assert_eq!(
         decode(&ctx),
         Ok(Call::TcbConfigure {
@@ -111,14 +112,14 @@ fn tcb_configure_arguments_are_checked() {
             priority: 100,
         })
     );
-    ctx.x[3] = 256;
+    ctx.set_arg(ArgIndex::X3, 256);
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "priority");
-    ctx.x[3] = 100;
+    ctx.set_arg(ArgIndex::X3, 100);
     // No program selector of any shape (init's once were a program
     // number with a parameter above it): the kernel loads nothing for
     // user space.
     for x4 in [0x4d, 0x0358, 0x1c, 0, 0xff, NO_PROGRAM - 1] {
-        ctx.x[4] = x4;
+        ctx.set_arg(ArgIndex::X4, x4);
         assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument), "x4 {x4:#x}");
     }
 }
@@ -152,11 +153,11 @@ fn exit_refuses_the_statuses_the_kernel_records_itself() {
 fn tcb_set_space_arguments_are_checked() {
     let set = |x3: u64, x4: u64, pc: u64, sp: u64| {
         let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
-        ctx.x[1] = if x3 == NO_CAP { 0 } else { 0x7000_0000 };
-        ctx.x[4] = x4;
-        ctx.x[5] = pc;
-        ctx.x[6] = sp;
-        ctx.x[7] = 0x42;
+        ctx.set_arg(ArgIndex::X1, if x3 == NO_CAP { 0 } else { 0x7000_0000 });
+        ctx.set_arg(ArgIndex::X4, x4);
+        ctx.set_arg(ArgIndex::X5, pc);
+        ctx.set_arg(ArgIndex::X6, sp);
+        ctx.set_arg(ArgIndex::X7, 0x42);
         decode(&ctx)?;
         set_space_arguments(&ctx)
     };
@@ -194,10 +195,10 @@ fn tcb_set_space_arguments_are_checked() {
     // x1: where the buffer is mapped, the thread's first TPIDR_EL0.
     let with_address = |x1: u64, x3: u64| {
         let mut ctx = regs(Syscall::TcbSetSpace.number(), 7, 5, x3);
-        ctx.x[1] = x1;
-        ctx.x[4] = NO_CAP;
-        ctx.x[5] = 0x40_0000;
-        ctx.x[6] = 0x80_0000;
+        ctx.set_arg(ArgIndex::X1, x1);
+        ctx.set_arg(ArgIndex::X4, NO_CAP);
+        ctx.set_arg(ArgIndex::X5, 0x40_0000);
+        ctx.set_arg(ArgIndex::X6, 0x80_0000);
         set_space_arguments(&ctx).map(|a| a.ipc_buffer_address)
     };
     assert_eq!(with_address(0x7000_0000, 9), Ok(0x7000_0000));
@@ -213,9 +214,9 @@ fn tcb_set_space_arguments_are_checked() {
 #[test]
 fn cap_mint_into_decodes_like_mint() {
     let mut ctx = regs(Syscall::CapMintInto.number(), 5, 1, 2);
-    ctx.x[4] = u64::from(Rights::WRITE.raw());
-    ctx.x[5] = 0xb;
-    ctx.x[6] = 1;
+    ctx.set_arg(ArgIndex::X4, u64::from(Rights::WRITE.raw()));
+    ctx.set_arg(ArgIndex::X5, 0xb);
+    ctx.set_arg(ArgIndex::X6, 1);
     assert_eq!(
         decode(&ctx),
         Ok(Call::Cap {
@@ -228,10 +229,10 @@ fn cap_mint_into_decodes_like_mint() {
             target: 2
         })
     );
-    ctx.x[6] = 2;
+    ctx.set_arg(ArgIndex::X6, 2);
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
-    ctx.x[6] = 0;
-    ctx.x[4] = 0x100;
+    ctx.set_arg(ArgIndex::X6, 0);
+    ctx.set_arg(ArgIndex::X4, 0x100);
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
 }
 
@@ -301,7 +302,7 @@ fn policy_arguments_are_checked() {
             server: None
         })
     );
-    attach.x[4] = 1;
+    attach.set_arg(ArgIndex::X4, 1);
     assert_eq!(
         decode(&attach),
         Ok(Call::AttachFilter {
@@ -310,7 +311,7 @@ fn policy_arguments_are_checked() {
             server: Some(2)
         })
     );
-    attach.x[4] = 2;
+    attach.set_arg(ArgIndex::X4, 2);
     assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
 }
 
@@ -336,8 +337,8 @@ fn bind_arguments_are_checked() {
 #[test]
 fn audit_arguments_are_checked() {
     let mut ctx = regs(35, 3, 8, 5);
-    ctx.x[4] = 2;
-    ctx.x[5] = 0xab;
+    ctx.set_arg(ArgIndex::X4, 2);
+    ctx.set_arg(ArgIndex::X5, 0xab);
     assert_eq!(
         decode(&ctx),
         Ok(Call::SetAudit {
@@ -348,7 +349,7 @@ fn audit_arguments_are_checked() {
             badge: 0xab
         })
     );
-    ctx.x[4] = 3;
+    ctx.set_arg(ArgIndex::X4, 3);
     assert_eq!(decode(&ctx), Err(ErrorCode::InvalidArgument));
 }
 
@@ -357,7 +358,7 @@ fn frame_map_arguments_are_checked() {
     use abi::vspace::{FRAME_MAP_END, FRAME_MAP_START, USER_MAP_END};
     let map = |va: u64, rights: u64| {
         let mut ctx = regs(31, 6, 4, va);
-        ctx.x[4] = rights;
+        ctx.set_arg(ArgIndex::X4, rights);
         decode(&ctx)
     };
     assert_eq!(
@@ -424,9 +425,9 @@ fn tracer_calls_need_the_trace_right() {
 fn user_dispatch_arguments_are_checked() {
     let set = |x0: u64, args: [u64; 5]| {
         let mut ctx = regs(37, x0, args[0], args[1]);
-        ctx.x[4] = args[2];
-        ctx.x[5] = args[3];
-        ctx.x[6] = args[4];
+        ctx.set_arg(ArgIndex::X4, args[2]);
+        ctx.set_arg(ArgIndex::X5, args[3]);
+        ctx.set_arg(ArgIndex::X6, args[4]);
         let config = user_dispatch_config(&ctx);
         assert_eq!(
             decode(&ctx),

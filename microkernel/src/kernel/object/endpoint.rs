@@ -188,7 +188,7 @@ impl Kernel {
             }
         }
         let context = &mut self.objects[to].context;
-        context.x[1] = abi::MessageInfo::from(context.x[1]).with_caps(moved).into();
+        context.set_message_info(context.message_info().with_caps(moved));
     }
 
     /// Applies what an IPC operation asked of the scheduler.

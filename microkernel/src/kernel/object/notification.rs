@@ -1,8 +1,8 @@
 //! Notifications: signal, wait and poll, and a notification's end.
 
 use crate::cap::ObjectId;
+use crate::ipc;
 use crate::ipc::notification;
-use crate::ipc::{self, Effects};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::syscall::NotificationOperation;
@@ -32,7 +32,9 @@ impl Kernel {
         };
         let object = cap.object();
         if operation == NotificationOperation::Signal {
-            self.objects[current].context.x[0] = ErrorCode::Ok.raw();
+            // Written before the signal, as the IPC operations write
+            // theirs: `SyscallResult::Ipc` writes no register.
+            self.objects[current].context.set_result(ErrorCode::Ok);
             let bits = notification::signal_bits(cap.badge(), cap.is_badged());
             return SyscallResult::Ipc(self.signal_notification(object, bits));
         }
@@ -44,10 +46,8 @@ impl Kernel {
             // `notification::wait`'s answer at once, taken in place: a
             // copy of the body out and back cost a second look-up.
             let word = core::mem::take(&mut body.word);
-            let context = &mut self.objects[current].context;
-            context.x[0] = ErrorCode::Ok.raw();
-            context.x[8] = word;
-            return SyscallResult::Ipc(Effects::new(ipc::Next::Continue));
+            self.objects[current].context.set_value(word);
+            return SyscallResult::Return(ErrorCode::Ok);
         }
         let mut state = *body;
         let effects = notification::wait(&mut self.objects, &mut state, object, current, blocking);

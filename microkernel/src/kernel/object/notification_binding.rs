@@ -146,9 +146,11 @@ impl Kernel {
 
 /// A `Recv` that ends with the bound notification's word.
 fn deliver(thread: &mut Thread, word: u64) {
-    thread.context.x[0] = ErrorCode::Ok.raw();
-    thread.context.x[1] = MessageInfo::with(NOTIFICATION_LABEL, 0).into();
-    thread.context.x[8] = word;
+    thread.context.set_result(ErrorCode::Ok);
+    thread
+        .context
+        .set_message_info(MessageInfo::with(NOTIFICATION_LABEL, 0));
+    thread.context.set_value(word);
     if matches!(thread.state, ThreadState::BlockedOnReceive { .. }) {
         thread.state = ThreadState::Ready;
     }

@@ -11,6 +11,7 @@ use crate::kernel::tests::test_kernel::{delete_and_reap, kernel_with_untyped, SP
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
+use entry::ArgIndex;
 
 const UNTYPED: u64 = 0;
 /// The slot the thread's `x0` names.
@@ -38,7 +39,7 @@ fn judging() -> (Box<Kernel>, CNodeId, ThreadId) {
     kernel.objects[thread].state = ThreadState::Inactive;
     kernel.objects[thread].created_by_user = true;
     kernel.set_cspace(thread, cnode).unwrap();
-    kernel.objects[thread].context.x[0] = JUDGED;
+    kernel.objects[thread].context.set_arg(ArgIndex::X0, JUDGED);
     (kernel, cnode, thread)
 }
 
@@ -103,7 +104,9 @@ fn the_same_capability_moved_away_and_back_is_what_was_judged_whatever_is_made_m
 #[test]
 fn an_empty_slot_is_judged_empty_and_stays_so_until_something_is_put_there() {
     let (mut kernel, cnode, thread) = judging();
-    kernel.objects[thread].context.x[0] = ELSEWHERE;
+    kernel.objects[thread]
+        .context
+        .set_arg(ArgIndex::X0, ELSEWHERE);
     let judged = kernel.judged_capability(thread);
     assert_eq!(judged.capability, Capability::NULL);
     assert!(kernel.still_judged(thread, judged));
@@ -114,6 +117,6 @@ fn an_empty_slot_is_judged_empty_and_stays_so_until_something_is_put_there() {
         .unwrap();
     assert!(!kernel.still_judged(thread, judged));
     // A slot past the CSpace holds nothing.
-    kernel.objects[thread].context.x[0] = 16;
+    kernel.objects[thread].context.set_arg(ArgIndex::X0, 16);
     assert_eq!(kernel.capability_named(thread), Capability::NULL);
 }

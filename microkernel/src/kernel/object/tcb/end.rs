@@ -65,7 +65,7 @@ impl Kernel {
         let number_register = thread
             .call
             .as_ref()
-            .map_or(thread.context.x[8], |c| c.regs[8]);
+            .map_or(thread.context.syscall_number(), |c| c.regs[8]);
         let syscall = abi::Syscall::from_number(number_register).map_or("?", |s| s.name());
         let mut console = Console(platform);
         if thread.state == ThreadState::Running || thread.call.is_some() {
@@ -141,7 +141,7 @@ impl Kernel {
         {
             thread.pending_trace = None;
         }
-        thread.context.x[0] = ErrorCode::Interrupted.raw();
+        thread.context.set_result(ErrorCode::Interrupted);
         if thread.tracer.is_some()
             && thread.work.contains(WorkFlags::TRACE)
             && call.passed_entry_stop()

@@ -89,7 +89,7 @@ impl Kernel {
             },
             TcbOperation::ReadRegister(register) => {
                 let value = self.read_register(target, register);
-                self.objects[current].context.x[8] = value;
+                self.objects[current].context.set_value(value);
                 ErrorCode::Ok
             }
             TcbOperation::WriteRegister(register, value) => {
@@ -97,23 +97,19 @@ impl Kernel {
                     Ok(cancelled) => {
                         // The second result says whether a syscall the
                         // thread was in was cancelled by the write.
-                        self.objects[current].context.x[8] = u64::from(cancelled);
+                        self.objects[current]
+                            .context
+                            .set_value(u64::from(cancelled));
                         ErrorCode::Ok
                     }
                     Err(code) => code,
                 }
             }
             TcbOperation::AttachTracer(endpoint) => {
-                match self.attach_tracer(current, target, endpoint) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                }
+                return self.attach_tracer(current, target, endpoint).into();
             }
             TcbOperation::DetachTracer(endpoint) => {
-                match self.detach_tracer_through(current, target, endpoint) {
-                    Ok(()) => ErrorCode::Ok,
-                    Err(code) => code,
-                }
+                return self.detach_tracer_through(current, target, endpoint).into();
             }
         };
         SyscallResult::Return(code)
@@ -310,7 +306,9 @@ impl Kernel {
             | ThreadState::BlockedOnReply
             | ThreadState::BlockedOnNotification { .. } => {
                 self.cancel_wait(target);
-                self.objects[target].context.x[0] = ErrorCode::Interrupted.raw();
+                self.objects[target]
+                    .context
+                    .set_result(ErrorCode::Interrupted);
             }
             // Only a stopped call waits for audit room (cancelled above).
             ThreadState::BlockedOnAudit => {}
@@ -330,9 +328,9 @@ impl Kernel {
     fn read_register(&self, target: ThreadId, register: Register) -> u64 {
         let context = &self.objects[target].context;
         match register {
-            Register::X(n) => context.x[usize::from(n)],
-            Register::Sp => context.sp,
-            Register::Pc => context.pc,
+            Register::X(n) => context.register(usize::from(n)),
+            Register::Sp => context.sp(),
+            Register::Pc => context.pc(),
             Register::Nzcv => context.spsr & NZCV_MASK,
         }
     }
@@ -367,9 +365,9 @@ impl Kernel {
         let cancelled = call_register && target != current && self.cancel_syscall(platform, target);
         let context = &mut self.objects[target].context;
         match register {
-            Register::X(n) => context.x[usize::from(n)] = value,
-            Register::Sp => context.sp = value,
-            Register::Pc => context.pc = value,
+            Register::X(n) => context.set_register(usize::from(n), value),
+            Register::Sp => context.set_sp(value),
+            Register::Pc => context.set_pc(value),
             Register::Nzcv => context.spsr = (context.spsr & !NZCV_MASK) | value,
         }
         Ok(cancelled)
@@ -392,7 +390,9 @@ impl Kernel {
             | ThreadState::BlockedOnReply
             | ThreadState::BlockedOnNotification { .. } => {
                 self.cancel_wait(target);
-                self.objects[target].context.x[0] = ErrorCode::Interrupted.raw();
+                self.objects[target]
+                    .context
+                    .set_result(ErrorCode::Interrupted);
                 self.make_ready(target);
                 true
             }

@@ -94,7 +94,7 @@ impl Kernel {
         let x = thread
             .call
             .as_ref()
-            .map_or(&thread.context.x[..9], |c| &c.regs[..]);
+            .map_or(thread.context.syscall_registers(), |c| c.regs);
         let mut args = [0u64; 8];
         args.copy_from_slice(&x[..8]);
         let number = x[8];
