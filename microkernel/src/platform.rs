@@ -80,7 +80,7 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
     fn interrupt_is_pending(&self) -> bool;
     /// The interrupt waiting to be taken, acknowledged at the interrupt
     /// controller (the tick re-armed), or `None`.
-    fn take_pending_interrupt(&mut self) -> Option<crate::kernel::Interrupt>;
+    fn take_pending_interrupt(&mut self) -> Option<Interrupt>;
     /// The virtual counter (CNTVCT_EL0).
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).
@@ -95,4 +95,13 @@ impl<P: Platform> core::fmt::Write for Console<'_, P> {
         self.0.console_write(s);
         Ok(())
     }
+}
+
+/// An interrupt, as the arch glue classified it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interrupt {
+    /// The kernel's tick (already re-armed).
+    Timer,
+    /// Any other interrupt ID (no user driver can own one yet).
+    Other(u32),
 }

@@ -33,6 +33,20 @@ pub trait Threads: core::ops::IndexMut<ThreadId, Output = Thread> {
     fn pair_mut(&mut self, a: ThreadId, b: ThreadId) -> (&mut Thread, &mut Thread);
 }
 
+/// The status recorded for a thread made from user space whose TCB object
+/// was destroyed (its last capability deleted, or its Untyped revoked).
+pub const TCB_DESTROYED_STATUS: i64 = -3;
+/// The status recorded for a thread whose address space was a VSpace made
+/// from user space, destroyed while bound to it (its last capability
+/// deleted, or its Untyped revoked).
+pub const VSPACE_DESTROYED_STATUS: i64 = abi::fault::SPACE_DESTROYED_STATUS;
+/// The status recorded for a thread confined by a Filter whose memory
+/// was taken back (its Untyped revoked): a restriction is never lifted,
+/// so the threads it confines end with it. (Deleting the Filter's last
+/// capability only pins it: its rules stay in force until the last
+/// thread it confines has ended.)
+pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
+
 /// Where a thread is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThreadState {
@@ -701,30 +715,4 @@ pub(crate) mod test_threads {
 }
 
 #[cfg(test)]
-mod name_tests {
-    use super::ThreadName;
-
-    #[test]
-    fn the_kernels_own_names_fit_a_tcb() {
-        assert_eq!(ThreadName::from_static("root").as_str(), "root");
-        assert_eq!(ThreadName::TASK.as_str(), "task");
-    }
-
-    #[test]
-    fn a_user_name_is_checked() {
-        assert_eq!(
-            ThreadName::from_user(b"echo-client").map(|n| n.as_str().len()),
-            Some(11)
-        );
-        for bad in [
-            &b""[..],
-            b"a b",
-            b"a#1",
-            b"[a]",
-            b"\xff",
-            b"0123456789abcdefghijklmno",
-        ] {
-            assert_eq!(ThreadName::from_user(bad), None, "{bad:?}");
-        }
-    }
-}
+mod name_tests;

@@ -20,7 +20,7 @@ pub mod notification;
 pub mod queue;
 pub mod trace;
 
-use crate::cap::ObjectId;
+use crate::ids::ObjectId;
 use crate::platform::PhysMemory;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState, Threads};

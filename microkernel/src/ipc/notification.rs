@@ -5,7 +5,7 @@
 
 use super::queue::{EndpointQueue, Waiting};
 use super::{Effects, Next};
-use crate::cap::ObjectId;
+use crate::ids::ObjectId;
 use crate::thread::{ThreadId, ThreadState, Threads};
 use abi::ErrorCode;
 

@@ -39,29 +39,16 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
+pub use crate::platform::Interrupt;
+pub use crate::thread::{FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
 pub use abi::policy_request::KILLED_BY_POLICY;
 pub use fast_path::UserResume;
-pub use object::tcb::supervision::RestartArguments;
 
 /// Exit status of a system whose root task exited with 0.
 pub const EXIT_SUCCESS: u32 = 0;
 /// Exit status of a system whose root task ended any other way (an exit
 /// with another status, a kill, a fault), or could not be started.
 pub const EXIT_FAILURE: u32 = 1;
-/// The status recorded for a thread made from user space whose TCB object
-/// was destroyed (its last capability deleted, or its Untyped revoked).
-pub const TCB_DESTROYED_STATUS: i64 = -3;
-/// The status recorded for a thread whose address space was a VSpace made
-/// from user space, destroyed while bound to it (its last capability
-/// deleted, or its Untyped revoked).
-pub const VSPACE_DESTROYED_STATUS: i64 = abi::fault::SPACE_DESTROYED_STATUS;
-
-/// The status recorded for a thread confined by a Filter whose memory
-/// was taken back (its Untyped revoked): a restriction is never lifted,
-/// so the threads it confines end with it. (Deleting the Filter's last
-/// capability only pins it: its rules stay in force until the last
-/// thread it confines has ended.)
-pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 
 /// IrqHandler objects that can exist at once: the root's and those
 /// `IrqControlGet` makes (each has its record on a page of the kernel's
@@ -112,15 +99,6 @@ pub enum Resume {
         /// `EXIT_SUCCESS` when the root exited with 0.
         status: u32,
     },
-}
-
-/// An interrupt, as the arch glue classified it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interrupt {
-    /// The kernel's tick (already re-armed).
-    Timer,
-    /// Any other interrupt ID (no user driver can own one yet).
-    Other(u32),
 }
 
 /// The whole kernel state.

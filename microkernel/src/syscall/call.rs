@@ -381,3 +381,18 @@ impl From<Result<(), ErrorCode>> for SyscallResult {
         })
     }
 }
+
+/// `TcbRestart`'s arguments, as decoded and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RestartArguments {
+    /// The TCB capability.
+    pub tcb: u64,
+    /// The first PC.
+    pub pc: u64,
+    /// The first SP.
+    pub sp: u64,
+    /// The first `x0`.
+    pub x0: u64,
+    /// The first TPIDR_EL0.
+    pub tpidr: u64,
+}

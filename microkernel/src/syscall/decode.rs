@@ -357,9 +357,9 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
 /// memory destroyed): `Exit` refuses them (`InvalidArgument`), so an end
 /// recorded with one, and the console line it gets, is the kernel's.
 pub const KERNEL_STATUSES: [i64; 5] = [
-    crate::kernel::TCB_DESTROYED_STATUS,
-    crate::kernel::VSPACE_DESTROYED_STATUS,
-    crate::kernel::FILTER_DESTROYED_STATUS,
+    crate::thread::TCB_DESTROYED_STATUS,
+    crate::thread::VSPACE_DESTROYED_STATUS,
+    crate::thread::FILTER_DESTROYED_STATUS,
     abi::policy_request::KILLED_BY_POLICY,
     abi::user_dispatch::KILLED_BY_USER_DISPATCH,
 ];
@@ -367,9 +367,7 @@ pub const KERNEL_STATUSES: [i64; 5] = [
 /// Checks `TcbRestart`'s registers: the PC 4-byte and the SP 16-byte
 /// aligned (else `InvalidArgument`), both in the user half (else
 /// `InvalidAddress`), as `TcbSetSpace` checks them.
-pub fn restart_arguments(
-    context: &UserContext,
-) -> Result<crate::kernel::RestartArguments, ErrorCode> {
+pub fn restart_arguments(context: &UserContext) -> Result<RestartArguments, ErrorCode> {
     let (pc, sp) = (context.x[2], context.x[3]);
     if !pc.is_multiple_of(4) || !sp.is_multiple_of(16) {
         return Err(ErrorCode::InvalidArgument);
@@ -378,7 +376,7 @@ pub fn restart_arguments(
     if pc >= user_end || sp > user_end {
         return Err(ErrorCode::InvalidAddress);
     }
-    Ok(crate::kernel::RestartArguments {
+    Ok(RestartArguments {
         tcb: context.capability_pointer(),
         pc,
         sp,

@@ -28,21 +28,6 @@ use arch::context::UserContext;
 use arch::object_memory::kind;
 use entry::WorkFlags;
 
-/// `TcbRestart`'s arguments, as decoded and checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RestartArguments {
-    /// The TCB capability.
-    pub tcb: u64,
-    /// The first PC.
-    pub pc: u64,
-    /// The first SP.
-    pub sp: u64,
-    /// The first `x0`.
-    pub x0: u64,
-    /// The first TPIDR_EL0.
-    pub tpidr: u64,
-}
-
 impl Kernel {
     /// Does thread `id` keep its TCB ended when it ends (`state`)? A thread
     /// made from user space does, unless it ends because its TCB is being
