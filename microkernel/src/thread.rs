@@ -68,9 +68,10 @@ pub enum ThreadState {
         badge: u64,
         /// A `Call`: after the transfer it waits for the reply.
         call: bool,
-        /// A fault message (built from `pending_fault`), not the thread's
-        /// registers, is sent; the reply resumes or stops the thread.
-        fault: bool,
+        /// Its kernel message (`Thread::kernel_message`), not its
+        /// registers, is sent; then it waits for the answer
+        /// (`BlockedOnAnswer`).
+        kernel_message: bool,
     },
     /// Waiting in an endpoint's queue to receive.
     BlockedOnReceive {
@@ -79,9 +80,10 @@ pub enum ThreadState {
     },
     /// Sent a `Call` and waits for the receiver's reply.
     BlockedOnReply,
-    /// Faulted; its fault handler received the fault message and owes
-    /// the reply that resumes (or stops) it.
-    BlockedOnFaultReply,
+    /// Its kernel message (`Thread::kernel_message`: a fault, a policy
+    /// request or a trace stop) was received; the receiver owes the
+    /// answer that resumes it (or, for a fault, may stop it).
+    BlockedOnAnswer,
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended,
     /// Made from user space (`Retype` of a TCB) and not started yet: in no
@@ -264,11 +266,10 @@ pub struct Thread {
     /// messages carry. `None` (or an endpoint destroyed since): a fault
     /// stops the thread.
     pub fault_endpoint: Option<(ObjectRef, u64)>,
-    /// The fault being handled (while blocked on a fault endpoint).
-    pub pending_fault: Option<FaultReport>,
-    /// The policy request being asked (while blocked on its policy
-    /// server, through the same path as a fault message).
-    pub pending_policy: Option<PolicyRequest>,
+    /// The message the kernel sends for it, while it waits for the
+    /// message to be received and answered (`BlockedOnSend` with
+    /// `kernel_message`, then `BlockedOnAnswer`).
+    pub kernel_message: Option<KernelMessage>,
     /// The syscall it stopped in (see `stopped_call`): waiting for an
     /// answer, or answered and about to go on.
     pub call: Option<StoppedCall>,
@@ -318,9 +319,6 @@ pub struct Thread {
     /// badge of the capability it was given through (an endpoint
     /// destroyed since: it runs on untraced).
     pub tracer: Option<(ObjectRef, u64)>,
-    /// The trace stop being reported (while blocked on its tracer,
-    /// through the same path as a fault message).
-    pub pending_trace: Option<TraceStop>,
     /// Where the thread is in its traced syscall.
     pub trace: TraceProgress,
     /// Its syscall user dispatch (`SetUserDispatch`), if on.
@@ -368,6 +366,64 @@ impl UserDispatchConfig {
     /// Is the `svc` at `address` inside the allowed range?
     pub fn allows(&self, address: u64) -> bool {
         (self.start..self.end).contains(&address)
+    }
+}
+
+/// A message the kernel sends on a thread's behalf, as if the thread had
+/// called the receiver, and whose answer the thread waits for (seL4's
+/// `tcbFault`, which also covers more than faults). One at a time: a
+/// thread that waits for one answer makes no syscall and takes no fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelMessage {
+    /// A fault, to its fault endpoint (`abi::fault`): the handler's
+    /// answer retries, moves the PC or stops the thread.
+    Fault(FaultReport),
+    /// A `Notify` verdict's request, to the filter's policy server
+    /// (`abi::policy_request`): the answer is the verdict on the stopped
+    /// call.
+    PolicyRequest(PolicyRequest),
+    /// A syscall entry or exit stop or a single step, to the tracer
+    /// (`abi::trace`): the answer lets the thread go on.
+    TraceStop(TraceStop),
+}
+
+impl Thread {
+    /// The fault report it waits to have answered.
+    pub fn fault_report(&self) -> Option<FaultReport> {
+        match self.kernel_message {
+            Some(KernelMessage::Fault(report)) => Some(report),
+            _ => None,
+        }
+    }
+
+    /// The policy request it waits to have answered.
+    pub fn policy_request(&self) -> Option<&PolicyRequest> {
+        match &self.kernel_message {
+            Some(KernelMessage::PolicyRequest(request)) => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The trace stop it waits to have answered.
+    pub fn trace_stop(&self) -> Option<TraceStop> {
+        match self.kernel_message {
+            Some(KernelMessage::TraceStop(stop)) => Some(stop),
+            _ => None,
+        }
+    }
+
+    /// Takes its trace stop, if that is its kernel message.
+    pub fn take_trace_stop(&mut self) -> Option<TraceStop> {
+        let stop = self.trace_stop()?;
+        self.kernel_message = None;
+        Some(stop)
+    }
+
+    /// Takes its fault report, if that is its kernel message.
+    pub fn take_fault_report(&mut self) -> Option<FaultReport> {
+        let report = self.fault_report()?;
+        self.kernel_message = None;
+        Some(report)
     }
 }
 
@@ -523,14 +579,12 @@ impl Thread {
         cspace: None,
         cspace_slots: NO_CSPACE_SLOTS,
         fault_endpoint: None,
-        pending_fault: None,
-        pending_policy: None,
+        kernel_message: None,
         call: None,
         audit: None,
         audit_dropped: 0,
         audit_pending: None,
         tracer: None,
-        pending_trace: None,
         trace: TraceProgress::NONE,
         user_dispatch: None,
         created_by_user: false,

@@ -1494,7 +1494,7 @@ fn a_stop_queued_on_a_destroyed_endpoint_lets_the_thread_run_untraced() {
     assert!(!thread
         .work
         .intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP));
-    assert_eq!(thread.pending_trace, None);
+    assert_eq!(thread.trace_stop(), None);
     assert_eq!(thread.context.pc, pc, "its svc is not executed again");
     assert!(thread.call.is_some_and(|call| call.is_answered()));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
@@ -3347,7 +3347,7 @@ mod stopped_calls {
         );
         let thread = h.kernel.thread(tracee);
         assert_eq!(thread.call, None);
-        assert_eq!(thread.pending_trace, None, "the stop was withdrawn");
+        assert_eq!(thread.trace_stop(), None, "the stop was withdrawn");
         assert_eq!(thread.state, ThreadState::Ready);
         assert_eq!(thread.context.x[0], ErrorCode::Interrupted.raw());
         assert_eq!(thread.context.x[8], 12_345, "the write took effect after");

@@ -20,10 +20,11 @@ pub mod notification;
 pub mod queue;
 pub mod trace;
 
+use crate::fault::FaultReport;
 use crate::ids::ObjectId;
 use crate::platform::PhysMemory;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
-use crate::thread::{PolicyRequest, Thread, ThreadId, ThreadState, Threads};
+use crate::thread::{KernelMessage, PolicyRequest, Thread, ThreadId, ThreadState, Threads};
 use abi::fault::{FaultMessage, FaultReply};
 use abi::policy_request::PolicyAnswer as Verdict;
 use abi::ErrorCode;
@@ -157,7 +158,7 @@ pub fn send<M: PhysMemory>(
         endpoint: endpoint_index,
         badge,
         call: kind.call,
-        fault: false,
+        kernel_message: false,
     };
     endpoint.push_back(threads, sender, Waiting::Senders);
     Ok(Effects::new(Next::Blocked))
@@ -174,10 +175,13 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        let (badge, call, fault) = match from.state {
+        let (badge, call, kernel_message) = match from.state {
             ThreadState::BlockedOnSend {
-                badge, call, fault, ..
-            } => (badge, call, fault),
+                badge,
+                call,
+                kernel_message,
+                ..
+            } => (badge, call, kernel_message),
             ThreadState::EndPending { badge, .. } => {
                 // An ended thread's end message: taken, no reply owed.
                 deliver_end(from, to, badge);
@@ -186,10 +190,10 @@ pub fn receive<M: PhysMemory>(
             }
             _ => unreachable!("only blocked senders and ended threads wait in a sender queue"),
         };
-        if fault {
-            // The pair in hand serves the message and the owed reply.
-            deliver_fault(phys, from, to, badge);
-            let displaced = owe_fault_reply(from, sender, to, receiver);
+        if kernel_message {
+            // The pair in hand serves the message and the owed answer.
+            deliver_kernel_message(phys, from, to, badge);
+            let displaced = owe_answer(from, sender, to, receiver);
             return Ok(displace(threads, displaced, Effects::new(Next::Continue)));
         }
         transfer(phys, from, to, badge);
@@ -212,37 +216,40 @@ pub fn receive<M: PhysMemory>(
     Ok(Effects::new(Next::Blocked))
 }
 
-/// `faulter` faulted (its report is in `pending_fault`) and has a fault
-/// endpoint: the fault goes to the first waiting receiver as a message, or
-/// the thread waits in the endpoint's queue. Its registers are untouched.
-pub fn send_fault<M: PhysMemory>(
+/// `sender` has a kernel message to send (`Thread::kernel_message`: a
+/// fault, a policy request or a trace stop) through `endpoint` (its fault
+/// endpoint, its filter's policy server, its tracer): the message goes to
+/// the first waiting receiver, or the thread waits in the endpoint's
+/// queue; either way it then waits for the answer. Its registers are
+/// untouched.
+pub fn send_kernel_message<M: PhysMemory>(
     phys: &mut M,
     threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
     endpoint_index: ObjectId,
-    faulter: ThreadId,
+    sender: ThreadId,
     badge: u64,
 ) -> Effects {
     if endpoint.waiting() == Waiting::Receivers {
-        if let Some(handler) = endpoint.pop_front(threads) {
+        if let Some(receiver) = endpoint.pop_front(threads) {
             // One look at the two threads for the message, the handler's
             // wake-up and the owed reply (three were a third of a traced
             // syscall's stop).
-            let (from, to) = threads.pair_mut(faulter, handler);
-            deliver_fault(phys, from, to, badge);
+            let (from, to) = threads.pair_mut(sender, receiver);
+            deliver_kernel_message(phys, from, to, badge);
             to.state = ThreadState::Ready;
-            let displaced = owe_fault_reply(from, faulter, to, handler);
-            let effects = Effects::new(Next::Blocked).wake(handler);
+            let displaced = owe_answer(from, sender, to, receiver);
+            let effects = Effects::new(Next::Blocked).wake(receiver);
             return displace(threads, displaced, effects);
         }
     }
-    threads[faulter].state = ThreadState::BlockedOnSend {
+    threads[sender].state = ThreadState::BlockedOnSend {
         endpoint: endpoint_index,
         badge,
         call: true,
-        fault: true,
+        kernel_message: true,
     };
-    endpoint.push_back(threads, faulter, Waiting::Senders);
+    endpoint.push_back(threads, sender, Waiting::Senders);
     Effects::new(Next::Blocked)
 }
 
@@ -289,19 +296,31 @@ fn deliver_end(ended: &Thread, receiver: &mut Thread, badge: u64) {
     context.x[8] = badge;
 }
 
-/// The fault message (or policy request) of `faulter` into `handler`'s
-/// registers (and, for a policy request, IPC buffer).
+/// The kernel message of `sender` into `receiver`'s registers (and, for
+/// a policy request, IPC buffer).
 #[inline(always)]
-fn deliver_fault<M: PhysMemory>(phys: &mut M, faulter: &Thread, handler: &mut Thread, badge: u64) {
-    if let Some(request) = &faulter.pending_policy {
-        deliver_policy_request(phys, request, faulter, handler, badge);
-        return;
+fn deliver_kernel_message<M: PhysMemory>(
+    phys: &mut M,
+    sender: &Thread,
+    receiver: &mut Thread,
+    badge: u64,
+) {
+    match &sender.kernel_message {
+        Some(KernelMessage::PolicyRequest(request)) => {
+            deliver_policy_request(phys, request, sender, receiver, badge)
+        }
+        Some(KernelMessage::TraceStop(stop)) => {
+            trace::deliver_trace_stop(phys, stop, sender, receiver, badge)
+        }
+        Some(KernelMessage::Fault(report)) => deliver_fault(Some(*report), receiver, badge),
+        None => deliver_fault(None, receiver, badge),
     }
-    if let Some(stop) = &faulter.pending_trace {
-        trace::deliver_trace_stop(phys, stop, faulter, handler, badge);
-        return;
-    }
-    let report = faulter.pending_fault;
+}
+
+/// A fault message (`abi::fault::FaultMessage`) into `handler`'s
+/// registers (all zero words for no report, which no sender has).
+#[inline(always)]
+fn deliver_fault(report: Option<FaultReport>, handler: &mut Thread, badge: u64) {
     let words = report.map_or([0; 4], |r| FaultMessage::new(r.esr, r.far, r.pc).encode());
     let context = &mut handler.context;
     context.x[0] = ErrorCode::Ok.raw();
@@ -352,18 +371,18 @@ fn deliver_policy_request<M: PhysMemory>(
     context.x[8] = badge;
 }
 
-/// `faulter` waits for `handler`'s reply to its fault message (or
-/// policy request, or trace stop): `owe_reply`, in the fault-reply
-/// state. Returns the caller `handler` owed a reply before (`displace`).
+/// `sender` waits for `receiver`'s answer to its kernel message:
+/// `owe_reply`, in the `BlockedOnAnswer` state. Returns the caller
+/// `receiver` owed a reply before (`displace`).
 #[inline(always)]
-fn owe_fault_reply(
-    faulter: &mut Thread,
-    faulter_id: ThreadId,
-    handler: &mut Thread,
-    handler_id: ThreadId,
+fn owe_answer(
+    sender: &mut Thread,
+    sender_id: ThreadId,
+    receiver: &mut Thread,
+    receiver_id: ThreadId,
 ) -> Option<ThreadId> {
-    let displaced = owe_reply(faulter, faulter_id, handler, handler_id);
-    faulter.state = ThreadState::BlockedOnFaultReply;
+    let displaced = owe_reply(sender, sender_id, receiver, receiver_id);
+    sender.state = ThreadState::BlockedOnAnswer;
     displaced
 }
 
@@ -416,8 +435,8 @@ fn answer_inline<M: PhysMemory>(
     }
     match to.state {
         ThreadState::BlockedOnReply => {}
-        ThreadState::BlockedOnFaultReply => {
-            reply_to_fault(phys, from, to);
+        ThreadState::BlockedOnAnswer => {
+            take_answer(phys, from, to);
             return Ok(caller);
         }
         _ => return Err(IpcError::NoReplyTarget),
@@ -428,18 +447,21 @@ fn answer_inline<M: PhysMemory>(
     Ok(caller)
 }
 
-/// Resumes (or stops) a faulted thread (`caller`) as its handler's
-/// (`replier`'s) reply label says. Takes the pair `answer_inline` already
-/// looked up: each look at a thread by id costs a bounds and kind check.
+/// `replier`'s reply is the answer to `caller`'s kernel message: a
+/// tracer's lets it go on, a policy server's decides its stopped call, a
+/// fault handler's resumes or stops it. Takes the pair `answer_inline`
+/// already looked up: each look at a thread by id costs a bounds and kind
+/// check.
 #[cold]
-fn reply_to_fault<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
-    if let Some(stop) = caller.pending_trace.take() {
+fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
+    let message = caller.kernel_message.take();
+    if let Some(KernelMessage::TraceStop(stop)) = message {
         trace::answer_trace_stop(phys, replier, caller, stop);
         replier.context.x[0] = ErrorCode::Ok.raw();
         return;
     }
     let label = message::sent_info(replier).label();
-    if let Some(request) = caller.pending_policy.take() {
+    if let Some(KernelMessage::PolicyRequest(request)) = message {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
         let verdict = {
@@ -451,7 +473,10 @@ fn reply_to_fault<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mu
         return;
     }
     let reply = FaultReply::decode(label, replier.context.x[2]);
-    let report = caller.pending_fault.take();
+    let report = match message {
+        Some(KernelMessage::Fault(report)) => Some(report),
+        _ => None,
+    };
     caller.state = match (reply, report) {
         (FaultReply::SetPc(pc), _) => {
             caller.context.pc = pc;
@@ -503,7 +528,7 @@ fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: V
 /// `Denied` (policy fails closed). The thread is ready afterwards.
 pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
     let asker = &mut threads[thread];
-    asker.pending_policy = None;
+    asker.kernel_message = None;
     match asker.call.as_mut() {
         Some(call) => {
             call.forwarded = true;
@@ -571,17 +596,17 @@ fn displace(threads: &mut impl Threads, displaced: Option<ThreadId>, effects: Ef
 #[inline(never)]
 fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effects) -> Effects {
     threads[previous].reply_from = None;
-    if threads[previous].pending_policy.is_some() {
+    if threads[previous].policy_request().is_some() {
         // Its policy server moved on without a verdict: closed.
         fail_policy_request(threads, previous);
-    } else if let Some(stop) = threads[previous].pending_trace.take() {
+    } else if let Some(stop) = threads[previous].take_trace_stop() {
         // Its tracer moved on without an answer: open.
         threads[previous].abandon_trace_stop(stop);
-    } else if threads[previous].state == ThreadState::BlockedOnFaultReply {
+    } else if threads[previous].state == ThreadState::BlockedOnAnswer {
         // A faulted thread cannot take an error code: its handler moved
         // on without an answer, so it stops (the kernel ends a woken
         // thread in the `Faulted` state).
-        let stopped = threads[previous].pending_fault.take();
+        let stopped = threads[previous].take_fault_report();
         threads[previous].state = stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
     } else {
         fail_waiter(threads, previous, ErrorCode::ObjectDeleted);

@@ -59,7 +59,7 @@ fn a_sender_waits_until_a_receiver_comes() {
             endpoint: ObjectId(3),
             badge: 0xb0,
             call: false,
-            fault: false
+            kernel_message: false
         }
     );
     let e = receive(&mut ram, &mut t, &mut ep, ObjectId(3), server, true).unwrap();
@@ -329,10 +329,10 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     let (handler, faulter) = (ThreadId::nth(0), ThreadId::nth(1));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
     t[1].context.x[0] = 0xdead;
-    t[1].pending_fault = Some(report);
+    t[1].kernel_message = Some(KernelMessage::Fault(report));
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
-        send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9).next,
+        send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9).next,
         Next::Blocked
     );
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
@@ -342,7 +342,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
         (got.x[2], got.x[3], got.x[5], got.x[8]),
         (0x24, 0x1000, 0x40_0100, 9)
     );
-    assert_eq!(t[1].state, ThreadState::BlockedOnFaultReply);
+    assert_eq!(t[1].state, ThreadState::BlockedOnAnswer);
     // Resume at a new PC; the faulter's registers get no message.
     message(&mut t[0], FAULT_REPLY_SET_PC, &[0x40_0104]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
@@ -351,9 +351,9 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
         (ThreadState::Ready, 0x40_0104, 0xdead)
     );
     // A second fault, this time with the handler waiting: stop it.
-    t[1].pending_fault = Some(report);
+    t[1].kernel_message = Some(KernelMessage::Fault(report));
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
-    let effects = send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
+    let effects = send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
     assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
@@ -370,10 +370,10 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
     let (handler, faulter, caller) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
-    t[1].pending_fault = Some(report);
+    t[1].kernel_message = Some(KernelMessage::Fault(report));
     t[1].context.x[0] = 0xdead;
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
-    send_fault(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
+    send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
     // The handler receives a Call instead of replying to the fault.
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), caller, 0, CALL).unwrap();

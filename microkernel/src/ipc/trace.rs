@@ -1,8 +1,8 @@
 //! Trace stops as IPC: the message a tracer receives, what its reply does
 //! to the stopped thread, and how a stop ends when the tracer is gone.
 //!
-//! A stop travels like a fault message (`send_fault`): the stopped thread
-//! waits in the tracer's endpoint queue, then for the reply. Unlike a
+//! A stop is a kernel message (`send_kernel_message`): the stopped thread
+//! waits in the tracer's endpoint queue, then for the answer. Unlike a
 //! policy request, a stop fails *open*: whatever happens to the tracer,
 //! the thread runs on (see `abi::trace`).
 

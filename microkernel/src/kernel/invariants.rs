@@ -38,7 +38,7 @@ impl Kernel {
                 ThreadState::BlockedOnNotification { notification } => {
                     self.queued_in(id, notification, Waiting::Receivers, true)?
                 }
-                ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
+                ThreadState::BlockedOnReply | ThreadState::BlockedOnAnswer => {
                     let owed = thread
                         .reply_from
                         .and_then(|server| self.objects.thread(server))
@@ -68,9 +68,12 @@ impl Kernel {
             // wait, a suspension: those cancel it).
             if let Some(call) = &thread.call {
                 let waiting_for_answer = match thread.state {
-                    ThreadState::BlockedOnSend { fault: true, .. }
-                    | ThreadState::BlockedOnFaultReply => {
-                        thread.pending_policy.is_some() || thread.pending_trace.is_some()
+                    ThreadState::BlockedOnSend {
+                        kernel_message: true,
+                        ..
+                    }
+                    | ThreadState::BlockedOnAnswer => {
+                        thread.policy_request().is_some() || thread.trace_stop().is_some()
                     }
                     ThreadState::BlockedOnAudit => true,
                     _ => false,
@@ -88,7 +91,7 @@ impl Kernel {
                 let waiting = self.objects.thread(caller).is_some_and(|c| {
                     matches!(
                         c.state,
-                        ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply
+                        ThreadState::BlockedOnReply | ThreadState::BlockedOnAnswer
                     ) && c.reply_from == Some(id)
                 });
                 if !waiting {

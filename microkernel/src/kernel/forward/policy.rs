@@ -7,6 +7,7 @@ use crate::filter::{routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
+use crate::thread::KernelMessage;
 use crate::thread::{AttachedFilter, PolicyRequest, ThreadId};
 use abi::cap::CapType;
 use abi::policy::Action;
@@ -167,14 +168,14 @@ impl Kernel {
             })
             .unwrap_or((0, 0));
         self.policy_cookie += 1;
-        self.objects[current].pending_policy = Some(PolicyRequest {
+        self.objects[current].kernel_message = Some(KernelMessage::PolicyRequest(PolicyRequest {
             filter,
             number,
             object_type,
             badge: cap_badge,
             cookie: self.policy_cookie,
             args,
-        });
+        }));
         self.send_on_behalf(platform, current, endpoint, badge);
     }
 }

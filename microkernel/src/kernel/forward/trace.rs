@@ -26,6 +26,7 @@
 use crate::cap::ObjectId;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
+use crate::thread::KernelMessage;
 use crate::thread::{ThreadId, TraceProgress, TraceStop};
 use abi::cap::{CapType, Rights};
 use abi::trace::StopKind;
@@ -102,7 +103,7 @@ impl Kernel {
     /// `target` runs on untraced; a stop it waits at ends as if the tracer
     /// had said "continue".
     pub(in crate::kernel) fn detach_tracer(&mut self, target: ThreadId) {
-        if let Some(stop) = self.objects[target].pending_trace.take() {
+        if let Some(stop) = self.objects[target].take_trace_stop() {
             self.cancel_wait(target);
             self.objects[target].abandon_trace_stop(stop);
             self.make_ready(target);
@@ -130,7 +131,7 @@ impl Kernel {
         }
         match tracer {
             Some((endpoint, badge)) => {
-                thread.pending_trace = Some(TraceStop { kind, number });
+                thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
                 self.send_on_behalf(platform, current, endpoint, badge);
             }
             None => {
@@ -215,7 +216,7 @@ impl Kernel {
             None
         };
         if let (Some((kind, number)), Some((endpoint, badge))) = (stop, tracer) {
-            thread.pending_trace = Some(TraceStop { kind, number });
+            thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
             self.send_on_behalf(platform, current, endpoint, badge);
             return true;
         }

@@ -247,7 +247,7 @@ impl Kernel {
         let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() else {
             return;
         };
-        let effects = ipc::send_fault(
+        let effects = ipc::send_kernel_message(
             platform,
             &mut self.objects,
             &mut queue,
@@ -280,12 +280,12 @@ impl Kernel {
                 self.objects[waiter].state = ThreadState::Ended;
                 continue;
             }
-            let faulted = matches!(thread.state, ThreadState::BlockedOnSend { fault: true, .. });
-            let asked_policy = thread.pending_policy.is_some();
+            let faulted = thread.fault_report().is_some();
+            let asked_policy = thread.policy_request().is_some();
             if asked_policy {
                 // Its policy server's endpoint is gone: closed.
                 ipc::fail_policy_request(&mut self.objects, waiter);
-            } else if let Some(stop) = self.objects[waiter].pending_trace.take() {
+            } else if let Some(stop) = self.objects[waiter].take_trace_stop() {
                 // Its tracer's endpoint is gone: open, and it runs on
                 // untraced (other threads traced through this endpoint
                 // find it gone at their next stop: `live_tracer`).

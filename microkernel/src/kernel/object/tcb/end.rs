@@ -10,6 +10,7 @@ use crate::kernel::{
     KERNEL_ROOT_VSPACE_SLOT, KILLED_BY_POLICY, VSPACE_DESTROYED_STATUS,
 };
 use crate::platform::{Console, Platform};
+use crate::thread::KernelMessage;
 use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::cap::CapType;
 use abi::ErrorCode;
@@ -98,7 +99,7 @@ impl Kernel {
                 "[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
                 thread.name, thread.number
             );
-            thread.pending_fault = Some(report);
+            thread.kernel_message = Some(KernelMessage::Fault(report));
             self.send_on_behalf(platform, id, endpoint, badge);
             return;
         }
@@ -126,20 +127,23 @@ impl Kernel {
         };
         if matches!(
             self.objects[target].state,
-            ThreadState::BlockedOnSend { fault: true, .. }
-                | ThreadState::BlockedOnFaultReply
+            ThreadState::BlockedOnSend {
+                kernel_message: true,
+                ..
+            } | ThreadState::BlockedOnAnswer
                 | ThreadState::BlockedOnAudit
         ) {
             self.cancel_wait(target);
         }
         let thread = &mut self.objects[target];
         thread.call = None;
-        thread.pending_policy = None;
-        if thread
-            .pending_trace
-            .is_some_and(|stop| stop.kind == abi::trace::StopKind::Entry)
-        {
-            thread.pending_trace = None;
+        // Its question goes with it (a fault report, which no stopped
+        // call has, or a stop after the call stays).
+        let entry_stop = thread
+            .trace_stop()
+            .is_some_and(|stop| stop.kind == abi::trace::StopKind::Entry);
+        if entry_stop || thread.policy_request().is_some() {
+            thread.kernel_message = None;
         }
         thread.context.set_result(ErrorCode::Interrupted);
         if thread.tracer.is_some()
@@ -267,7 +271,7 @@ impl Kernel {
                 queue.remove(&mut self.objects, id);
                 self.audit_waiters = queue;
             }
-            ThreadState::BlockedOnReply | ThreadState::BlockedOnFaultReply => {
+            ThreadState::BlockedOnReply | ThreadState::BlockedOnAnswer => {
                 if let Some(server) = self.objects[id].reply_from.take() {
                     if self.objects[server].reply_to == Some(id) {
                         self.objects[server].reply_to = None;
@@ -292,24 +296,20 @@ impl Kernel {
                     self.make_ready(caller);
                 }
                 // Its policy server died before answering: closed.
-                ThreadState::BlockedOnFaultReply
-                    if self.objects[caller].pending_policy.is_some() =>
-                {
+                ThreadState::BlockedOnAnswer if self.objects[caller].policy_request().is_some() => {
                     ipc::fail_policy_request(&mut self.objects, caller);
                     self.make_ready(caller);
                 }
                 // Its tracer died holding a stop: it runs on (open).
-                ThreadState::BlockedOnFaultReply
-                    if self.objects[caller].pending_trace.is_some() =>
-                {
-                    if let Some(stop) = self.objects[caller].pending_trace.take() {
+                ThreadState::BlockedOnAnswer if self.objects[caller].trace_stop().is_some() => {
+                    if let Some(stop) = self.objects[caller].take_trace_stop() {
                         self.objects[caller].abandon_trace_stop(stop);
                     }
                     self.make_ready(caller);
                 }
                 // Its fault handler died: nobody can resume it sensibly.
-                ThreadState::BlockedOnFaultReply => {
-                    if let Some(report) = self.objects[caller].pending_fault {
+                ThreadState::BlockedOnAnswer => {
+                    if let Some(report) = self.objects[caller].fault_report() {
                         self.end_thread(platform, caller, ThreadState::Faulted(report));
                     }
                 }

@@ -26,6 +26,7 @@ use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::scheduler::Priority;
 use crate::syscall::{SyscallResult, TcbOperation};
+use crate::thread::KernelMessage;
 use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::tcb::{Register, NZCV_MASK};
@@ -290,14 +291,17 @@ impl Kernel {
                     self.current = None;
                 }
             }
-            ThreadState::BlockedOnSend { fault: true, .. } | ThreadState::BlockedOnFaultReply => {
+            ThreadState::BlockedOnSend {
+                kernel_message: true,
+                ..
+            }
+            | ThreadState::BlockedOnAnswer => {
                 self.cancel_wait(target);
                 let thread = &mut self.objects[target];
-                thread.pending_fault = None;
-                // An exit or step stop ends as if the tracer had said
-                // "continue" (an entry stop is a stopped call, cancelled
-                // above).
-                if let Some(stop) = thread.pending_trace.take() {
+                // A fault is withdrawn; an exit or step stop ends as if
+                // the tracer had said "continue" (an entry stop or a
+                // policy request is a stopped call's, cancelled above).
+                if let Some(KernelMessage::TraceStop(stop)) = thread.kernel_message.take() {
                     thread.abandon_trace_stop(stop);
                 }
             }
@@ -385,7 +389,10 @@ impl Kernel {
             return true;
         }
         match self.objects[target].state {
-            ThreadState::BlockedOnSend { fault: false, .. }
+            ThreadState::BlockedOnSend {
+                kernel_message: false,
+                ..
+            }
             | ThreadState::BlockedOnReceive { .. }
             | ThreadState::BlockedOnReply
             | ThreadState::BlockedOnNotification { .. } => {

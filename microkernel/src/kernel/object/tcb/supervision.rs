@@ -128,9 +128,7 @@ impl Kernel {
         thread.state = ThreadState::Ended;
         thread.end = Some(end);
         thread.call = None;
-        thread.pending_fault = None;
-        thread.pending_policy = None;
-        thread.pending_trace = None;
+        thread.kernel_message = None;
         thread.trace = crate::thread::TraceProgress::NONE;
         thread.audit_pending = None;
         thread.user_dispatch = None;
