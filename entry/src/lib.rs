@@ -17,9 +17,12 @@
 //!
 //! 1. **One order, one place.** Entry work runs as 1 user dispatch, 2 trace
 //!    entry stop, 3 policy, 4 audit entry; exit work as 5 audit exit, 6 trace
-//!    exit stop, 7 single-step report, 8 the exit-to-user loop. The kernel
-//!    acts on a syscall with work only in the steps these machines return,
-//!    in the order they return them, so nothing can reorder them.
+//!    exit stop, 7 single-step report, 8 the exit-to-user loop. Every
+//!    effect of a stage (a redirect, a stop sent, a policy request, an
+//!    audit record) is a step these machines return, and the kernel
+//!    carries the steps out in the order they come, so nothing can
+//!    reorder them (`docs/entry.md` §2: the stops of stages 6 and 7 are
+//!    sent on the thread's way back to EL0, still in that order).
 //! 2. **The fast path reads one word.** A thread's [`WorkFlags`] is one
 //!    `u64` in its TCB; the arch fast path compares it with zero and never
 //!    calls into this crate. Every feature that costs time sets a bit.
