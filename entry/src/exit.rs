@@ -22,9 +22,11 @@
 //!
 //! The kernel drives [`SyscallExit`] as it drives the entry: it carries out
 //! each [`ExitStep`] and asks [`SyscallExit::next_step`] for the next, until
-//! [`ExitStep::ExitToUser`] (or `Killed`, `Stopped`). A syscall that
-//! blocks in dispatch has stage 5 done when it blocks (its record has no
-//! result) and stages 6 to 8 when it returns ([`SyscallExit::after_block`]).
+//! [`ExitStep::ExitToUser`] (or `Killed`, `Stopped`). A syscall whose
+//! result is applied after its record (an IPC's effects, a yield) goes on
+//! to stages 6 to 8 with [`SyscallExit::after_record`], and so does one that
+//! blocked in dispatch, when it returns (its record, written as it
+//! blocked, has no result).
 //!
 //! [`exit_to_user_mode`] is the one routine every return to user mode takes:
 //! syscalls, interrupts, faults and a new thread's first entry. It must be
@@ -104,10 +106,11 @@ impl SyscallExit {
         SyscallExit { work, stage }
     }
 
-    /// The exit work of a syscall that blocked in dispatch, now that it
-    /// returns: stage 5 ran when it blocked; stages 6 to 8 run now.
+    /// Stages 6 to 8 of a syscall whose stage 5 is done: its record was
+    /// written before its result was applied (an IPC's effects, a yield),
+    /// or it blocked in dispatch and now returns. `work` is read now.
     #[inline(always)]
-    pub const fn after_block(entry: SyscallEntry, work: WorkFlags) -> SyscallExit {
+    pub const fn after_record(entry: SyscallEntry, work: WorkFlags) -> SyscallExit {
         let exit = SyscallExit::new(entry, work);
         if exit.stage == 5 {
             SyscallExit { work, stage: 6 }

@@ -416,7 +416,7 @@ pub struct TraceProgress {
     /// Stops owed before the thread returns to EL0: `OWE_EXIT`, `OWE_STEP`.
     pub owed: u8,
     /// The syscall blocked: its exit stages 6 to 8 run when it returns
-    /// (how its entry ended: `entry::SyscallExit::after_block`).
+    /// (how its entry ended: `entry::SyscallExit::after_record`).
     pub exit_deferred: Option<entry::SyscallEntry>,
 }
 

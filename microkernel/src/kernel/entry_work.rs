@@ -264,21 +264,21 @@ impl Kernel {
             return;
         }
         if let SyscallResult::Preempted { .. } = result {
-            // Kept to go on: its exit work runs when it is done.
+            // Kept to go on (`preempt_call`): stage 5 runs when it is done.
             let _ = self.write_back(platform, current, esr, entered, result);
+            self.defer_exit_work(current, entered.entry);
             return;
         }
         // Stage 5 before the result is applied (an IPC's effects, a
         // yield): the record's result is the one dispatch gave (none for
-        // a call that blocks or ends its thread).
+        // a call that blocks or ends its thread). Stages 6 to 8 after it,
+        // by the work word as the result left it.
         let mut exit = SyscallExit::new(entered.entry, self.exit_work_word(current));
-        let mut step = exit.next_step();
-        if let ExitStep::WriteAuditRecord { .. } = step {
+        if let ExitStep::WriteAuditRecord { .. } = exit.next_step() {
             self.audit_dispatched(platform, current, result);
-            step = exit.next_step();
         }
         match self.write_back(platform, current, esr, entered, result) {
-            Dispatched::Returns => self.carry_out_exit(platform, current, exit, step, None),
+            Dispatched::Returns => self.exit_after_record(platform, current, entered.entry),
             // The caller waits; whoever runs next goes through the exit
             // work in `resume`, and its own stages 6 to 8 run when it
             // returns (`trace_before_user`).
@@ -460,15 +460,14 @@ impl Kernel {
         self.carry_out_exit(platform, current, exit, step, result);
     }
 
-    /// Stages 6 to 8 of a syscall that blocked in dispatch, now that it
-    /// returns (stage 5 ran when it blocked).
-    pub(in crate::kernel) fn exit_after_block<P: Platform>(
+    /// Stages 6 to 8 of a syscall whose stage 5 is done (`after_record`).
+    pub(in crate::kernel) fn exit_after_record<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
         entry: SyscallEntry,
     ) {
-        let mut exit = SyscallExit::after_block(entry, self.exit_work_word(current));
+        let mut exit = SyscallExit::after_record(entry, self.exit_work_word(current));
         let step = exit.next_step();
         self.carry_out_exit(platform, current, exit, step, None);
     }

@@ -229,7 +229,7 @@ impl Kernel {
     #[inline(never)]
     fn run_deferred_exit<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
         if let Some(entry) = self.objects[current].trace.exit_deferred.take() {
-            self.exit_after_block(platform, current, entry);
+            self.exit_after_record(platform, current, entry);
         }
     }
 
