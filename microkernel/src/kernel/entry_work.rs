@@ -9,6 +9,7 @@
 //! from its stop (`SyscallEnter::resume`); its exit stages run once it is
 //! done.
 
+use crate::cap::OtherObjects;
 use crate::kernel::dispatch::Dispatched;
 use crate::kernel::{Kernel, KILLED_BY_POLICY};
 use crate::platform::Platform;
@@ -16,7 +17,7 @@ use crate::stopped_call::{
     CallStop, EntryOutcome, PolicyAnswer, Progress, Resumed, StopAnswer, StoppedCall,
 };
 use crate::syscall::{self, SyscallResult};
-use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress};
+use crate::thread::{PendingRecord, Thread, ThreadId, ThreadState, TraceProgress};
 use abi::policy::Action;
 use abi::trace::StopKind;
 use abi::ErrorCode;
@@ -198,7 +199,9 @@ impl Kernel {
                     return None;
                 }
                 let x0 = thread.context.x[0];
-                self.exit_with_work(platform, current, entry, Some(x0));
+                let pending = thread.audit_pending.take();
+                let (exit, step) = Self::exit_with_record_on(thread, entry);
+                self.exit_with_record(platform, current, exit, step, pending.as_ref(), Some(x0));
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), then its thread waits for its fault
                 // handler: the stops its exit stages owe are sent when it
@@ -253,13 +256,17 @@ impl Kernel {
             if let SyscallResult::Return(code) = result {
                 thread.context.x[0] = code.raw();
             }
-            if thread.audit_pending.is_none() {
-                if Self::exit_work_on(thread, entered.entry) {
-                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+            match thread.audit_pending.take() {
+                None => {
+                    if Self::exit_work_on(thread, entered.entry) {
+                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    }
                 }
-            } else {
-                let x0 = thread.context.x[0];
-                self.exit_with_work(platform, current, entered.entry, Some(x0));
+                Some(pending) => {
+                    let x0 = thread.context.x[0];
+                    let (exit, step) = Self::exit_with_record_on(thread, entered.entry);
+                    self.exit_with_record(platform, current, exit, step, Some(&pending), Some(x0));
+                }
             }
             return;
         }
@@ -291,9 +298,17 @@ impl Kernel {
     /// common syscall has none): a new one (`resumed` is `None`), or one
     /// that stopped in its entry work and whose answer has come (its
     /// registers are in the context again). Answers each question the
-    /// entry machine asks, in its order, until a step ends the pass;
-    /// returns that step (for `enter_syscall_with_work` to carry out) and
-    /// what the stages decided.
+    /// entry machine asks until a step ends the pass; returns that step
+    /// (for `enter_syscall_with_work` to carry out) and what the stages
+    /// decided.
+    ///
+    /// The machine asks at most one question per stage, in stage order
+    /// (the contract tests check it for every work word), so the answers
+    /// are given in one pass down the stages, each where its question can
+    /// come, rather than in a loop over a step that the compiler could not
+    /// follow (a loop cost a filtered syscall some 50 instructions). Stages
+    /// 2 and 3 work on the thread in hand; stages 1 and 4 need the whole
+    /// kernel (user memory, the ring) and look at the thread again.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn enter_with_work<P: Platform>(
@@ -321,51 +336,56 @@ impl Kernel {
             forwarded: going_on.forwarded,
             checked: None,
         };
-        let work = self.objects[current].work;
-        let (enter, mut step) = match resumed.map(|call| call.at) {
-            Some(CallStop::Entry(stop)) => SyscallEnter::resume(work, stop),
-            _ => SyscallEnter::start(work),
+        let Some((mut thread, mut others)) = self.objects.split_thread(current) else {
+            unreachable!("the current thread is a thread");
         };
-        let entry = loop {
-            step = match step {
-                // Stage 1 reads the selector byte and the PC.
-                EntryStep::UserDispatch => {
-                    let answer = match self.user_dispatch_decision(platform, current) {
-                        Some(flags) => {
-                            pass.outcome = EntryOutcome::Redirect { flags };
-                            UserDispatch::Redirected
-                        }
-                        None => UserDispatch::Continue,
-                    };
-                    enter.user_dispatch(answer)
+        let (enter, mut step) = match going_on.at {
+            CallStop::Entry(stop) => SyscallEnter::resume(thread.work, stop),
+            CallStop::Dispatch { .. } => SyscallEnter::start(thread.work),
+        };
+        // Stage 1 reads the selector byte and the PC (user memory).
+        if step == EntryStep::UserDispatch {
+            let answer = match self.user_dispatch_decision(platform, current) {
+                Some(flags) => {
+                    pass.outcome = EntryOutcome::Redirect { flags };
+                    UserDispatch::Redirected
                 }
-                EntryStep::TraceEntry => enter.trace_entry(pass.trace_answer()),
-                EntryStep::Policy => enter.policy(self.judge(current, &mut pass)),
-                EntryStep::AuditRoom(verdict) => {
-                    // "There is room now" is only a reason to look again.
-                    if pass.answer == Some(StopAnswer::AuditRoom) {
-                        pass.answer = None;
-                    }
-                    let room = if self.audit_ring_is_full(platform, current) {
-                        AuditRoom::Full
-                    } else {
-                        AuditRoom::Room
-                    };
-                    enter.audit_room(verdict, room)
-                }
-                EntryStep::WriteAuditEntry(verdict) => {
-                    self.audit_begin(current, pass.outcome, pass.forwarded, pass.checked);
-                    enter.audit_entry_written(verdict)
-                }
-                end => match end.entry() {
-                    Some(entry) => break entry,
-                    None => unreachable!("every step but the questions ends the pass"),
-                },
+                None => UserDispatch::Continue,
             };
-        };
-        let thread = &mut self.objects[current];
+            step = enter.user_dispatch(answer);
+            let Some(again) = self.objects.split_thread(current) else {
+                unreachable!("the current thread is a thread");
+            };
+            (thread, others) = again;
+        }
+        if step == EntryStep::TraceEntry {
+            step = enter.trace_entry(pass.trace_answer());
+        }
+        if step == EntryStep::Policy {
+            step = enter.policy(Self::judge(thread, others, &mut pass));
+        }
         // The number as judged (an emulated result may be in `x8` now).
         thread.trace.number = pass.checked.map_or(thread.context.x[8], |(_, x8)| x8);
+        // Stage 4 looks at the ring.
+        if let EntryStep::AuditRoom(verdict) = step {
+            // "There is room now" is only a reason to look again.
+            if pass.answer == Some(StopAnswer::AuditRoom) {
+                pass.answer = None;
+            }
+            let room = if self.audit_ring_is_full(platform, current) {
+                AuditRoom::Full
+            } else {
+                AuditRoom::Room
+            };
+            step = enter.audit_room(verdict, room);
+        }
+        if let EntryStep::WriteAuditEntry(verdict) = step {
+            self.audit_begin(current, pass.outcome, pass.forwarded, pass.checked);
+            step = enter.audit_entry_written(verdict);
+        }
+        let Some(entry) = step.entry() else {
+            unreachable!("the entry machine asks its questions in stage order");
+        };
         let entered = Entered {
             entry,
             outcome: pass.outcome,
@@ -375,15 +395,12 @@ impl Kernel {
         (step, entered)
     }
 
-    /// Stage 3's question: the verdict of `current`'s filters on its
+    /// Stage 3's question: the verdict of `thread`'s filters on its
     /// registers as they are now, or the answer its policy server gave.
     /// A refusal's result goes in `x0`. (Inlined: it is the policy stage
     /// of every filtered syscall, and its rare parts are out of line.)
     #[inline(always)]
-    fn judge(&mut self, current: ThreadId, pass: &mut Pass) -> PolicyDecision {
-        let Some((thread, others)) = self.objects.split_thread(current) else {
-            unreachable!("the current thread is a thread");
-        };
+    fn judge(thread: &mut Thread, others: OtherObjects<'_>, pass: &mut Pass) -> PolicyDecision {
         let Thread {
             context,
             verdicts,
@@ -444,6 +461,18 @@ impl Kernel {
         work
     }
 
+    /// The exit machine of `thread`'s syscall, whose entry ended as
+    /// `entry` and whose record the caller has just taken (so `AUDIT`
+    /// is in its word: `exit_work_word`), and its first step.
+    #[inline(always)]
+    fn exit_with_record_on(thread: &Thread, entry: SyscallEntry) -> (SyscallExit, ExitStep) {
+        let mut work = thread.work;
+        work.insert(WorkFlags::AUDIT);
+        let mut exit = SyscallExit::new(entry, work);
+        let step = exit.next_step();
+        (exit, step)
+    }
+
     /// The exit stages (5 to 8) of `current`'s syscall, whose entry ended
     /// as `entry`; `result` is the record's result (`None`: it has none).
     #[cold]
@@ -455,9 +484,18 @@ impl Kernel {
         entry: SyscallEntry,
         result: Option<u64>,
     ) {
-        let mut exit = SyscallExit::new(entry, self.exit_work_word(current));
-        let step = exit.next_step();
-        self.carry_out_exit(platform, current, exit, step, result);
+        let thread = &mut self.objects[current];
+        match thread.audit_pending.take() {
+            Some(pending) => {
+                let (exit, step) = Self::exit_with_record_on(thread, entry);
+                self.exit_with_record(platform, current, exit, step, Some(&pending), result);
+            }
+            None => {
+                if Self::exit_work_on(thread, entry) {
+                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                }
+            }
+        }
     }
 
     /// Stages 6 to 8 of a syscall whose stage 5 is done (`after_record`).
@@ -469,45 +507,38 @@ impl Kernel {
     ) {
         let mut exit = SyscallExit::after_record(entry, self.exit_work_word(current));
         let step = exit.next_step();
-        self.carry_out_exit(platform, current, exit, step, None);
+        self.exit_with_record(platform, current, exit, step, None, None);
     }
 
-    /// Carries out `step` and the exit steps after it. A stop blocks the
-    /// thread, so the kernel sends the trace stops stages 6 and 7 ask for
-    /// on the thread's way back to EL0, in that order and before it
-    /// returns (`TraceProgress::owed`, `Kernel::trace_before_user`).
-    fn carry_out_exit<P: Platform>(
+    /// Carries out `step` and the exit steps after it; stage 5 writes
+    /// `pending` (the record the caller took from the thread) with
+    /// `result`. A stop blocks the thread, so the kernel sends the trace
+    /// stops stages 6 and 7 ask for on the thread's way back to EL0, in
+    /// that order and before it returns (`TraceProgress::owed`,
+    /// `Kernel::trace_before_user`). (One pass down the stages, as
+    /// `enter_with_work`: the machine gives each step at most once, in
+    /// stage order.)
+    fn exit_with_record<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
         mut exit: SyscallExit,
         mut step: ExitStep,
+        pending: Option<&PendingRecord>,
         result: Option<u64>,
     ) {
-        loop {
-            match step {
-                ExitStep::WriteAuditRecord { with_result } => {
-                    let result = if with_result { result } else { None };
-                    self.audit_complete(platform, current, result);
-                }
-                ExitStep::SendTraceExitStop => {
-                    self.objects[current].trace.owed |= TraceProgress::OWE_EXIT;
-                }
-                ExitStep::ReportSingleStep => {
-                    self.objects[current].trace.owed |= TraceProgress::OWE_STEP;
-                }
-                ExitStep::ExitToUser => {
-                    Self::exit_loop_on(&mut self.objects[current]);
-                    return;
-                }
-                ExitStep::Killed => {
-                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                    return;
-                }
-                ExitStep::Stopped => return,
+        if let ExitStep::WriteAuditRecord { with_result } = step {
+            if let Some(pending) = pending {
+                let result = if with_result { result } else { None };
+                self.write_record(platform, current, pending, result);
             }
             step = exit.next_step();
         }
+        if step == ExitStep::Killed {
+            self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+            return;
+        }
+        let _ = Self::trace_exit_steps_on(&mut self.objects[current], exit, step);
     }
 
     /// The exit stages (5 to 8) of `thread`'s syscall, on the thread in
@@ -517,22 +548,34 @@ impl Kernel {
     /// killed it (the caller ends it).
     #[inline(always)]
     pub(in crate::kernel) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
+        // No record is pending (the caller's test): no stage 5.
         let mut work = thread.work;
         work.remove(WorkFlags::AUDIT);
         let mut exit = SyscallExit::new(entry, work);
-        loop {
-            match exit.next_step() {
-                // No record is pending (the caller's test).
-                ExitStep::WriteAuditRecord { .. } => {}
-                ExitStep::SendTraceExitStop => thread.trace.owed |= TraceProgress::OWE_EXIT,
-                ExitStep::ReportSingleStep => thread.trace.owed |= TraceProgress::OWE_STEP,
-                ExitStep::ExitToUser => {
-                    Self::exit_loop_on(thread);
-                    return false;
-                }
-                ExitStep::Killed => return true,
-                ExitStep::Stopped => return false,
+        let step = exit.next_step();
+        Self::trace_exit_steps_on(thread, exit, step)
+    }
+
+    /// Stages 6 to 8 from `step` on, on the thread in hand; `true`: its
+    /// policy killed it.
+    #[inline(always)]
+    fn trace_exit_steps_on(thread: &mut Thread, mut exit: SyscallExit, mut step: ExitStep) -> bool {
+        if step == ExitStep::SendTraceExitStop {
+            thread.trace.owed |= TraceProgress::OWE_EXIT;
+            step = exit.next_step();
+        }
+        if step == ExitStep::ReportSingleStep {
+            thread.trace.owed |= TraceProgress::OWE_STEP;
+            step = exit.next_step();
+        }
+        match step {
+            ExitStep::ExitToUser => {
+                Self::exit_loop_on(thread);
+                false
             }
+            ExitStep::Killed => true,
+            // Stopped: nothing runs. (Stage 5 is the caller's.)
+            _ => false,
         }
     }
 
