@@ -200,7 +200,7 @@ impl Kernel {
                 }
                 let x0 = thread.context.x[0];
                 let pending = thread.audit_pending.take();
-                let (exit, step) = Self::exit_with_record_on(thread, entry);
+                let (exit, step) = Self::exit_with_record_on(thread, entry, pending.is_some());
                 self.exit_with_record(platform, current, exit, step, pending.as_ref(), Some(x0));
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), then its thread waits for its fault
@@ -264,7 +264,7 @@ impl Kernel {
                 }
                 Some(pending) => {
                     let x0 = thread.context.x[0];
-                    let (exit, step) = Self::exit_with_record_on(thread, entered.entry);
+                    let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
                     self.exit_with_record(platform, current, exit, step, Some(&pending), Some(x0));
                 }
             }
@@ -462,12 +462,20 @@ impl Kernel {
     }
 
     /// The exit machine of `thread`'s syscall, whose entry ended as
-    /// `entry` and whose record the caller has just taken (so `AUDIT`
-    /// is in its word: `exit_work_word`), and its first step.
+    /// `entry`, and its first step; `recorded`: the caller has just taken
+    /// the record its audit entry began (`AUDIT` in the word if and only
+    /// if so, as `exit_work_word`).
     #[inline(always)]
-    fn exit_with_record_on(thread: &Thread, entry: SyscallEntry) -> (SyscallExit, ExitStep) {
+    fn exit_with_record_on(
+        thread: &Thread,
+        entry: SyscallEntry,
+        recorded: bool,
+    ) -> (SyscallExit, ExitStep) {
         let mut work = thread.work;
-        work.insert(WorkFlags::AUDIT);
+        work.remove(WorkFlags::AUDIT);
+        if recorded {
+            work.insert(WorkFlags::AUDIT);
+        }
         let mut exit = SyscallExit::new(entry, work);
         let step = exit.next_step();
         (exit, step)
@@ -487,7 +495,7 @@ impl Kernel {
         let thread = &mut self.objects[current];
         match thread.audit_pending.take() {
             Some(pending) => {
-                let (exit, step) = Self::exit_with_record_on(thread, entry);
+                let (exit, step) = Self::exit_with_record_on(thread, entry, true);
                 self.exit_with_record(platform, current, exit, step, Some(&pending), result);
             }
             None => {
