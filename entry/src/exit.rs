@@ -1,11 +1,12 @@
-//! Syscall exit work (stages 5 to 7) and the exit-to-user loop (stage 8).
+//! Syscall exit work (stages 5 to 7) as a state machine, and the
+//! exit-to-user loop (stage 8).
 //!
-//! | stage | runs when                                  | may                 |
-//! |-------|--------------------------------------------|---------------------|
-//! | 5     | `AUDIT`, syscall dispatched or denied      | record the result   |
-//! | 6     | `TRACE`, syscall dispatched or denied      | change the result   |
-//! | 7     | `SINGLESTEP` without `SYSEMU`, same        | report the step     |
-//! | 8     | always; handlers per `EXIT_WORK` bit       | reschedule, deliver |
+//! | stage | runs when                                  | the kernel                      |
+//! |-------|--------------------------------------------|---------------------------------|
+//! | 5     | `AUDIT`, syscall dispatched, denied or killed | writes the record, with the result |
+//! | 6     | `TRACE`, syscall dispatched or denied      | sends the exit stop             |
+//! | 7     | `SINGLESTEP` without `SYSEMU`, same        | reports the step                |
+//! | 8     | always; handlers per `EXIT_WORK` bit       | reschedules, delivers           |
 //!
 //! Which syscalls get stages 5 to 7 (the Linux arm64 lessons):
 //! - A syscall the tracer skipped (SYSEMU) gets none of them: its audit entry
@@ -15,6 +16,17 @@
 //! - A syscall redirected by user dispatch gets none: its ABI is foreign.
 //! - A denied syscall gets all of them: audit records the error code, the
 //!   tracer sees it at the exit stop, and the `svc` did complete.
+//! - A killed syscall gets only stage 5: its record (begun at stage 4,
+//!   with the `Kill` verdict) is written without a result; its thread
+//!   never returns, so there is nothing to stop or step.
+//!
+//! The kernel drives [`SyscallExit`] as it drives the entry: it carries out
+//! each [`ExitStep`] and asks [`SyscallExit::next_step`] for the next, until
+//! [`ExitStep::ExitToUser`] (or `Killed`, `Stopped`). A syscall whose
+//! result is applied after its record (an IPC's effects, a yield) goes on
+//! to stages 6 to 8 with [`SyscallExit::after_record`], and so does one that
+//! blocked in dispatch, when it returns (its record, written as it
+//! blocked, has no result).
 //!
 //! [`exit_to_user_mode`] is the one routine every return to user mode takes:
 //! syscalls, interrupts, faults and a new thread's first entry. It must be
@@ -23,8 +35,7 @@
 //! of the work word would wait for the next kernel entry.
 
 use crate::enter::{SkipReason, SyscallEntry};
-use crate::hooks::EntryHooks;
-use crate::regs::SyscallRegisters;
+use crate::hooks::ExitLoopHooks;
 use crate::work::WorkFlags;
 
 /// Most rounds of the exit-to-user loop per return to user mode.
@@ -37,65 +48,113 @@ use crate::work::WorkFlags;
 /// handles it, since a non-zero word also keeps the thread off the fast path.
 pub const MAX_EXIT_WORK_ROUNDS: usize = 8;
 
-/// How a thread leaves [`syscall_exit_to_user_mode`].
+/// What the kernel does next in a syscall's exit work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
-pub enum UserReturn {
-    /// Return to user mode (`eret`) with the saved context as the stages
-    /// left it. `left_pending` is empty unless the exit loop hit its cap.
-    Resume {
-        /// Exit work still set after [`MAX_EXIT_WORK_ROUNDS`] rounds.
-        left_pending: WorkFlags,
+pub enum ExitStep {
+    /// Stage 5: write the syscall's audit record (the one stage 4 began)
+    /// with its result as dispatch (or the denial) left it. A killed
+    /// syscall's record has no result (`with_result` is `false`).
+    WriteAuditRecord {
+        /// The syscall returns (it was dispatched or denied); `false` for
+        /// one whose thread policy killed.
+        with_result: bool,
     },
-    /// Policy killed the thread. No exit stage ran and the exit loop did not
-    /// run. The caller must never `eret` to this thread: it tears the thread
-    /// down, picks another and returns to it through [`exit_to_user_mode`].
+    /// Stage 6: send the exit stop to the tracer (which may change the
+    /// result).
+    SendTraceExitStop,
+    /// Stage 7: report to the tracer that the stepped `svc` completed.
+    ReportSingleStep,
+    /// Stage 8: read the work word afresh (dispatch and the stages above
+    /// may have raised exit work) and run [`exit_to_user_mode`]; then
+    /// return to user mode.
+    ExitToUser,
+    /// Policy killed the thread. No exit stage runs but the audit record
+    /// (stage 5, without a result), nor the exit loop. The caller must
+    /// never `eret` to this thread: it tears the thread down, picks
+    /// another and returns to it through [`exit_to_user_mode`].
     Killed,
     /// The syscall stopped in its entry work ([`SyscallEntry::Stopped`]):
-    /// it has not finished, so nothing ran. The thread waits; its exit
-    /// work runs after [`crate::syscall_resume_entry`] has finished it.
+    /// it has not finished, so nothing runs. The thread waits; its exit
+    /// work runs after [`crate::SyscallEnter::resume`] has finished it.
     Stopped,
 }
 
-/// Runs the syscall exit work after dispatch (or after a skip), then the
-/// exit-to-user loop.
-///
-/// `entry` is what [`crate::syscall_enter_from_user_mode`] returned
-/// ([`SyscallEntry::Dispatch`] when the arch dispatched without entry work).
-/// `work` is the thread's work word read after dispatch, as Linux re-reads
-/// it: a tracer attached during a blocking syscall gets its exit stop.
-pub fn syscall_exit_to_user_mode<H: EntryHooks>(
-    hooks: &mut H,
-    regs: &mut H::Regs,
-    entry: SyscallEntry,
+/// Where the exit work of one syscall is (a few bits: inlined).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyscallExit {
     work: WorkFlags,
-) -> UserReturn {
-    match entry {
-        SyscallEntry::Killed => return UserReturn::Killed,
-        SyscallEntry::Stopped(_) => return UserReturn::Stopped,
-        SyscallEntry::Skipped(SkipReason::Redirected | SkipReason::Emulated) => {}
-        SyscallEntry::Dispatch | SyscallEntry::Skipped(SkipReason::Denied) => {
-            syscall_exit_work(hooks, regs, work);
-        }
-    }
-    // Dispatch and the stages above may have raised exit work: read afresh.
-    let current = hooks.current_work();
-    UserReturn::Resume {
-        left_pending: exit_to_user_mode(hooks, current),
-    }
+    /// The next stage to look at: 5 to 8, or 9 (over); 0 and 1 for a
+    /// killed syscall (its record, then the end), 10 for a stopped one.
+    stage: u8,
 }
 
-/// Stages 5 to 7 for a syscall that was dispatched or denied.
-fn syscall_exit_work<H: EntryHooks>(hooks: &mut H, regs: &mut H::Regs, work: WorkFlags) {
-    if work.contains(WorkFlags::AUDIT) {
-        let result = regs.return_value();
-        hooks.audit_exit(regs, result);
+impl SyscallExit {
+    /// The exit work of a syscall whose entry ended as `entry`
+    /// ([`SyscallEntry::Dispatch`] when the arch dispatched without entry
+    /// work). `work` is the thread's work word read after dispatch, as
+    /// Linux re-reads it: a tracer attached during a blocking syscall gets
+    /// its exit stop.
+    #[inline(always)]
+    pub const fn new(entry: SyscallEntry, work: WorkFlags) -> SyscallExit {
+        let stage = match entry {
+            SyscallEntry::Killed => 0,
+            SyscallEntry::Stopped(_) => 10,
+            SyscallEntry::Skipped(SkipReason::Redirected | SkipReason::Emulated) => 8,
+            SyscallEntry::Dispatch | SyscallEntry::Skipped(SkipReason::Denied) => 5,
+        };
+        SyscallExit { work, stage }
     }
-    if work.contains(WorkFlags::TRACE) {
-        hooks.trace_exit(regs);
+
+    /// Stages 6 to 8 of a syscall whose stage 5 is done: its record was
+    /// written before its result was applied (an IPC's effects, a yield),
+    /// or it blocked in dispatch and now returns. `work` is read now.
+    #[inline(always)]
+    pub const fn after_record(entry: SyscallEntry, work: WorkFlags) -> SyscallExit {
+        let exit = SyscallExit::new(entry, work);
+        if exit.stage == 5 {
+            SyscallExit { work, stage: 6 }
+        } else {
+            exit
+        }
     }
-    if work.contains(WorkFlags::SINGLESTEP) && !work.contains(WorkFlags::SYSEMU) {
-        hooks.single_step(regs);
+
+    /// The next step (after the last one was carried out).
+    #[inline(always)]
+    pub fn next_step(&mut self) -> ExitStep {
+        let work = self.work;
+        match self.stage {
+            0 => {
+                self.stage = 1;
+                if work.contains(WorkFlags::AUDIT) {
+                    return ExitStep::WriteAuditRecord { with_result: false };
+                }
+                return ExitStep::Killed;
+            }
+            1 => return ExitStep::Killed,
+            10 => return ExitStep::Stopped,
+            _ => {}
+        }
+        if self.stage <= 5 {
+            self.stage = 6;
+            if work.contains(WorkFlags::AUDIT) {
+                return ExitStep::WriteAuditRecord { with_result: true };
+            }
+        }
+        if self.stage <= 6 {
+            self.stage = 7;
+            if work.contains(WorkFlags::TRACE) {
+                return ExitStep::SendTraceExitStop;
+            }
+        }
+        if self.stage <= 7 {
+            self.stage = 8;
+            if work.contains(WorkFlags::SINGLESTEP) && !work.contains(WorkFlags::SYSEMU) {
+                return ExitStep::ReportSingleStep;
+            }
+        }
+        self.stage = 9;
+        ExitStep::ExitToUser
     }
 }
 
@@ -105,7 +164,7 @@ fn syscall_exit_work<H: EntryHooks>(hooks: &mut H, regs: &mut H::Regs, work: Wor
 ///
 /// Returns the exit work left pending: empty unless the cap was hit. With no
 /// exit work in `work` it calls no hook at all.
-pub fn exit_to_user_mode<H: EntryHooks>(hooks: &mut H, work: WorkFlags) -> WorkFlags {
+pub fn exit_to_user_mode<H: ExitLoopHooks>(hooks: &mut H, work: WorkFlags) -> WorkFlags {
     let mut pending = work.intersection(WorkFlags::EXIT_WORK);
     for _ in 0..MAX_EXIT_WORK_ROUNDS {
         if pending.is_empty() {

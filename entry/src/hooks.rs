@@ -1,40 +1,42 @@
-//! What the arch and the kernel supply to the entry code: one method per stage.
+//! The answers the kernel gives the entry work's questions, and the hooks
+//! of the exit-to-user loop.
 //!
-//! [`EntryHooks`] is "arch hooks as a trait", after Linux's
-//! `arch_*` hooks with default no-ops: an implementation overrides the
-//! stages it supports and inherits a no-op for the others. The crate calls
-//! a stage only when its [`WorkFlags`] bit is set, so a hook never has to
-//! check its own bit. Stages that can change control flow return a small
-//! enum; the crate, not the hook, decides what happens next.
+//! The entry and exit work are state machines ([`crate::SyscallEnter`],
+//! [`crate::SyscallExit`]): they say what to do next and the kernel
+//! carries it out, so the order in which the kernel acts is theirs. A
+//! question step (user dispatch? the tracer's answer? the verdict? room
+//! in the ring?) is answered with one of the small enums here; the
+//! crate, not the kernel, decides what happens next.
 //!
-//! Two methods have no default on purpose: [`EntryHooks::policy`], because a
-//! forgotten override must not fail open, and [`EntryHooks::current_work`],
-//! because the exit loop must see work raised while it runs.
+//! The exit-to-user loop (stage 8) runs on every return to user mode, not
+//! only after syscalls, and its handlers may change the current thread;
+//! it keeps Linux's shape of arch hooks ([`ExitLoopHooks`]), with
+//! `current_work` required because the loop must see work raised while
+//! it runs.
 
-use crate::regs::SyscallRegisters;
 use crate::work::WorkFlags;
 
-/// Outcome of stage 1, user dispatch.
+/// Answer to stage 1, user dispatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserDispatch {
-    /// The PC is in the allowed range: the syscall proceeds.
+    /// The PC is in the allowed range (or the selector allows): the
+    /// syscall proceeds.
     Continue,
-    /// The PC is outside the allowed range. The hook has already rewritten
-    /// the saved context to enter the thread's handler; the syscall is not
-    /// executed and no other stage runs.
+    /// The syscall goes to the thread's handler: the next step is
+    /// [`crate::EntryStep::Redirect`], and no other stage runs.
     Redirected,
 }
 
-/// Outcome of stage 2, the trace entry stop.
+/// Answer to stage 2, the trace entry stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceEntry {
     /// Run the syscall, with whatever number and arguments the tracer left.
     Continue,
     /// Do not run the syscall: the tracer has written the result (SYSEMU).
     Skip,
-    /// The tracer has not answered yet: the syscall stops here
-    /// ([`crate::SyscallEntry::Stopped`]) until it has, and stage 2 then
-    /// runs again with the answer.
+    /// The tracer has not been asked yet: the next step sends the entry
+    /// stop ([`crate::EntryStep::SendTraceEntryStop`]) and the syscall
+    /// stops until it has answered; stage 2 is then asked again.
     Stop,
 }
 
@@ -43,90 +45,53 @@ pub enum TraceEntry {
 pub enum PolicyVerdict {
     /// Dispatch the syscall.
     Allow,
-    /// Do not dispatch; the hook has written the result (an error code,
+    /// Do not dispatch; the kernel has written the result (an error code,
     /// or the result a policy server gave in the syscall's place).
     Deny,
     /// Do not dispatch and never return to this thread.
     Kill,
 }
 
-/// Outcome of stage 3, the policy check.
+/// Answer to stage 3, the policy check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyDecision {
     /// The verdict is known.
     Verdict(PolicyVerdict),
-    /// A policy server must decide: the syscall stops here
-    /// ([`crate::SyscallEntry::Stopped`]) until it has answered, and stage
-    /// 3 then runs again with the answer.
-    Ask,
+    /// The policy server of the filter at position `filter` of the
+    /// thread's stack must decide: the next step asks it
+    /// ([`crate::EntryStep::AskPolicyServer`]) and the syscall stops until
+    /// it has answered; stage 3 is then asked again.
+    Ask {
+        /// The asking filter's position.
+        filter: u8,
+    },
 }
 
-/// Outcome of stage 4, the audit entry.
+/// Answer to stage 4's question: is there room for the record?
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuditEntry {
-    /// The syscall's record is under way: go on.
-    Continue,
-    /// The audit ring has no room and the thread must not lose a record
-    /// (lossless audit): the syscall stops here
-    /// ([`crate::SyscallEntry::Stopped`]) until there is room, and stage 4
-    /// then runs again with the same verdict.
-    Wait,
+pub enum AuditRoom {
+    /// There is room (or the ring is lossy, which drops and counts
+    /// instead): the next step writes the entry record.
+    Room,
+    /// A lossless ring is full: the next step waits for room
+    /// ([`crate::EntryStep::WaitForAuditRoom`]), before the syscall runs;
+    /// stage 4 is then asked again with the same verdict.
+    Full,
 }
 
-/// The arch and kernel side of the syscall path (see the module docs).
-///
-/// Register-taking methods get the saved user context of the thread making
-/// the syscall. The exit-to-user methods take none: a reschedule may change
-/// which thread returns to user mode, so they act on whichever thread is
-/// current when they run.
-pub trait EntryHooks {
-    /// The arch's saved user context.
-    type Regs: SyscallRegisters;
-
-    /// Stage 1 (`USER_DISPATCH`): redirect a syscall made outside the
-    /// thread's allowed PC range to its user handler.
-    fn user_dispatch(&mut self, _regs: &mut Self::Regs) -> UserDispatch {
-        UserDispatch::Continue
-    }
-
-    /// Stage 2 (`TRACE` or `SYSEMU`): the tracer's answer to the entry
-    /// stop, or `Stop` while it has none. The tracer may rewrite the
-    /// number, arguments and result. Under `SYSEMU` the syscall is skipped
-    /// whatever the answer.
-    fn trace_entry(&mut self, _regs: &mut Self::Regs) -> TraceEntry {
-        TraceEntry::Continue
-    }
-
-    /// Stage 3 (`POLICY`): the verdict for the syscall in `regs`, or `Ask`
-    /// while a policy server has to give it. On `Deny` the hook writes the
-    /// result with [`SyscallRegisters::set_return_value`].
-    fn policy(&mut self, regs: &mut Self::Regs) -> PolicyDecision;
-
-    /// Stage 4 (`AUDIT`): start the record of the syscall and the policy
-    /// verdict (`Allow` when no policy is attached), or `Wait` while there
-    /// is no room for it.
-    fn audit_entry(&mut self, _regs: &Self::Regs, _verdict: PolicyVerdict) -> AuditEntry {
-        AuditEntry::Continue
-    }
-
-    /// Stage 5 (`AUDIT`): record the result.
-    fn audit_exit(&mut self, _regs: &Self::Regs, _result: u64) {}
-
-    /// Stage 6 (`TRACE`): report the exit stop; the tracer may change the result.
-    fn trace_exit(&mut self, _regs: &mut Self::Regs) {}
-
-    /// Stage 7 (`SINGLESTEP`): report that the stepped `svc` completed.
-    fn single_step(&mut self, _regs: &mut Self::Regs) {}
-
-    /// Stage 8: the current thread's work word, read afresh (handlers and
+/// The kernel side of the exit-to-user loop (stage 8). The methods take
+/// no registers: a reschedule may change which thread returns to user
+/// mode, so they act on whichever thread is current when they run.
+pub trait ExitLoopHooks {
+    /// The current thread's work word, read afresh (handlers and
     /// interrupts may have set bits since the caller last read it).
     fn current_work(&mut self) -> WorkFlags;
 
-    /// Stage 8 (`NEED_RESCHED`): run the scheduler. Must clear the bit of
-    /// the thread it leaves current, or the loop only ends at its cap.
+    /// `NEED_RESCHED`: run the scheduler. Must clear the bit of the thread
+    /// it leaves current, or the loop only ends at its cap.
     fn handle_need_resched(&mut self) {}
 
-    /// Stage 8 (`NOTIFY_RESUME`): deliver pending notification-like work to
-    /// the current thread's user context, then clear the bit.
+    /// `NOTIFY_RESUME`: deliver pending notification-like work to the
+    /// current thread's user context, then clear the bit.
     fn handle_notify_resume(&mut self) {}
 }

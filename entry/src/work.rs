@@ -49,7 +49,7 @@ impl WorkFlags {
     /// Notification-like work must be delivered before returning to user mode.
     pub const NOTIFY_RESUME: Self = Self(1 << 33);
 
-    /// Flags that have a stage in [`crate::syscall_enter_from_user_mode`].
+    /// Flags that have a stage in [`crate::SyscallEnter`].
     pub const ENTRY_WORK: Self = Self(
         Self::TRACE.0 | Self::SYSEMU.0 | Self::POLICY.0 | Self::AUDIT.0 | Self::USER_DISPATCH.0,
     );

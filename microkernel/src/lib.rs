@@ -14,9 +14,15 @@
 //!    read by walking the thread's page tables in software and reading the
 //!    frames through the linear map ([`address_space`]).
 //! 4. **One syscall path.** Every syscall goes through
-//!    [`kernel::Kernel::handle_el0_sync`]; a thread with entry work takes
-//!    the generic entry (`entry` crate) around the dispatch, a thread with
-//!    none skips it by testing one word.
+//!    [`kernel::Kernel::handle_el0_sync`]; a thread with none skips the
+//!    generic entry by testing one word. Around the dispatch of a syscall
+//!    with work the kernel does what the `entry` crate's machines say, in
+//!    their order: `kernel/entry_work.rs` answers their questions and
+//!    carries out their steps (the redirect, the trace stops, the policy
+//!    request, the audit room wait and records; the stops owed at exit
+//!    are sent on the thread's way back to EL0). Only a stopped call that
+//!    is cancelled, or a thread that ends inside a syscall, gets its
+//!    record and exit stop where that happens (`docs/stopped_calls.md`).
 //! 5. **Hardware behind a trait.** The core is generic over
 //!    [`platform::Platform`], so everything here unit-tests on the host;
 //!    the target's implementation lives in `main.rs` over the arch crate.

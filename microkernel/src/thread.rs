@@ -445,8 +445,8 @@ pub struct TraceProgress {
     pub number: u64,
     /// Stops owed before the thread returns to EL0: `OWE_EXIT`, `OWE_STEP`.
     pub owed: u8,
-    /// The syscall blocked: its exit work runs when it returns (the
-    /// value `syscall_enter_from_user_mode` gave).
+    /// The syscall blocked: its exit stages 6 to 8 run when it returns
+    /// (how its entry ended: `entry::SyscallExit::after_record`).
     pub exit_deferred: Option<entry::SyscallEntry>,
 }
 

@@ -1,9 +1,9 @@
 //! Entry order, and what each entry stage may do to the syscall.
 
-use crate::fake::{regs, run_syscall, Event, FakeKernel, DENY_ERRNO, EMULATED_RESULT, RESUME};
-use entry::{
-    PolicyVerdict, SkipReason, SyscallEntry, SyscallRegisters, TraceEntry, UserReturn, WorkFlags,
+use crate::fake::{
+    regs, run_syscall, Event, FakeKernel, UserReturn, DENY_ERRNO, EMULATED_RESULT, RESUME,
 };
+use entry::{PolicyVerdict, SkipReason, SyscallEntry, SyscallRegisters, TraceEntry, WorkFlags};
 
 const ALLOW: PolicyVerdict = PolicyVerdict::Allow;
 
@@ -26,13 +26,14 @@ fn all_flags_but_sysemu_run_every_stage_in_order() {
             Event::UserDispatch,
             Event::TraceEntry,
             Event::Policy { number: 5, x2: 2 },
+            Event::AuditRoom,
             Event::AuditEntry {
                 number: 5,
                 x2: 2,
                 verdict: ALLOW
             },
             Event::Dispatched,
-            Event::AuditExit { result: 0 },
+            Event::AuditExit { result: Some(0) },
             Event::TraceExit,
             Event::SingleStep,
             Event::ReadWork,
@@ -73,7 +74,12 @@ fn each_flag_alone_triggers_only_its_own_stages() {
         (WorkFlags::POLICY, &[policy, Event::Dispatched]),
         (
             WorkFlags::AUDIT,
-            &[audit, Event::Dispatched, Event::AuditExit { result: 0 }],
+            &[
+                Event::AuditRoom,
+                audit,
+                Event::Dispatched,
+                Event::AuditExit { result: Some(0) },
+            ],
         ),
     ];
     for (flag, stages) in cases {
@@ -89,15 +95,16 @@ fn each_flag_alone_triggers_only_its_own_stages() {
 /// Position of an event in the documented order.
 fn stage(event: &Event) -> usize {
     match event {
-        Event::UserDispatch => 1,
-        Event::TraceEntry => 2,
-        Event::Policy { .. } => 3,
-        Event::AuditEntry { .. } => 4,
-        Event::Dispatched => 5,
-        Event::AuditExit { .. } => 6,
-        Event::TraceExit => 7,
-        Event::SingleStep => 8,
-        Event::ReadWork | Event::NeedResched | Event::NotifyResume => 9,
+        Event::UserDispatch | Event::Redirect => 1,
+        Event::TraceEntry | Event::SendTraceEntryStop => 2,
+        Event::Policy { .. } | Event::AskPolicyServer { .. } => 3,
+        Event::AuditRoom | Event::WaitForAuditRoom => 4,
+        Event::AuditEntry { .. } => 5,
+        Event::Dispatched => 6,
+        Event::AuditExit { .. } => 7,
+        Event::TraceExit => 8,
+        Event::SingleStep => 9,
+        Event::ReadWork | Event::NeedResched | Event::NotifyResume => 10,
     }
 }
 
@@ -112,12 +119,17 @@ fn every_flag_combination_keeps_the_order_and_runs_only_flagged_stages() {
         assert!(ranks.is_sorted(), "{work:?}: {:?}", kernel.events);
         for event in &kernel.events {
             let allowed = match event {
-                Event::UserDispatch => work.contains(WorkFlags::USER_DISPATCH),
-                Event::TraceEntry => work.intersects(WorkFlags::TRACE | WorkFlags::SYSEMU),
-                Event::Policy { .. } => work.contains(WorkFlags::POLICY),
-                Event::AuditEntry { .. } | Event::AuditExit { .. } => {
-                    work.contains(WorkFlags::AUDIT)
+                Event::UserDispatch | Event::Redirect => work.contains(WorkFlags::USER_DISPATCH),
+                Event::TraceEntry | Event::SendTraceEntryStop => {
+                    work.intersects(WorkFlags::TRACE | WorkFlags::SYSEMU)
                 }
+                Event::Policy { .. } | Event::AskPolicyServer { .. } => {
+                    work.contains(WorkFlags::POLICY)
+                }
+                Event::AuditRoom
+                | Event::WaitForAuditRoom
+                | Event::AuditEntry { .. }
+                | Event::AuditExit { .. } => work.contains(WorkFlags::AUDIT),
                 Event::TraceExit => work.contains(WorkFlags::TRACE),
                 Event::SingleStep => work.contains(WorkFlags::SINGLESTEP),
                 Event::Dispatched | Event::ReadWork => true,
@@ -138,8 +150,9 @@ fn policy_and_audit_see_the_arguments_the_tracer_changed() {
     let work = WorkFlags::TRACE | WorkFlags::POLICY | WorkFlags::AUDIT;
     let _ = run_syscall(&mut kernel, &mut regs, work);
     assert_eq!(kernel.events[1], Event::Policy { number: 9, x2: 99 });
+    assert_eq!(kernel.events[2], Event::AuditRoom);
     assert_eq!(
-        kernel.events[2],
+        kernel.events[3],
         Event::AuditEntry {
             number: 9,
             x2: 99,
@@ -165,12 +178,15 @@ fn denied_never_dispatches_and_audit_records_the_denial() {
         [
             Event::TraceEntry,
             Event::Policy { number: 5, x2: 2 },
+            Event::AuditRoom,
             Event::AuditEntry {
                 number: 5,
                 x2: 2,
                 verdict
             },
-            Event::AuditExit { result: DENY_ERRNO },
+            Event::AuditExit {
+                result: Some(DENY_ERRNO)
+            },
             Event::TraceExit,
             Event::SingleStep,
             Event::ReadWork,
@@ -195,11 +211,14 @@ fn killed_never_dispatches_and_never_returns_to_user_mode() {
             Event::UserDispatch,
             Event::TraceEntry,
             Event::Policy { number: 5, x2: 2 },
+            Event::AuditRoom,
             Event::AuditEntry {
                 number: 5,
                 x2: 2,
                 verdict
             },
+            // Its record, without a result; no stop, no step, no exit loop.
+            Event::AuditExit { result: None },
         ]
     );
 }
@@ -225,5 +244,8 @@ fn a_redirect_by_user_dispatch_runs_nothing_else() {
     assert_eq!(entry, SyscallEntry::Skipped(SkipReason::Redirected));
     assert_eq!(user_return, RESUME);
     assert_eq!(regs.instruction_pointer(), 0x4000);
-    assert_eq!(kernel.events, [Event::UserDispatch, Event::ReadWork]);
+    assert_eq!(
+        kernel.events,
+        [Event::UserDispatch, Event::Redirect, Event::ReadWork]
+    );
 }

@@ -1,7 +1,7 @@
 //! Syscall exit stages: no spurious stops or reports after a skip.
 
 use crate::fake::{regs, run_syscall, Event, FakeKernel, FakeRegs, EMULATED_RESULT, RESUME};
-use entry::{syscall_exit_to_user_mode, SkipReason, SyscallEntry, SyscallRegisters, WorkFlags};
+use entry::{SkipReason, SyscallEntry, SyscallRegisters, WorkFlags};
 
 #[test]
 fn sysemu_skips_dispatch_exit_stop_audit_and_step_report() {
@@ -27,8 +27,7 @@ fn sysemu_with_trace_also_gets_no_exit_stop() {
 fn sysemu_in_the_exit_work_suppresses_the_step_report_by_itself() {
     let mut kernel = FakeKernel::new();
     let work = WorkFlags::SYSEMU | WorkFlags::SINGLESTEP;
-    let user_return =
-        syscall_exit_to_user_mode(&mut kernel, &mut regs(), SyscallEntry::Dispatch, work);
+    let user_return = kernel.exit(&mut regs(), SyscallEntry::Dispatch, work);
     assert_eq!(user_return, RESUME);
     assert_eq!(kernel.events, [Event::ReadWork]);
 }
@@ -40,13 +39,12 @@ fn exit_work_is_what_the_caller_read_after_dispatch() {
     let mut regs = FakeRegs::default();
     regs.set_return_value(3);
     let work = WorkFlags::TRACE | WorkFlags::AUDIT;
-    let user_return =
-        syscall_exit_to_user_mode(&mut kernel, &mut regs, SyscallEntry::Dispatch, work);
+    let user_return = kernel.exit(&mut regs, SyscallEntry::Dispatch, work);
     assert_eq!(user_return, RESUME);
     assert_eq!(
         kernel.events,
         [
-            Event::AuditExit { result: 3 },
+            Event::AuditExit { result: Some(3) },
             Event::TraceExit,
             Event::ReadWork
         ]

@@ -1,7 +1,7 @@
 //! The exit-to-user loop: re-reads work until none is pending, and is bounded.
 
-use crate::fake::{regs, run_syscall, Event, FakeKernel};
-use entry::{exit_to_user_mode, UserReturn, WorkFlags, MAX_EXIT_WORK_ROUNDS};
+use crate::fake::{regs, run_syscall, Event, FakeKernel, UserReturn};
+use entry::{exit_to_user_mode, WorkFlags, MAX_EXIT_WORK_ROUNDS};
 
 #[test]
 fn handles_resched_then_the_notification_it_raised_then_stops() {

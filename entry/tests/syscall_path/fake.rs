@@ -1,9 +1,12 @@
-//! A fake saved context and a fake kernel that records each hook call.
+//! A fake saved context, and a fake kernel that carries out each step the
+//! entry and exit machines return as the real one does
+//! (`microkernel/src/kernel/entry_work.rs`): it answers the questions
+//! from a script and records every question and every effect.
 
 use entry::{
-    syscall_enter_from_user_mode, syscall_exit_to_user_mode, ArgIndex, AuditEntry, EntryHooks,
-    PolicyDecision, PolicyVerdict, SyscallEntry, SyscallRegisters, TraceEntry, UserDispatch,
-    UserReturn, WorkFlags,
+    exit_to_user_mode, ArgIndex, AuditRoom, EntryStep, EntryStop, ExitLoopHooks, ExitStep,
+    PolicyDecision, PolicyVerdict, SyscallEnter, SyscallEntry, SyscallExit, SyscallRegisters,
+    TraceEntry, UserDispatch, WorkFlags,
 };
 
 /// What dispatch writes as the result of a syscall that ran.
@@ -12,6 +15,8 @@ pub const DISPATCH_RESULT: u64 = 0;
 pub const DENY_ERRNO: u64 = 13;
 /// What the fake tracer writes when it skips.
 pub const EMULATED_RESULT: u64 = 77;
+/// The filter whose policy server the fake policy asks.
+pub const ASKING_FILTER: u8 = 2;
 
 /// Saved registers: x0..x7, x8 and the PC.
 #[derive(Clone, Debug, Default)]
@@ -45,24 +50,39 @@ impl SyscallRegisters for FakeRegs {
     }
 }
 
-/// One recorded hook call (or the dispatch itself).
+/// One question answered or one effect carried out (or the dispatch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
+    /// Stage 1's question.
     UserDispatch,
+    /// Stage 1's effect: the handler entered.
+    Redirect,
+    /// Stage 2's question (the tracer's answer).
     TraceEntry,
+    /// Stage 2's effect: the entry stop sent.
+    SendTraceEntryStop,
     /// Policy saw syscall `number` with `x2`.
     Policy {
         number: u64,
         x2: u64,
     },
-    /// Audit saw syscall `number` with `x2` and the verdict.
+    /// Stage 3's effect: the server of this filter asked.
+    AskPolicyServer {
+        filter: u8,
+    },
+    /// Stage 4's question (room in the ring?).
+    AuditRoom,
+    /// Stage 4's effect: no room, the syscall waits.
+    WaitForAuditRoom,
+    /// Stage 4's record: syscall `number` with `x2` and the verdict.
     AuditEntry {
         number: u64,
         x2: u64,
         verdict: PolicyVerdict,
     },
+    /// Stage 5's record, with the result (`None`: killed, no result).
     AuditExit {
-        result: u64,
+        result: Option<u64>,
     },
     TraceExit,
     SingleStep,
@@ -70,6 +90,16 @@ pub enum Event {
     ReadWork,
     NeedResched,
     NotifyResume,
+}
+
+impl Event {
+    /// Does this event send a stop (ends a pass of a stopped syscall)?
+    pub fn is_stop(&self) -> bool {
+        matches!(
+            self,
+            Event::SendTraceEntryStop | Event::AskPolicyServer { .. } | Event::WaitForAuditRoom
+        )
+    }
 }
 
 /// The fake kernel: scripted answers, a work word, and the event log.
@@ -82,9 +112,9 @@ pub struct FakeKernel {
     /// A tracer edit made at the entry stop: new syscall number and x2.
     pub tracer_edit: Option<(u64, u64)>,
     pub verdict: PolicyVerdict,
-    /// The policy hook asks a server (`PolicyDecision::Ask`) instead.
+    /// The policy asks a server (`PolicyDecision::Ask`) instead.
     pub ask: bool,
-    /// The audit entry hook finds no room (`AuditEntry::Wait`).
+    /// The audit ring has no room (`AuditRoom::Full`).
     pub audit_wait: bool,
     /// Work the reschedule handler raises after clearing its own bit.
     pub resched_raises: WorkFlags,
@@ -113,71 +143,125 @@ impl FakeKernel {
             self.work.remove(bit);
         }
     }
+
+    /// Drives the entry machine from `start` to the end of the pass, as
+    /// the kernel does: answers each question, carries out the last step.
+    pub fn enter(
+        &mut self,
+        regs: &mut FakeRegs,
+        (enter, mut step): (SyscallEnter, EntryStep),
+    ) -> SyscallEntry {
+        loop {
+            step = match step {
+                EntryStep::UserDispatch => {
+                    self.events.push(Event::UserDispatch);
+                    enter.user_dispatch(if self.redirect {
+                        UserDispatch::Redirected
+                    } else {
+                        UserDispatch::Continue
+                    })
+                }
+                EntryStep::TraceEntry => {
+                    self.events.push(Event::TraceEntry);
+                    if let Some((number, x2)) = self.tracer_edit {
+                        regs.set_syscall_number(number);
+                        regs.set_arg(ArgIndex::X2, x2);
+                    }
+                    if self.trace_stop == TraceEntry::Skip || self.work.contains(WorkFlags::SYSEMU)
+                    {
+                        regs.set_return_value(EMULATED_RESULT);
+                    }
+                    enter.trace_entry(self.trace_stop)
+                }
+                EntryStep::Policy => {
+                    let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
+                    self.events.push(Event::Policy { number, x2 });
+                    enter.policy(if self.ask {
+                        PolicyDecision::Ask {
+                            filter: ASKING_FILTER,
+                        }
+                    } else {
+                        if self.verdict == PolicyVerdict::Deny {
+                            regs.set_return_value(DENY_ERRNO);
+                        }
+                        PolicyDecision::Verdict(self.verdict)
+                    })
+                }
+                EntryStep::AuditRoom(verdict) => {
+                    self.events.push(Event::AuditRoom);
+                    enter.audit_room(
+                        verdict,
+                        if self.audit_wait {
+                            AuditRoom::Full
+                        } else {
+                            AuditRoom::Room
+                        },
+                    )
+                }
+                EntryStep::WriteAuditEntry(verdict) => {
+                    let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
+                    self.events.push(Event::AuditEntry {
+                        number,
+                        x2,
+                        verdict,
+                    });
+                    enter.audit_entry_written(verdict)
+                }
+                end => {
+                    match end {
+                        EntryStep::Redirect => {
+                            regs.pc = 0x4000;
+                            self.events.push(Event::Redirect);
+                        }
+                        EntryStep::SendTraceEntryStop => {
+                            self.events.push(Event::SendTraceEntryStop)
+                        }
+                        EntryStep::AskPolicyServer { filter } => {
+                            self.events.push(Event::AskPolicyServer { filter })
+                        }
+                        EntryStep::WaitForAuditRoom(_) => self.events.push(Event::WaitForAuditRoom),
+                        EntryStep::Dispatch => {
+                            self.events.push(Event::Dispatched);
+                            regs.set_return_value(DISPATCH_RESULT);
+                        }
+                        _ => {}
+                    }
+                    return end.entry().expect("an end step");
+                }
+            };
+        }
+    }
+
+    /// Drives the exit machine of a syscall whose entry ended as `entry`,
+    /// with `work` read after dispatch, as the kernel does.
+    pub fn exit(
+        &mut self,
+        regs: &mut FakeRegs,
+        entry: SyscallEntry,
+        work: WorkFlags,
+    ) -> UserReturn {
+        let mut exit = SyscallExit::new(entry, work);
+        loop {
+            match exit.next_step() {
+                ExitStep::WriteAuditRecord { with_result } => {
+                    let result = with_result.then(|| regs.return_value());
+                    self.events.push(Event::AuditExit { result });
+                }
+                ExitStep::SendTraceExitStop => self.events.push(Event::TraceExit),
+                ExitStep::ReportSingleStep => self.events.push(Event::SingleStep),
+                ExitStep::ExitToUser => {
+                    let current = self.current_work();
+                    let left_pending = exit_to_user_mode(self, current);
+                    return UserReturn::Resume { left_pending };
+                }
+                ExitStep::Killed => return UserReturn::Killed,
+                ExitStep::Stopped => return UserReturn::Stopped,
+            }
+        }
+    }
 }
 
-impl EntryHooks for FakeKernel {
-    type Regs = FakeRegs;
-
-    fn user_dispatch(&mut self, regs: &mut FakeRegs) -> UserDispatch {
-        self.events.push(Event::UserDispatch);
-        if self.redirect {
-            regs.pc = 0x4000;
-            UserDispatch::Redirected
-        } else {
-            UserDispatch::Continue
-        }
-    }
-
-    fn trace_entry(&mut self, regs: &mut FakeRegs) -> TraceEntry {
-        self.events.push(Event::TraceEntry);
-        if let Some((number, x2)) = self.tracer_edit {
-            regs.set_syscall_number(number);
-            regs.set_arg(ArgIndex::X2, x2);
-        }
-        if self.trace_stop == TraceEntry::Skip || self.work.contains(WorkFlags::SYSEMU) {
-            regs.set_return_value(EMULATED_RESULT);
-        }
-        self.trace_stop
-    }
-
-    fn policy(&mut self, regs: &mut FakeRegs) -> PolicyDecision {
-        let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
-        self.events.push(Event::Policy { number, x2 });
-        if self.ask {
-            return PolicyDecision::Ask;
-        }
-        if self.verdict == PolicyVerdict::Deny {
-            regs.set_return_value(DENY_ERRNO);
-        }
-        PolicyDecision::Verdict(self.verdict)
-    }
-
-    fn audit_entry(&mut self, regs: &FakeRegs, verdict: PolicyVerdict) -> AuditEntry {
-        let (number, x2) = (regs.syscall_number(), regs.arg(ArgIndex::X2));
-        self.events.push(Event::AuditEntry {
-            number,
-            x2,
-            verdict,
-        });
-        if self.audit_wait {
-            AuditEntry::Wait
-        } else {
-            AuditEntry::Continue
-        }
-    }
-
-    fn audit_exit(&mut self, _regs: &FakeRegs, result: u64) {
-        self.events.push(Event::AuditExit { result });
-    }
-
-    fn trace_exit(&mut self, _regs: &mut FakeRegs) {
-        self.events.push(Event::TraceExit);
-    }
-
-    fn single_step(&mut self, _regs: &mut FakeRegs) {
-        self.events.push(Event::SingleStep);
-    }
-
+impl ExitLoopHooks for FakeKernel {
     fn current_work(&mut self) -> WorkFlags {
         self.events.push(Event::ReadWork);
         self.work
@@ -195,6 +279,17 @@ impl EntryHooks for FakeKernel {
     }
 }
 
+/// How the fake kernel's thread leaves the syscall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserReturn {
+    /// Back to user mode; exit work left at the loop's cap.
+    Resume { left_pending: WorkFlags },
+    /// Killed: never back to user mode.
+    Killed,
+    /// Stopped in its entry work.
+    Stopped,
+}
+
 /// A syscall with number 5, capability pointer 0x10 and x2 = 2.
 pub fn regs() -> FakeRegs {
     let mut regs = FakeRegs {
@@ -207,7 +302,7 @@ pub fn regs() -> FakeRegs {
     regs
 }
 
-/// One syscall through the slow path, as the arch runs it; the thread's
+/// One syscall through the slow path, as the kernel runs it; the thread's
 /// syscall work is `work` (and `kernel.work` gets it too).
 pub fn run_syscall(
     kernel: &mut FakeKernel,
@@ -215,13 +310,20 @@ pub fn run_syscall(
     work: WorkFlags,
 ) -> (SyscallEntry, UserReturn) {
     kernel.work.insert(work);
-    let entry = syscall_enter_from_user_mode(kernel, regs, work);
-    if entry == SyscallEntry::Dispatch {
-        kernel.events.push(Event::Dispatched);
-        regs.set_return_value(DISPATCH_RESULT);
-    }
-    let user_return = syscall_exit_to_user_mode(kernel, regs, entry, work);
+    let entry = kernel.enter(regs, SyscallEnter::start(work));
+    let user_return = kernel.exit(regs, entry, work);
     (entry, user_return)
+}
+
+/// Resumes a syscall stopped at `stop`, as the kernel does once the
+/// answer has come.
+pub fn resume(
+    kernel: &mut FakeKernel,
+    regs: &mut FakeRegs,
+    work: WorkFlags,
+    stop: EntryStop,
+) -> SyscallEntry {
+    kernel.enter(regs, SyscallEnter::resume(work, stop))
 }
 
 /// `Resume` with nothing left pending.

@@ -1,10 +1,12 @@
 //! Stopped syscalls: a stage that waits for user space ends the pass, and
 //! the resumed pass runs that stage again and only the later ones.
 
-use crate::fake::{regs, Event, FakeKernel, FakeRegs, DISPATCH_RESULT};
+use crate::fake::{
+    regs, resume, Event, FakeKernel, FakeRegs, UserReturn, ASKING_FILTER, DISPATCH_RESULT,
+};
 use entry::{
-    syscall_enter_from_user_mode, syscall_exit_to_user_mode, syscall_resume_entry, EntryStop,
-    PolicyVerdict, SkipReason, SyscallEntry, SyscallRegisters, TraceEntry, UserReturn, WorkFlags,
+    EntryStep, EntryStop, PolicyVerdict, SkipReason, SyscallEnter, SyscallEntry, SyscallRegisters,
+    TraceEntry, WorkFlags,
 };
 
 /// Runs the entry of one syscall to its end, answering each stop as
@@ -18,7 +20,7 @@ fn enter_answering(
 ) -> (SyscallEntry, Vec<EntryStop>) {
     kernel.work.insert(work);
     let mut stops = Vec::new();
-    let mut entry = syscall_enter_from_user_mode(kernel, regs, work);
+    let mut entry = kernel.enter(regs, SyscallEnter::start(work));
     while let SyscallEntry::Stopped(stop) = entry {
         assert!(
             stops.len() < 8,
@@ -26,7 +28,7 @@ fn enter_answering(
         );
         stops.push(stop);
         answer(kernel, stop);
-        entry = syscall_resume_entry(kernel, regs, work, stop);
+        entry = resume(kernel, regs, work, stop);
     }
     (entry, stops)
 }
@@ -47,9 +49,16 @@ fn a_trace_stop_ends_the_pass_before_anything_else_runs() {
     let mut work = WorkFlags::SYSCALL_WORK;
     work.remove(WorkFlags::SYSEMU);
     kernel.work = work;
-    let entry = syscall_enter_from_user_mode(&mut kernel, &mut regs(), work);
+    let entry = kernel.enter(&mut regs(), SyscallEnter::start(work));
     assert_eq!(entry, SyscallEntry::Stopped(EntryStop::TraceEntry));
-    assert_eq!(kernel.events, [Event::UserDispatch, Event::TraceEntry]);
+    assert_eq!(
+        kernel.events,
+        [
+            Event::UserDispatch,
+            Event::TraceEntry,
+            Event::SendTraceEntryStop
+        ]
+    );
 }
 
 #[test]
@@ -61,8 +70,7 @@ fn a_stopped_syscall_runs_no_exit_stage_and_no_exit_loop() {
         EntryStop::Policy,
         EntryStop::AuditEntry(PolicyVerdict::Allow),
     ] {
-        let user_return = syscall_exit_to_user_mode(
-            &mut kernel,
+        let user_return = kernel.exit(
             &mut regs(),
             SyscallEntry::Stopped(stop),
             WorkFlags::SYSCALL_WORK,
@@ -95,16 +103,25 @@ fn resuming_runs_the_stopped_stage_again_and_never_an_earlier_one() {
         x2: 2,
         verdict: PolicyVerdict::Allow,
     };
+    // Each stopped stage is asked again, its stop sent once; the record
+    // is written once, after the wait.
     assert_eq!(
         kernel.events,
         [
             Event::UserDispatch,
             Event::TraceEntry,
+            Event::SendTraceEntryStop,
             Event::TraceEntry,
             policy,
+            Event::AskPolicyServer {
+                filter: ASKING_FILTER
+            },
             policy,
+            Event::AuditRoom,
+            Event::WaitForAuditRoom,
+            Event::AuditRoom,
             audit,
-            audit
+            Event::Dispatched,
         ]
     );
 }
@@ -130,7 +147,7 @@ fn every_combination_of_flags_and_stops_ends_as_the_unstopped_syscall() {
             plain.verdict = verdict;
             plain.work.insert(work);
             let mut plain_regs = regs();
-            let expected = syscall_enter_from_user_mode(&mut plain, &mut plain_regs, work);
+            let expected = plain.enter(&mut plain_regs, SyscallEnter::start(work));
             for stopping in 0..8u8 {
                 let mut kernel = FakeKernel::new();
                 kernel.verdict = verdict;
@@ -145,7 +162,17 @@ fn every_combination_of_flags_and_stops_ends_as_the_unstopped_syscall() {
                 let (entry, stops) =
                     enter_answering(&mut kernel, &mut stopped_regs, work, answer_go_on);
                 assert_eq!(entry, expected, "{work:?} {verdict:?} {stopping}");
-                let mut events = kernel.events.clone();
+                // One stop sent per stop met, and nothing else in a stop's
+                // place: without the stops, and counting a stage asked
+                // again once, the events are the unstopped syscall's.
+                let sent = kernel.events.iter().filter(|e| e.is_stop()).count();
+                assert_eq!(sent, stops.len(), "{work:?} {verdict:?} {stopping}");
+                let mut events: Vec<Event> = kernel
+                    .events
+                    .iter()
+                    .copied()
+                    .filter(|e| !e.is_stop())
+                    .collect();
                 events.dedup();
                 assert_eq!(events, plain.events, "{work:?} {verdict:?} {stopping}");
                 assert_eq!(stopped_regs.x, plain_regs.x);
@@ -173,7 +200,14 @@ fn a_syscall_skipped_at_its_answered_entry_stop_runs_nothing_after_it() {
         kernel.trace_stop = TraceEntry::Skip;
     });
     assert_eq!(entry, SyscallEntry::Skipped(SkipReason::Emulated));
-    assert_eq!(kernel.events, [Event::TraceEntry, Event::TraceEntry]);
+    assert_eq!(
+        kernel.events,
+        [
+            Event::TraceEntry,
+            Event::SendTraceEntryStop,
+            Event::TraceEntry
+        ]
+    );
 }
 
 #[test]
@@ -189,7 +223,7 @@ fn a_verdict_given_after_a_stop_is_the_one_audit_and_the_exit_see() {
         kernel.verdict = PolicyVerdict::Deny;
     });
     assert_eq!(entry, SyscallEntry::Skipped(SkipReason::Denied));
-    let user_return = syscall_exit_to_user_mode(&mut kernel, &mut regs, entry, work);
+    let user_return = kernel.exit(&mut regs, entry, work);
     assert_eq!(
         user_return,
         UserReturn::Resume {
@@ -202,8 +236,40 @@ fn a_verdict_given_after_a_stop_is_the_one_audit_and_the_exit_see() {
         verdict: PolicyVerdict::Deny
     }));
     assert!(kernel.events.contains(&Event::AuditExit {
-        result: crate::fake::DENY_ERRNO
+        result: Some(crate::fake::DENY_ERRNO)
     }));
     assert!(kernel.events.contains(&Event::TraceExit));
     assert_ne!(regs.return_value(), DISPATCH_RESULT);
+}
+
+#[test]
+fn each_stop_says_what_to_send_and_the_resumed_pass_asks_its_stage_again() {
+    let work = WorkFlags::SYSCALL_WORK;
+    let enter = SyscallEnter::start(work).0;
+    assert_eq!(
+        enter.trace_entry(TraceEntry::Stop),
+        EntryStep::SendTraceEntryStop
+    );
+    assert_eq!(
+        enter.policy(entry::PolicyDecision::Ask { filter: 3 }),
+        EntryStep::AskPolicyServer { filter: 3 }
+    );
+    let deny = PolicyVerdict::Deny;
+    assert_eq!(
+        enter.audit_room(deny, entry::AuditRoom::Full),
+        EntryStep::WaitForAuditRoom(deny)
+    );
+    for (stop, asked) in [
+        (EntryStop::TraceEntry, EntryStep::TraceEntry),
+        (EntryStop::Policy, EntryStep::Policy),
+        (EntryStop::AuditEntry(deny), EntryStep::AuditRoom(deny)),
+    ] {
+        assert_eq!(SyscallEnter::resume(work, stop).1, asked);
+    }
+    // The stop steps end the pass as the stop they are.
+    assert_eq!(
+        EntryStep::WaitForAuditRoom(deny).entry(),
+        Some(SyscallEntry::Stopped(EntryStop::AuditEntry(deny)))
+    );
+    assert_eq!(EntryStep::Policy.entry(), None);
 }

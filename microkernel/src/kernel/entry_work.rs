@@ -1,7 +1,15 @@
-//! The generic entry around a syscall with entry work: the entry stages
-//! (`entry` crate) run through `SyscallWork`, a call that stops waits
-//! for its answer, and the exit stages run once it is done.
+//! The generic entry around a syscall with entry work, carried out step
+//! by step: the `entry` crate's machines (`SyscallEnter`, `SyscallExit`)
+//! say what to do next, in the order of docs/entry.md, and this file does
+//! it and asks for the next step. The questions are answered here (stage
+//! 1 reads the selector, stage 3 runs the filters, stage 4 looks at the
+//! ring); the effects are carried out by the forwarding features
+//! (`forward/*`: the redirect, the trace stops, the policy request, the
+//! audit records). A call that stops waits for its answer, and goes on
+//! from its stop (`SyscallEnter::resume`); its exit stages run once it is
+//! done.
 
+use crate::cap::OtherObjects;
 use crate::kernel::dispatch::Dispatched;
 use crate::kernel::{Kernel, KILLED_BY_POLICY};
 use crate::platform::Platform;
@@ -9,66 +17,63 @@ use crate::stopped_call::{
     CallStop, EntryOutcome, PolicyAnswer, Progress, Resumed, StopAnswer, StoppedCall,
 };
 use crate::syscall::{self, SyscallResult};
-use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress};
+use crate::thread::{PendingRecord, Thread, ThreadId, ThreadState, TraceProgress};
 use abi::policy::Action;
 use abi::trace::StopKind;
 use abi::ErrorCode;
 use arch::context::UserContext;
 use entry::{
-    AuditEntry, EntryHooks, PolicyDecision, PolicyVerdict, SyscallEntry, TraceEntry, UserDispatch,
-    WorkFlags,
+    AuditRoom, EntryStep, ExitLoopHooks, ExitStep, PolicyDecision, PolicyVerdict, SyscallEnter,
+    SyscallEntry, SyscallExit, TraceEntry, UserDispatch, WorkFlags,
 };
 
 use crate::kernel::forward::policy::PolicyCheck;
 
-/// The syscall entry and exit work of one thread: its work word, what
-/// the policy stage needs, what a stopped call goes on with, and the
-/// trace stops the exit stages owe (the kernel sends them on the way back
-/// to EL0: a stop blocks the thread).
-pub(in crate::kernel) struct SyscallWork<'a> {
-    pub work: &'a mut WorkFlags,
-    pub policy: Option<PolicyCheck<'a>>,
+/// What the entry stages decided for one syscall so far, beside the
+/// machine's steps: what the kernel acts on once the pass ends, what a
+/// stopped call keeps, and what the audit record shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::kernel) struct Entered {
+    /// How the entry ended.
+    pub entry: SyscallEntry,
+    /// What the stages decided (see `EntryOutcome`).
     pub outcome: EntryOutcome,
-    /// The answer a stopped call goes on with (`None`: a new syscall, or
-    /// one past the stage its answer was for).
-    pub answer: Option<StopAnswer>,
     /// Filters whose `Notify` a server allowed (see `StoppedCall::waived`).
     pub waived: u8,
-    /// A policy server decided this call.
+    /// A policy server decided the call.
     pub forwarded: bool,
-    /// Stops the exit stages asked for (`TraceProgress::OWE_*`).
-    pub owed: u8,
-    /// Stage 1's answer, worked out before the entry code ran (it reads
-    /// user memory): `Some(flags)` redirects.
-    pub redirect: Option<u64>,
-    /// Stage 4's answer, worked out before the entry code ran (it reads
-    /// the ring): lossless audit into a full ring waits.
-    pub audit_full: bool,
-    /// `x0` and `x8` as the policy stage saw them, before a refusal wrote
-    /// its result there (what the audit record and the exit stop show).
-    pub checked: Option<(u64, u64)>,
 }
 
-impl<'a> SyscallWork<'a> {
-    /// The hooks for the exit stages only.
-    pub fn exit_only(work: &'a mut WorkFlags) -> SyscallWork<'a> {
-        SyscallWork {
-            work,
-            policy: None,
+impl Entered {
+    /// A syscall of a thread without entry work: dispatched as made.
+    pub fn dispatch_without_work() -> Entered {
+        Entered {
+            entry: SyscallEntry::Dispatch,
             outcome: EntryOutcome::Run,
-            answer: None,
             waived: 0,
             forwarded: false,
-            owed: 0,
-            redirect: None,
-            audit_full: false,
-            checked: None,
         }
     }
 }
 
-impl SyscallWork<'_> {
+/// One pass of the entry stages in progress: `Entered`'s fields, the
+/// answer a stopped call goes on with, and `x0`/`x8` as the policy stage
+/// saw them.
+struct Pass {
+    outcome: EntryOutcome,
+    /// The answer a stopped call goes on with (`None`: a new syscall, or
+    /// one past the stage its answer was for).
+    answer: Option<StopAnswer>,
+    waived: u8,
+    forwarded: bool,
+    /// `x0` and `x8` as the policy stage saw them, before a refusal wrote
+    /// its result there (what the audit record and the exit stop show).
+    checked: Option<(u64, u64)>,
+}
+
+impl Pass {
     /// Do not run the syscall: `result` in `x0`.
+    #[inline(always)]
     fn refuse(
         &mut self,
         regs: &mut UserContext,
@@ -97,103 +102,28 @@ impl SyscallWork<'_> {
             PolicyAnswer::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
         }
     }
-}
 
-impl EntryHooks for SyscallWork<'_> {
-    type Regs = UserContext;
-
-    fn user_dispatch(&mut self, _regs: &mut UserContext) -> UserDispatch {
-        match self.redirect {
-            // The kernel saves the context and enters the handler once the
-            // entry code has returned (`Kernel::redirect_to_handler`).
-            Some(flags) => {
-                self.outcome = EntryOutcome::Redirect { flags };
-                UserDispatch::Redirected
-            }
-            None => UserDispatch::Continue,
-        }
-    }
-
-    fn trace_entry(&mut self, _regs: &mut UserContext) -> TraceEntry {
+    /// Stage 2's question: the tracer's answer to the entry stop, if it
+    /// has come (its changes are in the registers already).
+    #[inline(always)]
+    fn trace_answer(&mut self) -> TraceEntry {
         match self.answer.take() {
-            // The tracer's changes are in the registers already.
             Some(StopAnswer::TraceContinue) => TraceEntry::Continue,
             Some(StopAnswer::TraceSkip) => TraceEntry::Skip,
-            // Not answered yet: the stop blocks the thread, and the kernel
-            // sends it once the entry code has returned.
             _ => TraceEntry::Stop,
         }
     }
+}
 
-    fn trace_exit(&mut self, _regs: &mut UserContext) {
-        self.owed |= TraceProgress::OWE_EXIT;
-    }
+/// Stage 8 of a syscall's exit, on its thread: the exit-to-user loop with
+/// a pending reschedule left set for `Kernel::resume`, which requeues the
+/// thread once the syscall's exit work is done.
+struct SyscallExitLoop<'a> {
+    work: &'a mut WorkFlags,
+}
 
-    fn single_step(&mut self, _regs: &mut UserContext) {
-        self.owed |= TraceProgress::OWE_STEP;
-    }
-
-    // Inlined: it is the policy stage of every filtered syscall, and its
-    // rare parts are out of line.
-    #[inline(always)]
-    fn policy(&mut self, regs: &mut UserContext) -> PolicyDecision {
-        self.checked = Some((regs.x[0], regs.x[8]));
-        // A policy server's answer decides, unless it allowed the call:
-        // then the filters judge it again (its `Notify` waived).
-        if let Some(StopAnswer::Policy(answer)) = self.answer {
-            self.answer = None;
-            if answer != PolicyAnswer::Allow {
-                return self.server_decided(regs, answer);
-            }
-        }
-        let Some(check) = &self.policy else {
-            // Policy work with nothing to check it against: fail closed.
-            return self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Refused);
-        };
-        let (action, asker) = check.verdict(regs, self.waived);
-        self.outcome = EntryOutcome::Run;
-        match action {
-            Action::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
-            // `Log` runs the syscall; an audited thread's record of it says
-            // a filter logged it.
-            Action::Log => {
-                self.outcome = EntryOutcome::Logged;
-                PolicyDecision::Verdict(PolicyVerdict::Allow)
-            }
-            Action::Errno(code) => self.refuse(regs, u64::from(code), EntryOutcome::Refused),
-            Action::Trap => self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Trap),
-            Action::Notify => match asker {
-                // The registers stay as they are: the kernel keeps them
-                // as the stopped call, and the request carries them.
-                Some(filter) => {
-                    self.outcome = EntryOutcome::Ask { filter };
-                    PolicyDecision::Ask
-                }
-                None => self.refuse(regs, ErrorCode::Denied.raw(), EntryOutcome::Refused),
-            },
-            Action::Kill => {
-                self.outcome = EntryOutcome::Kill;
-                PolicyDecision::Verdict(PolicyVerdict::Kill)
-            }
-        }
-    }
-
-    fn audit_entry(&mut self, _regs: &UserContext, _verdict: PolicyVerdict) -> AuditEntry {
-        // "There is room now" is only a reason to look again: the kernel
-        // looked at the ring before this pass (`audit_full`).
-        if self.answer == Some(StopAnswer::AuditRoom) {
-            self.answer = None;
-        }
-        if self.audit_full {
-            AuditEntry::Wait
-        } else {
-            AuditEntry::Continue
-        }
-    }
-
+impl ExitLoopHooks for SyscallExitLoop<'_> {
     fn current_work(&mut self) -> WorkFlags {
-        // A pending reschedule is left set for `Kernel::resume`, which
-        // requeues the thread once the syscall's exit work is done.
         let mut work = *self.work;
         work.remove(WorkFlags::NEED_RESCHED);
         work
@@ -201,31 +131,6 @@ impl EntryHooks for SyscallWork<'_> {
 
     fn handle_notify_resume(&mut self) {
         self.work.remove(WorkFlags::NOTIFY_RESUME);
-    }
-}
-
-/// What one pass through the entry work came to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::kernel) struct Entered {
-    /// The entry code's answer.
-    pub entry: SyscallEntry,
-    /// What the stages decided (see `EntryOutcome`).
-    pub outcome: EntryOutcome,
-    /// Filters whose `Notify` a server allowed.
-    pub waived: u8,
-    /// A policy server decided the call.
-    pub forwarded: bool,
-}
-
-impl Entered {
-    /// A syscall of a thread without entry work: dispatched as made.
-    pub fn dispatch_without_work() -> Entered {
-        Entered {
-            entry: SyscallEntry::Dispatch,
-            outcome: EntryOutcome::Run,
-            waived: 0,
-            forwarded: false,
-        }
     }
 }
 
@@ -257,10 +162,11 @@ impl Kernel {
         self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 
-    /// The entry work of `syscall_with_work`:
-    /// `Some` when the syscall is to be dispatched now (what the entry work decided,
-    /// and how far a preempted call got); otherwise it is over, or stopped
-    /// again (the thread then waits for the next answer), and `None`.
+    /// The entry work of `syscall_with_work`, and the step that ends it
+    /// carried out: `Some` when the syscall is to be dispatched now (what
+    /// the entry work decided, and how far a preempted call got);
+    /// otherwise it is over (skipped, redirected, killed: its exit work
+    /// done) or stopped (the thread waits for the answer), and `None`.
     pub(in crate::kernel) fn enter_syscall_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -279,59 +185,61 @@ impl Kernel {
                 return Some((entered, Progress { done: progress, at }));
             }
         }
-        let entered = self.enter_with_work(platform, current, resumed);
+        let (end, entered) = self.enter_with_work(platform, current, resumed);
         let entry = entered.entry;
-        match entry {
-            SyscallEntry::Dispatch => return Some((entered, Progress::NONE)),
-            SyscallEntry::Stopped(stop) => {
-                self.stop_call(platform, current, esr, stop, &entered);
-                return None;
-            }
-            SyscallEntry::Skipped(_) => {
+        match end {
+            EntryStep::Dispatch => return Some((entered, Progress::NONE)),
+            EntryStep::Skip(_) => {
                 // The common case (an `Errno`, no audit record to write):
                 // its exit stages on the thread in hand, one look at it.
-                // Otherwise `audit_complete`, from the same look.
                 let thread = &mut self.objects[current];
+                if thread.audit_pending.is_none() && entered.outcome != EntryOutcome::Trap {
+                    // (A skipped syscall's thread is never killed.)
+                    let _ = Self::exit_work_on(thread, entry);
+                    return None;
+                }
                 let x0 = thread.context.x[0];
                 let pending = thread.audit_pending.take();
-                if pending.is_none()
-                    && !matches!(
-                        entered.outcome,
-                        EntryOutcome::Trap | EntryOutcome::Redirect { .. }
-                    )
-                {
-                    if Self::exit_work_on(thread, entry) {
-                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                    }
-                    return None;
-                }
-                if let Some(pending) = pending {
-                    self.write_record(platform, current, &pending, Some(x0));
-                }
+                let (exit, step) = Self::exit_with_record_on(thread, entry, pending.is_some());
+                self.exit_with_record(platform, current, exit, step, pending.as_ref(), Some(x0));
                 // A trapped call is denied like an Errno (docs/entry.md:
-                // stages 5-7 run), but its thread then waits for its fault
-                // handler: its exit stages run now, and the stops they owe
-                // are sent when it returns to EL0 after the handler's
-                // answer (`Kernel::resume`).
+                // stages 5-7 run), then its thread waits for its fault
+                // handler: the stops its exit stages owe are sent when it
+                // returns to EL0 after the handler's answer
+                // (`Kernel::resume`).
                 if entered.outcome == EntryOutcome::Trap {
-                    self.exit_with_work(platform, current, entry);
-                }
-                if !self.policy_skipped(platform, current, esr, entered.outcome) {
-                    return None;
+                    self.report_trap(platform, current, esr);
                 }
             }
-            SyscallEntry::Killed => {
-                self.audit_complete(platform, current, None);
-                self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                return None;
+            EntryStep::Redirect => {
+                let flags = match entered.outcome {
+                    EntryOutcome::Redirect { flags } => flags,
+                    _ => 0,
+                };
+                if self.redirect_to_handler(platform, current, flags) {
+                    self.exit_with_work(platform, current, entry, None);
+                }
             }
+            // Stage 5 (the record, without a result), then the end.
+            EntryStep::Kill => self.exit_with_work(platform, current, entry, None),
+            EntryStep::SendTraceEntryStop
+            | EntryStep::AskPolicyServer { .. }
+            | EntryStep::WaitForAuditRoom(_) => {
+                self.stop_call(platform, current, esr, end, &entered);
+            }
+            // (Questions never end a pass: `enter_with_work`.)
+            EntryStep::UserDispatch
+            | EntryStep::TraceEntry
+            | EntryStep::Policy
+            | EntryStep::AuditRoom(_)
+            | EntryStep::WriteAuditEntry(_) => {}
         }
-        self.exit_with_work(platform, current, entry);
         None
     }
 
-    /// After the dispatch of a syscall with entry work: its audit record,
-    /// its result, its exit work (or, preempted, the kernel keeps it).
+    /// After the dispatch of a syscall with entry work: stage 5 (its
+    /// audit record), its result, stages 6 to 8 (or, preempted, the
+    /// kernel keeps it; blocked, they run when it returns).
     pub(in crate::kernel) fn finish_syscall_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
@@ -340,50 +248,67 @@ impl Kernel {
         entered: &Entered,
         result: SyscallResult,
     ) {
-        // The common cases, a result or restored registers: the record
-        // (`audit_dispatched`: its result is the `x0` the thread returns
-        // with), the result (`write_back`) and the exit stages from one
-        // look at the thread.
+        // The common cases, a result or restored registers: the result,
+        // then the exit stages from one look at the thread (the record's
+        // result is the `x0` the thread returns with).
         if let SyscallResult::Return(_) | SyscallResult::Restored = result {
             let thread = &mut self.objects[current];
             if let SyscallResult::Return(code) = result {
                 thread.context.x[0] = code.raw();
             }
-            let x0 = thread.context.x[0];
             match thread.audit_pending.take() {
-                Some(pending) => {
-                    self.write_record(platform, current, &pending, Some(x0));
-                    self.exit_with_work(platform, current, entered.entry);
-                }
                 None => {
                     if Self::exit_work_on(thread, entered.entry) {
                         self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
                     }
                 }
+                Some(pending) => {
+                    let x0 = thread.context.x[0];
+                    let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
+                    self.exit_with_record(platform, current, exit, step, Some(&pending), Some(x0));
+                }
             }
             return;
         }
-        if !matches!(result, SyscallResult::Preempted { .. }) {
+        if let SyscallResult::Preempted { .. } = result {
+            // Kept to go on (`preempt_call`): stage 5 runs when it is done.
+            let _ = self.write_back(platform, current, esr, entered, result);
+            self.defer_exit_work(current, entered.entry);
+            return;
+        }
+        // Stage 5 before the result is applied (an IPC's effects, a
+        // yield): the record's result is the one dispatch gave (none for
+        // a call that blocks or ends its thread). Stages 6 to 8 after it,
+        // by the work word as the result left it.
+        let mut exit = SyscallExit::new(entered.entry, self.exit_work_word(current));
+        if let ExitStep::WriteAuditRecord { .. } = exit.next_step() {
             self.audit_dispatched(platform, current, result);
         }
         match self.write_back(platform, current, esr, entered, result) {
-            Dispatched::Returns => self.exit_with_work(platform, current, entered.entry),
+            Dispatched::Returns => self.exit_after_record(platform, current, entered.entry),
             // The caller waits; whoever runs next goes through the exit
-            // work in `resume`, and its own exit stages run when it
-            // returns.
+            // work in `resume`, and its own stages 6 to 8 run when it
+            // returns (`trace_before_user`).
             Dispatched::Waits => self.defer_exit_work(current, entered.entry),
             Dispatched::Ended => {}
         }
     }
-}
 
-impl Kernel {
-    /// The generic entry for a syscall with entry work (out of line: the
+    /// The entry stages of a syscall with entry work (out of line: the
     /// common syscall has none): a new one (`resumed` is `None`), or one
     /// that stopped in its entry work and whose answer has come (its
-    /// registers are in the context again). Stage 1 (user dispatch) and
-    /// stage 4's room check read memory, so their answers are worked out
-    /// here before the entry code runs.
+    /// registers are in the context again). Answers each question the
+    /// entry machine asks until a step ends the pass; returns that step
+    /// (for `enter_syscall_with_work` to carry out) and what the stages
+    /// decided.
+    ///
+    /// The machine asks at most one question per stage, in stage order
+    /// (the contract tests check it for every work word), so the answers
+    /// are given in one pass down the stages, each where its question can
+    /// come, rather than in a loop over a step that the compiler could not
+    /// follow (a loop cost a filtered syscall some 50 instructions). Stages
+    /// 2 and 3 work on the thread in hand; stages 1 and 4 need the whole
+    /// kernel (user memory, the ring) and look at the thread again.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn enter_with_work<P: Platform>(
@@ -391,39 +316,7 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         resumed: Option<&Resumed>,
-    ) -> Entered {
-        // One look at the thread, unless it has user dispatch or audit
-        // to ask about first (they need the whole kernel: the thread is
-        // looked up again after them).
-        let Some((mut thread, mut others)) = self.objects.split_thread(current) else {
-            unreachable!("the current thread is a thread");
-        };
-        let dispatches = resumed.is_none() && thread.work.contains(WorkFlags::USER_DISPATCH);
-        let audited = thread.audit.is_some();
-        let (mut redirect, mut audit_full) = (None, false);
-        if dispatches || audited {
-            if dispatches {
-                redirect = self.user_dispatch_decision(platform, current);
-            }
-            audit_full = audited && self.audit_ring_is_full(platform, current);
-            let Some(again) = self.objects.split_thread(current) else {
-                unreachable!("the current thread is a thread");
-            };
-            (thread, others) = again;
-        }
-        let Thread {
-            work,
-            context,
-            verdicts,
-            filters: stack,
-            cspace_slots,
-            trace,
-            ..
-        } = thread;
-        let flags = *work;
-        let policy = flags
-            .contains(WorkFlags::POLICY)
-            .then(|| PolicyCheck::new(verdicts, stack, others, *cspace_slots, context));
+    ) -> (EntryStep, Entered) {
         // A new syscall goes on with nothing (`NEW`'s `at` is never read:
         // where a call goes on is `resumed`'s). Read from one reference:
         // an `Option` made from each field (`and_then`) copied the
@@ -436,41 +329,160 @@ impl Kernel {
             outcome: EntryOutcome::Run,
         };
         let going_on = resumed.unwrap_or(&NEW);
-        let mut hooks = SyscallWork {
-            policy,
+        let mut pass = Pass {
             outcome: going_on.outcome,
             answer: going_on.answer,
             waived: going_on.waived,
             forwarded: going_on.forwarded,
-            redirect,
-            audit_full,
-            ..SyscallWork::exit_only(work)
+            checked: None,
         };
-        let entry = match resumed.map(|call| call.at) {
-            Some(CallStop::Entry(stop)) => {
-                entry::syscall_resume_entry(&mut hooks, context, flags, stop)
-            }
-            _ => entry::syscall_enter_from_user_mode(&mut hooks, context, flags),
+        let Some((mut thread, mut others)) = self.objects.split_thread(current) else {
+            unreachable!("the current thread is a thread");
         };
-        let checked = hooks.checked;
+        let (enter, mut step) = match going_on.at {
+            CallStop::Entry(stop) => SyscallEnter::resume(thread.work, stop),
+            CallStop::Dispatch { .. } => SyscallEnter::start(thread.work),
+        };
+        // Stage 1 reads the selector byte and the PC (user memory).
+        if step == EntryStep::UserDispatch {
+            let answer = match self.user_dispatch_decision(platform, current) {
+                Some(flags) => {
+                    pass.outcome = EntryOutcome::Redirect { flags };
+                    UserDispatch::Redirected
+                }
+                None => UserDispatch::Continue,
+            };
+            step = enter.user_dispatch(answer);
+            let Some(again) = self.objects.split_thread(current) else {
+                unreachable!("the current thread is a thread");
+            };
+            (thread, others) = again;
+        }
+        if step == EntryStep::TraceEntry {
+            step = enter.trace_entry(pass.trace_answer());
+        }
+        if step == EntryStep::Policy {
+            step = enter.policy(Self::judge(thread, others, &mut pass));
+        }
         // The number as judged (an emulated result may be in `x8` now).
-        trace.number = checked.map_or(context.x[8], |(_, x8)| x8);
+        thread.trace.number = pass.checked.map_or(thread.context.x[8], |(_, x8)| x8);
+        // Stage 4 looks at the ring.
+        if let EntryStep::AuditRoom(verdict) = step {
+            // "There is room now" is only a reason to look again.
+            if pass.answer == Some(StopAnswer::AuditRoom) {
+                pass.answer = None;
+            }
+            let room = if self.audit_ring_is_full(platform, current) {
+                AuditRoom::Full
+            } else {
+                AuditRoom::Room
+            };
+            step = enter.audit_room(verdict, room);
+        }
+        if let EntryStep::WriteAuditEntry(verdict) = step {
+            self.audit_begin(current, pass.outcome, pass.forwarded, pass.checked);
+            step = enter.audit_entry_written(verdict);
+        }
+        let Some(entry) = step.entry() else {
+            unreachable!("the entry machine asks its questions in stage order");
+        };
         let entered = Entered {
             entry,
-            outcome: hooks.outcome,
-            waived: hooks.waived,
-            forwarded: hooks.forwarded,
+            outcome: pass.outcome,
+            waived: pass.waived,
+            forwarded: pass.forwarded,
         };
-        drop(hooks);
-        // The record shows the arguments as the entry work left them (as
-        // the policy saw them, not a refusal's error code).
-        if audited && !matches!(entry, SyscallEntry::Stopped(_)) {
-            self.audit_begin(current, &entered, checked);
-        }
-        entered
+        (step, entered)
     }
 
-    /// The generic exit for a syscall that went through `enter_with_work`.
+    /// Stage 3's question: the verdict of `thread`'s filters on its
+    /// registers as they are now, or the answer its policy server gave.
+    /// A refusal's result goes in `x0`. (Inlined: it is the policy stage
+    /// of every filtered syscall, and its rare parts are out of line.)
+    #[inline(always)]
+    fn judge(thread: &mut Thread, others: OtherObjects<'_>, pass: &mut Pass) -> PolicyDecision {
+        let Thread {
+            context,
+            verdicts,
+            filters: stack,
+            cspace_slots,
+            ..
+        } = thread;
+        pass.checked = Some((context.x[0], context.x[8]));
+        // A policy server's answer decides, unless it allowed the call:
+        // then the filters judge it again (its `Notify` waived).
+        if let Some(StopAnswer::Policy(answer)) = pass.answer {
+            pass.answer = None;
+            if answer != PolicyAnswer::Allow {
+                return pass.server_decided(context, answer);
+            }
+        }
+        let check = PolicyCheck::new(verdicts, stack, others, *cspace_slots, context);
+        let (action, asker) = check.verdict(context, pass.waived);
+        pass.outcome = EntryOutcome::Run;
+        match action {
+            Action::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
+            // `Log` runs the syscall; an audited thread's record of it says
+            // a filter logged it.
+            Action::Log => {
+                pass.outcome = EntryOutcome::Logged;
+                PolicyDecision::Verdict(PolicyVerdict::Allow)
+            }
+            Action::Errno(code) => pass.refuse(context, u64::from(code), EntryOutcome::Refused),
+            Action::Trap => pass.refuse(context, ErrorCode::Denied.raw(), EntryOutcome::Trap),
+            Action::Notify => match asker {
+                // The registers stay as they are: the kernel keeps them
+                // as the stopped call, and the request carries them.
+                Some(filter) => {
+                    pass.outcome = EntryOutcome::Ask { filter };
+                    PolicyDecision::Ask { filter }
+                }
+                None => pass.refuse(context, ErrorCode::Denied.raw(), EntryOutcome::Refused),
+            },
+            Action::Kill => {
+                pass.outcome = EntryOutcome::Kill;
+                PolicyDecision::Verdict(PolicyVerdict::Kill)
+            }
+        }
+    }
+
+    /// The work word `current`'s exit stages are chosen by: its work word
+    /// now, with `AUDIT` if and only if its audit entry began a record
+    /// (as Linux's audit context: a syscall that turned its own audit off
+    /// still gets its record, one that turned it on has none to write).
+    #[inline(always)]
+    pub(in crate::kernel) fn exit_work_word(&self, current: ThreadId) -> WorkFlags {
+        let thread = &self.objects[current];
+        let mut work = thread.work;
+        match thread.audit_pending {
+            Some(_) => work.insert(WorkFlags::AUDIT),
+            None => work.remove(WorkFlags::AUDIT),
+        }
+        work
+    }
+
+    /// The exit machine of `thread`'s syscall, whose entry ended as
+    /// `entry`, and its first step; `recorded`: the caller has just taken
+    /// the record its audit entry began (`AUDIT` in the word if and only
+    /// if so, as `exit_work_word`).
+    #[inline(always)]
+    fn exit_with_record_on(
+        thread: &Thread,
+        entry: SyscallEntry,
+        recorded: bool,
+    ) -> (SyscallExit, ExitStep) {
+        let mut work = thread.work;
+        work.remove(WorkFlags::AUDIT);
+        if recorded {
+            work.insert(WorkFlags::AUDIT);
+        }
+        let mut exit = SyscallExit::new(entry, work);
+        let step = exit.next_step();
+        (exit, step)
+    }
+
+    /// The exit stages (5 to 8) of `current`'s syscall, whose entry ended
+    /// as `entry`; `result` is the record's result (`None`: it has none).
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn exit_with_work<P: Platform>(
@@ -478,37 +490,118 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         entry: SyscallEntry,
+        result: Option<u64>,
     ) {
-        if Self::exit_work_on(&mut self.objects[current], entry) {
-            self.end_thread(
-                platform,
-                current,
-                crate::thread::ThreadState::Exited(KILLED_BY_POLICY),
-            );
+        let thread = &mut self.objects[current];
+        match thread.audit_pending.take() {
+            Some(pending) => {
+                let (exit, step) = Self::exit_with_record_on(thread, entry, true);
+                self.exit_with_record(platform, current, exit, step, Some(&pending), result);
+            }
+            None => {
+                if Self::exit_work_on(thread, entry) {
+                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                }
+            }
         }
     }
 
-    /// The exit stages (5 to 8) of `thread`'s syscall, on the thread in
-    /// hand (`exit_with_work`, and its callers' common cases, which
-    /// spare a second look at the thread); `true`: its policy killed it
-    /// (the caller ends it).
-    #[inline(always)]
-    pub(in crate::kernel) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
-        let flags = thread.work;
-        let mut hooks = SyscallWork::exit_only(&mut thread.work);
-        let outcome =
-            entry::syscall_exit_to_user_mode(&mut hooks, &mut thread.context, entry, flags);
-        let owed = hooks.owed;
-        drop(hooks);
-        // Sent on the way back to EL0 (`Kernel::resume`), exit stop first.
-        thread.trace.owed |= owed;
-        outcome == entry::UserReturn::Killed
+    /// Stages 6 to 8 of a syscall whose stage 5 is done (`after_record`).
+    pub(in crate::kernel) fn exit_after_record<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        entry: SyscallEntry,
+    ) {
+        let mut exit = SyscallExit::after_record(entry, self.exit_work_word(current));
+        let step = exit.next_step();
+        self.exit_with_record(platform, current, exit, step, None, None);
     }
 
-    /// A syscall stopped in its entry work: the kernel keeps it as judged
-    /// so far (the registers now), and sends what it waits for (the entry
-    /// stop to the tracer, the request to a policy server) or leaves it
-    /// waiting for audit room. The thread blocks.
+    /// Carries out `step` and the exit steps after it; stage 5 writes
+    /// `pending` (the record the caller took from the thread) with
+    /// `result`. A stop blocks the thread, so the kernel sends the trace
+    /// stops stages 6 and 7 ask for on the thread's way back to EL0, in
+    /// that order and before it returns (`TraceProgress::owed`,
+    /// `Kernel::trace_before_user`). (One pass down the stages, as
+    /// `enter_with_work`: the machine gives each step at most once, in
+    /// stage order.)
+    fn exit_with_record<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        mut exit: SyscallExit,
+        mut step: ExitStep,
+        pending: Option<&PendingRecord>,
+        result: Option<u64>,
+    ) {
+        if let ExitStep::WriteAuditRecord { with_result } = step {
+            if let Some(pending) = pending {
+                let result = if with_result { result } else { None };
+                self.write_record(platform, current, pending, result);
+            }
+            step = exit.next_step();
+        }
+        if step == ExitStep::Killed {
+            self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+            return;
+        }
+        let _ = Self::trace_exit_steps_on(&mut self.objects[current], exit, step);
+    }
+
+    /// The exit stages (5 to 8) of `thread`'s syscall, on the thread in
+    /// hand, for a syscall with no audit record pending (the common
+    /// cases of `enter_syscall_with_work` and `finish_syscall_with_work`,
+    /// which spare a second look at the thread); `true`: its policy
+    /// killed it (the caller ends it).
+    #[inline(always)]
+    pub(in crate::kernel) fn exit_work_on(thread: &mut Thread, entry: SyscallEntry) -> bool {
+        // No record is pending (the caller's test): no stage 5.
+        let mut work = thread.work;
+        work.remove(WorkFlags::AUDIT);
+        let mut exit = SyscallExit::new(entry, work);
+        let step = exit.next_step();
+        Self::trace_exit_steps_on(thread, exit, step)
+    }
+
+    /// Stages 6 to 8 from `step` on, on the thread in hand; `true`: its
+    /// policy killed it.
+    #[inline(always)]
+    fn trace_exit_steps_on(thread: &mut Thread, mut exit: SyscallExit, mut step: ExitStep) -> bool {
+        if step == ExitStep::SendTraceExitStop {
+            thread.trace.owed |= TraceProgress::OWE_EXIT;
+            step = exit.next_step();
+        }
+        if step == ExitStep::ReportSingleStep {
+            thread.trace.owed |= TraceProgress::OWE_STEP;
+            step = exit.next_step();
+        }
+        match step {
+            ExitStep::ExitToUser => {
+                Self::exit_loop_on(thread);
+                false
+            }
+            ExitStep::Killed => true,
+            // Stopped: nothing runs. (Stage 5 is the caller's.)
+            _ => false,
+        }
+    }
+
+    /// Stage 8 for a thread returning from a syscall (its reschedule is
+    /// `resume`'s).
+    #[inline(always)]
+    fn exit_loop_on(thread: &mut Thread) {
+        let mut hooks = SyscallExitLoop {
+            work: &mut thread.work,
+        };
+        let work = hooks.current_work();
+        let _ = entry::exit_to_user_mode(&mut hooks, work);
+    }
+
+    /// Carries out a step that stops `current`'s syscall in its entry
+    /// work: the kernel keeps the call as judged so far (the registers
+    /// now), then sends the trace entry stop, or asks the filter's policy
+    /// server, or leaves it waiting for audit room. The thread blocks.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn stop_call<P: Platform>(
@@ -516,9 +609,12 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         esr: u64,
-        stop: entry::EntryStop,
+        step: EntryStep,
         entered: &Entered,
     ) {
+        let SyscallEntry::Stopped(stop) = entered.entry else {
+            return;
+        };
         let capability = match stop {
             // Judged after the stop: nothing to hold it to.
             entry::EntryStop::TraceEntry => None,
@@ -529,9 +625,7 @@ impl Kernel {
         let x = &thread.context.x;
         let regs = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]];
         // Made in place, then the rest field by field: the struct
-        // literal was built apart and then stored whole. (The outcome's
-        // payload is still a byte-wise `memcpy` call: its tag and filter
-        // are loaded apart, for the match below.)
+        // literal was built apart and then stored whole.
         let call = thread
             .call
             .insert(StoppedCall::new(regs, CallStop::Entry(stop)));
@@ -540,56 +634,28 @@ impl Kernel {
         call.waived = entered.waived;
         call.forwarded = entered.forwarded;
         call.outcome = entered.outcome;
-        match stop {
-            entry::EntryStop::TraceEntry => {
+        match step {
+            EntryStep::SendTraceEntryStop => {
                 self.trace_stop(platform, current, StopKind::Entry, regs[8]);
             }
-            entry::EntryStop::Policy => {
-                let filter = match entered.outcome {
-                    EntryOutcome::Ask { filter } => filter,
-                    // The policy stage stops only to ask.
-                    _ => u8::MAX,
-                };
+            EntryStep::AskPolicyServer { filter } => {
                 self.notify_policy_server(platform, current, filter);
             }
-            entry::EntryStop::AuditEntry(_) => {
+            EntryStep::WaitForAuditRoom(_) => {
                 self.wait_for_audit_room(current);
                 self.current = None;
             }
+            _ => {}
         }
     }
-}
 
-impl Kernel {
-    /// A syscall the entry stages did not let run: a redirect enters the
-    /// user-dispatch handler (or kills the thread), a `Trap` becomes a
-    /// fault report; an `Errno` needs nothing more. `false`: the thread
-    /// does not return from the syscall now (it waits, or it ended).
+    /// A `Trap`ped syscall (denied, its exit stages done): its report goes
+    /// to the fault endpoint (or stops the thread), with `Denied` in `x0`.
     #[cold]
     #[inline(never)]
-    pub(in crate::kernel) fn policy_skipped<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        esr: u64,
-        outcome: EntryOutcome,
-    ) -> bool {
-        match outcome {
-            EntryOutcome::Trap => {
-                // The syscall did not run; its report goes to the fault
-                // endpoint (or stops the thread), with `Denied` in `x0`.
-                let context = &self.objects[current].context;
-                let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
-                self.report_fault(platform, current, report);
-                false
-            }
-            EntryOutcome::Redirect { flags } => self.redirect_to_handler(platform, current, flags),
-            EntryOutcome::Run
-            | EntryOutcome::Logged
-            | EntryOutcome::Refused
-            | EntryOutcome::Emulated
-            | EntryOutcome::Ask { .. }
-            | EntryOutcome::Kill => true,
-        }
+    fn report_trap<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) {
+        let context = &self.objects[current].context;
+        let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
+        self.report_fault(platform, current, report);
     }
 }

@@ -6,9 +6,8 @@ use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
 use crate::thread::{ThreadId, ThreadState};
-use arch::context::UserContext;
 use arch::object_memory::kind;
-use entry::{EntryHooks, PolicyDecision, PolicyVerdict, WorkFlags};
+use entry::{ExitLoopHooks, WorkFlags};
 
 /// Bound on reschedules in one return to user (each round handles one
 /// reschedule request).
@@ -315,13 +314,7 @@ pub(in crate::kernel) struct ExitWork<'a> {
     reschedule: bool,
 }
 
-impl EntryHooks for ExitWork<'_> {
-    type Regs = UserContext;
-
-    fn policy(&mut self, _regs: &mut UserContext) -> PolicyDecision {
-        PolicyDecision::Verdict(PolicyVerdict::Allow)
-    }
-
+impl ExitLoopHooks for ExitWork<'_> {
     fn current_work(&mut self) -> WorkFlags {
         let mut work = *self.work;
         // Once a reschedule is decided, it is handled by the caller.

@@ -17,7 +17,6 @@
 //! while stopped gets a record saying so.
 
 use crate::ipc::notification;
-use crate::kernel::entry_work::Entered;
 use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
 use crate::stopped_call::EntryOutcome;
@@ -208,7 +207,7 @@ impl Kernel {
     }
 
     /// Would `current`'s next record have to wait: lossless audit into a
-    /// full ring? (Stage 4's question, asked before the entry code runs.)
+    /// full ring? (Stage 4's question, `EntryStep::AuditRoom`.)
     pub(in crate::kernel) fn audit_ring_is_full(
         &mut self,
         platform: &impl Platform,
@@ -256,17 +255,19 @@ impl Kernel {
         woke
     }
 
-    /// Fixes the record of `current`'s syscall at its audit entry (the
-    /// entry work is over and the call will not stop again before it
-    /// runs): the ring it goes to, the registers as judged (`x0` and `x8`
-    /// as the policy saw them, not a refusal's or an emulation's result),
-    /// the verdict. A syscall
-    /// the tracer skipped or user dispatch redirected gets no record (it
-    /// never reached the kernel's stages).
+    /// Stage 4's record (`EntryStep::WriteAuditEntry`): fixes the record
+    /// of `current`'s syscall at its audit entry, once there is room for
+    /// it: the ring it goes to, the registers as judged (`x0` and `x8` as
+    /// the policy saw them, `checked`, not a refusal's or an emulation's
+    /// result), the verdict (from `outcome`), whether a policy server
+    /// decided. Stage 5 writes it into the ring with the result
+    /// (`audit_complete`). A syscall the tracer skipped or user dispatch
+    /// redirected never reaches stage 4, so it gets no record.
     pub(in crate::kernel) fn audit_begin(
         &mut self,
         current: ThreadId,
-        entered: &Entered,
+        outcome: EntryOutcome,
+        forwarded: bool,
         checked: Option<(u64, u64)>,
     ) {
         let thread = &mut self.objects[current];
@@ -274,18 +275,12 @@ impl Kernel {
             return;
         };
         let x0 = thread.context.x[0];
-        let verdict = match (entered.entry, entered.outcome) {
-            (
-                entry::SyscallEntry::Skipped(
-                    entry::SkipReason::Emulated | entry::SkipReason::Redirected,
-                ),
-                _,
-            ) => return,
-            (_, EntryOutcome::Logged) => AuditVerdict::Logged,
-            (_, EntryOutcome::Refused) => AuditVerdict::Refused(x0 as u16),
-            (_, EntryOutcome::Emulated) => AuditVerdict::Emulated,
-            (_, EntryOutcome::Trap) => AuditVerdict::Trapped,
-            (_, EntryOutcome::Kill) => AuditVerdict::Killed,
+        let verdict = match outcome {
+            EntryOutcome::Logged => AuditVerdict::Logged,
+            EntryOutcome::Refused => AuditVerdict::Refused(x0 as u16),
+            EntryOutcome::Emulated => AuditVerdict::Emulated,
+            EntryOutcome::Trap => AuditVerdict::Trapped,
+            EntryOutcome::Kill => AuditVerdict::Killed,
             _ => AuditVerdict::Allowed,
         };
         let mut call = [0u64; 9];
@@ -298,13 +293,13 @@ impl Kernel {
             sink,
             call,
             verdict,
-            forwarded: entered.forwarded,
+            forwarded,
         });
     }
 
-    /// Writes the pending record of `current`'s syscall with `result`
-    /// (`None`: it blocked, or ended its thread), if it has one (inlined:
-    /// for most syscalls it has none).
+    /// Stage 5 (`ExitStep::WriteAuditRecord`): writes the pending record
+    /// of `current`'s syscall with `result` (`None`: it blocked, or ended
+    /// its thread), if it has one (inlined: for most syscalls it has none).
     #[inline(always)]
     pub(in crate::kernel) fn audit_complete(
         &mut self,
@@ -317,8 +312,9 @@ impl Kernel {
         }
     }
 
-    /// The record of a syscall that was dispatched, from its result (if
-    /// it has one pending: inlined, for most syscalls it has none).
+    /// Stage 5 for a syscall that was dispatched, from its result, before
+    /// the result is applied (if it has a record pending: inlined, for
+    /// most syscalls it has none).
     #[inline(always)]
     pub(in crate::kernel) fn audit_dispatched(
         &mut self,

@@ -2,15 +2,16 @@
 //! and the single-step hardware.
 //!
 //! The order of the stops is the entry crate's (stage 2 entry stop, stage
-//! 6 exit stop, stage 7 single-step report); this file only carries them
-//! out. A stop blocks the thread, so the kernel cannot run the stages in
-//! one go: the entry stop stops the syscall (`stopped_call`: the kernel
-//! keeps its registers, the tracer's answer changes that copy, see
-//! `ipc::trace::answer_trace_stop`, and the syscall goes on from there),
-//! and the exit stages only record the stops they owe
-//! (`TraceProgress::owed`), which `Kernel::resume` sends, exit stop first,
-//! before the thread returns to EL0. A syscall that blocked runs its exit
-//! stages when it returns, in `resume` too.
+//! 6 exit stop, stage 7 single-step report); this file carries out the
+//! steps that ask for them (`kernel/entry_work.rs` drives the machines).
+//! A stop blocks the thread, so the kernel cannot run the stages in one
+//! go: `EntryStep::SendTraceEntryStop` stops the syscall (`stopped_call`:
+//! the kernel keeps its registers, the tracer's answer changes that copy,
+//! see `ipc::trace::answer_trace_stop`, and the syscall goes on from
+//! there), and `ExitStep::SendTraceExitStop` and `ReportSingleStep` mark
+//! the stops owed (`TraceProgress::owed`), which `Kernel::resume` sends,
+//! exit stop first, before the thread returns to EL0. A syscall that
+//! blocked runs its stages 6 to 8 when it returns, in `resume` too.
 //!
 //! Single-stepping uses the architecture's software step: MDSCR_EL1.SS on
 //! while a stepping thread runs, SPSR.SS = 1 when it is resumed to step.
@@ -224,11 +225,12 @@ impl Kernel {
         false
     }
 
-    /// A blocked syscall's exit stages, on its way back to EL0.
+    /// A blocked syscall's exit stages 6 to 8, on its way back to EL0
+    /// (stage 5, its record, was written when it blocked).
     #[inline(never)]
     fn run_deferred_exit<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
         if let Some(entry) = self.objects[current].trace.exit_deferred.take() {
-            self.exit_with_work(platform, current, entry);
+            self.exit_after_record(platform, current, entry);
         }
     }
 

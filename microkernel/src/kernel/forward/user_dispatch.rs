@@ -6,13 +6,13 @@
 //! - `set_user_dispatch` (`SetUserDispatch`) checks the buffer and the
 //!   selector against the thread's tables and sets the `USER_DISPATCH` work
 //!   bit (which also zeroes the fast-path mask: `recompute_no_entry_work`);
-//! - `user_dispatch_decision`, before the entry code runs, reads the
-//!   selector byte and the PC; the stage-1 hook hands its answer to
-//!   `entry::syscall_enter_from_user_mode`, which stops there on a redirect;
-//! - `redirect_to_handler`, once the entry code has returned, saves the
-//!   context into the buffer and points the thread at its handler (as a
-//!   trace stop or a `Notify` is sent once the entry code has returned).
-//!   A buffer that can no longer be written kills the thread.
+//! - `user_dispatch_decision` answers stage 1's question
+//!   (`EntryStep::UserDispatch`, the first step of a new syscall with the
+//!   bit): it reads the selector byte and the PC;
+//! - `redirect_to_handler` carries out `EntryStep::Redirect`, which ends
+//!   the entry on a redirect: it saves the context into the buffer and
+//!   points the thread at its handler. A buffer that can no longer be
+//!   written kills the thread.
 //!
 //! `UserDispatchReturn` (`user_dispatch_return`) restores a saved frame.
 
@@ -60,8 +60,8 @@ impl Kernel {
         Ok(())
     }
 
-    /// Stage 1's question, asked before the entry code runs: is the
-    /// syscall in progress to be redirected? `Some(flags)` (the frame's
+    /// Stage 1's question (`EntryStep::UserDispatch`): is the syscall in
+    /// progress to be redirected? `Some(flags)` (the frame's
     /// flags word) if so. `UserDispatchReturn` never is; a syscall whose
     /// `svc` lies in the allowed range never is; otherwise the selector
     /// decides, and one that cannot be read blocks (fail closed: the
@@ -93,7 +93,7 @@ impl Kernel {
         }
     }
 
-    /// Carries out a redirect: the frame goes into the buffer, the thread
+    /// Carries out a redirect (`EntryStep::Redirect`): the frame goes into the buffer, the thread
     /// resumes at its handler with `x0` = the buffer, `x1` = the number and
     /// `x30` = 0. `true`: back to the thread. If the frame cannot be
     /// written (the buffer was unmapped or made read-only since it was
