@@ -145,7 +145,7 @@ pub fn send<M: PhysMemory>(
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
         }
-        from.context.x[0] = ErrorCode::Ok.raw();
+        from.context.set_result(ErrorCode::Ok);
         to.state = ThreadState::Ready;
         return Ok(Effects::new(Next::Continue)
             .wake(receiver)
@@ -202,7 +202,7 @@ pub fn receive<M: PhysMemory>(
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
         }
-        from.context.x[0] = ErrorCode::Ok.raw();
+        from.context.set_result(ErrorCode::Ok);
         from.state = ThreadState::Ready;
         return Ok(effects.wake(sender));
     }
@@ -289,11 +289,13 @@ fn deliver_end(ended: &Thread, receiver: &mut Thread, badge: u64) {
         .end
         .map_or([0; abi::fault::END_WORDS], abi::fault::ThreadEnd::encode);
     let context = &mut receiver.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] =
-        abi::MessageInfo::with(abi::fault::END_LABEL, abi::fault::END_WORDS as u8).into();
-    context.x[2..8].copy_from_slice(&words);
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(abi::MessageInfo::with(
+        abi::fault::END_LABEL,
+        abi::fault::END_WORDS as u8,
+    ));
+    context.set_message_words(words);
+    context.set_badge(badge);
 }
 
 /// The kernel message of `sender` into `receiver`'s registers (and, for
@@ -323,12 +325,11 @@ fn deliver_kernel_message<M: PhysMemory>(
 fn deliver_fault(report: Option<FaultReport>, handler: &mut Thread, badge: u64) {
     let words = report.map_or([0; 4], |r| FaultMessage::new(r.esr, r.far, r.pc).encode());
     let context = &mut handler.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = FaultMessage::info().into();
-    context.x[2..6].copy_from_slice(&words);
-    context.x[6] = 0;
-    context.x[7] = 0;
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(FaultMessage::info());
+    let [esr, far, pc, word3] = words;
+    context.set_message_words([esr, far, pc, word3, 0, 0]);
+    context.set_badge(badge);
 }
 
 /// A policy request into `server`'s registers and IPC buffer
@@ -358,17 +359,10 @@ fn deliver_policy_request<M: PhysMemory>(
         }
     }
     let context = &mut server.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = abi::policy_request::PolicyRequest::info().into();
-    [
-        context.x[2],
-        context.x[3],
-        context.x[4],
-        context.x[5],
-        context.x[6],
-        context.x[7],
-    ] = [words[0], words[1], words[2], words[3], words[4], words[5]];
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(abi::policy_request::PolicyRequest::info());
+    context.set_message_words([words[0], words[1], words[2], words[3], words[4], words[5]]);
+    context.set_badge(badge);
 }
 
 /// `sender` waits for `receiver`'s answer to its kernel message:
@@ -443,7 +437,7 @@ fn answer_inline<M: PhysMemory>(
     }
     transfer(phys, from, to, 0);
     to.state = ThreadState::Ready;
-    from.context.x[0] = ErrorCode::Ok.raw();
+    from.context.set_result(ErrorCode::Ok);
     Ok(caller)
 }
 
@@ -457,22 +451,19 @@ fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut T
     let message = caller.kernel_message.take();
     if let Some(KernelMessage::TraceStop(stop)) = message {
         trace::answer_trace_stop(phys, replier, caller, stop);
-        replier.context.x[0] = ErrorCode::Ok.raw();
+        replier.context.set_result(ErrorCode::Ok);
         return;
     }
     let label = message::sent_info(replier).label();
     if let Some(KernelMessage::PolicyRequest(request)) = message {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
-        let verdict = {
-            let x = &replier.context.x;
-            Verdict::decode(label, &[x[2], x[3], x[4], x[5], x[6], x[7]])
-        };
+        let verdict = Verdict::decode(label, &replier.context.message_words());
         answer_policy_request(caller, &request, verdict);
-        replier.context.x[0] = ErrorCode::Ok.raw();
+        replier.context.set_result(ErrorCode::Ok);
         return;
     }
-    let reply = FaultReply::decode(label, replier.context.x[2]);
+    let reply = FaultReply::decode(label, replier.context.message_word(0));
     let report = match message {
         Some(KernelMessage::Fault(report)) => Some(report),
         _ => None,
@@ -485,7 +476,7 @@ fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut T
         (FaultReply::Stop, Some(report)) => ThreadState::Faulted(report),
         _ => ThreadState::Ready,
     };
-    replier.context.x[0] = ErrorCode::Ok.raw();
+    replier.context.set_result(ErrorCode::Ok);
 }
 
 /// Applies a policy server's answer (`verdict`, its reply decoded by
@@ -499,7 +490,7 @@ fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: V
     let Some(call) = asker.call.as_mut() else {
         // No call to answer (cannot happen while requests are only sent
         // for stopped calls): the thread learns nothing ran.
-        asker.context.x[0] = ErrorCode::Denied.raw();
+        asker.context.set_result(ErrorCode::Denied);
         return;
     };
     let asking = 1u8.checked_shl(u32::from(request.filter)).unwrap_or(0);
@@ -534,7 +525,7 @@ pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
             call.forwarded = true;
             call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
         }
-        None => asker.context.x[0] = ErrorCode::Denied.raw(),
+        None => asker.context.set_result(ErrorCode::Denied),
     }
     asker.state = ThreadState::Ready;
 }
@@ -617,7 +608,7 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
 /// Wakes a blocked thread with error `code` in x0.
 pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode) {
     let waiter = &mut threads[thread];
-    waiter.context.x[0] = code.raw();
+    waiter.context.set_result(code);
     waiter.state = ThreadState::Ready;
 }
 

@@ -76,8 +76,8 @@ pub fn wait(
 /// `Ok` in x0 and the word in x8.
 fn deliver(threads: &mut impl Threads, thread: ThreadId, word: u64) {
     let context = &mut threads[thread].context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[8] = word;
+    context.set_result(ErrorCode::Ok);
+    context.set_value(word);
 }
 
 #[cfg(test)]

@@ -31,9 +31,11 @@ fn threads(n: usize) -> ThreadVec {
 }
 
 fn message(thread: &mut Thread, label: u64, words: &[u64]) {
-    thread.context.x[1] = MessageInfo::with(label, words.len() as u8).into();
+    thread
+        .context
+        .set_message_info(MessageInfo::with(label, words.len() as u8));
     for (i, w) in words.iter().take(6).enumerate() {
-        thread.context.x[2 + i] = *w;
+        thread.context.set_message_word(i, *w);
     }
 }
 
@@ -67,8 +69,16 @@ fn a_sender_waits_until_a_receiver_comes() {
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![client]);
     assert_eq!(t[0].state, ThreadState::Ready);
     let got = &t[1].context;
-    assert_eq!((got.x[0], got.x[2], got.x[3], got.x[8]), (0, 10, 20, 0xb0));
-    assert_eq!(MessageInfo::from(got.x[1]).label(), 7);
+    assert_eq!(
+        (
+            got.result(),
+            got.message_word(0),
+            got.message_word(1),
+            got.badge()
+        ),
+        (0, 10, 20, 0xb0)
+    );
+    assert_eq!(got.message_info().label(), 7);
     assert_eq!(ep.waiting(), Waiting::Nobody);
 }
 
@@ -101,7 +111,7 @@ fn a_receiver_waits_until_a_sender_comes() {
     .unwrap();
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(1)]);
-    assert_eq!((t[1].context.x[2], t[1].context.x[8]), (5, 9));
+    assert_eq!((t[1].context.message_word(0), t[1].context.badge()), (5, 9));
     assert_eq!(t[1].state, ThreadState::Ready);
 }
 
@@ -118,8 +128,11 @@ fn call_switches_to_the_receiver_and_reply_returns() {
     message(&mut t[1], 99, &[42]);
     assert_eq!(reply(&mut ram, &mut t, server), Ok(client));
     assert_eq!(t[0].state, ThreadState::Ready);
-    assert_eq!((t[0].context.x[0], t[0].context.x[2]), (0, 42));
-    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 99);
+    assert_eq!(
+        (t[0].context.result(), t[0].context.message_word(0)),
+        (0, 42)
+    );
+    assert_eq!(t[0].context.message_info().label(), 99);
     assert_eq!(
         reply(&mut ram, &mut t, server),
         Err(IpcError::NoReplyTarget)
@@ -139,17 +152,21 @@ fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
     assert_eq!(answer(&mut ram, &mut t, server, client), Ok(client));
     assert_eq!(t[0].state, ThreadState::Ready);
     assert_eq!(
-        (t[0].context.x[0], t[0].context.x[2], t[0].context.x[3]),
+        (
+            t[0].context.result(),
+            t[0].context.message_word(0),
+            t[0].context.message_word(1)
+        ),
         (0, 8, 9)
     );
-    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 7);
+    assert_eq!(t[0].context.message_info().label(), 7);
     // A caller that no longer waits gets nothing.
-    t[0].context.x[2] = 0;
+    t[0].context.set_message_word(0, 0);
     assert_eq!(
         answer(&mut ram, &mut t, server, client),
         Err(IpcError::NoReplyTarget)
     );
-    assert_eq!(t[0].context.x[2], 0);
+    assert_eq!(t[0].context.message_word(0), 0);
 }
 
 #[test]
@@ -197,7 +214,10 @@ fn senders_are_served_in_fifo_order_with_their_badges() {
             true,
         )
         .unwrap();
-        assert_eq!((t[3].context.x[2], t[3].context.x[8]), (i, 100 + i));
+        assert_eq!(
+            (t[3].context.message_word(0), t[3].context.badge()),
+            (i, 100 + i)
+        );
     }
 }
 
@@ -264,7 +284,7 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
         SEND,
     )
     .unwrap();
-    assert_eq!(MessageInfo::from(t[1].context.x[1]).length(), 10);
+    assert_eq!(t[1].context.message_info().length(), 10);
     assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 99);
     // A receiver without a buffer gets the register words only.
     receive(
@@ -286,7 +306,7 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
         SEND,
     )
     .unwrap();
-    assert_eq!(MessageInfo::from(t[2].context.x[1]).length(), 6);
+    assert_eq!(t[2].context.message_info().length(), 6);
 }
 
 #[test]
@@ -317,7 +337,7 @@ fn a_new_call_fails_the_unanswered_previous_caller() {
     .unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
     assert_eq!(t[0].state, ThreadState::Ready);
-    assert_ne!(t[0].context.x[0], 0, "the first caller gets an error");
+    assert_ne!(t[0].context.result(), 0, "the first caller gets an error");
     assert_eq!(t[2].reply_to, Some(ThreadId::nth(1)));
 }
 
@@ -328,7 +348,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
     let (handler, faulter) = (ThreadId::nth(0), ThreadId::nth(1));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
-    t[1].context.x[0] = 0xdead;
+    t[1].context.set_result_word(0xdead);
     t[1].kernel_message = Some(KernelMessage::Fault(report));
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
@@ -337,9 +357,14 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     );
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let got = t[0].context;
-    assert_eq!(MessageInfo::from(got.x[1]).label(), FAULT_LABEL);
+    assert_eq!(got.message_info().label(), FAULT_LABEL);
     assert_eq!(
-        (got.x[2], got.x[3], got.x[5], got.x[8]),
+        (
+            got.message_word(0),
+            got.message_word(1),
+            got.message_word(3),
+            got.badge()
+        ),
         (0x24, 0x1000, 0x40_0100, 9)
     );
     assert_eq!(t[1].state, ThreadState::BlockedOnAnswer);
@@ -347,7 +372,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     message(&mut t[0], FAULT_REPLY_SET_PC, &[0x40_0104]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(
-        (t[1].state, t[1].context.pc, t[1].context.x[0]),
+        (t[1].state, t[1].context.pc, t[1].context.result()),
         (ThreadState::Ready, 0x40_0104, 0xdead)
     );
     // A second fault, this time with the handler waiting: stop it.
@@ -371,7 +396,7 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     let (handler, faulter, caller) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
     t[1].kernel_message = Some(KernelMessage::Fault(report));
-    t[1].context.x[0] = 0xdead;
+    t[1].context.set_result_word(0xdead);
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
     // The handler receives a Call instead of replying to the fault.
@@ -380,7 +405,8 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![faulter]);
     assert_eq!(t[1].state, ThreadState::Faulted(report));
     assert_eq!(
-        t[1].context.x[0], 0xdead,
+        t[1].context.result(),
+        0xdead,
         "no error code written into a faulted thread"
     );
 }

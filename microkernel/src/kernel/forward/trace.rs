@@ -159,7 +159,7 @@ impl Kernel {
     ) -> Resume {
         let stepping = self.objects[current].work.contains(WorkFlags::SINGLESTEP);
         if stepping && self.live_tracer(current).is_some() {
-            let number = self.objects[current].context.x[8];
+            let number = self.objects[current].context.register(8);
             self.trace_stop(platform, current, StopKind::Step, number);
             return self.resume(platform);
         }
@@ -212,7 +212,7 @@ impl Kernel {
             thread.trace.owed = owed & TraceProgress::OWE_STEP;
             Some((StopKind::Exit, thread.trace.number))
         } else if owed & TraceProgress::OWE_STEP != 0 && traced && stepping {
-            Some((StopKind::Step, thread.context.x[8]))
+            Some((StopKind::Step, thread.context.register(8)))
         } else {
             None
         };
