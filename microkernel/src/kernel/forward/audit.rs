@@ -274,7 +274,7 @@ impl Kernel {
         let Some(sink) = thread.audit else {
             return;
         };
-        let x0 = thread.context.x[0];
+        let x0 = thread.context.result();
         let verdict = match outcome {
             EntryOutcome::Logged => AuditVerdict::Logged,
             EntryOutcome::Refused => AuditVerdict::Refused(x0 as u16),
@@ -283,8 +283,7 @@ impl Kernel {
             EntryOutcome::Kill => AuditVerdict::Killed,
             _ => AuditVerdict::Allowed,
         };
-        let mut call = [0u64; 9];
-        call.copy_from_slice(&thread.context.x[..9]);
+        let mut call = thread.context.syscall_registers();
         if let Some((x0, x8)) = checked {
             call[0] = x0;
             call[8] = x8;
@@ -336,15 +335,16 @@ impl Kernel {
         result: SyscallResult,
     ) {
         let value = match result {
-            SyscallResult::Return(code) => Some(code.raw()),
-            SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
+            SyscallResult::Return(_)
+            | SyscallResult::Yield
+            | SyscallResult::ReturnWithEffects(..) => result.code().map(ErrorCode::raw),
             SyscallResult::Exited(_) | SyscallResult::Preempted { .. } => None,
             // The restored context's x0.
-            SyscallResult::Restored => Some(self.objects[current].context.x[0]),
+            SyscallResult::Restored => Some(self.objects[current].context.result()),
             // The IPC code has written x0 when the caller carries on.
             SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue
                 && self.current == Some(current))
-            .then(|| self.objects[current].context.x[0]),
+            .then(|| self.objects[current].context.result()),
         };
         self.audit_complete(platform, current, value);
     }
