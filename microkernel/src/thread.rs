@@ -228,122 +228,122 @@ impl ThreadStats {
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
-    pub context: UserContext,
+    pub(crate) context: UserContext,
     /// Entry and exit work (see the `entry` crate); the fast path reads
     /// this one word.
-    pub work: WorkFlags,
+    pub(crate) work: WorkFlags,
     /// Bit n: syscall n needs no entry work even though `work` holds
     /// syscall work (its policy verdict is a constant `Allow`, and nothing
     /// else is asked of it). Right after `work`: the inline fast path reads
     /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
-    pub no_entry_work: u64,
+    pub(crate) no_entry_work: u64,
     /// Life-cycle state.
-    pub state: ThreadState,
+    state: ThreadState,
     /// Scheduling priority.
-    pub priority: Priority,
+    pub(crate) priority: Priority,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
-    pub queue_links: QueueLinks,
+    pub(crate) queue_links: QueueLinks,
     /// Neighbours in its priority's run queue, while it is ready.
-    pub run_links: QueueLinks,
+    pub(crate) run_links: QueueLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
-    pub reply_to: Option<ThreadId>,
+    pub(crate) reply_to: Option<ThreadId>,
     /// While it waits for a reply: the thread that owes it (whose
     /// `reply_to` names it back).
-    pub reply_from: Option<ThreadId>,
+    pub(crate) reply_from: Option<ThreadId>,
     /// The notification bound to it: signals end its `Recv`.
-    pub bound_notification: Option<ObjectId>,
+    pub(crate) bound_notification: Option<ObjectId>,
     /// The thread's CSpace: one CNode, capability pointers index it.
-    pub cspace: Option<CNodeId>,
+    pub(crate) cspace: Option<CNodeId>,
     /// The CSpace's first slot and its number of slots, kept here for the
     /// fast path; no slots while `cspace` is `None` (so the fast path's
     /// range test also rules out a thread without a CSpace).
-    pub cspace_slots: (SlotId, u32),
+    pub(crate) cspace_slots: (SlotId, u32),
     /// Physical address of the thread's IPC buffer page (message words
     /// beyond the registers), if it has one.
-    pub ipc_buffer: Option<u64>,
+    pub(crate) ipc_buffer: Option<u64>,
     /// Where the thread's faults go: an endpoint and the badge the fault
     /// messages carry. `None` (or an endpoint destroyed since): a fault
     /// stops the thread.
-    pub fault_endpoint: Option<(ObjectRef, u64)>,
+    pub(crate) fault_endpoint: Option<(ObjectRef, u64)>,
     /// The message the kernel sends for it, while it waits for the
     /// message to be received and answered (`BlockedOnSend` with
     /// `kernel_message`, then `BlockedOnAnswer`).
-    pub kernel_message: Option<KernelMessage>,
+    kernel_message: Option<KernelMessage>,
     /// The syscall it stopped in (see `stopped_call`): waiting for an
     /// answer, or answered and about to go on.
-    pub call: Option<StoppedCall>,
+    pub(crate) call: Option<StoppedCall>,
     /// Where its audit records go (`None`: not audited).
-    pub audit: Option<AuditSink>,
+    pub(crate) audit: Option<AuditSink>,
     /// Records it lost (lossy mode) since its last written one.
-    pub audit_dropped: u64,
+    pub(crate) audit_dropped: u64,
     /// The record of the syscall in progress, from its audit entry until
     /// it is written (after dispatch, or when the thread ends first).
-    pub audit_pending: Option<PendingRecord>,
+    pub(crate) audit_pending: Option<PendingRecord>,
     /// Counters.
-    pub stats: ThreadStats,
+    pub(crate) stats: ThreadStats,
     /// A short name for console lines (`[name#N]`): its program's for a
     /// thread the kernel starts, "task" for one made from user space
     /// until `TcbSetName` names it.
-    pub name: ThreadName,
+    pub(crate) name: ThreadName,
     /// The number threads are told apart by in console lines, policy
     /// requests, trace stops and audit records (given out in order of
     /// creation).
-    pub number: u32,
+    pub(crate) number: u32,
     /// The VSpace whose address space it runs in (other threads may run
     /// there too).
-    pub space: Option<ObjectId>,
+    pub(crate) space: Option<ObjectId>,
     /// Neighbours among the threads of that VSpace.
-    pub space_links: QueueLinks,
+    pub(crate) space_links: QueueLinks,
     /// Neighbours among the threads of its CSpace's CNode.
-    pub cspace_links: QueueLinks,
+    pub(crate) cspace_links: QueueLinks,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word; 0 without a space. Rewritten for
     /// every thread of the space whenever it binds or its ASID changes.
-    pub ttbr0: u64,
+    pub(crate) ttbr0: u64,
     /// The generation of that space's ASID (0 without a space), kept here
     /// for the same reason: a switch compares it with the allocator's.
-    pub asid_generation: u64,
+    pub(crate) asid_generation: u64,
     /// FP/SIMD registers, saved only when another thread takes the CPU.
-    pub fp: FpState,
+    pub(crate) fp: FpState,
     /// Maximum controlled priority: the highest priority (or MCP) this
     /// thread may give any thread, itself included.
-    pub mcp: Priority,
+    pub(crate) mcp: Priority,
     /// Filters attached to the thread, oldest first, each with the
     /// policy server named when it was attached (it cannot remove them;
     /// they go when it ends).
-    pub filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
+    pub(crate) filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
-    pub verdicts: VerdictCache,
+    pub(crate) verdicts: VerdictCache,
     /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
     /// badge of the capability it was given through (an endpoint
     /// destroyed since: it runs on untraced).
-    pub tracer: Option<(ObjectRef, u64)>,
+    pub(crate) tracer: Option<(ObjectRef, u64)>,
     /// Where the thread is in its traced syscall.
-    pub trace: TraceProgress,
+    pub(crate) trace: TraceProgress,
     /// Its syscall user dispatch (`SetUserDispatch`), if on.
-    pub user_dispatch: Option<UserDispatchConfig>,
+    pub(crate) user_dispatch: Option<UserDispatchConfig>,
     /// Made from user space (`Retype` of a TCB): its TCB object lives in
     /// user capabilities, and destroying it ends the thread.
-    pub created_by_user: bool,
+    pub(crate) created_by_user: bool,
     /// While it waits for a reply that its server saved (`ReplySave`):
     /// the Reply object that answers it. The Reply's `caller` links back;
     /// both are cleared together when the wait ends any other way.
-    pub saved_reply: Option<ObjectId>,
+    pub(crate) saved_reply: Option<ObjectId>,
     /// The Frame object that is the IPC buffer, when `TcbSetSpace` named
     /// one (destroying it takes the buffer away); `None` for a buffer the
     /// kernel's loader made.
     /// (Last: rarely used, kept out of the hot fields' reach.)
-    pub ipc_buffer_frame: Option<ObjectId>,
+    pub(crate) ipc_buffer_frame: Option<ObjectId>,
     /// Neighbours among the threads whose IPC buffer that Frame is.
-    pub buffer_links: QueueLinks,
+    pub(crate) buffer_links: QueueLinks,
     /// How it ended, while its TCB is kept ended (`ThreadState::Ended`,
     /// `EndPending`): what its end message says.
-    pub end: Option<abi::fault::ThreadEnd>,
+    pub(crate) end: Option<abi::fault::ThreadEnd>,
     /// A filter that confined it was taken away while it was ended (its
     /// memory taken back): it may not be restarted (a restriction is never
     /// lifted).
-    pub lost_filter: bool,
+    pub(crate) lost_filter: bool,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -385,6 +385,287 @@ pub enum KernelMessage {
     /// A syscall entry or exit stop or a single step, to the tracer
     /// (`abi::trace`): the answer lets the thread go on.
     TraceStop(TraceStop),
+}
+
+/// What the kernel's clients (the integration tests, the harnesses)
+/// read of a thread: the fields are the crate's, so these are read-only.
+impl Thread {
+    /// Its saved registers.
+    #[inline(always)]
+    pub fn context(&self) -> &UserContext {
+        &self.context
+    }
+
+    /// Its entry and exit work.
+    #[inline(always)]
+    pub fn work(&self) -> WorkFlags {
+        self.work
+    }
+
+    /// The syscalls that skip the entry work (`no_entry_work`).
+    #[inline(always)]
+    pub fn no_entry_work(&self) -> u64 {
+        self.no_entry_work
+    }
+
+    /// Its scheduling priority.
+    #[inline(always)]
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// Its maximum controlled priority.
+    #[inline(always)]
+    pub fn mcp(&self) -> Priority {
+        self.mcp
+    }
+
+    /// The caller it owes a reply.
+    #[inline(always)]
+    pub fn reply_to(&self) -> Option<ThreadId> {
+        self.reply_to
+    }
+
+    /// Its CSpace.
+    #[inline(always)]
+    pub fn cspace(&self) -> Option<CNodeId> {
+        self.cspace
+    }
+
+    /// Its IPC buffer's physical address.
+    #[inline(always)]
+    pub fn ipc_buffer(&self) -> Option<u64> {
+        self.ipc_buffer
+    }
+
+    /// Where its faults go.
+    #[inline(always)]
+    pub fn fault_endpoint(&self) -> Option<(ObjectRef, u64)> {
+        self.fault_endpoint
+    }
+
+    /// The syscall it stopped in.
+    #[inline(always)]
+    pub fn call(&self) -> Option<&StoppedCall> {
+        self.call.as_ref()
+    }
+
+    /// Its counters.
+    #[inline(always)]
+    pub fn stats(&self) -> &ThreadStats {
+        &self.stats
+    }
+
+    /// Its name.
+    #[inline(always)]
+    pub fn name(&self) -> &ThreadName {
+        &self.name
+    }
+
+    /// Its number.
+    #[inline(always)]
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The VSpace it runs in.
+    #[inline(always)]
+    pub fn space(&self) -> Option<ObjectId> {
+        self.space
+    }
+
+    /// Its TTBR0_EL1 value.
+    #[inline(always)]
+    pub fn ttbr0(&self) -> u64 {
+        self.ttbr0
+    }
+
+    /// Its space's ASID generation.
+    #[inline(always)]
+    pub fn asid_generation(&self) -> u64 {
+        self.asid_generation
+    }
+
+    /// Its filters, oldest first.
+    #[inline(always)]
+    pub fn filters(&self) -> &[AttachedFilter] {
+        &self.filters
+    }
+
+    /// Where its trace stops go.
+    #[inline(always)]
+    pub fn tracer(&self) -> Option<(ObjectRef, u64)> {
+        self.tracer
+    }
+
+    /// The Reply object that answers it, while its server saved it.
+    #[inline(always)]
+    pub fn saved_reply(&self) -> Option<ObjectId> {
+        self.saved_reply
+    }
+
+    /// How it ended, while its TCB is kept ended.
+    #[inline(always)]
+    pub fn end(&self) -> Option<abi::fault::ThreadEnd> {
+        self.end
+    }
+}
+
+/// A thread's state changes only here, each by its name, with what must
+/// hold before it (the invariants `kernel::invariants` checks of the
+/// whole kernel: an ended thread never blocks or runs again, a thread
+/// sends or waits for one kernel message only while it has one).
+impl Thread {
+    /// Where the thread is in its life.
+    #[inline(always)]
+    pub fn state(&self) -> ThreadState {
+        self.state
+    }
+
+    /// Ready to run: woken, answered, yielded or made (the caller puts
+    /// it in the run queue).
+    #[inline(always)]
+    pub(crate) fn make_ready(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread is never ready");
+        self.state = ThreadState::Ready;
+    }
+
+    /// On the CPU (or about to return to it).
+    #[inline(always)]
+    pub(crate) fn run(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never runs");
+        self.state = ThreadState::Running;
+    }
+
+    /// Queued on `endpoint` to send (`call`: then to wait for the reply;
+    /// `kernel_message`: its kernel message, not its registers).
+    #[inline(always)]
+    pub(crate) fn block_on_send(
+        &mut self,
+        endpoint: ObjectId,
+        badge: u64,
+        call: bool,
+        kernel_message: bool,
+    ) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        debug_assert!(!kernel_message || self.kernel_message.is_some());
+        self.state = ThreadState::BlockedOnSend {
+            endpoint,
+            badge,
+            call,
+            kernel_message,
+        };
+    }
+
+    /// Queued on `endpoint` to receive.
+    #[inline(always)]
+    pub(crate) fn block_on_receive(&mut self, endpoint: ObjectId) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        self.state = ThreadState::BlockedOnReceive { endpoint };
+    }
+
+    /// Its `Call` was received: it waits for the reply.
+    #[inline(always)]
+    pub(crate) fn block_on_reply(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        self.state = ThreadState::BlockedOnReply;
+    }
+
+    /// Its kernel message was received: it waits for the answer.
+    #[inline(always)]
+    pub(crate) fn block_on_answer(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        debug_assert!(self.kernel_message.is_some(), "an answer to no message");
+        self.state = ThreadState::BlockedOnAnswer;
+    }
+
+    /// Waits for `notification`'s word.
+    #[inline(always)]
+    pub(crate) fn block_on_notification(&mut self, notification: ObjectId) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        self.state = ThreadState::BlockedOnNotification { notification };
+    }
+
+    /// Waits for room in its audit ring.
+    #[inline(always)]
+    pub(crate) fn block_on_audit(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread never blocks");
+        self.state = ThreadState::BlockedOnAudit;
+    }
+
+    /// Stopped by `TcbSuspend`.
+    #[inline(always)]
+    pub(crate) fn suspend(&mut self) {
+        debug_assert!(!self.state.has_ended(), "an ended thread is not suspended");
+        self.state = ThreadState::Suspended;
+    }
+
+    /// Made from user space, not started yet (a new TCB's record).
+    #[inline(always)]
+    pub(crate) fn make_inactive(&mut self) {
+        debug_assert_eq!(self.state, ThreadState::Free, "only a new TCB is inactive");
+        self.state = ThreadState::Inactive;
+    }
+
+    /// Ends (or ends now: `Exited`, `Faulted`) as `end` says.
+    #[inline(always)]
+    pub(crate) fn end_with(&mut self, end: ThreadState) {
+        debug_assert!(end.has_ended(), "{end:?} is no end");
+        self.state = end;
+    }
+
+    /// Ended, with its end message queued on its fault endpoint.
+    #[inline(always)]
+    pub(crate) fn end_pending(&mut self, endpoint: ObjectId, badge: u64) {
+        debug_assert!(
+            self.state.has_ended(),
+            "only an ended thread has an end message"
+        );
+        self.state = ThreadState::EndPending { endpoint, badge };
+    }
+
+    /// An ended thread whose TCB was kept starts again (`TcbRestart`)
+    /// with `context` and fresh FP state: its end forgotten, it is ready
+    /// (the caller puts it in the run queue).
+    #[inline(always)]
+    pub(crate) fn restart(&mut self, context: UserContext) {
+        debug_assert!(self.state.is_kept_end(), "only a kept end restarts");
+        self.end = None;
+        self.context = context;
+        self.fp = FpState::zeroed();
+        self.state = ThreadState::Ready;
+    }
+
+    /// Any state, for the unit tests that start from a given one.
+    #[cfg(test)]
+    pub(crate) fn set_state_for_test(&mut self, state: ThreadState) {
+        self.state = state;
+    }
+}
+
+/// The kernel message, one at a time.
+impl Thread {
+    /// The message the kernel sends for it, if any.
+    #[inline(always)]
+    pub(crate) fn kernel_message(&self) -> Option<&KernelMessage> {
+        self.kernel_message.as_ref()
+    }
+
+    /// Gives it `message` to send (it has none).
+    #[inline(always)]
+    pub(crate) fn set_kernel_message(&mut self, message: KernelMessage) {
+        debug_assert!(
+            self.kernel_message.is_none(),
+            "one kernel message at a time"
+        );
+        self.kernel_message = Some(message);
+    }
+
+    /// Takes its kernel message (answered, or dropped).
+    #[inline(always)]
+    pub(crate) fn take_kernel_message(&mut self) -> Option<KernelMessage> {
+        self.kernel_message.take()
+    }
 }
 
 impl Thread {

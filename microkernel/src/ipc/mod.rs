@@ -146,7 +146,7 @@ pub fn send<M: PhysMemory>(
             return Ok(displace(threads, displaced, effects));
         }
         from.context.set_result(ErrorCode::Ok);
-        to.state = ThreadState::Ready;
+        to.make_ready();
         return Ok(Effects::new(Next::Continue)
             .wake(receiver)
             .delivering(sender, receiver));
@@ -154,12 +154,7 @@ pub fn send<M: PhysMemory>(
     if !kind.blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[sender].state = ThreadState::BlockedOnSend {
-        endpoint: endpoint_index,
-        badge,
-        call: kind.call,
-        kernel_message: false,
-    };
+    threads[sender].block_on_send(endpoint_index, badge, kind.call, false);
     endpoint.push_back(threads, sender, Waiting::Senders);
     Ok(Effects::new(Next::Blocked))
 }
@@ -175,7 +170,7 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        let (badge, call, kernel_message) = match from.state {
+        let (badge, call, kernel_message) = match from.state() {
             ThreadState::BlockedOnSend {
                 badge,
                 call,
@@ -185,7 +180,7 @@ pub fn receive<M: PhysMemory>(
             ThreadState::EndPending { badge, .. } => {
                 // An ended thread's end message: taken, no reply owed.
                 deliver_end(from, to, badge);
-                from.state = ThreadState::Ended;
+                from.end_with(ThreadState::Ended);
                 return Ok(Effects::new(Next::Continue));
             }
             _ => unreachable!("only blocked senders and ended threads wait in a sender queue"),
@@ -203,15 +198,13 @@ pub fn receive<M: PhysMemory>(
             return Ok(displace(threads, displaced, effects));
         }
         from.context.set_result(ErrorCode::Ok);
-        from.state = ThreadState::Ready;
+        from.make_ready();
         return Ok(effects.wake(sender));
     }
     if !blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[receiver].state = ThreadState::BlockedOnReceive {
-        endpoint: endpoint_index,
-    };
+    threads[receiver].block_on_receive(endpoint_index);
     endpoint.push_back(threads, receiver, Waiting::Receivers);
     Ok(Effects::new(Next::Blocked))
 }
@@ -237,18 +230,13 @@ pub fn send_kernel_message<M: PhysMemory>(
             // syscall's stop).
             let (from, to) = threads.pair_mut(sender, receiver);
             deliver_kernel_message(phys, from, to, badge);
-            to.state = ThreadState::Ready;
+            to.make_ready();
             let displaced = owe_answer(from, sender, to, receiver);
             let effects = Effects::new(Next::Blocked).wake(receiver);
             return displace(threads, displaced, effects);
         }
     }
-    threads[sender].state = ThreadState::BlockedOnSend {
-        endpoint: endpoint_index,
-        badge,
-        call: true,
-        kernel_message: true,
-    };
+    threads[sender].block_on_send(endpoint_index, badge, true, true);
     endpoint.push_back(threads, sender, Waiting::Senders);
     Effects::new(Next::Blocked)
 }
@@ -270,14 +258,11 @@ pub fn send_end<M: PhysMemory>(
         if let Some(receiver) = endpoint.pop_front(threads) {
             let (from, to) = threads.pair_mut(ended, receiver);
             deliver_end(from, to, badge);
-            to.state = ThreadState::Ready;
+            to.make_ready();
             return Some(receiver);
         }
     }
-    threads[ended].state = ThreadState::EndPending {
-        endpoint: endpoint_index,
-        badge,
-    };
+    threads[ended].end_pending(endpoint_index, badge);
     endpoint.push_back(threads, ended, Waiting::Senders);
     None
 }
@@ -307,7 +292,7 @@ fn deliver_kernel_message<M: PhysMemory>(
     receiver: &mut Thread,
     badge: u64,
 ) {
-    match &sender.kernel_message {
+    match sender.kernel_message() {
         Some(KernelMessage::PolicyRequest(request)) => {
             deliver_policy_request(phys, request, sender, receiver, badge)
         }
@@ -376,7 +361,7 @@ fn owe_answer(
     receiver_id: ThreadId,
 ) -> Option<ThreadId> {
     let displaced = owe_reply(sender, sender_id, receiver, receiver_id);
-    sender.state = ThreadState::BlockedOnAnswer;
+    sender.block_on_answer();
     displaced
 }
 
@@ -427,7 +412,7 @@ fn answer_inline<M: PhysMemory>(
     if from_reply_to {
         to.reply_from = None;
     }
-    match to.state {
+    match to.state() {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnAnswer => {
             take_answer(phys, from, to);
@@ -436,7 +421,7 @@ fn answer_inline<M: PhysMemory>(
         _ => return Err(IpcError::NoReplyTarget),
     }
     transfer(phys, from, to, 0);
-    to.state = ThreadState::Ready;
+    to.make_ready();
     from.context.set_result(ErrorCode::Ok);
     Ok(caller)
 }
@@ -448,7 +433,7 @@ fn answer_inline<M: PhysMemory>(
 /// check.
 #[cold]
 fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
-    let message = caller.kernel_message.take();
+    let message = caller.take_kernel_message();
     if let Some(KernelMessage::TraceStop(stop)) = message {
         trace::answer_trace_stop(phys, replier, caller, stop);
         replier.context.set_result(ErrorCode::Ok);
@@ -468,14 +453,14 @@ fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut T
         Some(KernelMessage::Fault(report)) => Some(report),
         _ => None,
     };
-    caller.state = match (reply, report) {
+    match (reply, report) {
         (FaultReply::SetPc(pc), _) => {
             caller.context.pc = pc;
-            ThreadState::Ready
+            caller.make_ready();
         }
-        (FaultReply::Stop, Some(report)) => ThreadState::Faulted(report),
-        _ => ThreadState::Ready,
-    };
+        (FaultReply::Stop, Some(report)) => caller.end_with(ThreadState::Faulted(report)),
+        _ => caller.make_ready(),
+    }
     replier.context.set_result(ErrorCode::Ok);
 }
 
@@ -486,7 +471,7 @@ fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut T
 /// `Notify` waived (with new `x2..x7` for "allow with these"), anything
 /// else decides it. The thread's own registers are not touched.
 fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: Verdict) {
-    asker.state = ThreadState::Ready;
+    asker.make_ready();
     let Some(call) = asker.call.as_mut() else {
         // No call to answer (cannot happen while requests are only sent
         // for stopped calls): the thread learns nothing ran.
@@ -519,7 +504,7 @@ fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: V
 /// `Denied` (policy fails closed). The thread is ready afterwards.
 pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
     let asker = &mut threads[thread];
-    asker.kernel_message = None;
+    asker.take_kernel_message();
     match asker.call.as_mut() {
         Some(call) => {
             call.forwarded = true;
@@ -527,7 +512,7 @@ pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
         }
         None => asker.context.set_result(ErrorCode::Denied),
     }
-    asker.state = ThreadState::Ready;
+    asker.make_ready();
 }
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
@@ -563,7 +548,7 @@ fn owe_reply(
     receiver: &mut Thread,
     receiver_id: ThreadId,
 ) -> Option<ThreadId> {
-    caller.state = ThreadState::BlockedOnReply;
+    caller.block_on_reply();
     caller.reply_from = Some(receiver_id);
     receiver
         .reply_to
@@ -593,12 +578,15 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
     } else if let Some(stop) = threads[previous].take_trace_stop() {
         // Its tracer moved on without an answer: open.
         threads[previous].abandon_trace_stop(stop);
-    } else if threads[previous].state == ThreadState::BlockedOnAnswer {
+    } else if threads[previous].state() == ThreadState::BlockedOnAnswer {
         // A faulted thread cannot take an error code: its handler moved
         // on without an answer, so it stops (the kernel ends a woken
         // thread in the `Faulted` state).
         let stopped = threads[previous].take_fault_report();
-        threads[previous].state = stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
+        match stopped {
+            Some(report) => threads[previous].end_with(ThreadState::Faulted(report)),
+            None => threads[previous].make_ready(),
+        }
     } else {
         fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
     }
@@ -609,7 +597,7 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
 pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode) {
     let waiter = &mut threads[thread];
     waiter.context.set_result(code);
-    waiter.state = ThreadState::Ready;
+    waiter.make_ready();
 }
 
 #[cfg(test)]

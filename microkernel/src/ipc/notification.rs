@@ -6,7 +6,7 @@
 use super::queue::{EndpointQueue, Waiting};
 use super::{Effects, Next};
 use crate::ids::ObjectId;
-use crate::thread::{ThreadId, ThreadState, Threads};
+use crate::thread::{ThreadId, Threads};
 use abi::ErrorCode;
 
 /// A notification's state.
@@ -64,9 +64,7 @@ pub fn wait(
         deliver(threads, thread, core::mem::take(&mut notification.word));
         return Effects::new(Next::Continue);
     }
-    threads[thread].state = ThreadState::BlockedOnNotification {
-        notification: object,
-    };
+    threads[thread].block_on_notification(object);
     notification
         .waiters
         .push_back(threads, thread, Waiting::Receivers);

@@ -56,7 +56,7 @@ fn a_sender_waits_until_a_receiver_comes() {
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(3), client, 0xb0, SEND).unwrap();
     assert_eq!(e.next, Next::Blocked);
     assert_eq!(
-        t[0].state,
+        t[0].state(),
         ThreadState::BlockedOnSend {
             endpoint: ObjectId(3),
             badge: 0xb0,
@@ -67,7 +67,7 @@ fn a_sender_waits_until_a_receiver_comes() {
     let e = receive(&mut ram, &mut t, &mut ep, ObjectId(3), server, true).unwrap();
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![client]);
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     let got = &t[1].context;
     assert_eq!(
         (
@@ -112,7 +112,7 @@ fn a_receiver_waits_until_a_sender_comes() {
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(1)]);
     assert_eq!((t[1].context.message_word(0), t[1].context.badge()), (5, 9));
-    assert_eq!(t[1].state, ThreadState::Ready);
+    assert_eq!(t[1].state(), ThreadState::Ready);
 }
 
 #[test]
@@ -123,11 +123,11 @@ fn call_switches_to_the_receiver_and_reply_returns() {
     message(&mut t[0], 2, &[1, 2, 3]);
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap();
     assert_eq!(e.next, Next::SwitchTo(server));
-    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    assert_eq!(t[0].state(), ThreadState::BlockedOnReply);
     assert_eq!(t[1].reply_to, Some(client));
     message(&mut t[1], 99, &[42]);
     assert_eq!(reply(&mut ram, &mut t, server), Ok(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_eq!(
         (t[0].context.result(), t[0].context.message_word(0)),
         (0, 42)
@@ -150,7 +150,7 @@ fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
     t[1].reply_to = None;
     message(&mut t[1], 7, &[8, 9]);
     assert_eq!(answer(&mut ram, &mut t, server, client), Ok(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_eq!(
         (
             t[0].context.result(),
@@ -176,12 +176,12 @@ fn reply_recv_goes_straight_back_to_the_caller() {
     message(&mut t[0], 1, &[]);
     send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap(); // waits as a sender
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap(); // gets the call
-    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    assert_eq!(t[0].state(), ThreadState::BlockedOnReply);
     let e = reply_receive(&mut ram, &mut t, &mut ep, ObjectId(0), server).unwrap();
     assert_eq!(e.next, Next::SwitchTo(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::BlockedOnReceive {
             endpoint: ObjectId(0)
         }
@@ -252,7 +252,7 @@ fn non_blocking_operations_never_wait() {
         Err(IpcError::WouldBlock)
     );
     assert_eq!(ep.waiting(), Waiting::Nobody);
-    assert_eq!(t[0].state, ThreadState::Free, "unchanged");
+    assert_eq!(t[0].state(), ThreadState::Free, "unchanged");
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn a_new_call_fails_the_unanswered_previous_caller() {
     )
     .unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_ne!(t[0].context.result(), 0, "the first caller gets an error");
     assert_eq!(t[2].reply_to, Some(ThreadId::nth(1)));
 }
@@ -349,7 +349,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     let (handler, faulter) = (ThreadId::nth(0), ThreadId::nth(1));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
     t[1].context.set_result_word(0xdead);
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
+    t[1].set_kernel_message(KernelMessage::Fault(report));
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
         send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9).next,
@@ -367,23 +367,23 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
         ),
         (0x24, 0x1000, 0x40_0100, 9)
     );
-    assert_eq!(t[1].state, ThreadState::BlockedOnAnswer);
+    assert_eq!(t[1].state(), ThreadState::BlockedOnAnswer);
     // Resume at a new PC; the faulter's registers get no message.
     message(&mut t[0], FAULT_REPLY_SET_PC, &[0x40_0104]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(
-        (t[1].state, t[1].context.pc, t[1].context.result()),
+        (t[1].state(), t[1].context.pc, t[1].context.result()),
         (ThreadState::Ready, 0x40_0104, 0xdead)
     );
     // A second fault, this time with the handler waiting: stop it.
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
+    t[1].set_kernel_message(KernelMessage::Fault(report));
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let effects = send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
     assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::Faulted(report),
         "the kernel ends a thread in this state"
     );
@@ -395,7 +395,7 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
     let (handler, faulter, caller) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
+    t[1].set_kernel_message(KernelMessage::Fault(report));
     t[1].context.set_result_word(0xdead);
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
@@ -403,7 +403,7 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), caller, 0, CALL).unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![faulter]);
-    assert_eq!(t[1].state, ThreadState::Faulted(report));
+    assert_eq!(t[1].state(), ThreadState::Faulted(report));
     assert_eq!(
         t[1].context.result(),
         0xdead,

@@ -9,7 +9,7 @@
 use super::message;
 use crate::platform::PhysMemory;
 use crate::stopped_call::StopAnswer;
-use crate::thread::{Thread, ThreadState, TraceProgress, TraceStop};
+use crate::thread::{Thread, TraceProgress, TraceStop};
 use abi::trace::{StopKind, StopMessage, TraceAction, TraceReply};
 use abi::ErrorCode;
 use arch::context::SPSR_SOFTWARE_STEP;
@@ -102,7 +102,7 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
         thread.detach_tracer();
     }
     thread.set_single_step(step);
-    thread.state = ThreadState::Ready;
+    thread.make_ready();
 }
 
 impl Thread {
@@ -143,6 +143,6 @@ impl Thread {
         if self.work.contains(WorkFlags::SINGLESTEP) {
             self.set_single_step(false);
         }
-        self.state = ThreadState::Ready;
+        self.make_ready();
     }
 }

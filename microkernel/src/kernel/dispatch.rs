@@ -126,7 +126,7 @@ impl Kernel {
                     // thread in hand (what a NEED_RESCHED would ask on
                     // the way out): to the back of its priority's queue;
                     // `resume` picks.
-                    thread.state = ThreadState::Ready;
+                    thread.make_ready();
                     let priority = thread.priority;
                     let links = self.run_queue.append(current, priority);
                     thread.run_links = links;

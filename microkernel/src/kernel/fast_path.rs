@@ -147,7 +147,7 @@ impl Kernel {
         let ready = if is_call {
             waiting.reply_to.is_none()
         } else {
-            waiting.state == ThreadState::BlockedOnReply
+            waiting.state() == ThreadState::BlockedOnReply
         };
         // Can the partner take the CPU directly: at least as urgent, in an
         // address space, with no work on its way out (policy work is entry
@@ -182,7 +182,7 @@ impl Kernel {
                 endpoint_id.granule(),
             )?;
         if is_call {
-            caller.state = ThreadState::BlockedOnReply;
+            caller.block_on_reply();
             caller.reply_from = Some(partner);
             partner_thread.reply_to = Some(current);
             partner_thread.queue_links = Default::default();
@@ -197,9 +197,7 @@ impl Kernel {
             partner_thread.reply_from = None;
             copy_registers(&caller.context.x, &mut partner_thread.context.x, 0);
             caller.context.set_result(ErrorCode::Ok);
-            caller.state = ThreadState::BlockedOnReceive {
-                endpoint: endpoint_id,
-            };
+            caller.block_on_receive(endpoint_id);
             caller.queue_links = crate::thread::QueueLinks {
                 previous: tail,
                 next: None,
@@ -208,7 +206,7 @@ impl Kernel {
         }
         // Running now (`switch_to_inline`'s first steps, on the reference
         // in hand).
-        partner_thread.state = ThreadState::Running;
+        partner_thread.run();
         let generation = partner_thread.asid_generation;
         let ttbr0 = partner_thread.ttbr0;
         let context = NonNull::from(&mut partner_thread.context);

@@ -5,7 +5,7 @@ use crate::address_space::AddressSpace;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::ThreadId;
 use arch::object_memory::kind;
 use entry::{ExitLoopHooks, WorkFlags};
 
@@ -30,7 +30,7 @@ impl Kernel {
     /// current thread to yield if the woken one is more urgent.
     pub(in crate::kernel) fn make_ready(&mut self, thread: ThreadId) {
         let ready = &mut self.objects[thread];
-        ready.state = ThreadState::Ready;
+        ready.make_ready();
         let priority = ready.priority;
         let links = self.run_queue.append(thread, priority);
         ready.run_links = links;
@@ -149,7 +149,7 @@ impl Kernel {
                 return self.user_resume(current);
             }
             // Round robin: back of its priority's queue, then pick again.
-            thread.state = ThreadState::Ready;
+            thread.make_ready();
             let priority = thread.priority;
             thread.run_links = self.run_queue.append(current, priority);
             let links = thread.run_links;
@@ -203,7 +203,7 @@ impl Kernel {
     ) -> (Resume, bool) {
         self.current = Some(next);
         let thread = &mut self.objects[next];
-        thread.state = ThreadState::Running;
+        thread.run();
         // Same generation: the ASID is still this space's (one CPU, so no
         // other CPU can be running with it). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::thread::test_threads::ThreadVec;
+use crate::thread::ThreadState;
 
 fn threads(n: usize) -> ThreadVec {
     ThreadVec::new(n)
@@ -43,7 +44,7 @@ fn a_signal_wakes_the_first_waiter_with_the_word() {
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
     assert_eq!((t[0].context.result(), t[0].context.value()), (0, 0b10));
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::BlockedOnNotification {
             notification: ObjectId(3)
         }

@@ -39,7 +39,7 @@ impl crate::thread::Thread {
         if let Some(call) = self.call.as_mut() {
             call.answer = Some(crate::stopped_call::StopAnswer::AuditRoom);
         }
-        self.state = ThreadState::Ready;
+        self.make_ready();
     }
 }
 
@@ -178,7 +178,7 @@ impl Kernel {
             }
         }
         thread.recompute_no_entry_work();
-        if sink.is_none() && thread.state == ThreadState::BlockedOnAudit {
+        if sink.is_none() && thread.state() == ThreadState::BlockedOnAudit {
             self.end_audit_wait(target);
         }
     }
@@ -186,7 +186,7 @@ impl Kernel {
     /// `thread` waits for room in its ring (on the kernel's list of such
     /// threads, which the tick looks at).
     pub(in crate::kernel) fn wait_for_audit_room(&mut self, thread: ThreadId) {
-        self.objects[thread].state = ThreadState::BlockedOnAudit;
+        self.objects[thread].block_on_audit();
         let mut queue = self.audit_waiters;
         queue.push_back(
             &mut self.objects,
@@ -247,7 +247,7 @@ impl Kernel {
                 .live_audit(waiter)
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
             // (`live_audit` ends the wait of a thread whose audit is gone.)
-            if room && self.objects[waiter].state == ThreadState::BlockedOnAudit {
+            if room && self.objects[waiter].state() == ThreadState::BlockedOnAudit {
                 self.end_audit_wait(waiter);
             }
             woke |= room;

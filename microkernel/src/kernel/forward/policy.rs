@@ -170,7 +170,7 @@ impl Kernel {
             })
             .unwrap_or((0, 0));
         self.policy_cookie += 1;
-        self.objects[current].kernel_message = Some(KernelMessage::PolicyRequest(PolicyRequest {
+        self.objects[current].set_kernel_message(KernelMessage::PolicyRequest(PolicyRequest {
             filter,
             number,
             object_type,

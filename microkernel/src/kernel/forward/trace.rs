@@ -132,14 +132,14 @@ impl Kernel {
         }
         match tracer {
             Some((endpoint, badge)) => {
-                thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
+                thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
                 self.send_on_behalf(platform, current, endpoint, badge);
             }
             None => {
                 if kind == StopKind::Entry {
                     // Nobody to stop for: the syscall goes on as made.
                     thread.abandon_trace_stop(TraceStop { kind, number });
-                    thread.state = crate::thread::ThreadState::Running;
+                    thread.run();
                 }
             }
         }
@@ -217,7 +217,7 @@ impl Kernel {
             None
         };
         if let (Some((kind, number)), Some((endpoint, badge))) = (stop, tracer) {
-            thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
+            thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
             self.send_on_behalf(platform, current, endpoint, badge);
             return true;
         }

@@ -163,7 +163,7 @@ impl Scene {
             .phys;
         let thread = ThreadId::of(tcb);
         kernel.set_cspace(thread, cnode).unwrap();
-        kernel.objects[thread].state = ThreadState::Running;
+        kernel.objects[thread].run();
         kernel.current = Some(thread);
         let machine = Machine {
             ring,
@@ -250,7 +250,7 @@ impl Scene {
             .policy_request()
             .expect("no policy request to answer")
             .filter;
-        thread.kernel_message = None;
+        thread.take_kernel_message();
         self.kernel.cancel_wait(self.thread);
         let call = self.kernel.objects[self.thread].call.as_mut().unwrap();
         call.forwarded = true;
@@ -367,7 +367,7 @@ fn an_errno_denied_audited_traced_syscall_is_recorded_then_stopped_at_its_exit_n
     assert!(!records[0].forwarded);
     assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
     assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
-    assert!(!scene.thread().state.is_kept_end());
+    assert!(!scene.thread().state().is_kept_end());
     scene.tracer_continues();
     assert_eq!(scene.kernel.current, Some(scene.thread));
 }
@@ -432,7 +432,7 @@ fn a_lossless_audited_syscall_waits_for_room_at_its_audit_entry_after_its_verdic
     scene.syscall(Syscall::Exit);
     // Stage 3 has judged (the error code is in `x0`), stage 4 waits: no
     // record, not run, stopped with the verdict.
-    assert_eq!(scene.thread().state, ThreadState::BlockedOnAudit);
+    assert_eq!(scene.thread().state(), ThreadState::BlockedOnAudit);
     assert_eq!(
         scene.stopped_at(),
         Some(CallStop::Entry(EntryStop::AuditEntry(
