@@ -4,6 +4,7 @@ use crate::fault::FaultReport;
 use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
+use crate::scheduler::{RunLinks, RunQueued};
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
@@ -245,7 +246,7 @@ pub struct Thread {
     /// notification's, or the kernel's list of audit waiters).
     pub(crate) queue_links: QueueLinks,
     /// Neighbours in its priority's run queue, while it is ready.
-    pub(crate) run_links: QueueLinks,
+    run_links: RunLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
     pub(crate) reply_to: Option<ThreadId>,
     /// While it waits for a reply: the thread that owes it (whose
@@ -643,6 +644,20 @@ impl Thread {
     }
 }
 
+/// The run queue's links, kept here and read and written by the
+/// scheduler alone (`RunLinks`' fields are its own).
+impl RunQueued for Thread {
+    #[inline(always)]
+    fn run_links(&self) -> &RunLinks {
+        &self.run_links
+    }
+
+    #[inline(always)]
+    fn run_links_mut(&mut self) -> &mut RunLinks {
+        &mut self.run_links
+    }
+}
+
 /// The kernel message, one at a time.
 impl Thread {
     /// The message the kernel sends for it, if any.
@@ -848,10 +863,7 @@ impl Thread {
             previous: None,
             next: None,
         },
-        run_links: QueueLinks {
-            previous: None,
-            next: None,
-        },
+        run_links: RunLinks::UNLINKED,
         reply_to: None,
         reply_from: None,
         bound_notification: None,

@@ -128,8 +128,7 @@ impl Kernel {
                     // `resume` picks.
                     thread.make_ready();
                     let priority = thread.priority;
-                    let links = self.run_queue.append(current, priority);
-                    thread.run_links = links;
+                    let links = self.run_queue.append(thread, current, priority);
                     self.current = None;
                     self.run_queue
                         .link_behind(&mut self.objects, current, links);

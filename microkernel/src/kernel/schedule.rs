@@ -32,8 +32,7 @@ impl Kernel {
         let ready = &mut self.objects[thread];
         ready.make_ready();
         let priority = ready.priority;
-        let links = self.run_queue.append(thread, priority);
-        ready.run_links = links;
+        let links = self.run_queue.append(ready, thread, priority);
         self.run_queue.link_behind(&mut self.objects, thread, links);
         if let Some(current) = self.current {
             if priority > self.objects[current].priority {
@@ -151,8 +150,7 @@ impl Kernel {
             // Round robin: back of its priority's queue, then pick again.
             thread.make_ready();
             let priority = thread.priority;
-            thread.run_links = self.run_queue.append(current, priority);
-            let links = thread.run_links;
+            let links = self.run_queue.append(thread, current, priority);
             self.current = None;
             self.run_queue
                 .link_behind(&mut self.objects, current, links);
