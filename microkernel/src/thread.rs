@@ -4,6 +4,7 @@ use crate::fault::FaultReport;
 use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
+use crate::ipc::queue::{QueueLinks, Queued};
 use crate::scheduler::{RunLinks, RunQueued};
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
@@ -244,7 +245,7 @@ pub struct Thread {
     pub(crate) priority: Priority,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
-    pub(crate) queue_links: QueueLinks,
+    queue_links: QueueLinks,
     /// Neighbours in its priority's run queue, while it is ready.
     run_links: RunLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
@@ -295,9 +296,9 @@ pub struct Thread {
     /// there too).
     pub(crate) space: Option<ObjectId>,
     /// Neighbours among the threads of that VSpace.
-    pub(crate) space_links: QueueLinks,
+    pub(crate) space_links: MemberLinks,
     /// Neighbours among the threads of its CSpace's CNode.
-    pub(crate) cspace_links: QueueLinks,
+    pub(crate) cspace_links: MemberLinks,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word; 0 without a space. Rewritten for
     /// every thread of the space whenever it binds or its ASID changes.
@@ -337,7 +338,7 @@ pub struct Thread {
     /// (Last: rarely used, kept out of the hot fields' reach.)
     pub(crate) ipc_buffer_frame: Option<ObjectId>,
     /// Neighbours among the threads whose IPC buffer that Frame is.
-    pub(crate) buffer_links: QueueLinks,
+    pub(crate) buffer_links: MemberLinks,
     /// How it ended, while its TCB is kept ended (`ThreadState::Ended`,
     /// `EndPending`): what its end message says.
     pub(crate) end: Option<abi::fault::ThreadEnd>,
@@ -644,6 +645,20 @@ impl Thread {
     }
 }
 
+/// The endpoint queues' links, kept here and read and written through
+/// `ipc::queue` alone (`QueueLinks`' fields are its own).
+impl Queued for Thread {
+    #[inline(always)]
+    fn queue_links(&self) -> &QueueLinks {
+        &self.queue_links
+    }
+
+    #[inline(always)]
+    fn queue_links_mut(&mut self) -> &mut QueueLinks {
+        &mut self.queue_links
+    }
+}
+
 /// The run queue's links, kept here and read and written by the
 /// scheduler alone (`RunLinks`' fields are its own).
 impl RunQueued for Thread {
@@ -759,14 +774,14 @@ impl TraceProgress {
     };
 }
 
-/// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
-/// enqueue, dequeue and removal of any thread, no per-endpoint storage).
+/// A thread's place among the threads of an object it uses (its CSpace
+/// CNode's, its VSpace's, its IPC buffer Frame's: `kernel::members`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueLinks {
-    /// The thread queued before this one.
-    pub previous: Option<ThreadId>,
-    /// The thread queued after this one.
-    pub next: Option<ThreadId>,
+pub struct MemberLinks {
+    /// The thread listed before this one.
+    pub(crate) previous: Option<ThreadId>,
+    /// The thread listed after this one.
+    pub(crate) next: Option<ThreadId>,
 }
 
 /// A thread's name, kept in its TCB (no heap): printable ASCII, at most
@@ -847,11 +862,11 @@ impl Thread {
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
         space: None,
-        space_links: QueueLinks {
+        space_links: MemberLinks {
             previous: None,
             next: None,
         },
-        cspace_links: QueueLinks {
+        cspace_links: MemberLinks {
             previous: None,
             next: None,
         },
@@ -859,10 +874,7 @@ impl Thread {
         asid_generation: 0,
         priority: 0,
         stats: ThreadStats::ZERO,
-        queue_links: QueueLinks {
-            previous: None,
-            next: None,
-        },
+        queue_links: QueueLinks::UNLINKED,
         run_links: RunLinks::UNLINKED,
         reply_to: None,
         reply_from: None,
@@ -882,7 +894,7 @@ impl Thread {
         user_dispatch: None,
         created_by_user: false,
         saved_reply: None,
-        buffer_links: QueueLinks {
+        buffer_links: MemberLinks {
             previous: None,
             next: None,
         },

@@ -1,7 +1,74 @@
 //! An endpoint's queue of waiting threads: FIFO, all senders or all
 //! receivers, linked through the threads' `queue_links`.
 
-use crate::thread::{ThreadId, Threads};
+use crate::ids::ThreadId;
+use core::ops::IndexMut;
+
+/// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
+/// enqueue, dequeue and removal of any thread, no per-endpoint storage;
+/// also a notification's waiters and the kernel's audit waiters). Only
+/// this module reads or writes the links (the fields are private): a
+/// thread keeps them and hands them over through [`Queued`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLinks {
+    /// The thread queued before this one.
+    previous: Option<ThreadId>,
+    /// The thread queued after this one.
+    next: Option<ThreadId>,
+}
+
+impl QueueLinks {
+    /// In no queue.
+    pub const UNLINKED: QueueLinks = QueueLinks {
+        previous: None,
+        next: None,
+    };
+
+    /// The thread queued after this one (to walk a queue).
+    #[inline(always)]
+    pub fn next(&self) -> Option<ThreadId> {
+        self.next
+    }
+
+    /// The IPC fast path's hand-made unlinks, each one store, beside the
+    /// queue's own side (`EndpointQueue::pop_head_to`, `append_receiver`):
+    /// the head that leaves (`Call`) is in no queue now.
+    #[inline(always)]
+    pub fn leave_as_head(&mut self) {
+        *self = QueueLinks::UNLINKED;
+    }
+
+    /// A thread that joins a queue whose tail is `tail` (`ReplyRecv`).
+    #[inline(always)]
+    pub fn join_behind(&mut self, tail: Option<ThreadId>) {
+        *self = QueueLinks {
+            previous: tail,
+            next: None,
+        };
+    }
+
+    /// The head's successor, which becomes the head.
+    #[inline(always)]
+    pub fn become_head(&mut self) {
+        self.previous = None;
+    }
+
+    /// The old tail, which `thread` joined behind.
+    #[inline(always)]
+    pub fn followed_by(&mut self, thread: ThreadId) {
+        self.next = Some(thread);
+    }
+}
+
+/// Something an endpoint queue links: a thread, which keeps its
+/// [`QueueLinks`] for the queue (so this module does not depend on
+/// `crate::thread`, which depends on it).
+pub trait Queued {
+    /// Its queue links.
+    fn queue_links(&self) -> &QueueLinks;
+    /// Its queue links, to change.
+    fn queue_links_mut(&mut self) -> &mut QueueLinks;
+}
 
 /// Who waits in the queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,7 +145,12 @@ impl EndpointQueue {
 
     /// Appends `thread`, which waits as `kind`. The caller guarantees the
     /// queue is empty or already holds `kind` waiters.
-    pub fn push_back(&mut self, threads: &mut impl Threads, thread: ThreadId, kind: Waiting) {
+    pub fn push_back(
+        &mut self,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
+        thread: ThreadId,
+        kind: Waiting,
+    ) {
         self.push_back_inline(threads, thread, kind);
     }
 
@@ -88,15 +160,16 @@ impl EndpointQueue {
     #[inline(always)]
     pub fn push_back_inline(
         &mut self,
-        threads: &mut impl Threads,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
         thread: ThreadId,
         kind: Waiting,
     ) {
         debug_assert!(self.waiting == Waiting::Nobody || self.waiting == kind);
-        threads[thread].queue_links.previous = self.tail;
-        threads[thread].queue_links.next = None;
+        let links = threads[thread].queue_links_mut();
+        links.previous = self.tail;
+        links.next = None;
         match self.tail {
-            Some(tail) => threads[tail].queue_links.next = Some(thread),
+            Some(tail) => threads[tail].queue_links_mut().next = Some(thread),
             None => self.head = Some(thread),
         }
         self.tail = Some(thread);
@@ -104,7 +177,10 @@ impl EndpointQueue {
     }
 
     /// Removes and returns the first waiter.
-    pub fn pop_front(&mut self, threads: &mut impl Threads) -> Option<ThreadId> {
+    pub fn pop_front(
+        &mut self,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
+    ) -> Option<ThreadId> {
         let head = self.head?;
         self.remove_head(threads, head);
         Some(head)
@@ -113,7 +189,11 @@ impl EndpointQueue {
     /// Removes and returns the first waiter if the queue holds `kind`
     /// waiters.
     #[inline(always)]
-    pub fn pop_front_of(&mut self, threads: &mut impl Threads, kind: Waiting) -> Option<ThreadId> {
+    pub fn pop_front_of(
+        &mut self,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
+        kind: Waiting,
+    ) -> Option<ThreadId> {
         if self.waiting != kind {
             return None;
         }
@@ -124,11 +204,15 @@ impl EndpointQueue {
     /// path): `pop_front` without the general unlink, since the head has
     /// no previous waiter.
     #[inline(always)]
-    pub fn remove_head(&mut self, threads: &mut impl Threads, head: ThreadId) {
+    pub fn remove_head(
+        &mut self,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
+        head: ThreadId,
+    ) {
         debug_assert_eq!(self.head, Some(head));
-        let next = core::mem::take(&mut threads[head].queue_links).next;
+        let next = core::mem::take(threads[head].queue_links_mut()).next;
         match next {
-            Some(next) => threads[next].queue_links.previous = None,
+            Some(next) => threads[next].queue_links_mut().previous = None,
             None => {
                 self.tail = None;
                 self.waiting = Waiting::Nobody;
@@ -138,24 +222,31 @@ impl EndpointQueue {
     }
 
     /// Removes `thread` from wherever it is in this queue.
-    pub fn remove(&mut self, threads: &mut impl Threads, thread: ThreadId) {
-        let links = threads[thread].queue_links;
+    pub fn remove(
+        &mut self,
+        threads: &mut (impl IndexMut<ThreadId, Output: Queued> + ?Sized),
+        thread: ThreadId,
+    ) {
+        let links = *threads[thread].queue_links();
         match links.previous {
-            Some(previous) => threads[previous].queue_links.next = links.next,
+            Some(previous) => threads[previous].queue_links_mut().next = links.next,
             None => self.head = links.next,
         }
         match links.next {
-            Some(next) => threads[next].queue_links.previous = links.previous,
+            Some(next) => threads[next].queue_links_mut().previous = links.previous,
             None => self.tail = links.previous,
         }
-        threads[thread].queue_links = Default::default();
+        *threads[thread].queue_links_mut() = QueueLinks::UNLINKED;
         if self.head.is_none() {
             self.waiting = Waiting::Nobody;
         }
     }
 
     /// Takes every waiter out, first to last (for a deleted endpoint).
-    pub fn drain<T: Threads>(&mut self, threads: &mut T, mut each: impl FnMut(&mut T, ThreadId)) {
+    pub fn drain<T>(&mut self, threads: &mut T, mut each: impl FnMut(&mut T, ThreadId))
+    where
+        T: IndexMut<ThreadId, Output: Queued> + ?Sized,
+    {
         while let Some(thread) = self.pop_front(threads) {
             each(threads, thread);
         }

@@ -39,7 +39,7 @@
 
 use crate::cap::SlotId;
 use crate::ipc::message::{fits_in_registers, sent_info};
-use crate::ipc::queue::Waiting;
+use crate::ipc::queue::{Queued, Waiting};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
@@ -163,7 +163,7 @@ impl Kernel {
         // Call: the receiver leaves the queue head; the next waiter, if
         // any, becomes the head.
         let next = if is_call {
-            waiting.queue_links.next
+            waiting.queue_links().next()
         } else {
             None
         };
@@ -185,7 +185,7 @@ impl Kernel {
             caller.block_on_reply();
             caller.reply_from = Some(partner);
             partner_thread.reply_to = Some(current);
-            partner_thread.queue_links = Default::default();
+            partner_thread.queue_links_mut().leave_as_head();
             copy_registers(
                 &caller.context.x,
                 &mut partner_thread.context.x,
@@ -198,10 +198,7 @@ impl Kernel {
             copy_registers(&caller.context.x, &mut partner_thread.context.x, 0);
             caller.context.set_result(ErrorCode::Ok);
             caller.block_on_receive(endpoint_id);
-            caller.queue_links = crate::thread::QueueLinks {
-                previous: tail,
-                next: None,
-            };
+            caller.queue_links_mut().join_behind(tail);
             endpoint.append_receiver(current, head);
         }
         // Running now (`switch_to_inline`'s first steps, on the reference
@@ -215,9 +212,9 @@ impl Kernel {
         if let Some(neighbour) = neighbour {
             if let Some(t) = self.objects.thread_mut(neighbour) {
                 if is_call {
-                    t.queue_links.previous = None;
+                    t.queue_links_mut().become_head();
                 } else {
-                    t.queue_links.next = Some(current);
+                    t.queue_links_mut().followed_by(current);
                 }
             }
         }

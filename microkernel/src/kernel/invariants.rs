@@ -3,7 +3,7 @@
 //! ties threads, queues and objects together.
 
 use crate::cap::{FilterUser, ObjectId, ObjectState};
-use crate::ipc::queue::{EndpointQueue, Waiting};
+use crate::ipc::queue::{EndpointQueue, Queued, Waiting};
 use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
@@ -210,7 +210,10 @@ impl Kernel {
             if thread == id {
                 return true;
             }
-            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
+            cursor = self
+                .objects
+                .thread(thread)
+                .and_then(|t| t.queue_links().next());
         }
         false
     }
@@ -268,7 +271,7 @@ impl Kernel {
                 if !blocked_here {
                     return Err("an endpoint queue holds a thread not blocked on it");
                 }
-                cursor = member.queue_links.next;
+                cursor = member.queue_links().next();
             }
         }
         Ok(())
@@ -341,7 +344,10 @@ impl Kernel {
             if thread == id {
                 seen += 1;
             }
-            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
+            cursor = self
+                .objects
+                .thread(thread)
+                .and_then(|t| t.queue_links().next());
         }
         match (seen, cursor) {
             (1, None) => Ok(()),

@@ -17,6 +17,7 @@
 //! while stopped gets a record saying so.
 
 use crate::ipc::notification;
+use crate::ipc::queue::Queued;
 use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
 use crate::stopped_call::EntryOutcome;
@@ -242,7 +243,7 @@ impl Kernel {
         let mut woke = false;
         let mut next = self.audit_waiters.head();
         while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links.next;
+            next = self.objects[waiter].queue_links().next();
             let room = self
                 .live_audit(waiter)
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
@@ -485,7 +486,7 @@ impl Kernel {
     pub(in crate::kernel) fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
         let mut next = self.audit_waiters.head();
         while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links.next;
+            next = self.objects[waiter].queue_links().next();
             if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
                 // Off, which ends its wait.
                 self.attach_audit(waiter, None);
