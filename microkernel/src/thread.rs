@@ -524,6 +524,14 @@ impl Thread {
         self.state
     }
 
+    /// The state in place, for a `match` that binds a part of it: a match
+    /// on the copy `state` returns had the compiler copy all 32 bytes to
+    /// the stack first (4 instructions on each wake-up in `apply_ipc`).
+    #[inline(always)]
+    pub(crate) fn state_ref(&self) -> &ThreadState {
+        &self.state
+    }
+
     /// Ready to run: woken, answered, yielded or made (the caller puts
     /// it in the run queue).
     #[inline(always)]

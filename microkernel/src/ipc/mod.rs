@@ -170,7 +170,7 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        let (badge, call, kernel_message) = match from.state() {
+        let (badge, call, kernel_message) = match *from.state_ref() {
             ThreadState::BlockedOnSend {
                 badge,
                 call,
@@ -412,7 +412,7 @@ fn answer_inline<M: PhysMemory>(
     if from_reply_to {
         to.reply_from = None;
     }
-    match to.state() {
+    match to.state_ref() {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnAnswer => {
             take_answer(phys, from, to);

@@ -200,7 +200,7 @@ impl Kernel {
             self.current = None;
         }
         for thread in effects.woken() {
-            match self.objects[thread].state() {
+            match *self.objects[thread].state_ref() {
                 // A fault handler replied "stop": the thread ends here.
                 ThreadState::Faulted(report) => {
                     self.end_thread(platform, thread, ThreadState::Faulted(report))
@@ -216,7 +216,7 @@ impl Kernel {
             // A fault reply "stop" sent with ReplyRecv: the faulter ends
             // instead of resuming at the faulting instruction.
             if let state @ (ThreadState::Faulted(_) | ThreadState::Exited(_)) =
-                self.objects[thread].state()
+                *self.objects[thread].state_ref()
             {
                 self.end_thread(platform, thread, state);
             } else if self
