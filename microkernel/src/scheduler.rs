@@ -12,7 +12,7 @@ pub use crate::ids::Priority;
 
 /// A thread's neighbours in its priority's run queue, while it is ready.
 /// Only this module reads or writes them (the fields are private): a
-/// thread (`crate::thread::Thread`) keeps them and hands them over
+/// thread (`Thread`, in the thread module) keeps them and hands them over
 /// through [`RunQueued`], and the rest of the kernel can only pass them
 /// on as [`RunQueue::append`] returned them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,8 +30,8 @@ impl RunLinks {
 }
 
 /// Something the run queue links: a thread, which keeps its
-/// [`RunLinks`] for the queue (so this module does not depend on
-/// `crate::thread`, which depends on it).
+/// [`RunLinks`] for the queue (so this module does not depend on the
+/// thread module, which depends on it).
 pub trait RunQueued {
     /// Its run-queue links.
     fn run_links(&self) -> &RunLinks;

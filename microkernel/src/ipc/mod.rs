@@ -17,9 +17,9 @@
 
 pub mod message;
 pub mod notification;
-pub mod queue;
 pub mod trace;
 
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::fault::FaultReport;
 use crate::ids::ObjectId;
 use crate::platform::PhysMemory;
@@ -29,7 +29,6 @@ use abi::fault::{FaultMessage, FaultReply};
 use abi::policy_request::PolicyAnswer as Verdict;
 use abi::ErrorCode;
 use message::transfer;
-use queue::{EndpointQueue, Waiting};
 
 /// Where the CPU goes after an IPC operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

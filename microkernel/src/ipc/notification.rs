@@ -3,8 +3,8 @@
 //! word (blocking while it is zero), `Poll` takes it without blocking.
 //! Each signal that finds a waiter hands that first waiter the whole word.
 
-use super::queue::{EndpointQueue, Waiting};
 use super::{Effects, Next};
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::ids::ObjectId;
 use crate::thread::{ThreadId, Threads};
 use abi::ErrorCode;

@@ -1,7 +1,7 @@
 //! The IPC rules, on plain thread tables.
 
-use super::queue::{EndpointQueue, Waiting};
 use super::*;
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::platform::PhysMemory;
 use crate::thread::test_threads::ThreadVec;
 use abi::MessageInfo;

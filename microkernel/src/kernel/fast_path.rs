@@ -38,8 +38,8 @@
 //! urgent as the caller is then at least as urgent as them too.
 
 use crate::cap::SlotId;
+use crate::endpoint_queue::{Queued, Waiting};
 use crate::ipc::message::{fits_in_registers, sent_info};
-use crate::ipc::queue::{Queued, Waiting};
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};

@@ -3,7 +3,7 @@
 //! ties threads, queues and objects together.
 
 use crate::cap::{FilterUser, ObjectId, ObjectState};
-use crate::ipc::queue::{EndpointQueue, Queued, Waiting};
+use crate::endpoint_queue::{EndpointQueue, Queued, Waiting};
 use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};

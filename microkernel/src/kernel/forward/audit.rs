@@ -16,8 +16,8 @@
 //! ends its own thread has no result, but a record). A syscall cancelled
 //! while stopped gets a record saying so.
 
+use crate::endpoint_queue::Queued;
 use crate::ipc::notification;
-use crate::ipc::queue::Queued;
 use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
 use crate::stopped_call::EntryOutcome;
@@ -192,7 +192,7 @@ impl Kernel {
         queue.push_back(
             &mut self.objects,
             thread,
-            crate::ipc::queue::Waiting::Receivers,
+            crate::endpoint_queue::Waiting::Receivers,
         );
         self.audit_waiters = queue;
     }

@@ -1,5 +1,9 @@
 //! An endpoint's queue of waiting threads: FIFO, all senders or all
-//! receivers, linked through the threads' `queue_links`.
+//! receivers, linked through the threads' `queue_links`. (Also a
+//! notification's waiters and the kernel's audit waiters.) A module of
+//! its own, below the IPC engine and the threads: a thread keeps its
+//! links, whose type is this module's, so this module may not depend on
+//! the thread module, nor the thread module on the IPC engine.
 
 use crate::ids::ThreadId;
 use core::ops::IndexMut;
@@ -61,8 +65,8 @@ impl QueueLinks {
 }
 
 /// Something an endpoint queue links: a thread, which keeps its
-/// [`QueueLinks`] for the queue (so this module does not depend on
-/// `crate::thread`, which depends on it).
+/// [`QueueLinks`] for the queue (so this module does not depend on the
+/// thread module, which depends on it).
 pub trait Queued {
     /// Its queue links.
     fn queue_links(&self) -> &QueueLinks;
