@@ -167,6 +167,23 @@ impl UserContext {
         self.x[2 + index] = value;
     }
 
+    /// The message words that travel in registers, `x2..=x7`, read word
+    /// by word (a slice copy is a call to `memcpy` on the kernel's
+    /// strict-alignment target).
+    #[inline(always)]
+    pub fn message_words(&self) -> [u64; abi::REGISTER_MESSAGE_WORDS] {
+        let x = &self.x;
+        [x[2], x[3], x[4], x[5], x[6], x[7]]
+    }
+
+    /// Replaces the message words in registers, `x2..=x7`, word by word
+    /// (for the same reason).
+    #[inline(always)]
+    pub fn set_message_words(&mut self, words: [u64; abi::REGISTER_MESSAGE_WORDS]) {
+        let x = &mut self.x;
+        [x[2], x[3], x[4], x[5], x[6], x[7]] = words;
+    }
+
     /// A call's second result (`x8` on return): the badge of a received
     /// message, a notification's word, a register's value.
     #[inline(always)]
@@ -206,6 +223,23 @@ impl UserContext {
         let x = &mut self.x;
         [x[0], x[1], x[2], x[3], x[4]] = [r[0], r[1], r[2], r[3], r[4]];
         [x[5], x[6], x[7], x[8]] = [r[5], r[6], r[7], r[8]];
+    }
+
+    /// `x0..=x8` in place, for an answer that changes some of them (a
+    /// tracer's at an exit or step stop), as a stopped call's kept
+    /// registers are changed.
+    #[inline(always)]
+    pub fn syscall_registers_mut(&mut self) -> &mut [u64; Self::SYSCALL_REGISTERS] {
+        match self.x.first_chunk_mut() {
+            Some(registers) => registers,
+            None => unreachable!("31 registers hold the syscall's 9"),
+        }
+    }
+
+    /// Replaces the link register (`x30`).
+    #[inline(always)]
+    pub fn set_link_register(&mut self, value: u64) {
+        self.x[30] = value;
     }
 
     /// General-purpose register `x<index>` (`index` below 31), for the
@@ -376,6 +410,12 @@ mod tests {
         assert_eq!((ctx.x[8], ctx.badge()), (7, 7));
         ctx.set_syscall_registers(&[1; UserContext::SYSCALL_REGISTERS]);
         assert_eq!(ctx.x[..10], [1, 1, 1, 1, 1, 1, 1, 1, 1, 109]);
+        assert_eq!(ctx.message_words(), [1; abi::REGISTER_MESSAGE_WORDS]);
+        ctx.set_message_words([2, 3, 4, 5, 6, 7]);
+        assert_eq!(ctx.x[1..10], [1, 2, 3, 4, 5, 6, 7, 1, 109]);
+        ctx.syscall_registers_mut()[8] = 9;
+        ctx.set_link_register(30);
+        assert_eq!((ctx.x[8], ctx.x[30]), (9, 30));
         ctx.set_pc(0x40);
         ctx.set_sp(0x80);
         assert_eq!((ctx.pc, ctx.sp), (0x40, 0x80));

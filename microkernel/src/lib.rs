@@ -44,6 +44,7 @@ extern crate alloc;
 
 pub mod address_space;
 pub mod cap;
+pub mod endpoint_queue;
 pub mod fault;
 pub mod filter;
 pub mod frames;

@@ -5,9 +5,39 @@
 //! threads' own `run_links` (as seL4's), so the queue holds any number of
 //! threads and costs nothing per thread beyond the TCB.
 
-use crate::thread::{QueueLinks, ThreadId, Threads};
+use crate::ids::ThreadId;
+use core::ops::IndexMut;
 
 pub use crate::ids::Priority;
+
+/// A thread's neighbours in its priority's run queue, while it is ready.
+/// Only this module reads or writes them (the fields are private): a
+/// thread (`Thread`, in the thread module) keeps them and hands them over
+/// through [`RunQueued`], and the rest of the kernel can only pass them
+/// on as [`RunQueue::append`] returned them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunLinks {
+    previous: Option<ThreadId>,
+    next: Option<ThreadId>,
+}
+
+impl RunLinks {
+    /// In no run queue.
+    pub const UNLINKED: RunLinks = RunLinks {
+        previous: None,
+        next: None,
+    };
+}
+
+/// Something the run queue links: a thread, which keeps its
+/// [`RunLinks`] for the queue (so this module does not depend on the
+/// thread module, which depends on it).
+pub trait RunQueued {
+    /// Its run-queue links.
+    fn run_links(&self) -> &RunLinks;
+    /// Its run-queue links, to change.
+    fn run_links_mut(&mut self) -> &mut RunLinks;
+}
 
 /// Ready threads by priority.
 pub struct RunQueue {
@@ -36,17 +66,24 @@ impl RunQueue {
 
     /// Puts `thread` (in no run queue) at the back of its priority's FIFO.
     #[inline(always)]
-    pub fn enqueue(&mut self, threads: &mut impl Threads, thread: ThreadId, priority: Priority) {
-        let links = self.append(thread, priority);
-        threads[thread].run_links = links;
+    pub fn enqueue<T>(&mut self, threads: &mut T, thread: ThreadId, priority: Priority)
+    where
+        T: IndexMut<ThreadId, Output: RunQueued> + ?Sized,
+    {
+        let links = self.append(&mut threads[thread], thread, priority);
         self.link_behind(threads, thread, links);
     }
 
     /// The queue's side of `enqueue`, for a caller that holds the thread
-    /// already: returns the `run_links` the thread must get, then
-    /// `link_behind` finishes.
+    /// (`queued`, which is `thread`) already: gives it its links and
+    /// returns them; `link_behind` finishes.
     #[inline(always)]
-    pub fn append(&mut self, thread: ThreadId, priority: Priority) -> QueueLinks {
+    pub fn append(
+        &mut self,
+        queued: &mut (impl RunQueued + ?Sized),
+        thread: ThreadId,
+        priority: Priority,
+    ) -> RunLinks {
         let p = usize::from(priority);
         let tail = self.tails[p].replace(thread);
         if tail.is_none() {
@@ -54,17 +91,22 @@ impl RunQueue {
         }
         self.nonempty[p / 64] |= 1 << (p % 64);
         self.len += 1;
-        QueueLinks {
+        let links = RunLinks {
             previous: tail,
             next: None,
-        }
+        };
+        *queued.run_links_mut() = links;
+        links
     }
 
     /// Links the thread in front of `thread` (appended with `links`) to it.
     #[inline(always)]
-    pub fn link_behind(&mut self, threads: &mut impl Threads, thread: ThreadId, links: QueueLinks) {
+    pub fn link_behind<T>(&mut self, threads: &mut T, thread: ThreadId, links: RunLinks)
+    where
+        T: IndexMut<ThreadId, Output: RunQueued> + ?Sized,
+    {
         if let Some(previous) = links.previous {
-            threads[previous].run_links.next = Some(thread);
+            threads[previous].run_links_mut().next = Some(thread);
         }
     }
 
@@ -77,16 +119,19 @@ impl RunQueue {
     }
 
     /// Takes the first thread of the highest non-empty priority.
-    pub fn dequeue(&mut self, threads: &mut impl Threads) -> Option<(ThreadId, Priority)> {
+    pub fn dequeue<T>(&mut self, threads: &mut T) -> Option<(ThreadId, Priority)>
+    where
+        T: IndexMut<ThreadId, Output: RunQueued> + ?Sized,
+    {
         let priority = self.highest_priority()?;
         let p = usize::from(priority);
         let thread = self.heads[p]?;
         // `remove` for the head, which has no previous thread: one look
         // at it and one at its successor.
-        let next = core::mem::take(&mut threads[thread].run_links).next;
+        let next = core::mem::take(threads[thread].run_links_mut()).next;
         self.heads[p] = next;
         match next {
-            Some(next) => threads[next].run_links.previous = None,
+            Some(next) => threads[next].run_links_mut().previous = None,
             None => {
                 self.tails[p] = None;
                 self.nonempty[p / 64] &= !(1 << (p % 64));
@@ -97,21 +142,24 @@ impl RunQueue {
     }
 
     /// Removes `thread`, queued at `priority`, from the queue.
-    pub fn remove(&mut self, threads: &mut impl Threads, thread: ThreadId, priority: Priority) {
+    pub fn remove<T>(&mut self, threads: &mut T, thread: ThreadId, priority: Priority)
+    where
+        T: IndexMut<ThreadId, Output: RunQueued> + ?Sized,
+    {
         let p = usize::from(priority);
-        let queued = &mut threads[thread];
-        let links = queued.run_links;
+        let queued = threads[thread].run_links_mut();
+        let links = *queued;
         if links.previous.is_none() && self.heads[p] != Some(thread) {
             // Not queued at this priority.
             return;
         }
-        queued.run_links = QueueLinks::default();
+        *queued = RunLinks::UNLINKED;
         match links.previous {
-            Some(previous) => threads[previous].run_links.next = links.next,
+            Some(previous) => threads[previous].run_links_mut().next = links.next,
             None => self.heads[p] = links.next,
         }
         match links.next {
-            Some(next) => threads[next].run_links.previous = links.previous,
+            Some(next) => threads[next].run_links_mut().previous = links.previous,
             None => self.tails[p] = links.previous,
         }
         if self.heads[p].is_none() {
@@ -127,15 +175,18 @@ impl RunQueue {
 
     /// The threads queued at `priority`, first to last (for the invariant
     /// checks).
-    pub fn queued_at<'a>(
+    pub fn queued_at<'a, T>(
         &self,
-        threads: &'a impl Threads,
+        threads: &'a T,
         priority: Priority,
-    ) -> impl Iterator<Item = ThreadId> + 'a {
+    ) -> impl Iterator<Item = ThreadId> + 'a
+    where
+        T: core::ops::Index<ThreadId, Output: RunQueued> + ?Sized,
+    {
         let mut next = self.heads[usize::from(priority)];
         core::iter::from_fn(move || {
             let thread = next?;
-            next = threads[thread].run_links.next;
+            next = threads[thread].run_links().next;
             Some(thread)
         })
     }

@@ -1,9 +1,11 @@
 //! Threads: saved registers, state, and what the kernel counts about them.
 
+use crate::endpoint_queue::{QueueLinks, Queued};
 use crate::fault::FaultReport;
 use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
+use crate::scheduler::{RunLinks, RunQueued};
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
@@ -228,122 +230,122 @@ impl ThreadStats {
 pub struct Thread {
     /// Registers saved on entry from EL0 (SP_EL1 points here while the
     /// thread runs, so the vectors save straight into it).
-    pub context: UserContext,
+    pub(crate) context: UserContext,
     /// Entry and exit work (see the `entry` crate); the fast path reads
     /// this one word.
-    pub work: WorkFlags,
+    pub(crate) work: WorkFlags,
     /// Bit n: syscall n needs no entry work even though `work` holds
     /// syscall work (its policy verdict is a constant `Allow`, and nothing
     /// else is asked of it). Right after `work`: the inline fast path reads
     /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
-    pub no_entry_work: u64,
+    pub(crate) no_entry_work: u64,
     /// Life-cycle state.
-    pub state: ThreadState,
+    state: ThreadState,
     /// Scheduling priority.
-    pub priority: Priority,
+    pub(crate) priority: Priority,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
-    pub queue_links: QueueLinks,
+    queue_links: QueueLinks,
     /// Neighbours in its priority's run queue, while it is ready.
-    pub run_links: QueueLinks,
+    run_links: RunLinks,
     /// The caller this thread owes a reply (set when it received a `Call`).
-    pub reply_to: Option<ThreadId>,
+    pub(crate) reply_to: Option<ThreadId>,
     /// While it waits for a reply: the thread that owes it (whose
     /// `reply_to` names it back).
-    pub reply_from: Option<ThreadId>,
+    pub(crate) reply_from: Option<ThreadId>,
     /// The notification bound to it: signals end its `Recv`.
-    pub bound_notification: Option<ObjectId>,
+    pub(crate) bound_notification: Option<ObjectId>,
     /// The thread's CSpace: one CNode, capability pointers index it.
-    pub cspace: Option<CNodeId>,
+    pub(crate) cspace: Option<CNodeId>,
     /// The CSpace's first slot and its number of slots, kept here for the
     /// fast path; no slots while `cspace` is `None` (so the fast path's
     /// range test also rules out a thread without a CSpace).
-    pub cspace_slots: (SlotId, u32),
+    pub(crate) cspace_slots: (SlotId, u32),
     /// Physical address of the thread's IPC buffer page (message words
     /// beyond the registers), if it has one.
-    pub ipc_buffer: Option<u64>,
+    pub(crate) ipc_buffer: Option<u64>,
     /// Where the thread's faults go: an endpoint and the badge the fault
     /// messages carry. `None` (or an endpoint destroyed since): a fault
     /// stops the thread.
-    pub fault_endpoint: Option<(ObjectRef, u64)>,
+    pub(crate) fault_endpoint: Option<(ObjectRef, u64)>,
     /// The message the kernel sends for it, while it waits for the
     /// message to be received and answered (`BlockedOnSend` with
     /// `kernel_message`, then `BlockedOnAnswer`).
-    pub kernel_message: Option<KernelMessage>,
+    kernel_message: Option<KernelMessage>,
     /// The syscall it stopped in (see `stopped_call`): waiting for an
     /// answer, or answered and about to go on.
-    pub call: Option<StoppedCall>,
+    pub(crate) call: Option<StoppedCall>,
     /// Where its audit records go (`None`: not audited).
-    pub audit: Option<AuditSink>,
+    pub(crate) audit: Option<AuditSink>,
     /// Records it lost (lossy mode) since its last written one.
-    pub audit_dropped: u64,
+    pub(crate) audit_dropped: u64,
     /// The record of the syscall in progress, from its audit entry until
     /// it is written (after dispatch, or when the thread ends first).
-    pub audit_pending: Option<PendingRecord>,
+    pub(crate) audit_pending: Option<PendingRecord>,
     /// Counters.
-    pub stats: ThreadStats,
+    pub(crate) stats: ThreadStats,
     /// A short name for console lines (`[name#N]`): its program's for a
     /// thread the kernel starts, "task" for one made from user space
     /// until `TcbSetName` names it.
-    pub name: ThreadName,
+    pub(crate) name: ThreadName,
     /// The number threads are told apart by in console lines, policy
     /// requests, trace stops and audit records (given out in order of
     /// creation).
-    pub number: u32,
+    pub(crate) number: u32,
     /// The VSpace whose address space it runs in (other threads may run
     /// there too).
-    pub space: Option<ObjectId>,
+    pub(crate) space: Option<ObjectId>,
     /// Neighbours among the threads of that VSpace.
-    pub space_links: QueueLinks,
+    pub(crate) space_links: MemberLinks,
     /// Neighbours among the threads of its CSpace's CNode.
-    pub cspace_links: QueueLinks,
+    pub(crate) cspace_links: MemberLinks,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word; 0 without a space. Rewritten for
     /// every thread of the space whenever it binds or its ASID changes.
-    pub ttbr0: u64,
+    pub(crate) ttbr0: u64,
     /// The generation of that space's ASID (0 without a space), kept here
     /// for the same reason: a switch compares it with the allocator's.
-    pub asid_generation: u64,
+    pub(crate) asid_generation: u64,
     /// FP/SIMD registers, saved only when another thread takes the CPU.
-    pub fp: FpState,
+    pub(crate) fp: FpState,
     /// Maximum controlled priority: the highest priority (or MCP) this
     /// thread may give any thread, itself included.
-    pub mcp: Priority,
+    pub(crate) mcp: Priority,
     /// Filters attached to the thread, oldest first, each with the
     /// policy server named when it was attached (it cannot remove them;
     /// they go when it ends).
-    pub filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
+    pub(crate) filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
-    pub verdicts: VerdictCache,
+    pub(crate) verdicts: VerdictCache,
     /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
     /// badge of the capability it was given through (an endpoint
     /// destroyed since: it runs on untraced).
-    pub tracer: Option<(ObjectRef, u64)>,
+    pub(crate) tracer: Option<(ObjectRef, u64)>,
     /// Where the thread is in its traced syscall.
-    pub trace: TraceProgress,
+    pub(crate) trace: TraceProgress,
     /// Its syscall user dispatch (`SetUserDispatch`), if on.
-    pub user_dispatch: Option<UserDispatchConfig>,
+    pub(crate) user_dispatch: Option<UserDispatchConfig>,
     /// Made from user space (`Retype` of a TCB): its TCB object lives in
     /// user capabilities, and destroying it ends the thread.
-    pub created_by_user: bool,
+    pub(crate) created_by_user: bool,
     /// While it waits for a reply that its server saved (`ReplySave`):
     /// the Reply object that answers it. The Reply's `caller` links back;
     /// both are cleared together when the wait ends any other way.
-    pub saved_reply: Option<ObjectId>,
+    pub(crate) saved_reply: Option<ObjectId>,
     /// The Frame object that is the IPC buffer, when `TcbSetSpace` named
     /// one (destroying it takes the buffer away); `None` for a buffer the
     /// kernel's loader made.
     /// (Last: rarely used, kept out of the hot fields' reach.)
-    pub ipc_buffer_frame: Option<ObjectId>,
+    pub(crate) ipc_buffer_frame: Option<ObjectId>,
     /// Neighbours among the threads whose IPC buffer that Frame is.
-    pub buffer_links: QueueLinks,
+    pub(crate) buffer_links: MemberLinks,
     /// How it ended, while its TCB is kept ended (`ThreadState::Ended`,
     /// `EndPending`): what its end message says.
-    pub end: Option<abi::fault::ThreadEnd>,
+    pub(crate) end: Option<abi::fault::ThreadEnd>,
     /// A filter that confined it was taken away while it was ended (its
     /// memory taken back): it may not be restarted (a restriction is never
     /// lifted).
-    pub lost_filter: bool,
+    pub(crate) lost_filter: bool,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -387,46 +389,6 @@ pub enum KernelMessage {
     TraceStop(TraceStop),
 }
 
-impl Thread {
-    /// The fault report it waits to have answered.
-    pub fn fault_report(&self) -> Option<FaultReport> {
-        match self.kernel_message {
-            Some(KernelMessage::Fault(report)) => Some(report),
-            _ => None,
-        }
-    }
-
-    /// The policy request it waits to have answered.
-    pub fn policy_request(&self) -> Option<&PolicyRequest> {
-        match &self.kernel_message {
-            Some(KernelMessage::PolicyRequest(request)) => Some(request),
-            _ => None,
-        }
-    }
-
-    /// The trace stop it waits to have answered.
-    pub fn trace_stop(&self) -> Option<TraceStop> {
-        match self.kernel_message {
-            Some(KernelMessage::TraceStop(stop)) => Some(stop),
-            _ => None,
-        }
-    }
-
-    /// Takes its trace stop, if that is its kernel message.
-    pub fn take_trace_stop(&mut self) -> Option<TraceStop> {
-        let stop = self.trace_stop()?;
-        self.kernel_message = None;
-        Some(stop)
-    }
-
-    /// Takes its fault report, if that is its kernel message.
-    pub fn take_fault_report(&mut self) -> Option<FaultReport> {
-        let report = self.fault_report()?;
-        self.kernel_message = None;
-        Some(report)
-    }
-}
-
 /// A trace stop sent to the tracer (see `abi::trace`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceStop {
@@ -463,14 +425,14 @@ impl TraceProgress {
     };
 }
 
-/// A thread's place in an endpoint queue (intrusive, as in seL4: O(1)
-/// enqueue, dequeue and removal of any thread, no per-endpoint storage).
+/// A thread's place among the threads of an object it uses (its CSpace
+/// CNode's, its VSpace's, its IPC buffer Frame's: `kernel::members`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueLinks {
-    /// The thread queued before this one.
-    pub previous: Option<ThreadId>,
-    /// The thread queued after this one.
-    pub next: Option<ThreadId>,
+pub struct MemberLinks {
+    /// The thread listed before this one.
+    pub(crate) previous: Option<ThreadId>,
+    /// The thread listed after this one.
+    pub(crate) next: Option<ThreadId>,
 }
 
 /// A thread's name, kept in its TCB (no heap): printable ASCII, at most
@@ -551,11 +513,11 @@ impl Thread {
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
         space: None,
-        space_links: QueueLinks {
+        space_links: MemberLinks {
             previous: None,
             next: None,
         },
-        cspace_links: QueueLinks {
+        cspace_links: MemberLinks {
             previous: None,
             next: None,
         },
@@ -563,14 +525,8 @@ impl Thread {
         asid_generation: 0,
         priority: 0,
         stats: ThreadStats::ZERO,
-        queue_links: QueueLinks {
-            previous: None,
-            next: None,
-        },
-        run_links: QueueLinks {
-            previous: None,
-            next: None,
-        },
+        queue_links: QueueLinks::UNLINKED,
+        run_links: RunLinks::UNLINKED,
         reply_to: None,
         reply_from: None,
         bound_notification: None,
@@ -589,7 +545,7 @@ impl Thread {
         user_dispatch: None,
         created_by_user: false,
         saved_reply: None,
-        buffer_links: QueueLinks {
+        buffer_links: MemberLinks {
             previous: None,
             next: None,
         },
@@ -767,6 +723,9 @@ pub(crate) mod test_threads {
         }
     }
 }
+
+mod access;
+mod state;
 
 #[cfg(test)]
 mod name_tests;

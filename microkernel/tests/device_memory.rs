@@ -251,7 +251,11 @@ impl Harness {
 
     fn boot_info(&self) -> BootInfo {
         let root = self.kernel.current().expect("the root runs");
-        let buffer = self.kernel.thread(root).ipc_buffer.expect("an IPC buffer");
+        let buffer = self
+            .kernel
+            .thread(root)
+            .ipc_buffer()
+            .expect("an IPC buffer");
         let words: Vec<u64> = (0..BOOT_INFO_WORDS as u64)
             .map(|i| self.machine.read_phys_u64(buffer + 8 * i))
             .collect();

@@ -334,7 +334,11 @@ impl Harness {
     /// The root's `BootInfo` (read from its IPC buffer while it runs).
     fn boot_info(&self) -> BootInfo {
         let root = self.kernel.current().expect("the root runs");
-        let buffer = self.kernel.thread(root).ipc_buffer.expect("an IPC buffer");
+        let buffer = self
+            .kernel
+            .thread(root)
+            .ipc_buffer()
+            .expect("an IPC buffer");
         let words: Vec<u64> = (0..BOOT_INFO_WORDS as u64)
             .map(|i| self.machine.read_phys_u64(buffer + 8 * i))
             .collect();
@@ -356,7 +360,7 @@ impl Harness {
     /// The object the current thread's capability in `slot` names.
     fn object_of(&self, slot: u64) -> microkernel::cap::ObjectId {
         let current = self.kernel.current().expect("a thread runs");
-        let cnode = self.kernel.thread(current).cspace.expect("a CSpace");
+        let cnode = self.kernel.thread(current).cspace().expect("a CSpace");
         let objects = self.kernel.objects();
         objects
             .lookup(objects.slot(cnode, slot).unwrap())
@@ -578,9 +582,9 @@ const SECOND_ENDPOINT_SLOT: u64 = 3;
 fn the_root_starts_at_the_entry_with_its_argument_and_stack() {
     let mut h = Harness::start();
     let root = h.kernel.current().expect("the root runs");
-    assert_eq!(h.kernel.thread(root).name.as_str(), "root");
-    assert_eq!(h.kernel.thread(root).priority, 100);
-    assert_eq!(h.kernel.thread(root).mcp, abi::tcb::MAX_PRIORITY as u8);
+    assert_eq!(h.kernel.thread(root).name().as_str(), "root");
+    assert_eq!(h.kernel.thread(root).priority(), 100);
+    assert_eq!(h.kernel.thread(root).mcp(), abi::tcb::MAX_PRIORITY as u8);
     let ctx = *h.context();
     assert_eq!(ctx.pc, CODE);
     assert_eq!(ctx.sp, USER_STACK_TOP);
@@ -618,7 +622,7 @@ fn syscall_results_land_in_x0_and_only_the_roots_lines_are_untagged() {
     let (_, child) = h.child(100, 0, NO_CAP);
     assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(child));
-    let number = h.kernel.thread(child).number;
+    let number = h.kernel.thread(child).number();
     assert_eq!(
         h.syscall(
             Syscall::DebugPrint.number(),
@@ -682,7 +686,7 @@ fn a_fault_stops_only_the_faulting_thread_and_the_root_goes_on() {
     assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(child));
     h.fault(NULL_WRITE_ESR, 0);
-    let number = h.kernel.thread(child).number;
+    let number = h.kernel.thread(child).number();
     assert!(
         h.machine.console.contains(&format!(
             "[kernel] thread task#{number} stopped: data abort (EL0), translation fault at level 0, write, address 0x0"
@@ -690,7 +694,7 @@ fn a_fault_stops_only_the_faulting_thread_and_the_root_goes_on() {
         "{}",
         h.machine.console
     );
-    assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+    assert_eq!(h.kernel.thread(child).state(), ThreadState::Ended);
     // The root runs on.
     assert_eq!(h.kernel.current(), Some(root));
     assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), 0);
@@ -988,7 +992,7 @@ fn ipc_moves_data_and_nothing_runnable_is_idle_not_an_end() {
     assert_eq!(h.machine.console, console);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     for thread in threads {
-        assert!(!h.kernel.thread(thread).state.is_kept_end());
+        assert!(!h.kernel.thread(thread).state().is_kept_end());
     }
     // An interrupt with nothing to wake leaves it idle.
     let resume = h
@@ -1041,19 +1045,19 @@ fn a_stop_reply_ends_the_faulter_whether_sent_by_reply_or_reply_recv() {
     // Reply: the handler carries on and the faulter has ended.
     let mut h = Harness::start();
     let (handler, faulter) = handler_holds_a_fault(&mut h);
-    let pc = h.kernel.thread(faulter).context.pc;
+    let pc = h.kernel.thread(faulter).context().pc;
     h.context().x[1] = stop;
     assert_eq!(h.syscall(Syscall::Reply.number(), [endpoint, 0, 0, 0]), 0);
     assert_eq!(h.kernel.current(), Some(handler));
     assert!(
-        h.kernel.thread(faulter).state.is_kept_end(),
+        h.kernel.thread(faulter).state().is_kept_end(),
         "the faulter has ended (its TCB kept for its supervisor)"
     );
     assert!(matches!(
-        h.kernel.thread(faulter).end,
+        h.kernel.thread(faulter).end(),
         Some(abi::fault::ThreadEnd::Faulted { class: 0x24, .. })
     ));
-    assert_eq!(h.kernel.thread(faulter).context.pc, pc);
+    assert_eq!(h.kernel.thread(faulter).context().pc, pc);
     // ReplyRecv: the faulter must not resume at the faulting instruction.
     // It ends, and its end message is what the handler's receive gets.
     let mut h = Harness::start();
@@ -1061,7 +1065,7 @@ fn a_stop_reply_ends_the_faulter_whether_sent_by_reply_or_reply_recv() {
     h.context().x[1] = stop;
     let _ = h.syscall(Syscall::ReplyRecv.number(), [endpoint, 0, 0, 0]);
     assert_eq!(h.kernel.current(), Some(handler));
-    assert!(h.kernel.thread(faulter).state.is_kept_end());
+    assert!(h.kernel.thread(faulter).state().is_kept_end());
     let x = h.context().x;
     assert_eq!(
         abi::MessageInfo::from(x[1]).label(),
@@ -1129,7 +1133,7 @@ fn a_reply_recv_does_not_switch_past_a_more_urgent_ready_thread() {
         Some(middle),
         "the reply must not jump the more urgent ready thread"
     );
-    assert_eq!(h.kernel.thread(caller).state, ThreadState::Ready);
+    assert_eq!(h.kernel.thread(caller).state(), ThreadState::Ready);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
 
@@ -1142,7 +1146,7 @@ fn a_thread_that_blocks_is_not_left_a_stale_reschedule() {
     assert!(
         !h.kernel
             .thread(faulter)
-            .work
+            .work()
             .contains(entry::WorkFlags::NEED_RESCHED),
         "a blocked thread was asked to reschedule"
     );
@@ -1391,7 +1395,7 @@ const TRACE_SCENE: Scene = Scene {
 fn tracer_attached(h: &mut Harness) -> (ThreadId, ThreadId) {
     h.scene(&TRACE_SCENE);
     let tracer = h.kernel.current().expect("the tracer runs");
-    let priority = u64::from(h.kernel.thread(tracer).priority);
+    let priority = u64::from(h.kernel.thread(tracer).priority());
     assert_eq!(
         h.syscall(Syscall::TcbAttachTracer.number(), [3, 4, 0, 0]),
         ErrorCode::Ok.raw()
@@ -1444,7 +1448,7 @@ fn a_traced_syscall_that_blocks_gets_its_exit_stop_when_it_returns() {
         0x7ace,
         "the badge of the attach capability"
     );
-    let pc = h.kernel.thread(tracee).context.pc;
+    let pc = h.kernel.thread(tracee).context().pc;
     assert_eq!(h.reply_continue(), ErrorCode::Ok.raw());
     // When the tracee next runs, its Wait goes on from the stop (the
     // kernel's copy of the call: the svc is not executed again) and
@@ -1454,9 +1458,9 @@ fn a_traced_syscall_that_blocks_gets_its_exit_stop_when_it_returns() {
         ErrorCode::Ok.raw()
     );
     assert_eq!(h.kernel.current(), Some(tracer));
-    assert_eq!(h.kernel.thread(tracee).context.pc, pc, "never rewound");
+    assert_eq!(h.kernel.thread(tracee).context().pc, pc, "never rewound");
     assert!(matches!(
-        h.kernel.thread(tracee).state,
+        h.kernel.thread(tracee).state(),
         ThreadState::BlockedOnNotification { .. }
     ));
     // Suspended and resumed, its Wait returns Interrupted: the exit
@@ -1484,25 +1488,25 @@ fn a_stop_queued_on_a_destroyed_endpoint_lets_the_thread_run_untraced() {
     // Nobody receives: the entry stop waits in the endpoint's queue.
     assert_eq!(h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(tracer));
-    let pc = h.kernel.thread(tracee).context.pc;
+    let pc = h.kernel.thread(tracee).context().pc;
     // The tracer revokes its endpoint's original and deletes it.
     assert_eq!(h.syscall(Syscall::CapRevoke.number(), [0, 6, 0, 0]), 0);
     assert_eq!(h.syscall(Syscall::CapDelete.number(), [0, 6, 0, 0]), 0);
     let thread = h.kernel.thread(tracee);
-    assert_eq!(thread.state, ThreadState::Ready, "it runs on");
-    assert_eq!(thread.tracer, None);
+    assert_eq!(thread.state(), ThreadState::Ready, "it runs on");
+    assert_eq!(thread.tracer(), None);
     assert!(!thread
-        .work
+        .work()
         .intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP));
     assert_eq!(thread.trace_stop(), None);
-    assert_eq!(thread.context.pc, pc, "its svc is not executed again");
-    assert!(thread.call.is_some_and(|call| call.is_answered()));
+    assert_eq!(thread.context().pc, pc, "its svc is not executed again");
+    assert!(thread.call().is_some_and(|call| call.is_answered()));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     // Untraced, the poll goes on as made when the tracee runs.
     assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(tracee));
     assert_eq!(h.context().x[0], ErrorCode::Ok.raw());
-    assert_eq!(h.kernel.thread(tracee).call, None);
+    assert_eq!(h.kernel.thread(tracee).call(), None);
 }
 
 impl Harness {
@@ -1566,12 +1570,16 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
         "x0 is reserved"
     );
     let id = h.kernel.current().unwrap();
-    assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
+    assert!(!h
+        .kernel
+        .thread(id)
+        .work()
+        .contains(WorkFlags::USER_DISPATCH));
 
     assert_eq!(h.set_user_dispatch(0, config), ErrorCode::Ok.raw());
     let thread = h.kernel.thread(id);
-    assert!(thread.work.contains(WorkFlags::USER_DISPATCH));
-    assert_eq!(thread.no_entry_work, 0, "no syscall skips stage 1");
+    assert!(thread.work().contains(WorkFlags::USER_DISPATCH));
+    assert_eq!(thread.no_entry_work(), 0, "no syscall skips stage 1");
 
     // Selector 0: every syscall runs, from anywhere.
     h.context().pc = CODE + 0x10;
@@ -1593,7 +1601,7 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
     let syscalls = h
         .kernel
         .thread(id)
-        .stats
+        .stats()
         .counts()
         .expect("test-support keeps statistics")
         .syscalls;
@@ -1602,7 +1610,7 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
     assert_eq!(
         h.kernel
             .thread(id)
-            .stats
+            .stats()
             .counts()
             .expect("test-support keeps statistics")
             .syscalls,
@@ -1686,7 +1694,11 @@ fn user_dispatch_redirects_outside_the_range_and_returns_with_the_emulated_resul
 
     // Off: the work bit goes; the fast-path mask may come back.
     assert_eq!(h.set_user_dispatch(0, [0; 5]), ErrorCode::Ok.raw());
-    assert!(!h.kernel.thread(id).work.contains(WorkFlags::USER_DISPATCH));
+    assert!(!h
+        .kernel
+        .thread(id)
+        .work()
+        .contains(WorkFlags::USER_DISPATCH));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
 
@@ -1756,9 +1768,9 @@ fn server_saved_the_first_reply(h: &mut Harness) -> (ThreadId, ThreadId) {
         "the console is no Reply object"
     );
     assert_eq!(h.syscall(Syscall::ReplySave.number(), [0, 5, 0, 0]), 0);
-    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
-    assert!(h.kernel.thread(first).saved_reply.is_some());
-    assert_eq!(h.kernel.thread(server).reply_to, None, "it owes nothing");
+    assert_eq!(h.kernel.thread(first).state(), ThreadState::BlockedOnReply);
+    assert!(h.kernel.thread(first).saved_reply().is_some());
+    assert_eq!(h.kernel.thread(server).reply_to(), None, "it owes nothing");
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     (server, first)
 }
@@ -1795,17 +1807,20 @@ fn a_saved_reply_answers_its_caller_after_another_caller_once() {
     assert_eq!(h.kernel.current(), Some(server));
     h.context().x[1] = abi::MessageInfo::with(0x20, 0).into();
     assert_eq!(h.syscall(Syscall::Reply.number(), [0, 0, 0, 0]), 0);
-    assert_eq!(h.kernel.thread(second).state, ThreadState::Ready);
-    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
+    assert_eq!(h.kernel.thread(second).state(), ThreadState::Ready);
+    assert_eq!(h.kernel.thread(first).state(), ThreadState::BlockedOnReply);
     // Then the first, through the saved reply; the Reply object is
     // empty after it.
     h.context().x[1] = abi::MessageInfo::with(0x10, 1).into();
     assert_eq!(h.syscall(Syscall::Send.number(), [5, 77, 0, 0]), 0);
     let answered = h.kernel.thread(first);
-    assert_eq!(answered.state, ThreadState::Ready);
-    assert_eq!(answered.saved_reply, None);
-    assert_eq!((answered.context.x[0], answered.context.x[2]), (0, 77));
-    assert_eq!(abi::MessageInfo::from(answered.context.x[1]).label(), 0x10);
+    assert_eq!(answered.state(), ThreadState::Ready);
+    assert_eq!(answered.saved_reply(), None);
+    assert_eq!((answered.context().x[0], answered.context().x[2]), (0, 77));
+    assert_eq!(
+        abi::MessageInfo::from(answered.context().x[1]).label(),
+        0x10
+    );
     assert_eq!(
         h.syscall(Syscall::Send.number(), [5, 0, 0, 0]),
         ErrorCode::NoReplyTarget.raw(),
@@ -1823,7 +1838,7 @@ fn a_saved_reply_goes_stale_when_its_caller_is_suspended() {
         h.syscall(Syscall::TcbSuspend.number(), [first_tcb, 0, 0, 0]),
         0
     );
-    assert_eq!(h.kernel.thread(first).saved_reply, None);
+    assert_eq!(h.kernel.thread(first).saved_reply(), None);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     h.context().x[1] = abi::MessageInfo::with(0x10, 0).into();
     assert_eq!(
@@ -1835,7 +1850,7 @@ fn a_saved_reply_goes_stale_when_its_caller_is_suspended() {
         0,
         "the emptied Reply object stays until deleted"
     );
-    assert_eq!(h.kernel.thread(first).state, ThreadState::Suspended);
+    assert_eq!(h.kernel.thread(first).state(), ThreadState::Suspended);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
 
@@ -1846,18 +1861,18 @@ fn deleting_a_saved_reply_or_its_cnode_wakes_the_caller_with_object_deleted() {
     let (_, first) = server_saved_the_first_reply(&mut h);
     assert_eq!(h.syscall(Syscall::CapDelete.number(), [0, 5, 0, 0]), 0);
     let woken = h.kernel.thread(first);
-    assert_eq!(woken.state, ThreadState::Ready);
-    assert_eq!(woken.context.x[0], ErrorCode::ObjectDeleted.raw());
-    assert_eq!(woken.saved_reply, None);
+    assert_eq!(woken.state(), ThreadState::Ready);
+    assert_eq!(woken.context().x[0], ErrorCode::ObjectDeleted.raw());
+    assert_eq!(woken.saved_reply(), None);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     // The server ends and its supervisor deletes its TCB and CNode: the
     // saved reply in it goes.
     let mut h = Harness::start();
     let (server, first) = server_saved_the_first_reply(&mut h);
     h.exit(0);
-    assert!(h.kernel.thread(server).state.is_kept_end());
+    assert!(h.kernel.thread(server).state().is_kept_end());
     assert_eq!(
-        h.kernel.thread(first).state,
+        h.kernel.thread(first).state(),
         ThreadState::BlockedOnReply,
         "an ended server's CNode, and the reply saved in it, are kept"
     );
@@ -1866,21 +1881,21 @@ fn deleting_a_saved_reply_or_its_cnode_wakes_the_caller_with_object_deleted() {
     assert_ne!(second, server);
     assert_eq!(h.syscall(Syscall::CapDelete.number(), [0, 4, 0, 0]), 0);
     assert!(h.kernel.try_thread(server).is_none(), "the server is gone");
-    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
+    assert_eq!(h.kernel.thread(first).state(), ThreadState::BlockedOnReply);
     // Revoking the CNode's original takes its copy in the CNode itself;
     // deleting it then destroys the CNode: the caller wakes (more urgent:
     // it runs).
     assert_eq!(h.syscall(Syscall::CapRevoke.number(), [0, 5, 0, 0]), 0);
-    assert_eq!(h.kernel.thread(first).state, ThreadState::BlockedOnReply);
+    assert_eq!(h.kernel.thread(first).state(), ThreadState::BlockedOnReply);
     assert_eq!(
         h.syscall(Syscall::CapDelete.number(), [0, 5, 0, 0]),
         u64::MAX
     );
     assert_eq!(h.kernel.current(), Some(first));
     let woken = h.kernel.thread(first);
-    assert_eq!(woken.context.x[0], ErrorCode::ObjectDeleted.raw());
+    assert_eq!(woken.context().x[0], ErrorCode::ObjectDeleted.raw());
     assert!(matches!(
-        woken.state,
+        woken.state(),
         ThreadState::Ready | ThreadState::Running
     ));
     assert_eq!(h.kernel.check_invariants(), Ok(()));
@@ -2215,7 +2230,7 @@ mod user_space {
         assert_eq!(h.delete(FAULTS), OK);
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         let child = child_running(&mut h);
-        let number = h.kernel.thread(child).number;
+        let number = h.kernel.thread(child).number();
         // A message longer than the registers needs the IPC buffer.
         h.context().x[1] = abi::MessageInfo::with(1, 10).into();
         assert_eq!(
@@ -2239,9 +2254,9 @@ mod user_space {
         );
         // Ended, its TCB kept for its supervisor (there is none to tell:
         // its fault endpoint is gone); a resume does not start it.
-        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.kernel.thread(child).state(), ThreadState::Ended);
         assert!(matches!(
-            h.kernel.thread(child).end,
+            h.kernel.thread(child).end(),
             Some(abi::fault::ThreadEnd::Faulted { class: 0x24, .. })
         ));
         assert_eq!(
@@ -2249,7 +2264,7 @@ mod user_space {
             ErrorCode::InvalidArgument.raw(),
             "ended: only a restart runs it"
         );
-        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.kernel.thread(child).state(), ThreadState::Ended);
         assert_eq!(h.delete(CHILD), OK);
         assert_eq!(
             h.syscall(Syscall::TcbResume.number(), [CHILD, 0, 0, 0]),
@@ -2285,7 +2300,7 @@ mod user_space {
             abi::fault::ThreadEnd::Exited { status: 7 }
         );
         let thread = h.kernel.thread(child);
-        assert_eq!(thread.state, ThreadState::Ended, "kept, no message left");
+        assert_eq!(thread.state(), ThreadState::Ended, "kept, no message left");
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         // Its state stays readable through the TCB.
         assert_eq!(
@@ -2301,7 +2316,7 @@ mod user_space {
         let child = child_running(&mut h);
         h.exit(3);
         assert!(matches!(
-            h.kernel.thread(child).state,
+            h.kernel.thread(child).state(),
             ThreadState::EndPending { .. }
         ));
         assert_eq!(h.kernel.check_invariants(), Ok(()));
@@ -2335,7 +2350,7 @@ mod user_space {
             restart(&mut h, SPACE, CODE_VA, STACK_VA),
             ErrorCode::WrongCapabilityType.raw()
         );
-        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.kernel.thread(child).state(), ThreadState::Ended);
         assert_eq!(restart(&mut h, CHILD, CODE_VA + 8, STACK_VA + 0x800), OK);
         assert_eq!(
             restart(&mut h, CHILD, CODE_VA, STACK_VA),
@@ -2379,8 +2394,8 @@ mod user_space {
         let root = h.kernel.current().unwrap();
         h.poke(DATA + 0x100, b"worker");
         let child = child_running(&mut h);
-        let number = h.kernel.thread(child).number;
-        assert_eq!(h.kernel.thread(child).name.as_str(), "task");
+        let number = h.kernel.thread(child).number();
+        assert_eq!(h.kernel.thread(child).name().as_str(), "task");
         while h.kernel.current() != Some(root) {
             h.syscall(Syscall::Yield.number(), [0; 4]);
         }
@@ -2388,8 +2403,8 @@ mod user_space {
             h.syscall(Syscall::TcbSetName.number(), [CHILD, DATA + 0x100, 6, 0]),
             OK
         );
-        assert_eq!(h.kernel.thread(child).name.as_str(), "worker");
-        assert_eq!(h.kernel.thread(child).number, number);
+        assert_eq!(h.kernel.thread(child).name().as_str(), "worker");
+        assert_eq!(h.kernel.thread(child).number(), number);
         // Its fault's console line names it.
         while h.kernel.current() != Some(child) {
             h.syscall(Syscall::Yield.number(), [0; 4]);
@@ -2445,7 +2460,7 @@ mod user_space {
         assert_eq!(h.kernel.current(), Some(root));
         assert_eq!(h.delete(FAULTS_BADGED), OK);
         assert_eq!(h.delete(FAULTS), OK);
-        assert_eq!(h.kernel.thread(child).state, ThreadState::Ended);
+        assert_eq!(h.kernel.thread(child).state(), ThreadState::Ended);
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 
@@ -2458,14 +2473,14 @@ mod user_space {
         assert_eq!(h.delete(SPACE), OK);
         assert!(h.machine.tlb_flushes > flushes, "the TLB was flushed");
         let thread = h.kernel.thread(child);
-        assert!(thread.state.is_kept_end(), "the thread ended");
+        assert!(thread.state().is_kept_end(), "the thread ended");
         assert_eq!(
-            thread.end,
+            thread.end(),
             Some(abi::fault::ThreadEnd::Killed(
                 abi::fault::KillReason::SpaceDestroyed
             ))
         );
-        assert!(thread.space.is_none(), "its TCB is kept, without a space");
+        assert!(thread.space().is_none(), "its TCB is kept, without a space");
         assert_eq!(
             h.syscall(Syscall::TcbRestart.number(), [CHILD, CODE_VA, STACK_VA, 0]),
             ErrorCode::InvalidArgument.raw(),
@@ -2506,7 +2521,11 @@ mod user_space {
     /// The object the root's capability in `slot` names.
     fn object_in(h: &Harness, slot: u64) -> microkernel::cap::ObjectId {
         let root = h.kernel.current().expect("the root runs");
-        let cnode = h.kernel.thread(root).cspace.expect("the root has a CSpace");
+        let cnode = h
+            .kernel
+            .thread(root)
+            .cspace()
+            .expect("the root has a CSpace");
         let objects = h.kernel.objects();
         objects
             .lookup(objects.slot(cnode, slot).unwrap())
@@ -2547,7 +2566,7 @@ mod user_space {
         let child = h
             .kernel
             .threads()
-            .find(|&t| h.kernel.thread(t).space == Some(old))
+            .find(|&t| h.kernel.thread(t).space() == Some(old))
             .expect("the child is bound to the new VSpace");
         assert_eq!(h.map(STACK, REUSED, VA, 1), OK);
         assert!(maps(&h, child, VA));
@@ -2621,8 +2640,14 @@ mod user_space {
         pcs.sort();
         assert_eq!(pcs, [CODE_VA, CODE_VA + 8]);
         assert_eq!(h.asid(), first_asid);
-        assert_eq!(h.kernel.thread(first).ttbr0, h.kernel.thread(second).ttbr0);
-        assert_eq!(h.kernel.thread(first).space, h.kernel.thread(second).space);
+        assert_eq!(
+            h.kernel.thread(first).ttbr0(),
+            h.kernel.thread(second).ttbr0()
+        );
+        assert_eq!(
+            h.kernel.thread(first).space(),
+            h.kernel.thread(second).space()
+        );
         // The frame mapped once is there for both.
         assert!(maps(&h, first, CODE_VA) && maps(&h, second, CODE_VA));
         assert!(maps(&h, first, STACK_VA) && maps(&h, second, STACK_VA));
@@ -2677,7 +2702,7 @@ mod user_space {
         let root = h.kernel.current().unwrap();
         let first = run_other(&mut h, &[root]);
         let before = h.asid();
-        let generation = h.kernel.thread(first).asid_generation;
+        let generation = h.kernel.thread(first).asid_generation();
         let second = run_other(&mut h, &[root, first]);
         assert_eq!(h.asid(), before);
         while h.kernel.current() != Some(root) {
@@ -2710,11 +2735,14 @@ mod user_space {
         let renewed = h.asid();
         assert_ne!(renewed, 0);
         assert!(
-            h.kernel.thread(again).asid_generation > generation,
+            h.kernel.thread(again).asid_generation() > generation,
             "rolled over"
         );
         let other = if again == first { second } else { first };
-        assert_eq!(h.kernel.thread(again).ttbr0, h.kernel.thread(other).ttbr0);
+        assert_eq!(
+            h.kernel.thread(again).ttbr0(),
+            h.kernel.thread(other).ttbr0()
+        );
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         assert_eq!(run_other(&mut h, &[root, again]), other);
         assert_eq!(h.asid(), renewed, "the other thread found it current");
@@ -2740,7 +2768,10 @@ mod user_space {
         let guest = run_other(h, &[root]);
         assert_eq!(h.context().pc, va);
         assert_eq!(h.asid(), root_asid, "one space, one ASID");
-        assert_eq!(h.kernel.thread(guest).ttbr0, h.kernel.thread(root).ttbr0);
+        assert_eq!(
+            h.kernel.thread(guest).ttbr0(),
+            h.kernel.thread(root).ttbr0()
+        );
         // What the kernel mapped for the root is the guest's too.
         assert!(maps(h, guest, abi::IPC_BUFFER_ADDRESS));
         while h.kernel.current() != Some(root) {
@@ -2805,7 +2836,7 @@ mod user_space {
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         for thread in [first, second] {
             assert!(
-                h.kernel.thread(thread).state.is_kept_end(),
+                h.kernel.thread(thread).state().is_kept_end(),
                 "both threads ended"
             );
         }
@@ -3179,18 +3210,18 @@ mod thread_names {
         assert_eq!(tcb, TCB);
         assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
         assert_eq!(h.kernel.current(), Some(child));
-        assert_eq!(h.kernel.thread(child).name.as_str(), "task");
+        assert_eq!(h.kernel.thread(child).name().as_str(), "task");
         (h, child)
     }
 
     #[test]
     fn a_named_thread_prints_under_its_new_name_with_its_number() {
         let (mut h, root) = root();
-        let number = h.kernel.thread(root).number;
+        let number = h.kernel.thread(root).number();
         assert_eq!(h.print(b"before\n"), OK);
         assert_eq!(h.set_name(TCB, b"supervisor-1"), OK);
-        assert_eq!(h.kernel.thread(root).name.as_str(), "supervisor-1");
-        assert_eq!(h.kernel.thread(root).number, number, "the number stays");
+        assert_eq!(h.kernel.thread(root).name().as_str(), "supervisor-1");
+        assert_eq!(h.kernel.thread(root).number(), number, "the number stays");
         assert_eq!(h.print(b"after\n"), OK);
         // A line left open ends before the name changes.
         assert_eq!(h.print(b"half"), OK);
@@ -3206,7 +3237,7 @@ mod thread_names {
         }
         // Sixteen bytes, every printable class the rule allows.
         assert_eq!(h.set_name(TCB, b"a-Z_0.9:!~(x)/@$"), OK);
-        assert_eq!(h.kernel.thread(root).name.as_str(), "a-Z_0.9:!~(x)/@$");
+        assert_eq!(h.kernel.thread(root).name().as_str(), "a-Z_0.9:!~(x)/@$");
         assert_eq!(h.kernel.check_invariants(), Ok(()));
     }
 
@@ -3264,9 +3295,9 @@ mod thread_names {
             ErrorCode::WrongCapabilityType.raw()
         );
         assert_eq!(h.set_name(read_only, b"x"), ErrorCode::MissingRights.raw());
-        assert_eq!(h.kernel.thread(root).name.as_str(), "task");
+        assert_eq!(h.kernel.thread(root).name().as_str(), "task");
         assert_eq!(h.print(b"still\n"), OK);
-        let number = h.kernel.thread(root).number;
+        let number = h.kernel.thread(root).number();
         assert!(h
             .machine
             .console
@@ -3333,7 +3364,7 @@ mod stopped_calls {
         // The tracee polls: its entry stop waits in the tracer's queue.
         assert_eq!(h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]), u64::MAX);
         assert_eq!(h.kernel.current(), Some(tracer));
-        assert!(h.kernel.thread(tracee).call.is_some());
+        assert!(h.kernel.thread(tracee).call().is_some());
         // The tracer's TCB capability to the tracee (slot 3, write) sets
         // its x8 to another syscall: the kept call is cancelled instead.
         assert_eq!(
@@ -3346,11 +3377,11 @@ mod stopped_calls {
             "the writer learns a call was cancelled"
         );
         let thread = h.kernel.thread(tracee);
-        assert_eq!(thread.call, None);
+        assert_eq!(thread.call(), None);
         assert_eq!(thread.trace_stop(), None, "the stop was withdrawn");
-        assert_eq!(thread.state, ThreadState::Ready);
-        assert_eq!(thread.context.x[0], ErrorCode::Interrupted.raw());
-        assert_eq!(thread.context.x[8], 12_345, "the write took effect after");
+        assert_eq!(thread.state(), ThreadState::Ready);
+        assert_eq!(thread.context().x[0], ErrorCode::Interrupted.raw());
+        assert_eq!(thread.context().x[8], 12_345, "the write took effect after");
         assert_eq!(h.kernel.check_invariants(), Ok(()));
         // Nothing else is in the tracer's queue: its receive would wait.
         assert_eq!(
@@ -3429,7 +3460,7 @@ mod preemptible_retype {
 
     /// How far the retyper's stopped call got, if it is stopped in dispatch.
     fn progress(h: &Harness, retyper: ThreadId) -> Option<u64> {
-        match h.kernel.thread(retyper).call?.at {
+        match h.kernel.thread(retyper).call()?.at {
             CallStop::Dispatch { progress, .. } => Some(progress),
             CallStop::Entry(_) => None,
         }
@@ -3454,9 +3485,9 @@ mod preemptible_retype {
         assert!(h.machine.pending_interrupts.is_empty(), "taken at the stop");
         assert!(woken_by_the_timer(&mut h, preemptor));
         assert_eq!(progress(&h, retyper), Some(PAGES_PER_CHECK));
-        assert_eq!(h.kernel.thread(retyper).state, ThreadState::Ready);
+        assert_eq!(h.kernel.thread(retyper).state(), ThreadState::Ready);
         assert_eq!(
-            h.kernel.thread(retyper).context.x[0],
+            h.kernel.thread(retyper).context().x[0],
             UNTYPED,
             "no result yet"
         );
@@ -3477,7 +3508,7 @@ mod preemptible_retype {
         assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
         assert_eq!(h.kernel.current(), Some(retyper));
         assert_eq!(h.kernel.ticks(), ticks + 1, "the tick was taken");
-        assert_eq!(h.kernel.thread(retyper).call, None);
+        assert_eq!(h.kernel.thread(retyper).call(), None);
         assert_eq!(h.context().x[0], ErrorCode::Ok.raw());
         // All 62 were made.
         let copy = Syscall::CapCopy.number();
@@ -3498,7 +3529,7 @@ mod preemptible_retype {
         let write = Syscall::TcbWriteRegister.number();
         assert_eq!(h.syscall(write, [7, 5, 1, 0]), 0);
         assert_eq!(h.context().x[8], 1, "the writer is told");
-        assert_eq!(h.kernel.thread(retyper).call, None);
+        assert_eq!(h.kernel.thread(retyper).call(), None);
         assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
         assert_eq!(h.kernel.current(), Some(retyper));
         assert_eq!(h.context().x[0], ErrorCode::Interrupted.raw());

@@ -9,10 +9,10 @@
 
 use super::object::{CNodeBody, ObjectHeader, Slot, UntypedBody};
 use crate::address_space::AddressSpace;
+use crate::endpoint_queue::EndpointQueue;
 use crate::filter::Filter;
 use crate::ids::{ObjectLink, ObjectRef};
 use crate::ipc::notification::Notification;
-use crate::ipc::queue::EndpointQueue;
 use crate::thread::{Thread, ThreadId};
 use abi::cap::CapType;
 use arch::object_memory::{self, kind, Layout};

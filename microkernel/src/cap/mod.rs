@@ -60,9 +60,9 @@ pub use object::{CNodeBody, ObjectHeader, ObjectState, Slot, UntypedBody};
 pub use retype::{RetypePlan, RetypedObjects, MAX_RETYPE_COUNT};
 pub use word::{CapWord, Capability};
 
+use crate::endpoint_queue::EndpointQueue;
 use crate::filter::Filter;
 use crate::ipc::notification::Notification;
-use crate::ipc::queue::EndpointQueue;
 use crate::thread::{Thread, ThreadId};
 use abi::cap::{CapType, Rights};
 use arch::object_memory::{kind, Kind};

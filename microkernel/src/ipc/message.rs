@@ -16,7 +16,7 @@ pub const MAX_MESSAGE_WORDS: usize = 64;
 
 /// The message `from` is sending, as its message info says.
 pub fn sent_info(thread: &Thread) -> MessageInfo {
-    MessageInfo::from(thread.context.x[1])
+    thread.context.message_info()
 }
 
 /// The length and capability-count fields of a message info word: its
@@ -49,19 +49,12 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &Thread, to: &mut Thread, bad
     };
     let delivered = info.with_length(length as u8).with_caps(0);
     let receiver = &mut to.context;
-    receiver.x[0] = ErrorCode::Ok.raw();
-    receiver.x[1] = delivered.into();
-    // Word by word: a slice copy is a `memcpy` call on the kernel target
-    // (strict alignment).
-    let x = &from.context.x;
-    let words = [x[2], x[3], x[4], x[5], x[6], x[7]];
-    for (to, word) in receiver.x[2..2 + REGISTER_MESSAGE_WORDS]
-        .iter_mut()
-        .zip(words)
-    {
-        *to = word;
-    }
-    receiver.x[8] = badge;
+    receiver.set_result(ErrorCode::Ok);
+    receiver.set_message_info(delivered);
+    // Word by word (the views'): a slice copy is a `memcpy` call on the
+    // kernel target (strict alignment).
+    receiver.set_message_words(from.context.message_words());
+    receiver.set_badge(badge);
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@
 
 pub mod message;
 pub mod notification;
-pub mod queue;
 pub mod trace;
 
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::fault::FaultReport;
 use crate::ids::ObjectId;
 use crate::platform::PhysMemory;
@@ -29,7 +29,6 @@ use abi::fault::{FaultMessage, FaultReply};
 use abi::policy_request::PolicyAnswer as Verdict;
 use abi::ErrorCode;
 use message::transfer;
-use queue::{EndpointQueue, Waiting};
 
 /// Where the CPU goes after an IPC operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,8 +144,8 @@ pub fn send<M: PhysMemory>(
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
         }
-        from.context.x[0] = ErrorCode::Ok.raw();
-        to.state = ThreadState::Ready;
+        from.context.set_result(ErrorCode::Ok);
+        to.make_ready();
         return Ok(Effects::new(Next::Continue)
             .wake(receiver)
             .delivering(sender, receiver));
@@ -154,12 +153,7 @@ pub fn send<M: PhysMemory>(
     if !kind.blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[sender].state = ThreadState::BlockedOnSend {
-        endpoint: endpoint_index,
-        badge,
-        call: kind.call,
-        kernel_message: false,
-    };
+    threads[sender].block_on_send(endpoint_index, badge, kind.call, false);
     endpoint.push_back(threads, sender, Waiting::Senders);
     Ok(Effects::new(Next::Blocked))
 }
@@ -175,7 +169,7 @@ pub fn receive<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(sender) = endpoint.pop_front_of(threads, Waiting::Senders) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        let (badge, call, kernel_message) = match from.state {
+        let (badge, call, kernel_message) = match *from.state_ref() {
             ThreadState::BlockedOnSend {
                 badge,
                 call,
@@ -185,7 +179,7 @@ pub fn receive<M: PhysMemory>(
             ThreadState::EndPending { badge, .. } => {
                 // An ended thread's end message: taken, no reply owed.
                 deliver_end(from, to, badge);
-                from.state = ThreadState::Ended;
+                from.end_with(ThreadState::Ended);
                 return Ok(Effects::new(Next::Continue));
             }
             _ => unreachable!("only blocked senders and ended threads wait in a sender queue"),
@@ -202,16 +196,14 @@ pub fn receive<M: PhysMemory>(
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
         }
-        from.context.x[0] = ErrorCode::Ok.raw();
-        from.state = ThreadState::Ready;
+        from.context.set_result(ErrorCode::Ok);
+        from.make_ready();
         return Ok(effects.wake(sender));
     }
     if !blocking {
         return Err(IpcError::WouldBlock);
     }
-    threads[receiver].state = ThreadState::BlockedOnReceive {
-        endpoint: endpoint_index,
-    };
+    threads[receiver].block_on_receive(endpoint_index);
     endpoint.push_back(threads, receiver, Waiting::Receivers);
     Ok(Effects::new(Next::Blocked))
 }
@@ -237,18 +229,13 @@ pub fn send_kernel_message<M: PhysMemory>(
             // syscall's stop).
             let (from, to) = threads.pair_mut(sender, receiver);
             deliver_kernel_message(phys, from, to, badge);
-            to.state = ThreadState::Ready;
+            to.make_ready();
             let displaced = owe_answer(from, sender, to, receiver);
             let effects = Effects::new(Next::Blocked).wake(receiver);
             return displace(threads, displaced, effects);
         }
     }
-    threads[sender].state = ThreadState::BlockedOnSend {
-        endpoint: endpoint_index,
-        badge,
-        call: true,
-        kernel_message: true,
-    };
+    threads[sender].block_on_send(endpoint_index, badge, true, true);
     endpoint.push_back(threads, sender, Waiting::Senders);
     Effects::new(Next::Blocked)
 }
@@ -270,14 +257,11 @@ pub fn send_end<M: PhysMemory>(
         if let Some(receiver) = endpoint.pop_front(threads) {
             let (from, to) = threads.pair_mut(ended, receiver);
             deliver_end(from, to, badge);
-            to.state = ThreadState::Ready;
+            to.make_ready();
             return Some(receiver);
         }
     }
-    threads[ended].state = ThreadState::EndPending {
-        endpoint: endpoint_index,
-        badge,
-    };
+    threads[ended].end_pending(endpoint_index, badge);
     endpoint.push_back(threads, ended, Waiting::Senders);
     None
 }
@@ -289,11 +273,13 @@ fn deliver_end(ended: &Thread, receiver: &mut Thread, badge: u64) {
         .end
         .map_or([0; abi::fault::END_WORDS], abi::fault::ThreadEnd::encode);
     let context = &mut receiver.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] =
-        abi::MessageInfo::with(abi::fault::END_LABEL, abi::fault::END_WORDS as u8).into();
-    context.x[2..8].copy_from_slice(&words);
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(abi::MessageInfo::with(
+        abi::fault::END_LABEL,
+        abi::fault::END_WORDS as u8,
+    ));
+    context.set_message_words(words);
+    context.set_badge(badge);
 }
 
 /// The kernel message of `sender` into `receiver`'s registers (and, for
@@ -305,7 +291,7 @@ fn deliver_kernel_message<M: PhysMemory>(
     receiver: &mut Thread,
     badge: u64,
 ) {
-    match &sender.kernel_message {
+    match sender.kernel_message() {
         Some(KernelMessage::PolicyRequest(request)) => {
             deliver_policy_request(phys, request, sender, receiver, badge)
         }
@@ -323,12 +309,11 @@ fn deliver_kernel_message<M: PhysMemory>(
 fn deliver_fault(report: Option<FaultReport>, handler: &mut Thread, badge: u64) {
     let words = report.map_or([0; 4], |r| FaultMessage::new(r.esr, r.far, r.pc).encode());
     let context = &mut handler.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = FaultMessage::info().into();
-    context.x[2..6].copy_from_slice(&words);
-    context.x[6] = 0;
-    context.x[7] = 0;
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(FaultMessage::info());
+    let [esr, far, pc, word3] = words;
+    context.set_message_words([esr, far, pc, word3, 0, 0]);
+    context.set_badge(badge);
 }
 
 /// A policy request into `server`'s registers and IPC buffer
@@ -358,17 +343,10 @@ fn deliver_policy_request<M: PhysMemory>(
         }
     }
     let context = &mut server.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = abi::policy_request::PolicyRequest::info().into();
-    [
-        context.x[2],
-        context.x[3],
-        context.x[4],
-        context.x[5],
-        context.x[6],
-        context.x[7],
-    ] = [words[0], words[1], words[2], words[3], words[4], words[5]];
-    context.x[8] = badge;
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(abi::policy_request::PolicyRequest::info());
+    context.set_message_words([words[0], words[1], words[2], words[3], words[4], words[5]]);
+    context.set_badge(badge);
 }
 
 /// `sender` waits for `receiver`'s answer to its kernel message:
@@ -382,7 +360,7 @@ fn owe_answer(
     receiver_id: ThreadId,
 ) -> Option<ThreadId> {
     let displaced = owe_reply(sender, sender_id, receiver, receiver_id);
-    sender.state = ThreadState::BlockedOnAnswer;
+    sender.block_on_answer();
     displaced
 }
 
@@ -433,7 +411,7 @@ fn answer_inline<M: PhysMemory>(
     if from_reply_to {
         to.reply_from = None;
     }
-    match to.state {
+    match to.state_ref() {
         ThreadState::BlockedOnReply => {}
         ThreadState::BlockedOnAnswer => {
             take_answer(phys, from, to);
@@ -442,8 +420,8 @@ fn answer_inline<M: PhysMemory>(
         _ => return Err(IpcError::NoReplyTarget),
     }
     transfer(phys, from, to, 0);
-    to.state = ThreadState::Ready;
-    from.context.x[0] = ErrorCode::Ok.raw();
+    to.make_ready();
+    from.context.set_result(ErrorCode::Ok);
     Ok(caller)
 }
 
@@ -454,38 +432,35 @@ fn answer_inline<M: PhysMemory>(
 /// check.
 #[cold]
 fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
-    let message = caller.kernel_message.take();
+    let message = caller.take_kernel_message();
     if let Some(KernelMessage::TraceStop(stop)) = message {
         trace::answer_trace_stop(phys, replier, caller, stop);
-        replier.context.x[0] = ErrorCode::Ok.raw();
+        replier.context.set_result(ErrorCode::Ok);
         return;
     }
     let label = message::sent_info(replier).label();
     if let Some(KernelMessage::PolicyRequest(request)) = message {
         // Only the message registers: a copy of all 31 saved registers
         // was a 216-byte memcpy the optimiser did not always drop.
-        let verdict = {
-            let x = &replier.context.x;
-            Verdict::decode(label, &[x[2], x[3], x[4], x[5], x[6], x[7]])
-        };
+        let verdict = Verdict::decode(label, &replier.context.message_words());
         answer_policy_request(caller, &request, verdict);
-        replier.context.x[0] = ErrorCode::Ok.raw();
+        replier.context.set_result(ErrorCode::Ok);
         return;
     }
-    let reply = FaultReply::decode(label, replier.context.x[2]);
+    let reply = FaultReply::decode(label, replier.context.message_word(0));
     let report = match message {
         Some(KernelMessage::Fault(report)) => Some(report),
         _ => None,
     };
-    caller.state = match (reply, report) {
+    match (reply, report) {
         (FaultReply::SetPc(pc), _) => {
             caller.context.pc = pc;
-            ThreadState::Ready
+            caller.make_ready();
         }
-        (FaultReply::Stop, Some(report)) => ThreadState::Faulted(report),
-        _ => ThreadState::Ready,
-    };
-    replier.context.x[0] = ErrorCode::Ok.raw();
+        (FaultReply::Stop, Some(report)) => caller.end_with(ThreadState::Faulted(report)),
+        _ => caller.make_ready(),
+    }
+    replier.context.set_result(ErrorCode::Ok);
 }
 
 /// Applies a policy server's answer (`verdict`, its reply decoded by
@@ -495,11 +470,11 @@ fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut T
 /// `Notify` waived (with new `x2..x7` for "allow with these"), anything
 /// else decides it. The thread's own registers are not touched.
 fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: Verdict) {
-    asker.state = ThreadState::Ready;
+    asker.make_ready();
     let Some(call) = asker.call.as_mut() else {
         // No call to answer (cannot happen while requests are only sent
         // for stopped calls): the thread learns nothing ran.
-        asker.context.x[0] = ErrorCode::Denied.raw();
+        asker.context.set_result(ErrorCode::Denied);
         return;
     };
     let asking = 1u8.checked_shl(u32::from(request.filter)).unwrap_or(0);
@@ -528,15 +503,15 @@ fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: V
 /// `Denied` (policy fails closed). The thread is ready afterwards.
 pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
     let asker = &mut threads[thread];
-    asker.kernel_message = None;
+    asker.take_kernel_message();
     match asker.call.as_mut() {
         Some(call) => {
             call.forwarded = true;
             call.answer = Some(StopAnswer::Policy(PolicyAnswer::Refuse(ErrorCode::Denied)));
         }
-        None => asker.context.x[0] = ErrorCode::Denied.raw(),
+        None => asker.context.set_result(ErrorCode::Denied),
     }
-    asker.state = ThreadState::Ready;
+    asker.make_ready();
 }
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
@@ -572,7 +547,7 @@ fn owe_reply(
     receiver: &mut Thread,
     receiver_id: ThreadId,
 ) -> Option<ThreadId> {
-    caller.state = ThreadState::BlockedOnReply;
+    caller.block_on_reply();
     caller.reply_from = Some(receiver_id);
     receiver
         .reply_to
@@ -602,12 +577,15 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
     } else if let Some(stop) = threads[previous].take_trace_stop() {
         // Its tracer moved on without an answer: open.
         threads[previous].abandon_trace_stop(stop);
-    } else if threads[previous].state == ThreadState::BlockedOnAnswer {
+    } else if threads[previous].state() == ThreadState::BlockedOnAnswer {
         // A faulted thread cannot take an error code: its handler moved
         // on without an answer, so it stops (the kernel ends a woken
         // thread in the `Faulted` state).
         let stopped = threads[previous].take_fault_report();
-        threads[previous].state = stopped.map_or(ThreadState::Ready, ThreadState::Faulted);
+        match stopped {
+            Some(report) => threads[previous].end_with(ThreadState::Faulted(report)),
+            None => threads[previous].make_ready(),
+        }
     } else {
         fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
     }
@@ -617,8 +595,8 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
 /// Wakes a blocked thread with error `code` in x0.
 pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode) {
     let waiter = &mut threads[thread];
-    waiter.context.x[0] = code.raw();
-    waiter.state = ThreadState::Ready;
+    waiter.context.set_result(code);
+    waiter.make_ready();
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! word (blocking while it is zero), `Poll` takes it without blocking.
 //! Each signal that finds a waiter hands that first waiter the whole word.
 
-use super::queue::{EndpointQueue, Waiting};
 use super::{Effects, Next};
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::ids::ObjectId;
-use crate::thread::{ThreadId, ThreadState, Threads};
+use crate::thread::{ThreadId, Threads};
 use abi::ErrorCode;
 
 /// A notification's state.
@@ -64,9 +64,7 @@ pub fn wait(
         deliver(threads, thread, core::mem::take(&mut notification.word));
         return Effects::new(Next::Continue);
     }
-    threads[thread].state = ThreadState::BlockedOnNotification {
-        notification: object,
-    };
+    threads[thread].block_on_notification(object);
     notification
         .waiters
         .push_back(threads, thread, Waiting::Receivers);
@@ -76,8 +74,8 @@ pub fn wait(
 /// `Ok` in x0 and the word in x8.
 fn deliver(threads: &mut impl Threads, thread: ThreadId, word: u64) {
     let context = &mut threads[thread].context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[8] = word;
+    context.set_result(ErrorCode::Ok);
+    context.set_value(word);
 }
 
 #[cfg(test)]

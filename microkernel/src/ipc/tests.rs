@@ -1,7 +1,7 @@
 //! The IPC rules, on plain thread tables.
 
-use super::queue::{EndpointQueue, Waiting};
 use super::*;
+use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::platform::PhysMemory;
 use crate::thread::test_threads::ThreadVec;
 use abi::MessageInfo;
@@ -31,9 +31,11 @@ fn threads(n: usize) -> ThreadVec {
 }
 
 fn message(thread: &mut Thread, label: u64, words: &[u64]) {
-    thread.context.x[1] = MessageInfo::with(label, words.len() as u8).into();
+    thread
+        .context
+        .set_message_info(MessageInfo::with(label, words.len() as u8));
     for (i, w) in words.iter().take(6).enumerate() {
-        thread.context.x[2 + i] = *w;
+        thread.context.set_message_word(i, *w);
     }
 }
 
@@ -54,7 +56,7 @@ fn a_sender_waits_until_a_receiver_comes() {
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(3), client, 0xb0, SEND).unwrap();
     assert_eq!(e.next, Next::Blocked);
     assert_eq!(
-        t[0].state,
+        t[0].state(),
         ThreadState::BlockedOnSend {
             endpoint: ObjectId(3),
             badge: 0xb0,
@@ -65,10 +67,18 @@ fn a_sender_waits_until_a_receiver_comes() {
     let e = receive(&mut ram, &mut t, &mut ep, ObjectId(3), server, true).unwrap();
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![client]);
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     let got = &t[1].context;
-    assert_eq!((got.x[0], got.x[2], got.x[3], got.x[8]), (0, 10, 20, 0xb0));
-    assert_eq!(MessageInfo::from(got.x[1]).label(), 7);
+    assert_eq!(
+        (
+            got.result(),
+            got.message_word(0),
+            got.message_word(1),
+            got.badge()
+        ),
+        (0, 10, 20, 0xb0)
+    );
+    assert_eq!(got.message_info().label(), 7);
     assert_eq!(ep.waiting(), Waiting::Nobody);
 }
 
@@ -101,8 +111,8 @@ fn a_receiver_waits_until_a_sender_comes() {
     .unwrap();
     assert_eq!(e.next, Next::Continue);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(1)]);
-    assert_eq!((t[1].context.x[2], t[1].context.x[8]), (5, 9));
-    assert_eq!(t[1].state, ThreadState::Ready);
+    assert_eq!((t[1].context.message_word(0), t[1].context.badge()), (5, 9));
+    assert_eq!(t[1].state(), ThreadState::Ready);
 }
 
 #[test]
@@ -113,13 +123,16 @@ fn call_switches_to_the_receiver_and_reply_returns() {
     message(&mut t[0], 2, &[1, 2, 3]);
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap();
     assert_eq!(e.next, Next::SwitchTo(server));
-    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    assert_eq!(t[0].state(), ThreadState::BlockedOnReply);
     assert_eq!(t[1].reply_to, Some(client));
     message(&mut t[1], 99, &[42]);
     assert_eq!(reply(&mut ram, &mut t, server), Ok(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
-    assert_eq!((t[0].context.x[0], t[0].context.x[2]), (0, 42));
-    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 99);
+    assert_eq!(t[0].state(), ThreadState::Ready);
+    assert_eq!(
+        (t[0].context.result(), t[0].context.message_word(0)),
+        (0, 42)
+    );
+    assert_eq!(t[0].context.message_info().label(), 99);
     assert_eq!(
         reply(&mut ram, &mut t, server),
         Err(IpcError::NoReplyTarget)
@@ -137,19 +150,23 @@ fn answer_delivers_like_reply_to_a_caller_that_still_waits() {
     t[1].reply_to = None;
     message(&mut t[1], 7, &[8, 9]);
     assert_eq!(answer(&mut ram, &mut t, server, client), Ok(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_eq!(
-        (t[0].context.x[0], t[0].context.x[2], t[0].context.x[3]),
+        (
+            t[0].context.result(),
+            t[0].context.message_word(0),
+            t[0].context.message_word(1)
+        ),
         (0, 8, 9)
     );
-    assert_eq!(MessageInfo::from(t[0].context.x[1]).label(), 7);
+    assert_eq!(t[0].context.message_info().label(), 7);
     // A caller that no longer waits gets nothing.
-    t[0].context.x[2] = 0;
+    t[0].context.set_message_word(0, 0);
     assert_eq!(
         answer(&mut ram, &mut t, server, client),
         Err(IpcError::NoReplyTarget)
     );
-    assert_eq!(t[0].context.x[2], 0);
+    assert_eq!(t[0].context.message_word(0), 0);
 }
 
 #[test]
@@ -159,12 +176,12 @@ fn reply_recv_goes_straight_back_to_the_caller() {
     message(&mut t[0], 1, &[]);
     send(&mut ram, &mut t, &mut ep, ObjectId(0), client, 0, CALL).unwrap(); // waits as a sender
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap(); // gets the call
-    assert_eq!(t[0].state, ThreadState::BlockedOnReply);
+    assert_eq!(t[0].state(), ThreadState::BlockedOnReply);
     let e = reply_receive(&mut ram, &mut t, &mut ep, ObjectId(0), server).unwrap();
     assert_eq!(e.next, Next::SwitchTo(client));
-    assert_eq!(t[0].state, ThreadState::Ready);
+    assert_eq!(t[0].state(), ThreadState::Ready);
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::BlockedOnReceive {
             endpoint: ObjectId(0)
         }
@@ -197,7 +214,10 @@ fn senders_are_served_in_fifo_order_with_their_badges() {
             true,
         )
         .unwrap();
-        assert_eq!((t[3].context.x[2], t[3].context.x[8]), (i, 100 + i));
+        assert_eq!(
+            (t[3].context.message_word(0), t[3].context.badge()),
+            (i, 100 + i)
+        );
     }
 }
 
@@ -232,7 +252,7 @@ fn non_blocking_operations_never_wait() {
         Err(IpcError::WouldBlock)
     );
     assert_eq!(ep.waiting(), Waiting::Nobody);
-    assert_eq!(t[0].state, ThreadState::Free, "unchanged");
+    assert_eq!(t[0].state(), ThreadState::Free, "unchanged");
 }
 
 #[test]
@@ -264,7 +284,7 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
         SEND,
     )
     .unwrap();
-    assert_eq!(MessageInfo::from(t[1].context.x[1]).length(), 10);
+    assert_eq!(t[1].context.message_info().length(), 10);
     assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 99);
     // A receiver without a buffer gets the register words only.
     receive(
@@ -286,7 +306,7 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
         SEND,
     )
     .unwrap();
-    assert_eq!(MessageInfo::from(t[2].context.x[1]).length(), 6);
+    assert_eq!(t[2].context.message_info().length(), 6);
 }
 
 #[test]
@@ -316,8 +336,8 @@ fn a_new_call_fails_the_unanswered_previous_caller() {
     )
     .unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
-    assert_eq!(t[0].state, ThreadState::Ready);
-    assert_ne!(t[0].context.x[0], 0, "the first caller gets an error");
+    assert_eq!(t[0].state(), ThreadState::Ready);
+    assert_ne!(t[0].context.result(), 0, "the first caller gets an error");
     assert_eq!(t[2].reply_to, Some(ThreadId::nth(1)));
 }
 
@@ -328,8 +348,8 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
     let (handler, faulter) = (ThreadId::nth(0), ThreadId::nth(1));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
-    t[1].context.x[0] = 0xdead;
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
+    t[1].context.set_result_word(0xdead);
+    t[1].set_kernel_message(KernelMessage::Fault(report));
     // No handler waiting yet: the faulter queues like a caller.
     assert_eq!(
         send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9).next,
@@ -337,28 +357,33 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     );
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let got = t[0].context;
-    assert_eq!(MessageInfo::from(got.x[1]).label(), FAULT_LABEL);
+    assert_eq!(got.message_info().label(), FAULT_LABEL);
     assert_eq!(
-        (got.x[2], got.x[3], got.x[5], got.x[8]),
+        (
+            got.message_word(0),
+            got.message_word(1),
+            got.message_word(3),
+            got.badge()
+        ),
         (0x24, 0x1000, 0x40_0100, 9)
     );
-    assert_eq!(t[1].state, ThreadState::BlockedOnAnswer);
+    assert_eq!(t[1].state(), ThreadState::BlockedOnAnswer);
     // Resume at a new PC; the faulter's registers get no message.
     message(&mut t[0], FAULT_REPLY_SET_PC, &[0x40_0104]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(
-        (t[1].state, t[1].context.pc, t[1].context.x[0]),
+        (t[1].state(), t[1].context.pc, t[1].context.result()),
         (ThreadState::Ready, 0x40_0104, 0xdead)
     );
     // A second fault, this time with the handler waiting: stop it.
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
+    t[1].set_kernel_message(KernelMessage::Fault(report));
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let effects = send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
     assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::Faulted(report),
         "the kernel ends a thread in this state"
     );
@@ -370,17 +395,18 @@ fn a_handler_that_moves_on_without_replying_stops_the_faulted_thread() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
     let (handler, faulter, caller) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
     let report = FaultReport::new(0x9200_0006, 0x1000, 0x40_0100);
-    t[1].kernel_message = Some(KernelMessage::Fault(report));
-    t[1].context.x[0] = 0xdead;
+    t[1].set_kernel_message(KernelMessage::Fault(report));
+    t[1].context.set_result_word(0xdead);
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 0);
     // The handler receives a Call instead of replying to the fault.
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let e = send(&mut ram, &mut t, &mut ep, ObjectId(0), caller, 0, CALL).unwrap();
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![faulter]);
-    assert_eq!(t[1].state, ThreadState::Faulted(report));
+    assert_eq!(t[1].state(), ThreadState::Faulted(report));
     assert_eq!(
-        t[1].context.x[0], 0xdead,
+        t[1].context.result(),
+        0xdead,
         "no error code written into a faulted thread"
     );
 }

@@ -9,7 +9,7 @@
 use super::message;
 use crate::platform::PhysMemory;
 use crate::stopped_call::StopAnswer;
-use crate::thread::{Thread, ThreadState, TraceProgress, TraceStop};
+use crate::thread::{Thread, TraceProgress, TraceStop};
 use abi::trace::{StopKind, StopMessage, TraceAction, TraceReply};
 use abi::ErrorCode;
 use arch::context::SPSR_SOFTWARE_STEP;
@@ -27,11 +27,10 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
 ) {
     // Read in place, word by word: a copy of the tracee's 31 registers was
     // a memcpy.
-    let x = &tracee.context.x;
     let message = StopMessage {
         kind: stop.kind,
         number: stop.number,
-        regs: [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]],
+        regs: tracee.context.syscall_registers(),
         pc: tracee.context.pc,
         thread: u64::from(tracee.number),
     };
@@ -42,19 +41,12 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
         }
     }
     let context = &mut tracer.context;
-    context.x[0] = ErrorCode::Ok.raw();
-    context.x[1] = message.info().into();
+    context.set_result(ErrorCode::Ok);
+    context.set_message_info(message.info());
     // Word by word: as a slice copy it was a call to `memcpy` (the
     // kernel's target is built with strict alignment), twice a syscall.
-    [
-        context.x[2],
-        context.x[3],
-        context.x[4],
-        context.x[5],
-        context.x[6],
-        context.x[7],
-    ] = [words[0], words[1], words[2], words[3], words[4], words[5]];
-    context.x[8] = badge;
+    context.set_message_words([words[0], words[1], words[2], words[3], words[4], words[5]]);
+    context.set_badge(badge);
 }
 
 /// Applies `replier`'s answer to the stop `stop` of `tracee`, which is
@@ -75,8 +67,8 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
     // Only the message registers (a copy of all 31 was a 216-byte memcpy
     // the optimiser did not always drop).
     let TraceReply { action, step } = {
-        let x = &replier.context.x;
-        TraceReply::decode(label, &[x[2], x[3], x[4], x[5], x[6], x[7], word6])
+        let [w0, w1, w2, w3, w4, w5] = replier.context.message_words();
+        TraceReply::decode(label, &[w0, w1, w2, w3, w4, w5, word6])
     };
     let entry_call = match (stop.kind, thread.call.as_mut()) {
         (StopKind::Entry, Some(call)) => Some(call),
@@ -92,7 +84,7 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
             });
             &mut call.regs
         }
-        None => &mut thread.context.x[..9],
+        None => thread.context.syscall_registers_mut(),
     };
     match action {
         TraceAction::Continue | TraceAction::Detach => {}
@@ -110,7 +102,7 @@ pub(super) fn answer_trace_stop<M: PhysMemory>(
         thread.detach_tracer();
     }
     thread.set_single_step(step);
-    thread.state = ThreadState::Ready;
+    thread.make_ready();
 }
 
 impl Thread {
@@ -151,6 +143,6 @@ impl Thread {
         if self.work.contains(WorkFlags::SINGLESTEP) {
             self.set_single_step(false);
         }
-        self.state = ThreadState::Ready;
+        self.make_ready();
     }
 }

@@ -57,7 +57,7 @@ impl Kernel {
         let Some(counts) = self.objects[target].stats.counts() else {
             return SyscallResult::Return(ErrorCode::InvalidSyscall);
         };
-        let run_state = match self.objects[target].state {
+        let run_state = match self.objects[target].state() {
             ThreadState::Ready | ThreadState::Running => RUNS,
             ThreadState::Ended
             | ThreadState::EndPending { .. }

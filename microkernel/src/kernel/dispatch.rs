@@ -7,7 +7,7 @@ use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
 use crate::syscall::{self, Call, SyscallResult};
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
 use entry::WorkFlags;
@@ -78,7 +78,10 @@ impl Kernel {
             SyscallResult::Preempted { .. } => Dispatched::Waits,
             _ => Dispatched::Returns,
         };
-        let ipc = matches!(result, SyscallResult::Ipc(_));
+        let ipc = matches!(
+            result,
+            SyscallResult::Ipc(_) | SyscallResult::ReturnWithEffects(..)
+        );
         self.apply_result(platform, current, esr, Some(entered), result);
         // An IPC operation may have blocked it.
         if ipc && self.current != Some(current) {
@@ -88,7 +91,7 @@ impl Kernel {
     }
 
     /// The one write-back: a dispatched syscall's result into its
-    /// thread's registers (`x0` for a code, through the typed view; an
+    /// thread's registers (`x0` for a code, by `write_result`; an
     /// IPC operation has written its registers already, a restore wrote
     /// them all) and what the result asks of the scheduler. `entered` is
     /// what the generic entry decided, `None` for a thread without entry
@@ -109,10 +112,10 @@ impl Kernel {
         result: SyscallResult,
     ) {
         match result {
-            SyscallResult::Return(code) => self.objects[current].context.set_result(code),
+            SyscallResult::Return(_) => Self::write_result(&mut self.objects[current], &result),
             SyscallResult::Yield => {
                 let thread = &mut self.objects[current];
-                thread.context.set_result(ErrorCode::Ok);
+                Self::write_result(thread, &result);
                 thread.stats.count_yield();
                 if entered.is_some() {
                     // Its exit work runs first, as the running thread:
@@ -123,10 +126,9 @@ impl Kernel {
                     // thread in hand (what a NEED_RESCHED would ask on
                     // the way out): to the back of its priority's queue;
                     // `resume` picks.
-                    thread.state = ThreadState::Ready;
+                    thread.make_ready();
                     let priority = thread.priority;
-                    let links = self.run_queue.append(current, priority);
-                    thread.run_links = links;
+                    let links = self.run_queue.append(thread, current, priority);
                     self.current = None;
                     self.run_queue
                         .link_behind(&mut self.objects, current, links);
@@ -137,6 +139,11 @@ impl Kernel {
                 self.end_thread(platform, current, ThreadState::Exited(status));
             }
             SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
+            SyscallResult::ReturnWithEffects(_, effects) => {
+                // Written before the effects, which may switch threads.
+                Self::write_result(&mut self.objects[current], &result);
+                self.apply_ipc(platform, effects);
+            }
             SyscallResult::Preempted { progress, at } => {
                 let entered = match entered {
                     Some(entered) => *entered,
@@ -144,6 +151,18 @@ impl Kernel {
                 };
                 self.preempt_call(platform, current, esr, &entered, progress, at);
             }
+        }
+    }
+
+    /// The one write of a syscall's result into its thread's registers:
+    /// its code in `x0` (`SyscallResult::code`), through the typed view.
+    /// `apply_result` calls it, and so does the generic entry's exit for
+    /// the thread in hand (`finish_syscall_with_work`); nothing else
+    /// writes a dispatched call's result.
+    #[inline(always)]
+    pub(in crate::kernel) fn write_result(thread: &mut Thread, result: &SyscallResult) {
+        if let Some(code) = result.code() {
+            thread.context.set_result(code);
         }
     }
 

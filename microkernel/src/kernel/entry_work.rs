@@ -80,7 +80,7 @@ impl Pass {
         result: u64,
         outcome: EntryOutcome,
     ) -> PolicyDecision {
-        regs.x[0] = result;
+        regs.set_result_word(result);
         self.outcome = outcome;
         PolicyDecision::Verdict(PolicyVerdict::Deny)
     }
@@ -92,7 +92,7 @@ impl Pass {
         match answer {
             PolicyAnswer::Refuse(code) => self.refuse(regs, code.raw(), EntryOutcome::Refused),
             PolicyAnswer::Emulate { x0, x8 } => {
-                regs.x[8] = x8;
+                regs.set_value(x8);
                 self.refuse(regs, x0, EntryOutcome::Emulated)
             }
             PolicyAnswer::Kill => {
@@ -198,7 +198,7 @@ impl Kernel {
                     let _ = Self::exit_work_on(thread, entry);
                     return None;
                 }
-                let x0 = thread.context.x[0];
+                let x0 = thread.context.result();
                 let pending = thread.audit_pending.take();
                 let (exit, step) = Self::exit_with_record_on(thread, entry, pending.is_some());
                 self.exit_with_record(platform, current, exit, step, pending.as_ref(), Some(x0));
@@ -253,9 +253,9 @@ impl Kernel {
         // result is the `x0` the thread returns with).
         if let SyscallResult::Return(_) | SyscallResult::Restored = result {
             let thread = &mut self.objects[current];
-            if let SyscallResult::Return(code) = result {
-                thread.context.x[0] = code.raw();
-            }
+            // The write-back's, on the thread in hand (a restore wrote
+            // all the registers already).
+            Self::write_result(thread, &result);
             match thread.audit_pending.take() {
                 None => {
                     if Self::exit_work_on(thread, entered.entry) {
@@ -263,7 +263,7 @@ impl Kernel {
                     }
                 }
                 Some(pending) => {
-                    let x0 = thread.context.x[0];
+                    let x0 = thread.context.result();
                     let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
                     self.exit_with_record(platform, current, exit, step, Some(&pending), Some(x0));
                 }
@@ -365,7 +365,9 @@ impl Kernel {
             step = enter.policy(Self::judge(thread, others, &mut pass));
         }
         // The number as judged (an emulated result may be in `x8` now).
-        thread.trace.number = pass.checked.map_or(thread.context.x[8], |(_, x8)| x8);
+        thread.trace.number = pass
+            .checked
+            .map_or(thread.context.syscall_number(), |(_, x8)| x8);
         // Stage 4 looks at the ring.
         if let EntryStep::AuditRoom(verdict) = step {
             // "There is room now" is only a reason to look again.
@@ -408,7 +410,7 @@ impl Kernel {
             cspace_slots,
             ..
         } = thread;
-        pass.checked = Some((context.x[0], context.x[8]));
+        pass.checked = Some((context.capability_pointer(), context.syscall_number()));
         // A policy server's answer decides, unless it allowed the call:
         // then the filters judge it again (its `Notify` waived).
         if let Some(StopAnswer::Policy(answer)) = pass.answer {
@@ -621,9 +623,8 @@ impl Kernel {
             _ => Some(self.judged_capability(current)),
         };
         let thread = &mut self.objects[current];
-        // Word by word: a slice copy was a call to `memcpy`.
-        let x = &thread.context.x;
-        let regs = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]];
+        // Word by word (the view's): a slice copy was a call to `memcpy`.
+        let regs = thread.context.syscall_registers();
         // Made in place, then the rest field by field: the struct
         // literal was built apart and then stored whole.
         let call = thread
@@ -655,7 +656,7 @@ impl Kernel {
     #[inline(never)]
     fn report_trap<P: Platform>(&mut self, platform: &mut P, current: ThreadId, esr: u64) {
         let context = &self.objects[current].context;
-        let report = crate::fault::FaultReport::new(esr, context.x[8], context.pc);
+        let report = crate::fault::FaultReport::new(esr, context.syscall_number(), context.pc);
         self.report_fault(platform, current, report);
     }
 }

@@ -38,8 +38,8 @@
 //! urgent as the caller is then at least as urgent as them too.
 
 use crate::cap::SlotId;
+use crate::endpoint_queue::{Queued, Waiting};
 use crate::ipc::message::{fits_in_registers, sent_info};
-use crate::ipc::queue::Waiting;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
@@ -147,7 +147,7 @@ impl Kernel {
         let ready = if is_call {
             waiting.reply_to.is_none()
         } else {
-            waiting.state == ThreadState::BlockedOnReply
+            waiting.state() == ThreadState::BlockedOnReply
         };
         // Can the partner take the CPU directly: at least as urgent, in an
         // address space, with no work on its way out (policy work is entry
@@ -163,7 +163,7 @@ impl Kernel {
         // Call: the receiver leaves the queue head; the next waiter, if
         // any, becomes the head.
         let next = if is_call {
-            waiting.queue_links.next
+            waiting.queue_links().next()
         } else {
             None
         };
@@ -182,10 +182,10 @@ impl Kernel {
                 endpoint_id.granule(),
             )?;
         if is_call {
-            caller.state = ThreadState::BlockedOnReply;
+            caller.block_on_reply();
             caller.reply_from = Some(partner);
             partner_thread.reply_to = Some(current);
-            partner_thread.queue_links = Default::default();
+            partner_thread.queue_links_mut().leave_as_head();
             copy_registers(
                 &caller.context.x,
                 &mut partner_thread.context.x,
@@ -197,18 +197,13 @@ impl Kernel {
             partner_thread.reply_from = None;
             copy_registers(&caller.context.x, &mut partner_thread.context.x, 0);
             caller.context.set_result(ErrorCode::Ok);
-            caller.state = ThreadState::BlockedOnReceive {
-                endpoint: endpoint_id,
-            };
-            caller.queue_links = crate::thread::QueueLinks {
-                previous: tail,
-                next: None,
-            };
+            caller.block_on_receive(endpoint_id);
+            caller.queue_links_mut().join_behind(tail);
             endpoint.append_receiver(current, head);
         }
         // Running now (`switch_to_inline`'s first steps, on the reference
         // in hand).
-        partner_thread.state = ThreadState::Running;
+        partner_thread.run();
         let generation = partner_thread.asid_generation;
         let ttbr0 = partner_thread.ttbr0;
         let context = NonNull::from(&mut partner_thread.context);
@@ -217,9 +212,9 @@ impl Kernel {
         if let Some(neighbour) = neighbour {
             if let Some(t) = self.objects.thread_mut(neighbour) {
                 if is_call {
-                    t.queue_links.previous = None;
+                    t.queue_links_mut().become_head();
                 } else {
-                    t.queue_links.next = Some(current);
+                    t.queue_links_mut().followed_by(current);
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! ties threads, queues and objects together.
 
 use crate::cap::{FilterUser, ObjectId, ObjectState};
-use crate::ipc::queue::{EndpointQueue, Waiting};
+use crate::endpoint_queue::{EndpointQueue, Queued, Waiting};
 use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
@@ -19,7 +19,7 @@ impl Kernel {
         for id in self.all_threads() {
             let thread = &self.objects[id];
             let queued = self.run_queue_contains(id);
-            match thread.state {
+            match thread.state() {
                 ThreadState::Ready if !queued => {
                     return Err("a ready thread is not in the run queue")
                 }
@@ -67,7 +67,7 @@ impl Kernel {
             // thread with one is never anywhere else (an ordinary IPC
             // wait, a suspension: those cancel it).
             if let Some(call) = &thread.call {
-                let waiting_for_answer = match thread.state {
+                let waiting_for_answer = match thread.state() {
                     ThreadState::BlockedOnSend {
                         kernel_message: true,
                         ..
@@ -79,7 +79,7 @@ impl Kernel {
                     _ => false,
                 };
                 let about_to_go_on = call.is_answered()
-                    && matches!(thread.state, ThreadState::Ready | ThreadState::Running);
+                    && matches!(thread.state(), ThreadState::Ready | ThreadState::Running);
                 let waiting = waiting_for_answer && !call.is_answered();
                 if !waiting && !about_to_go_on {
                     return Err(
@@ -90,7 +90,7 @@ impl Kernel {
             if let Some(caller) = thread.reply_to {
                 let waiting = self.objects.thread(caller).is_some_and(|c| {
                     matches!(
-                        c.state,
+                        c.state(),
                         ThreadState::BlockedOnReply | ThreadState::BlockedOnAnswer
                     ) && c.reply_from == Some(id)
                 });
@@ -107,13 +107,13 @@ impl Kernel {
                     return Err("a thread's bound notification is not bound to it");
                 }
             }
-            let alive = !matches!(thread.state, ThreadState::Free) && !thread.state.has_ended();
+            let alive = !matches!(thread.state(), ThreadState::Free) && !thread.state().has_ended();
             // A new thread has an address space once `TcbSetSpace` gave it
             // one; an ended one kept for its supervisor keeps its own, or has
             // none once it was destroyed.
-            let kept = thread.state.is_kept_end();
+            let kept = thread.state().is_kept_end();
             let has_space =
-                alive && (thread.state != ThreadState::Inactive || thread.space.is_some());
+                alive && (thread.state() != ThreadState::Inactive || thread.space.is_some());
             if !kept && has_space != thread.space.is_some() {
                 return Err("a live thread has no address space, or a dead one still has one");
             }
@@ -147,7 +147,7 @@ impl Kernel {
                     return Err("an attached filter does not list its thread");
                 }
             }
-            if thread.state == ThreadState::Inactive && !thread.created_by_user {
+            if thread.state() == ThreadState::Inactive && !thread.created_by_user {
                 return Err("a thread the kernel started is inactive");
             }
             // The IPC fast path tests only the cached slots.
@@ -162,7 +162,7 @@ impl Kernel {
             if cached_slots != Some(thread.cspace_slots) {
                 return Err("a thread's cached CSpace slots are not its CNode's");
             }
-            if thread.state == ThreadState::Free
+            if thread.state() == ThreadState::Free
                 && (thread.space.is_some() || thread.cspace.is_some())
             {
                 return Err("a free thread slot still holds an address space or CSpace");
@@ -175,7 +175,7 @@ impl Kernel {
         self.check_reply_links()?;
         if let Some(current) = self.current {
             let thread = &self.objects[current];
-            if thread.state != ThreadState::Running {
+            if thread.state() != ThreadState::Running {
                 return Err("the current thread is not running");
             }
             // The IPC fast path relies on this: a running thread with no
@@ -210,7 +210,10 @@ impl Kernel {
             if thread == id {
                 return true;
             }
-            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
+            cursor = self
+                .objects
+                .thread(thread)
+                .and_then(|t| t.queue_links().next());
         }
         false
     }
@@ -257,7 +260,7 @@ impl Kernel {
                     .objects
                     .thread(thread)
                     .ok_or("an endpoint queue names something that is no thread")?;
-                let blocked_here = match (member.state, queue.waiting()) {
+                let blocked_here = match (member.state(), queue.waiting()) {
                     (ThreadState::BlockedOnReceive { endpoint }, Waiting::Receivers)
                     | (ThreadState::BlockedOnSend { endpoint, .. }, Waiting::Senders)
                     | (ThreadState::EndPending { endpoint, .. }, Waiting::Senders) => {
@@ -268,7 +271,7 @@ impl Kernel {
                 if !blocked_here {
                     return Err("an endpoint queue holds a thread not blocked on it");
                 }
-                cursor = member.queue_links.next;
+                cursor = member.queue_links().next();
             }
         }
         Ok(())
@@ -341,7 +344,10 @@ impl Kernel {
             if thread == id {
                 seen += 1;
             }
-            cursor = self.objects.thread(thread).and_then(|t| t.queue_links.next);
+            cursor = self
+                .objects
+                .thread(thread)
+                .and_then(|t| t.queue_links().next());
         }
         match (seen, cursor) {
             (1, None) => Ok(()),

@@ -8,7 +8,7 @@
 //! the system has, and a thread joins or leaves in O(1).
 
 use crate::cap::{CNodeId, ObjectId, Objects};
-use crate::thread::{QueueLinks, Thread, ThreadId};
+use crate::thread::{MemberLinks, Thread, ThreadId};
 use arch::object_memory::kind;
 
 /// Which use of an object a list is about.
@@ -24,7 +24,7 @@ pub(in crate::kernel) enum Use {
 
 impl Use {
     /// The thread's links for this use.
-    fn links(self, thread: &mut Thread) -> &mut QueueLinks {
+    fn links(self, thread: &mut Thread) -> &mut MemberLinks {
         match self {
             Use::CSpace => &mut thread.cspace_links,
             Use::Space => &mut thread.space_links,
@@ -33,7 +33,7 @@ impl Use {
     }
 
     /// The thread's links for this use, to read.
-    fn links_of(self, thread: &Thread) -> QueueLinks {
+    fn links_of(self, thread: &Thread) -> MemberLinks {
         match self {
             Use::CSpace => thread.cspace_links,
             Use::Space => thread.space_links,
@@ -75,7 +75,7 @@ pub(in crate::kernel) fn join(
         return;
     };
     let old = head.replace(thread);
-    *what.links(&mut objects[thread]) = QueueLinks {
+    *what.links(&mut objects[thread]) = MemberLinks {
         previous: None,
         next: old,
     };

@@ -6,9 +6,9 @@
 //! that thread, idles, or ends the run.
 
 use crate::cap::{CNodeId, CapError, Capability, Memory, ObjectId, Objects, SlotId};
+use crate::endpoint_queue::EndpointQueue;
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
-use crate::ipc::queue::EndpointQueue;
 use crate::platform::{Console, Platform};
 use crate::scheduler::RunQueue;
 use crate::syscall::SyscallResult;

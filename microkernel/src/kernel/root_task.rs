@@ -95,7 +95,7 @@ impl Kernel {
         thread.mcp = abi::tcb::MAX_PRIORITY as u8;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, ROOT_ARGUMENT)
             .with_thread_pointer(IPC_BUFFER_ADDRESS);
-        thread.state = ThreadState::Ready;
+        thread.make_ready();
         thread.name = ThreadName::from_static("root");
         thread.ipc_buffer = Some(ipc_buffer);
         self.set_cspace(id, cnode)

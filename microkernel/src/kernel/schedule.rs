@@ -5,7 +5,7 @@ use crate::address_space::AddressSpace;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
-use crate::thread::{ThreadId, ThreadState};
+use crate::thread::ThreadId;
 use arch::object_memory::kind;
 use entry::{ExitLoopHooks, WorkFlags};
 
@@ -30,10 +30,9 @@ impl Kernel {
     /// current thread to yield if the woken one is more urgent.
     pub(in crate::kernel) fn make_ready(&mut self, thread: ThreadId) {
         let ready = &mut self.objects[thread];
-        ready.state = ThreadState::Ready;
+        ready.make_ready();
         let priority = ready.priority;
-        let links = self.run_queue.append(thread, priority);
-        ready.run_links = links;
+        let links = self.run_queue.append(ready, thread, priority);
         self.run_queue.link_behind(&mut self.objects, thread, links);
         if let Some(current) = self.current {
             if priority > self.objects[current].priority {
@@ -149,10 +148,9 @@ impl Kernel {
                 return self.user_resume(current);
             }
             // Round robin: back of its priority's queue, then pick again.
-            thread.state = ThreadState::Ready;
+            thread.make_ready();
             let priority = thread.priority;
-            thread.run_links = self.run_queue.append(current, priority);
-            let links = thread.run_links;
+            let links = self.run_queue.append(thread, current, priority);
             self.current = None;
             self.run_queue
                 .link_behind(&mut self.objects, current, links);
@@ -203,7 +201,7 @@ impl Kernel {
     ) -> (Resume, bool) {
         self.current = Some(next);
         let thread = &mut self.objects[next];
-        thread.state = ThreadState::Running;
+        thread.run();
         // Same generation: the ASID is still this space's (one CPU, so no
         // other CPU can be running with it). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.

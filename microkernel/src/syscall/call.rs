@@ -355,8 +355,14 @@ pub enum SyscallResult {
     Yield,
     /// The caller has ended; never return to it.
     Exited(i64),
-    /// An IPC operation ran; apply its effects on the scheduler.
+    /// An IPC operation ran; apply its effects on the scheduler. It wrote
+    /// the caller's registers itself, as part of the messages it moved (a
+    /// receive's message, a send's `Ok`), or none (the caller blocked).
     Ipc(crate::ipc::Effects),
+    /// Return to the caller with this code in x0, and apply these IPC
+    /// effects on the scheduler (a `Signal`, which moves no message to
+    /// the caller but may wake a thread that runs first).
+    ReturnWithEffects(ErrorCode, crate::ipc::Effects),
     /// The call replaced the caller's registers (`UserDispatchReturn`):
     /// write no result over them.
     Restored,
@@ -369,6 +375,22 @@ pub enum SyscallResult {
         /// Where.
         at: u64,
     },
+}
+
+impl SyscallResult {
+    /// The code the caller's `x0` gets, for a result that writes one
+    /// (`Kernel::write_result` writes it).
+    #[inline(always)]
+    pub fn code(&self) -> Option<ErrorCode> {
+        match *self {
+            SyscallResult::Return(code) | SyscallResult::ReturnWithEffects(code, _) => Some(code),
+            SyscallResult::Yield => Some(ErrorCode::Ok),
+            SyscallResult::Exited(_)
+            | SyscallResult::Ipc(_)
+            | SyscallResult::Restored
+            | SyscallResult::Preempted { .. } => None,
+        }
+    }
 }
 
 impl From<Result<(), ErrorCode>> for SyscallResult {

@@ -59,7 +59,7 @@ fn a_record_in_an_untypeds_room_not_carved_from_it_is_found() {
         .create::<kind::Endpoint>(
             hole.granule(),
             stray,
-            crate::ipc::queue::EndpointQueue::EMPTY,
+            crate::endpoint_queue::EndpointQueue::EMPTY,
         )
         .unwrap();
     assert_eq!(

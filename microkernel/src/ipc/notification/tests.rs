@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::thread::test_threads::ThreadVec;
+use crate::thread::ThreadState;
 
 fn threads(n: usize) -> ThreadVec {
     ThreadVec::new(n)
@@ -17,11 +18,12 @@ fn signals_or_together_until_taken() {
         wait(&mut t, &mut n, ObjectId(0), ThreadId::nth(0), true).next,
         Next::Continue
     );
-    assert_eq!(t[0].context.x[8], 0b101);
+    assert_eq!(t[0].context.value(), 0b101);
     assert_eq!(n.word, 0);
     wait(&mut t, &mut n, ObjectId(0), ThreadId::nth(0), false);
     assert_eq!(
-        t[0].context.x[8], 0,
+        t[0].context.value(),
+        0,
         "poll of an empty notification returns 0"
     );
 }
@@ -40,9 +42,9 @@ fn a_signal_wakes_the_first_waiter_with_the_word() {
     );
     let e = signal(&mut t, &mut n, 0b10);
     assert_eq!(e.woken().collect::<Vec<_>>(), vec![ThreadId::nth(0)]);
-    assert_eq!((t[0].context.x[0], t[0].context.x[8]), (0, 0b10));
+    assert_eq!((t[0].context.result(), t[0].context.value()), (0, 0b10));
     assert_eq!(
-        t[1].state,
+        t[1].state(),
         ThreadState::BlockedOnNotification {
             notification: ObjectId(3)
         }

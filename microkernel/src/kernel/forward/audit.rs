@@ -16,6 +16,7 @@
 //! ends its own thread has no result, but a record). A syscall cancelled
 //! while stopped gets a record saying so.
 
+use crate::endpoint_queue::Queued;
 use crate::ipc::notification;
 use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
@@ -39,7 +40,7 @@ impl crate::thread::Thread {
         if let Some(call) = self.call.as_mut() {
             call.answer = Some(crate::stopped_call::StopAnswer::AuditRoom);
         }
-        self.state = ThreadState::Ready;
+        self.make_ready();
     }
 }
 
@@ -178,7 +179,7 @@ impl Kernel {
             }
         }
         thread.recompute_no_entry_work();
-        if sink.is_none() && thread.state == ThreadState::BlockedOnAudit {
+        if sink.is_none() && thread.state() == ThreadState::BlockedOnAudit {
             self.end_audit_wait(target);
         }
     }
@@ -186,12 +187,12 @@ impl Kernel {
     /// `thread` waits for room in its ring (on the kernel's list of such
     /// threads, which the tick looks at).
     pub(in crate::kernel) fn wait_for_audit_room(&mut self, thread: ThreadId) {
-        self.objects[thread].state = ThreadState::BlockedOnAudit;
+        self.objects[thread].block_on_audit();
         let mut queue = self.audit_waiters;
         queue.push_back(
             &mut self.objects,
             thread,
-            crate::ipc::queue::Waiting::Receivers,
+            crate::endpoint_queue::Waiting::Receivers,
         );
         self.audit_waiters = queue;
     }
@@ -242,12 +243,12 @@ impl Kernel {
         let mut woke = false;
         let mut next = self.audit_waiters.head();
         while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links.next;
+            next = self.objects[waiter].queue_links().next();
             let room = self
                 .live_audit(waiter)
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
             // (`live_audit` ends the wait of a thread whose audit is gone.)
-            if room && self.objects[waiter].state == ThreadState::BlockedOnAudit {
+            if room && self.objects[waiter].state() == ThreadState::BlockedOnAudit {
                 self.end_audit_wait(waiter);
             }
             woke |= room;
@@ -274,7 +275,7 @@ impl Kernel {
         let Some(sink) = thread.audit else {
             return;
         };
-        let x0 = thread.context.x[0];
+        let x0 = thread.context.result();
         let verdict = match outcome {
             EntryOutcome::Logged => AuditVerdict::Logged,
             EntryOutcome::Refused => AuditVerdict::Refused(x0 as u16),
@@ -283,8 +284,7 @@ impl Kernel {
             EntryOutcome::Kill => AuditVerdict::Killed,
             _ => AuditVerdict::Allowed,
         };
-        let mut call = [0u64; 9];
-        call.copy_from_slice(&thread.context.x[..9]);
+        let mut call = thread.context.syscall_registers();
         if let Some((x0, x8)) = checked {
             call[0] = x0;
             call[8] = x8;
@@ -336,15 +336,16 @@ impl Kernel {
         result: SyscallResult,
     ) {
         let value = match result {
-            SyscallResult::Return(code) => Some(code.raw()),
-            SyscallResult::Yield => Some(ErrorCode::Ok.raw()),
+            SyscallResult::Return(_)
+            | SyscallResult::Yield
+            | SyscallResult::ReturnWithEffects(..) => result.code().map(ErrorCode::raw),
             SyscallResult::Exited(_) | SyscallResult::Preempted { .. } => None,
             // The restored context's x0.
-            SyscallResult::Restored => Some(self.objects[current].context.x[0]),
+            SyscallResult::Restored => Some(self.objects[current].context.result()),
             // The IPC code has written x0 when the caller carries on.
             SyscallResult::Ipc(effects) => (effects.next == crate::ipc::Next::Continue
                 && self.current == Some(current))
-            .then(|| self.objects[current].context.x[0]),
+            .then(|| self.objects[current].context.result()),
         };
         self.audit_complete(platform, current, value);
     }
@@ -485,7 +486,7 @@ impl Kernel {
     pub(in crate::kernel) fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
         let mut next = self.audit_waiters.head();
         while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links.next;
+            next = self.objects[waiter].queue_links().next();
             if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
                 // Off, which ends its wait.
                 self.attach_audit(waiter, None);

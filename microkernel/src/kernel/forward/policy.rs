@@ -42,14 +42,16 @@ impl<'a> PolicyCheck<'a> {
         (first, slots): (crate::cap::SlotId, u32),
         regs: &UserContext,
     ) -> PolicyCheck<'a> {
-        let capability = if verdicts.needs_capability(regs.x[8]) && regs.x[0] < u64::from(slots) {
-            others
-                .slot_content(crate::cap::SlotId(first.0 + regs.x[0] as u32))
-                .filter(|cap| !cap.is_null())
-                .map(|cap| (cap.cap_type(), cap.badge()))
-        } else {
-            None
-        };
+        let cptr = regs.capability_pointer();
+        let capability =
+            if verdicts.needs_capability(regs.syscall_number()) && cptr < u64::from(slots) {
+                others
+                    .slot_content(crate::cap::SlotId(first.0 + cptr as u32))
+                    .filter(|cap| !cap.is_null())
+                    .map(|cap| (cap.cap_type(), cap.badge()))
+            } else {
+                None
+            };
         PolicyCheck {
             verdicts,
             stack: stack
@@ -88,10 +90,10 @@ impl<'a> PolicyCheck<'a> {
         regs: &UserContext,
         waived: u8,
     ) -> (Action, Option<u8>) {
-        // Word by word: a slice copy was a call to `memcpy`.
-        let x = &regs.x;
-        let args = [x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]];
-        let mut facts = SyscallFacts::from_registers(x[8], args);
+        // Word by word (the view's): a slice copy was a call to `memcpy`.
+        let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
+        let args = [x0, x1, x2, x3, x4, x5, x6, x7];
+        let mut facts = SyscallFacts::from_registers(number, args);
         if let Some((object_type, badge)) = self.capability {
             facts = facts.with_capability(object_type, badge);
         }
@@ -168,7 +170,7 @@ impl Kernel {
             })
             .unwrap_or((0, 0));
         self.policy_cookie += 1;
-        self.objects[current].kernel_message = Some(KernelMessage::PolicyRequest(PolicyRequest {
+        self.objects[current].set_kernel_message(KernelMessage::PolicyRequest(PolicyRequest {
             filter,
             number,
             object_type,

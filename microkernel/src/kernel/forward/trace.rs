@@ -132,14 +132,14 @@ impl Kernel {
         }
         match tracer {
             Some((endpoint, badge)) => {
-                thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
+                thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
                 self.send_on_behalf(platform, current, endpoint, badge);
             }
             None => {
                 if kind == StopKind::Entry {
                     // Nobody to stop for: the syscall goes on as made.
                     thread.abandon_trace_stop(TraceStop { kind, number });
-                    thread.state = crate::thread::ThreadState::Running;
+                    thread.run();
                 }
             }
         }
@@ -159,7 +159,7 @@ impl Kernel {
     ) -> Resume {
         let stepping = self.objects[current].work.contains(WorkFlags::SINGLESTEP);
         if stepping && self.live_tracer(current).is_some() {
-            let number = self.objects[current].context.x[8];
+            let number = self.objects[current].context.register(8);
             self.trace_stop(platform, current, StopKind::Step, number);
             return self.resume(platform);
         }
@@ -212,12 +212,12 @@ impl Kernel {
             thread.trace.owed = owed & TraceProgress::OWE_STEP;
             Some((StopKind::Exit, thread.trace.number))
         } else if owed & TraceProgress::OWE_STEP != 0 && traced && stepping {
-            Some((StopKind::Step, thread.context.x[8]))
+            Some((StopKind::Step, thread.context.register(8)))
         } else {
             None
         };
         if let (Some((kind, number)), Some((endpoint, badge))) = (stop, tracer) {
-            thread.kernel_message = Some(KernelMessage::TraceStop(TraceStop { kind, number }));
+            thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
             self.send_on_behalf(platform, current, endpoint, badge);
             return true;
         }

@@ -76,7 +76,7 @@ impl Kernel {
         let thread = &self.objects[current];
         let config = thread.user_dispatch?;
         let context = &thread.context;
-        if context.x[8] == Syscall::UserDispatchReturn.number() {
+        if context.syscall_number() == Syscall::UserDispatchReturn.number() {
             return None;
         }
         if config.allows(context.pc.wrapping_sub(4)) {
@@ -117,7 +117,7 @@ impl Kernel {
             sp: context.sp,
             pc: context.pc,
             nzcv: context.spsr & NZCV_MASK,
-            number: context.x[8],
+            number: context.syscall_number(),
             flags,
         };
         let saved = self.thread_space(current).is_some_and(|space| {
@@ -135,9 +135,10 @@ impl Kernel {
         }
         let context = &mut self.objects[current].context;
         context.pc = config.handler;
-        context.x[0] = config.buffer;
-        context.x[1] = frame.number;
-        context.x[30] = 0;
+        // The handler's arguments, and no return address.
+        context.set_register(0, config.buffer);
+        context.set_register(1, frame.number);
+        context.set_link_register(0);
         true
     }
 

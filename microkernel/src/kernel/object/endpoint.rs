@@ -200,7 +200,7 @@ impl Kernel {
             self.current = None;
         }
         for thread in effects.woken() {
-            match self.objects[thread].state {
+            match *self.objects[thread].state_ref() {
                 // A fault handler replied "stop": the thread ends here.
                 ThreadState::Faulted(report) => {
                     self.end_thread(platform, thread, ThreadState::Faulted(report))
@@ -216,7 +216,7 @@ impl Kernel {
             // A fault reply "stop" sent with ReplyRecv: the faulter ends
             // instead of resuming at the faulting instruction.
             if let state @ (ThreadState::Faulted(_) | ThreadState::Exited(_)) =
-                self.objects[thread].state
+                *self.objects[thread].state_ref()
             {
                 self.end_thread(platform, thread, state);
             } else if self
@@ -275,9 +275,9 @@ impl Kernel {
         let mut queue = queue;
         while let Some(waiter) = queue.pop_front(&mut self.objects) {
             let thread = &self.objects[waiter];
-            if thread.state.is_kept_end() {
+            if thread.state().is_kept_end() {
                 // Its end message goes with the endpoint; it stays ended.
-                self.objects[waiter].state = ThreadState::Ended;
+                self.objects[waiter].end_with(ThreadState::Ended);
                 continue;
             }
             let faulted = thread.fault_report().is_some();
@@ -295,7 +295,7 @@ impl Kernel {
             } else if faulted {
                 // No handler any more: the faulting instruction runs
                 // again, faults again and stops the thread.
-                self.objects[waiter].state = ThreadState::Ready;
+                self.objects[waiter].make_ready();
             } else {
                 ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);
             }

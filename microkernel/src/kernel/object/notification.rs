@@ -32,11 +32,10 @@ impl Kernel {
         };
         let object = cap.object();
         if operation == NotificationOperation::Signal {
-            // Written before the signal, as the IPC operations write
-            // theirs: `SyscallResult::Ipc` writes no register.
-            self.objects[current].context.set_result(ErrorCode::Ok);
+            // `Ok` in x0 by the write-back, then the signal's effects.
             let bits = notification::signal_bits(cap.badge(), cap.is_badged());
-            return SyscallResult::Ipc(self.signal_notification(object, bits));
+            let effects = self.signal_notification(object, bits);
+            return SyscallResult::ReturnWithEffects(ErrorCode::Ok, effects);
         }
         let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return SyscallResult::Return(ErrorCode::InvalidCapability);

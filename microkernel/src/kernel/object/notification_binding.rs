@@ -87,14 +87,14 @@ impl Kernel {
         let woke_bound = effects.woken().next().is_none()
             && state.bound.is_some_and(|bound| {
                 matches!(
-                    self.objects[bound].state,
+                    self.objects[bound].state(),
                     ThreadState::BlockedOnReceive { .. }
                 )
             });
         let mut effects = effects;
         if woke_bound {
             if let Some(bound) = state.bound {
-                if let ThreadState::BlockedOnReceive { endpoint } = self.objects[bound].state {
+                if let ThreadState::BlockedOnReceive { endpoint } = self.objects[bound].state() {
                     if let Some(mut queue) = self.objects.get::<kind::Endpoint>(endpoint).copied() {
                         queue.remove(&mut self.objects, bound);
                         if let Some(body) = self.objects.get_mut::<kind::Endpoint>(endpoint) {
@@ -151,7 +151,7 @@ fn deliver(thread: &mut Thread, word: u64) {
         .context
         .set_message_info(MessageInfo::with(NOTIFICATION_LABEL, 0));
     thread.context.set_value(word);
-    if matches!(thread.state, ThreadState::BlockedOnReceive { .. }) {
-        thread.state = ThreadState::Ready;
+    if matches!(thread.state(), ThreadState::BlockedOnReceive { .. }) {
+        thread.make_ready();
     }
 }

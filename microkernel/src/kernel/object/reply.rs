@@ -55,7 +55,7 @@ impl Kernel {
         let caller = self.objects[current]
             .reply_to
             .ok_or(ErrorCode::NoReplyTarget)?;
-        if self.objects[caller].state != ThreadState::BlockedOnReply {
+        if self.objects[caller].state() != ThreadState::BlockedOnReply {
             return Err(ErrorCode::InvalidArgument);
         }
         let reply = cap.object();
@@ -143,7 +143,7 @@ impl Kernel {
                 .objects
                 .thread(caller)
                 .ok_or("a saved reply names something that is no thread")?;
-            if thread.saved_reply != Some(reply) || thread.state != ThreadState::BlockedOnReply {
+            if thread.saved_reply != Some(reply) || thread.state() != ThreadState::BlockedOnReply {
                 return Err("a saved reply names a thread that does not wait for it");
             }
         }

@@ -70,7 +70,7 @@ fn bound() -> Bound {
     assert!(kernel.install_space(&Ram::default(), vspace, space));
     for thread in threads {
         let t = &mut kernel.objects[thread];
-        t.state = ThreadState::Inactive;
+        t.set_state_for_test(ThreadState::Inactive);
         t.created_by_user = true;
     }
     kernel.bind_space(threads[0], vspace);

@@ -163,7 +163,7 @@ impl Scene {
             .phys;
         let thread = ThreadId::of(tcb);
         kernel.set_cspace(thread, cnode).unwrap();
-        kernel.objects[thread].state = ThreadState::Running;
+        kernel.objects[thread].run();
         kernel.current = Some(thread);
         let machine = Machine {
             ring,
@@ -204,9 +204,9 @@ impl Scene {
     /// kernel goes back to whatever runs next.
     fn syscall(&mut self, number: Syscall) {
         let context = &mut self.kernel.objects[self.thread].context;
-        context.x[8] = number.number();
-        context.x[0] = 0;
-        context.x[2] = 2;
+        context.set_syscall_number(number.number());
+        context.set_arg(entry::ArgIndex::X0, 0);
+        context.set_arg(entry::ArgIndex::X2, 2);
         context.pc = 0x1004;
         let _ = self.kernel.syscall(&mut self.machine, self.thread, SVC);
     }
@@ -250,7 +250,7 @@ impl Scene {
             .policy_request()
             .expect("no policy request to answer")
             .filter;
-        thread.kernel_message = None;
+        thread.take_kernel_message();
         self.kernel.cancel_wait(self.thread);
         let call = self.kernel.objects[self.thread].call.as_mut().unwrap();
         call.forwarded = true;
@@ -332,7 +332,7 @@ fn a_notify_filtered_audited_traced_syscall_goes_through_the_stages_in_order() {
     assert_eq!(record.result, Some(ErrorCode::Ok.raw()));
     assert_eq!(record.args[2], 2);
     assert_eq!(scene.thread().call, None, "the call ran");
-    assert_eq!(scene.thread().context.x[0], ErrorCode::Ok.raw());
+    assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
     assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
     assert_eq!(scene.thread().trace.owed, 0);
     // The tracer answers the exit stop: the thread returns to EL0 with no
@@ -365,9 +365,9 @@ fn an_errno_denied_audited_traced_syscall_is_recorded_then_stopped_at_its_exit_n
     assert_eq!(records[0].verdict, AuditVerdict::Refused(ERRNO));
     assert_eq!(records[0].result, Some(u64::from(ERRNO)));
     assert!(!records[0].forwarded);
-    assert_eq!(scene.thread().context.x[0], u64::from(ERRNO));
+    assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
     assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
-    assert!(!scene.thread().state.is_kept_end());
+    assert!(!scene.thread().state().is_kept_end());
     scene.tracer_continues();
     assert_eq!(scene.kernel.current, Some(scene.thread));
 }
@@ -382,7 +382,7 @@ fn an_errno_denied_audited_syscall_without_a_tracer_returns_at_once_with_its_rec
     assert_eq!(scene.records()[0].verdict, AuditVerdict::Refused(ERRNO));
     assert_eq!(scene.records()[0].result, Some(u64::from(ERRNO)));
     assert_eq!(scene.kernel.current, Some(scene.thread));
-    assert_eq!(scene.thread().context.x[0], u64::from(ERRNO));
+    assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
     assert_eq!(scene.thread().call, None);
 }
 
@@ -432,14 +432,14 @@ fn a_lossless_audited_syscall_waits_for_room_at_its_audit_entry_after_its_verdic
     scene.syscall(Syscall::Exit);
     // Stage 3 has judged (the error code is in `x0`), stage 4 waits: no
     // record, not run, stopped with the verdict.
-    assert_eq!(scene.thread().state, ThreadState::BlockedOnAudit);
+    assert_eq!(scene.thread().state(), ThreadState::BlockedOnAudit);
     assert_eq!(
         scene.stopped_at(),
         Some(CallStop::Entry(EntryStop::AuditEntry(
             entry::PolicyVerdict::Deny
         )))
     );
-    assert_eq!(scene.thread().context.x[0], u64::from(ERRNO));
+    assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
     assert_eq!(scene.machine.seen, []);
     // The server drains the ring: the call goes on from its audit entry
     // and its record is written, with the verdict given before the wait.
@@ -453,5 +453,5 @@ fn a_lossless_audited_syscall_waits_for_room_at_its_audit_entry_after_its_verdic
     );
     assert_eq!(scene.kernel.current, Some(scene.thread));
     assert_eq!(scene.thread().call, None);
-    assert_eq!(scene.thread().context.x[0], u64::from(ERRNO));
+    assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
 }

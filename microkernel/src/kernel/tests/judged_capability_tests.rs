@@ -36,7 +36,7 @@ fn judging() -> (Box<Kernel>, CNodeId, ThreadId) {
     caps.retype(slot, CapType::Endpoint, 0, cnode, JUDGED, 1)
         .unwrap();
     let thread = ThreadId::of(tcb);
-    kernel.objects[thread].state = ThreadState::Inactive;
+    kernel.objects[thread].set_state_for_test(ThreadState::Inactive);
     kernel.objects[thread].created_by_user = true;
     kernel.set_cspace(thread, cnode).unwrap();
     kernel.objects[thread].context.set_arg(ArgIndex::X0, JUDGED);

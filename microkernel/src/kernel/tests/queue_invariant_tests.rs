@@ -4,7 +4,7 @@
 //! hand, the way a bug in a path that leaves a queue would.
 
 use crate::cap::{Capability, Memory};
-use crate::ipc::queue::Waiting;
+use crate::endpoint_queue::Waiting;
 use crate::kernel::Kernel;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};

@@ -69,7 +69,7 @@ impl Kernel {
             .map_or(thread.context.syscall_number(), |c| c.regs[8]);
         let syscall = abi::Syscall::from_number(number_register).map_or("?", |s| s.name());
         let mut console = Console(platform);
-        if thread.state == ThreadState::Running || thread.call.is_some() {
+        if thread.state() == ThreadState::Running || thread.call.is_some() {
             let _ = writeln!(
                 console,
                 "[kernel] thread {name}#{number} {reason} (in {syscall})"
@@ -99,7 +99,7 @@ impl Kernel {
                 "[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
                 thread.name, thread.number
             );
-            thread.kernel_message = Some(KernelMessage::Fault(report));
+            thread.set_kernel_message(KernelMessage::Fault(report));
             self.send_on_behalf(platform, id, endpoint, badge);
             return;
         }
@@ -126,7 +126,7 @@ impl Kernel {
             return false;
         };
         if matches!(
-            self.objects[target].state,
+            self.objects[target].state(),
             ThreadState::BlockedOnSend {
                 kernel_message: true,
                 ..
@@ -143,7 +143,7 @@ impl Kernel {
             .trace_stop()
             .is_some_and(|stop| stop.kind == abi::trace::StopKind::Entry);
         if entry_stop || thread.policy_request().is_some() {
-            thread.kernel_message = None;
+            thread.take_kernel_message();
         }
         thread.context.set_result(ErrorCode::Interrupted);
         if thread.tracer.is_some()
@@ -169,7 +169,7 @@ impl Kernel {
         // Ended already (a kept TCB): nothing more ends. (Callers that take
         // something from an ended thread, its space or a filter, do that
         // themselves.)
-        if self.objects[id].state.is_kept_end() || self.objects[id].state == ThreadState::Free {
+        if self.objects[id].state().is_kept_end() || self.objects[id].state() == ThreadState::Free {
             return;
         }
         // A thread the kernel ends for a reason of its own says so, as a
@@ -202,8 +202,8 @@ impl Kernel {
         }
         let thread = &mut self.objects[id];
         let priority = thread.priority;
-        let was_ready = thread.state == ThreadState::Ready;
-        thread.state = state;
+        let was_ready = thread.state() == ThreadState::Ready;
+        thread.end_with(state);
         if was_ready {
             self.run_queue.remove(&mut self.objects, id, priority);
         }
@@ -243,7 +243,7 @@ impl Kernel {
     /// notification queue; a server owing it a reply forgets it). Its state
     /// is left for the caller to set.
     pub(in crate::kernel) fn cancel_wait(&mut self, id: ThreadId) {
-        match self.objects[id].state {
+        match self.objects[id].state() {
             ThreadState::BlockedOnSend { endpoint, .. }
             | ThreadState::BlockedOnReceive { endpoint }
             | ThreadState::EndPending { endpoint, .. } => {
@@ -290,7 +290,7 @@ impl Kernel {
         self.cancel_wait(id);
         if let Some(caller) = self.objects[id].reply_to.take() {
             self.objects[caller].reply_from = None;
-            match self.objects[caller].state {
+            match self.objects[caller].state() {
                 ThreadState::BlockedOnReply => {
                     ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
                     self.make_ready(caller);
@@ -330,7 +330,7 @@ impl Kernel {
         object: ObjectId,
     ) {
         let thread = ThreadId::of(object);
-        let state = self.objects[thread].state;
+        let state = self.objects[thread].state();
         if !self.objects[thread].created_by_user || state == ThreadState::Free {
         } else if state.is_kept_end() {
             self.release_ended(platform, thread);

@@ -72,7 +72,7 @@ impl Kernel {
                 self.suspend(platform, target);
                 ErrorCode::Ok
             }
-            TcbOperation::Resume => match self.objects[target].state {
+            TcbOperation::Resume => match self.objects[target].state() {
                 ThreadState::Suspended => {
                     self.make_ready(target);
                     ErrorCode::Ok
@@ -153,7 +153,7 @@ impl Kernel {
     pub(in crate::kernel) fn tcb_created(&mut self, creator: ThreadId, thread: ThreadId) {
         let number = self.next_thread_number();
         let t = &mut self.objects[thread];
-        t.state = ThreadState::Inactive;
+        t.make_inactive();
         t.created_by_user = true;
         t.name = ThreadName::TASK;
         t.number = number;
@@ -210,7 +210,7 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        if self.objects[target].state != ThreadState::Inactive {
+        if self.objects[target].state() != ThreadState::Inactive {
             return Err(ErrorCode::InvalidArgument);
         }
         if priority > self.objects[current].mcp {
@@ -233,7 +233,8 @@ impl Kernel {
         self.objects
             .thread(thread)
             .filter(|t| {
-                t.state != ThreadState::Free && (!t.state.has_ended() || t.state.is_kept_end())
+                t.state() != ThreadState::Free
+                    && (!t.state().has_ended() || t.state().is_kept_end())
             })
             .map(|_| thread)
     }
@@ -243,7 +244,7 @@ impl Kernel {
     /// urgent.
     fn set_priority(&mut self, current: ThreadId, target: ThreadId, priority: Priority) {
         let old = self.objects[target].priority;
-        if self.objects[target].state == ThreadState::Ready {
+        if self.objects[target].state() == ThreadState::Ready {
             self.run_queue.remove(&mut self.objects, target, old);
             self.objects[target].priority = priority;
             self.make_ready(target);
@@ -270,17 +271,17 @@ impl Kernel {
         if self.cancel_call(platform, target) {
             // Out of any queue now, and `Interrupted` is its result.
             let thread = &self.objects[target];
-            if thread.state == ThreadState::Ready {
+            if thread.state() == ThreadState::Ready {
                 let priority = thread.priority;
                 self.run_queue.remove(&mut self.objects, target, priority);
             }
             if self.current == Some(target) {
                 self.current = None;
             }
-            self.objects[target].state = ThreadState::Suspended;
+            self.objects[target].suspend();
             return;
         }
-        match self.objects[target].state {
+        match self.objects[target].state() {
             ThreadState::Suspended => return,
             ThreadState::Ready => {
                 let priority = self.objects[target].priority;
@@ -301,7 +302,7 @@ impl Kernel {
                 // A fault is withdrawn; an exit or step stop ends as if
                 // the tracer had said "continue" (an entry stop or a
                 // policy request is a stopped call's, cancelled above).
-                if let Some(KernelMessage::TraceStop(stop)) = thread.kernel_message.take() {
+                if let Some(KernelMessage::TraceStop(stop)) = thread.take_kernel_message() {
                     thread.abandon_trace_stop(stop);
                 }
             }
@@ -326,7 +327,7 @@ impl Kernel {
             | ThreadState::EndPending { .. }
             | ThreadState::Inactive => return,
         }
-        self.objects[target].state = ThreadState::Suspended;
+        self.objects[target].suspend();
     }
 
     fn read_register(&self, target: ThreadId, register: Register) -> u64 {
@@ -383,12 +384,12 @@ impl Kernel {
     /// `false` if it was in none.
     fn cancel_syscall<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
         if self.cancel_call(platform, target) {
-            if self.objects[target].state != ThreadState::Ready {
+            if self.objects[target].state() != ThreadState::Ready {
                 self.make_ready(target);
             }
             return true;
         }
-        match self.objects[target].state {
+        match self.objects[target].state() {
             ThreadState::BlockedOnSend {
                 kernel_message: false,
                 ..

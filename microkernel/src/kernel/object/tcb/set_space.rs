@@ -61,8 +61,8 @@ impl Kernel {
         let thread = &self.objects[target];
         // A new thread without a space, or an ended one (kept for its
         // supervisor) that is to be restarted in a new space.
-        let ended = thread.state.is_kept_end();
-        if !ended && (thread.state != ThreadState::Inactive || thread.space.is_some()) {
+        let ended = thread.state().is_kept_end();
+        if !ended && (thread.state() != ThreadState::Inactive || thread.space.is_some()) {
             return Err(ErrorCode::InvalidArgument);
         }
         let same_space = thread.space == Some(vspace.object());

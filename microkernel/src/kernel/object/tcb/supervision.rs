@@ -125,10 +125,10 @@ impl Kernel {
         end: ThreadEnd,
     ) {
         let thread = &mut self.objects[id];
-        thread.state = ThreadState::Ended;
+        thread.end_with(ThreadState::Ended);
         thread.end = Some(end);
         thread.call = None;
-        thread.kernel_message = None;
+        thread.take_kernel_message();
         thread.trace = crate::thread::TraceProgress::NONE;
         thread.audit_pending = None;
         thread.user_dispatch = None;
@@ -188,7 +188,7 @@ impl Kernel {
     /// and it may not be restarted. For a thread that is not a kept end,
     /// nothing.
     pub(in crate::kernel) fn ended_loses_filters(&mut self, id: ThreadId) {
-        if self.objects[id].state.is_kept_end() {
+        if self.objects[id].state().is_kept_end() {
             self.detach_filters(id);
             self.objects[id].lost_filter = true;
         }
@@ -204,7 +204,7 @@ impl Kernel {
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
         let thread = &self.objects[target];
-        if !thread.state.is_kept_end() || thread.space.is_none() {
+        if !thread.state().is_kept_end() || thread.space.is_none() {
             return Err(ErrorCode::InvalidArgument);
         }
         if thread.lost_filter {
@@ -212,11 +212,10 @@ impl Kernel {
         }
         // Its end message is withdrawn if no one took it.
         self.cancel_wait(target);
-        let thread = &mut self.objects[target];
-        thread.end = None;
-        thread.context = UserContext::new_user(arguments.pc, arguments.sp, arguments.x0)
-            .with_thread_pointer(arguments.tpidr);
-        thread.fp = arch::context::FpState::zeroed();
+        self.objects[target].restart(
+            UserContext::new_user(arguments.pc, arguments.sp, arguments.x0)
+                .with_thread_pointer(arguments.tpidr),
+        );
         self.make_ready(target);
         Ok(())
     }

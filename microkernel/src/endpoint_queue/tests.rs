@@ -40,7 +40,7 @@ fn remove_head_is_pop_front() {
         assert_eq!(popped, Some(head));
         assert_eq!(qa, qb);
         for (x, y) in a.0.iter().zip(&b.0) {
-            assert_eq!(x.queue_links, y.queue_links);
+            assert_eq!(x.queue_links(), y.queue_links());
         }
     }
 }
@@ -59,6 +59,8 @@ fn removing_head_and_tail_keeps_links_consistent() {
     let mut seen = vec![];
     q.drain(&mut t, |_, id| seen.push(id.index()));
     assert_eq!(seen, vec![1, 4]);
-    let unlinked = crate::thread::QueueLinks::default();
-    assert!(t.0.iter().all(|thread| thread.queue_links == unlinked));
+    assert!(t
+        .0
+        .iter()
+        .all(|thread| *thread.queue_links() == QueueLinks::UNLINKED));
 }
