@@ -255,7 +255,9 @@ impl Kernel {
             let thread = &mut self.objects[current];
             // The write-back's, on the thread in hand (a restore wrote
             // all the registers already).
-            Self::write_result(thread, &result);
+            if let SyscallResult::Return(code) = result {
+                Self::write_result(thread, code);
+            }
             match thread.audit_pending.take() {
                 None => {
                     if Self::exit_work_on(thread, entered.entry) {

@@ -357,12 +357,9 @@ pub enum SyscallResult {
     Exited(i64),
     /// An IPC operation ran; apply its effects on the scheduler. It wrote
     /// the caller's registers itself, as part of the messages it moved (a
-    /// receive's message, a send's `Ok`), or none (the caller blocked).
+    /// receive's message, a send's or a signal's `Ok`), or none (the caller
+    /// blocked).
     Ipc(crate::ipc::Effects),
-    /// Return to the caller with this code in x0, and apply these IPC
-    /// effects on the scheduler (a `Signal`, which moves no message to
-    /// the caller but may wake a thread that runs first).
-    ReturnWithEffects(ErrorCode, crate::ipc::Effects),
     /// The call replaced the caller's registers (`UserDispatchReturn`):
     /// write no result over them.
     Restored,
@@ -383,7 +380,7 @@ impl SyscallResult {
     #[inline(always)]
     pub fn code(&self) -> Option<ErrorCode> {
         match *self {
-            SyscallResult::Return(code) | SyscallResult::ReturnWithEffects(code, _) => Some(code),
+            SyscallResult::Return(code) => Some(code),
             SyscallResult::Yield => Some(ErrorCode::Ok),
             SyscallResult::Exited(_)
             | SyscallResult::Ipc(_)

@@ -336,9 +336,7 @@ impl Kernel {
         result: SyscallResult,
     ) {
         let value = match result {
-            SyscallResult::Return(_)
-            | SyscallResult::Yield
-            | SyscallResult::ReturnWithEffects(..) => result.code().map(ErrorCode::raw),
+            SyscallResult::Return(_) | SyscallResult::Yield => result.code().map(ErrorCode::raw),
             SyscallResult::Exited(_) | SyscallResult::Preempted { .. } => None,
             // The restored context's x0.
             SyscallResult::Restored => Some(self.objects[current].context.result()),
