@@ -51,6 +51,7 @@ pub mod frames;
 pub mod ids;
 pub mod ipc;
 pub mod kernel;
+pub mod member_links;
 pub mod platform;
 pub mod scheduler;
 pub mod stopped_call;

@@ -5,6 +5,7 @@ use crate::fault::FaultReport;
 use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
+use crate::member_links::MemberLinks;
 use crate::scheduler::{RunLinks, RunQueued};
 use crate::stopped_call::StoppedCall;
 use arch::context::{FpState, UserContext};
@@ -425,16 +426,6 @@ impl TraceProgress {
     };
 }
 
-/// A thread's place among the threads of an object it uses (its CSpace
-/// CNode's, its VSpace's, its IPC buffer Frame's: `kernel::members`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemberLinks {
-    /// The thread listed before this one.
-    pub(crate) previous: Option<ThreadId>,
-    /// The thread listed after this one.
-    pub(crate) next: Option<ThreadId>,
-}
-
 /// A thread's name, kept in its TCB (no heap): printable ASCII, at most
 /// [`ThreadName::CAPACITY`] bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -513,14 +504,8 @@ impl Thread {
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
         space: None,
-        space_links: MemberLinks {
-            previous: None,
-            next: None,
-        },
-        cspace_links: MemberLinks {
-            previous: None,
-            next: None,
-        },
+        space_links: MemberLinks::NONE,
+        cspace_links: MemberLinks::NONE,
         ttbr0: 0,
         asid_generation: 0,
         priority: 0,
@@ -545,10 +530,7 @@ impl Thread {
         user_dispatch: None,
         created_by_user: false,
         saved_reply: None,
-        buffer_links: MemberLinks {
-            previous: None,
-            next: None,
-        },
+        buffer_links: MemberLinks::NONE,
         end: None,
         lost_filter: false,
     };

@@ -8,7 +8,8 @@
 //! the system has, and a thread joins or leaves in O(1).
 
 use crate::cap::{CNodeId, ObjectId, Objects};
-use crate::thread::{MemberLinks, Thread, ThreadId};
+use crate::member_links::{self, MemberLinks, MemberList};
+use crate::thread::{Thread, ThreadId};
 use arch::object_memory::kind;
 
 /// Which use of an object a list is about.
@@ -64,6 +65,23 @@ impl Use {
     }
 }
 
+/// One object's list of threads of one use, for `member_links`.
+struct ObjectMembers<'a> {
+    objects: &'a mut Objects,
+    object: ObjectId,
+    what: Use,
+}
+
+impl MemberList for ObjectMembers<'_> {
+    fn head(&mut self) -> Option<&mut Option<ThreadId>> {
+        self.what.head(self.objects, self.object)
+    }
+
+    fn links(&mut self, thread: ThreadId) -> &mut MemberLinks {
+        self.what.links(&mut self.objects[thread])
+    }
+}
+
 /// Adds `thread` (in no list of this use) to `object`'s threads.
 pub(in crate::kernel) fn join(
     objects: &mut Objects,
@@ -71,17 +89,14 @@ pub(in crate::kernel) fn join(
     thread: ThreadId,
     what: Use,
 ) {
-    let Some(head) = what.head(objects, object) else {
-        return;
-    };
-    let old = head.replace(thread);
-    *what.links(&mut objects[thread]) = MemberLinks {
-        previous: None,
-        next: old,
-    };
-    if let Some(old) = old {
-        what.links(&mut objects[old]).previous = Some(thread);
-    }
+    member_links::join(
+        &mut ObjectMembers {
+            objects,
+            object,
+            what,
+        },
+        thread,
+    );
 }
 
 /// Takes `thread` out of `object`'s threads.
@@ -91,20 +106,14 @@ pub(in crate::kernel) fn leave(
     thread: ThreadId,
     what: Use,
 ) {
-    let links = core::mem::take(what.links(&mut objects[thread]));
-    match links.previous {
-        Some(previous) => what.links(&mut objects[previous]).next = links.next,
-        None => {
-            if let Some(head) = what.head(objects, object) {
-                if *head == Some(thread) {
-                    *head = links.next;
-                }
-            }
-        }
-    }
-    if let Some(next) = links.next {
-        what.links(&mut objects[next]).previous = links.previous;
-    }
+    member_links::leave(
+        &mut ObjectMembers {
+            objects,
+            object,
+            what,
+        },
+        thread,
+    );
 }
 
 /// The first of `object`'s threads.
@@ -114,7 +123,7 @@ pub(in crate::kernel) fn first(objects: &Objects, object: ObjectId, what: Use) -
 
 /// The thread after `thread` among its object's threads.
 pub(in crate::kernel) fn next(objects: &Objects, thread: ThreadId, what: Use) -> Option<ThreadId> {
-    objects.thread(thread).and_then(|t| what.links_of(t).next)
+    objects.thread(thread).and_then(|t| what.links_of(t).next())
 }
 
 /// Is `thread` among `object`'s threads, its links answered both ways?
@@ -136,14 +145,14 @@ pub(in crate::kernel) fn contains(
             return false;
         };
         let links = what.links_of(t);
-        if links.previous != previous {
+        if links.previous() != previous {
             return false;
         }
         if current == thread {
             return true;
         }
         previous = Some(current);
-        next = links.next;
+        next = links.next();
     }
     false
 }

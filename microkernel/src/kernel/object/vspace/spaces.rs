@@ -226,7 +226,7 @@ impl Kernel {
                 if t.space != Some(vspace) {
                     return Err("a VSpace lists a thread of another space");
                 }
-                next = t.space_links.next;
+                next = t.space_links.next();
                 if count > self.objects.count() {
                     return Err("a VSpace's list of threads loops");
                 }
