@@ -17,7 +17,7 @@
 
 pub mod message;
 pub mod notification;
-pub mod trace;
+pub mod trace_stop;
 
 use crate::endpoint_queue::{EndpointQueue, Waiting};
 use crate::fault::FaultReport;
@@ -296,7 +296,7 @@ fn deliver_kernel_message<M: PhysMemory>(
             deliver_policy_request(phys, request, sender, receiver, badge)
         }
         Some(KernelMessage::TraceStop(stop)) => {
-            trace::deliver_trace_stop(phys, stop, sender, receiver, badge)
+            trace_stop::deliver_trace_stop(phys, stop, sender, receiver, badge)
         }
         Some(KernelMessage::Fault(report)) => deliver_fault(Some(*report), receiver, badge),
         None => deliver_fault(None, receiver, badge),
@@ -434,7 +434,7 @@ fn answer_inline<M: PhysMemory>(
 fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
     let message = caller.take_kernel_message();
     if let Some(KernelMessage::TraceStop(stop)) = message {
-        trace::answer_trace_stop(phys, replier, caller, stop);
+        trace_stop::answer_trace_stop(phys, replier, caller, stop);
         replier.context.set_result(ErrorCode::Ok);
         return;
     }

@@ -7,7 +7,7 @@
 //! A stop blocks the thread, so the kernel cannot run the stages in one
 //! go: `EntryStep::SendTraceEntryStop` stops the syscall (`stopped_call`:
 //! the kernel keeps its registers, the tracer's answer changes that copy,
-//! see `ipc::trace::answer_trace_stop`, and the syscall goes on from
+//! see `ipc::trace_stop::answer_trace_stop`, and the syscall goes on from
 //! there), and `ExitStep::SendTraceExitStop` and `ReportSingleStep` mark
 //! the stops owed (`TraceProgress::owed`), which `Kernel::resume` sends,
 //! exit stop first, before the thread returns to EL0. A syscall that

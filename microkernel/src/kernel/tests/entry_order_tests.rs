@@ -1,7 +1,7 @@
 //! The real kernel carries out the entry and exit stages in the order of
 //! docs/entry.md: a thread with a filter, a tracer and an audit ring makes
 //! syscalls through `Kernel::syscall`, the user-space servers' answers
-//! are the state changes their replies make (`ipc::trace`,
+//! are the state changes their replies make (`ipc::trace_stop`,
 //! `ipc::answer_policy_request`), and after each kernel entry the test
 //! looks at what has been sent and written, and what has not yet. The
 //! fake machine logs each audit record as it lands in the ring and each
@@ -226,7 +226,7 @@ impl Scene {
     }
 
     /// The tracer answers the stop the thread waits at: "continue" (what
-    /// `ipc::trace::answer_trace_stop` does with that answer).
+    /// `ipc::trace_stop::answer_trace_stop` does with that answer).
     fn tracer_continues(&mut self) {
         let stop = self.kernel.objects[self.thread].take_trace_stop();
         assert!(stop.is_some(), "no trace stop to answer");
