@@ -7,12 +7,18 @@
 //! `docs/policy.md` describes the model; the short version:
 //!
 //! * A rule matches on the syscall number, the invoked object's type, the
-//!   message label (`x1`), the capability's badge and up to
-//!   [`MAX_ARGS_PER_RULE`] register comparisons; a field left `None` (or no
-//!   comparison at all) matches anything.
+//!   message label (`x1`), the capability's badge, up to
+//!   [`MAX_ARGS_PER_RULE`] comparisons of registers, message words and the
+//!   caller's PC ([`Operand`]), and one match on the bytes the call carries
+//!   in memory ([`BytesMatch`]); a field left `None` (or no comparison at
+//!   all) matches anything.
+//! * Memory (message words past the registers, a buffer argument's bytes)
+//!   is judged from the kernel's copy of it, taken once before the check
+//!   and used by the call that runs ([`MAX_JUDGED_BYTES`] of it;
+//!   `docs/policy.md`, "Judging memory").
 //! * Within one filter the **first** matching rule decides; a syscall that
-//!   no rule matches is allowed. A deny-by-default filter ends with a rule
-//!   that matches everything.
+//!   no rule matches gets the filter's explicit
+//!   [`FilterDescription::default`] action.
 //! * Across stacked filters the **strictest** verdict wins (the order of
 //!   [`Action`]).
 //!
@@ -20,9 +26,11 @@
 //!
 //! [`encode`] and [`decode`] accept only a valid description: at most
 //! [`MAX_RULES`] rules, each with at most [`MAX_ARGS_PER_RULE`] comparisons
-//! on registers `x0..=x7`, a syscall number that names a [`Syscall`], a
-//! label that fits the message info's 55 bits, and an `Errno` code that is
-//! a defined, non-zero [`ErrorCode`]. Decoding also refuses input longer
+//! on registers `x0..=x7`, message words below [`MAX_MESSAGE_WORDS`] or the
+//! PC, a syscall number that names a [`Syscall`], a label that fits the
+//! message info's 55 bits, a non-empty byte pattern, and `Errno` codes
+//! (the rules' and the default's) that are defined, non-zero
+//! [`ErrorCode`]s. Decoding also refuses input longer
 //! than [`MAX_DESCRIPTION_BYTES`], bytes left over after the description,
 //! and anything postcard cannot read; it never panics.
 
@@ -38,14 +46,26 @@ use serde::{Deserialize, Serialize};
 /// kernel object stays a few pages.
 pub const MAX_RULES: usize = 64;
 
-/// Most register comparisons one rule makes (all must hold).
-pub const MAX_ARGS_PER_RULE: usize = 4;
+/// Most comparisons one rule makes (all must hold): libseccomp's limit.
+pub const MAX_ARGS_PER_RULE: usize = 6;
+
+/// Longest byte pattern of a [`BytesMatch`].
+pub const MAX_PATTERN_BYTES: usize = 64;
+
+/// Most bytes of memory the kernel copies to judge one call, and what a
+/// `Notify` request carries: a whole IPC message's buffer words (58 words,
+/// 464 bytes), a whole `DebugPrint` text (256), the first 512 bytes of a
+/// `FilterLoad` description. A rule sees nothing past them.
+pub const MAX_JUDGED_BYTES: usize = 512;
+
+/// Longest message, in words (registers and IPC buffer together).
+pub const MAX_MESSAGE_WORDS: u8 = 64;
 
 /// Largest encoded description the kernel accepts, in bytes. Every valid
-/// description fits: a valid rule encodes to at most 115 bytes (every field
-/// set to its widest valid value), so [`MAX_RULES`] of them need at most
-/// 7361.
-pub const MAX_DESCRIPTION_BYTES: usize = 8192;
+/// description fits: a valid rule encodes to at most 235 bytes (every field
+/// set to its widest valid value), so [`MAX_RULES`] of them and the default
+/// need at most 15 043.
+pub const MAX_DESCRIPTION_BYTES: usize = 16384;
 
 /// The highest register a comparison may name: `x7`.
 pub const MAX_ARG_REGISTER: u8 = 7;
@@ -151,30 +171,72 @@ pub enum ArgOp {
     MaskedEq,
 }
 
-/// One register comparison: `(x[register] & mask) op value`.
+/// What a comparison reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operand {
+    /// A register, 0..=7 for `x0..x7` (`x0` is the capability pointer,
+    /// `x1` the message info, `x2..x7` the message registers).
+    Register(u8),
+    /// Message word `n` (below [`MAX_MESSAGE_WORDS`]): words 0..=5 are
+    /// `x2..x7`; word 6 and up are the IPC buffer's, as the kernel copied
+    /// them to judge the call. A buffer word holds only for a call that
+    /// sends a message at least that long; for any other call the
+    /// comparison does not hold.
+    Word(u8),
+    /// The caller's PC: the address of the instruction after its `svc`
+    /// (seccomp's `instruction_pointer`).
+    Pc,
+}
+
+impl Operand {
+    /// Is it one a rule may name (a register up to `x7`, a word below
+    /// [`MAX_MESSAGE_WORDS`])?
+    pub const fn is_valid(self) -> bool {
+        match self {
+            Operand::Register(r) => r <= MAX_ARG_REGISTER,
+            Operand::Word(w) => w < MAX_MESSAGE_WORDS,
+            Operand::Pc => true,
+        }
+    }
+
+    /// Does it read memory (a message word in the IPC buffer)?
+    pub const fn reads_memory(self) -> bool {
+        matches!(self, Operand::Word(w) if w as usize >= crate::REGISTER_MESSAGE_WORDS)
+    }
+}
+
+/// One comparison: `(operand & mask) op value`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ArgMatch {
-    /// The register, 0..=7 for `x0..x7` (`x0` is the capability pointer,
-    /// `x1` the message info, `x2..x7` the message registers).
-    pub register: u8,
-    /// Bits of the register compared; `u64::MAX` for all of them.
+    /// What is compared.
+    pub operand: Operand,
+    /// Bits of the operand compared; `u64::MAX` for all of them.
     pub mask: u64,
     /// The comparison.
     pub op: ArgOp,
-    /// What the masked register is compared with.
+    /// What the masked operand is compared with.
     pub value: u64,
 }
 
 impl ArgMatch {
-    /// `(args[register] & mask) op value`, unsigned. A register above
-    /// `x7` never matches (a filter description with one is refused
-    /// before it is used).
+    /// A comparison of register `x[register]`.
+    pub const fn register(register: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
+        ArgMatch {
+            operand: Operand::Register(register),
+            mask,
+            op,
+            value,
+        }
+    }
+
+    /// `(operand & mask) op value`, unsigned, for the operand's value
+    /// (`None`, an operand the call does not have: never holds).
     #[inline]
-    pub fn matches(&self, args: &[u64; 8]) -> bool {
-        let Some(register) = args.get(self.register as usize) else {
+    pub fn holds(&self, operand: Option<u64>) -> bool {
+        let Some(operand) = operand else {
             return false;
         };
-        let field = register & self.mask;
+        let field = operand & self.mask;
         match self.op {
             ArgOp::Eq => field == self.value,
             ArgOp::Ne => field != self.value,
@@ -183,6 +245,81 @@ impl ArgMatch {
             ArgOp::Gt => field > self.value,
             ArgOp::Ge => field >= self.value,
             ArgOp::MaskedEq => field == self.value & self.mask,
+        }
+    }
+
+    /// `holds` for a comparison of a register (`args` is `x0..x7`); any
+    /// other operand does not hold here.
+    #[inline]
+    pub fn matches(&self, args: &[u64; 8]) -> bool {
+        match self.operand {
+            Operand::Register(r) => self.holds(args.get(r as usize).copied()),
+            _ => false,
+        }
+    }
+}
+
+/// How a byte pattern is matched against the bytes a call carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BytesOp {
+    /// The bytes are exactly the pattern (same length).
+    Equal,
+    /// The bytes start with the pattern.
+    Prefix,
+    /// The pattern occurs in the bytes (within the first `within` of them,
+    /// if `within` is not 0).
+    Contains,
+}
+
+/// A match on the bytes a call carries in memory, as the kernel copied
+/// them to judge it: `DebugPrint`'s text, `FilterLoad`'s description (its
+/// first [`MAX_JUDGED_BYTES`]), an IPC message's buffer words (word 6 on,
+/// little-endian). A call that carries none does not match.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BytesMatch {
+    /// How the pattern is matched.
+    pub op: BytesOp,
+    /// The pattern: 1 to [`MAX_PATTERN_BYTES`] bytes.
+    pub pattern: heapless::Vec<u8, MAX_PATTERN_BYTES>,
+    /// Look only at the first `within` bytes (0: at all that were judged).
+    pub within: u16,
+}
+
+impl BytesMatch {
+    /// A match of `pattern` (1 to [`MAX_PATTERN_BYTES`] bytes) by `op`,
+    /// looking at the first `within` bytes (0: at all that were judged).
+    pub fn new(op: BytesOp, pattern: &[u8], within: u16) -> Result<BytesMatch, PolicyError> {
+        if pattern.is_empty() {
+            return Err(PolicyError::EmptyPattern);
+        }
+        let pattern =
+            heapless::Vec::from_slice(pattern).map_err(|_| PolicyError::PatternTooLong)?;
+        Ok(BytesMatch {
+            op,
+            pattern,
+            within,
+        })
+    }
+
+    /// Does it hold for `bytes`, the judged copy, of a buffer `length`
+    /// bytes long (`length` may exceed what was judged: then `Equal`
+    /// cannot hold, and the other ops see the judged bytes only)? `None`:
+    /// the call carries no bytes.
+    pub fn holds(&self, bytes: Option<&[u8]>, length: usize) -> bool {
+        let Some(bytes) = bytes else {
+            return false;
+        };
+        let bytes = match self.within {
+            0 => bytes,
+            within => &bytes[..bytes.len().min(usize::from(within))],
+        };
+        let pattern = &self.pattern[..];
+        match self.op {
+            BytesOp::Equal => length == pattern.len() && bytes == pattern,
+            BytesOp::Prefix => bytes.starts_with(pattern),
+            BytesOp::Contains => {
+                !pattern.is_empty() && bytes.windows(pattern.len()).any(|w| w == pattern)
+            }
         }
     }
 }
@@ -200,8 +337,10 @@ pub struct Rule {
     pub label: Option<u64>,
     /// The badge of the capability in `x0` (0 when unbadged).
     pub badge: Option<u64>,
-    /// Register comparisons, all of which must hold.
+    /// Comparisons, all of which must hold.
     pub args: heapless::Vec<ArgMatch, MAX_ARGS_PER_RULE>,
+    /// A match on the bytes the call carries.
+    pub bytes: Option<BytesMatch>,
     /// What happens when the rule matches.
     pub action: Action,
 }
@@ -215,11 +354,12 @@ impl Rule {
             label: None,
             badge: None,
             args: heapless::Vec::new(),
+            bytes: None,
             action,
         }
     }
 
-    /// Adds a register comparison; `TooManyArgs` past [`MAX_ARGS_PER_RULE`].
+    /// Adds a comparison; `TooManyArgs` past [`MAX_ARGS_PER_RULE`].
     pub fn push_arg(&mut self, arg: ArgMatch) -> Result<(), PolicyError> {
         self.args.push(arg).map_err(|_| PolicyError::TooManyArgs)
     }
@@ -230,6 +370,14 @@ impl Rule {
             || self.label.is_some()
             || self.badge.is_some()
             || !self.args.is_empty()
+            || self.bytes.is_some()
+    }
+
+    /// Does the rule look at memory (a message word in the IPC buffer, or
+    /// the bytes a call carries)? The kernel copies that memory before
+    /// judging a call such a rule could decide.
+    pub fn reads_memory(&self) -> bool {
+        self.bytes.is_some() || self.args.iter().any(|a| a.operand.reads_memory())
     }
 
     /// Could the rule match syscall `number`?
@@ -248,26 +396,40 @@ impl Rule {
         if self.label.is_some_and(|l| l >> LABEL_BITS != 0) {
             return Err(PolicyError::BadLabel);
         }
-        if self.args.iter().any(|a| a.register > MAX_ARG_REGISTER) {
+        if self.args.iter().any(|a| !a.operand.is_valid()) {
             return Err(PolicyError::BadRegister);
+        }
+        if self.bytes.as_ref().is_some_and(|b| b.pattern.is_empty()) {
+            return Err(PolicyError::EmptyPattern);
         }
         self.action.validate()
     }
 }
 
-/// A filter as user space describes it: rules in the order they are tried.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A filter as user space describes it: rules in the order they are
+/// tried, and what a syscall no rule matches gets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilterDescription {
     /// The rules; the first that matches decides.
     pub rules: heapless::Vec<Rule, MAX_RULES>,
+    /// The action for a syscall no rule matches: always given, never
+    /// implied (a deny-by-default filter says so here).
+    pub default: Action,
 }
 
 impl FilterDescription {
-    /// No rules: allows everything.
-    pub const fn new() -> FilterDescription {
+    /// No rules; a syscall gets `default`.
+    pub const fn new(default: Action) -> FilterDescription {
         FilterDescription {
             rules: heapless::Vec::new(),
+            default,
         }
+    }
+
+    /// Does any of its verdicts ask a policy server (a `Notify` rule or
+    /// default)? Such a filter is attached only with a server.
+    pub fn asks_a_server(&self) -> bool {
+        self.default == Action::Notify || self.rules.iter().any(|r| r.action == Action::Notify)
     }
 
     /// Appends a rule; `TooManyRules` past [`MAX_RULES`].
@@ -275,9 +437,10 @@ impl FilterDescription {
         self.rules.push(rule).map_err(|_| PolicyError::TooManyRules)
     }
 
-    /// Checks every rule (see the module docs).
+    /// Checks every rule and the default (see the module docs).
     pub fn validate(&self) -> Result<(), PolicyError> {
-        self.rules.iter().try_for_each(Rule::validate)
+        self.rules.iter().try_for_each(Rule::validate)?;
+        self.default.validate()
     }
 }
 
@@ -295,8 +458,14 @@ pub enum PolicyError {
     TooManyRules,
     /// More than [`MAX_ARGS_PER_RULE`] comparisons in a rule.
     TooManyArgs,
-    /// A comparison names a register above `x7`.
+    /// A comparison names a register above `x7` or a message word past
+    /// [`MAX_MESSAGE_WORDS`].
     BadRegister,
+    /// A byte match with an empty pattern.
+    EmptyPattern,
+    /// A byte pattern longer than [`MAX_PATTERN_BYTES`] (builders only:
+    /// the wire format cannot hold one).
+    PatternTooLong,
     /// An `Errno` code that is 0 or no [`ErrorCode`].
     BadErrno,
     /// A syscall number that names no [`Syscall`].
@@ -316,7 +485,9 @@ impl PolicyError {
             PolicyError::TooLarge => "filter description too large",
             PolicyError::TooManyRules => "too many rules",
             PolicyError::TooManyArgs => "too many argument comparisons in a rule",
-            PolicyError::BadRegister => "argument register above x7",
+            PolicyError::BadRegister => "argument register above x7 or message word past 63",
+            PolicyError::EmptyPattern => "empty byte pattern",
+            PolicyError::PatternTooLong => "byte pattern longer than 64 bytes",
             PolicyError::BadErrno => "errno code is 0 or undefined",
             PolicyError::BadSyscall => "no such syscall",
             PolicyError::BadLabel => "label wider than 55 bits",
@@ -349,7 +520,7 @@ pub fn encode<'b>(
 /// The result is about 10 KiB; a kernel with a small stack uses
 /// [`decode_into`] instead.
 pub fn decode(bytes: &[u8]) -> Result<FilterDescription, PolicyError> {
-    let mut description = FilterDescription::new();
+    let mut description = FilterDescription::new(Action::Allow);
     decode_into(bytes, &mut description)?;
     Ok(description)
 }
@@ -366,15 +537,16 @@ pub fn decode_into(bytes: &[u8], out: &mut FilterDescription) -> Result<(), Poli
     }
     read_rules(bytes, None)?;
     out.rules.clear();
-    read_rules(bytes, Some(&mut out.rules))
+    out.default = read_rules(bytes, Some(&mut out.rules))?;
+    Ok(())
 }
 
 /// One pass over the encoded description: checks each rule and, if `sink`
-/// is given, appends it there.
+/// is given, appends it there; returns the default action.
 fn read_rules(
     bytes: &[u8],
     sink: Option<&mut heapless::Vec<Rule, MAX_RULES>>,
-) -> Result<(), PolicyError> {
+) -> Result<Action, PolicyError> {
     let mut problem = None;
     let mut deserializer = postcard::Deserializer::from_bytes(bytes);
     let seed = DescriptionSeed {
@@ -385,16 +557,18 @@ fn read_rules(
     if let Some(problem) = problem {
         return Err(problem);
     }
-    read.map_err(|_| PolicyError::Malformed)?;
+    let default = read.map_err(|_| PolicyError::Malformed)?;
+    default.validate()?;
     match deserializer.finalize() {
-        Ok([]) => Ok(()),
+        Ok([]) => Ok(default),
         Ok(_) => Err(PolicyError::TrailingBytes),
         Err(_) => Err(PolicyError::Malformed),
     }
 }
 
-/// Reads a [`FilterDescription`] (a struct whose one field is the rule
-/// sequence) the way the derived `Deserialize` would, but rule by rule.
+/// Reads a [`FilterDescription`] (a struct: the rule sequence, then the
+/// default action) the way the derived `Deserialize` would, but rule by
+/// rule.
 struct DescriptionSeed<'a> {
     sink: Option<&'a mut heapless::Vec<Rule, MAX_RULES>>,
     /// Why the pass failed, when it was a rule rather than the bytes.
@@ -402,30 +576,36 @@ struct DescriptionSeed<'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for DescriptionSeed<'_> {
-    type Value = ();
+    type Value = Action;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_struct("FilterDescription", &["rules"], self)
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Action, D::Error> {
+        deserializer.deserialize_struct("FilterDescription", &["rules", "default"], self)
     }
 }
 
 impl<'de> Visitor<'de> for DescriptionSeed<'_> {
-    type Value = ();
+    type Value = Action;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a filter description")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut fields: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut fields: A) -> Result<Action, A::Error> {
         let rules = RulesSeed {
             sink: self.sink,
             problem: self.problem,
         };
-        match fields.next_element_seed(rules)? {
-            Some(()) => Ok(()),
-            None => Err(de::Error::invalid_length(
+        if fields.next_element_seed(rules)?.is_none() {
+            return Err(de::Error::invalid_length(
                 0,
                 &"a description with its rules",
+            ));
+        }
+        match fields.next_element::<Action>()? {
+            Some(default) => Ok(default),
+            None => Err(de::Error::invalid_length(
+                1,
+                &"a description with its default action",
             )),
         }
     }
@@ -502,16 +682,11 @@ mod tests {
     const BUFFER: usize = MAX_DESCRIPTION_BYTES;
 
     fn arg(register: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
-        ArgMatch {
-            register,
-            mask,
-            op,
-            value,
-        }
+        ArgMatch::register(register, mask, op, value)
     }
 
     fn sample() -> FilterDescription {
-        let mut d = FilterDescription::new();
+        let mut d = FilterDescription::new(Action::Allow);
         let mut print = Rule::new(Action::errno(ErrorCode::Denied));
         print.syscall = Some(Syscall::DebugPrint.number());
         print.push_arg(arg(3, u64::MAX, ArgOp::Gt, 64)).unwrap();
@@ -522,6 +697,29 @@ mod tests {
         call.label = Some(2);
         call.badge = Some(7);
         d.push(call).unwrap();
+        let mut secret = Rule::new(Action::Kill);
+        secret
+            .push_arg(ArgMatch {
+                operand: Operand::Word(9),
+                mask: 0xff,
+                op: ArgOp::Eq,
+                value: 1,
+            })
+            .unwrap();
+        secret
+            .push_arg(ArgMatch {
+                operand: Operand::Pc,
+                mask: u64::MAX,
+                op: ArgOp::Lt,
+                value: 0x40_0000,
+            })
+            .unwrap();
+        secret.bytes = Some(BytesMatch {
+            op: BytesOp::Contains,
+            pattern: heapless::Vec::from_slice(b"secret").unwrap(),
+            within: 32,
+        });
+        d.push(secret).unwrap();
         d.push(Rule::new(Action::Log)).unwrap();
         d
     }
@@ -529,17 +727,27 @@ mod tests {
     /// The longest valid encoding: every field set to its widest valid
     /// value, `MAX_RULES` rules.
     fn largest() -> FilterDescription {
-        let mut d = FilterDescription::new();
+        let mut d = FilterDescription::new(Action::errno(ErrorCode::NoReplyTarget));
         for _ in 0..MAX_RULES {
             let mut r = Rule::new(Action::errno(ErrorCode::NoReplyTarget));
             r.syscall = Some(Syscall::Retype.number());
             r.object_type = Some(CapType::DebugConsole);
             r.label = Some((1 << LABEL_BITS) - 1);
             r.badge = Some(u64::MAX);
-            for register in 4..=MAX_ARG_REGISTER {
-                r.push_arg(arg(register, u64::MAX, ArgOp::MaskedEq, u64::MAX))
-                    .unwrap();
+            for _ in 0..MAX_ARGS_PER_RULE {
+                r.push_arg(ArgMatch {
+                    operand: Operand::Word(MAX_MESSAGE_WORDS - 1),
+                    mask: u64::MAX,
+                    op: ArgOp::MaskedEq,
+                    value: u64::MAX,
+                })
+                .unwrap();
             }
+            r.bytes = Some(BytesMatch {
+                op: BytesOp::Contains,
+                pattern: heapless::Vec::from_slice(&[0xff; MAX_PATTERN_BYTES]).unwrap(),
+                within: u16::MAX,
+            });
             d.push(r).unwrap();
         }
         d
@@ -585,7 +793,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut buffer = [0u8; BUFFER];
-        for d in [FilterDescription::new(), sample(), largest()] {
+        for d in [FilterDescription::new(Action::Kill), sample(), largest()] {
             let bytes = encode(&d, &mut buffer).unwrap();
             assert_eq!(decode(bytes), Ok(d.clone()));
             // The same bytes the derived serde impls read: one format.
@@ -597,7 +805,9 @@ mod tests {
     fn the_largest_valid_description_fits_the_limit() {
         let mut buffer = [0u8; 2 * BUFFER];
         let bytes = encode(&largest(), &mut buffer).unwrap();
-        assert_eq!(bytes.len(), 1 + MAX_RULES * 115);
+        // The rule count, 64 rules of 235 bytes, the default (`Errno`: a
+        // tag and a one-byte code).
+        assert_eq!(bytes.len(), 1 + MAX_RULES * 235 + 2);
         assert!(bytes.len() <= MAX_DESCRIPTION_BYTES);
     }
 
@@ -605,8 +815,25 @@ mod tests {
     fn encode_refuses_what_decode_would() {
         let mut buffer = [0u8; BUFFER];
         type Spoil = fn(&mut Rule);
-        let cases: [(Spoil, PolicyError); 5] = [
-            (|r| r.args[0].register = 8, PolicyError::BadRegister),
+        let cases: [(Spoil, PolicyError); 7] = [
+            (
+                |r| r.args[0].operand = Operand::Register(8),
+                PolicyError::BadRegister,
+            ),
+            (
+                |r| r.args[0].operand = Operand::Word(MAX_MESSAGE_WORDS),
+                PolicyError::BadRegister,
+            ),
+            (
+                |r| {
+                    r.bytes = Some(BytesMatch {
+                        op: BytesOp::Prefix,
+                        pattern: heapless::Vec::new(),
+                        within: 0,
+                    })
+                },
+                PolicyError::EmptyPattern,
+            ),
             (|r| r.action = Action::Errno(0), PolicyError::BadErrno),
             (
                 |r| r.action = Action::Errno(first_undefined_code()),
@@ -621,6 +848,10 @@ mod tests {
             assert_eq!(encode(&d, &mut buffer), Err(error));
             assert_eq!(decode(&raw_encode(&d)), Err(error));
         }
+        let mut d = sample();
+        d.default = Action::Errno(0);
+        assert_eq!(encode(&d, &mut buffer), Err(PolicyError::BadErrno));
+        assert_eq!(decode(&raw_encode(&d)), Err(PolicyError::BadErrno));
         assert_eq!(
             encode(&sample(), &mut buffer[..8]),
             Err(PolicyError::BufferTooSmall)
@@ -629,7 +860,7 @@ mod tests {
 
     #[test]
     fn builders_stop_at_their_limits() {
-        let mut d = FilterDescription::new();
+        let mut d = FilterDescription::new(Action::Allow);
         for _ in 0..MAX_RULES {
             d.push(Rule::new(Action::Allow)).unwrap();
         }
@@ -662,10 +893,11 @@ mod tests {
 
     #[test]
     fn rule_count_limit() {
-        // An empty rule is six zero bytes: four `None`s, no args, `Allow`.
-        let mut bytes = [0u8; 1 + 6 * (MAX_RULES + 1)];
+        // An empty rule is seven zero bytes: four `None`s, no args, no
+        // bytes match, `Allow`; the default `Allow` one more.
+        let mut bytes = [0u8; 1 + 7 * (MAX_RULES + 1) + 1];
         bytes[0] = MAX_RULES as u8;
-        let fits = decode(&bytes[..1 + 6 * MAX_RULES]).unwrap();
+        let fits = decode(&bytes[..1 + 7 * MAX_RULES + 1]).unwrap();
         assert_eq!(fits.rules.len(), MAX_RULES);
         assert!(fits.rules.iter().all(|r| *r == Rule::new(Action::Allow)));
         bytes[0] = MAX_RULES as u8 + 1;
@@ -677,34 +909,49 @@ mod tests {
     #[test]
     fn malformed_fields_are_refused() {
         // One rule: syscall None, then the given object type, label None,
-        // badge None, args, action.
-        let rule = |object: &[u8], args: &[u8], action: &[u8]| {
+        // badge None, args, bytes match, action; then the default `Allow`.
+        let rule = |object: &[u8], args: &[u8], bytes: &[u8], action: &[u8]| {
             let mut v: heapless::Vec<u8, 256> = heapless::Vec::new();
             v.extend_from_slice(&[1, 0]).unwrap();
             v.extend_from_slice(object).unwrap();
             v.extend_from_slice(&[0, 0]).unwrap();
             v.extend_from_slice(args).unwrap();
+            v.extend_from_slice(bytes).unwrap();
             v.extend_from_slice(action).unwrap();
+            v.push(0).unwrap();
             v
         };
-        let ok = rule(&[1, 4], &[1, 2, 0xff, 0x01, 0, 3], &[1, 8]);
+        let ok = rule(
+            &[1, 4],
+            &[2, 0, 2, 0xff, 0x01, 0, 3, 1, 5, 0, 0, 0],
+            &[1, 1, 2, b'o', b'k', 3],
+            &[1, 8],
+        );
         let d = decode(&ok).unwrap();
         assert_eq!(d.rules[0].object_type, Some(CapType::Endpoint));
         assert_eq!(d.rules[0].args[0], arg(2, 0xff, ArgOp::Eq, 3));
+        assert_eq!(d.rules[0].args[1].operand, Operand::Word(5));
+        let pattern = d.rules[0].bytes.as_ref().unwrap();
+        assert_eq!(
+            (pattern.op, &pattern.pattern[..], pattern.within),
+            (BytesOp::Prefix, &b"ok"[..], 3)
+        );
         assert_eq!(d.rules[0].action, Action::Errno(8));
+        assert_eq!(d.default, Action::Allow);
+        let seven = [
+            7, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1,
+            0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0,
+        ];
         let bad = [
-            rule(&[1, 13], &[0], &[0]),         // no such object type
-            rule(&[2], &[0], &[0]),             // Option tag 2
-            rule(&[0], &[0], &[6]),             // no such action
-            rule(&[0], &[1, 0, 1, 7, 0], &[0]), // no such op
-            rule(
-                &[0],
-                &[
-                    5, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0,
-                ],
-                &[0],
-            ), // five comparisons
-            rule(&[0], &[0], &[1, 0x80, 0x80, 0x80, 0x80, 0x80]), // varint overflow
+            rule(&[1, 13], &[0], &[0], &[0]),            // no such object type
+            rule(&[2], &[0], &[0], &[0]),                // Option tag 2
+            rule(&[0], &[0], &[0], &[6]),                // no such action
+            rule(&[0], &[1, 0, 0, 1, 7, 0], &[0], &[0]), // no such op
+            rule(&[0], &[1, 3, 0, 1, 0, 0], &[0], &[0]), // no such operand
+            rule(&[0], &[0], &[1, 3, 1, 1, 0], &[0]),    // no such bytes op
+            rule(&[0], &[0], &[1, 0, 65], &[0]),         // a pattern over 64 bytes
+            rule(&[0], &seven, &[0], &[0]),              // seven comparisons
+            rule(&[0], &[0], &[0], &[1, 0x80, 0x80, 0x80, 0x80, 0x80]), // varint overflow
         ];
         for bytes in bad {
             assert_eq!(decode(&bytes), Err(PolicyError::Malformed), "{bytes:?}");
@@ -755,10 +1002,10 @@ mod tests {
         assert!(decode_into(&bytes[..bytes.len() - 1], &mut target).is_err());
         assert_eq!(target, sample());
         decode_into(
-            encode(&FilterDescription::new(), &mut buffer).unwrap(),
+            encode(&FilterDescription::new(Action::Allow), &mut buffer).unwrap(),
             &mut target,
         )
         .unwrap();
-        assert_eq!(target, FilterDescription::new());
+        assert_eq!(target, FilterDescription::new(Action::Allow));
     }
 }

@@ -23,7 +23,7 @@ use core::str::Lines;
 const ARROW: &str = "->";
 
 // The limits some error messages spell out.
-const _: () = assert!(MAX_RULES == 64 && MAX_ARGS_PER_RULE == 4);
+const _: () = assert!(MAX_RULES == 64 && MAX_ARGS_PER_RULE == 6);
 
 /// Who reads the rules: which decisions (and so which rules) make sense.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,7 +204,7 @@ impl Iterator for TextRules<'_> {
 /// be a filter's, at most [`MAX_RULES`] rules, and the result passes the
 /// checks `abi::policy::encode` makes. The first bad line is the error.
 pub fn filter_description(text: &str) -> Result<FilterDescription, RuleError> {
-    let mut description = FilterDescription::new();
+    let mut description = FilterDescription::new(Action::Allow);
     for rule in parse(text, RuleUse::Filter) {
         let rule = rule?;
         // `parse` refused every server answer, so this is always `Some`.
@@ -264,7 +264,7 @@ pub fn parse_line(
             ARROW => break,
             "when" => {
                 if rule.args.is_full() {
-                    return Err(parser.error(token, "too many conditions (at most 4 `when`)"));
+                    return Err(parser.error(token, "too many conditions (at most 6 `when`)"));
                 }
                 let arg = parser.comparison()?;
                 // Cannot fail: not full, checked above.
@@ -432,12 +432,7 @@ impl<'a> LineParser<'a> {
             // surely a mistake in the mask or the value.
             return Err(self.error(value_token, "value has bits outside the mask"));
         }
-        Ok(ArgMatch {
-            register,
-            mask,
-            op,
-            value,
-        })
+        Ok(ArgMatch::register(register, mask, op, value))
     }
 
     /// After `on`: an object type other than `null`.
@@ -556,12 +551,7 @@ mod tests {
     }
 
     fn arg(register: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
-        ArgMatch {
-            register,
-            mask,
-            op,
-            value,
-        }
+        ArgMatch::register(register, mask, op, value)
     }
 
     fn error(line: usize, column: usize, message: &'static str) -> RuleError {
@@ -652,11 +642,11 @@ mod tests {
             assert_eq!(rule.args[..], [arg(register, 0xf0, *op, 0x10)]);
         }
         let rule = one(
-            "wait when x4 < 0x10 when x5 <= 3 when x6 > 4 when x7 >= 5 -> kill",
+            "wait when x2 != 1 when x3 == 2 when x4 < 0x10 when x5 <= 3 when x6 > 4 when x7 >= 5 -> kill",
             RuleUse::Server,
         );
         assert_eq!(rule.args.len(), MAX_ARGS_PER_RULE);
-        assert_eq!(rule.args[3], arg(7, u64::MAX, ArgOp::Ge, 5));
+        assert_eq!(rule.args[5], arg(7, u64::MAX, ArgOp::Ge, 5));
         // The mask selects bits; a value inside it compares as written.
         let masked = one("* when x1 & 0x7f == 6 -> log", RuleUse::Filter);
         assert!(masked.args[0].matches(&[0, 0x1234_5686, 0, 0, 0, 0, 0, 0]));
@@ -825,10 +815,10 @@ mod tests {
                 "number does not fit in 64 bits",
             ),
             (
-                "poll when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 -> allow",
+                "poll when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 when x2 == 1 -> allow",
                 Filter,
-                58,
-                "too many conditions (at most 4 `when`)",
+                84,
+                "too many conditions (at most 6 `when`)",
             ),
             ("call on -> allow", Filter, 9, "unknown object type"),
             ("call on", Filter, 8, "`on` without an object type"),
@@ -993,7 +983,7 @@ mod tests {
                     signal -> errno denied\n\
                     debug_print when x0 == 6 when x3 > 48 -> notify   # the loud console\n\
                     poll -> notify\n";
-        let mut expected = FilterDescription::new();
+        let mut expected = FilterDescription::new(Action::Allow);
         let mut signal = Rule::new(Action::errno(ErrorCode::Denied));
         signal.syscall = Some(Syscall::Signal.number());
         expected.push(signal).unwrap();

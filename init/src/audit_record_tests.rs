@@ -317,7 +317,7 @@ pub fn verdict_warden() -> i32 {
     use sdk::policy_server::{AnswerMessage, PolicyAnswer};
     use Syscall::{CapCopy, DebugPrint, NBRecv, Null, Poll, Signal, Wait, Yield};
     let mut buffer = [0u8; 512];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Yield).action(Action::errno(ErrorCode::OutOfResources)))
         .rule(RuleBuilder::syscall(Poll).action(Action::Log))
         .rule(RuleBuilder::syscall(DebugPrint).action(Action::Notify))

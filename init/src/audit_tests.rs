@@ -28,7 +28,7 @@ fn log_nulls() -> Result<(), i32> {
     use sdk::tcb::{FilterCap, Tcb};
     let filter = FilterCap(Cptr(10));
     let mut buffer = [0u8; 64];
-    let rules = FilterBuilder::new()
+    let rules = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Log))
         .encode(&mut buffer)
         .map_err(|_| 40)?;

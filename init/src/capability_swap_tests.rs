@@ -276,7 +276,7 @@ fn make_victim() -> Result<MappedFrame, i32> {
     };
     bind_to_own_space(&victim, BootProgram::SwapVictim.selector(0)).map_err(fail(12))?;
     let mut buffer = [0u8; 64];
-    let rules = FilterBuilder::new()
+    let rules = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::Notify))
         .encode(&mut buffer)
         .map_err(|_| 4)?;

@@ -131,7 +131,7 @@ pub fn parent() -> i32 {
     // A filter that allows everything, naming the parent's own endpoint
     // as server: it takes nothing away, and re-routes nothing.
     let mut buffer = [0u8; 64];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::any_syscall().action(Action::Allow))
         .encode(&mut buffer)
     else {
@@ -262,7 +262,7 @@ fn drain(
 /// child's records.
 pub fn warden() -> i32 {
     let mut buffer = [0u8; 256];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::errno(ErrorCode::OutOfResources)))
         .rule(RuleBuilder::syscall(Syscall::DebugPrint).action(Action::Notify))
         .encode(&mut buffer)

@@ -56,7 +56,7 @@ const STOP: u64 = 0x5709;
 /// is the most urgent thread of the scene), then reads the audit ring.
 pub fn supervisor() -> i32 {
     let mut buffer = [0u8; 512];
-    let filter = FilterBuilder::new()
+    let filter = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::errno(ErrorCode::Denied)))
         .rule(
             RuleBuilder::syscall(Syscall::DebugPrint)

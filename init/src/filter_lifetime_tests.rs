@@ -157,7 +157,7 @@ fn restart(child: Tcb) -> Result<(), ErrorCode> {
 fn make_filter() -> Result<(), ErrorCode> {
     retype(SMALL, CapType::Filter, 0, FILTER.0 .0, 1)?;
     let mut buffer = [0u8; 64];
-    let rules = FilterBuilder::new()
+    let rules = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::errno(REFUSED)))
         .encode(&mut buffer)
         .map_err(|_| ErrorCode::InvalidArgument)?;

@@ -123,7 +123,7 @@ fn audit_randomly(random: &mut Random) {
 fn attach_random_filter(random: &mut Random) {
     let slot = 7 + random.below(9);
     let _ = sdk::syscall::retype(4, CapType::Filter, 0, slot, 1);
-    let mut builder = FilterBuilder::new();
+    let mut builder = FilterBuilder::new(Action::Allow);
     for _ in 0..1 + random.below(4) {
         let number = Syscall::ALL[random.below(Syscall::ALL.len() as u64) as usize];
         if number == Syscall::Exit {

@@ -119,7 +119,7 @@ fn request(
 /// first, so B can check it is asked after A.
 pub fn server_a() -> i32 {
     let mut buffer = [0u8; 256];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::DebugPrint).action(Action::Notify))
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
         .encode(&mut buffer)
@@ -240,7 +240,7 @@ const B_RING_SIGNAL: Cptr = Cptr(13);
 pub fn server_b() -> i32 {
     expect!(1, ipc::wait(B_STARTED).map(|word| word != 0), Ok(true));
     let mut buffer = [0u8; 256];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Notify))
         .encode(&mut buffer)
@@ -255,7 +255,7 @@ pub fn server_b() -> i32 {
     expect!(4, B_FILTER.load(rules), Ok(()));
     expect!(5, APP.attach_filter(B_FILTER, Some(B_SERVER_CAP)), Ok(()));
     let mut buffer = [0u8; 256];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Notify))
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Notify))
         .encode(&mut buffer)

@@ -31,7 +31,7 @@ pub fn user() -> i32 {
     expect!(2, FIRST.load(&[0xff; 16]), Err(ErrorCode::InvalidArgument));
     let oversized = [0u8; MAX_DESCRIPTION_BYTES + 1];
     expect!(3, FIRST.load(&oversized), Err(ErrorCode::InvalidArgument));
-    let Ok(first) = FilterBuilder::new()
+    let Ok(first) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::errno(ErrorCode::OutOfResources)))
         .rule(
             RuleBuilder::syscall(Syscall::DebugPrint)
@@ -67,7 +67,7 @@ pub fn user() -> i32 {
     expect!(13, sdk::syscall::null(), Ok(()));
 
     let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
-    let Ok(second) = FilterBuilder::new()
+    let Ok(second) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::errno(ErrorCode::Denied)))
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::errno(ErrorCode::NotEnoughMemory)))
         .encode(&mut buffer)
@@ -116,7 +116,7 @@ pub fn asker() -> i32 {
         sdk::syscall::retype(ASKER_UNTYPED, CapType::Filter, 0, 8, 1),
         Ok(())
     );
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(
             RuleBuilder::syscall(Syscall::DebugPrint)
                 .arg(3, ArgOp::Ge, 30)
@@ -288,7 +288,7 @@ pub fn trapped() -> i32 {
         sdk::syscall::retype(UNTYPED, CapType::Filter, 0, 8, 1),
         Ok(())
     );
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Trap))
         .encode(&mut buffer)
     else {
@@ -345,7 +345,7 @@ pub fn fast_caller() -> i32 {
     );
     // First a filter that says nothing of Call: a constant Allow, so its
     // bit is in the mask and the fast path may take the calls.
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::errno(ErrorCode::Denied)))
         .encode(&mut buffer)
     else {
@@ -358,7 +358,7 @@ pub fn fast_caller() -> i32 {
     expect!(9, aliased(), Err(ErrorCode::InvalidSyscall));
     // A rule on Call's x2: its verdict must be evaluated.
     let mut buffer = [0u8; 256];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(
             RuleBuilder::syscall(Syscall::Call)
                 .arg(2, ArgOp::Eq, 7)
@@ -376,7 +376,7 @@ pub fn fast_caller() -> i32 {
     // A constant Errno for every Call.
     let mut buffer = [0u8; 256];
     let third = FilterCap(Cptr(10));
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Call).action(Action::errno(ErrorCode::OutOfResources)))
         .encode(&mut buffer)
     else {

@@ -107,7 +107,7 @@ struct Counts {
 /// the first, lets the second go on; then checks the counts and records.
 pub fn preemptor() -> i32 {
     let mut buffer = [0u8; 128];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Retype).action(Action::Notify))
         .encode(&mut buffer)
     else {

@@ -107,7 +107,7 @@ pub fn kill_supervisor() -> i32 {
     let server = Tcb(Cptr(3));
     let filter = FilterCap(Cptr(8));
     let mut buffer = [0u8; 64];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::any_syscall().action(Action::Kill))
         .encode(&mut buffer)
     else {

@@ -280,9 +280,11 @@ fn attack() -> Result<(), ErrorCode> {
 /// each of `syscalls`.
 fn attach_notify_filter(syscalls: &[Syscall]) -> Result<(), ErrorCode> {
     let mut buffer = [0u8; 256];
-    let rules = syscalls.iter().fold(FilterBuilder::new(), |rules, &s| {
-        rules.rule(RuleBuilder::syscall(s).action(Action::Notify))
-    });
+    let rules = syscalls
+        .iter()
+        .fold(FilterBuilder::new(Action::Allow), |rules, &s| {
+            rules.rule(RuleBuilder::syscall(s).action(Action::Notify))
+        });
     let encoded = rules
         .encode(&mut buffer)
         .map_err(|_| ErrorCode::InvalidArgument)?;

@@ -103,7 +103,7 @@ pub fn supervisor() -> i32 {
 
     // A Kill rule (the filter's rule 1) ends the second.
     let mut buffer = [0u8; 64];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::errno(ErrorCode::Denied)))
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Kill))
         .encode(&mut buffer)

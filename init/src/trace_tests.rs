@@ -141,7 +141,7 @@ pub fn tracer() -> i32 {
         Ok(())
     );
     let mut buffer = [0u8; 512];
-    let Ok(rules) = FilterBuilder::new()
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(
             RuleBuilder::syscall(Syscall::DebugPrint)
                 .arg(3, ArgOp::Ge, 40)

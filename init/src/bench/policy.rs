@@ -47,7 +47,7 @@ fn attach(
 /// A filter that refuses `Yield` with a cached `Errno` and says nothing
 /// of anything else: every other syscall's verdict is a constant `Allow`.
 fn refuse_yield() -> FilterBuilder {
-    FilterBuilder::new()
+    FilterBuilder::new(Action::Allow)
         .rule(sdk::policy::RuleBuilder::syscall(Syscall::Yield).action(Action::errno(REFUSED)))
 }
 
@@ -91,7 +91,7 @@ pub fn run_single_thread(parameter: BenchParameter) -> i32 {
     // Allow, so it is not cached and each Null is evaluated (x2 = 0 by
     // `timed_syscall`: allowed).
     let row = "syscall_policy_evaluated_allow";
-    let on_x2 = FilterBuilder::new().rule(
+    let on_x2 = FilterBuilder::new(Action::Allow).rule(
         sdk::policy::RuleBuilder::syscall(Syscall::Null)
             .arg(2, ArgOp::Eq, 1)
             .action(Action::errno(REFUSED)),
@@ -161,7 +161,7 @@ pub fn run_filtered_ipc_client(parameter: BenchParameter) -> i32 {
 pub fn run_notify_asker(parameter: BenchParameter) -> i32 {
     let row = "policy_notify_round_trip";
     let server = Cptr(ENDPOINT_SLOT);
-    let notify_null = FilterBuilder::new()
+    let notify_null = FilterBuilder::new(Action::Allow)
         .rule(sdk::policy::RuleBuilder::syscall(Syscall::Null).action(Action::Notify));
     if let Err(reason) = attach(
         4,

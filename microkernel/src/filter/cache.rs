@@ -49,6 +49,10 @@ pub struct VerdictCache {
     /// Bit n: a reachable rule for syscall n looks at the object type or
     /// the badge, so evaluating it needs the capability lookup.
     needs_capability: u64,
+    /// Bit n: judging syscall n needs the memory it carries copied first:
+    /// a reachable rule reads memory, or the verdict can be `Notify`
+    /// (the request carries the copy to the server).
+    needs_memory: u64,
 }
 
 impl VerdictCache {
@@ -64,6 +68,7 @@ impl VerdictCache {
             verdicts,
             no_entry_work: all_syscalls_mask(),
             needs_capability: 0,
+            needs_memory: 0,
         }
     }
 
@@ -73,6 +78,7 @@ impl VerdictCache {
             verdicts: [None; SYSCALL_COUNT],
             no_entry_work: 0,
             needs_capability: 0,
+            needs_memory: 0,
         };
         for syscall in Syscall::ALL {
             let number = syscall.number();
@@ -83,6 +89,9 @@ impl VerdictCache {
                 most = most.max(reach.most);
                 if reach.needs_capability {
                     cache.needs_capability |= 1 << number;
+                }
+                if reach.needs_memory {
+                    cache.needs_memory |= 1 << number;
                 }
             }
             if least == most {
@@ -115,6 +124,14 @@ impl VerdictCache {
             && self.needs_capability & (1 << number) != 0
     }
 
+    /// Whether judging syscall `number` needs the memory it carries copied
+    /// first (a rule that can decide it reads memory, or a filter's
+    /// verdict can be `Notify`). Unlike `needs_capability`, true for a
+    /// cached `Notify` too: its server is sent the copy.
+    pub fn needs_memory(&self, number: u64) -> bool {
+        number < 64 && self.needs_memory & (1 << number) != 0
+    }
+
     /// The verdict for `facts`: cached, or evaluated over `filters`, which
     /// must be the stack the cache was computed for.
     pub fn verdict(&self, filters: &[&Filter], facts: &SyscallFacts) -> Action {
@@ -142,6 +159,8 @@ struct Reach {
     most: Action,
     /// A rule it can reach looks at the object type or the badge.
     needs_capability: bool,
+    /// A rule it can reach reads memory, or it can say `Notify`.
+    needs_memory: bool,
 }
 
 impl Reach {
@@ -160,14 +179,17 @@ fn reachable(filter: &Filter, number: u64) -> Reach {
         least: Action::Kill,
         most: Action::Allow,
         needs_capability: false,
+        needs_memory: false,
     };
     for rule in filter.rules().iter().filter(|r| r.applies_to(number)) {
         reach.add(rule.action);
         reach.needs_capability |= rule.object_type.is_some() || rule.badge.is_some();
+        reach.needs_memory |= rule.reads_memory() || rule.action == Action::Notify;
         if !rule.is_conditional() {
             return reach;
         }
     }
-    reach.add(Action::Allow);
+    reach.add(filter.default());
+    reach.needs_memory |= filter.default() == Action::Notify;
     reach
 }

@@ -12,17 +12,23 @@ impl Filter {
         self.rules()
             .iter()
             .find(|rule| rule_matches(rule, facts))
-            .map_or(Action::Allow, |rule| rule.action)
+            .map_or(self.default(), |rule| rule.action)
     }
 
     /// The rule that gives this filter's verdict: the index of the first
-    /// rule that matches, and its action (`None` when none does). What an
-    /// end message names for a policy kill.
+    /// rule that matches, and its action; when none does, the default,
+    /// as index `rules().len()` (one past the last rule). What an end
+    /// message names for a policy kill.
     pub fn deciding_rule(&self, facts: &SyscallFacts) -> Option<(usize, Action)> {
-        self.rules()
-            .iter()
-            .position(|rule| rule_matches(rule, facts))
-            .map(|index| (index, self.rules()[index].action))
+        let rules = self.rules();
+        Some(
+            rules
+                .iter()
+                .position(|rule| rule_matches(rule, facts))
+                .map_or((rules.len(), self.default()), |index| {
+                    (index, rules[index].action)
+                }),
+        )
     }
 }
 

@@ -27,4 +27,4 @@ mod tests;
 pub use cache::{VerdictCache, SYSCALL_COUNT};
 pub use description::Filter;
 pub use evaluate::{evaluate, killing_rule, routed_verdict};
-pub use facts::SyscallFacts;
+pub use facts::{JudgedView, SyscallFacts};

@@ -4,7 +4,8 @@
 use super::*;
 use abi::cap::CapType;
 use abi::policy::{
-    encode, Action, ArgMatch, ArgOp, FilterDescription, PolicyError, Rule, MAX_DESCRIPTION_BYTES,
+    encode, Action, ArgMatch, ArgOp, BytesMatch, BytesOp, FilterDescription, Operand, PolicyError,
+    Rule, MAX_DESCRIPTION_BYTES,
 };
 use abi::{ErrorCode, MessageInfo, Syscall};
 use proptest::prelude::*;
@@ -17,25 +18,24 @@ fn rule(syscall: Option<Syscall>, action: Action) -> Rule {
 }
 
 fn with_arg(mut rule: Rule, register: u8, mask: u64, op: ArgOp, value: u64) -> Rule {
-    let arg = ArgMatch {
-        register,
-        mask,
-        op,
-        value,
-    };
+    let arg = ArgMatch::register(register, mask, op, value);
     rule.push_arg(arg).unwrap();
     rule
 }
 
 fn filter(rules: &[Rule]) -> Filter {
-    let mut d = FilterDescription::new();
+    filter_with_default(rules, Action::Allow)
+}
+
+fn filter_with_default(rules: &[Rule], default: Action) -> Filter {
+    let mut d = FilterDescription::new(default);
     for r in rules {
         d.push(r.clone()).unwrap();
     }
     Filter::from_description(d).unwrap()
 }
 
-fn facts(syscall: Syscall, args: [u64; 8]) -> SyscallFacts {
+fn facts(syscall: Syscall, args: [u64; 8]) -> SyscallFacts<'static> {
     SyscallFacts::from_registers(syscall.number(), args)
 }
 
@@ -333,7 +333,7 @@ fn verdict_uses_the_cache_or_evaluates() {
 #[test]
 fn load_replaces_the_rules_or_keeps_them() {
     let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
-    let mut d = FilterDescription::new();
+    let mut d = FilterDescription::new(Action::Allow);
     d.push(rule(Some(Syscall::Yield), Action::Kill)).unwrap();
     let bytes = encode(&d, &mut buffer).unwrap();
     let mut f = filter(&[rule(None, DENIED)]);
@@ -344,7 +344,7 @@ fn load_replaces_the_rules_or_keeps_them() {
     );
     assert_eq!(f, before);
     assert_eq!(
-        f.load(&[1, 0, 0, 0, 0, 0, 1, 0]),
+        f.load(&[1, 0, 0, 0, 0, 0, 0, 1, 0, 0]),
         Err(PolicyError::BadErrno)
     );
     assert_eq!(f, before);
@@ -381,13 +381,35 @@ fn any_rule() -> impl Strategy<Value = Rule> {
         Just(ArgOp::Ge),
         Just(ArgOp::MaskedEq),
     ];
-    let arg = (0u8..=7, prop_oneof![Just(u64::MAX), 0u64..4], op, 0u64..4).prop_map(
-        |(register, mask, op, value)| ArgMatch {
-            register,
+    let operand = prop_oneof![
+        (0u8..=7).prop_map(Operand::Register),
+        (0u8..=9).prop_map(Operand::Word),
+        Just(Operand::Pc),
+    ];
+    let arg = (operand, prop_oneof![Just(u64::MAX), 0u64..4], op, 0u64..4).prop_map(
+        |(operand, mask, op, value)| ArgMatch {
+            operand,
             mask,
             op,
             value,
         },
+    );
+    let bytes = proptest::option::weighted(
+        0.2,
+        (
+            prop_oneof![
+                Just(BytesOp::Equal),
+                Just(BytesOp::Prefix),
+                Just(BytesOp::Contains)
+            ],
+            proptest::collection::vec(0u8..2, 1..3),
+            0u16..3,
+        )
+            .prop_map(|(op, pattern, within)| BytesMatch {
+                op,
+                pattern: heapless::Vec::from_slice(&pattern).unwrap(),
+                within,
+            }),
     );
     (
         proptest::option::of(0u64..4),
@@ -395,37 +417,71 @@ fn any_rule() -> impl Strategy<Value = Rule> {
         proptest::option::weighted(0.2, 0u64..2),
         proptest::option::weighted(0.2, 0u64..2),
         proptest::collection::vec(arg, 0..3),
+        bytes,
         any_action(),
     )
-        .prop_map(|(syscall, object_type, label, badge, args, action)| {
-            let mut r = Rule {
-                syscall,
-                object_type,
-                label,
-                badge,
-                ..Rule::new(action)
-            };
-            for a in args {
-                r.push_arg(a).unwrap();
-            }
-            r
-        })
+        .prop_map(
+            |(syscall, object_type, label, badge, args, bytes, action)| {
+                let mut r = Rule {
+                    syscall,
+                    object_type,
+                    label,
+                    badge,
+                    bytes,
+                    ..Rule::new(action)
+                };
+                for a in args {
+                    r.push_arg(a).unwrap();
+                }
+                r
+            },
+        )
 }
 
 fn any_filter() -> impl Strategy<Value = Filter> {
-    proptest::collection::vec(any_rule(), 0..6).prop_map(|rules| filter(&rules))
+    (proptest::collection::vec(any_rule(), 0..6), any_action())
+        .prop_map(|(rules, default)| filter_with_default(&rules, default))
 }
 
-fn any_facts() -> impl Strategy<Value = SyscallFacts> {
+/// Judged memories the property tests draw from: none, bytes of a buffer
+/// (one judged in full, one longer than judged), a message's words.
+const MEMORIES: [JudgedView<'static>; 4] = [
+    JudgedView {
+        bytes: None,
+        length: 0,
+        message: false,
+    },
+    JudgedView {
+        bytes: Some(&[0, 1, 1, 0]),
+        length: 4,
+        message: false,
+    },
+    JudgedView {
+        bytes: Some(&[1, 0]),
+        length: 600,
+        message: false,
+    },
+    JudgedView {
+        bytes: Some(&[1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]),
+        length: 16,
+        message: true,
+    },
+];
+
+fn any_facts() -> impl Strategy<Value = SyscallFacts<'static>> {
     (
         0u64..5,
         proptest::array::uniform8(0u64..4),
         proptest::option::of((Just(CapType::Endpoint), 0u64..2)),
         0u64..2,
+        0u64..4,
+        0usize..MEMORIES.len(),
     )
-        .prop_map(|(number, mut args, capability, label)| {
+        .prop_map(|(number, mut args, capability, label, pc, memory)| {
             args[1] = MessageInfo::with(label, 0).into();
-            let f = SyscallFacts::from_registers(number, args);
+            let f = SyscallFacts::from_registers(number, args)
+                .with_pc(pc)
+                .with_memory(MEMORIES[memory]);
             match capability {
                 Some((t, badge)) => f.with_capability(t, badge),
                 None => f,

@@ -316,7 +316,7 @@ mod tests {
     fn the_demo_filter_as_text_is_the_builders_filter() {
         use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
         const LOUD_CONSOLE: u64 = 6;
-        let built = FilterBuilder::new()
+        let built = FilterBuilder::new(Action::Allow)
             .rule(RuleBuilder::syscall(Syscall::Signal).action(Action::errno(ErrorCode::Denied)))
             .rule(
                 RuleBuilder::syscall(Syscall::DebugPrint)

@@ -4,7 +4,7 @@
 //! use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 //! use sdk::{ErrorCode, Syscall};
 //!
-//! let filter = FilterBuilder::new()
+//! let filter = FilterBuilder::new(Action::Allow)
 //!     // Short prints only: a length of 4 KiB or more is refused.
 //!     .rule(
 //!         RuleBuilder::syscall(Syscall::DebugPrint)
@@ -29,11 +29,11 @@
 //! does not stop the chain: [`FilterBuilder::build`] reports the first one.
 
 use abi::cap::CapType;
-use abi::policy::{ArgMatch, Rule};
+use abi::policy::{ArgMatch, BytesMatch, Operand, Rule};
 use abi::Syscall;
 
 pub use abi::policy::{
-    decode, encode, Action, ArgOp, FilterDescription, PolicyError, MAX_ARGS_PER_RULE,
+    decode, encode, Action, ArgOp, BytesOp, FilterDescription, PolicyError, MAX_ARGS_PER_RULE,
     MAX_DESCRIPTION_BYTES, MAX_RULES,
 };
 
@@ -84,13 +84,53 @@ impl RuleBuilder {
     }
 
     /// Only when `(x[register] & mask) op value`.
-    pub fn arg_masked(mut self, register: u8, mask: u64, op: ArgOp, value: u64) -> RuleBuilder {
-        let arg = ArgMatch {
-            register,
+    pub fn arg_masked(self, register: u8, mask: u64, op: ArgOp, value: u64) -> RuleBuilder {
+        self.compare(ArgMatch::register(register, mask, op, value))
+    }
+
+    /// Only when message word `word op value` (words 0..=5 are `x2..x7`,
+    /// 6 and up the IPC buffer's, as the kernel copied them to judge the
+    /// call).
+    pub fn word(self, word: u8, op: ArgOp, value: u64) -> RuleBuilder {
+        self.word_masked(word, u64::MAX, op, value)
+    }
+
+    /// Only when `(message word & mask) op value`.
+    pub fn word_masked(self, word: u8, mask: u64, op: ArgOp, value: u64) -> RuleBuilder {
+        self.compare(ArgMatch {
+            operand: Operand::Word(word),
             mask,
             op,
             value,
-        };
+        })
+    }
+
+    /// Only when the caller's PC (the address after its `svc`) `op value`.
+    pub fn pc(self, op: ArgOp, value: u64) -> RuleBuilder {
+        self.compare(ArgMatch {
+            operand: Operand::Pc,
+            mask: u64::MAX,
+            op,
+            value,
+        })
+    }
+
+    /// Only when the bytes the call carries (a `DebugPrint` text, a
+    /// `FilterLoad` description, a message's buffer words) match
+    /// `pattern` by `op` (looking at the first `within` bytes; 0: all that
+    /// were judged).
+    pub fn bytes(mut self, op: BytesOp, pattern: &[u8], within: u16) -> RuleBuilder {
+        match BytesMatch::new(op, pattern, within) {
+            Ok(bytes) => self.rule.bytes = Some(bytes),
+            Err(error) => {
+                self.error.get_or_insert(error);
+            }
+        }
+        self
+    }
+
+    /// Adds one comparison (at most `MAX_ARGS_PER_RULE`).
+    fn compare(mut self, arg: ArgMatch) -> RuleBuilder {
         if let Err(error) = self.rule.push_arg(arg) {
             self.error.get_or_insert(error);
         }
@@ -114,17 +154,23 @@ pub struct CompleteRule {
     error: Option<PolicyError>,
 }
 
-/// A filter being built: rules in the order they are tried.
-#[derive(Clone, Debug, Default)]
+/// A filter being built: rules in the order they are tried, and what a
+/// syscall no rule matches gets.
+#[derive(Clone, Debug)]
 pub struct FilterBuilder {
     description: FilterDescription,
     error: Option<PolicyError>,
 }
 
 impl FilterBuilder {
-    /// No rules yet.
-    pub fn new() -> FilterBuilder {
-        FilterBuilder::default()
+    /// No rules yet; a syscall no rule matches gets `default` (always said:
+    /// `Action::Allow` for a filter that lists what it refuses, a refusal
+    /// for one that lists what it allows).
+    pub fn new(default: Action) -> FilterBuilder {
+        FilterBuilder {
+            description: FilterDescription::new(default),
+            error: None,
+        }
     }
 
     /// Adds a rule after the ones already added.
@@ -163,7 +209,7 @@ mod tests {
 
     #[test]
     fn builds_the_rules_in_order() {
-        let d = FilterBuilder::new()
+        let d = FilterBuilder::new(Action::Allow)
             .rule(
                 RuleBuilder::syscall(Syscall::DebugPrint)
                     .arg(2, ArgOp::Lt, 0x1000)
@@ -183,12 +229,7 @@ mod tests {
         let mut print = Rule::new(Action::Errno(5));
         print.syscall = Some(3);
         print
-            .push_arg(ArgMatch {
-                register: 2,
-                mask: u64::MAX,
-                op: ArgOp::Lt,
-                value: 0x1000,
-            })
+            .push_arg(ArgMatch::register(2, u64::MAX, ArgOp::Lt, 0x1000))
             .unwrap();
         assert_eq!(d.rules[0], print);
         let call = &d.rules[1];
@@ -202,7 +243,7 @@ mod tests {
     #[test]
     fn encodes_what_the_kernel_decodes() {
         let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
-        let builder = FilterBuilder::new()
+        let builder = FilterBuilder::new(Action::Allow)
             .rule(RuleBuilder::syscall(Syscall::Exit).action(Action::Log))
             .rule(RuleBuilder::any_syscall().action(Action::errno(ErrorCode::Denied)));
         let expected = builder.clone().build().unwrap();
@@ -215,7 +256,7 @@ mod tests {
         let too_many_args = (0..=MAX_ARGS_PER_RULE).fold(RuleBuilder::any_syscall(), |r, i| {
             r.arg(i as u8, ArgOp::Eq, 0)
         });
-        let built = FilterBuilder::new()
+        let built = FilterBuilder::new(Action::Allow)
             .rule(too_many_args.action(Action::Allow))
             .rule(
                 RuleBuilder::any_syscall()
@@ -224,17 +265,17 @@ mod tests {
             )
             .build();
         assert_eq!(built, Err(PolicyError::TooManyArgs));
-        let bad_register = FilterBuilder::new().rule(
+        let bad_register = FilterBuilder::new(Action::Allow).rule(
             RuleBuilder::any_syscall()
                 .arg(8, ArgOp::Eq, 0)
                 .action(Action::Allow),
         );
         assert_eq!(bad_register.build(), Err(PolicyError::BadRegister));
-        let errno_zero =
-            FilterBuilder::new().rule(RuleBuilder::any_syscall().action(Action::Errno(0)));
+        let errno_zero = FilterBuilder::new(Action::Allow)
+            .rule(RuleBuilder::any_syscall().action(Action::Errno(0)));
         let mut buffer = [0u8; 64];
         assert_eq!(errno_zero.encode(&mut buffer), Err(PolicyError::BadErrno));
-        let too_many_rules = (0..=MAX_RULES).fold(FilterBuilder::new(), |f, _| {
+        let too_many_rules = (0..=MAX_RULES).fold(FilterBuilder::new(Action::Allow), |f, _| {
             f.rule(RuleBuilder::any_syscall().action(Action::Allow))
         });
         assert_eq!(too_many_rules.build(), Err(PolicyError::TooManyRules));

@@ -149,7 +149,7 @@ impl Scene {
         ] {
             caps.retype(untyped, object, 0, cnode, index, 1).unwrap();
         }
-        let mut description = FilterDescription::new();
+        let mut description = FilterDescription::new(Action::Allow);
         description.push(rule).unwrap();
         let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
         let bytes = encode(&description, &mut buffer).unwrap();
