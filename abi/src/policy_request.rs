@@ -3,7 +3,7 @@
 //!
 //! The filtered thread blocks; the kernel sends its policy server's
 //! endpoint a message as if the thread had called it: label
-//! [`POLICY_REQUEST_LABEL`], 13 words, the badge of the endpoint
+//! [`POLICY_REQUEST_LABEL`], 17 words, the badge of the endpoint
 //! capability the server was named through in `x8`:
 //!
 //! | word | register | content |
@@ -15,6 +15,15 @@
 //! | 4 | `x6` | a cookie, unique per request |
 //! | 5 | `x7` | the syscall's `x0` |
 //! | 6..=12 | IPC buffer words 6..=12 | the syscall's `x1..x7` |
+//! | 13 | IPC buffer word 13 | the caller's PC (the address after its `svc`) |
+//! | 14 | IPC buffer word 14 | what memory the call carries ([`CarriedMemory`]'s number) |
+//! | 15 | IPC buffer word 15 | that memory's length in bytes (the buffer's, which may exceed what was judged) |
+//! | 16 | IPC buffer word 16 | how many bytes of it were judged and are sent (at most `abi::policy::MAX_JUDGED_BYTES`) |
+//!
+//! The judged bytes themselves are in the server's IPC buffer from word
+//! [`POLICY_REQUEST_MEMORY_WORD`] (byte 1024) on, outside the message
+//! words: exactly the copy the kernel judged the call by, and the one the
+//! call uses if it runs.
 //!
 //! The server answers with `Reply` (or `ReplyRecv`); the reply's label is
 //! the verdict, its words the verdict's data. A reply with any other label
@@ -31,7 +40,34 @@ use crate::{ErrorCode, MessageInfo};
 /// Label of a policy request.
 pub const POLICY_REQUEST_LABEL: u64 = 0x901c;
 /// Words in a policy request.
-pub const POLICY_REQUEST_WORDS: u8 = 13;
+pub const POLICY_REQUEST_WORDS: u8 = 17;
+/// The IPC buffer word of the server where the judged bytes of a request
+/// start (byte 1024: past the message words and the capability-transfer
+/// words).
+pub const POLICY_REQUEST_MEMORY_WORD: usize = 128;
+
+/// What memory a call carries, as rules and servers see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CarriedMemory {
+    /// None: no buffer, or it could not be read.
+    None = 0,
+    /// A buffer argument's bytes (`DebugPrint`'s text, `FilterLoad`'s
+    /// description).
+    Buffer = 1,
+    /// A message's IPC buffer words (word 6 on, little-endian).
+    Message = 2,
+}
+
+impl CarriedMemory {
+    /// The kind with number `raw` (anything unknown is `None`).
+    pub const fn from_raw(raw: u64) -> CarriedMemory {
+        match raw {
+            1 => CarriedMemory::Buffer,
+            2 => CarriedMemory::Message,
+            _ => CarriedMemory::None,
+        }
+    }
+}
 /// Reply label: run the syscall as it was made (it is not asked about again).
 pub const POLICY_REPLY_ALLOW: u64 = 0;
 /// Reply label: do not run it; word 0 is the error code it returns (a
@@ -65,6 +101,15 @@ pub struct PolicyRequest {
     pub cookie: u64,
     /// `x0..x7` as the thread made the call.
     pub args: [u64; 8],
+    /// The caller's PC (the address after its `svc`).
+    pub pc: u64,
+    /// What memory the call carries.
+    pub memory: CarriedMemory,
+    /// Its length in bytes.
+    pub memory_length: u64,
+    /// How many of its bytes were judged (and sent from word
+    /// [`POLICY_REQUEST_MEMORY_WORD`] on).
+    pub judged: u64,
 }
 
 impl PolicyRequest {
@@ -81,8 +126,8 @@ impl PolicyRequest {
         info.label() == POLICY_REQUEST_LABEL && info.length() == POLICY_REQUEST_WORDS
     }
 
-    /// The message words, in order: 0..=5 go in `x2..x7`, 6..=12 in IPC
-    /// buffer words 6..=12.
+    /// The message words, in order: 0..=5 go in `x2..x7`, 6..=16 in IPC
+    /// buffer words 6..=16.
     #[inline(always)]
     pub const fn encode(&self) -> [u64; POLICY_REQUEST_WORDS as usize] {
         let a = &self.args;
@@ -100,6 +145,10 @@ impl PolicyRequest {
             a[5],
             a[6],
             a[7],
+            self.pc,
+            self.memory as u64,
+            self.memory_length,
+            self.judged,
         ]
     }
 
@@ -114,6 +163,10 @@ impl PolicyRequest {
             thread: w[3],
             cookie: w[4],
             args: [w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12]],
+            pc: w[13],
+            memory: CarriedMemory::from_raw(w[14]),
+            memory_length: w[15],
+            judged: w[16],
         }
     }
 }
@@ -197,9 +250,16 @@ mod tests {
             thread: 4,
             cookie: 17,
             args: [1, 2, 3, 4, 5, 6, 7, 8],
+            pc: 0x40_1000,
+            memory: CarriedMemory::Message,
+            memory_length: 600,
+            judged: 464,
         };
         let words = request.encode();
-        assert_eq!(words, [3, 10, 0x5e, 4, 17, 1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(
+            words,
+            [3, 10, 0x5e, 4, 17, 1, 2, 3, 4, 5, 6, 7, 8, 0x40_1000, 2, 600, 464]
+        );
         assert_eq!(PolicyRequest::decode(&words), request);
     }
 

@@ -335,6 +335,10 @@ fn deliver_policy_request<M: PhysMemory>(
         thread: u64::from(asker.number),
         cookie: request.cookie,
         args: [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]],
+        pc: asker.context.pc(),
+        memory: abi::policy_request::CarriedMemory::None,
+        memory_length: 0,
+        judged: 0,
     }
     .encode();
     if let Some(buffer) = server.ipc_buffer {

@@ -34,7 +34,11 @@
 
 use crate::ipc::{self, Cptr, Message, Received};
 use abi::cap::CapType;
-use abi::policy_request::{PolicyRequest as RequestMessage, POLICY_REQUEST_WORDS};
+use abi::policy::MAX_JUDGED_BYTES;
+pub use abi::policy_request::CarriedMemory;
+use abi::policy_request::{
+    PolicyRequest as RequestMessage, POLICY_REQUEST_MEMORY_WORD, POLICY_REQUEST_WORDS,
+};
 use abi::{ErrorCode, Syscall};
 
 /// A server's verdict on one request (encoded and decoded by `abi`).
@@ -57,6 +61,17 @@ pub struct PolicyRequest {
     pub cookie: u64,
     /// `x0..x7` as the thread made the call.
     pub args: [u64; 8],
+    /// The caller's PC (the address after its `svc`).
+    pub pc: u64,
+    /// What memory the call carries.
+    pub memory: CarriedMemory,
+    /// That memory's length in bytes (may exceed what was judged).
+    pub memory_length: u64,
+    /// The judged bytes: the kernel's copy, which the call uses if it runs
+    /// (`judged` of them are valid).
+    pub bytes: [u8; MAX_JUDGED_BYTES],
+    /// How many of `bytes` were judged.
+    pub judged: usize,
     /// The badge of the endpoint capability the request came through (the
     /// server can tell apart the threads or groups it serves by it).
     pub endpoint_badge: u64,
@@ -65,7 +80,8 @@ pub struct PolicyRequest {
 impl PolicyRequest {
     /// Decodes a received message; `None` if it is not a policy request.
     /// `buffer_word(i)` reads word `i` of this thread's IPC buffer (words
-    /// 6..=12 carry `x1..x7`).
+    /// 6..=16 carry `x1..x7`, the PC and the memory's description, words
+    /// from `POLICY_REQUEST_MEMORY_WORD` on the judged bytes).
     pub fn decode(
         received: &Received,
         buffer_word: impl Fn(usize) -> u64,
@@ -80,10 +96,36 @@ impl PolicyRequest {
                 None => buffer_word(i),
             };
         }
-        Some(PolicyRequest::new(
-            RequestMessage::decode(&words),
-            received.badge,
-        ))
+        let mut request = PolicyRequest::new(RequestMessage::decode(&words), received.badge);
+        for (i, chunk) in request.bytes[..request.judged.next_multiple_of(8).min(MAX_JUDGED_BYTES)]
+            .chunks_mut(8)
+            .enumerate()
+        {
+            let word = buffer_word(POLICY_REQUEST_MEMORY_WORD + i).to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+        Some(request)
+    }
+
+    /// The judged bytes the call carries (its buffer's, or its message's
+    /// IPC buffer words from word 6 on, little-endian).
+    pub fn judged_bytes(&self) -> &[u8] {
+        &self.bytes[..self.judged]
+    }
+
+    /// Message word `index` of an IPC call as judged: 0..=5 are `x2..x7`,
+    /// 6 and up its IPC buffer words; `None` past what was judged or for a
+    /// call that sends no message.
+    pub fn word(&self, index: usize) -> Option<u64> {
+        if index < abi::REGISTER_MESSAGE_WORDS {
+            return Some(self.args[index + 2]);
+        }
+        if self.memory != CarriedMemory::Message {
+            return None;
+        }
+        let offset = (index - abi::REGISTER_MESSAGE_WORDS) * 8;
+        let word = self.judged_bytes().get(offset..offset + 8)?;
+        Some(u64::from_le_bytes(word.try_into().ok()?))
     }
 
     /// The typed view of a request that came through an endpoint
@@ -97,6 +139,11 @@ impl PolicyRequest {
             thread: request.thread,
             cookie: request.cookie,
             args: request.args,
+            pc: request.pc,
+            memory: request.memory,
+            memory_length: request.memory_length,
+            bytes: [0; MAX_JUDGED_BYTES],
+            judged: (request.judged as usize).min(MAX_JUDGED_BYTES),
             endpoint_badge,
         }
     }
