@@ -47,9 +47,9 @@ const FIRST_FRAMES: u64 = 13;
 const CONFINED_BADGED: u64 = 25;
 /// A copy of the small Untyped without the write right.
 const READ_ONLY_SMALL: u64 = 29;
-/// log2 of the small Untyped: 16 KiB, room for one filter's record
-/// (10 304 bytes) and its own, not for two filters.
-const SMALL_BITS: u64 = 14;
+/// log2 of the small Untyped: 32 KiB, room for one filter's record
+/// (18 496 bytes) and its own, not for two filters.
+const SMALL_BITS: u64 = 15;
 /// What the filter answers `Yield` with.
 const REFUSED: ErrorCode = ErrorCode::Denied;
 const PRIORITY: u64 = 100;

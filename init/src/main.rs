@@ -29,6 +29,7 @@ mod exhaustion_tests;
 mod filter_lifetime_tests;
 mod fuzz;
 mod ipc_tests;
+mod judged_memory_tests;
 mod policy_routing_tests;
 mod policy_tests;
 mod preemption_tests;
@@ -227,6 +228,9 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::SwapSibling => capability_swap_tests::sibling(),
         BootProgram::SwapWarden => capability_swap_tests::warden(),
         BootProgram::SwapVictim => capability_swap_tests::victim(),
+        BootProgram::JudgedScribbler => judged_memory_tests::scribbler(),
+        BootProgram::JudgedServer => judged_memory_tests::server(),
+        BootProgram::JudgedApp => judged_memory_tests::app(),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),

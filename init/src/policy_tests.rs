@@ -22,7 +22,9 @@ const CNODE: u64 = crate::programs::CNODE_SLOT;
 /// Ends with the `Kill` of its last syscall (exit status
 /// `KILLED_BY_POLICY`); any other end is a failed check.
 pub fn user() -> i32 {
-    let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+    // Room for these small descriptions (a builder holds a whole
+    // description, some 18 KiB: the stack is 64 KiB).
+    let mut buffer = [0u8; 1024];
     expect!(
         1,
         sdk::syscall::retype(UNTYPED, CapType::Filter, 0, 8, 2),
@@ -66,7 +68,7 @@ pub fn user() -> i32 {
     // No rule names Null: a constant Allow, taken in the vector itself.
     expect!(13, sdk::syscall::null(), Ok(()));
 
-    let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+    let mut buffer = [0u8; 1024];
     let Ok(second) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::errno(ErrorCode::Denied)))
         .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::errno(ErrorCode::NotEnoughMemory)))

@@ -433,6 +433,17 @@ pub enum BootProgram {
     Supervisor = 130,
     /// A thread `Supervisor` starts: ends as its parameter says.
     Supervised = 131,
+    /// Makes `JudgedApp` a thread of its own space and CSpace, confines
+    /// it, then rewrites its IPC buffer while its calls are judged and
+    /// wait (`init/src/judged_memory_tests.rs`; Untyped in slot 2, its
+    /// VSpace in 3, its TCB in 4).
+    JudgedScribbler = 132,
+    /// The app's policy server and the receiver of its calls: every
+    /// message must arrive as judged.
+    JudgedServer = 133,
+    /// Made by `JudgedScribbler`: calls with the safe pattern in its
+    /// buffer, judged by a rule on its bytes or by the server.
+    JudgedApp = 134,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -520,7 +531,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 132] = [
+    pub const ALL: [BootProgram; 135] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -653,6 +664,9 @@ impl BootProgram {
         BootProgram::FilterChild,
         BootProgram::Supervisor,
         BootProgram::Supervised,
+        BootProgram::JudgedScribbler,
+        BootProgram::JudgedServer,
+        BootProgram::JudgedApp,
     ];
 
     /// A short name, used to name the thread.
@@ -790,6 +804,9 @@ impl BootProgram {
             BootProgram::FilterChild => "confined-child",
             BootProgram::Supervisor => "supervisor",
             BootProgram::Supervised => "supervised",
+            BootProgram::JudgedScribbler => "scribbler",
+            BootProgram::JudgedServer => "judged-server",
+            BootProgram::JudgedApp => "judged-app",
         }
     }
 

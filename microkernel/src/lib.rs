@@ -50,6 +50,7 @@ pub mod filter;
 pub mod frames;
 pub mod ids;
 pub mod ipc;
+pub mod judged_memory;
 pub mod kernel;
 pub mod member_links;
 pub mod platform;

@@ -5,6 +5,7 @@ use crate::fault::FaultReport;
 use crate::filter::VerdictCache;
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
+use crate::judged_memory::JudgedMemory;
 use crate::member_links::MemberLinks;
 use crate::scheduler::{RunLinks, RunQueued};
 use crate::stopped_call::StoppedCall;
@@ -318,6 +319,9 @@ pub struct Thread {
     pub(crate) filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
     pub(crate) verdicts: VerdictCache,
+    /// The memory its current syscall carries, copied once to judge it
+    /// (`crate::judged_memory`): what the call uses if it runs.
+    pub(crate) judged: JudgedMemory,
     /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
     /// badge of the capability it was given through (an endpoint
     /// destroyed since: it runs on untraced).
@@ -503,6 +507,7 @@ impl Thread {
         mcp: 0,
         filters: heapless::Vec::new(),
         verdicts: VerdictCache::unfiltered(),
+        judged: JudgedMemory::new(),
         space: None,
         space_links: MemberLinks::NONE,
         cspace_links: MemberLinks::NONE,

@@ -139,7 +139,43 @@ pub const TEST_CASES: &[Case] = &[
     EXHAUSTION_CASE,
     FILTER_LIFETIME_CASE,
     SUPERVISION_CASE,
+    JUDGED_MEMORY_CASE,
 ];
+
+/// What a call carries in memory runs as judged
+/// (`init/src/judged_memory_tests.rs`): the scribbler (thread 0) makes
+/// the app in its own space and CSpace; the server (thread 1) is the
+/// app's policy server (endpoint 1) and receives its calls (endpoint 0);
+/// the scribbler wakes it through notification 0.
+const JUDGED_MEMORY_CASE: Case = Case {
+    name: "memory is judged once and used as judged (no TOCTOU): a sibling in the caller's address space rewrites its IPC buffer after every check, while the call waits queued for its receiver or for its policy server's answer (allow, allow with new registers); the receiver always gets the judged words, the server's request carries the judged bytes; racing the check in a tight loop, spoiled buffers are refused and every delivered one is the judged pattern",
+    threads: &[BootProgram::JudgedScribbler.selector(0), BootProgram::JudgedServer.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 2,
+    notifications: 1,
+    untyped_pages: 64,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        vspace_grant(0, 3, 0, Rights::READ_WRITE),
+        tcb_grant(0, 4, 0, Rights::READ_WRITE),
+        grant(0, 5, SEND, JUDGED_APP_BADGE),
+        nth_endpoint_grant(1, 0, 6, SEND, JUDGED_POLICY_BADGE),
+        nth_notification_grant(0, 0, 7, SEND, 0),
+        grant(1, 2, RECEIVE, 0),
+        nth_endpoint_grant(1, 1, 3, RECEIVE, 0),
+        nth_notification_grant(0, 1, 4, RECEIVE, 0),
+        tcb_grant(1, 5, 1, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(5),
+    root_task: false,
+};
+/// The badges `init/src/judged_memory_tests.rs` checks.
+const JUDGED_APP_BADGE: u64 = crate::judged_memory_tests::APP_BADGE;
+const JUDGED_POLICY_BADGE: u64 = crate::judged_memory_tests::POLICY_BADGE;
 
 /// A thread's end reaches its supervisor (`init/src/supervision_tests.rs`).
 const SUPERVISION_CASE: Case = Case {

@@ -5,7 +5,8 @@
 //! `x2..x7`, the rest in the threads' IPC buffers (word `i` at byte `8 * i`
 //! of the buffer page), copied through physical memory. A message longer
 //! than either side's buffer allows is cut to what fits, and the receiver's
-//! message info says how many words arrived.
+//! message info says how many words arrived. The buffer words of a message
+//! its sender's filters judged come from the sender's judged copy.
 
 use crate::platform::PhysMemory;
 use crate::thread::Thread;
@@ -40,7 +41,15 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &Thread, to: &mut Thread, bad
     let length = match (from.ipc_buffer, to.ipc_buffer) {
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
             for word in REGISTER_MESSAGE_WORDS..wanted {
-                let value = phys.read_phys_u64(source + 8 * word as u64);
+                // A judged message goes as judged: from the sender's copy
+                // (`crate::judged_memory`), never its buffer read again.
+                // (A word the copy lacks was not sent when it was taken,
+                // as from a thread that had no buffer then: 0.)
+                let value = if from.judged.is_message() {
+                    from.judged.message_word(word).unwrap_or(0)
+                } else {
+                    phys.read_phys_u64(source + 8 * word as u64)
+                };
                 phys.write_phys_u64(target + 8 * word as u64, value);
             }
             wanted

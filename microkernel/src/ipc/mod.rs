@@ -27,6 +27,7 @@ use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{KernelMessage, PolicyRequest, Thread, ThreadId, ThreadState, Threads};
 use abi::fault::{FaultMessage, FaultReply};
 use abi::policy_request::PolicyAnswer as Verdict;
+use abi::policy_request::POLICY_REQUEST_MEMORY_WORD;
 use abi::ErrorCode;
 use message::transfer;
 
@@ -328,6 +329,9 @@ fn deliver_policy_request<M: PhysMemory>(
     // Word by word, as the request was built (`notify_policy_server`): array
     // copies can become `memcpy` calls on the strict-alignment target.
     let a = &request.args;
+    // The judged copy of the memory the call carries: what the server
+    // decides on is what runs if it allows (`crate::judged_memory`).
+    let (memory, memory_length, judged) = asker.judged.described();
     let words = abi::policy_request::PolicyRequest {
         number: request.number,
         object_type: request.object_type,
@@ -336,14 +340,20 @@ fn deliver_policy_request<M: PhysMemory>(
         cookie: request.cookie,
         args: [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]],
         pc: asker.context.pc(),
-        memory: abi::policy_request::CarriedMemory::None,
-        memory_length: 0,
-        judged: 0,
+        memory,
+        memory_length,
+        judged,
     }
     .encode();
     if let Some(buffer) = server.ipc_buffer {
         for (i, word) in words.iter().enumerate().skip(6) {
             phys.write_phys_u64(buffer + 8 * i as u64, *word);
+        }
+        let start = buffer + 8 * POLICY_REQUEST_MEMORY_WORD as u64;
+        for (i, chunk) in asker.judged.copied().chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            phys.write_phys_u64(start + 8 * i as u64, u64::from_le_bytes(word));
         }
     }
     let context = &mut server.context;

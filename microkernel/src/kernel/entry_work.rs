@@ -364,6 +364,18 @@ impl Kernel {
             step = enter.trace_entry(pass.trace_answer());
         }
         if step == EntryStep::Policy {
+            // The memory a verdict may depend on is copied first, once
+            // (a call going on after its server's answer keeps its copy).
+            if thread
+                .verdicts
+                .needs_memory(thread.context.syscall_number())
+            {
+                self.take_judged_memory(platform, current);
+                let Some(again) = self.objects.split_thread(current) else {
+                    unreachable!("the current thread is a thread");
+                };
+                (thread, others) = again;
+            }
             step = enter.policy(Self::judge(thread, others, &mut pass));
         }
         // The number as judged (an emulated result may be in `x8` now).
@@ -410,6 +422,7 @@ impl Kernel {
             verdicts,
             filters: stack,
             cspace_slots,
+            judged,
             ..
         } = thread;
         pass.checked = Some((context.capability_pointer(), context.syscall_number()));
@@ -422,7 +435,7 @@ impl Kernel {
             }
         }
         let check = PolicyCheck::new(verdicts, stack, others, *cspace_slots, context);
-        let (action, asker) = check.verdict(context, pass.waived);
+        let (action, asker) = check.verdict(context, pass.waived, judged.view());
         pass.outcome = EntryOutcome::Run;
         match action {
             Action::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),

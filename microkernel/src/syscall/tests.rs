@@ -278,15 +278,15 @@ fn tcb_arguments_are_checked() {
 #[test]
 fn policy_arguments_are_checked() {
     assert_eq!(
-        decode(&regs(29, 6, 0x40_0000, 8192)),
+        decode(&regs(29, 6, 0x40_0000, 16384)),
         Ok(Call::FilterLoad {
             filter: 6,
             address: 0x40_0000,
-            len: 8192
+            len: 16384
         })
     );
     assert_eq!(
-        decode(&regs(29, 6, 0x40_0000, 8193)),
+        decode(&regs(29, 6, 0x40_0000, 16385)),
         Err(ErrorCode::InvalidArgument)
     );
     assert_eq!(

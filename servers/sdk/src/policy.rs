@@ -197,8 +197,12 @@ impl FilterBuilder {
     /// Builds and encodes the description into `buffer` (at most
     /// [`MAX_DESCRIPTION_BYTES`] are needed), ready for the kernel.
     pub fn encode(self, buffer: &mut [u8]) -> Result<&[u8], PolicyError> {
-        let description = self.build()?;
-        encode(&description, buffer)
+        // From the builder's own description, not a copy of it (one is
+        // some 18 KiB; `encode` validates it).
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        encode(&self.description, buffer)
     }
 }
 

@@ -3,7 +3,8 @@
 //! policy server.
 
 use crate::cap::OtherObjects;
-use crate::filter::{routed_verdict, Filter, SyscallFacts, VerdictCache};
+use crate::filter::{routed_verdict, Filter, JudgedView, SyscallFacts, VerdictCache};
+use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
@@ -11,9 +12,10 @@ use crate::thread::KernelMessage;
 use crate::thread::{AttachedFilter, PolicyRequest, ThreadId};
 use abi::cap::CapType;
 use abi::policy::Action;
-use abi::ErrorCode;
+use abi::{ErrorCode, Syscall};
 use arch::context::UserContext;
 use arch::object_memory::kind;
+use entry::ArgIndex;
 
 /// A thread's filters and what evaluating them may need.
 pub(in crate::kernel) struct PolicyCheck<'a> {
@@ -82,18 +84,22 @@ impl<'a> PolicyCheck<'a> {
     }
 
     /// The stack's verdict for the syscall in `regs`, from the registers as
-    /// they are now (the copy the dispatched call will use), with the
+    /// they are now and the judged copy of its memory (the copies the
+    /// dispatched call will use), with the
     /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
     /// whose server is asked.
     pub(in crate::kernel) fn verdict(
         &self,
         regs: &UserContext,
         waived: u8,
+        memory: JudgedView<'_>,
     ) -> (Action, Option<u8>) {
         // Word by word (the view's): a slice copy was a call to `memcpy`.
         let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
         let args = [x0, x1, x2, x3, x4, x5, x6, x7];
-        let mut facts = SyscallFacts::from_registers(number, args);
+        let mut facts = SyscallFacts::from_registers(number, args)
+            .with_pc(regs.pc())
+            .with_memory(memory);
         if let Some((object_type, badge)) = self.capability {
             facts = facts.with_capability(object_type, badge);
         }
@@ -179,5 +185,75 @@ impl Kernel {
             args,
         }));
         self.send_on_behalf(platform, current, endpoint, badge);
+    }
+}
+
+impl Kernel {
+    /// Copies the memory `current`'s syscall carries into its judged copy
+    /// (`crate::judged_memory`), before its filters judge it: once per
+    /// call, unless a policy server's "allow with" has named another
+    /// buffer since (then that one is copied and judged). Called only for
+    /// a syscall whose verdict may depend on memory
+    /// (`VerdictCache::needs_memory`).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn take_judged_memory<P: Platform>(
+        &mut self,
+        platform: &P,
+        current: ThreadId,
+    ) {
+        let thread = &self.objects[current];
+        let context = &thread.context;
+        match Syscall::from_number(context.syscall_number()) {
+            Some(Syscall::DebugPrint | Syscall::FilterLoad) => {
+                let (address, length) = (context.arg(ArgIndex::X2), context.arg(ArgIndex::X3));
+                if thread.judged.is_of_buffer(address, length) {
+                    return;
+                }
+                let vspace = thread.space;
+                let Some((thread, others)) = self.objects.split_thread(current) else {
+                    return;
+                };
+                let space = vspace
+                    .and_then(|v| others.get::<kind::VSpace>(v))
+                    .and_then(|v| v.space.as_ref());
+                thread
+                    .judged
+                    .take_buffer(address, length, |out| match space {
+                        Some(space) => space.copy_from_user(platform, address, out).map_err(|_| ()),
+                        None => Err(()),
+                    });
+            }
+            Some(
+                Syscall::Send
+                | Syscall::NBSend
+                | Syscall::Call
+                | Syscall::Reply
+                | Syscall::ReplyRecv,
+            ) => {
+                if thread.judged.is_taken() {
+                    return;
+                }
+                // The words past the registers that `message::transfer`
+                // would send: up to the message's length, and only from
+                // an IPC buffer.
+                let length = usize::from(context.message_info().length()).min(MAX_MESSAGE_WORDS);
+                let words = length.saturating_sub(abi::REGISTER_MESSAGE_WORDS);
+                let buffer = thread.ipc_buffer;
+                let judged = &mut self.objects[current].judged;
+                match buffer {
+                    Some(buffer) => judged.take_message(words, |i| {
+                        let word = (abi::REGISTER_MESSAGE_WORDS + i) as u64;
+                        platform.read_phys_u64(buffer + 8 * word)
+                    }),
+                    None => judged.take_message(0, |_| 0),
+                }
+            }
+            _ => {
+                if !thread.judged.is_taken() {
+                    self.objects[current].judged.take_nothing();
+                }
+            }
+        }
     }
 }

@@ -29,6 +29,7 @@ impl Kernel {
         len: usize,
     ) -> Result<(), ErrorCode> {
         let cap = self.thread_cap(current, cptr, CapType::Filter, Rights::WRITE)?;
+        let requested = len;
         let len = len.min(MAX_DESCRIPTION_BYTES);
         let vspace = self.objects[current]
             .space
@@ -39,9 +40,28 @@ impl Kernel {
             .and_then(|v| v.space.as_ref())
             .ok_or(ErrorCode::InvalidAddress)?;
         let bytes = &mut self.policy_scratch[..len];
-        space
-            .copy_from_user(platform, address, bytes)
-            .map_err(|_| ErrorCode::InvalidAddress)?;
+        // The description as judged, if a filter or server judged it: its
+        // first `MAX_JUDGED_BYTES` from the copy, the rest (never judged)
+        // read now.
+        let judged = self.objects[current]
+            .judged
+            .buffer_for(address, requested as u64);
+        match judged {
+            Some(Err(())) => return Err(ErrorCode::InvalidAddress),
+            Some(Ok(copy)) => {
+                let from_copy = copy.len().min(len);
+                bytes[..from_copy].copy_from_slice(&copy[..from_copy]);
+                let rest = address
+                    .checked_add(from_copy as u64)
+                    .ok_or(ErrorCode::InvalidAddress)?;
+                space
+                    .copy_from_user(platform, rest, &mut bytes[from_copy..])
+                    .map_err(|_| ErrorCode::InvalidAddress)?;
+            }
+            None => space
+                .copy_from_user(platform, address, bytes)
+                .map_err(|_| ErrorCode::InvalidAddress)?,
+        }
         let body = self
             .objects
             .get_mut::<kind::Filter>(cap.object())

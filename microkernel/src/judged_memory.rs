@@ -1,0 +1,258 @@
+//! The judged copy of the memory a syscall carries: taken once, before
+//! the policy check, and the only copy the call ever uses.
+//!
+//! Linux's seccomp cannot look behind a pointer, and its user-notify
+//! `CONTINUE` is documented as unsafe for security decisions: the memory a
+//! supervisor inspected can change before the kernel reads it (TOCTOU).
+//! Here a filtered thread's syscall whose verdict may depend on memory (a
+//! rule reads a message word or the bytes it carries, or a policy server
+//! is asked) has that memory copied into its TCB first
+//! (`Thread::judged`): the filters judge the copy, a `Notify` request
+//! carries the copy to the server, and when the call runs it prints,
+//! loads or sends the copy, never the caller's memory read again. So
+//! another thread of the same address space rewriting the buffer while
+//! the call is judged, waits for its server, or waits for a receiver
+//! changes nothing that runs.
+//!
+//! * **What is copied.** `DebugPrint`'s text and `FilterLoad`'s
+//!   description (`x2` address, `x3` length; the first
+//!   [`MAX_JUDGED_BYTES`]), and the IPC buffer words (word 6 up to the
+//!   message's length) of a message sent by `Send`, `NBSend`, `Call`,
+//!   `Reply` and `ReplyRecv`. Other syscalls carry no memory.
+//! * **Where it lives, and who pays.** In the calling thread's TCB record,
+//!   [`MAX_JUDGED_BYTES`] bytes of it, paid by the Untyped memory the TCB
+//!   was retyped from (the kernel's own records for the threads it
+//!   makes). One syscall is in flight per thread, so one copy suffices,
+//!   however long the call waits (for a server's answer, or queued on an
+//!   endpoint for a receiver).
+//! * **Past the size.** A message's buffer words fit whole (58 words, 464
+//!   bytes), and so does a `DebugPrint` text (256 bytes). A `FilterLoad`
+//!   description longer than [`MAX_JUDGED_BYTES`] is judged by its first
+//!   512 bytes; the load uses those from the copy and reads the rest when
+//!   it runs (a rule that must see every byte also asks `when x3 <= 512`).
+//! * **Unreadable.** A buffer that cannot be read when the call is judged
+//!   is remembered as such: no rule on its bytes holds, and the call fails
+//!   with `InvalidAddress` when it runs, even if the memory has been
+//!   mapped since.
+
+use crate::filter::JudgedView;
+use abi::policy::MAX_JUDGED_BYTES;
+use abi::policy_request::CarriedMemory;
+
+/// The copy's bytes, aligned for word access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub struct JudgedBytes(pub [u8; MAX_JUDGED_BYTES]);
+
+/// What the copy holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judged {
+    /// Nothing taken for the thread's current syscall: it was not judged
+    /// on memory (nothing reads the copy).
+    Nothing,
+    /// Taken: the syscall carries no memory.
+    NoMemory,
+    /// Taken: the buffer (`length` bytes at `address`) could not be read.
+    Unreadable {
+        /// The buffer's address.
+        address: u64,
+        /// The buffer's length.
+        length: u64,
+    },
+    /// Taken: the first `judged` bytes of a `length`-byte buffer at
+    /// `address`.
+    Buffer {
+        /// The buffer's address.
+        address: u64,
+        /// The buffer's length.
+        length: u64,
+        /// How many bytes were copied (at most [`MAX_JUDGED_BYTES`]).
+        judged: u16,
+    },
+    /// Taken: a message's IPC buffer words, `words` of them (word 6 on).
+    Message {
+        /// How many buffer words were copied.
+        words: u8,
+    },
+}
+
+/// A thread's judged copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JudgedMemory {
+    /// What it holds.
+    pub judged: Judged,
+    /// The bytes (valid as `judged` says).
+    pub bytes: JudgedBytes,
+}
+
+impl JudgedMemory {
+    /// Nothing taken.
+    pub const fn new() -> JudgedMemory {
+        JudgedMemory {
+            judged: Judged::Nothing,
+            bytes: JudgedBytes([0; MAX_JUDGED_BYTES]),
+        }
+    }
+
+    /// Forgets the copy (a new syscall begins): only the state changes;
+    /// the bytes are never read while it is `Nothing`.
+    #[inline(always)]
+    pub fn forget(&mut self) {
+        self.judged = Judged::Nothing;
+    }
+
+    /// Has a copy been taken for the current syscall?
+    #[inline(always)]
+    pub fn is_taken(&self) -> bool {
+        self.judged != Judged::Nothing
+    }
+
+    /// The copied bytes (empty when none were copied).
+    pub fn copied(&self) -> &[u8] {
+        let len = match self.judged {
+            Judged::Buffer { judged, .. } => usize::from(judged),
+            Judged::Message { words } => usize::from(words) * 8,
+            _ => 0,
+        };
+        &self.bytes.0[..len.min(MAX_JUDGED_BYTES)]
+    }
+
+    /// What the copy holds, as a policy request describes it: its kind,
+    /// the memory's length, the bytes carried.
+    pub fn described(&self) -> (CarriedMemory, u64, u64) {
+        match self.judged {
+            Judged::Nothing | Judged::NoMemory | Judged::Unreadable { .. } => {
+                (CarriedMemory::None, 0, 0)
+            }
+            Judged::Buffer { length, judged, .. } => {
+                (CarriedMemory::Buffer, length, u64::from(judged))
+            }
+            Judged::Message { words } => {
+                let bytes = u64::from(words) * 8;
+                (CarriedMemory::Message, bytes, bytes)
+            }
+        }
+    }
+
+    /// Is it the copy of a message?
+    #[inline(always)]
+    pub fn is_message(&self) -> bool {
+        matches!(self.judged, Judged::Message { .. })
+    }
+
+    /// Buffer word `index` (6 and up) of a judged message, if it was sent.
+    pub fn message_word(&self, index: usize) -> Option<u64> {
+        let Judged::Message { words } = self.judged else {
+            return None;
+        };
+        let i = index.checked_sub(abi::REGISTER_MESSAGE_WORDS)?;
+        if i >= usize::from(words) {
+            return None;
+        }
+        let bytes = self.bytes.0.get(8 * i..8 * i + 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    /// Sets the copy to `words` message buffer words, `word(i)` giving
+    /// buffer word `6 + i`.
+    pub fn take_message(&mut self, words: usize, mut word: impl FnMut(usize) -> u64) {
+        let words = words.min(MAX_JUDGED_BYTES / 8);
+        for i in 0..words {
+            self.bytes.0[8 * i..8 * i + 8].copy_from_slice(&word(i).to_le_bytes());
+        }
+        self.judged = Judged::Message { words: words as u8 };
+    }
+
+    /// Sets the copy to the first bytes of the `length`-byte buffer at
+    /// `address`, which `copy` fills (`Err`: it cannot be read).
+    pub fn take_buffer<E>(
+        &mut self,
+        address: u64,
+        length: u64,
+        copy: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) {
+        let judged = usize::try_from(length).map_or(MAX_JUDGED_BYTES, |l| l.min(MAX_JUDGED_BYTES));
+        self.judged = match copy(&mut self.bytes.0[..judged]) {
+            Ok(()) => Judged::Buffer {
+                address,
+                length,
+                judged: judged as u16,
+            },
+            Err(_) => Judged::Unreadable { address, length },
+        };
+    }
+
+    /// Is the copy of the buffer at `address`, `length` bytes long? (A
+    /// policy server's "allow with" may name another buffer: then it is
+    /// copied again and judged again.)
+    pub fn is_of_buffer(&self, address: u64, length: u64) -> bool {
+        match self.judged {
+            Judged::Buffer {
+                address: a,
+                length: l,
+                ..
+            }
+            | Judged::Unreadable {
+                address: a,
+                length: l,
+            } => a == address && l == length,
+            _ => false,
+        }
+    }
+
+    /// What a call that runs reads of the `length`-byte buffer at
+    /// `address`: `Some(Ok(bytes))`, the judged copy of its first
+    /// `bytes.len()` bytes; `Some(Err(()))`, it could not be read when it
+    /// was judged (the call fails, even if it could be now); `None`, it
+    /// was not judged (nothing looked at it: the call reads it itself).
+    pub fn buffer_for(&self, address: u64, length: u64) -> Option<Result<&[u8], ()>> {
+        match self.judged {
+            Judged::Buffer {
+                address: a,
+                length: l,
+                ..
+            } if a == address && l == length => Some(Ok(self.copied())),
+            Judged::Unreadable {
+                address: a,
+                length: l,
+            } if a == address && l == length => Some(Err(())),
+            _ => None,
+        }
+    }
+
+    /// The copy as rules see it.
+    pub fn view(&self) -> JudgedView<'_> {
+        match self.judged {
+            Judged::Nothing | Judged::NoMemory => JudgedView::default(),
+            Judged::Unreadable { length, .. } => JudgedView {
+                bytes: None,
+                length: usize::try_from(length).unwrap_or(usize::MAX),
+                message: false,
+            },
+            Judged::Buffer { length, .. } => JudgedView {
+                bytes: Some(self.copied()),
+                length: usize::try_from(length).unwrap_or(usize::MAX),
+                message: false,
+            },
+            Judged::Message { words } => JudgedView {
+                bytes: Some(self.copied()),
+                length: usize::from(words) * 8,
+                message: true,
+            },
+        }
+    }
+
+    /// Marks the copy taken for a syscall that carries no memory.
+    pub fn take_nothing(&mut self) {
+        self.judged = Judged::NoMemory;
+    }
+}
+
+impl Default for JudgedMemory {
+    fn default() -> JudgedMemory {
+        JudgedMemory::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

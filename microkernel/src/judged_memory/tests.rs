@@ -1,0 +1,89 @@
+use super::*;
+
+#[test]
+fn a_buffer_is_copied_up_to_the_judged_size() {
+    let mut m = JudgedMemory::new();
+    assert!(!m.is_taken());
+    m.take_buffer(0x1000, 5, |out: &mut [u8]| -> Result<(), ()> {
+        out.copy_from_slice(b"hello");
+        Ok(())
+    });
+    assert_eq!(m.copied(), b"hello");
+    assert_eq!(m.described(), (CarriedMemory::Buffer, 5, 5));
+    let view = m.view();
+    assert_eq!(
+        (view.bytes, view.length, view.message),
+        (Some(&b"hello"[..]), 5, false)
+    );
+    let mut long = JudgedMemory::new();
+    long.take_buffer(0x1000, 9000, |out: &mut [u8]| -> Result<(), ()> {
+        assert_eq!(out.len(), MAX_JUDGED_BYTES);
+        out.fill(7);
+        Ok(())
+    });
+    assert_eq!(long.copied().len(), MAX_JUDGED_BYTES);
+    assert_eq!(long.view().length, 9000);
+    assert_eq!(long.described(), (CarriedMemory::Buffer, 9000, 512));
+    assert!(long.is_of_buffer(0x1000, 9000));
+    assert!(!long.is_of_buffer(0x1008, 9000));
+    assert_eq!(m.buffer_for(0x1000, 5), Some(Ok(&b"hello"[..])));
+    assert_eq!(m.buffer_for(0x1001, 5), None);
+}
+
+#[test]
+fn an_unreadable_buffer_is_remembered_and_shows_no_bytes() {
+    let mut m = JudgedMemory::new();
+    m.take_buffer(0x2000, 16, |_: &mut [u8]| Err(()));
+    assert!(m.is_taken());
+    assert_eq!(
+        m.judged,
+        Judged::Unreadable {
+            address: 0x2000,
+            length: 16
+        }
+    );
+    assert_eq!(m.buffer_for(0x2000, 16), Some(Err(())));
+    assert_eq!(
+        m.buffer_for(0x2000, 8),
+        None,
+        "another buffer was not judged"
+    );
+    assert_eq!(m.copied(), b"");
+    assert_eq!(m.view().bytes, None);
+    assert_eq!(m.described(), (CarriedMemory::None, 0, 0));
+}
+
+#[test]
+fn a_message_keeps_its_buffer_words() {
+    let mut m = JudgedMemory::new();
+    m.take_message(3, |i| 0x100 + i as u64);
+    assert_eq!(
+        m.message_word(5),
+        None,
+        "register words are not in the copy"
+    );
+    assert_eq!(m.message_word(6), Some(0x100));
+    assert_eq!(m.message_word(8), Some(0x102));
+    assert_eq!(m.message_word(9), None, "past the message");
+    let view = m.view();
+    assert!(view.message);
+    assert_eq!(view.buffer_word(7), Some(0x101));
+    assert_eq!(view.buffer_word(9), None);
+    assert_eq!(m.described(), (CarriedMemory::Message, 24, 24));
+    // The most a message carries fits.
+    m.take_message(58, |i| i as u64);
+    assert_eq!(m.message_word(63), Some(57));
+}
+
+#[test]
+fn forgetting_hides_the_copy() {
+    let mut m = JudgedMemory::new();
+    m.take_message(2, |_| 1);
+    m.forget();
+    assert!(!m.is_taken());
+    assert_eq!(m.message_word(6), None);
+    assert_eq!(m.copied(), b"");
+    m.take_nothing();
+    assert!(m.is_taken());
+    assert_eq!(m.view(), crate::filter::JudgedView::default());
+}
