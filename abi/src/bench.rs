@@ -8,7 +8,7 @@
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
 /// `BenchParameter::rows`.
-pub const ROWS: [&str; 34] = [
+pub const ROWS: [&str; 39] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -35,6 +35,11 @@ pub const ROWS: [&str; 34] = [
     "ipc_reply_recv_one_way_filtered",
     "ipc_round_trip_filtered",
     "policy_notify_round_trip",
+    "ipc_call_one_way_bytes_judged",
+    "ipc_reply_recv_one_way_bytes_judged",
+    "ipc_round_trip_bytes_judged",
+    "policy_notify_64_bytes",
+    "policy_allow_with_round_trip",
     "audit_lossy_null_syscall",
     "trace_syscall_entry_exit",
     "ipc_call_one_way_higher_prio",
@@ -58,6 +63,13 @@ pub const IPC_HIGHER_PRIO_LABEL: u64 = 6;
 /// Message label of the register-only phase between two threads of one
 /// address space (`ipc_call_one_way_same_as`).
 pub const IPC_SAME_AS_LABEL: u64 = 7;
+/// Message label of the phase whose calls carry 64 bytes in IPC buffer
+/// words 6..=13, judged by a byte rule of the client's filter
+/// (`ipc_call_one_way_bytes_judged`); the server's replies are
+/// register-only.
+pub const IPC_BYTES_JUDGED_LABEL: u64 = 9;
+/// Words in a call of that phase.
+pub const IPC_BYTES_JUDGED_LENGTH: u8 = 14;
 /// Message label of the register-only phase with `THREAD_COUNT_EXTRA`
 /// more threads alive (`ipc_call_one_way_threads_10000`).
 pub const IPC_THREADS_LABEL: u64 = 8;

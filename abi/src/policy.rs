@@ -515,6 +515,35 @@ pub fn encode<'b>(
     Ok(written)
 }
 
+/// Encodes a valid description given as its parts, `rules` (at most
+/// [`MAX_RULES`]) and `default`, into `buffer`: the bytes [`encode`]
+/// writes for the `FilterDescription` holding them, without building
+/// one (a whole description is some 18 KiB; a builder that holds a few
+/// rules need not be).
+pub fn encode_rules<'b>(
+    rules: &[Rule],
+    default: Action,
+    buffer: &'b mut [u8],
+) -> Result<&'b [u8], PolicyError> {
+    if rules.len() > MAX_RULES {
+        return Err(PolicyError::TooManyRules);
+    }
+    rules.iter().try_for_each(Rule::validate)?;
+    default.validate()?;
+    // A struct is its fields in order, a slice its length then its items:
+    // the bytes of a `FilterDescription`.
+    #[derive(Serialize)]
+    struct Parts<'a> {
+        rules: &'a [Rule],
+        default: Action,
+    }
+    let written = postcard::to_slice(&Parts { rules, default }, buffer).map_err(|e| match e {
+        postcard::Error::SerializeBufferFull => PolicyError::BufferTooSmall,
+        _ => PolicyError::Malformed,
+    })?;
+    Ok(written)
+}
+
 /// Decodes and validates a description.
 ///
 /// The result is about 10 KiB; a kernel with a small stack uses
@@ -799,6 +828,29 @@ mod tests {
             // The same bytes the derived serde impls read: one format.
             assert_eq!(postcard::from_bytes::<FilterDescription>(bytes), Ok(d));
         }
+    }
+
+    #[test]
+    fn encoding_the_parts_writes_the_descriptions_bytes() {
+        let mut whole = [0u8; BUFFER];
+        let mut parts = [0u8; BUFFER];
+        for d in [FilterDescription::new(Action::Kill), sample(), largest()] {
+            assert_eq!(
+                encode_rules(&d.rules, d.default, &mut parts),
+                encode(&d, &mut whole).map(|b| &*b)
+            );
+        }
+        let mut d = sample();
+        d.default = Action::Errno(0);
+        assert_eq!(
+            encode_rules(&d.rules, d.default, &mut parts),
+            Err(PolicyError::BadErrno)
+        );
+        let too_many = [const { Rule::new(Action::Allow) }; MAX_RULES + 1];
+        assert_eq!(
+            encode_rules(&too_many, Action::Allow, &mut parts),
+            Err(PolicyError::TooManyRules)
+        );
     }
 
     #[test]

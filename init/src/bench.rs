@@ -10,9 +10,9 @@ pub mod watch;
 
 use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
 use abi::bench::{
-    BenchParameter, IPC_FAST_LABEL, IPC_FILTERED_LABEL, IPC_HIGHER_PRIO_LABEL, IPC_SAME_AS_LABEL,
-    IPC_SLOW_LABEL, IPC_THREADS_LABEL, MAX_ITERATIONS, SCALE_STEPS, THREAD_COUNT_EXTRA,
-    WARM_UP_ITERATIONS,
+    BenchParameter, IPC_BYTES_JUDGED_LABEL, IPC_FAST_LABEL, IPC_FILTERED_LABEL,
+    IPC_HIGHER_PRIO_LABEL, IPC_SAME_AS_LABEL, IPC_SLOW_LABEL, IPC_THREADS_LABEL, MAX_ITERATIONS,
+    SCALE_STEPS, THREAD_COUNT_EXTRA, WARM_UP_ITERATIONS,
 };
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
@@ -116,11 +116,11 @@ pub fn run_yield_partner(parameter: BenchParameter) -> i32 {
 /// One phase of the IPC benchmark client: the label and length of its
 /// messages, and the rows it reports.
 pub(crate) struct IpcPhase {
-    label: u64,
-    length: u8,
-    call_row: &'static str,
-    reply_row: &'static str,
-    round_row: &'static str,
+    pub(crate) label: u64,
+    pub(crate) length: u8,
+    pub(crate) call_row: &'static str,
+    pub(crate) reply_row: &'static str,
+    pub(crate) round_row: &'static str,
 }
 
 /// The unfiltered client's phases: register-only, then one word too long
@@ -152,6 +152,22 @@ pub fn run_ipc_client(parameter: BenchParameter) -> i32 {
 
 /// The client's loop over `phases`, then the server's stop message.
 pub(crate) fn ipc_client(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 {
+    match ipc_phases(parameter, phases) {
+        0 => stop_ipc_server(),
+        failed => failed,
+    }
+}
+
+/// Tells the IPC benchmark server the client is done.
+pub(crate) fn stop_ipc_server() -> i32 {
+    match ipc::call(Cptr(ENDPOINT_SLOT), &Message::new(STOP_LABEL, &[])) {
+        Ok(_) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The client's loop over `phases` (0, or 1 when a call failed).
+pub(crate) fn ipc_phases(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 {
     let endpoint = Cptr(ENDPOINT_SLOT);
     let overhead = (0..64).map(|_| empty_delta()).min().unwrap_or(0);
     for phase in phases {
@@ -190,10 +206,7 @@ pub(crate) fn ipc_client(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 
             print_row(parameter, round_row, round_stats);
         }
     }
-    match ipc::call(endpoint, &Message::new(STOP_LABEL, &[])) {
-        Ok(_) => 0,
-        Err(_) => 1,
-    }
+    0
 }
 
 /// The scale benchmark's client: for each step of `SCALE_STEPS`, retypes
@@ -317,7 +330,13 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
             }
         }
         seen += 1;
-        let length = received.message.info.length();
+        // As long as the call, but register-only for the phase whose
+        // calls are judged on their buffer words (those must stay as the
+        // client wrote them).
+        let length = match label {
+            IPC_BYTES_JUDGED_LABEL => FAST_LENGTH,
+            _ => received.message.info.length(),
+        };
         let reply = Message::new(label, &[now()]).with_length(length);
         match ipc::reply_recv(endpoint, &reply) {
             Ok(next) => received = next,
@@ -344,6 +363,7 @@ fn report_call_phase(
         IPC_HIGHER_PRIO_LABEL => "ipc_call_one_way_higher_prio",
         IPC_SAME_AS_LABEL => "ipc_call_one_way_same_as",
         IPC_THREADS_LABEL => "ipc_call_one_way_threads_10000",
+        IPC_BYTES_JUDGED_LABEL => "ipc_call_one_way_bytes_judged",
         _ => match scaled {
             Some(name) => name,
             None => return,

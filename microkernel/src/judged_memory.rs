@@ -182,9 +182,36 @@ impl JudgedMemory {
         };
     }
 
-    /// Is the copy of the buffer at `address`, `length` bytes long? (A
-    /// policy server's "allow with" may name another buffer: then it is
-    /// copied again and judged again.)
+    /// Makes the copy the one of the `length`-byte buffer at `address`,
+    /// if the copy already holds all of it: the same buffer, or a shorter
+    /// one at the same address (a policy server's "allow with" that
+    /// lowers the length: the server judged these very bytes, which are
+    /// never read again). `false` if the copy does not hold it (another
+    /// address, or more bytes than were copied): then it must be copied,
+    /// and judged, again.
+    pub fn narrow_to(&mut self, address: u64, length: u64) -> bool {
+        match self.judged {
+            Judged::Buffer {
+                address: a,
+                length: l,
+                judged,
+            } if a == address && (length == l || length <= u64::from(judged)) => {
+                self.judged = Judged::Buffer {
+                    address,
+                    length,
+                    judged: judged.min(length as u16),
+                };
+                true
+            }
+            Judged::Unreadable {
+                address: a,
+                length: l,
+            } => a == address && l == length,
+            _ => false,
+        }
+    }
+
+    /// Is the copy of the buffer at `address`, `length` bytes long?
     pub fn is_of_buffer(&self, address: u64, length: u64) -> bool {
         match self.judged {
             Judged::Buffer {

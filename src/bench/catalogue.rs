@@ -315,6 +315,41 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         }),
     },
     CatalogueEntry {
+        name: "policy_allow_with_round_trip",
+        what: "null syscall whose verdict is Notify, allowed by the policy server with new x2..x7: the request IPC, the server's ReplyRecv, the filters judging the new arguments, the call run",
+        linux: &[linux("getppid_seccomp_notif_continue", 11335.5)],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "policy_notify_64_bytes",
+        what: "a 64-byte DebugPrint whose verdict is Notify: its bytes copied once into the kernel, carried to the server with the request, which answers with a result (emulate; nothing prints). Linux's supervisor would also have to read the bytes (process_vm_readv, not in the figure) and could not rely on them (TOCTOU)",
+        linux: &[linux("getppid_seccomp_notif_reply", 10771.8)],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_call_one_way_bytes_judged",
+        what: "a Call with 14 words (64 bytes in IPC buffer words 6..=13) judged by a byte rule (bytes == pattern) and allowed: the copy, the rule, the slow IPC path sending the judged copy; client to server",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_reply_recv_one_way_bytes_judged",
+        what: "the register-only reply to ipc_call_one_way_bytes_judged (the server is not judged on bytes); server to client",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_round_trip_bytes_judged",
+        what: "ipc_call_one_way_bytes_judged and its reply: the client's round trip",
+        linux: &[linux("getpid_seccomp_check5_arg_nocache", 881.5)],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
         name: "trace_syscall_entry_exit",
         what: "a traced null syscall: its entry and exit stops, each answered \"continue\" by the tracer (two IPC round trips)",
         linux: &[

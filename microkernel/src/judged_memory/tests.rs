@@ -87,3 +87,30 @@ fn forgetting_hides_the_copy() {
     assert!(m.is_taken());
     assert_eq!(m.view(), crate::filter::JudgedView::default());
 }
+
+#[test]
+fn a_shorter_buffer_at_the_same_address_keeps_the_copy() {
+    let mut m = JudgedMemory::new();
+    m.take_buffer(0x1000, 80, |out: &mut [u8]| -> Result<(), ()> {
+        out.fill(b'a');
+        Ok(())
+    });
+    // A server's "allow with" lowered the length: the judged bytes stay.
+    assert!(m.narrow_to(0x1000, 48));
+    assert_eq!(m.buffer_for(0x1000, 48), Some(Ok(&[b'a'; 48][..])));
+    assert_eq!(m.buffer_for(0x1000, 80), None);
+    // Longer than what was copied, or elsewhere: copied again.
+    assert!(!m.narrow_to(0x1000, 64));
+    assert!(!m.narrow_to(0x2000, 8));
+    let mut long = JudgedMemory::new();
+    long.take_buffer(0x1000, 9000, |_: &mut [u8]| -> Result<(), ()> { Ok(()) });
+    assert!(long.narrow_to(0x1000, 9000), "the same buffer");
+    assert!(
+        !long.narrow_to(0x1000, 8000),
+        "its first 512 bytes only were copied"
+    );
+    let mut unreadable = JudgedMemory::new();
+    unreadable.take_buffer(0x3000, 8, |_: &mut [u8]| Err(()));
+    assert!(unreadable.narrow_to(0x3000, 8));
+    assert!(!unreadable.narrow_to(0x3000, 4));
+}

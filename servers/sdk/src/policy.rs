@@ -33,8 +33,8 @@ use abi::policy::{ArgMatch, BytesMatch, Operand, Rule};
 use abi::Syscall;
 
 pub use abi::policy::{
-    decode, encode, Action, ArgOp, BytesOp, FilterDescription, PolicyError, MAX_ARGS_PER_RULE,
-    MAX_DESCRIPTION_BYTES, MAX_RULES,
+    decode, encode, encode_rules, Action, ArgOp, BytesOp, FilterDescription, PolicyError,
+    MAX_ARGS_PER_RULE, MAX_DESCRIPTION_BYTES, MAX_RULES,
 };
 
 /// One rule being built: what it matches. [`RuleBuilder::action`] ends it.
@@ -154,30 +154,54 @@ pub struct CompleteRule {
     error: Option<PolicyError>,
 }
 
+/// Rules a [`FilterBuilder`] holds unless told otherwise.
+pub const BUILDER_RULES: usize = 16;
+
 /// A filter being built: rules in the order they are tried, and what a
-/// syscall no rule matches gets.
+/// syscall no rule matches gets. It holds at most `N` rules (a rule is
+/// some 290 bytes, and a builder lives on its thread's stack):
+/// `FilterBuilder::new` holds [`BUILDER_RULES`], `FilterBuilder::<N>::
+/// holding` up to the kernel's [`MAX_RULES`].
 #[derive(Clone, Debug)]
-pub struct FilterBuilder {
-    description: FilterDescription,
+pub struct FilterBuilder<const N: usize = BUILDER_RULES> {
+    rules: [Rule; N],
+    count: usize,
+    default: Action,
     error: Option<PolicyError>,
 }
 
 impl FilterBuilder {
-    /// No rules yet; a syscall no rule matches gets `default` (always said:
-    /// `Action::Allow` for a filter that lists what it refuses, a refusal
-    /// for one that lists what it allows).
+    /// No rules yet (room for [`BUILDER_RULES`]); a syscall no rule
+    /// matches gets `default` (always said: `Action::Allow` for a filter
+    /// that lists what it refuses, a refusal for one that lists what it
+    /// allows).
     pub fn new(default: Action) -> FilterBuilder {
+        FilterBuilder::holding(default)
+    }
+}
+
+impl<const N: usize> FilterBuilder<N> {
+    /// No rules yet, room for `N` (at most [`MAX_RULES`] count: more are
+    /// `TooManyRules` when built); `default` as for `new`.
+    pub fn holding(default: Action) -> FilterBuilder<N> {
         FilterBuilder {
-            description: FilterDescription::new(default),
+            rules: [const { Rule::new(Action::Allow) }; N],
+            count: 0,
+            default,
             error: None,
         }
     }
 
-    /// Adds a rule after the ones already added.
-    pub fn rule(mut self, rule: CompleteRule) -> FilterBuilder {
-        let added = match rule.error {
-            Some(error) => Err(error),
-            None => self.description.push(rule.rule),
+    /// Adds a rule after the ones already added (`TooManyRules` past `N`).
+    pub fn rule(mut self, rule: CompleteRule) -> FilterBuilder<N> {
+        let added = match (rule.error, self.rules.get_mut(self.count)) {
+            (Some(error), _) => Err(error),
+            (None, None) => Err(PolicyError::TooManyRules),
+            (None, Some(slot)) => {
+                *slot = rule.rule;
+                self.count += 1;
+                Ok(())
+            }
         };
         if let Err(error) = added {
             self.error.get_or_insert(error);
@@ -185,24 +209,32 @@ impl FilterBuilder {
         self
     }
 
-    /// The description, or the first mistake made while building it.
-    pub fn build(self) -> Result<FilterDescription, PolicyError> {
-        if let Some(error) = self.error {
-            return Err(error);
-        }
-        self.description.validate()?;
-        Ok(self.description)
+    /// The rules added so far.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules[..self.count]
     }
 
-    /// Builds and encodes the description into `buffer` (at most
-    /// [`MAX_DESCRIPTION_BYTES`] are needed), ready for the kernel.
-    pub fn encode(self, buffer: &mut [u8]) -> Result<&[u8], PolicyError> {
-        // From the builder's own description, not a copy of it (one is
-        // some 18 KiB; `encode` validates it).
+    /// The description, or the first mistake made while building it.
+    pub fn build(&self) -> Result<FilterDescription, PolicyError> {
         if let Some(error) = self.error {
             return Err(error);
         }
-        encode(&self.description, buffer)
+        let mut description = FilterDescription::new(self.default);
+        for rule in self.rules() {
+            description.push(rule.clone())?;
+        }
+        description.validate()?;
+        Ok(description)
+    }
+
+    /// Encodes the description into `buffer` (at most
+    /// [`MAX_DESCRIPTION_BYTES`] are needed), ready for the kernel, or
+    /// says the first mistake made while building it.
+    pub fn encode<'b>(&self, buffer: &'b mut [u8]) -> Result<&'b [u8], PolicyError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        encode_rules(self.rules(), self.default, buffer)
     }
 }
 

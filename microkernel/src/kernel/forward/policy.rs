@@ -191,8 +191,9 @@ impl Kernel {
 impl Kernel {
     /// Copies the memory `current`'s syscall carries into its judged copy
     /// (`crate::judged_memory`), before its filters judge it: once per
-    /// call, unless a policy server's "allow with" has named another
-    /// buffer since (then that one is copied and judged). Called only for
+    /// call. A policy server's "allow with" that shortens the buffer keeps
+    /// the copy's first bytes; one that names another buffer, or a longer
+    /// one, has that one copied (and judged) again. Called only for
     /// a syscall whose verdict may depend on memory
     /// (`VerdictCache::needs_memory`).
     #[cold]
@@ -207,13 +208,13 @@ impl Kernel {
         match Syscall::from_number(context.syscall_number()) {
             Some(Syscall::DebugPrint | Syscall::FilterLoad) => {
                 let (address, length) = (context.arg(ArgIndex::X2), context.arg(ArgIndex::X3));
-                if thread.judged.is_of_buffer(address, length) {
-                    return;
-                }
                 let vspace = thread.space;
                 let Some((thread, others)) = self.objects.split_thread(current) else {
                     return;
                 };
+                if thread.judged.narrow_to(address, length) {
+                    return;
+                }
                 let space = vspace
                     .and_then(|v| others.get::<kind::VSpace>(v))
                     .and_then(|v| v.space.as_ref());
