@@ -55,7 +55,7 @@ pub const IPC_FAST_LABEL: u64 = 1;
 /// Message label of the phase with one word too many for registers.
 pub const IPC_SLOW_LABEL: u64 = 2;
 /// Message label of the register-only phase between filtered threads
-/// (`ipc_call_one_way_filtered`; 3 and 4 are `SCALE_STEPS`').
+/// (`ipc_call_one_way_filtered`; 3, 4 and 9 are `SCALE_STEPS`').
 pub const IPC_FILTERED_LABEL: u64 = 5;
 /// Message label of the register-only phase whose server is more urgent
 /// than its client (`ipc_call_one_way_higher_prio`).
@@ -67,7 +67,7 @@ pub const IPC_SAME_AS_LABEL: u64 = 7;
 /// words 6..=13, judged by a byte rule of the client's filter
 /// (`ipc_call_one_way_bytes_judged`); the server's replies are
 /// register-only.
-pub const IPC_BYTES_JUDGED_LABEL: u64 = 9;
+pub const IPC_BYTES_JUDGED_LABEL: u64 = 10;
 /// Words in a call of that phase.
 pub const IPC_BYTES_JUDGED_LENGTH: u8 = 14;
 /// Message label of the register-only phase with `THREAD_COUNT_EXTRA`

@@ -149,16 +149,24 @@ impl JudgedMemory {
         if i >= usize::from(words) {
             return None;
         }
-        let bytes = self.bytes.0.get(8 * i..8 * i + 8)?;
-        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+        let chunk = self.bytes.0.chunks_exact(8).nth(i)?;
+        let [b0, b1, b2, b3, b4, b5, b6, b7] = chunk else {
+            return None;
+        };
+        Some(u64::from_le_bytes([*b0, *b1, *b2, *b3, *b4, *b5, *b6, *b7]))
     }
 
     /// Sets the copy to `words` message buffer words, `word(i)` giving
     /// buffer word `6 + i`.
     pub fn take_message(&mut self, words: usize, mut word: impl FnMut(usize) -> u64) {
         let words = words.min(MAX_JUDGED_BYTES / 8);
-        for i in 0..words {
-            self.bytes.0[8 * i..8 * i + 8].copy_from_slice(&word(i).to_le_bytes());
+        // Whole words into whole 8-byte chunks: one store each.
+        for (i, chunk) in self.bytes.0.chunks_exact_mut(8).take(words).enumerate() {
+            let [b0, b1, b2, b3, b4, b5, b6, b7] = word(i).to_le_bytes();
+            let [c0, c1, c2, c3, c4, c5, c6, c7] = chunk else {
+                unreachable!("chunks of eight");
+            };
+            (*c0, *c1, *c2, *c3, *c4, *c5, *c6, *c7) = (b0, b1, b2, b3, b4, b5, b6, b7);
         }
         self.judged = Judged::Message { words: words as u8 };
     }
