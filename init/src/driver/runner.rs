@@ -10,6 +10,7 @@ use super::judge::Ended;
 use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::message::NOTIFICATION_LABEL;
+use abi::vspace::MapRights;
 use abi::ErrorCode;
 use core::time::Duration;
 use sdk::ipc::{self, Cptr, Message};
@@ -17,6 +18,7 @@ use sdk::supervision;
 use sdk::syscall::{cnode, retype};
 use sdk::task::{Supervisor, Task, TaskBuilder};
 use sdk::time::{self, TimeError, Timer};
+use sdk::vspace::Frame;
 
 /// Most threads a case starts.
 pub const MAX_CASE_THREADS: usize = 4;
@@ -284,6 +286,17 @@ impl Driver {
                 CaseObject::Irq => objects.irq(),
                 CaseObject::Tcb(i) => of(i)?.tcb().0 .0,
                 CaseObject::VSpace(i) => of(i)?.vspace().0 .0,
+                CaseObject::File(address) => {
+                    // The driver's copy goes at once: the thread's is the
+                    // only one, and the case's memory takes the Frame back.
+                    let frame = self.file_frame(objects, address)?;
+                    let minted =
+                        cnode::mint_into(task.cnode().0, frame, grant.slot, grant.rights, None);
+                    let _ = cnode::delete(self.supervisor.cnode.0, frame);
+                    let _ = self.supervisor.slots.free(frame);
+                    minted.map_err(|_| "minting a granted capability failed")?;
+                    continue;
+                }
             };
             let badge = (grant.badge != 0).then_some(grant.badge);
             cnode::mint_into(task.cnode().0, source, grant.slot, grant.rights, badge)
@@ -297,6 +310,42 @@ impl Driver {
                 .map_err(|_| "moving the endpoint to its owner failed")?;
         }
         Ok(())
+    }
+
+    /// A new Frame, from the case's memory, holding the file the
+    /// description maps into the driver at `address` as the root lays it
+    /// out (length, then bytes); returns the driver's slot of it.
+    fn file_frame(&mut self, objects: &CaseObjects, address: u64) -> Result<u64, &'static str> {
+        let file = sdk::described_file(address);
+        if file.len() > 4096 - 8 {
+            return Err("a file given to a case is larger than a page");
+        }
+        let slot = self
+            .supervisor
+            .slots
+            .alloc()
+            .map_err(|_| "no free slot for a file's Frame")?;
+        let frame = Frame(Cptr(slot));
+        let filled = retype(objects.memory.0, CapType::Frame, 0, slot, 1)
+            .and_then(|()| {
+                frame.map_view(
+                    self.supervisor.vspace,
+                    self.supervisor.scratch,
+                    MapRights::ReadWrite,
+                )
+            })
+            .and_then(|view| {
+                let written = view
+                    .write_u64(0, file.len() as u64)
+                    .and_then(|()| view.write_bytes(8, file));
+                frame.unmap().and(written)
+            });
+        if filled.is_err() {
+            let _ = cnode::delete(self.supervisor.cnode.0, slot);
+            let _ = self.supervisor.slots.free(slot);
+            return Err("cannot copy a file into a Frame for the case");
+        }
+        Ok(slot)
     }
 
     /// Starts the threads in order (the driver is more urgent: none runs
