@@ -67,7 +67,7 @@ struct CaseObjects {
     /// The Untyped the case's objects came from.
     memory: Cptr,
     /// First slot of the run: endpoints, notifications, the case's
-    /// Untyped, its IrqHandler.
+    /// Untyped, its IrqHandler, the Frames of files it is given.
     first: u64,
     count: u64,
     endpoints: u64,
@@ -87,6 +87,19 @@ impl CaseObjects {
     fn irq(&self) -> u64 {
         self.untyped() + 1
     }
+    /// The slot of the Frame of the case's `index`th `CaseObject::File`
+    /// grant (made when the grant is handed out).
+    fn file(&self, index: u64) -> u64 {
+        self.irq() + 1 + index
+    }
+}
+
+/// How many `CaseObject::File` grants `case` has.
+fn files_of(case: &Case) -> u64 {
+    case.grants
+        .iter()
+        .filter(|g| matches!(g.object, CaseObject::File(_)))
+        .count() as u64
 }
 
 /// Does every thread that has not ended (by the messages taken) wait, so
@@ -151,7 +164,7 @@ impl Driver {
         };
         let endpoints = u64::from(case.endpoints);
         let notifications = u64::from(case.notifications);
-        let count = endpoints + notifications + 2;
+        let count = endpoints + notifications + 2 + files_of(case);
         let slots = self
             .supervisor
             .slots
@@ -270,6 +283,7 @@ impl Driver {
             // Cannot fail: at most `MAX_CASE_THREADS` threads.
             let _ = tasks.push(task);
         }
+        let mut files = 0;
         for grant in case.grants {
             let task = tasks
                 .get(usize::from(grant.thread))
@@ -286,16 +300,13 @@ impl Driver {
                 CaseObject::Irq => objects.irq(),
                 CaseObject::Tcb(i) => of(i)?.tcb().0 .0,
                 CaseObject::VSpace(i) => of(i)?.vspace().0 .0,
+                // The driver keeps the original (deleting it would delete
+                // the thread's copy too) until the case's memory goes.
                 CaseObject::File(address) => {
-                    // The driver's copy goes at once: the thread's is the
-                    // only one, and the case's memory takes the Frame back.
-                    let frame = self.file_frame(objects, address)?;
-                    let minted =
-                        cnode::mint_into(task.cnode().0, frame, grant.slot, grant.rights, None);
-                    let _ = cnode::delete(self.supervisor.cnode.0, frame);
-                    let _ = self.supervisor.slots.free(frame);
-                    minted.map_err(|_| "minting a granted capability failed")?;
-                    continue;
+                    let frame = objects.file(files);
+                    files += 1;
+                    self.fill_file_frame(objects.memory, frame, address)?;
+                    frame
                 }
             };
             let badge = (grant.badge != 0).then_some(grant.badge);
@@ -312,21 +323,17 @@ impl Driver {
         Ok(())
     }
 
-    /// A new Frame, from the case's memory, holding the file the
-    /// description maps into the driver at `address` as the root lays it
-    /// out (length, then bytes); returns the driver's slot of it.
-    fn file_frame(&mut self, objects: &CaseObjects, address: u64) -> Result<u64, &'static str> {
+    /// Makes a Frame in `slot` from `memory` (the case's), holding the
+    /// file the description maps into the driver at `address` as the root
+    /// lays out a file (its length, then its bytes). The case's memory
+    /// takes it back.
+    fn fill_file_frame(&self, memory: Cptr, slot: u64, address: u64) -> Result<(), &'static str> {
         let file = sdk::described_file(address);
         if file.len() > 4096 - 8 {
             return Err("a file given to a case is larger than a page");
         }
-        let slot = self
-            .supervisor
-            .slots
-            .alloc()
-            .map_err(|_| "no free slot for a file's Frame")?;
         let frame = Frame(Cptr(slot));
-        let filled = retype(objects.memory.0, CapType::Frame, 0, slot, 1)
+        retype(memory.0, CapType::Frame, 0, slot, 1)
             .and_then(|()| {
                 frame.map_view(
                     self.supervisor.vspace,
@@ -339,13 +346,8 @@ impl Driver {
                     .write_u64(0, file.len() as u64)
                     .and_then(|()| view.write_bytes(8, file));
                 frame.unmap().and(written)
-            });
-        if filled.is_err() {
-            let _ = cnode::delete(self.supervisor.cnode.0, slot);
-            let _ = self.supervisor.slots.free(slot);
-            return Err("cannot copy a file into a Frame for the case");
-        }
-        Ok(slot)
+            })
+            .map_err(|_| "cannot copy a file into a Frame for the case")
     }
 
     /// Starts the threads in order (the driver is more urgent: none runs
