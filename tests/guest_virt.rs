@@ -136,7 +136,9 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
     for line in [
         // The root builds the demo's system: its one task, the driver,
         // privileged; the driver's end ends the system.
-        "system: building \"demo\": 1 task, 0 objects",
+        // The one object: the policy server's rules file, which the
+        // driver maps and hands the server (read at run time).
+        "system: building \"demo\": 1 task, 1 object",
         "system: started driver (priority 100, 8192 KiB, 0 capabilities, privileged)",
         "system: driver ended the system (status 0)",
         "driver: every boot capability checked",
@@ -155,10 +157,10 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
         "driver: both tasks exited with status 0 (their end messages)",
         "driver: both tasks reported; revoking their Untyped took back every object",
         "driver: a 2 ms sleep on the timer lasted at least 2 ms by the counter; a receive with a 2 ms deadline on an endpoint nobody sends to timed out, not before it",
+        "serving 5 rules and the default at line 24 from rules.txt, read at run time",
         &format!("[policy] task {app}: debug_print(x0=0x6, x2="),
-        "x3=0x51) -> clamp x3 to 48 (rule at line 11)",
         &format!("[app#{app}]   forwarded print: the server keeps 48 bytes --"),
-        "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 12)",
+        "poll(x0=0x5, x2=0x0, x3=0x0) -> emulate x0=0x0 x8=0x77 (rule at line 21)",
         &format!("[supervisor#{supervisor}] [audit] 9 records, none lost"),
         &format!("[app#{app}] its 6 calls each had the outcome the rules give"),
         "demo finished: 4 of 4 steps behaved as expected",
@@ -183,6 +185,16 @@ fn demo_on_virt_prints_the_banner_runs_the_root_task_and_the_policy_scene_and_ex
             "the demo did not print the line {whole:?}\n{outcome}"
         );
     }
+    // The forwarded print's decision (its text, judged, may follow `x3`).
+    assert!(
+        output.lines().any(|line| line
+            .contains(&format!("[policy] task {app}: debug_print(x0=0x6, x2="))
+            && line.contains("x3=0x51")
+            && line
+                .trim_end()
+                .ends_with(") -> clamp x3 to 48 (rule at line 20)")),
+        "the policy server did not clamp the forwarded print\n{outcome}"
+    );
     // A forwarded call has one record, once the server has decided, with
     // the arguments it ran with (the length clamped to 48 bytes).
     assert!(

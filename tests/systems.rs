@@ -198,13 +198,13 @@ fn a_policy_server_reads_its_rules_file_at_run_time() {
     let policy = lines_of(&outcome, "policy");
     assert_eq!(
         policy.first(),
-        Some(&"policy: serving 4 rules from policy.rules"),
+        Some(&"policy: serving 3 rules and a default from policy.rules"),
         "{outcome}"
     );
     for decision in [
         "-> clamp x3 to 48 (rule at line 5)",
         "-> emulate x0=0x0 x8=0x77 (rule at line 6)",
-        "-> errno denied (rule at line 7)",
+        "-> errno denied (no rule matches: the default at line 7)",
     ] {
         assert!(
             policy.iter().any(|l| l.ends_with(decision)),

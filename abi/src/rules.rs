@@ -5,14 +5,19 @@
 //! policy server's rules (read at run time with [`parse`]). The grammar,
 //! examples and error format are in `docs/policy.md`, "The rule language".
 //!
+//! A file is rules, one a line, and one `default -> DECISION` line: what
+//! a syscall no rule matches gets. A filter must say it (a filter's
+//! default is explicit on the wire too); a policy server's file may
+//! leave it out, and then the server says what it falls back to.
+//!
 //! Nothing here allocates: lines are read from the borrowed text one at a
 //! time, and every error is a [`RuleError`] naming the line and the column
 //! of the token at fault.
 
 use crate::cap::CapType;
 use crate::policy::{
-    Action, ArgMatch, ArgOp, FilterDescription, Rule, LABEL_BITS, MAX_ARGS_PER_RULE,
-    MAX_ARG_REGISTER, MAX_RULES,
+    Action, ArgMatch, ArgOp, BytesMatch, BytesOp, FilterDescription, Operand, Rule, LABEL_BITS,
+    MAX_ARGS_PER_RULE, MAX_ARG_REGISTER, MAX_MESSAGE_WORDS, MAX_PATTERN_BYTES, MAX_RULES,
 };
 use crate::{ErrorCode, Syscall};
 use core::fmt;
@@ -22,17 +27,28 @@ use core::str::Lines;
 /// The token between a rule's match and its decision.
 const ARROW: &str = "->";
 
+/// The first token of the line that says what no rule matching gets.
+const DEFAULT: &str = "default";
+
 // The limits some error messages spell out.
-const _: () = assert!(MAX_RULES == 64 && MAX_ARGS_PER_RULE == 6);
+const _: () = assert!(
+    MAX_RULES == 64
+        && MAX_ARGS_PER_RULE == 6
+        && MAX_PATTERN_BYTES == 64
+        && MAX_MESSAGE_WORDS == 64
+        && MAX_ARG_REGISTER == 7
+);
 
 /// Who reads the rules: which decisions (and so which rules) make sense.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleUse {
     /// A kernel filter: `allow`, `errno`, `kill`, `trap`, `notify`, `log`.
+    /// Its text must have a `default` line.
     Filter,
     /// A policy server answering `Notify` requests: `allow`, `errno`,
     /// `kill`, `emulate`, `clamp`. Its requests carry the object type, the
-    /// badge and `x0..x7` (so the label), so every condition applies.
+    /// badge, `x0..x7` (so the label), the PC and the judged memory, so
+    /// every condition applies. Its `default` line is optional.
     Server,
 }
 
@@ -107,8 +123,12 @@ pub struct TextRule {
     pub label: Option<u64>,
     /// `badge == <value>`: the badge of the capability in `x0`.
     pub badge: Option<u64>,
-    /// The `when` comparisons, all of which must hold.
+    /// The `when` comparisons (of a register, a message word or the PC),
+    /// all of which must hold.
     pub args: heapless::Vec<ArgMatch, MAX_ARGS_PER_RULE>,
+    /// `bytes <op> <pattern> [within <n>]`: a match on the bytes the call
+    /// carries.
+    pub bytes: Option<BytesMatch>,
     /// What the rule decides.
     pub decision: Decision,
     /// Its line (1-based).
@@ -128,6 +148,7 @@ impl TextRule {
         rule.label = self.label;
         rule.badge = self.badge;
         rule.args = self.args.clone();
+        rule.bytes = self.bytes.clone();
         Some(rule)
     }
 
@@ -139,6 +160,30 @@ impl TextRule {
             message,
         }
     }
+}
+
+/// The `default -> DECISION` line: what a syscall no rule matches gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextDefault {
+    /// The decision.
+    pub decision: Decision,
+    /// Its line (1-based).
+    pub line: usize,
+    /// The column (1-based) of `default`.
+    pub column: usize,
+}
+
+/// What a line that is not blank or a comment says.
+// Nothing here allocates, so a rule cannot be boxed; lines are read one
+// at a time and not stored as `Line`s, so the default's wasted bytes are
+// never multiplied.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A rule.
+    Rule(TextRule),
+    /// The default: what a syscall no rule matches gets.
+    Default(TextDefault),
 }
 
 /// A rule that could not be read: where and why.
@@ -168,31 +213,55 @@ impl fmt::Display for RuleError {
 
 impl core::error::Error for RuleError {}
 
-/// Reads the rules of `text` for `rule_use`, in order: one item per rule
-/// or bad line (comments and blank lines yield nothing). Reading goes on
-/// after an error, so a checker can report every bad line.
+/// Reads the rules of `text` for `rule_use`, in order: one item per rule,
+/// `default` line or bad line (comments and blank lines yield nothing).
+/// A second `default` line is an error. Reading goes on after an error,
+/// so a checker can report every bad line.
 pub fn parse(text: &str, rule_use: RuleUse) -> TextRules<'_> {
     TextRules {
         lines: text.lines().enumerate(),
         rule_use,
+        default: None,
     }
 }
 
-/// The rules of a text, from [`parse`].
+/// The lines of a text, from [`parse`].
 #[derive(Clone, Debug)]
 pub struct TextRules<'a> {
     lines: Enumerate<Lines<'a>>,
     rule_use: RuleUse,
+    /// The `default` line read so far.
+    default: Option<TextDefault>,
+}
+
+impl TextRules<'_> {
+    /// The `default` line, once it has been read (the first one: a second
+    /// is an error).
+    pub fn default(&self) -> Option<TextDefault> {
+        self.default
+    }
 }
 
 impl Iterator for TextRules<'_> {
-    type Item = Result<TextRule, RuleError>;
+    type Item = Result<Line, RuleError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         for (index, text) in self.lines.by_ref() {
             match parse_line(index + 1, text, self.rule_use) {
                 Ok(None) => continue,
-                Ok(Some(rule)) => return Some(Ok(rule)),
+                Ok(Some(Line::Default(default))) if self.default.is_some() => {
+                    return Some(Err(RuleError {
+                        line: default.line,
+                        column: default.column,
+                        message: "`default` twice in one file",
+                    }));
+                }
+                Ok(Some(line)) => {
+                    if let Line::Default(default) = line {
+                        self.default = Some(default);
+                    }
+                    return Some(Ok(line));
+                }
                 Err(error) => return Some(Err(error)),
             }
         }
@@ -201,12 +270,19 @@ impl Iterator for TextRules<'_> {
 }
 
 /// Compiles the rules of `text` into a kernel filter: every decision must
-/// be a filter's, at most [`MAX_RULES`] rules, and the result passes the
-/// checks `abi::policy::encode` makes. The first bad line is the error.
+/// be a filter's, at most [`MAX_RULES`] rules, exactly one `default`
+/// line, and the result passes the checks `abi::policy::encode` makes.
+/// The first bad line is the error; a missing `default` is reported at
+/// line 1, column 1, after every line has been read.
 pub fn filter_description(text: &str) -> Result<FilterDescription, RuleError> {
     let mut description = FilterDescription::new(Action::Allow);
-    for rule in parse(text, RuleUse::Filter) {
-        let rule = rule?;
+    let mut lines = parse(text, RuleUse::Filter);
+    for line in lines.by_ref() {
+        let rule = match line? {
+            Line::Rule(rule) => rule,
+            // Kept by `lines`; compiled once all are read.
+            Line::Default(_) => continue,
+        };
         // `parse` refused every server answer, so this is always `Some`.
         let compiled = rule.filter_rule().ok_or(rule.error(SERVER_ONLY_DECISION))?;
         // The parser checked every field; this is encode's own check, so
@@ -218,20 +294,33 @@ pub fn filter_description(text: &str) -> Result<FilterDescription, RuleError> {
             .push(compiled)
             .map_err(|_| rule.error("too many rules (a filter holds at most 64)"))?;
     }
+    let default = lines.default().ok_or(RuleError {
+        line: 1,
+        column: 1,
+        message: MISSING_DEFAULT,
+    })?;
+    let not_a_filter_decision = RuleError {
+        line: default.line,
+        column: default.column,
+        message: SERVER_ONLY_DECISION,
+    };
+    description.default = default.decision.action().ok_or(not_a_filter_decision)?;
+    description.validate().map_err(|error| RuleError {
+        line: default.line,
+        column: default.column,
+        message: error.describe(),
+    })?;
     Ok(description)
 }
 
 const SERVER_ONLY_DECISION: &str = "a policy server's answer, not a filter decision";
 const FILTER_ONLY_DECISION: &str = "a filter decision, not a policy server's answer";
+const MISSING_DEFAULT: &str = "a filter says what a syscall no rule matches gets: add a line `default -> DECISION` (`default -> allow`, `default -> errno denied`, ...)";
 
 /// Reads line `line` (1-based), `text`, of a rule file for `rule_use`:
 /// `None` for a blank or comment-only line.
-pub fn parse_line(
-    line: usize,
-    text: &str,
-    rule_use: RuleUse,
-) -> Result<Option<TextRule>, RuleError> {
-    let content = text.find('#').map_or(text, |comment| &text[..comment]);
+pub fn parse_line(line: usize, text: &str, rule_use: RuleUse) -> Result<Option<Line>, RuleError> {
+    let content = &text[..comment_start(text)];
     let mut parser = LineParser {
         tokens: Tokens {
             text: content,
@@ -245,6 +334,11 @@ pub fn parse_line(
     };
     let syscall = match first.text {
         "*" => None,
+        DEFAULT => {
+            return parser
+                .default_line(first, rule_use)
+                .map(|default| Some(Line::Default(default)));
+        }
         ARROW => return Err(parser.error(first, "no syscall name (or `*`) before `->`")),
         name => Some(Syscall::from_name(name).ok_or(parser.error(first, "unknown syscall name"))?),
     };
@@ -254,6 +348,7 @@ pub fn parse_line(
         label: None,
         badge: None,
         args: heapless::Vec::new(),
+        bytes: None,
         decision: Decision::Allow,
         line,
         column: first.column,
@@ -269,6 +364,12 @@ pub fn parse_line(
                 let arg = parser.comparison()?;
                 // Cannot fail: not full, checked above.
                 let _ = rule.args.push(arg);
+            }
+            "bytes" => {
+                if rule.bytes.is_some() {
+                    return Err(parser.error(token, "`bytes` twice in one rule"));
+                }
+                rule.bytes = Some(parser.bytes_match()?);
             }
             "on" => {
                 if rule.object_type.is_some() {
@@ -295,22 +396,56 @@ pub fn parse_line(
             "allow" | "errno" | "kill" | "trap" | "notify" | "log" | "emulate" | "clamp" => {
                 return Err(parser.error(token, "no `->` before the decision"));
             }
-            _ => return Err(parser.error(token, "expected `when`, `on`, `label`, `badge` or `->`")),
+            _ => {
+                return Err(parser.error(
+                    token,
+                    "expected `when`, `bytes`, `on`, `label`, `badge` or `->`",
+                ))
+            }
         }
     }
-    let word = parser.next_or("no decision after `->`")?;
-    rule.decision = parser.decision(word)?;
-    if !rule.decision.is_valid_for(rule_use) {
-        let message = match rule_use {
-            RuleUse::Filter => SERVER_ONLY_DECISION,
-            RuleUse::Server => FILTER_ONLY_DECISION,
-        };
-        return Err(parser.error(word, message));
+    rule.decision = parser.decision_to_the_end(rule_use)?;
+    Ok(Some(Line::Rule(rule)))
+}
+
+/// Where the comment of `text` starts: its first `#` outside a quoted
+/// string (a pattern may hold one), or its end.
+fn comment_start(text: &str) -> usize {
+    // Bytes, not characters: `"`, `\` and `#` are ASCII, and no byte of
+    // a multi-byte UTF-8 character is.
+    let mut string = StringScan::default();
+    text.bytes()
+        .position(|b| !string.step(b) && b == b'#')
+        .unwrap_or(text.len())
+}
+
+/// Follows quoted strings (with `\` escapes) through a line.
+#[derive(Clone, Copy, Debug, Default)]
+struct StringScan {
+    inside: bool,
+    escaped: bool,
+}
+
+impl StringScan {
+    /// Takes the next character (or byte) of the line: was it part of a
+    /// quoted string (its quotes included)?
+    fn step(&mut self, c: impl Into<u32>) -> bool {
+        let c = c.into();
+        let quote = u32::from(b'"');
+        if self.inside {
+            if self.escaped {
+                self.escaped = false;
+            } else if c == u32::from(b'\\') {
+                self.escaped = true;
+            } else if c == quote {
+                self.inside = false;
+            }
+            true
+        } else {
+            self.inside = c == quote;
+            self.inside
+        }
     }
-    if let Some(extra) = parser.tokens.next() {
-        return Err(parser.error(extra, "words after the decision"));
-    }
-    Ok(Some(rule))
 }
 
 /// A word of a line and the column (1-based) it starts at.
@@ -322,6 +457,7 @@ struct Token<'a> {
 
 /// The words of a line (comment removed): separated by whitespace, and
 /// `->` is a word of its own even without spaces around it (`poll->allow`).
+/// A quoted string is part of its word whatever it holds (`"a b -> c"`).
 #[derive(Clone, Debug)]
 struct Tokens<'a> {
     text: &'a str,
@@ -343,8 +479,11 @@ impl<'a> Iterator for Tokens<'a> {
         let len = if rest.starts_with(ARROW) {
             ARROW.len()
         } else {
+            let mut string = StringScan::default();
             rest.char_indices()
-                .find(|&(i, c)| c.is_whitespace() || rest[i..].starts_with(ARROW))
+                .find(|&(i, c)| {
+                    !string.step(c) && (c.is_whitespace() || rest[i..].starts_with(ARROW))
+                })
                 .map_or(rest.len(), |(i, _)| i)
         };
         self.offset = start + len;
@@ -370,20 +509,22 @@ struct LineParser<'a> {
 
 impl<'a> LineParser<'a> {
     fn error(&self, token: Token<'_>, message: &'static str) -> RuleError {
+        self.error_at(token.column, message)
+    }
+
+    fn error_at(&self, column: usize, message: &'static str) -> RuleError {
         RuleError {
             line: self.line,
-            column: token.column,
+            column,
             message,
         }
     }
 
     /// The next token; `message` at the end of the line if there is none.
     fn next_or(&mut self, message: &'static str) -> Result<Token<'a>, RuleError> {
-        self.tokens.next().ok_or(RuleError {
-            line: self.line,
-            column: self.end_column,
-            message,
-        })
+        self.tokens
+            .next()
+            .ok_or(self.error_at(self.end_column, message))
     }
 
     /// The next token, a number; `missing` if there is none.
@@ -392,24 +533,55 @@ impl<'a> LineParser<'a> {
         self.number(token)
     }
 
-    /// The next token, a register (see [`LineParser::register`]).
-    fn next_register(
-        &mut self,
-        missing: &'static str,
-        lowest: u8,
-        out_of_range: &'static str,
-    ) -> Result<u8, RuleError> {
-        let token = self.next_or(missing)?;
-        self.register(token, lowest, out_of_range)
+    /// The next token, if it is `word` (taken), else nothing is taken.
+    fn take(&mut self, word: &str) -> Option<Token<'a>> {
+        let mut ahead = self.tokens.clone();
+        let token = ahead.next().filter(|t| t.text == word)?;
+        self.tokens = ahead;
+        Some(token)
     }
 
-    /// After `when`: `xN [& mask] op value`.
+    /// After `default`: `-> decision`, the end of the line.
+    fn default_line(
+        &mut self,
+        default: Token<'_>,
+        rule_use: RuleUse,
+    ) -> Result<TextDefault, RuleError> {
+        let arrow = self.next_or("no `->` after `default`")?;
+        if arrow.text != ARROW {
+            return Err(self.error(
+                arrow,
+                "`default` takes no conditions: `default -> DECISION`",
+            ));
+        }
+        Ok(TextDefault {
+            decision: self.decision_to_the_end(rule_use)?,
+            line: self.line,
+            column: default.column,
+        })
+    }
+
+    /// After `->`: a decision valid for `rule_use`, and nothing after it.
+    fn decision_to_the_end(&mut self, rule_use: RuleUse) -> Result<Decision, RuleError> {
+        let word = self.next_or("no decision after `->`")?;
+        let decision = self.decision(word)?;
+        if !decision.is_valid_for(rule_use) {
+            let message = match rule_use {
+                RuleUse::Filter => SERVER_ONLY_DECISION,
+                RuleUse::Server => FILTER_ONLY_DECISION,
+            };
+            return Err(self.error(word, message));
+        }
+        if let Some(extra) = self.tokens.next() {
+            return Err(self.error(extra, "words after the decision"));
+        }
+        Ok(decision)
+    }
+
+    /// After `when`: `operand [& mask] op value`.
     fn comparison(&mut self) -> Result<ArgMatch, RuleError> {
-        let register = self.next_register(
-            "`when` without a register",
-            0,
-            "register out of range (x0..x7)",
-        )?;
+        let operand = self.next_or("`when` without a register, word or `pc`")?;
+        let operand = self.operand(operand)?;
         let mut token = self.next_or("a condition without an operator")?;
         let mut mask = u64::MAX;
         if token.text == "&" {
@@ -432,7 +604,144 @@ impl<'a> LineParser<'a> {
             // surely a mistake in the mask or the value.
             return Err(self.error(value_token, "value has bits outside the mask"));
         }
-        Ok(ArgMatch::register(register, mask, op, value))
+        Ok(ArgMatch {
+            operand,
+            mask,
+            op,
+            value,
+        })
+    }
+
+    /// What `when` compares: `xN` (a register, 0..=7), `wN` (a message
+    /// word, 0..=63) or `pc`.
+    fn operand(&self, token: Token<'_>) -> Result<Operand, RuleError> {
+        if token.text == "pc" {
+            return Ok(Operand::Pc);
+        }
+        let not_an_operand = "not a register, word or `pc` (x0..x7, w0..w63, pc)";
+        let (kind, digits) = token
+            .text
+            .split_at_checked(1)
+            .filter(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or(self.error(token, not_an_operand))?;
+        let n = digits.parse::<u8>().ok();
+        match kind {
+            "x" => match n {
+                Some(r) if r <= MAX_ARG_REGISTER => Ok(Operand::Register(r)),
+                _ => Err(self.error(token, "register out of range (x0..x7)")),
+            },
+            "w" => match n {
+                Some(w) if w < MAX_MESSAGE_WORDS => Ok(Operand::Word(w)),
+                _ => Err(self.error(token, "message word out of range (w0..w63)")),
+            },
+            _ => Err(self.error(token, not_an_operand)),
+        }
+    }
+
+    /// After `bytes`: `op pattern [within n]`.
+    fn bytes_match(&mut self) -> Result<BytesMatch, RuleError> {
+        let op = self.next_or("`bytes` without `==`, `prefix` or `contains`")?;
+        let op = match op.text {
+            "==" => BytesOp::Equal,
+            "prefix" => BytesOp::Prefix,
+            "contains" => BytesOp::Contains,
+            _ => return Err(self.error(op, "unknown byte match (== prefix contains)")),
+        };
+        let pattern_token = self.next_or("a byte match without a pattern")?;
+        let pattern = self.pattern(pattern_token)?;
+        let mut within = 0;
+        if self.take("within").is_some() {
+            let length = self.next_or("`within` without a length")?;
+            within = match self.number(length)? {
+                n @ 1..=0xffff => n as u16,
+                _ => return Err(self.error(length, "`within` takes 1 to 65535 bytes")),
+            };
+            if usize::from(within) < pattern.len() {
+                // The window cannot hold the pattern: the match could
+                // never hold.
+                return Err(self.error(length, "`within` is shorter than the pattern"));
+            }
+        }
+        Ok(BytesMatch {
+            op,
+            pattern,
+            within,
+        })
+    }
+
+    /// A byte pattern: a quoted string (`\"`, `\\`, `\n`, `\t`, `\xNN`
+    /// escapes; other characters as their UTF-8 bytes) or `0x` and two
+    /// hex digits a byte, in order (`_` allowed between digits); 1 to
+    /// [`MAX_PATTERN_BYTES`] bytes.
+    fn pattern(&self, token: Token<'_>) -> Result<heapless::Vec<u8, MAX_PATTERN_BYTES>, RuleError> {
+        let too_long = self.error(token, "pattern longer than 64 bytes");
+        let mut pattern = heapless::Vec::new();
+        if let Some(hex) = token.text.strip_prefix("0x") {
+            let not_hex = self.error(token, "not a hex pattern (0x and two digits a byte)");
+            let mut high: Option<u8> = None;
+            for c in hex.chars().filter(|&c| c != '_') {
+                let digit = c.to_digit(16).ok_or(not_hex)? as u8;
+                match high.take() {
+                    None => high = Some(digit),
+                    Some(h) => pattern.push(h << 4 | digit).map_err(|_| too_long)?,
+                }
+            }
+            if high.is_some() || pattern.is_empty() {
+                return Err(not_hex);
+            }
+            return Ok(pattern);
+        }
+        let Some(body) = token.text.strip_prefix('"') else {
+            return Err(self.error(token, "a pattern is a \"string\" or 0x hex bytes"));
+        };
+        // The column of byte `i` of `body`.
+        let column = |i: usize| token.column + column_of(body, i);
+        let unterminated = self.error(token, "a string without its closing `\"`");
+        let mut chars = body.char_indices();
+        loop {
+            let Some((i, c)) = chars.next() else {
+                return Err(unterminated);
+            };
+            let mut utf8 = [0u8; 4];
+            let bytes: &[u8] = match c {
+                '"' => {
+                    if let Some((after, _)) = chars.next() {
+                        return Err(
+                            self.error_at(column(after), "characters after the closing `\"`")
+                        );
+                    }
+                    break;
+                }
+                '\\' => {
+                    let escape =
+                        self.error_at(column(i), "unknown escape (\\\" \\\\ \\n \\t \\xNN)");
+                    match chars.next().map(|(_, e)| e) {
+                        Some('"') => b"\"",
+                        Some('\\') => b"\\",
+                        Some('n') => b"\n",
+                        Some('t') => b"\t",
+                        Some('x') => {
+                            let bad = self.error_at(column(i), "`\\x` takes two hex digits");
+                            let mut byte = 0u8;
+                            for _ in 0..2 {
+                                let digit = chars.next().and_then(|(_, d)| d.to_digit(16));
+                                byte = byte << 4 | digit.ok_or(bad)? as u8;
+                            }
+                            utf8[0] = byte;
+                            &utf8[..1]
+                        }
+                        Some(_) => return Err(escape),
+                        None => return Err(unterminated),
+                    }
+                }
+                c => c.encode_utf8(&mut utf8).as_bytes(),
+            };
+            pattern.extend_from_slice(bytes).map_err(|_| too_long)?;
+        }
+        if pattern.is_empty() {
+            return Err(self.error(token, "an empty pattern (1 to 64 bytes)"));
+        }
+        Ok(pattern)
     }
 
     /// After `on`: an object type other than `null`.
@@ -483,11 +792,8 @@ impl<'a> LineParser<'a> {
                 Decision::Emulate { x0, x8 }
             }
             "clamp" => {
-                let register = self.next_register(
-                    "`clamp` without a register",
-                    2,
-                    "`clamp` takes a message register (x2..x7)",
-                )?;
+                let register = self.next_or("`clamp` without a register")?;
+                let register = self.register(register)?;
                 let max = self.next_number("`clamp` without a maximum")?;
                 Decision::Clamp { register, max }
             }
@@ -495,21 +801,16 @@ impl<'a> LineParser<'a> {
         })
     }
 
-    /// `xN` with `lowest <= N <= 7`; `out_of_range` if N is not.
-    fn register(
-        &self,
-        token: Token<'_>,
-        lowest: u8,
-        out_of_range: &'static str,
-    ) -> Result<u8, RuleError> {
+    /// `xN` with `2 <= N <= 7`: the message register `clamp` lowers.
+    fn register(&self, token: Token<'_>) -> Result<u8, RuleError> {
         let digits = token
             .text
             .strip_prefix('x')
             .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
             .ok_or(self.error(token, "not a register (x0..x7)"))?;
         match digits.parse::<u8>() {
-            Ok(n) if (lowest..=MAX_ARG_REGISTER).contains(&n) => Ok(n),
-            _ => Err(self.error(token, out_of_range)),
+            Ok(n) if (2..=MAX_ARG_REGISTER).contains(&n) => Ok(n),
+            _ => Err(self.error(token, "`clamp` takes a message register (x2..x7)")),
         }
     }
 
@@ -545,14 +846,37 @@ mod tests {
     use crate::policy::{decode, encode, PolicyError, MAX_DESCRIPTION_BYTES};
 
     fn one(text: &str, rule_use: RuleUse) -> TextRule {
-        parse_line(1, text, rule_use)
-            .unwrap_or_else(|e| panic!("{text}: {e}"))
-            .unwrap_or_else(|| panic!("{text}: no rule"))
+        match parse_line(1, text, rule_use) {
+            Ok(Some(Line::Rule(rule))) => rule,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    /// The rules of `text`, which has no bad line.
+    fn rules_of(text: &str, rule_use: RuleUse) -> Vec<TextRule> {
+        parse(text, rule_use)
+            .filter_map(|line| match line {
+                Ok(Line::Rule(rule)) => Some(rule),
+                Ok(Line::Default(_)) => None,
+                Err(e) => panic!("{text}: {e}"),
+            })
+            .collect()
+    }
+
+    fn word(word: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
+        ArgMatch {
+            operand: Operand::Word(word),
+            mask,
+            op,
+            value,
+        }
     }
 
     fn arg(register: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
         ArgMatch::register(register, mask, op, value)
     }
+
+    const NOT_AN_OPERAND: &str = "not a register, word or `pc` (x0..x7, w0..w63, pc)";
 
     fn error(line: usize, column: usize, message: &'static str) -> RuleError {
         RuleError {
@@ -605,13 +929,27 @@ mod tests {
                 assert_eq!(decision.is_valid_for(rule_use), valid);
                 let parsed = parse_line(4, &text, rule_use);
                 if valid {
-                    assert_eq!(parsed.unwrap().unwrap().decision, decision, "{text}");
+                    let Ok(Some(Line::Rule(rule))) = parsed else {
+                        panic!("{text}: {parsed:?}");
+                    };
+                    assert_eq!(rule.decision, decision, "{text}");
+                    let default = format!("default -> {words}");
+                    let Ok(Some(Line::Default(default))) = parse_line(4, &default, rule_use) else {
+                        panic!("{default}");
+                    };
+                    assert_eq!((default.decision, default.column), (decision, 1));
                 } else {
                     let message = match rule_use {
                         Filter => SERVER_ONLY_DECISION,
                         Server => FILTER_ONLY_DECISION,
                     };
                     assert_eq!(parsed, Err(error(4, 9, message)), "{text}");
+                    let default = format!("default -> {words}");
+                    assert_eq!(
+                        parse_line(4, &default, rule_use),
+                        Err(error(4, 12, message)),
+                        "{default}"
+                    );
                 }
             }
             assert_eq!(decision.action().is_some(), filter);
@@ -650,6 +988,182 @@ mod tests {
         // The mask selects bits; a value inside it compares as written.
         let masked = one("* when x1 & 0x7f == 6 -> log", RuleUse::Filter);
         assert!(masked.args[0].matches(&[0, 0x1234_5686, 0, 0, 0, 0, 0, 0]));
+    }
+
+    #[test]
+    fn message_words_and_the_pc() {
+        let ops = [
+            ("==", ArgOp::Eq),
+            ("!=", ArgOp::Ne),
+            ("<", ArgOp::Lt),
+            ("<=", ArgOp::Le),
+            (">", ArgOp::Gt),
+            (">=", ArgOp::Ge),
+        ];
+        for (n, (text, op)) in ops.iter().enumerate() {
+            let w = (n * 12) as u8;
+            let rule = one(
+                &format!("call when w{w} {text} 5 when w{w} & 0xf0 {text} 0x10 -> allow"),
+                RuleUse::Filter,
+            );
+            assert_eq!(
+                rule.args[..],
+                [word(w, u64::MAX, *op, 5), word(w, 0xf0, *op, 0x10)]
+            );
+            let rule = one(
+                &format!("* when pc {text} 0x40_0000 when pc & 0xfff {text} 0 -> kill"),
+                RuleUse::Server,
+            );
+            let pc = |mask, value| ArgMatch {
+                operand: Operand::Pc,
+                mask,
+                op: *op,
+                value,
+            };
+            assert_eq!(rule.args[..], [pc(u64::MAX, 0x40_0000), pc(0xfff, 0)]);
+        }
+        // `w0..w5` name the message words in `x2..x7` as words (the
+        // kernel reads them from the registers); `w63` is the last.
+        let rule = one("call when w0 == 1 when w63 == 2 -> allow", RuleUse::Filter);
+        assert_eq!(
+            rule.args[..],
+            [
+                word(0, u64::MAX, ArgOp::Eq, 1),
+                word(63, u64::MAX, ArgOp::Eq, 2)
+            ]
+        );
+        let rule = one("call when w6 == 0x5afe -> allow", RuleUse::Filter);
+        assert!(rule.args[0].operand.reads_memory());
+        assert!(!one("call when w5 == 0 -> allow", RuleUse::Filter).args[0]
+            .operand
+            .reads_memory());
+    }
+
+    #[test]
+    fn byte_patterns() {
+        let pattern = |text: &str| {
+            let rule = one(
+                &format!("debug_print bytes prefix {text} -> allow"),
+                RuleUse::Filter,
+            );
+            let bytes = rule.bytes.expect("a byte match");
+            assert_eq!((bytes.op, bytes.within), (BytesOp::Prefix, 0));
+            bytes.pattern.to_vec()
+        };
+        assert_eq!(pattern("\"[app]\""), b"[app]");
+        // Spaces, `->` and `#` are the pattern's inside quotes.
+        assert_eq!(pattern("\"a b  -> c # d\""), b"a b  -> c # d");
+        assert_eq!(pattern("\"\\\"\\\\\\n\\t\\x00\\xfF\""), b"\"\\\n\t\x00\xff");
+        assert_eq!(pattern("\"é\""), "é".as_bytes());
+        assert_eq!(pattern("0x53414645"), b"SAFE");
+        assert_eq!(pattern("0x_53_41_46_45"), b"SAFE");
+        assert_eq!(pattern("0x00"), [0]);
+        let longest = "x".repeat(MAX_PATTERN_BYTES);
+        assert_eq!(pattern(&format!("\"{longest}\"")), longest.as_bytes());
+        assert_eq!(
+            pattern(&format!("0x{}", "ab".repeat(MAX_PATTERN_BYTES))),
+            [0xab; MAX_PATTERN_BYTES]
+        );
+        // One byte too many, however it is written.
+        for text in [
+            format!("\"{longest}x\""),
+            format!("\"{}\\x01\"", "x".repeat(MAX_PATTERN_BYTES)),
+            format!("\"{}é\"", "x".repeat(MAX_PATTERN_BYTES - 1)),
+            format!("0x{}", "ab".repeat(MAX_PATTERN_BYTES + 1)),
+        ] {
+            assert_eq!(
+                parse_line(
+                    2,
+                    &format!("debug_print bytes == {text} -> allow"),
+                    RuleUse::Filter
+                ),
+                Err(error(2, 22, "pattern longer than 64 bytes")),
+                "{text}"
+            );
+        }
+        for (op, expected) in [
+            ("==", BytesOp::Equal),
+            ("prefix", BytesOp::Prefix),
+            ("contains", BytesOp::Contains),
+        ] {
+            let rule = one(
+                &format!("call bytes {op} \"ok\" within 0x10 -> log # \"a comment\""),
+                RuleUse::Filter,
+            );
+            assert_eq!(
+                rule.bytes,
+                Some(BytesMatch::new(expected, b"ok", 16).unwrap())
+            );
+        }
+        let rule = one("* bytes contains \"ab\" within 2 -> allow", RuleUse::Server);
+        assert_eq!(rule.bytes.unwrap().within, 2);
+        let rule = one(
+            "call bytes contains 0x01 within 65535 when w6 == 1 -> allow",
+            RuleUse::Server,
+        );
+        assert_eq!(rule.bytes.unwrap().within, u16::MAX);
+        assert_eq!(rule.args[..], [word(6, u64::MAX, ArgOp::Eq, 1)]);
+        // No spaces needed before `->` after a string.
+        let rule = one("debug_print bytes == \"x\"->allow", RuleUse::Filter);
+        assert_eq!(rule.bytes.unwrap().pattern[..], *b"x");
+    }
+
+    #[test]
+    fn the_default_line() {
+        use RuleUse::{Filter, Server};
+        // Anywhere in the file, for both uses; a filter's is its default
+        // action.
+        let text = "# what no rule matches gets\n\
+                    default -> errno denied   # first\n\
+                    poll -> allow\n";
+        let mut lines = parse(text, Server);
+        assert!(matches!(lines.next(), Some(Ok(Line::Default(_)))));
+        assert_eq!(
+            lines.default(),
+            Some(TextDefault {
+                decision: Decision::Errno(ErrorCode::Denied),
+                line: 2,
+                column: 1
+            })
+        );
+        assert!(matches!(lines.next(), Some(Ok(Line::Rule(_)))));
+        assert!(lines.next().is_none());
+        let d = filter_description(text).unwrap();
+        assert_eq!(d.default, Action::errno(ErrorCode::Denied));
+        assert_eq!(d.rules.len(), 1);
+        let d = filter_description("poll -> notify\n  default->notify").unwrap();
+        assert_eq!(d.default, Action::Notify);
+        assert!(d.asks_a_server());
+        // A server's file may leave it out.
+        let mut lines = parse("poll -> allow\n", Server);
+        assert!(lines.all(|l| l.is_ok()));
+        assert_eq!(parse("poll -> allow\n", Server).default(), None);
+        // A filter's may not: reported at line 1, column 1, once every
+        // line is read (a bad line is reported first).
+        for text in ["", "# nothing\n", "poll -> allow\n* -> kill\n"] {
+            assert_eq!(
+                filter_description(text),
+                Err(error(1, 1, MISSING_DEFAULT)),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            filter_description("poll -> allow\npoll -> nope\n"),
+            Err(error(2, 9, "unknown decision"))
+        );
+        // At most one a file.
+        let twice = "default -> allow\npoll -> kill\n  default -> kill\n";
+        for rule_use in [Filter, Server] {
+            let results: Vec<_> = parse(twice, rule_use).collect();
+            assert_eq!(results[2], Err(error(3, 3, "`default` twice in one file")));
+            let mut lines = parse(twice, rule_use);
+            lines.by_ref().for_each(drop);
+            assert_eq!(lines.default().map(|d| d.decision), Some(Decision::Allow));
+        }
+        assert_eq!(
+            filter_description(twice),
+            Err(error(3, 3, "`default` twice in one file"))
+        );
     }
 
     #[test]
@@ -694,9 +1208,7 @@ mod tests {
                     \tsignal\twhen x2 >= 3   ->   kill   # trailing comment\n\
                     * -> errno would_block#no space before it\r\n\
                     yield -> log";
-        let rules: Vec<TextRule> = parse(text, RuleUse::Filter)
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let rules = rules_of(text, RuleUse::Filter);
         let lines: Vec<(usize, usize)> = rules.iter().map(|r| (r.line, r.column)).collect();
         assert_eq!(lines, [(4, 1), (5, 2), (6, 1), (7, 1)]);
         assert_eq!(rules[0].decision, Decision::Allow);
@@ -737,27 +1249,52 @@ mod tests {
                 "poll if x2 == 1 -> allow",
                 Filter,
                 6,
-                "expected `when`, `on`, `label`, `badge` or `->`",
+                "expected `when`, `bytes`, `on`, `label`, `badge` or `->`",
             ),
-            ("poll when -> allow", Filter, 11, "not a register (x0..x7)"),
-            ("poll when", Filter, 10, "`when` without a register"),
+            ("poll when -> allow", Filter, 11, NOT_AN_OPERAND),
             (
-                "poll when r2 == 1 -> allow",
+                "poll when",
+                Filter,
+                10,
+                "`when` without a register, word or `pc`",
+            ),
+            ("poll when r2 == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when x == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when x+1 == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when w == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when w-1 == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when PC == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when pc2 == 1 -> allow", Filter, 11, NOT_AN_OPERAND),
+            ("poll when é1 == 1 -> allow", Server, 11, NOT_AN_OPERAND),
+            (
+                "call when w64 == 1 -> allow",
                 Filter,
                 11,
-                "not a register (x0..x7)",
+                "message word out of range (w0..w63)",
             ),
             (
-                "poll when x == 1 -> allow",
-                Filter,
+                "call when w300 == 1 -> allow",
+                Server,
                 11,
-                "not a register (x0..x7)",
+                "message word out of range (w0..w63)",
             ),
             (
-                "poll when x+1 == 1 -> allow",
+                "call when w6 & 0xff == 0x100 -> allow",
                 Filter,
-                11,
-                "not a register (x0..x7)",
+                24,
+                "value has bits outside the mask",
+            ),
+            (
+                "call when pc =< 4 -> allow",
+                Filter,
+                14,
+                "unknown operator (== != < <= > >=)",
+            ),
+            (
+                "call when pc <",
+                Filter,
+                15,
+                "a condition without a value",
             ),
             (
                 "poll when x9 == 1 -> allow",
@@ -819,6 +1356,214 @@ mod tests {
                 Filter,
                 84,
                 "too many conditions (at most 6 `when`)",
+            ),
+            (
+                "call when w6 == 1 when pc > 1 when w7 == 1 when x2 == 1 when w63 == 1 when pc < 9 when w8 == 1 -> allow",
+                Server,
+                83,
+                "too many conditions (at most 6 `when`)",
+            ),
+            // Byte matches.
+            (
+                "debug_print bytes",
+                Filter,
+                18,
+                "`bytes` without `==`, `prefix` or `contains`",
+            ),
+            (
+                "debug_print bytes starts \"a\" -> allow",
+                Filter,
+                19,
+                "unknown byte match (== prefix contains)",
+            ),
+            (
+                "debug_print bytes != \"a\" -> allow",
+                Filter,
+                19,
+                "unknown byte match (== prefix contains)",
+            ),
+            (
+                "debug_print bytes prefix",
+                Filter,
+                25,
+                "a byte match without a pattern",
+            ),
+            (
+                "debug_print bytes prefix -> allow",
+                Filter,
+                26,
+                "a pattern is a \"string\" or 0x hex bytes",
+            ),
+            (
+                "debug_print bytes prefix hello -> allow",
+                Filter,
+                26,
+                "a pattern is a \"string\" or 0x hex bytes",
+            ),
+            (
+                "debug_print bytes prefix 'hello' -> allow",
+                Filter,
+                26,
+                "a pattern is a \"string\" or 0x hex bytes",
+            ),
+            (
+                "debug_print bytes prefix \"\" -> allow",
+                Filter,
+                26,
+                "an empty pattern (1 to 64 bytes)",
+            ),
+            (
+                "debug_print bytes prefix \"abc -> allow",
+                Filter,
+                26,
+                "a string without its closing `\"`",
+            ),
+            (
+                "debug_print bytes prefix \"abc\\\" -> allow",
+                Server,
+                26,
+                "a string without its closing `\"`",
+            ),
+            (
+                "debug_print bytes prefix \"abc\"def -> allow",
+                Filter,
+                31,
+                "characters after the closing `\"`",
+            ),
+            (
+                "debug_print bytes prefix \"a\"\"b\" -> allow",
+                Filter,
+                29,
+                "characters after the closing `\"`",
+            ),
+            (
+                "debug_print bytes prefix \"ab\\q\" -> allow",
+                Filter,
+                29,
+                "unknown escape (\\\" \\\\ \\n \\t \\xNN)",
+            ),
+            (
+                "debug_print bytes prefix \"é\\0\" -> allow",
+                Filter,
+                28,
+                "unknown escape (\\\" \\\\ \\n \\t \\xNN)",
+            ),
+            (
+                "debug_print bytes prefix \"a\\x4g\" -> allow",
+                Filter,
+                28,
+                "`\\x` takes two hex digits",
+            ),
+            (
+                "debug_print bytes prefix \"a\\x4\" -> allow",
+                Filter,
+                28,
+                "`\\x` takes two hex digits",
+            ),
+            (
+                "debug_print bytes prefix \"a\\x",
+                Filter,
+                28,
+                "`\\x` takes two hex digits",
+            ),
+            (
+                "debug_print bytes prefix \"a\\",
+                Filter,
+                26,
+                "a string without its closing `\"`",
+            ),
+            (
+                "debug_print bytes == 0x -> allow",
+                Filter,
+                22,
+                "not a hex pattern (0x and two digits a byte)",
+            ),
+            (
+                "debug_print bytes == 0x534 -> allow",
+                Filter,
+                22,
+                "not a hex pattern (0x and two digits a byte)",
+            ),
+            (
+                "debug_print bytes == 0x5g -> allow",
+                Filter,
+                22,
+                "not a hex pattern (0x and two digits a byte)",
+            ),
+            (
+                "debug_print bytes == 0x__ -> allow",
+                Filter,
+                22,
+                "not a hex pattern (0x and two digits a byte)",
+            ),
+            (
+                "debug_print bytes contains \"a\" within -> allow",
+                Filter,
+                39,
+                "not a number",
+            ),
+            (
+                "debug_print bytes contains \"a\" within",
+                Filter,
+                38,
+                "`within` without a length",
+            ),
+            (
+                "debug_print bytes contains \"a\" within 0 -> allow",
+                Filter,
+                39,
+                "`within` takes 1 to 65535 bytes",
+            ),
+            (
+                "debug_print bytes contains \"a\" within 65536 -> allow",
+                Filter,
+                39,
+                "`within` takes 1 to 65535 bytes",
+            ),
+            (
+                "debug_print bytes contains \"abcd\" within 3 -> allow",
+                Filter,
+                42,
+                "`within` is shorter than the pattern",
+            ),
+            (
+                "debug_print bytes prefix \"a\" bytes prefix \"b\" -> allow",
+                Filter,
+                30,
+                "`bytes` twice in one rule",
+            ),
+            (
+                "debug_print bytes prefix \"a\" within 4 within 4 -> allow",
+                Filter,
+                39,
+                "expected `when`, `bytes`, `on`, `label`, `badge` or `->`",
+            ),
+            // The default line.
+            ("default", Filter, 8, "no `->` after `default`"),
+            ("  default  ", Server, 10, "no `->` after `default`"),
+            ("default ->", Filter, 11, "no decision after `->`"),
+            (
+                "default when x2 == 1 -> allow",
+                Filter,
+                9,
+                "`default` takes no conditions: `default -> DECISION`",
+            ),
+            (
+                "default poll -> allow",
+                Server,
+                9,
+                "`default` takes no conditions: `default -> DECISION`",
+            ),
+            ("default -> allow now", Filter, 18, "words after the decision"),
+            ("default -> errno ok", Filter, 18, "`ok` is not an error"),
+            ("default -> maybe", Server, 12, "unknown decision"),
+            ("default -> trap", Server, 12, FILTER_ONLY_DECISION),
+            ("default -> clamp x3 48", Filter, 12, SERVER_ONLY_DECISION),
+            (
+                "poll -> default",
+                Filter,
+                9,
+                "unknown decision",
             ),
             ("call on -> allow", Filter, 9, "unknown object type"),
             ("call on", Filter, 8, "`on` without an object type"),
@@ -933,11 +1678,17 @@ mod tests {
                 "poll when x2 == 1 \u{2192} allow",
                 Filter,
                 19,
-                "expected `when`, `on`, `label`, `badge` or `->`",
+                "expected `when`, `bytes`, `on`, `label`, `badge` or `->`",
+            ),
+            (
+                "debug_print bytes prefix \"\u{e9}\u{e9}\" within 1 -> allow",
+                Filter,
+                38,
+                "`within` is shorter than the pattern",
             ),
         ];
         for &(line, rule_use, column, message) in cases {
-            let text = format!("# header\n* -> allow\n{line}\n* -> kill\n");
+            let text = format!("# header\n* -> allow\n{line}\ndefault -> kill\n");
             let results: Vec<_> = parse(&text, rule_use).collect();
             assert_eq!(results.len(), 3, "{line}");
             assert_eq!(results[1], Err(error(3, column, message)), "{line}");
@@ -961,13 +1712,13 @@ mod tests {
 
     #[test]
     fn a_filter_holds_at_most_max_rules() {
-        let full = "* -> allow\n".repeat(MAX_RULES);
+        let full = format!("default -> kill\n{}", "* -> allow\n".repeat(MAX_RULES));
         assert_eq!(filter_description(&full).unwrap().rules.len(), MAX_RULES);
         let over = format!("{full}  yield -> kill\n");
         assert_eq!(
             filter_description(&over),
             Err(error(
-                MAX_RULES + 1,
+                MAX_RULES + 2,
                 3,
                 "too many rules (a filter holds at most 64)"
             ))
@@ -982,7 +1733,8 @@ mod tests {
         let text = "# The demo app's filter\n\
                     signal -> errno denied\n\
                     debug_print when x0 == 6 when x3 > 48 -> notify   # the loud console\n\
-                    poll -> notify\n";
+                    poll -> notify\n\
+                    default -> allow\n";
         let mut expected = FilterDescription::new(Action::Allow);
         let mut signal = Rule::new(Action::errno(ErrorCode::Denied));
         signal.syscall = Some(Syscall::Signal.number());
@@ -1004,16 +1756,38 @@ mod tests {
 
     #[test]
     fn every_field_compiles() {
-        let text = "call on endpoint label == 2 badge == 7 when x4 & 0xff == 0x12 -> trap\n\
+        let text = "default -> errno would_block\n\
+                    call on endpoint label == 2 badge == 7 when x4 & 0xff == 0x12 \
+                    when w9 & 0xf0 >= 0x30 when pc < 0x40_0000 bytes contains \"ok\" within 32 -> trap\n\
                     * -> log\n";
         let d = filter_description(text).unwrap();
         let call = &d.rules[0];
         assert_eq!(call.syscall, Some(Syscall::Call.number()));
         assert_eq!(call.object_type, Some(CapType::Endpoint));
         assert_eq!((call.label, call.badge), (Some(2), Some(7)));
-        assert_eq!(call.args[..], [arg(4, 0xff, ArgOp::Eq, 0x12)]);
+        assert_eq!(
+            call.args[..],
+            [
+                arg(4, 0xff, ArgOp::Eq, 0x12),
+                word(9, 0xf0, ArgOp::Ge, 0x30),
+                ArgMatch {
+                    operand: Operand::Pc,
+                    mask: u64::MAX,
+                    op: ArgOp::Lt,
+                    value: 0x40_0000
+                },
+            ]
+        );
+        assert_eq!(
+            call.bytes,
+            Some(BytesMatch::new(BytesOp::Contains, b"ok", 32).unwrap())
+        );
         assert_eq!(call.action, Action::Trap);
         assert_eq!(d.rules[1], Rule::new(Action::Log));
+        assert_eq!(d.default, Action::errno(ErrorCode::WouldBlock));
+        let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+        let bytes = encode(&d, &mut buffer).unwrap();
+        assert_eq!(decode(bytes), Ok(d));
     }
 
     use crate::test_rng::Rng;
@@ -1062,10 +1836,33 @@ mod tests {
             "clamp",
             "#",
             "é",
+            "w0",
+            "w6",
+            "w63",
+            "w64",
+            "pc",
+            "bytes",
+            "bytes",
+            "prefix",
+            "contains",
+            "within",
+            "3",
+            "\"a b\"",
+            "\"#->\\\"\"",
+            "\"\\x4g\"",
+            "\"\\x41\\n\"",
+            "\"unterminated",
+            "\"\"",
+            "\"é\"x",
+            "\\",
+            "0x5341",
+            "0x534",
+            "default",
+            "default",
         ];
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
-        let (mut rules, mut errors) = (0, 0);
+        let (mut rules, mut errors, mut compiled) = (0, 0, 0);
         for _ in 0..20_000 {
             let mut line = String::new();
             for _ in 0..rng.next() % 12 {
@@ -1078,9 +1875,10 @@ mod tests {
             }
             for rule_use in [RuleUse::Filter, RuleUse::Server] {
                 match parse_line(1, &line, rule_use) {
-                    Ok(Some(rule)) => {
+                    Ok(Some(Line::Rule(TextRule { decision, .. })))
+                    | Ok(Some(Line::Default(TextDefault { decision, .. }))) => {
                         rules += 1;
-                        assert!(rule.decision.is_valid_for(rule_use));
+                        assert!(decision.is_valid_for(rule_use));
                     }
                     Ok(None) => {}
                     Err(e) => {
@@ -1092,11 +1890,17 @@ mod tests {
                     }
                 }
             }
-            if let Ok(d) = filter_description(&line) {
-                assert!(encode(&d, &mut buffer).is_ok(), "{line}");
+            for text in [line.clone(), format!("{line}\ndefault -> log")] {
+                if let Ok(d) = filter_description(&text) {
+                    compiled += 1;
+                    assert!(encode(&d, &mut buffer).is_ok(), "{text}");
+                }
             }
         }
-        assert!(rules > 0 && errors > 0, "{rules} rules, {errors} errors");
+        assert!(
+            rules > 0 && errors > 0 && compiled > 0,
+            "{rules} rules, {errors} errors, {compiled} compiled"
+        );
     }
 
     #[test]

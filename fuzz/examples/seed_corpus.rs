@@ -16,7 +16,8 @@
 use abi::cap::CapType;
 use abi::elf::writer::{elf, elf_filled, load, ProgramHeader, PF_R, PF_W, PF_X, PT_NOTE};
 use abi::policy::{
-    encode, Action, ArgMatch, ArgOp, FilterDescription, Rule, MAX_DESCRIPTION_BYTES,
+    encode, Action, ArgMatch, ArgOp, BytesMatch, BytesOp, FilterDescription, Operand, Rule,
+    MAX_DESCRIPTION_BYTES,
 };
 use abi::{ErrorCode, MessageInfo, Syscall};
 use std::path::Path;
@@ -40,28 +41,35 @@ fn rule(syscall: Option<Syscall>, action: Action) -> Rule {
 }
 
 fn arg(register: u8, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
+    ArgMatch::register(register, mask, op, value)
+}
+
+fn compare(operand: Operand, mask: u64, op: ArgOp, value: u64) -> ArgMatch {
     ArgMatch {
-        register,
+        operand,
         mask,
         op,
         value,
     }
 }
 
-/// Descriptions that reach every field and every action.
+fn bytes(op: BytesOp, pattern: &[u8], within: u16) -> Option<BytesMatch> {
+    Some(BytesMatch::new(op, pattern, within).expect("a valid pattern"))
+}
+
+/// Descriptions that reach every field, every operand, every byte match
+/// and every action, as a rule's and as the default.
 fn descriptions() -> Vec<(&'static str, FilterDescription)> {
     let mut all = Vec::new();
-    all.push(("empty", FilterDescription::new()));
+    all.push(("empty", FilterDescription::new(Action::Allow)));
 
-    let mut deny = FilterDescription::new();
+    let mut deny = FilterDescription::new(Action::errno(ErrorCode::InvalidSyscall));
     for s in [Syscall::Null, Syscall::Yield, Syscall::Exit, Syscall::Send] {
         deny.push(rule(Some(s), Action::Allow)).expect("room");
     }
-    deny.push(rule(None, Action::errno(ErrorCode::InvalidSyscall)))
-        .expect("room");
     all.push(("deny-by-default", deny));
 
-    let mut conditional = FilterDescription::new();
+    let mut conditional = FilterDescription::new(Action::Allow);
     let mut r = rule(Some(Syscall::Call), Action::Log);
     r.object_type = Some(CapType::Endpoint);
     r.label = Some(7);
@@ -91,7 +99,39 @@ fn descriptions() -> Vec<(&'static str, FilterDescription)> {
         .expect("room");
     all.push(("conditional", conditional));
 
-    let mut every_syscall = FilterDescription::new();
+    // Memory and the PC: message words in registers and in the buffer,
+    // the PC, every byte match; a `Notify` default.
+    let mut memory = FilterDescription::new(Action::Notify);
+    let mut r = rule(Some(Syscall::Call), Action::Allow);
+    r.push_arg(compare(Operand::Word(6), u64::MAX, ArgOp::Eq, 0x5afe))
+        .expect("room");
+    r.push_arg(compare(Operand::Word(0), 0xff, ArgOp::Le, 3))
+        .expect("room");
+    r.push_arg(compare(Operand::Pc, u64::MAX, ArgOp::Lt, 0x40_0000))
+        .expect("room");
+    r.push_arg(compare(Operand::Word(63), 0xf0, ArgOp::MaskedEq, 0x1f))
+        .expect("room");
+    r.push_arg(compare(Operand::Pc, 0xfff, ArgOp::Ne, 0))
+        .expect("room");
+    r.push_arg(arg(1, 0x7f, ArgOp::Gt, 6)).expect("room");
+    memory.push(r).expect("room");
+    let mut r = rule(Some(Syscall::DebugPrint), Action::Log);
+    r.bytes = bytes(BytesOp::Prefix, b"[app]", 0);
+    memory.push(r).expect("room");
+    let mut r = rule(Some(Syscall::DebugPrint), Action::Kill);
+    r.bytes = bytes(BytesOp::Contains, b"secret", 32);
+    memory.push(r).expect("room");
+    let mut r = rule(None, Action::errno(ErrorCode::Denied));
+    r.bytes = bytes(BytesOp::Equal, b"SAFE", 0);
+    r.push_arg(compare(Operand::Word(7), u64::MAX, ArgOp::Ge, 2))
+        .expect("room");
+    memory.push(r).expect("room");
+    let mut r = rule(Some(Syscall::Send), Action::Trap);
+    r.bytes = bytes(BytesOp::Contains, &[0xfe, 0x5a], 0);
+    memory.push(r).expect("room");
+    all.push(("memory-and-pc", memory));
+
+    let mut every_syscall = FilterDescription::new(Action::Kill);
     for (i, s) in Syscall::ALL.into_iter().enumerate() {
         let action = [Action::Allow, Action::Log, Action::Trap][i % 3];
         every_syscall.push(rule(Some(s), action)).expect("room");
@@ -108,7 +148,9 @@ fn policy_seeds() {
         write("policy_description", name, &bytes);
         encoded.push(bytes);
     }
-    // Refused on purpose: truncated, a trailing byte, an unknown tag.
+    // Refused on purpose: truncated, a trailing byte, an unknown tag, no
+    // default (the format before the default was on the wire), an empty
+    // pattern, a word past 63.
     let conditional = &encoded[2];
     write(
         "policy_description",
@@ -118,11 +160,32 @@ fn policy_seeds() {
     let mut trailing = conditional.clone();
     trailing.push(0);
     write("policy_description", "trailing-byte", &trailing);
-    write("policy_description", "bad-tag", &[1, 0, 0, 0, 0, 0, 9]);
+    // One empty rule, then: an action tag 9; no default; a bytes match
+    // with an empty pattern; a comparison of word 64.
+    write(
+        "policy_description",
+        "bad-tag",
+        &[1, 0, 0, 0, 0, 0, 0, 9, 0],
+    );
+    write(
+        "policy_description",
+        "no-default",
+        &[1, 0, 0, 0, 0, 0, 0, 0],
+    );
+    write(
+        "policy_description",
+        "empty-pattern",
+        &[1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0],
+    );
+    write(
+        "policy_description",
+        "word-64",
+        &[1, 0, 0, 0, 0, 1, 1, 64, 0xff, 0x01, 0, 0, 0, 0, 0],
+    );
 
     // Stacks for the verdict target: depth, then (length, description)s,
     // then syscall facts.
-    let stacks: [&[usize]; 3] = [&[1], &[2, 1], &[2, 3, 3]];
+    let stacks: [&[usize]; 4] = [&[1], &[2, 1], &[2, 3, 3], &[3, 4]];
     for (n, stack) in stacks.iter().enumerate() {
         let mut input = vec![(stack.len() - 1) as u8];
         for &which in stack.iter() {
@@ -130,12 +193,20 @@ fn policy_seeds() {
             input.extend_from_slice(&(d.len() as u16).to_le_bytes());
             input.extend_from_slice(d);
         }
-        for s in [
-            Syscall::Call,
-            Syscall::Retype,
-            Syscall::DebugPrint,
-            Syscall::Send,
-        ] {
+        // (syscall, PC, memory kind, its length, its judged bytes)
+        let message: Vec<u8> = [0x5afe_u64, 2, 7]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let calls: [(Syscall, u64, u8, u16, &[u8]); 6] = [
+            (Syscall::Call, 0x3f_fff0, 2, 24, &message),
+            (Syscall::Retype, 0x40_1000, 0, 0, &[]),
+            (Syscall::DebugPrint, 0x40_1000, 1, 11, b"[app] hello"),
+            (Syscall::DebugPrint, 0x40_1000, 1, 600, b"my secret, cut"),
+            (Syscall::Send, 0x40_2000, 2, 16, &message[..16]),
+            (Syscall::Null, 0, 1, 4, b"SAFE"),
+        ];
+        for (s, pc, kind, length, judged) in calls {
             input.push(s.number() as u8);
             let args = [0u64, MessageInfo::with(7, 2).into(), 3, 50, 9, 5, 0, 0x1f];
             for a in args {
@@ -143,6 +214,13 @@ fn policy_seeds() {
             }
             input.push(CapType::Endpoint.raw());
             input.extend_from_slice(&0x42u64.to_le_bytes());
+            input.extend_from_slice(&pc.to_le_bytes());
+            input.push(kind);
+            if kind != 0 {
+                input.extend_from_slice(&length.to_le_bytes());
+                input.extend_from_slice(&(judged.len() as u16).to_le_bytes());
+                input.extend_from_slice(judged);
+            }
         }
         write("policy_verdict", &format!("stack-{n}"), &input);
     }

@@ -3,8 +3,10 @@
 
 use super::bytes::Bytes;
 use abi::cap::CapType;
-use abi::policy::{self, Action, FilterDescription, Rule, MAX_DESCRIPTION_BYTES};
-use microkernel::filter::{evaluate, Filter, SyscallFacts, VerdictCache, SYSCALL_COUNT};
+use abi::policy::{self, Action, FilterDescription, Rule, MAX_DESCRIPTION_BYTES, MAX_JUDGED_BYTES};
+use microkernel::filter::{
+    evaluate, Filter, JudgedView, SyscallFacts, VerdictCache, SYSCALL_COUNT,
+};
 
 /// Decodes `data` as an encoded filter description.
 ///
@@ -13,7 +15,8 @@ use microkernel::filter::{evaluate, Filter, SyscallFacts, VerdictCache, SYSCALL_
 /// decodes back to the same description; the re-encoding is a fixed point
 /// (encoding the decoded re-encoding gives the same bytes); `decode_into`
 /// agrees with `decode` and leaves its target untouched on error; a
-/// kernel `Filter` loaded from the bytes holds the same rules.
+/// kernel `Filter` loaded from the bytes holds the same rules and default
+/// (and a refused load leaves the empty filter: no rules, `Allow`).
 pub fn policy_description(data: &[u8]) {
     let decoded = policy::decode(data);
     check_decode_into_agrees(data, &decoded);
@@ -22,12 +25,14 @@ pub fn policy_description(data: &[u8]) {
     assert_eq!(loaded, decoded.as_ref().map(|_| ()).map_err(|e| *e));
     let Ok(description) = decoded else {
         assert!(
-            filter.rules().is_empty(),
-            "a refused load left rules behind"
+            filter.rules().is_empty() && filter.default() == Action::Allow,
+            "a refused load left rules or a default behind"
         );
         return;
     };
     assert_eq!(filter.rules(), &description.rules[..]);
+    assert_eq!(filter.default(), description.default);
+    assert_eq!(filter.asks_a_server(), description.asks_a_server());
     assert_eq!(
         description.validate(),
         Ok(()),
@@ -69,7 +74,7 @@ fn check_decode_into_agrees(data: &[u8], decoded: &Result<FilterDescription, pol
 
 /// A one-rule description to see whether a failed decode touched it.
 fn sentinel() -> FilterDescription {
-    let mut d = FilterDescription::new();
+    let mut d = FilterDescription::new(Action::Trap);
     let mut rule = Rule::new(Action::Kill);
     rule.syscall = Some(abi::Syscall::Yield.number());
     // Cannot fail: one rule, far below `MAX_RULES`.
@@ -90,11 +95,12 @@ const MAX_STACK: usize = 3;
 ///
 /// Checks, for every syscall: the verdict cache gives what a full
 /// evaluation gives; a cached verdict holds whatever the registers, label,
-/// object type and badge; a syscall the cache marks "no entry work" is
-/// allowed; a syscall the cache says needs no capability lookup gets the
-/// same verdict with and without one (numbers that name no syscall are
-/// exempt: see `check_verdict`); the stack's verdict is the strictest of
-/// its filters'.
+/// object type, badge, PC and memory; a syscall the cache marks "no entry
+/// work" is allowed; a syscall the cache says needs no capability lookup
+/// gets the same verdict with and without one, and one it says needs no
+/// memory copied the same with and without its memory (numbers that name
+/// no syscall are exempt: see `check_verdict`); the stack's verdict is the
+/// strictest of its filters'.
 pub fn policy_verdict(data: &[u8]) {
     let mut input = Bytes::new(data);
     let depth = 1 + usize::from(input.u8()) % MAX_STACK;
@@ -115,9 +121,13 @@ pub fn policy_verdict(data: &[u8]) {
 }
 
 /// One syscall's facts: a number byte (mostly a syscall, sometimes past
-/// the last), the eight argument registers, then an object-type byte (11
-/// and above: no capability) and a badge.
-fn next_facts(input: &mut Bytes<'_>) -> SyscallFacts {
+/// the last), the eight argument registers, an object-type byte (11 and
+/// above: no capability) and a badge, the PC, then the memory it carries:
+/// a kind byte (modulo 3: none, a buffer, a message's words), and for a
+/// buffer or message its length and how many of its bytes were judged
+/// (two bytes each, little endian; at most the length and
+/// `MAX_JUDGED_BYTES`), then those bytes.
+fn next_facts<'a>(input: &mut Bytes<'a>) -> SyscallFacts<'a> {
     let number = u64::from(input.u8()) % (SYSCALL_COUNT as u64 + 2);
     let mut args = [0u64; 8];
     for arg in &mut args {
@@ -126,10 +136,22 @@ fn next_facts(input: &mut Bytes<'_>) -> SyscallFacts {
     let facts = SyscallFacts::from_registers(number, args);
     let object_type = CapType::from_raw(input.u8().into());
     let badge = input.u64();
-    match object_type {
+    let facts = match object_type {
         Some(t) => facts.with_capability(t, badge),
         None => facts,
     }
+    .with_pc(input.u64());
+    let kind = input.u8() % 3;
+    if kind == 0 {
+        return facts;
+    }
+    let length = usize::from(u16::from_le_bytes([input.u8(), input.u8()]));
+    let judged = usize::from(u16::from_le_bytes([input.u8(), input.u8()]));
+    facts.with_memory(JudgedView {
+        bytes: Some(input.take(judged.min(length).min(MAX_JUDGED_BYTES))),
+        length,
+        message: kind == 2,
+    })
 }
 
 fn check_verdict(cache: &VerdictCache, filters: &[&Filter], facts: &SyscallFacts) {
@@ -162,6 +184,14 @@ fn check_verdict(cache: &VerdictCache, filters: &[&Filter], facts: &SyscallFacts
             evaluate(filters, &without),
             full,
             "the verdict depends on a capability the cache would not look up: {facts:?}"
+        );
+    }
+    if is_syscall && !cache.needs_memory(facts.number) {
+        let without = facts.with_memory(JudgedView::default());
+        assert_eq!(
+            evaluate(filters, &without),
+            full,
+            "the verdict depends on memory the kernel would not copy: {facts:?}"
         );
     }
     let strictest = filters

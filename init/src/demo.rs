@@ -51,6 +51,17 @@ const NOTIFICATION: Cptr = Cptr(5);
 const LOUD_CONSOLE: u64 = 6;
 /// The label of the message that ends the policy server.
 const STOP: u64 = 0x5709;
+/// Where `systems/demo.toml` maps the policy server's rules file
+/// (`servers/policy/rules.txt`) into the driver, which copies it into a
+/// Frame for the server (`CaseObject::File`).
+pub const RULES_IN_DRIVER: u64 = 0x3000_0000;
+/// The policy server's capability to that Frame (read).
+const RULES_FRAME: Frame = Frame(Cptr(3));
+/// The policy server's own address space, where it maps its rules.
+const SERVER_VSPACE: VSpace = VSpace(Cptr(4));
+/// Most bytes of rules the policy server reads: the Frame's page, less
+/// the length word.
+const MAX_RULES_BYTES: usize = 4096 - 8;
 
 /// Confines, traces and audits the app before it runs (the supervisor
 /// is the most urgent thread of the scene), then reads the audit ring.
@@ -140,20 +151,47 @@ fn read_audit_ring(ring: &mut MappedFrame) -> i32 {
     }
 }
 
-/// The reference policy server, rules compiled in from
-/// `servers/policy/rules.txt`; it prints each decision.
+/// The reference policy server, reading its rules at run time from the
+/// file the driver was given (`servers/policy/rules.txt`, which the host
+/// tool checked); it prints each decision.
 pub fn policy_server() -> i32 {
-    let mut server = match policy_server::RuleServer::new(policy_server::RULES, Console) {
+    // The file as the root lays it out: its length, then its bytes.
+    let mut text = [0u8; MAX_RULES_BYTES];
+    let length = match RULES_FRAME.map_view(SERVER_VSPACE, FRAME_MAP_START, MapRights::Read) {
+        Ok(rules) => {
+            let length = (rules.read_u64(0) as usize).min(MAX_RULES_BYTES);
+            for (i, byte) in text[..length].iter_mut().enumerate() {
+                *byte = rules.read_u8(8 + i as u64);
+            }
+            length
+        }
+        Err(error) => {
+            println!("cannot map the rules file: {}", error.describe());
+            return 1;
+        }
+    };
+    let Ok(text) = core::str::from_utf8(&text[..length]) else {
+        println!("rules.txt is not UTF-8");
+        return 1;
+    };
+    let mut server = match policy_server::RuleServer::new(text, Console) {
         Ok(server) => server,
         Err(error) => {
             println!("rules.txt {error}");
             return 1;
         }
     };
-    println!(
-        "serving {} rules from servers/policy/rules.txt",
-        server.rules().rules().len()
-    );
+    let rules = server.rules();
+    match rules.default() {
+        Some((_, line)) => println!(
+            "serving {} rules and the default at line {line} from rules.txt, read at run time",
+            rules.rules().len()
+        ),
+        None => println!(
+            "serving {} rules from rules.txt, read at run time (no default: refused)",
+            rules.rules().len()
+        ),
+    }
     match sdk::policy_server::serve(SERVER, &mut server) {
         Ok(()) => 0,
         Err(error) => {

@@ -1365,18 +1365,14 @@ impl Checker<'_> {
                 let filter = filter.get_ref();
                 let field = format!("tasks.{name}.filters[{i}]");
                 let notifies = tasks[t].filters.get(i).is_some_and(|(bytes, _)| {
-                    abi::policy::decode(bytes).is_ok_and(|d| {
-                        d.rules
-                            .iter()
-                            .any(|r| r.action == abi::policy::Action::Notify)
-                    })
+                    abi::policy::decode(bytes).is_ok_and(|d| d.asks_a_server())
                 });
                 let Some(server) = &filter.server else {
                     if notifies {
                         self.error(
                             filter_at,
                             &format!("{field}.server"),
-                            "a rule says `notify`, so the filter needs a policy `server`",
+                            "a rule or the default says `notify`, so the filter needs a policy `server`",
                         );
                     }
                     continue;
@@ -1385,7 +1381,7 @@ impl Checker<'_> {
                     self.error(
                         server.span().start,
                         &format!("{field}.server"),
-                        "no rule says `notify`: the server would never be asked",
+                        "neither a rule nor the default says `notify`: the server would never be asked",
                     );
                     continue;
                 }

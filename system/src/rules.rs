@@ -28,14 +28,15 @@ impl From<abi::rules::RuleError> for RuleError {
     }
 }
 
-/// Compiles `text`: for a filter, its description (`Some`); for a
-/// server's rules file, `None` once every line is checked.
+/// Compiles `text`: for a filter, its description (`Some`; the text must
+/// say its `default`); for a server's rules file, `None` once every line
+/// is checked (its `default` is optional, at most one).
 pub fn compile_rules(text: &str, usage: RuleUse) -> Result<Option<FilterDescription>, RuleError> {
     match usage {
         RuleUse::Filter => Ok(Some(abi::rules::filter_description(text)?)),
         RuleUse::Server => {
-            for rule in abi::rules::parse(text, RuleUse::Server) {
-                rule?;
+            for line in abi::rules::parse(text, RuleUse::Server) {
+                line?;
             }
             Ok(None)
         }
@@ -48,10 +49,14 @@ mod tests {
 
     #[test]
     fn both_uses_go_through_the_shared_grammar() {
-        let filter = compile_rules("signal -> errno denied\npoll -> notify\n", RuleUse::Filter)
-            .unwrap()
-            .unwrap();
+        let filter = compile_rules(
+            "signal -> errno denied\npoll -> notify\ndefault -> allow\n",
+            RuleUse::Filter,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(filter.rules.len(), 2);
+        assert_eq!(filter.default, abi::policy::Action::Allow);
         assert_eq!(
             compile_rules("poll -> emulate 0 0x77", RuleUse::Server),
             Ok(None)
@@ -60,5 +65,23 @@ mod tests {
         assert_eq!((wrong.line, wrong.column), (2, 9));
         let wrong = compile_rules("pol -> allow", RuleUse::Server).unwrap_err();
         assert_eq!((wrong.line, wrong.column), (1, 1));
+    }
+
+    #[test]
+    fn a_filter_must_say_its_default_a_server_may() {
+        let missing = compile_rules("\npoll -> notify\n", RuleUse::Filter).unwrap_err();
+        assert_eq!((missing.line, missing.column), (1, 1));
+        assert!(
+            missing.message.contains("add a line `default -> DECISION`"),
+            "{}",
+            missing.message
+        );
+        assert_eq!(compile_rules("poll -> allow\n", RuleUse::Server), Ok(None));
+        assert_eq!(
+            compile_rules("default -> emulate 0 0\n", RuleUse::Server),
+            Ok(None)
+        );
+        let twice = compile_rules("default -> allow\ndefault -> kill\n", RuleUse::Server);
+        assert_eq!(twice.map_err(|e| (e.line, e.column)), Err((2, 1)));
     }
 }

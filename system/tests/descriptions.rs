@@ -96,7 +96,7 @@ filters = [
   { rules = """
 debug_print when x3 <= 64 -> allow
 call -> notify
-* -> errno denied
+default -> errno denied
 """, server = "policy", badge = 5 },
 ]
 trace = { tracer = "tracer", endpoint = "stops", badge = 7 }
@@ -209,8 +209,12 @@ fn a_valid_description_becomes_a_plan_the_root_accepts() {
         })
     );
     let filter = abi::policy::decode(description).unwrap();
-    assert_eq!(filter.rules.len(), 3);
+    assert_eq!(filter.rules.len(), 2);
     assert_eq!(filter.rules[1].action, abi::policy::Action::Notify);
+    assert_eq!(
+        filter.default,
+        abi::policy::Action::errno(abi::ErrorCode::Denied)
+    );
     assert_eq!(
         app.tracer,
         Some(ObjectUse {
@@ -487,8 +491,61 @@ fn a_rule_error_points_into_the_toml_or_the_rules_file() {
     assert!(
         found
             .iter()
-            .any(|f| f.contains("filters[0].server: a rule says `notify`")),
+            .any(|f| f.contains("filters[0].server: a rule or the default says `notify`")),
         "{found:#?}"
+    );
+}
+
+#[test]
+fn a_filter_without_its_default_is_reported_where_its_rules_start() {
+    const MISSING: &str = "a filter says what a syscall no rule matches gets: add a line \
+                           `default -> DECISION` (`default -> allow`, `default -> errno denied`, ...)";
+    // Inline rules: the first line of the string, in the TOML file.
+    let text = VALID.replace("default -> errno denied\n", "");
+    let (path, found) = errors_with(&text, &[("server.rules", SERVER_RULES)]);
+    let expected = prefix_at(
+        &path,
+        &text,
+        "debug_print when x3 <= 64",
+        0,
+        "tasks.app.filters[0].rules",
+    );
+    assert_eq!(found, [format!("{expected} {MISSING}")]);
+    // A rules file: its line 1, column 1.
+    let inline = &VALID
+        [VALID.find("{ rules = \"\"\"").unwrap()..VALID.find(", server = \"policy\"").unwrap()];
+    let text = VALID.replace(inline, "{ rules_file = \"app.filter\"");
+    let (path, found) = errors_with(
+        &text,
+        &[
+            ("server.rules", SERVER_RULES),
+            ("app.filter", b"# the app's filter\ncall -> notify\n"),
+        ],
+    );
+    let file = path.with_file_name("app.filter");
+    assert_eq!(
+        found,
+        [format!(
+            "{}:1:1: tasks.app.filters[0].rules_file: {MISSING}",
+            file.display()
+        )]
+    );
+    // With it, the filter compiles; a server's file may leave it out
+    // (`SERVER_RULES` has none).
+    let (path, found) = errors_with(
+        &text,
+        &[
+            ("server.rules", b"default -> allow\ndefault -> kill\n"),
+            ("app.filter", b"call -> notify\ndefault -> allow\n"),
+        ],
+    );
+    let rules = path.with_file_name("server.rules");
+    assert_eq!(
+        found,
+        [format!(
+            "{}:2:1: files.rules.rules: `default` twice in one file",
+            rules.display()
+        )]
     );
 }
 
@@ -762,13 +819,13 @@ fn what_the_root_cannot_do_is_refused_at_its_value() {
     // A filter's endpoint and badge are its server's: without one they
     // were dropped without a word.
     assert_one(
-        &task("filters = [ { rules = \"* -> allow\", endpoint = \"requests\" } ]"),
+        &task("filters = [ { rules = \"default -> allow\", endpoint = \"requests\" } ]"),
         "\"requests\" }",
         "tasks.app.filters[0].endpoint",
         "no `server`",
     );
     assert_one(
-        &task("filters = [ { rules = \"* -> allow\", badge = 3 } ]"),
+        &task("filters = [ { rules = \"default -> allow\", badge = 3 } ]"),
         "3 }",
         "tasks.app.filters[0].badge",
         "no `server`",

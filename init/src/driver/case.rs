@@ -109,6 +109,13 @@ pub enum CaseObject {
     Tcb(u8),
     /// The VSpace (address space) of the case's thread with this index.
     VSpace(u8),
+    /// A Frame holding the file the system description maps into the
+    /// driver at this address, laid out as the root lays out a described
+    /// file (its length in the first 8 bytes, then its bytes), for the
+    /// thread to map itself: how a thread of the driver gets a file at
+    /// run time (the demo's policy server, its rules). A new Frame per
+    /// grant, from the case's memory; the file must fit in it.
+    File(u64),
 }
 
 /// A capability the driver installs for a case.

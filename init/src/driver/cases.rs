@@ -1898,6 +1898,16 @@ pub const DEMO_CASES: &[Case] = &[
             tcb_grant(0, 10, 0, Rights::READ_WRITE),
             vspace_grant(0, 11, 0, Rights::READ_WRITE),
             grant(1, ENDPOINT_SLOT, RECEIVE, 0),
+            // The policy server's rules, and its own address space to map
+            // them in.
+            Grant {
+                thread: 1,
+                slot: 3,
+                object: CaseObject::File(crate::demo::RULES_IN_DRIVER),
+                rights: Rights::READ,
+                badge: 0,
+            },
+            vspace_grant(1, 4, 1, Rights::READ_WRITE),
             grant(2, ENDPOINT_SLOT, SEND, 0),
             nth_notification_grant(0, 2, 5, Rights::READ_WRITE, 0),
             nth_endpoint_grant(1, 3, ENDPOINT_SLOT, RECEIVE, 0),

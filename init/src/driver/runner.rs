@@ -10,6 +10,7 @@ use super::judge::Ended;
 use abi::cap::{CapType, Rights};
 use abi::fault::{FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::message::NOTIFICATION_LABEL;
+use abi::vspace::MapRights;
 use abi::ErrorCode;
 use core::time::Duration;
 use sdk::ipc::{self, Cptr, Message};
@@ -17,6 +18,7 @@ use sdk::supervision;
 use sdk::syscall::{cnode, retype};
 use sdk::task::{Supervisor, Task, TaskBuilder};
 use sdk::time::{self, TimeError, Timer};
+use sdk::vspace::Frame;
 
 /// Most threads a case starts.
 pub const MAX_CASE_THREADS: usize = 4;
@@ -65,7 +67,7 @@ struct CaseObjects {
     /// The Untyped the case's objects came from.
     memory: Cptr,
     /// First slot of the run: endpoints, notifications, the case's
-    /// Untyped, its IrqHandler.
+    /// Untyped, its IrqHandler, the Frames of files it is given.
     first: u64,
     count: u64,
     endpoints: u64,
@@ -85,6 +87,19 @@ impl CaseObjects {
     fn irq(&self) -> u64 {
         self.untyped() + 1
     }
+    /// The slot of the Frame of the case's `index`th `CaseObject::File`
+    /// grant (made when the grant is handed out).
+    fn file(&self, index: u64) -> u64 {
+        self.irq() + 1 + index
+    }
+}
+
+/// How many `CaseObject::File` grants `case` has.
+fn files_of(case: &Case) -> u64 {
+    case.grants
+        .iter()
+        .filter(|g| matches!(g.object, CaseObject::File(_)))
+        .count() as u64
 }
 
 /// Does every thread that has not ended (by the messages taken) wait, so
@@ -149,7 +164,7 @@ impl Driver {
         };
         let endpoints = u64::from(case.endpoints);
         let notifications = u64::from(case.notifications);
-        let count = endpoints + notifications + 2;
+        let count = endpoints + notifications + 2 + files_of(case);
         let slots = self
             .supervisor
             .slots
@@ -268,6 +283,7 @@ impl Driver {
             // Cannot fail: at most `MAX_CASE_THREADS` threads.
             let _ = tasks.push(task);
         }
+        let mut files = 0;
         for grant in case.grants {
             let task = tasks
                 .get(usize::from(grant.thread))
@@ -284,6 +300,14 @@ impl Driver {
                 CaseObject::Irq => objects.irq(),
                 CaseObject::Tcb(i) => of(i)?.tcb().0 .0,
                 CaseObject::VSpace(i) => of(i)?.vspace().0 .0,
+                // The driver keeps the original (deleting it would delete
+                // the thread's copy too) until the case's memory goes.
+                CaseObject::File(address) => {
+                    let frame = objects.file(files);
+                    files += 1;
+                    self.fill_file_frame(objects.memory, frame, address)?;
+                    frame
+                }
             };
             let badge = (grant.badge != 0).then_some(grant.badge);
             cnode::mint_into(task.cnode().0, source, grant.slot, grant.rights, badge)
@@ -297,6 +321,33 @@ impl Driver {
                 .map_err(|_| "moving the endpoint to its owner failed")?;
         }
         Ok(())
+    }
+
+    /// Makes a Frame in `slot` from `memory` (the case's), holding the
+    /// file the description maps into the driver at `address` as the root
+    /// lays out a file (its length, then its bytes). The case's memory
+    /// takes it back.
+    fn fill_file_frame(&self, memory: Cptr, slot: u64, address: u64) -> Result<(), &'static str> {
+        let file = sdk::described_file(address);
+        if file.len() > 4096 - 8 {
+            return Err("a file given to a case is larger than a page");
+        }
+        let frame = Frame(Cptr(slot));
+        retype(memory.0, CapType::Frame, 0, slot, 1)
+            .and_then(|()| {
+                frame.map_view(
+                    self.supervisor.vspace,
+                    self.supervisor.scratch,
+                    MapRights::ReadWrite,
+                )
+            })
+            .and_then(|view| {
+                let written = view
+                    .write_u64(0, file.len() as u64)
+                    .and_then(|()| view.write_bytes(8, file));
+                frame.unmap().and(written)
+            })
+            .map_err(|_| "cannot copy a file into a Frame for the case")
     }
 
     /// Starts the threads in order (the driver is more urgent: none runs

@@ -23,10 +23,31 @@
 //! ```
 //!
 //! Rules are tried in the order they were added and the first that matches
-//! decides; a syscall no rule matches is allowed, so a deny-by-default
-//! filter ends with `RuleBuilder::any_syscall().action(...)`. A mistake
-//! (too many rules or comparisons, a register above `x7`, an `Errno` of 0)
-//! does not stop the chain: [`FilterBuilder::build`] reports the first one.
+//! decides; a syscall no rule matches gets the default given to
+//! [`FilterBuilder::new`] (`Action::Allow` for a filter that lists what it
+//! refuses, a refusal for one that lists what it allows). A rule may also
+//! compare message words ([`RuleBuilder::word`]) and the caller's PC
+//! ([`RuleBuilder::pc`]), and match the bytes the call carries
+//! ([`RuleBuilder::bytes`]):
+//!
+//! ```
+//! use sdk::policy::{Action, ArgOp, BytesOp, FilterBuilder, RuleBuilder};
+//! use sdk::{ErrorCode, Syscall};
+//!
+//! let filter = FilterBuilder::new(Action::errno(ErrorCode::Denied))
+//!     .rule(RuleBuilder::syscall(Syscall::DebugPrint)
+//!         .bytes(BytesOp::Prefix, b"[app]", 0)
+//!         .action(Action::Allow))
+//!     // A message whose first buffer word is 0x5afe.
+//!     .rule(RuleBuilder::syscall(Syscall::Call).word(6, ArgOp::Eq, 0x5afe).action(Action::Allow))
+//!     .build()
+//!     .expect("within the limits");
+//! assert_eq!(filter.default, Action::errno(ErrorCode::Denied));
+//! ```
+//!
+//! A mistake (too many rules or comparisons, a register above `x7` or a
+//! word past 63, an empty or too long byte pattern, an `Errno` of 0) does
+//! not stop the chain: [`FilterBuilder::build`] reports the first one.
 
 use abi::cap::CapType;
 use abi::policy::{ArgMatch, BytesMatch, Operand, Rule};
@@ -285,6 +306,120 @@ mod tests {
         let expected = builder.clone().build().unwrap();
         let bytes = builder.encode(&mut buffer).unwrap();
         assert_eq!(decode(bytes), Ok(expected));
+    }
+
+    #[test]
+    fn words_the_pc_bytes_and_the_default() {
+        let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+        let builder = FilterBuilder::new(Action::errno(ErrorCode::Denied))
+            .rule(
+                RuleBuilder::syscall(Syscall::Call)
+                    .word(6, ArgOp::Eq, 0x5afe)
+                    .word_masked(7, 0xff, ArgOp::Le, 3)
+                    .pc(ArgOp::Lt, 0x40_0000)
+                    .bytes(BytesOp::Contains, b"ok", 16)
+                    .action(Action::Allow),
+            )
+            .rule(
+                RuleBuilder::syscall(Syscall::DebugPrint)
+                    .bytes(BytesOp::Prefix, b"[app]", 0)
+                    .action(Action::Log),
+            );
+        let d = builder.clone().build().unwrap();
+        assert_eq!(d.default, Action::errno(ErrorCode::Denied));
+        let call = &d.rules[0];
+        assert_eq!(
+            call.args[..],
+            [
+                ArgMatch {
+                    operand: Operand::Word(6),
+                    mask: u64::MAX,
+                    op: ArgOp::Eq,
+                    value: 0x5afe
+                },
+                ArgMatch {
+                    operand: Operand::Word(7),
+                    mask: 0xff,
+                    op: ArgOp::Le,
+                    value: 3
+                },
+                ArgMatch {
+                    operand: Operand::Pc,
+                    mask: u64::MAX,
+                    op: ArgOp::Lt,
+                    value: 0x40_0000
+                },
+            ]
+        );
+        assert_eq!(
+            call.bytes,
+            Some(BytesMatch::new(BytesOp::Contains, b"ok", 16).unwrap())
+        );
+        assert!(call.reads_memory());
+        assert_eq!(
+            d.rules[1].bytes,
+            Some(BytesMatch::new(BytesOp::Prefix, b"[app]", 0).unwrap())
+        );
+        let bytes = builder.encode(&mut buffer).unwrap();
+        assert_eq!(decode(bytes), Ok(d));
+        // The default alone, and a `Notify` default needs a server.
+        let notify = FilterBuilder::new(Action::Notify).build().unwrap();
+        assert!(notify.rules.is_empty() && notify.asks_a_server());
+    }
+
+    #[test]
+    fn byte_patterns_and_comparisons_stop_at_their_limits() {
+        let pattern = [b'x'; abi::policy::MAX_PATTERN_BYTES];
+        let longest = FilterBuilder::new(Action::Allow)
+            .rule(
+                RuleBuilder::any_syscall()
+                    .bytes(BytesOp::Equal, &pattern, 0)
+                    .action(Action::Kill),
+            )
+            .build();
+        assert!(longest.is_ok());
+        let too_long = [b'x'; abi::policy::MAX_PATTERN_BYTES + 1];
+        for (bytes, error) in [
+            (&b""[..], PolicyError::EmptyPattern),
+            (&too_long[..], PolicyError::PatternTooLong),
+        ] {
+            let built = FilterBuilder::new(Action::Allow)
+                .rule(
+                    RuleBuilder::any_syscall()
+                        .bytes(BytesOp::Prefix, bytes, 0)
+                        .action(Action::Kill),
+                )
+                .build();
+            assert_eq!(built, Err(error));
+        }
+        // Six comparisons of any operands fit; the seventh is the error.
+        let six = RuleBuilder::any_syscall()
+            .arg(2, ArgOp::Eq, 0)
+            .word(6, ArgOp::Eq, 0)
+            .word_masked(63, 1, ArgOp::Eq, 1)
+            .pc(ArgOp::Ge, 0x1000)
+            .arg_masked(7, 0xf, ArgOp::Ne, 2)
+            .word(0, ArgOp::Gt, 5);
+        let fits = FilterBuilder::new(Action::Allow)
+            .rule(six.clone().action(Action::Kill))
+            .build()
+            .unwrap();
+        assert_eq!(fits.rules[0].args.len(), MAX_ARGS_PER_RULE);
+        let seven = FilterBuilder::new(Action::Allow)
+            .rule(six.pc(ArgOp::Lt, 0x2000).action(Action::Kill))
+            .build();
+        assert_eq!(seven, Err(PolicyError::TooManyArgs));
+        // A word past 63, and a bad default.
+        let far = FilterBuilder::new(Action::Allow).rule(
+            RuleBuilder::any_syscall()
+                .word(64, ArgOp::Eq, 0)
+                .action(Action::Kill),
+        );
+        assert_eq!(far.build(), Err(PolicyError::BadRegister));
+        assert_eq!(
+            FilterBuilder::new(Action::Errno(0)).build(),
+            Err(PolicyError::BadErrno)
+        );
     }
 
     #[test]

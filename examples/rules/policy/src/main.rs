@@ -28,7 +28,16 @@ fn portcullis_main(_argument: u64) -> i32 {
             return 1;
         }
     };
-    println!("policy: serving {} rules from policy.rules", server.rules().rules().len());
+    let rules = server.rules();
+    let default = if rules.default().is_some() {
+        " and a default"
+    } else {
+        ""
+    };
+    println!(
+        "policy: serving {} rules{default} from policy.rules",
+        rules.rules().len()
+    );
     match sdk::policy_server::serve(REQUESTS, &mut server) {
         Ok(()) => 0,
         Err(error) => {
