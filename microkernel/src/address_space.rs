@@ -646,6 +646,19 @@ impl AddressSpace {
             .map(|t| (t.pa.as_u64(), t.permissions))
     }
 
+    /// The physical address of the user page holding `va`, if it is
+    /// mapped for EL0 reading as normal memory (what `copy_from_user`
+    /// reads; device memory is never read by the kernel).
+    pub fn user_readable_page<M: PhysMemory>(&self, phys: &M, va: u64) -> Option<u64> {
+        let translation = self
+            .table
+            .translate(&WalkMemory(phys), VirtAddr::new(va & !(PAGE_SIZE - 1)))
+            .ok()?;
+        (translation.permissions.owner() == Owner::User
+            && translation.permissions.memory() == MemoryKind::Normal)
+            .then(|| translation.pa.as_u64())
+    }
+
     /// Copies `out.len()` bytes from user address `va`. Every page must be
     /// mapped for EL0 reading.
     pub fn copy_from_user<M: PhysMemory>(

@@ -242,7 +242,12 @@ pub fn run_notify_asker(parameter: BenchParameter) -> i32 {
     let server = Cptr(ENDPOINT_SLOT);
     let notify = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Notify))
-        .rule(RuleBuilder::syscall(Syscall::DebugPrint).action(Action::Notify));
+        // Only the 64-byte print: the asker's result lines must print.
+        .rule(
+            RuleBuilder::syscall(Syscall::DebugPrint)
+                .arg(3, ArgOp::Eq, PRINTED.len() as u64)
+                .action(Action::Notify),
+        );
     if let Err(reason) = attach(
         4,
         Tcb(Cptr(SECOND_ENDPOINT_SLOT)),
@@ -355,7 +360,8 @@ pub fn run_notify_server(_parameter: BenchParameter) -> i32 {
                     || ipc::buffer_word(POLICY_REQUEST_MEMORY_WORD)
                         != u64::from_le_bytes(*b"forwarde")
                 {
-                    println!("bench policy server: the print's bytes did not come with it");
+                    let first = ipc::buffer_word(POLICY_REQUEST_MEMORY_WORD);
+                    println!("bench policy server: the print's bytes did not come with it: {carried:?}, first word {first:#x}");
                     return 5;
                 }
                 &emulate

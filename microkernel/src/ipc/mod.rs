@@ -350,10 +350,28 @@ fn deliver_policy_request<M: PhysMemory>(
             phys.write_phys_u64(buffer + 8 * i as u64, *word);
         }
         let start = buffer + 8 * POLICY_REQUEST_MEMORY_WORD as u64;
-        for (i, chunk) in asker.judged.copied().chunks(8).enumerate() {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            phys.write_phys_u64(start + 8 * i as u64, u64::from_le_bytes(word));
+        // Word by word (a byte copy was `memcpy`, byte by byte); the last
+        // word's bytes past the copy are zero.
+        let copied = asker.judged.copied();
+        let whole = copied.chunks_exact(8);
+        let tail = whole.remainder();
+        let mut at = start;
+        for chunk in whole {
+            let [b0, b1, b2, b3, b4, b5, b6, b7] = chunk else {
+                unreachable!("chunks of eight");
+            };
+            phys.write_phys_u64(
+                at,
+                u64::from_le_bytes([*b0, *b1, *b2, *b3, *b4, *b5, *b6, *b7]),
+            );
+            at += 8;
+        }
+        if !tail.is_empty() {
+            let word = tail
+                .iter()
+                .enumerate()
+                .fold(0u64, |word, (i, byte)| word | u64::from(*byte) << (8 * i));
+            phys.write_phys_u64(at, word);
         }
     }
     let context = &mut server.context;

@@ -1,39 +1,41 @@
 use super::*;
 
+/// `take_buffer_by_words` from a buffer whose every byte is `fill` (or
+/// that cannot be read).
+fn take(m: &mut JudgedMemory, address: u64, length: u64, fill: Option<u8>) {
+    m.take_buffer_by_words(address, length, |_| match fill {
+        Some(byte) => Ok(u64::from_le_bytes([byte; 8])),
+        None => Err(()),
+    });
+}
+
 #[test]
 fn a_buffer_is_copied_up_to_the_judged_size() {
     let mut m = JudgedMemory::new();
     assert!(!m.is_taken());
-    m.take_buffer(0x1000, 5, |out: &mut [u8]| -> Result<(), ()> {
-        out.copy_from_slice(b"hello");
-        Ok(())
-    });
-    assert_eq!(m.copied(), b"hello");
+    take(&mut m, 0x1000, 5, Some(b'h'));
+    assert_eq!(m.copied(), b"hhhhh");
     assert_eq!(m.described(), (CarriedMemory::Buffer, 5, 5));
     let view = m.view();
     assert_eq!(
         (view.bytes, view.length, view.message),
-        (Some(&b"hello"[..]), 5, false)
+        (Some(&b"hhhhh"[..]), 5, false)
     );
     let mut long = JudgedMemory::new();
-    long.take_buffer(0x1000, 9000, |out: &mut [u8]| -> Result<(), ()> {
-        assert_eq!(out.len(), MAX_JUDGED_BYTES);
-        out.fill(7);
-        Ok(())
-    });
+    take(&mut long, 0x1000, 9000, Some(7));
     assert_eq!(long.copied().len(), MAX_JUDGED_BYTES);
     assert_eq!(long.view().length, 9000);
     assert_eq!(long.described(), (CarriedMemory::Buffer, 9000, 512));
     assert!(long.is_of_buffer(0x1000, 9000));
     assert!(!long.is_of_buffer(0x1008, 9000));
-    assert_eq!(m.buffer_for(0x1000, 5), Some(Ok(&b"hello"[..])));
+    assert_eq!(m.buffer_for(0x1000, 5), Some(Ok(&b"hhhhh"[..])));
     assert_eq!(m.buffer_for(0x1001, 5), None);
 }
 
 #[test]
 fn an_unreadable_buffer_is_remembered_and_shows_no_bytes() {
     let mut m = JudgedMemory::new();
-    m.take_buffer(0x2000, 16, |_: &mut [u8]| Err(()));
+    take(&mut m, 0x2000, 16, None);
     assert!(m.is_taken());
     assert_eq!(
         m.judged,
@@ -91,10 +93,7 @@ fn forgetting_hides_the_copy() {
 #[test]
 fn a_shorter_buffer_at_the_same_address_keeps_the_copy() {
     let mut m = JudgedMemory::new();
-    m.take_buffer(0x1000, 80, |out: &mut [u8]| -> Result<(), ()> {
-        out.fill(b'a');
-        Ok(())
-    });
+    take(&mut m, 0x1000, 80, Some(b'a'));
     // A server's "allow with" lowered the length: the judged bytes stay.
     assert!(m.narrow_to(0x1000, 48));
     assert_eq!(m.buffer_for(0x1000, 48), Some(Ok(&[b'a'; 48][..])));
@@ -103,14 +102,54 @@ fn a_shorter_buffer_at_the_same_address_keeps_the_copy() {
     assert!(!m.narrow_to(0x1000, 64));
     assert!(!m.narrow_to(0x2000, 8));
     let mut long = JudgedMemory::new();
-    long.take_buffer(0x1000, 9000, |_: &mut [u8]| -> Result<(), ()> { Ok(()) });
+    take(&mut long, 0x1000, 9000, Some(0));
     assert!(long.narrow_to(0x1000, 9000), "the same buffer");
     assert!(
         !long.narrow_to(0x1000, 8000),
         "its first 512 bytes only were copied"
     );
     let mut unreadable = JudgedMemory::new();
-    unreadable.take_buffer(0x3000, 8, |_: &mut [u8]| Err(()));
+    take(&mut unreadable, 0x3000, 8, None);
     assert!(unreadable.narrow_to(0x3000, 8));
     assert!(!unreadable.narrow_to(0x3000, 4));
+}
+
+/// A user memory of two pages, the second unmapped: its words as
+/// `word_at` reads them.
+fn memory(bytes: &[u8; 4096]) -> impl Fn(u64) -> Result<u64, ()> + '_ {
+    move |va: u64| {
+        assert_eq!(va % 8, 0, "aligned words only");
+        let offset = va.checked_sub(0x1_0000).ok_or(())? as usize;
+        let word = bytes.get(offset..offset + 8).ok_or(())?;
+        Ok(u64::from_le_bytes(word.try_into().unwrap()))
+    }
+}
+
+#[test]
+fn a_buffer_read_by_words_is_the_bytes_at_any_alignment() {
+    let mut page = [0u8; 4096];
+    for (i, b) in page.iter_mut().enumerate() {
+        *b = (i * 7 + 3) as u8;
+    }
+    for start in [0usize, 1, 3, 7, 8, 13, 4000, 4095] {
+        for length in [0usize, 1, 5, 8, 9, 64, 95, 600] {
+            let mut m = JudgedMemory::new();
+            m.take_buffer_by_words(0x1_0000 + start as u64, length as u64, memory(&page));
+            let fits = start + length.min(MAX_JUDGED_BYTES) <= 4096;
+            if fits {
+                let end = start + length.min(MAX_JUDGED_BYTES);
+                assert_eq!(
+                    m.copied(),
+                    &page[start..end],
+                    "start {start} length {length}"
+                );
+                assert_eq!(m.view().length, length);
+            } else {
+                assert!(
+                    matches!(m.judged, Judged::Unreadable { .. }),
+                    "start {start} length {length} runs into the unmapped page"
+                );
+            }
+        }
+    }
 }

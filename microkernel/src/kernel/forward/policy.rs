@@ -218,12 +218,25 @@ impl Kernel {
                 let space = vspace
                     .and_then(|v| others.get::<kind::VSpace>(v))
                     .and_then(|v| v.space.as_ref());
-                thread
-                    .judged
-                    .take_buffer(address, length, |out| match space {
-                        Some(space) => space.copy_from_user(platform, address, out).map_err(|_| ()),
-                        None => Err(()),
-                    });
+                let Some(space) = space else {
+                    thread
+                        .judged
+                        .take_buffer_by_words(address, length, |_| Err(()));
+                    return;
+                };
+                // Each page walked once (a buffer spans at most two).
+                let mut page: Option<(u64, u64)> = None;
+                thread.judged.take_buffer_by_words(address, length, |va| {
+                    let frame = match page {
+                        Some((virt, phys)) if virt == va & !0xfff => phys,
+                        _ => {
+                            let phys = space.user_readable_page(platform, va).ok_or(())?;
+                            page = Some((va & !0xfff, phys));
+                            phys
+                        }
+                    };
+                    Ok::<u64, ()>(platform.read_phys_u64(frame + (va & 0xfff)))
+                });
             }
             Some(
                 Syscall::Send
