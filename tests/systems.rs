@@ -65,7 +65,8 @@ fn hello_boots_on_virt() {
 
 /// What the confined example must show, whatever the machine: the
 /// constant Allow never reaches the server, the long print is clamped to
-/// 48 bytes, the signal is refused, and the third poll kills the app.
+/// 48 bytes, the signal is refused, a print is refused on its bytes, and
+/// the third poll kills the app.
 fn check_confined(outcome: &RunOutcome) {
     let app = lines_of(outcome, "app");
     assert!(
@@ -76,6 +77,16 @@ fn check_confined(outcome: &RunOutcome) {
     assert_eq!(clamped.len(), 48);
     assert!(app.contains(&clamped), "{outcome}");
     assert!(app.contains(&"app: signal -> Err(Denied)"), "{outcome}");
+    // A rule on the print's bytes: the line naming the secret never
+    // printed.
+    assert!(
+        app.contains(&"app: a print that gives it away -> Err(Denied)"),
+        "{outcome}"
+    );
+    assert!(
+        !outcome.guest_output.contains("the secret is 42"),
+        "{outcome}"
+    );
     assert!(app.contains(&"app: poll #2 -> Ok(0)"), "{outcome}");
     assert!(
         app.contains(&"app: poll #3") && !app.iter().any(|l| l.starts_with("app: poll #3 ->")),
@@ -218,6 +229,16 @@ fn a_policy_server_reads_its_rules_file_at_run_time() {
     );
     assert!(app.contains(&"app: poll -> Ok(119)"), "{outcome}");
     assert!(app.contains(&"app: signal -> Err(Denied)"), "{outcome}");
+    // A rule on the print's bytes: the line naming the secret never
+    // printed.
+    assert!(
+        app.contains(&"app: a print that gives it away -> Err(Denied)"),
+        "{outcome}"
+    );
+    assert!(
+        !outcome.guest_output.contains("the secret is 42"),
+        "{outcome}"
+    );
 }
 
 /// A copy of the confined example's description, changed by `change`,

@@ -27,6 +27,11 @@ fn portcullis_main(_argument: u64) -> i32 {
 
     println!("app: signal -> {:?}", ipc::signal(BELL));
 
+    // The filter reads the text itself (a copy the kernel judges and
+    // would print): a line that names the secret is refused.
+    let refused = syscall::debug_print(b"app: the secret is 42\n");
+    println!("app: a print that gives it away -> {refused:?}");
+
     for attempt in 1.. {
         println!("app: poll #{attempt}");
         println!("app: poll #{attempt} -> {:?}", ipc::poll(BELL));
