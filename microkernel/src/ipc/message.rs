@@ -35,22 +35,28 @@ pub fn fits_in_registers(info: MessageInfo) -> bool {
 /// Copies the message of `from` to `to`: x1 (message info, length as
 /// delivered, no capabilities yet), x2..x7, buffer words, `badge` in x8
 /// and `Ok` in x0.
-pub fn transfer<M: PhysMemory>(phys: &mut M, from: &Thread, to: &mut Thread, badge: u64) {
+pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread, badge: u64) {
     let info = sent_info(from);
     let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
     let length = match (from.ipc_buffer, to.ipc_buffer) {
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
+            let judged = from.judged.is_message();
             for word in REGISTER_MESSAGE_WORDS..wanted {
                 // A judged message goes as judged: from the sender's copy
                 // (`crate::judged_memory`), never its buffer read again.
                 // (A word the copy lacks was not sent when it was taken,
                 // as from a thread that had no buffer then: 0.)
-                let value = if from.judged.is_message() {
+                let value = if judged {
                     from.judged.message_word(word).unwrap_or(0)
                 } else {
                     phys.read_phys_u64(source + 8 * word as u64)
                 };
                 phys.write_phys_u64(target + 8 * word as u64, value);
+            }
+            if judged {
+                // Sent: the copy's call is over (a `Call` waits for its
+                // reply, which carries nothing of the caller's).
+                from.judged.forget();
             }
             wanted
         }

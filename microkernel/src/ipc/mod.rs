@@ -627,6 +627,8 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
 /// Wakes a blocked thread with error `code` in x0.
 pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode) {
     let waiter = &mut threads[thread];
+    // Its call is over: a message it was to send goes with it.
+    waiter.judged.forget();
     waiter.context.set_result(code);
     waiter.make_ready();
 }

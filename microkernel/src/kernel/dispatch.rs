@@ -8,8 +8,7 @@ use crate::platform::Platform;
 use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::thread::{Thread, ThreadId, ThreadState};
-use abi::cap::{CapType, Rights};
-use abi::{ErrorCode, DEBUG_PRINT_MAX};
+use abi::ErrorCode;
 use entry::WorkFlags;
 
 use crate::kernel::entry_work::Entered;
@@ -34,15 +33,8 @@ impl Kernel {
     ) -> Resume {
         let thread = &mut self.objects[current];
         thread.stats.count_syscall();
-        let slow = if thread.work.intersects(WorkFlags::SYSCALL_WORK) {
-            // A new syscall: the memory an earlier one carried was judged
-            // for that one (`crate::judged_memory`). Only a thread with
-            // work ever has a copy.
-            thread.judged.forget();
-            !thread.skips_entry_work(thread.context.syscall_number())
-        } else {
-            false
-        };
+        let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
+            && !thread.skips_entry_work(thread.context.syscall_number());
         if slow {
             self.syscall_with_work(platform, current, esr, None);
             return self.resume(platform);
@@ -369,33 +361,7 @@ impl Kernel {
                 console,
                 address,
                 len,
-            } => {
-                if let Err(code) =
-                    self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE)
-                {
-                    return SyscallResult::Return(code);
-                }
-                let mut text = [0u8; DEBUG_PRINT_MAX];
-                // The text as judged, if a filter or server judged it
-                // (the whole of it: at most 256 bytes); else read now.
-                match self.objects[current].judged.buffer_for(address, len as u64) {
-                    Some(Ok(judged)) => text[..len].copy_from_slice(&judged[..len]),
-                    Some(Err(())) => return SyscallResult::Return(ErrorCode::InvalidAddress),
-                    None => {
-                        let Some(space) = self.thread_space(current) else {
-                            return SyscallResult::Return(ErrorCode::InvalidAddress);
-                        };
-                        if space
-                            .copy_from_user(platform, address, &mut text[..len])
-                            .is_err()
-                        {
-                            return SyscallResult::Return(ErrorCode::InvalidAddress);
-                        }
-                    }
-                }
-                self.print_user_text(platform, current, &text[..len]);
-                SyscallResult::Return(ErrorCode::Ok)
-            }
+            } => SyscallResult::Return(self.debug_print(platform, current, console, address, len)),
         }
     }
 

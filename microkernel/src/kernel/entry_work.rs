@@ -147,19 +147,40 @@ impl Kernel {
         esr: u64,
         resumed: Option<&Resumed>,
     ) {
-        let Some((entered, progress)) =
+        if resumed.is_none() {
+            // A new call: nothing is judged for it yet.
+            self.objects[current].judged.forget();
+        }
+        if let Some((entered, progress)) =
             self.enter_syscall_with_work(platform, current, esr, resumed)
-        else {
+        {
+            let context = &self.objects[current].context;
+            let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
+                Ok(call) => self
+                    .dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress),
+                Err(code) => SyscallResult::Return(code),
+            };
+            self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        }
+        self.forget_judged_memory_of_ended_call(current);
+    }
+
+    /// The judged copy of the memory a call carried lives as long as the
+    /// call (`crate::judged_memory`): forgotten when the call is over,
+    /// kept while it waits, stopped (for an answer, or preempted) or
+    /// queued to send (`message::transfer` takes it then). So a thread
+    /// that runs at EL0 has none, and a later call its filters excuse
+    /// (the hot path, which never looks at a copy) cannot leave a stale
+    /// one for a blocked send to pick up.
+    fn forget_judged_memory_of_ended_call(&mut self, current: ThreadId) {
+        let Some(thread) = self.objects.thread_mut(current) else {
             return;
         };
-        let context = &self.objects[current].context;
-        let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
-            Ok(call) => {
-                self.dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress)
-            }
-            Err(code) => SyscallResult::Return(code),
-        };
-        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        let in_flight = thread.call.is_some()
+            || matches!(thread.state_ref(), ThreadState::BlockedOnSend { .. });
+        if !in_flight {
+            thread.judged.forget();
+        }
     }
 
     /// The entry work of `syscall_with_work`, and the step that ends it

@@ -62,6 +62,16 @@ impl Kernel {
                 }
                 _ => {}
             }
+            // The judged copy of a call's memory lives as long as the
+            // call (`crate::judged_memory`): only a thread whose call is
+            // kept (stopped) or queued to send its message has one (the
+            // fuzzer's round ends in a syscall of the checking thread,
+            // which its copy, if any, is not for: it is skipped).
+            let in_flight = thread.call.is_some()
+                || matches!(thread.state(), ThreadState::BlockedOnSend { .. });
+            if thread.judged.is_taken() && !in_flight && self.current != Some(id) {
+                return Err("a thread whose call is over still has a judged copy of its memory");
+            }
             // A stopped syscall waits for its answer where such answers
             // come from, or has it and goes on when its thread runs: a
             // thread with one is never anywhere else (an ordinary IPC

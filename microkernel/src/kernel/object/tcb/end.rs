@@ -137,6 +137,7 @@ impl Kernel {
         }
         let thread = &mut self.objects[target];
         thread.call = None;
+        thread.judged.forget();
         // Its question goes with it (a fault report, which no stopped
         // call has, or a stop after the call stays).
         let entry_stop = thread
@@ -204,6 +205,7 @@ impl Kernel {
         let priority = thread.priority;
         let was_ready = thread.state() == ThreadState::Ready;
         thread.end_with(state);
+        thread.judged.forget();
         if was_ready {
             self.run_queue.remove(&mut self.objects, id, priority);
         }
@@ -243,6 +245,11 @@ impl Kernel {
     /// notification queue; a server owing it a reply forgets it). Its state
     /// is left for the caller to set.
     pub(in crate::kernel) fn cancel_wait(&mut self, id: ThreadId) {
+        if let ThreadState::BlockedOnSend { .. } = self.objects[id].state() {
+            // Its message will not be sent: the copy judged for it
+            // (`crate::judged_memory`) goes with the call.
+            self.objects[id].judged.forget();
+        }
         match self.objects[id].state() {
             ThreadState::BlockedOnSend { endpoint, .. }
             | ThreadState::BlockedOnReceive { endpoint }
