@@ -48,10 +48,8 @@ pub struct JudgedBytes(pub [u8; MAX_JUDGED_BYTES]);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Judged {
     /// Nothing taken for the thread's current syscall: it was not judged
-    /// on memory (nothing reads the copy).
+    /// on memory, or it carries none (nothing reads the copy).
     Nothing,
-    /// Taken: the syscall carries no memory.
-    NoMemory,
     /// Taken: the buffer (`length` bytes at `address`) could not be read.
     Unreadable {
         /// The buffer's address.
@@ -121,9 +119,7 @@ impl JudgedMemory {
     /// the memory's length, the bytes carried.
     pub fn described(&self) -> (CarriedMemory, u64, u64) {
         match self.judged {
-            Judged::Nothing | Judged::NoMemory | Judged::Unreadable { .. } => {
-                (CarriedMemory::None, 0, 0)
-            }
+            Judged::Nothing | Judged::Unreadable { .. } => (CarriedMemory::None, 0, 0),
             Judged::Buffer { length, judged, .. } => {
                 (CarriedMemory::Buffer, length, u64::from(judged))
             }
@@ -309,7 +305,7 @@ impl JudgedMemory {
     /// The copy as rules see it.
     pub fn view(&self) -> JudgedView<'_> {
         match self.judged {
-            Judged::Nothing | Judged::NoMemory => JudgedView::default(),
+            Judged::Nothing => JudgedView::default(),
             Judged::Unreadable { length, .. } => JudgedView {
                 bytes: None,
                 length: usize::try_from(length).unwrap_or(usize::MAX),
@@ -326,11 +322,6 @@ impl JudgedMemory {
                 message: true,
             },
         }
-    }
-
-    /// Marks the copy taken for a syscall that carries no memory.
-    pub fn take_nothing(&mut self) {
-        self.judged = Judged::NoMemory;
     }
 }
 

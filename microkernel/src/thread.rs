@@ -319,9 +319,6 @@ pub struct Thread {
     pub(crate) filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
     /// The verdicts of `filters` that depend on the syscall number alone.
     pub(crate) verdicts: VerdictCache,
-    /// The memory its current syscall carries, copied once to judge it
-    /// (`crate::judged_memory`): what the call uses if it runs.
-    pub(crate) judged: JudgedMemory,
     /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
     /// badge of the capability it was given through (an endpoint
     /// destroyed since: it runs on untraced).
@@ -351,6 +348,11 @@ pub struct Thread {
     /// memory taken back): it may not be restarted (a restriction is never
     /// lifted).
     pub(crate) lost_filter: bool,
+    /// The memory its current syscall carries, copied once to judge it
+    /// (`crate::judged_memory`): what the call uses if it runs. (Last: 512
+    /// bytes, read only by judged calls; before the hot fields it moved
+    /// them and cost the slow IPC path 16 instructions.)
+    pub(crate) judged: JudgedMemory,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded

@@ -35,28 +35,19 @@ pub fn fits_in_registers(info: MessageInfo) -> bool {
 /// Copies the message of `from` to `to`: x1 (message info, length as
 /// delivered, no capabilities yet), x2..x7, buffer words, `badge` in x8
 /// and `Ok` in x0.
+#[inline(always)]
 pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread, badge: u64) {
     let info = sent_info(from);
     let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
     let length = match (from.ipc_buffer, to.ipc_buffer) {
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
-            let judged = from.judged.is_message();
-            for word in REGISTER_MESSAGE_WORDS..wanted {
-                // A judged message goes as judged: from the sender's copy
-                // (`crate::judged_memory`), never its buffer read again.
-                // (A word the copy lacks was not sent when it was taken,
-                // as from a thread that had no buffer then: 0.)
-                let value = if judged {
-                    from.judged.message_word(word).unwrap_or(0)
-                } else {
-                    phys.read_phys_u64(source + 8 * word as u64)
-                };
-                phys.write_phys_u64(target + 8 * word as u64, value);
-            }
-            if judged {
-                // Sent: the copy's call is over (a `Call` waits for its
-                // reply, which carries nothing of the caller's).
-                from.judged.forget();
+            if from.judged.is_message() {
+                send_judged_words(phys, from, target, wanted);
+            } else {
+                for word in REGISTER_MESSAGE_WORDS..wanted {
+                    let value = phys.read_phys_u64(source + 8 * word as u64);
+                    phys.write_phys_u64(target + 8 * word as u64, value);
+                }
             }
             wanted
         }
@@ -70,6 +61,23 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
     // kernel target (strict alignment).
     receiver.set_message_words(from.context.message_words());
     receiver.set_badge(badge);
+}
+
+/// The buffer words `6..wanted` of a message its sender's filters judged,
+/// from the sender's judged copy (`crate::judged_memory`), never its
+/// buffer read again, into the receiver's buffer at `target`; the copy is
+/// done with then (a `Call` waits for its reply, which carries nothing of
+/// the caller's). A word the copy lacks was not sent when it was taken
+/// (from a thread that had no buffer then): 0. Out of line: the common
+/// message was not judged.
+#[cold]
+#[inline(never)]
+fn send_judged_words<M: PhysMemory>(phys: &mut M, from: &mut Thread, target: u64, wanted: usize) {
+    for word in REGISTER_MESSAGE_WORDS..wanted {
+        let value = from.judged.message_word(word).unwrap_or(0);
+        phys.write_phys_u64(target + 8 * word as u64, value);
+    }
+    from.judged.forget();
 }
 
 #[cfg(test)]

@@ -147,40 +147,19 @@ impl Kernel {
         esr: u64,
         resumed: Option<&Resumed>,
     ) {
-        if resumed.is_none() {
-            // A new call: nothing is judged for it yet.
-            self.objects[current].judged.forget();
-        }
-        if let Some((entered, progress)) =
+        let Some((entered, progress)) =
             self.enter_syscall_with_work(platform, current, esr, resumed)
-        {
-            let context = &self.objects[current].context;
-            let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
-                Ok(call) => self
-                    .dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress),
-                Err(code) => SyscallResult::Return(code),
-            };
-            self.finish_syscall_with_work(platform, current, esr, &entered, result);
-        }
-        self.forget_judged_memory_of_ended_call(current);
-    }
-
-    /// The judged copy of the memory a call carried lives as long as the
-    /// call (`crate::judged_memory`): forgotten when the call is over,
-    /// kept while it waits, stopped (for an answer, or preempted) or
-    /// queued to send (`message::transfer` takes it then). So a thread
-    /// that runs at EL0 has none, and a later call its filters excuse
-    /// (the hot path, which never looks at a copy) cannot leave a stale
-    /// one for a blocked send to pick up.
-    fn forget_judged_memory_of_ended_call(&mut self, current: ThreadId) {
-        let Some(thread) = self.objects.thread_mut(current) else {
+        else {
             return;
         };
-        let in_flight = thread.call.is_some()
-            || matches!(thread.state_ref(), ThreadState::BlockedOnSend { .. });
-        if !in_flight {
-            thread.judged.forget();
-        }
+        let context = &self.objects[current].context;
+        let result = match syscall::decode_copy::<{ syscall::ENTRY_WORK_COPY }>(context) {
+            Ok(call) => {
+                self.dispatch::<P, { syscall::ENTRY_WORK_COPY }>(platform, current, call, progress)
+            }
+            Err(code) => SyscallResult::Return(code),
+        };
+        self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 
     /// The entry work of `syscall_with_work`, and the step that ends it
@@ -214,6 +193,10 @@ impl Kernel {
                 // The common case (an `Errno`, no audit record to write):
                 // its exit stages on the thread in hand, one look at it.
                 let thread = &mut self.objects[current];
+                // Over: what it carried was judged for nothing more
+                // (`crate::judged_memory`: a copy lives as long as its
+                // call, so a thread at EL0 has none).
+                thread.judged.forget();
                 if thread.audit_pending.is_none() && entered.outcome != EntryOutcome::Trap {
                     // (A skipped syscall's thread is never killed.)
                     let _ = Self::exit_work_on(thread, entry);
@@ -274,6 +257,8 @@ impl Kernel {
         // result is the `x0` the thread returns with).
         if let SyscallResult::Return(_) | SyscallResult::Restored = result {
             let thread = &mut self.objects[current];
+            // Over (see the `Skip` step above).
+            thread.judged.forget();
             // The write-back's, on the thread in hand (a restore wrote
             // all the registers already).
             if let SyscallResult::Return(code) = result {
@@ -308,12 +293,30 @@ impl Kernel {
             self.audit_dispatched(platform, current, result);
         }
         match self.write_back(platform, current, esr, entered, result) {
-            Dispatched::Returns => self.exit_after_record(platform, current, entered.entry),
+            Dispatched::Returns => {
+                self.objects[current].judged.forget();
+                self.exit_after_record(platform, current, entered.entry)
+            }
             // The caller waits; whoever runs next goes through the exit
             // work in `resume`, and its own stages 6 to 8 run when it
             // returns (`trace_before_user`).
-            Dispatched::Waits => self.defer_exit_work(current, entered.entry),
+            Dispatched::Waits => {
+                self.forget_unless_sending(current);
+                self.defer_exit_work(current, entered.entry)
+            }
             Dispatched::Ended => {}
+        }
+    }
+
+    /// A call that waits keeps its judged copy only while it waits to send
+    /// the message the copy is of (`message::transfer` takes it then); a
+    /// call that waits for anything else (a reply, a receive, a preempted
+    /// operation's turn: what it carried was sent, or never was) is done
+    /// with it.
+    fn forget_unless_sending(&mut self, current: ThreadId) {
+        let thread = &mut self.objects[current];
+        if !matches!(thread.state_ref(), ThreadState::BlockedOnSend { .. }) {
+            thread.judged.forget();
         }
     }
 
@@ -456,7 +459,7 @@ impl Kernel {
             }
         }
         let check = PolicyCheck::new(verdicts, stack, others, *cspace_slots, context);
-        let (action, asker) = check.verdict(context, pass.waived, judged.view());
+        let (action, asker) = check.verdict(context, pass.waived, judged);
         pass.outcome = EntryOutcome::Run;
         match action {
             Action::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),

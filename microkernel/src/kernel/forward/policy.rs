@@ -3,8 +3,9 @@
 //! policy server.
 
 use crate::cap::OtherObjects;
-use crate::filter::{routed_verdict, Filter, JudgedView, SyscallFacts, VerdictCache};
+use crate::filter::{evaluate, routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::ipc::message::MAX_MESSAGE_WORDS;
+use crate::judged_memory::JudgedMemory;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
@@ -92,22 +93,30 @@ impl<'a> PolicyCheck<'a> {
         &self,
         regs: &UserContext,
         waived: u8,
-        memory: JudgedView<'_>,
+        memory: &JudgedMemory,
     ) -> (Action, Option<u8>) {
-        // Word by word (the view's): a slice copy was a call to `memcpy`.
-        let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
-        let args = [x0, x1, x2, x3, x4, x5, x6, x7];
-        let mut facts = SyscallFacts::from_registers(number, args)
-            .with_pc(regs.pc())
-            .with_memory(memory);
-        if let Some((object_type, badge)) = self.capability {
-            facts = facts.with_capability(object_type, badge);
-        }
+        // The facts, built only when rules are evaluated (a cached
+        // verdict needs none). Word by word (the view's): a slice copy
+        // was a call to `memcpy`.
+        let facts = || {
+            let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
+            let args = [x0, x1, x2, x3, x4, x5, x6, x7];
+            let facts = SyscallFacts::from_registers(number, args)
+                .with_pc(regs.pc())
+                .with_memory(memory.view());
+            match self.capability {
+                Some((object_type, badge)) => facts.with_capability(object_type, badge),
+                None => facts,
+            }
+        };
         // The cache answers everything but `Notify`, whose filter (and
         // so its server) only an evaluation of each filter tells; with one
         // filter, the stack's verdict is that filter's.
         if waived == 0 || self.stack.len() == 1 {
-            let verdict = self.verdicts.verdict(&self.stack, &facts);
+            let verdict = match self.verdicts.cached_verdict(regs.syscall_number()) {
+                Some(verdict) => verdict,
+                None => evaluate(&self.stack, &facts()),
+            };
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
                     // A waived `Notify` (its server allowed it) needs
@@ -124,7 +133,7 @@ impl<'a> PolicyCheck<'a> {
                 verdict => return (verdict, None),
             }
         }
-        self.routed(&facts, waived)
+        self.routed(&facts(), waived)
     }
 
     #[cold]
@@ -263,11 +272,8 @@ impl Kernel {
                     None => judged.take_message(0, |_| 0),
                 }
             }
-            _ => {
-                if !thread.judged.is_taken() {
-                    self.objects[current].judged.take_nothing();
-                }
-            }
+            // Other syscalls carry no memory: nothing to copy.
+            _ => {}
         }
     }
 }
