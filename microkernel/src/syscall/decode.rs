@@ -112,9 +112,14 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             filter: context.x[2],
             server: match context.x[4] {
                 0 => None,
-                1 => Some(context.x[3]),
+                1 => Some((context.x[3], context.x[5])),
                 _ => return Err(ErrorCode::InvalidArgument),
             },
+        }),
+        Syscall::FilterSetServer => Ok(Call::FilterSetServer {
+            filter: capability,
+            endpoint: context.x[2],
+            thread: context.x[3],
         }),
         Syscall::TcbBindNotification => Ok(Call::BindNotification {
             tcb: capability,

@@ -4,6 +4,7 @@
 
 use crate::cap::OtherObjects;
 use crate::filter::{routed_verdict, Filter, SyscallFacts, VerdictCache};
+use crate::kernel::object::filter_server::serves_in;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
@@ -66,7 +67,7 @@ impl<'a> PolicyCheck<'a> {
     }
 
     /// Bit n: the n-th filter has a policy server (one whose endpoint
-    /// lives). Asked only for a `Notify`: resolving each server on every
+    /// and thread live). Asked only for a `Notify`: resolving each server on every
     /// judged syscall cost a look-up per filter. (Nothing changes while
     /// the check exists: it borrows every object.)
     fn served(&self) -> u8 {
@@ -76,7 +77,7 @@ impl<'a> PolicyCheck<'a> {
             .filter(|(_, attached)| {
                 attached
                     .server
-                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
+                    .is_some_and(|server| serves_in(&self.others, &server))
             })
             .fold(0u8, |bits, (i, _)| bits | 1 << i)
     }
@@ -144,8 +145,7 @@ impl Kernel {
         let server = self.objects[current]
             .filters
             .get(usize::from(filter))
-            .and_then(|attached| attached.server)
-            .and_then(|(r, badge)| Some((self.objects.resolve(r, CapType::Endpoint)?, badge)));
+            .and_then(|attached| self.live_server(attached));
         let cspace = self.objects[current].cspace;
         let Some(call) = self.objects[current].call.as_mut() else {
             return;
