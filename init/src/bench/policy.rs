@@ -14,7 +14,7 @@ use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder};
 use sdk::println;
 use sdk::syscall::{self, raw_syscall};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::timing::timed_syscall;
 
 /// Where the programs put the filters they retype (free in every
@@ -33,7 +33,7 @@ fn attach(
     tcb: Tcb,
     slot: u64,
     rules: FilterBuilder,
-    server: Option<Cptr>,
+    server: Option<FilterServer>,
 ) -> Result<(), &'static str> {
     let mut buffer = [0u8; 512];
     let filter = FilterCap(Cptr(slot));
@@ -154,8 +154,12 @@ pub fn run_filtered_ipc_client(parameter: BenchParameter) -> i32 {
     ipc_client(parameter, &FILTERED_PHASE)
 }
 
+/// The asker's capability to its server's TCB (read).
+const SERVER_TCB: Tcb = Tcb(Cptr(5));
+
 /// The asker of `policy_notify_round_trip` (`BootProgram::BenchPolicyAsker`):
-/// its server's endpoint in slot 2, its own TCB in 3, the Untyped in 4.
+/// its server's endpoint in slot 2, its own TCB in 3, the Untyped in 4,
+/// the server's TCB in 5.
 /// Every `Null` it makes is forwarded to the server, which allows it; at
 /// the end the server says how many requests it answered.
 pub fn run_notify_asker(parameter: BenchParameter) -> i32 {
@@ -168,7 +172,10 @@ pub fn run_notify_asker(parameter: BenchParameter) -> i32 {
         Tcb(Cptr(SECOND_ENDPOINT_SLOT)),
         FIRST_FILTER,
         notify_null,
-        Some(server),
+        Some(FilterServer {
+            endpoint: server,
+            thread: SERVER_TCB,
+        }),
     ) {
         return error(row, reason);
     }

@@ -297,7 +297,7 @@ const SELF_ENDING_CASE: Case = Case {
 /// first and starts B (notification 0); A tells B each time it allowed a
 /// call (notification 1); the app polls notification 2.
 const POLICY_ROUTING_CASE: Case = Case {
-    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a serverless Notify is Denied; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
+    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a Notify filter is never attached without a server (InvalidArgument), one that refuses is; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
     threads: &[
         BootProgram::RoutedApp.selector(0),
         BootProgram::RouteServerA.selector(0),
@@ -324,6 +324,8 @@ const POLICY_ROUTING_CASE: Case = Case {
         Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         nth_notification_grant(0, 2, 6, RECEIVE, 0),
         nth_notification_grant(1, 2, 7, RECEIVE, 0),
+        tcb_grant(1, 14, 1, Rights::READ),
+        tcb_grant(2, 14, 2, Rights::READ),
     ],
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
@@ -372,6 +374,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
             nth_notification_grant(2, 2, 7, RECEIVE, 0),
             nth_notification_grant(0, 2, 8, RECEIVE, 0),
             vspace_grant(2, 9, 2, Rights::READ_WRITE),
+            tcb_grant(2, 13, 2, Rights::READ),
         ],
         priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
         endpoint_owner: None,
@@ -406,6 +409,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
             nth_notification_grant(2, 2, 7, RECEIVE, 0),
             nth_notification_grant(0, 2, 8, RECEIVE, 0),
             grant(2, 9, SEND, TRACEE_BADGE),
+            tcb_grant(2, 13, 2, Rights::READ),
         ],
         priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
         endpoint_owner: None,
@@ -478,6 +482,7 @@ const CAPABILITY_SWAP_CASE: Case = Case {
         nth_notification_grant(0, 0, 10, Rights::READ_WRITE, SWAP_JUDGED_BADGE),
         nth_notification_grant(1, 0, 11, Rights::READ_WRITE, SWAP_OTHER_BADGE),
         nth_notification_grant(0, 0, 12, Rights::READ_WRITE, 0),
+        tcb_grant(0, 30, 1, Rights::READ),
         grant(1, 2, RECEIVE, 0),
         nth_notification_grant(2, 1, 3, SEND, 0),
         nth_notification_grant(3, 1, 4, RECEIVE, 0),
@@ -545,6 +550,7 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
         grant(1, 3, SEND, POLICY_ASKER_BADGE),
         grant(1, 4, SEND, TRACEE_BADGE),
         tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        tcb_grant(1, 13, 1, Rights::READ),
         Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         vspace_grant(1, 7, 1, Rights::READ_WRITE),
     ],
@@ -925,7 +931,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     cnode_radix: None,
     root_task: false,
 }, Case {
-    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call, and once its endpoint is destroyed later ones fail closed",
+    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and every later one at once, also once its endpoint is destroyed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 1,
@@ -937,6 +943,7 @@ const POLICY_CASES: [Case; 2] = [Case {
         tcb_grant(0, 3, 0, TCB_WITH_POLICY),
         Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        tcb_grant(0, 7, 1, Rights::READ),
         grant(1, ENDPOINT_SLOT, RECEIVE, 0),
     ],
     // The server is more urgent: it waits in Recv before the asker runs.
@@ -1609,6 +1616,7 @@ pub const BENCH_CASES: &[Case] = &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             grant(1, ENDPOINT_SLOT, SEND, 0),
             tcb_grant(1, SECOND_ENDPOINT_SLOT, 1, TCB_WITH_POLICY),
+            tcb_grant(1, 5, 0, Rights::READ),
             Grant {
                 thread: 1,
                 slot: 4,
@@ -1861,6 +1869,7 @@ pub const DEMO_CASES: &[Case] = &[
             nth_endpoint_grant(1, 0, 6, SEND, DEMO_APP_BADGE),
             tcb_grant(0, 10, 0, Rights::READ_WRITE),
             vspace_grant(0, 11, 0, Rights::READ_WRITE),
+            tcb_grant(0, 12, 1, Rights::READ),
             grant(1, ENDPOINT_SLOT, RECEIVE, 0),
             grant(2, ENDPOINT_SLOT, SEND, 0),
             nth_notification_grant(0, 2, 5, Rights::READ_WRITE, 0),

@@ -193,7 +193,9 @@ impl Kernel {
             return;
         }
         self.objects[server].served.named = false;
-        let (mut lost, mut refused) = (0u32, 0u32);
+        // `live`: attachments of threads that can still run, whose loss
+        // is worth a line (an ended thread's matters only if it restarts).
+        let (mut lost, mut live, mut refused) = (0u32, 0u32, 0u32);
         let mut cursor = None;
         while let Some(object) = self.objects.next_after(cursor) {
             cursor = Some(object);
@@ -202,6 +204,7 @@ impl Kernel {
                 continue;
             };
             let asking = t.policy_request().map(|r| usize::from(r.filter));
+            let runs = can_serve(t);
             let mut its_request_lost = false;
             for (position, attached) in t.filters.iter_mut().enumerate() {
                 // By place alone: the TCB may be going, and a reference to
@@ -212,6 +215,7 @@ impl Kernel {
                 {
                     attached.server = None;
                     lost += 1;
+                    live += u32::from(runs);
                     its_request_lost |= asking == Some(position);
                 }
             }
@@ -232,16 +236,16 @@ impl Kernel {
         let served = &mut self.objects[server].served;
         served.lost = served.lost.saturating_add(lost);
         served.refused = served.refused.saturating_add(refused);
-        if lost > 0 {
+        if live > 0 {
             self.end_user_lines(platform);
             let thread = &self.objects[server];
             let _ = writeln!(
                 Console(platform),
-                "[kernel] policy server {}#{} {how}: {refused} waiting request{} refused; {lost} filter attachment{} without a server until a handover",
+                "[kernel] policy server {}#{} {how}: {refused} waiting request{} refused; {live} filter attachment{} without a server until a handover",
                 thread.name,
                 thread.number,
                 if refused == 1 { "" } else { "s" },
-                if lost == 1 { "" } else { "s" },
+                if live == 1 { "" } else { "s" },
             );
         }
     }
