@@ -433,6 +433,24 @@ pub enum BootProgram {
     Supervisor = 130,
     /// A thread `Supervisor` starts: ends as its parameter says.
     Supervised = 131,
+    /// Confines three askers with a filter naming itself as policy server
+    /// and answers their requests later, in reverse order
+    /// (`init/src/policy_server_tests.rs`; the requests' endpoint in slot
+    /// 2, the Untyped in 3, the askers' TCBs in 4..=6, its server
+    /// capability in 7, its own TCB in 8).
+    AsyncPolicyServer = 132,
+    /// An asker of `AsyncPolicyServer` (its parameter: which; the server's
+    /// endpoint in slot 2).
+    AsyncAsker = 133,
+    /// Makes a policy server and three askers of its own, loses the
+    /// server as its parameter says (exit, fault, TCB deleted) and checks
+    /// what it is told; after an exit hands the filter to the restarted
+    /// server (the case's Untyped in slot 2, its VSpace in 3).
+    LossSupervisor = 134,
+    /// The server `LossSupervisor` makes.
+    LossServer = 135,
+    /// An asker `LossSupervisor` makes.
+    LossAsker = 136,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -520,7 +538,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 132] = [
+    pub const ALL: [BootProgram; 137] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -653,6 +671,11 @@ impl BootProgram {
         BootProgram::FilterChild,
         BootProgram::Supervisor,
         BootProgram::Supervised,
+        BootProgram::AsyncPolicyServer,
+        BootProgram::AsyncAsker,
+        BootProgram::LossSupervisor,
+        BootProgram::LossServer,
+        BootProgram::LossAsker,
     ];
 
     /// A short name, used to name the thread.
@@ -790,6 +813,11 @@ impl BootProgram {
             BootProgram::FilterChild => "confined-child",
             BootProgram::Supervisor => "supervisor",
             BootProgram::Supervised => "supervised",
+            BootProgram::AsyncPolicyServer => "async-server",
+            BootProgram::AsyncAsker => "asker",
+            BootProgram::LossSupervisor => "supervisor",
+            BootProgram::LossServer => "policy-server",
+            BootProgram::LossAsker => "asker",
         }
     }
 

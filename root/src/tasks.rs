@@ -121,17 +121,38 @@ pub struct Built {
     /// It ended other than by exiting with status 0.
     pub failed: bool,
     /// Its filters, as the root holds them (it made them: write right).
-    filters: heapless::Vec<HeldFilter, MAX_TASK_FILTERS>,
+    filters: [HeldFilter; MAX_TASK_FILTERS],
 }
 
-/// A filter the root made and attached to a task.
-#[derive(Clone, Copy, Debug)]
-struct HeldFilter {
-    /// The root's slot of the Filter capability.
-    slot: u64,
-    /// Its policy server: the root's slot of the endpoint capability it
-    /// was attached with, and the task that receives on that endpoint.
-    server: Option<(u64, usize)>,
+/// A filter the root made and attached to a task, packed in a word (0:
+/// none): the root's stack holds a `System`, with 4 of these for each of
+/// 32 tasks. Bits 0..12: the root's slot of the Filter capability (root
+/// slots are below 2^12); bits 12..24: the root's slot of the endpoint
+/// capability it was attached with; bits 24..31: the task that receives
+/// on that endpoint, its policy server (`NO_SERVER`: none); bit 31 set.
+#[derive(Clone, Copy, Debug, Default)]
+struct HeldFilter(u32);
+
+/// `HeldFilter`'s task bits of a filter without a policy server.
+const NO_SERVER: u32 = 0x7f;
+
+impl HeldFilter {
+    fn new(slot: u64, server: Option<(u64, usize)>) -> HeldFilter {
+        let (endpoint, task) = server.map_or((0, NO_SERVER), |(e, t)| (e as u32, t as u32));
+        HeldFilter(1 << 31 | (task & 0x7f) << 24 | (endpoint & 0xfff) << 12 | (slot as u32 & 0xfff))
+    }
+
+    /// The filter's slot, if this holds one.
+    fn slot(self) -> Option<u64> {
+        (self.0 != 0).then_some(u64::from(self.0 & 0xfff))
+    }
+
+    /// Its server's endpoint slot and task.
+    fn server(self) -> Option<(u64, usize)> {
+        let task = (self.0 >> 24) & 0x7f;
+        (self.0 != 0 && task != NO_SERVER)
+            .then_some((u64::from((self.0 >> 12) & 0xfff), task as usize))
+    }
 }
 
 /// The system being run.
@@ -265,8 +286,9 @@ impl System {
             return Ok(());
         };
         let tcb = built.task.tcb();
-        for held in built.filters.clone() {
-            let server = match held.server {
+        for held in built.filters {
+            let Some(slot) = held.slot() else { continue };
+            let server = match held.server() {
                 Some((endpoint, task)) => {
                     let thread = self
                         .built(task)
@@ -280,7 +302,7 @@ impl System {
                 }
                 None => None,
             };
-            tcb.attach_filter(FilterCap(Cptr(held.slot)), server)
+            tcb.attach_filter(FilterCap(Cptr(slot)), server)
                 .map_err(|e| fail(Why::Code(e)))?;
         }
         Ok(())
@@ -299,13 +321,13 @@ impl System {
         for (other, built) in self.tasks.iter().enumerate() {
             let Some(built) = built else { continue };
             for (position, held) in built.filters.iter().enumerate() {
-                let Some((endpoint, task)) = held.server else {
+                let (Some(slot), Some((endpoint, task))) = (held.slot(), held.server()) else {
                     continue;
                 };
                 if task != index || other == index {
                     continue;
                 }
-                let handed = FilterCap(Cptr(held.slot))
+                let handed = FilterCap(Cptr(slot))
                     .set_server(FilterServer {
                         endpoint: Cptr(endpoint),
                         thread,
@@ -378,7 +400,7 @@ impl System {
             restarts: 0,
             ended: false,
             failed: false,
-            filters: heapless::Vec::new(),
+            filters: [HeldFilter::default(); MAX_TASK_FILTERS],
         };
         let result = self.equip(&mut built, plan);
         self.tasks[index] = Some(built);
@@ -471,10 +493,12 @@ impl System {
             retype(untyped.0, CapType::Filter, 0, slot, 1)
                 .and_then(|()| filter_cap.load(filter.description))
                 .map_err(|e| fail("making a filter", Why::Code(e)))?;
-            built
+            let held = built
                 .filters
-                .push(HeldFilter { slot, server })
-                .map_err(|_| fail("a filter", Why::Plan("too many filters")))?;
+                .iter_mut()
+                .find(|held| held.slot().is_none())
+                .ok_or(fail("a filter", Why::Plan("too many filters")))?;
+            *held = HeldFilter::new(slot, server);
         }
         if let Some(tracer) = plan.tracer {
             let endpoint = self.used(built, tracer)?;

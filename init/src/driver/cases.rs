@@ -2,6 +2,7 @@
 //! the benchmarks and the fuzzer's round, each a list of `Case`s.
 
 use super::case::*;
+use crate::policy_server_tests::{LOSS_DELETE, LOSS_EXIT, LOSS_FAULT};
 use crate::programs::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use crate::programs::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use crate::programs::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
@@ -139,7 +140,99 @@ pub const TEST_CASES: &[Case] = &[
     EXHAUSTION_CASE,
     FILTER_LIFETIME_CASE,
     SUPERVISION_CASE,
+    ASYNC_POLICY_CASE,
+    SERVER_LOSS_CASES[0],
+    SERVER_LOSS_CASES[1],
+    SERVER_LOSS_CASES[2],
 ];
+
+/// A policy server answers later (`init/src/policy_server_tests.rs`):
+/// the server (thread 0, most urgent) confines the three askers (1..=3)
+/// with a filter naming itself, then serves.
+const ASYNC_POLICY_CASE: Case = Case {
+    name: "a policy server answers later: it saves the requests of three confined threads in Reply objects and answers them in reverse order, each thread getting its own verdict; a saved request whose Reply object is deleted is refused (Denied); a second save or a second answer finds nothing; a Notify filter is not attached without a server nor with the confined thread as its server (InvalidArgument), a filter without Notify is",
+    threads: &[
+        BootProgram::AsyncPolicyServer.selector(0),
+        BootProgram::AsyncAsker.selector(0),
+        BootProgram::AsyncAsker.selector(1),
+        BootProgram::AsyncAsker.selector(2),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        Grant { thread: 0, slot: 3, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 4, 1, TCB_WITH_POLICY),
+        tcb_grant(0, 5, 2, TCB_WITH_POLICY),
+        tcb_grant(0, 6, 3, TCB_WITH_POLICY),
+        grant(0, 7, SEND, POLICY_ASKER_BADGE),
+        tcb_grant(0, 8, 0, Rights::READ),
+        grant(1, ENDPOINT_SLOT, SEND, 0),
+    ],
+    priorities: &[
+        DEFAULT_PRIORITY + 10,
+        DEFAULT_PRIORITY,
+        DEFAULT_PRIORITY,
+        DEFAULT_PRIORITY,
+    ],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// A policy server lost (`init/src/policy_server_tests.rs`): one
+/// supervisor makes the server and three askers itself.
+const SERVER_LOSS_CASES: [Case; 3] = [
+    loss_case(
+        "a policy server that exits holding a saved request, a delivered one and a queued one: all three askers are refused (Denied) at once, their next requests too without reaching anyone; the supervisor reads the loss in the end message (3 attachments, 3 refused); it restarts the server and hands it the filter (a reader, a confined thread or a handover to the ended thread is refused) and the askers are served again",
+        &[BootProgram::LossSupervisor.selector(LOSS_EXIT)],
+    ),
+    loss_case(
+        "a policy server that faults (a handler could resume it) fails its filters' requests at once, as one that exits; the fault message and then the end message say so",
+        &[BootProgram::LossSupervisor.selector(LOSS_FAULT)],
+    ),
+    loss_case(
+        "a policy server whose TCB is deleted fails its filters' requests at once; while it lived, a handover took none of its attachments",
+        &[BootProgram::LossSupervisor.selector(LOSS_DELETE)],
+    ),
+];
+
+const fn loss_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 64,
+        irq: None,
+        grants: &[
+            Grant {
+                thread: 0,
+                slot: 2,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            Grant {
+                thread: 0,
+                slot: 3,
+                object: CaseObject::VSpace(0),
+                rights: Rights::READ_WRITE,
+                badge: 0,
+            },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: Some(6),
+        root_task: false,
+    }
+}
 
 /// A thread's end reaches its supervisor (`init/src/supervision_tests.rs`).
 const SUPERVISION_CASE: Case = Case {

@@ -98,9 +98,6 @@ impl Kernel {
         report: FaultReport,
     ) {
         self.end_user_lines(platform);
-        // A faulting server answers nothing until its handler decides:
-        // the filters it serves fail closed now.
-        self.lose_policy_server(platform, id, "faulted");
         let handler = self.objects[id]
             .fault_endpoint
             .and_then(|(e, badge)| Some((self.objects.resolve(e, CapType::Endpoint)?, badge)));
@@ -112,7 +109,11 @@ impl Kernel {
                 "[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
                 thread.name, thread.number
             );
-            thread.set_kernel_message(KernelMessage::Fault(report));
+            // A faulting server answers nothing until its handler decides:
+            // the filters it serves fail closed now (and its fault message
+            // says so).
+            self.lose_policy_server(platform, id, "faulted");
+            self.objects[id].set_kernel_message(KernelMessage::Fault(report));
             self.send_on_behalf(platform, id, endpoint, badge);
             return;
         }
