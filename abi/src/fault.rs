@@ -2,8 +2,9 @@
 //!
 //! A thread with a fault endpoint does not stop when it faults: the kernel
 //! sends the endpoint a message as if the thread had called it, with label
-//! `FAULT_LABEL` and four words — the exception class (ESR_EL1.EC), the
-//! fault address (FAR_EL1), ESR_EL1 and the faulting PC — and the fault
+//! `FAULT_LABEL` and six words — the exception class (ESR_EL1.EC), the
+//! fault address (FAR_EL1), ESR_EL1 and the faulting PC, then what its
+//! loss as a policy server came to ([`ServerLoss`]) — and the fault
 //! endpoint's badge in `x8`. The thread's registers are untouched. The
 //! handler's reply (its label) decides what happens next.
 //!
@@ -126,8 +127,8 @@ impl FaultReply {
 /// Label of an *end message*: a thread ended, and the holder of its fault
 /// endpoint learns how. The kernel sends it as the ended thread (which is
 /// queued as a sender on its fault endpoint until a receiver takes it), with
-/// the fault endpoint's badge in `x8` and [`END_WORDS`] words laid out as
-/// [`ThreadEnd::encode`] says. No reply is owed: the thread stays ended
+/// the fault endpoint's badge in `x8` and [`END_MESSAGE_WORDS`] words: the
+/// [`END_WORDS`] [`ThreadEnd::encode`] lays out, then its [`ServerLoss`]. No reply is owed: the thread stays ended
 /// (its TCB inactive) until its supervisor restarts it (`TcbRestart`) or
 /// deletes its TCB.
 pub const END_LABEL: u64 = 0xe4d;

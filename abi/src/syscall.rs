@@ -201,8 +201,9 @@ pub enum Syscall {
     /// CNode capability `x0` (write right). The thread then owes nothing
     /// (a later `Reply` is `NoReplyTarget`); the caller keeps waiting
     /// until a `Send` or `NBSend` through the Reply capability answers it
-    /// (or the capability is deleted: `ObjectDeleted`). Nothing owed:
-    /// `NoReplyTarget`; a fault, policy or trace reply: `InvalidArgument`.
+    /// (or the capability is deleted: `ObjectDeleted`; for a policy
+    /// request, `Denied`). Nothing owed: `NoReplyTarget`; a fault or trace
+    /// reply: `InvalidArgument`.
     ReplySave = 41,
     /// Gives the new thread named by the TCB capability `x0` (write
     /// right; made by `Retype`, inactive, configured with

@@ -1545,7 +1545,7 @@ pub const BENCH_CASES: &[Case] = &[
     // The scale rows: the same server, a client whose 32768-slot CNode
     // fills with up to 10 000 endpoints retyped from its Untyped (64 bytes
     // each) before the null syscall and the fast-path Call are timed
-    // again, then with 10 000 TCBs more (2432 bytes each).
+    // again, then with 10 000 TCBs more (2624 bytes each).
     Case {
         name: "null syscall and IPC call with 100, 1000 and 10 000 extra endpoints alive, and IPC call with 10 000 extra threads alive",
         threads: &[

@@ -35,6 +35,10 @@ const SERVER_UNTYPED: u64 = 3;
 const REPLIES: u64 = 10;
 /// The server's way to hand the CPU to the supervisor.
 const WAKE_SUPERVISOR: u64 = 4;
+/// The server's capability to the supervisor's CNode, and where a Reply
+/// capability it moves there lands.
+const SUPERVISOR_CNODE: u64 = 5;
+const MOVED_REPLY: u64 = 21;
 /// Where each asker finds a filter capability without write.
 const ASKERS_FILTER: u64 = 3;
 /// A TCB capability without the read right.
@@ -90,6 +94,7 @@ const SCENE: Scene = Scene {
         ),
         grant(4, SERVER_UNTYPED, Object::Untyped, Rights::ALL, 0),
         grant(4, WAKE_SUPERVISOR, Object::Endpoint(1), SEND, 0x5e),
+        grant(4, SUPERVISOR_CNODE, Object::CNode(0), Rights::ALL, 0),
     ],
     fault_endpoints: &[(4, 1)],
     radix: 5,
@@ -295,20 +300,30 @@ fn a_saved_request_whose_reply_object_goes_is_refused_and_an_allow_runs_the_call
         h.syscall(Syscall::ReplySave.number(), [0, REPLIES, 0, 0]),
         0
     );
-    // Moved to another slot, it still answers (an allow, here): the call
-    // runs (a `Null`: Ok).
+    // Moved into another thread's CSpace (the supervisor's), it answers
+    // from there (an allow, here): the call runs (a `Null`: Ok).
     h.receive_request();
     assert_eq!(
         h.syscall(Syscall::ReplySave.number(), [0, REPLIES + 1, 0, 0]),
         0
     );
     assert_eq!(
-        h.syscall(Syscall::CapMove.number(), [0, REPLIES + 1, REPLIES + 5, 0]),
+        h.syscall(
+            Syscall::CapMoveInto.number(),
+            [SUPERVISOR_CNODE, REPLIES + 1, MOVED_REPLY, 0]
+        ),
         0
     );
+    h.wake_supervisor(&t);
     h.context().x[1] = MessageInfo::with(POLICY_REPLY_ALLOW, 0).into();
     assert_eq!(
-        h.syscall(Syscall::Send.number(), [REPLIES + 5, 0, 0, 0]),
+        h.syscall(Syscall::Send.number(), [MOVED_REPLY, 0, 0, 0]),
+        0,
+        "the asker is less urgent"
+    );
+    h.context().x[1] = 0;
+    assert_eq!(
+        h.syscall(Syscall::Recv.number(), [SUPERVISION, 0, 0, 0]),
         u64::MAX
     );
     h.back_with(t.askers[1], ErrorCode::Ok);

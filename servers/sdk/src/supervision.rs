@@ -21,7 +21,7 @@ pub use abi::fault::ServerLoss;
 pub use abi::fault::{FaultMessage, FaultReply, KillReason, ThreadEnd, END_LABEL, FAULT_LABEL};
 
 /// The fault `message` reports, if it is a fault message (label
-/// [`FAULT_LABEL`], four words); `None` for any other message.
+/// [`FAULT_LABEL`], at least four words); `None` for any other message.
 pub fn fault_of(message: &Message) -> Option<FaultMessage> {
     FaultMessage::decode(message.info, &message.words)
 }
