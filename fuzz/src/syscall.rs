@@ -98,8 +98,13 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert_eq!(Some(mode), abi::audit::AuditMode::from_raw(x[4]));
             assert_eq!(badge, x[5]);
         }
-        Call::AttachFilter { server, .. } => {
-            assert_eq!(server, (x[4] == 1).then_some((x[3], x[5])));
+        Call::AttachFilter {
+            server,
+            server_thread,
+            ..
+        } => {
+            assert_eq!(server, (x[4] == 1).then_some(x[3]));
+            assert_eq!(server_thread, x[5]);
             assert!(x[4] <= 1);
         }
         Call::FilterSetServer {

@@ -349,7 +349,10 @@ impl Kernel {
                 tcb,
                 filter,
                 server,
-            } => self.attach_filter(current, tcb, filter, server).into(),
+                server_thread,
+            } => self
+                .attach_filter(current, tcb, filter, server, server_thread)
+                .into(),
             Call::FilterSetServer {
                 filter,
                 endpoint,

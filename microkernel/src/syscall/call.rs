@@ -241,9 +241,13 @@ pub enum Call {
         tcb: u64,
         /// The Filter capability's slot (x2).
         filter: u64,
-        /// The policy server's endpoint capability slot (x3) and its
-        /// thread's TCB capability slot (x5), if x4 == 1.
-        server: Option<(u64, u64)>,
+        /// The policy server's endpoint capability slot (x3, if x4 == 1).
+        server: Option<u64>,
+        /// Its thread's TCB capability slot (x5; read only with a
+        /// server). Apart from `server`: an `Option` of both is 24 bytes,
+        /// which the hot path's dispatch would pass through memory,
+        /// keeping the decoded call out of registers for every syscall.
+        server_thread: u64,
     },
     /// `FilterSetServer`: the filter at `filter` handed to a server.
     FilterSetServer {

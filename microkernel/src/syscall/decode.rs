@@ -112,9 +112,10 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             filter: context.x[2],
             server: match context.x[4] {
                 0 => None,
-                1 => Some((context.x[3], context.x[5])),
+                1 => Some(context.x[3]),
                 _ => return Err(ErrorCode::InvalidArgument),
             },
+            server_thread: context.x[5],
         }),
         Syscall::FilterSetServer => Ok(Call::FilterSetServer {
             filter: capability,

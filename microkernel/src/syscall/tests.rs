@@ -299,7 +299,8 @@ fn policy_arguments_are_checked() {
         Ok(Call::AttachFilter {
             tcb: 7,
             filter: 8,
-            server: None
+            server: None,
+            server_thread: 0
         })
     );
     attach.set_arg(ArgIndex::X4, 1);
@@ -309,7 +310,8 @@ fn policy_arguments_are_checked() {
         Ok(Call::AttachFilter {
             tcb: 7,
             filter: 8,
-            server: Some((2, 9))
+            server: Some(2),
+            server_thread: 9
         })
     );
     attach.set_arg(ArgIndex::X4, 2);

@@ -67,7 +67,7 @@ impl<'a> PolicyCheck<'a> {
     }
 
     /// Bit n: the n-th filter has a policy server (one whose endpoint
-    /// and thread live). Asked only for a `Notify`: resolving each server on every
+    /// lives; a lost server thread cleared its binding already). Asked only for a `Notify`: resolving each server on every
     /// judged syscall cost a look-up per filter. (Nothing changes while
     /// the check exists: it borrows every object.)
     fn served(&self) -> u8 {

@@ -59,7 +59,7 @@ impl Kernel {
 
     /// `TcbAttachFilter`: pushes a filter on a thread's stack, with the
     /// policy server its `Notify` verdicts go to (`server`: the endpoint
-    /// and the server thread's TCB capabilities), then recomputes the
+    /// capability, and `server_thread` the server thread's TCB's), then recomputes the
     /// thread's verdicts and mask. Nothing an attach does changes what an
     /// earlier filter decides or where its `Notify` goes: each filter
     /// keeps the server named with it. After the capabilities,
@@ -72,12 +72,13 @@ impl Kernel {
         current: ThreadId,
         tcb: u64,
         filter: u64,
-        server: Option<(u64, u64)>,
+        server: Option<u64>,
+        server_thread: u64,
     ) -> Result<(), ErrorCode> {
         let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
         let filter = self.thread_cap(current, filter, CapType::Filter, Rights::READ)?;
         let server = match server {
-            Some((endpoint, thread)) => Some(self.named_server(current, endpoint, thread)?),
+            Some(endpoint) => Some(self.named_server(current, endpoint, server_thread)?),
             None => None,
         };
         let target = self

@@ -192,7 +192,7 @@ impl Scene {
 
     fn filtered(mut self) -> Scene {
         self.kernel
-            .attach_filter(self.thread, TCB, FILTER, Some((SERVER, SERVER_TCB)))
+            .attach_filter(self.thread, TCB, FILTER, Some(SERVER), SERVER_TCB)
             .unwrap();
         self
     }
