@@ -170,6 +170,33 @@ fn supervised_is_rebuilt_after_each_fault_until_it_exits() {
 }
 
 #[test]
+fn a_restarted_policy_server_is_handed_its_filter() {
+    let outcome = boot(&example("restarted"), Machine::Virt);
+    assert_eq!(
+        lines_of(&outcome, "app"),
+        [
+            "app: a null the server allows -> Ok(())",
+            "app: a null the server crashes on -> Err(Denied)",
+            "app: a null after the restart -> Ok(())",
+            "app: allowed, refused when its server crashed, allowed again by the restarted server",
+        ],
+        "{outcome}"
+    );
+    // The crash failed the request it held, closed; the root restarted
+    // the server and handed it the filter it had lost.
+    assert!(
+        lines(&outcome).iter().any(|l| l.starts_with("[kernel] policy server policy#")
+            && l.ends_with(" faulted: 1 waiting request refused; 1 filter attachment without a server until a handover")),
+        "{outcome}"
+    );
+    assert_has(
+        &outcome,
+        "system: filter 0 of app handed to the restarted policy (1 thread)",
+    );
+    assert_has(&outcome, "system: app ended the system (status 0)");
+}
+
+#[test]
 fn devices_map_registers_take_an_interrupt_and_faults_go_to_a_handler() {
     let outcome = boot(&example("devices"), Machine::Virt);
     assert_eq!(

@@ -2,8 +2,9 @@
 //!
 //! A thread with a fault endpoint does not stop when it faults: the kernel
 //! sends the endpoint a message as if the thread had called it, with label
-//! `FAULT_LABEL` and four words — the exception class (ESR_EL1.EC), the
-//! fault address (FAR_EL1), ESR_EL1 and the faulting PC — and the fault
+//! `FAULT_LABEL` and six words — the exception class (ESR_EL1.EC), the
+//! fault address (FAR_EL1), ESR_EL1 and the faulting PC, then what its
+//! loss as a policy server came to ([`ServerLoss`]) — and the fault
 //! endpoint's badge in `x8`. The thread's registers are untouched. The
 //! handler's reply (its label) decides what happens next.
 //!
@@ -15,8 +16,12 @@ use crate::MessageInfo;
 
 /// Label of a fault message.
 pub const FAULT_LABEL: u64 = 0xfa17;
-/// Words of a fault message.
+/// Words of a fault report ([`FaultMessage`]): words 0..=3 of a fault
+/// message.
 pub const FAULT_WORDS: u8 = 4;
+/// Words of a fault message: the report, then what the thread's loss as a
+/// policy server came to ([`ServerLoss`], words 4 and 5: `x6`, `x7`).
+pub const FAULT_MESSAGE_WORDS: u8 = 6;
 /// Reply label: run the faulting instruction again.
 pub const FAULT_REPLY_RETRY: u64 = 0;
 /// Reply label: resume at the address in the reply's word 0.
@@ -51,10 +56,10 @@ impl FaultMessage {
     }
 
     /// The message info of a fault message: [`FAULT_LABEL`],
-    /// [`FAULT_WORDS`] words.
+    /// [`FAULT_MESSAGE_WORDS`] words.
     #[inline(always)]
     pub fn info() -> MessageInfo {
-        MessageInfo::with(FAULT_LABEL, FAULT_WORDS)
+        MessageInfo::with(FAULT_LABEL, FAULT_MESSAGE_WORDS)
     }
 
     /// The message words, in order (`x2..x5`): class, FAR, ESR, PC.
@@ -122,13 +127,72 @@ impl FaultReply {
 /// Label of an *end message*: a thread ended, and the holder of its fault
 /// endpoint learns how. The kernel sends it as the ended thread (which is
 /// queued as a sender on its fault endpoint until a receiver takes it), with
-/// the fault endpoint's badge in `x8` and [`END_WORDS`] words laid out as
-/// [`ThreadEnd::encode`] says. No reply is owed: the thread stays ended
+/// the fault endpoint's badge in `x8` and [`END_MESSAGE_WORDS`] words: the
+/// [`END_WORDS`] [`ThreadEnd::encode`] lays out, then its [`ServerLoss`]. No reply is owed: the thread stays ended
 /// (its TCB inactive) until its supervisor restarts it (`TcbRestart`) or
 /// deletes its TCB.
 pub const END_LABEL: u64 = 0xe4d;
 /// Words of an end message.
 pub const END_WORDS: usize = 6;
+
+/// Words of an end message: the [`END_WORDS`] of [`ThreadEnd::encode`]
+/// (`x2..x7`), then [`ServerLoss`] in words 6 and 7 (the receiver's IPC
+/// buffer words 6 and 7; a receiver without one gets 6 words).
+pub const END_MESSAGE_WORDS: u8 = 8;
+/// The end message word where [`ServerLoss`] starts.
+pub const END_SERVER_LOSS_WORD: usize = 6;
+
+/// What a thread's end (or fault) as a policy server came to: the
+/// attachments of filters that named it as their server and lost it (its
+/// supervisor hands them to another server with `FilterSetServer`), and
+/// their requests that were waiting and were refused (`Denied`). Counted
+/// since the thread (re)started; all zero for a thread that served none.
+/// Words 4 and 5 of a fault message, 6 and 7 of an end message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerLoss {
+    /// Attachments that lost it as their server.
+    pub attachments: u64,
+    /// Waiting requests of theirs refused.
+    pub refused: u64,
+}
+
+impl ServerLoss {
+    /// It served no filter (or none lost it).
+    pub const NONE: ServerLoss = ServerLoss {
+        attachments: 0,
+        refused: 0,
+    };
+
+    /// The two words.
+    #[inline(always)]
+    pub const fn encode(self) -> [u64; 2] {
+        [self.attachments, self.refused]
+    }
+
+    /// The loss a fault message (`info`, register words `words`) or an
+    /// end message (its words past the registers read by `word(i)`, for
+    /// IPC buffer word `i`) reports; `NONE` for a message too short to
+    /// carry one, `None` for any other message.
+    pub fn decode(
+        info: MessageInfo,
+        words: &[u64],
+        word: impl Fn(usize) -> u64,
+    ) -> Option<ServerLoss> {
+        let (first, length) = match info.label() {
+            FAULT_LABEL => (usize::from(FAULT_WORDS), FAULT_MESSAGE_WORDS),
+            END_LABEL => (END_SERVER_LOSS_WORD, END_MESSAGE_WORDS),
+            _ => return None,
+        };
+        if info.length() < length {
+            return Some(ServerLoss::NONE);
+        }
+        let at = |i: usize| words.get(i).copied().unwrap_or_else(|| word(i));
+        Some(ServerLoss {
+            attachments: at(first),
+            refused: at(first + 1),
+        })
+    }
+}
 
 /// Word 0 of an end message: the thread exited (`Exit`).
 pub const END_EXITED: u64 = 0;
@@ -333,6 +397,35 @@ mod tests {
         assert_eq!(FaultMessage::decode(short, &words), None);
         let end = MessageInfo::with(END_LABEL, FAULT_WORDS);
         assert_eq!(FaultMessage::decode(end, &words), None);
+    }
+
+    #[test]
+    fn a_server_loss_is_read_from_fault_and_end_messages() {
+        let loss = ServerLoss {
+            attachments: 2,
+            refused: 3,
+        };
+        let [a, r] = loss.encode();
+        // A fault message: in its registers (words 4 and 5).
+        let fault = [0x24, 0, 0, 0, a, r];
+        let never = |_| panic!("a fault message's loss is in its registers");
+        assert_eq!(
+            ServerLoss::decode(FaultMessage::info(), &fault, never),
+            Some(loss)
+        );
+        // An end message: in IPC buffer words 6 and 7.
+        let info = MessageInfo::with(END_LABEL, END_MESSAGE_WORDS);
+        let buffer = |i| [0, 0, 0, 0, 0, 0, a, r][i];
+        assert_eq!(ServerLoss::decode(info, &[0; 6], buffer), Some(loss));
+        // Too short to carry one (an old fault message, a receiver
+        // without a buffer): none; another message: no answer.
+        let short = MessageInfo::with(END_LABEL, END_WORDS as u8);
+        assert_eq!(
+            ServerLoss::decode(short, &[0; 6], buffer),
+            Some(ServerLoss::NONE)
+        );
+        let other = MessageInfo::with(7, 8);
+        assert_eq!(ServerLoss::decode(other, &[0; 6], buffer), None);
     }
 
     #[test]

@@ -112,8 +112,11 @@ pub enum Syscall {
     FilterLoad = 29,
     /// Attaches the Filter capability `x2` (read right) to the thread named
     /// by the TCB capability `x0` (policy right), on top of its filters;
-    /// if `x4 == 1`, the endpoint capability `x3` (write right) becomes the
-    /// thread's policy server, which `Notify` verdicts ask.
+    /// if `x4 == 1`, the filter's policy server, which its `Notify`
+    /// verdicts ask: the endpoint capability `x3` (write right) and the
+    /// TCB capability `x5` (read right) of the thread that answers. A
+    /// filter that can say `Notify` needs one, and its thread must not
+    /// have ended nor be the target (`InvalidArgument`).
     TcbAttachFilter = 30,
     /// Maps the Frame capability `x0` into the address space named by the
     /// VSpace capability `x2` (write right) at user virtual address `x3`
@@ -198,8 +201,9 @@ pub enum Syscall {
     /// CNode capability `x0` (write right). The thread then owes nothing
     /// (a later `Reply` is `NoReplyTarget`); the caller keeps waiting
     /// until a `Send` or `NBSend` through the Reply capability answers it
-    /// (or the capability is deleted: `ObjectDeleted`). Nothing owed:
-    /// `NoReplyTarget`; a fault, policy or trace reply: `InvalidArgument`.
+    /// (or the capability is deleted: `ObjectDeleted`; for a policy
+    /// request, `Denied`). Nothing owed: `NoReplyTarget`; a fault or trace
+    /// reply: `InvalidArgument`.
     ReplySave = 41,
     /// Gives the new thread named by the TCB capability `x0` (write
     /// right; made by `Retype`, inactive, configured with
@@ -273,11 +277,21 @@ pub enum Syscall {
     /// (`IrqInUse`). Deleting the handler's last capability masks the
     /// interrupt and frees it for another `IrqControlGet`.
     IrqControlGet = 49,
+    /// Hands the Filter capability `x0` (write right: its maker's; attaching
+    /// needs only read) to a new policy server: the endpoint capability
+    /// `x2` (write right), where its requests go, and the TCB capability
+    /// `x3` (read right) of the thread that answers them. Every attachment
+    /// of the filter without a live server (its thread ended, faulted or
+    /// destroyed, its endpoint destroyed) gets this one; an attachment
+    /// whose server lives keeps it. `x8` returns how many were handed
+    /// over. `InvalidArgument` for a thread that has ended or that the
+    /// filter confines.
+    FilterSetServer = 50,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 50] = [
+    pub const ALL: [Syscall; 51] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -328,10 +342,11 @@ impl Syscall {
         Syscall::TcbSetName,
         Syscall::CapMoveInto,
         Syscall::IrqControlGet,
+        Syscall::FilterSetServer,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 50;
+    pub const END: u64 = 51;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -386,6 +401,7 @@ impl Syscall {
             47 => Some(Syscall::TcbSetName),
             48 => Some(Syscall::CapMoveInto),
             49 => Some(Syscall::IrqControlGet),
+            50 => Some(Syscall::FilterSetServer),
             _ => None,
         }
     }
@@ -448,6 +464,7 @@ impl Syscall {
             Syscall::TcbSetName => "tcb_set_name",
             Syscall::CapMoveInto => "cap_move_into",
             Syscall::IrqControlGet => "irq_control_get",
+            Syscall::FilterSetServer => "filter_set_server",
         }
     }
 

@@ -98,10 +98,20 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert_eq!(Some(mode), abi::audit::AuditMode::from_raw(x[4]));
             assert_eq!(badge, x[5]);
         }
-        Call::AttachFilter { server, .. } => {
+        Call::AttachFilter {
+            server,
+            server_thread,
+            ..
+        } => {
             assert_eq!(server, (x[4] == 1).then_some(x[3]));
+            assert_eq!(server_thread, x[5]);
             assert!(x[4] <= 1);
         }
+        Call::FilterSetServer {
+            filter,
+            endpoint,
+            thread,
+        } => assert_eq!([filter, endpoint, thread], [x[0], x[2], x[3]]),
         Call::SetUserDispatch => {
             assert_eq!(x[0], 0, "x0 is reserved");
             match microkernel::syscall::user_dispatch_config(context).expect("decode accepted it") {
@@ -222,6 +232,7 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::SetAudit { .. } => Syscall::TcbSetAudit,
         Call::BindNotification { .. } => Syscall::TcbBindNotification,
         Call::AttachFilter { .. } => Syscall::TcbAttachFilter,
+        Call::FilterSetServer { .. } => Syscall::FilterSetServer,
         Call::SetUserDispatch => Syscall::SetUserDispatch,
         Call::TcbConfigure { .. } => Syscall::TcbConfigure,
         Call::TcbSetSpace => Syscall::TcbSetSpace,

@@ -15,7 +15,7 @@ use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr};
 use sdk::syscall::{cnode, retype};
-use sdk::tcb::Tcb;
+use sdk::tcb::{FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
@@ -337,7 +337,13 @@ pub fn verdict_warden() -> i32 {
     expect!(3, WARDEN_FILTER.load(rules), Ok(()));
     expect!(
         4,
-        VERDICT_APP.attach_filter(WARDEN_FILTER, Some(WARDEN_AS_SERVER)),
+        VERDICT_APP.attach_filter(
+            WARDEN_FILTER,
+            Some(FilterServer {
+                endpoint: WARDEN_AS_SERVER,
+                thread: WARDEN_TCB,
+            })
+        ),
         Ok(())
     );
     expect!(5, VERDICT_APP.attach_tracer(WARDEN_AS_TRACER), Ok(()));

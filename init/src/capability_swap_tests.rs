@@ -30,7 +30,7 @@ use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, raw_syscall_registers, retype};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
@@ -93,6 +93,8 @@ const REBADGED: u64 = 0xa3;
 const SMALL: u64 = 21;
 /// The victim's stack and IPC buffer frames (`OwnThread::slots` of them).
 const VICTIM_FRAMES: u64 = 22;
+/// The warden's TCB (read): the thread that answers the victim's filter.
+const WARDEN_TCB: Tcb = Tcb(Cptr(30));
 
 /// The victim's priority: below the sibling (105, its MCP) and the warden.
 const VICTIM_PRIORITY: u64 = 100;
@@ -282,8 +284,12 @@ fn make_victim() -> Result<MappedFrame, i32> {
         .map_err(|_| 4)?;
     retype(UNTYPED, CapType::Filter, 0, FILTER.0 .0, 1).map_err(fail(5))?;
     FILTER.load(rules).map_err(fail(6))?;
+    let server = FilterServer {
+        endpoint: SERVER_CAP,
+        thread: WARDEN_TCB,
+    };
     VICTIM
-        .attach_filter(FILTER, Some(SERVER_CAP))
+        .attach_filter(FILTER, Some(server))
         .map_err(fail(7))?;
     retype(UNTYPED, CapType::Frame, 0, RING.0 .0, 1).map_err(fail(8))?;
     retype(UNTYPED, CapType::Notification, 0, RING_SIGNAL.0, 1).map_err(fail(9))?;

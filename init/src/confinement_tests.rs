@@ -24,7 +24,7 @@ use sdk::ipc::{self, Cptr, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, retype};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::trace::Stop;
 use sdk::vspace::{Frame, MappedFrame, VSpace};
@@ -140,11 +140,11 @@ pub fn parent() -> i32 {
         Ok(())
     );
     expect!(16, PERMISSIVE.load(rules), Ok(()));
-    expect!(
-        17,
-        CHILD.attach_filter(PERMISSIVE, Some(OWN_ENDPOINT)),
-        Ok(())
-    );
+    let own = FilterServer {
+        endpoint: OWN_ENDPOINT,
+        thread: PARENT_TCB,
+    };
+    expect!(17, CHILD.attach_filter(PERMISSIVE, Some(own)), Ok(()));
     // Below the child from now on: it runs to its end first.
     expect!(18, PARENT_TCB.set_priority(CHILD_PRIORITY - 10), Ok(()));
     expect!(19, CHILD.resume(), Ok(()));
@@ -172,6 +172,8 @@ const OWN_VSPACE: VSpace = VSpace(Cptr(7));
 const FILTER: FilterCap = FilterCap(Cptr(10));
 const RING: Frame = Frame(Cptr(11));
 const RING_SIGNAL: Cptr = Cptr(12);
+/// The warden's own TCB (read): it answers the parent's filter.
+const WARDEN_OWN_TCB: Tcb = Tcb(Cptr(13));
 
 /// One message the warden gets from the child, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,7 +274,11 @@ pub fn warden() -> i32 {
         Ok(())
     );
     expect!(3, FILTER.load(rules), Ok(()));
-    expect!(4, PARENT.attach_filter(FILTER, Some(AS_SERVER)), Ok(()));
+    let server = FilterServer {
+        endpoint: AS_SERVER,
+        thread: WARDEN_OWN_TCB,
+    };
+    expect!(4, PARENT.attach_filter(FILTER, Some(server)), Ok(()));
     expect!(
         5,
         retype(WARDEN_UNTYPED, CapType::Frame, 0, RING.0 .0, 1),

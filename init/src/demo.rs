@@ -19,7 +19,7 @@ use sdk::console::Console;
 use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::println;
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::trace::{self, Next, Stop, TraceServer};
 use sdk::vspace::{Frame, MappedFrame, VSpace};
 
@@ -43,6 +43,9 @@ const RING: Frame = Frame(Cptr(9));
 const OWN_TCB: Tcb = Tcb(Cptr(10));
 /// The supervisor's own address space (the ring is mapped into it).
 const OWN_VSPACE: VSpace = VSpace(Cptr(11));
+/// The supervisor's capability to the policy server's TCB (read): the
+/// thread that answers the filter's requests.
+const POLICY_SERVER_TCB: Tcb = Tcb(Cptr(12));
 /// The badge of every audit record of the app.
 const APP_AUDIT_BADGE: u64 = 0xa99;
 /// A notification the app polls and signals.
@@ -82,7 +85,13 @@ pub fn supervisor() -> i32 {
         .and_then(|bytes| {
             sdk::syscall::retype(UNTYPED, CapType::Filter, 0, FILTER.0 .0, 1)?;
             FILTER.load(bytes)?;
-            APP_TCB.attach_filter(FILTER, Some(SERVER))
+            APP_TCB.attach_filter(
+                FILTER,
+                Some(FilterServer {
+                    endpoint: SERVER,
+                    thread: POLICY_SERVER_TCB,
+                }),
+            )
         });
     if let Err(error) = confined {
         println!("could not confine the app: {}", error.describe());

@@ -13,7 +13,7 @@ use sdk::ipc::Cptr;
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::println;
 use sdk::syscall::raw_syscall_registers;
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::VSpace;
 
@@ -158,10 +158,12 @@ fn attach_random_filter(random: &mut Random) {
     let tcb = Tcb(Cptr(5 + random.below(2)));
     // The shared endpoint, a badged copy of it (another server to tell
     // apart), or an endpoint of its own that nobody serves (its Notify
-    // waits until the round ends): each filter keeps the one named.
-    let server = match random.below(8) {
-        0..=3 => None,
-        4..=5 => Some(Cptr(2)),
+    // waits until the round ends): each filter keeps the one named. The
+    // server thread is this one or the next (which may be the one
+    // confined: refused); without a server, a Notify filter is refused.
+    let endpoint = match random.below(8) {
+        0..=1 => None,
+        2..=5 => Some(Cptr(2)),
         6 => {
             let copy = 7 + random.below(9);
             let _ =
@@ -174,7 +176,17 @@ fn attach_random_filter(random: &mut Random) {
             Some(Cptr(own))
         }
     };
-    let _ = tcb.attach_filter(FilterCap(Cptr(slot)), server);
+    let server = endpoint.map(|endpoint| FilterServer {
+        endpoint,
+        thread: Tcb(Cptr(5 + random.below(2))),
+    });
+    let filter = FilterCap(Cptr(slot));
+    let _ = tcb.attach_filter(filter, server);
+    // Now and then the filter (or whatever the slot holds) is handed to
+    // a server, taking those of its attachments whose server is gone.
+    if let (Some(server), 0) = (server, random.below(4)) {
+        let _ = filter.set_server(server);
+    }
 }
 
 /// Where the kernel starts every fuzzer: the program's entry.

@@ -43,7 +43,7 @@ use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, CarriedMemory, PolicyAnswer, PolicyRequest};
 use sdk::syscall::retype;
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
 use sdk::vspace::{MappedFrame, VSpace};
 
@@ -89,6 +89,9 @@ const APP: Tcb = Tcb(Cptr(8));
 const FILTER: FilterCap = FilterCap(Cptr(9));
 /// The app's stack and IPC buffer frames.
 const APP_FRAMES: u64 = 10;
+/// The server's TCB (read): the thread that answers the filter's
+/// requests.
+const SERVER_THREAD: Tcb = Tcb(Cptr(15));
 
 /// The server's slots: its call endpoint and policy endpoint (receive),
 /// the notification (wait).
@@ -198,7 +201,11 @@ fn make_app() -> Result<(), i32> {
         .map_err(|_| 4)?;
     retype(UNTYPED, CapType::Filter, 0, FILTER.0 .0, 1).map_err(|_| 5)?;
     FILTER.load(rules).map_err(|_| 6)?;
-    APP.attach_filter(FILTER, Some(POLICY_CAP)).map_err(|_| 7)?;
+    let server = FilterServer {
+        endpoint: POLICY_CAP,
+        thread: SERVER_THREAD,
+    };
+    APP.attach_filter(FILTER, Some(server)).map_err(|_| 7)?;
     // Below the app and the server from now on: it runs only when both
     // wait.
     OWN_TCB.set_priority(SCRIBBLER_PRIORITY).map_err(|_| 8)?;

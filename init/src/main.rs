@@ -31,6 +31,7 @@ mod fuzz;
 mod ipc_tests;
 mod judged_memory_tests;
 mod policy_routing_tests;
+mod policy_server_tests;
 mod policy_tests;
 mod preemption_tests;
 mod programs;
@@ -236,6 +237,11 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),
         BootProgram::Supervisor => supervision_tests::supervisor(),
         BootProgram::Supervised => supervision_tests::child(parameter),
+        BootProgram::AsyncPolicyServer => policy_server_tests::async_server(),
+        BootProgram::AsyncAsker => policy_server_tests::async_asker(parameter),
+        BootProgram::LossSupervisor => policy_server_tests::loss_supervisor(parameter),
+        BootProgram::LossServer => policy_server_tests::loss_server(parameter),
+        BootProgram::LossAsker => policy_server_tests::loss_asker(parameter),
         BootProgram::FilterChild => filter_lifetime_tests::child(parameter),
         BootProgram::MisalignedExclusive => {
             let word = [0u64; 2];

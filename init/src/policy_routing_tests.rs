@@ -2,14 +2,15 @@
 //! holding a TCB's policy right can add a filter that names its own
 //! server, but never take over another filter's `Notify` verdicts; where
 //! several filters say `Notify`, every one's server is asked, in stack
-//! order, and all must allow; a filter attached without a server refuses
-//! instead of asking anyone. An audited thread stays audited into its
+//! order, and all must allow; a filter that can say `Notify` is never
+//! attached without a server, one that cannot is. An audited thread stays audited into its
 //! ring: a second `TcbSetAudit` is `Denied`, and only a capability to the
 //! ring's Frame turns it off.
 //!
 //! Three threads: the app (filtered), server A (attaches the first filter,
 //! naming itself, and audits the app) and server B (attaches two more, one
-//! naming itself and one naming no server: the would-be re-router). The
+//! naming itself and one, refusing, naming no server; a Notify filter
+//! without a server is refused). The
 //! app marks each `Poll` with its step in `x2` (which `Poll` ignores), so
 //! each server checks which call it is asked about. Each program returns
 //! the number of its first failed check.
@@ -21,7 +22,7 @@ use sdk::ipc::{self, Cptr, Message, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, raw_syscall_registers, retype, RawResult};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::vspace::Frame;
 
 /// The label of the app's last call (to A) and of A's message to B.
@@ -65,8 +66,8 @@ pub fn app() -> i32 {
     expect!(4, marked_poll(4), Err(ErrorCode::OutOfResources));
     // A allows, B allows with a new x2: A is asked again, and allows.
     expect!(5, marked_poll(5), Ok(0));
-    // The third filter says Notify for Null and Yield with no server: no
-    // one is asked, whatever the second filter's Notify for Yield.
+    // The third filter refuses Null and Yield: no one is asked, whatever
+    // the second filter's Notify for Yield (the stricter verdict wins).
     expect!(6, sdk::syscall::null(), Err(ErrorCode::Denied));
     expect!(7, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
     expect!(
@@ -89,6 +90,8 @@ const A_FILTER: FilterCap = FilterCap(Cptr(10));
 const A_RING: Frame = Frame(Cptr(11));
 const A_RING_SIGNAL: Cptr = Cptr(12);
 const A_RING_READ_ONLY: Frame = Frame(Cptr(13));
+/// A's own TCB (read): it names itself as its filter's server thread.
+const A_OWN_TCB: Tcb = Tcb(Cptr(14));
 
 /// Checks a request: a policy request, through the server's capability,
 /// for `number` (with `x2 = x2`, if given).
@@ -132,7 +135,11 @@ pub fn server_a() -> i32 {
         Ok(())
     );
     expect!(3, A_FILTER.load(rules), Ok(()));
-    expect!(4, APP.attach_filter(A_FILTER, Some(A_SERVER_CAP)), Ok(()));
+    let own = FilterServer {
+        endpoint: A_SERVER_CAP,
+        thread: A_OWN_TCB,
+    };
+    expect!(4, APP.attach_filter(A_FILTER, Some(own)), Ok(()));
     expect!(
         5,
         retype(UNTYPED, CapType::Frame, 0, A_RING.0 .0, 1),
@@ -233,6 +240,8 @@ const B_FILTER: FilterCap = FilterCap(Cptr(10));
 const SERVERLESS_FILTER: FilterCap = FilterCap(Cptr(11));
 const B_RING: Frame = Frame(Cptr(12));
 const B_RING_SIGNAL: Cptr = Cptr(13);
+/// B's own TCB (read): it names itself as its filter's server thread.
+const B_OWN_TCB: Tcb = Tcb(Cptr(14));
 
 /// Attaches a filter naming itself and one naming no server, tries to
 /// take the app's audit, then answers what it is asked: only the calls
@@ -252,8 +261,15 @@ pub fn server_b() -> i32 {
         retype(UNTYPED, CapType::Filter, 0, B_FILTER.0 .0, 2),
         Ok(())
     );
+
     expect!(4, B_FILTER.load(rules), Ok(()));
-    expect!(5, APP.attach_filter(B_FILTER, Some(B_SERVER_CAP)), Ok(()));
+    let own = FilterServer {
+        endpoint: B_SERVER_CAP,
+        thread: B_OWN_TCB,
+    };
+    expect!(5, APP.attach_filter(B_FILTER, Some(own)), Ok(()));
+    // A filter that can say Notify is never attached without a server;
+    // one that cannot is (its refusals need nobody).
     let mut buffer = [0u8; 256];
     let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Notify))
@@ -263,7 +279,22 @@ pub fn server_b() -> i32 {
         return 6;
     };
     expect!(7, SERVERLESS_FILTER.load(rules), Ok(()));
-    expect!(8, APP.attach_filter(SERVERLESS_FILTER, None), Ok(()));
+    expect!(
+        8,
+        APP.attach_filter(SERVERLESS_FILTER, None),
+        Err(ErrorCode::InvalidArgument)
+    );
+    let mut buffer = [0u8; 256];
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
+        .rule(RuleBuilder::syscall(Syscall::Null).action(Action::errno(ErrorCode::Denied)))
+        .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::errno(ErrorCode::Denied)))
+        .encode(&mut buffer)
+    else {
+        return 13;
+    };
+    // Not attached, so still loadable.
+    expect!(14, SERVERLESS_FILTER.load(rules), Ok(()));
+    expect!(15, APP.attach_filter(SERVERLESS_FILTER, None), Ok(()));
     // The app's audit is A's: B can neither replace it nor turn it off.
     expect!(
         9,

@@ -7,7 +7,7 @@ use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 
 const UNTYPED: u64 = 2;
 /// Its own TCB, with the policy right.
@@ -107,6 +107,8 @@ const SERVER_ENDPOINT: Cptr = Cptr(crate::programs::ENDPOINT_SLOT);
 const ASKER_UNTYPED: u64 = 4;
 /// The original of the server's endpoint, which the asker holds.
 const ASKER_ENDPOINT_ORIGINAL: u64 = 6;
+/// The server's TCB (read): the thread that answers the asker's filter.
+const SERVER_TCB: Tcb = Tcb(Cptr(7));
 
 /// Each kind of answer a policy server can give, seen by the thread that
 /// asked; then the server dies holding a request, and later calls fail
@@ -132,11 +134,11 @@ pub fn asker() -> i32 {
         return 2;
     };
     expect!(3, FIRST.load(rules), Ok(()));
-    expect!(
-        4,
-        SELF_POLICY.attach_filter(FIRST, Some(SERVER_ENDPOINT)),
-        Ok(())
-    );
+    let server = FilterServer {
+        endpoint: SERVER_ENDPOINT,
+        thread: SERVER_TCB,
+    };
+    expect!(4, SELF_POLICY.attach_filter(FIRST, Some(server)), Ok(()));
     // Allowed as made.
     expect!(5, sdk::syscall::debug_print(b"hi\n"), Ok(()));
     // Refused with the server's error.
@@ -161,6 +163,12 @@ pub fn asker() -> i32 {
     );
     // The server exits holding this request: closed, not open.
     expect!(10, sdk::syscall::yield_now(), Err(ErrorCode::Denied));
+    // Its filter lost its server with it: refused at once.
+    expect!(
+        13,
+        sdk::syscall::debug_print(b"hi\n"),
+        Err(ErrorCode::Denied)
+    );
     // Its ended TCB keeps its CNode, so its endpoint lives on: this thread
     // holds the original and destroys it (every copy goes with it).
     expect!(
@@ -168,7 +176,7 @@ pub fn asker() -> i32 {
         sdk::syscall::cnode::delete(CNODE, ASKER_ENDPOINT_ORIGINAL),
         Ok(())
     );
-    // No server's endpoint, so Notify fails closed at once.
+    // Still no server (nor its endpoint now): refused at once.
     expect!(12, ipc::poll(NOTIFICATION), Err(ErrorCode::Denied));
     0
 }

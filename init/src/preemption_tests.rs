@@ -25,7 +25,7 @@ use sdk::ipc::{self, Cptr};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{cnode, irq_ack, irq_set_notification, irq_set_timer, retype};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::trace::Stop;
 use sdk::vspace::{Frame, VSpace};
 
@@ -119,7 +119,11 @@ pub fn preemptor() -> i32 {
         Ok(())
     );
     expect!(3, FILTER.load(rules), Ok(()));
-    expect!(4, RETYPER.attach_filter(FILTER, Some(AS_SERVER)), Ok(()));
+    let server = FilterServer {
+        endpoint: AS_SERVER,
+        thread: OWN_TCB,
+    };
+    expect!(4, RETYPER.attach_filter(FILTER, Some(server)), Ok(()));
     expect!(
         5,
         retype(OWN_UNTYPED, CapType::Frame, 0, RING.0 .0, 1),

@@ -433,17 +433,35 @@ pub enum BootProgram {
     Supervisor = 130,
     /// A thread `Supervisor` starts: ends as its parameter says.
     Supervised = 131,
+    /// Confines three askers with a filter naming itself as policy server
+    /// and answers their requests later, in reverse order
+    /// (`init/src/policy_server_tests.rs`; the requests' endpoint in slot
+    /// 2, the Untyped in 3, the askers' TCBs in 4..=6, its server
+    /// capability in 7, its own TCB in 8).
+    AsyncPolicyServer = 132,
+    /// An asker of `AsyncPolicyServer` (its parameter: which; the server's
+    /// endpoint in slot 2).
+    AsyncAsker = 133,
+    /// Makes a policy server and three askers of its own, loses the
+    /// server as its parameter says (exit, fault, TCB deleted) and checks
+    /// what it is told; after an exit hands the filter to the restarted
+    /// server (the case's Untyped in slot 2, its VSpace in 3).
+    LossSupervisor = 134,
+    /// The server `LossSupervisor` makes.
+    LossServer = 135,
+    /// An asker `LossSupervisor` makes.
+    LossAsker = 136,
     /// Makes `JudgedApp` a thread of its own space and CSpace, confines
     /// it, then rewrites its IPC buffer while its calls are judged and
     /// wait (`init/src/judged_memory_tests.rs`; Untyped in slot 2, its
     /// VSpace in 3, its TCB in 4).
-    JudgedScribbler = 132,
+    JudgedScribbler = 137,
     /// The app's policy server and the receiver of its calls: every
     /// message must arrive as judged.
-    JudgedServer = 133,
+    JudgedServer = 138,
     /// Made by `JudgedScribbler`: calls with the safe pattern in its
     /// buffer, judged by a rule on its bytes or by the server.
-    JudgedApp = 134,
+    JudgedApp = 139,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -531,7 +549,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 135] = [
+    pub const ALL: [BootProgram; 140] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -664,6 +682,11 @@ impl BootProgram {
         BootProgram::FilterChild,
         BootProgram::Supervisor,
         BootProgram::Supervised,
+        BootProgram::AsyncPolicyServer,
+        BootProgram::AsyncAsker,
+        BootProgram::LossSupervisor,
+        BootProgram::LossServer,
+        BootProgram::LossAsker,
         BootProgram::JudgedScribbler,
         BootProgram::JudgedServer,
         BootProgram::JudgedApp,
@@ -804,6 +827,11 @@ impl BootProgram {
             BootProgram::FilterChild => "confined-child",
             BootProgram::Supervisor => "supervisor",
             BootProgram::Supervised => "supervised",
+            BootProgram::AsyncPolicyServer => "async-server",
+            BootProgram::AsyncAsker => "asker",
+            BootProgram::LossSupervisor => "supervisor",
+            BootProgram::LossServer => "policy-server",
+            BootProgram::LossAsker => "asker",
             BootProgram::JudgedScribbler => "scribbler",
             BootProgram::JudgedServer => "judged-server",
             BootProgram::JudgedApp => "judged-app",

@@ -31,7 +31,7 @@ use sdk::ipc::{self, Cptr, Message, Received};
 use sdk::policy::{Action, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer, PolicyRequest};
 use sdk::syscall::{raw_syscall_registers, raw_syscall_registers_and_x9, retype};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::trace::{self, Stop};
 use sdk::vspace::{Frame, VSpace};
 
@@ -269,6 +269,8 @@ const TRACER_CAP: Cptr = Cptr(9);
 const FILTER: FilterCap = FilterCap(Cptr(10));
 const RING: Frame = Frame(Cptr(11));
 const RING_SIGNAL: Cptr = Cptr(12);
+/// The warden's own TCB (read): it answers the victim's filter.
+const WARDEN_OWN_TCB: Tcb = Tcb(Cptr(13));
 
 /// Hands the CPU to the attacker for one list of moves and waits for it.
 fn attack() -> Result<(), ErrorCode> {
@@ -290,7 +292,11 @@ fn attach_notify_filter(syscalls: &[Syscall]) -> Result<(), ErrorCode> {
         .map_err(|_| ErrorCode::InvalidArgument)?;
     retype(UNTYPED, CapType::Filter, 0, FILTER.0 .0, 1)?;
     FILTER.load(encoded)?;
-    VICTIM_TCB.attach_filter(FILTER, Some(SERVER_CAP))
+    let server = FilterServer {
+        endpoint: SERVER_CAP,
+        thread: WARDEN_OWN_TCB,
+    };
+    VICTIM_TCB.attach_filter(FILTER, Some(server))
 }
 
 /// The next policy request, which must be for `number` with `x2 = step`

@@ -348,6 +348,8 @@ pub struct Thread {
     /// memory taken back): it may not be restarted (a restriction is never
     /// lifted).
     pub(crate) lost_filter: bool,
+    /// Its part as a policy server (`kernel/object/filter_server.rs`).
+    pub(crate) served: ServedFilters,
     /// The memory its current syscall carries, copied once to judge it
     /// (`crate::judged_memory`): what the call uses if it runs. (Last: 512
     /// bytes, read only by judged calls; before the hot fields it moved
@@ -540,6 +542,7 @@ impl Thread {
         buffer_links: MemberLinks::NONE,
         end: None,
         lost_filter: false,
+        served: ServedFilters::NONE,
     };
 }
 
@@ -605,10 +608,10 @@ pub struct AttachedFilter {
     /// The Filter object (its rules are frozen while attached; destroying
     /// it ends the thread).
     pub filter: ObjectId,
-    /// Its policy server: an endpoint and the badge of the capability it
-    /// was named through. `None` (none named), or an endpoint destroyed
+    /// Its policy server (`None`: none named, or its thread is gone:
+    /// `Kernel::lose_policy_server`). `None`, or an endpoint destroyed
     /// since: its `Notify` verdicts are `Denied`.
-    pub server: Option<(ObjectRef, u64)>,
+    pub server: Option<FilterServer>,
     /// The next and previous threads the filter is attached to (the
     /// Filter's `attached` list).
     pub next: Option<FilterUser>,
@@ -714,7 +717,10 @@ pub(crate) mod test_threads {
 }
 
 mod access;
+mod served;
 mod state;
+
+pub use served::{FilterServer, ServedFilters};
 
 #[cfg(test)]
 mod name_tests;

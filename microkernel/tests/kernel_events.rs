@@ -28,6 +28,7 @@ use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
 
 mod maintenance;
+mod policy_servers;
 
 const RAM: PhysRange = PhysRange {
     start: 0x1000_0000,

@@ -17,7 +17,7 @@ use sdk::ipc::Cptr;
 use sdk::syscall::{cnode, irq_control_get, irq_set_notification, retype};
 use sdk::task::{MemoryError, SlotAllocator, Supervisor, Task, TaskBuilder, TaskError};
 use sdk::task::{PoolUntyped, UntypedPool};
-use sdk::tcb::FilterCap;
+use sdk::tcb::{FilterCap, FilterServer};
 use sdk::vspace::Frame;
 
 /// Runs of root slots one task's extras take at most: one per mapping
@@ -120,6 +120,39 @@ pub struct Built {
     pub ended: bool,
     /// It ended other than by exiting with status 0.
     pub failed: bool,
+    /// Its filters, as the root holds them (it made them: write right).
+    filters: [HeldFilter; MAX_TASK_FILTERS],
+}
+
+/// A filter the root made and attached to a task, packed in a word (0:
+/// none): the root's stack holds a `System`, with 4 of these for each of
+/// 32 tasks. Bits 0..12: the root's slot of the Filter capability (root
+/// slots are below 2^12); bits 12..24: the root's slot of the endpoint
+/// capability it was attached with; bits 24..31: the task that receives
+/// on that endpoint, its policy server (`NO_SERVER`: none); bit 31 set.
+#[derive(Clone, Copy, Debug, Default)]
+struct HeldFilter(u32);
+
+/// `HeldFilter`'s task bits of a filter without a policy server.
+const NO_SERVER: u32 = 0x7f;
+
+impl HeldFilter {
+    fn new(slot: u64, server: Option<(u64, usize)>) -> HeldFilter {
+        let (endpoint, task) = server.map_or((0, NO_SERVER), |(e, t)| (e as u32, t as u32));
+        HeldFilter(1 << 31 | (task & 0x7f) << 24 | (endpoint & 0xfff) << 12 | (slot as u32 & 0xfff))
+    }
+
+    /// The filter's slot, if this holds one.
+    fn slot(self) -> Option<u64> {
+        (self.0 != 0).then_some(u64::from(self.0 & 0xfff))
+    }
+
+    /// Its server's endpoint slot and task.
+    fn server(self) -> Option<(u64, usize)> {
+        let task = (self.0 >> 24) & 0x7f;
+        (self.0 != 0 && task != NO_SERVER)
+            .then_some((u64::from((self.0 >> 12) & 0xfff), task as usize))
+    }
 }
 
 /// The system being run.
@@ -234,7 +267,78 @@ impl System {
             self.connect(index, &task)?;
         }
         for (index, task) in plan.tasks().enumerate() {
+            self.confine(index, &task)?;
+        }
+        for (index, task) in plan.tasks().enumerate() {
             self.start(index, &task)?;
+        }
+        Ok(())
+    }
+
+    /// Attaches task `index`'s filters, each with its policy server: the
+    /// endpoint and the thread of the task that receives on it (every
+    /// task is built by now).
+    // A frame of its own (see `new`).
+    #[inline(never)]
+    fn confine(&mut self, index: usize, plan: &TaskPlan<'static>) -> Result<(), Failure> {
+        let fail = |why| Failure::task(plan.name, "attaching a filter", why);
+        let Some(built) = self.built(index) else {
+            return Ok(());
+        };
+        let tcb = built.task.tcb();
+        for held in built.filters {
+            let Some(slot) = held.slot() else { continue };
+            let server = match held.server() {
+                Some((endpoint, task)) => {
+                    let thread = self
+                        .built(task)
+                        .ok_or(fail(Why::Plan("its policy server was not built")))?
+                        .task
+                        .tcb();
+                    Some(FilterServer {
+                        endpoint: Cptr(endpoint),
+                        thread,
+                    })
+                }
+                None => None,
+            };
+            tcb.attach_filter(FilterCap(Cptr(slot)), server)
+                .map_err(|e| fail(Why::Code(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Task `index` was rebuilt: every other task's filter it serves lost
+    /// its server with the old thread, and is handed to the new one (the
+    /// root made the filters, so it holds them with the write right).
+    // A frame of its own (see `new`).
+    #[inline(never)]
+    fn hand_filters_to(&mut self, index: usize) -> Result<(), Failure> {
+        let Some(server) = self.built(index) else {
+            return Ok(());
+        };
+        let (thread, name) = (server.task.tcb(), server.task.name());
+        for (other, built) in self.tasks.iter().enumerate() {
+            let Some(built) = built else { continue };
+            for (position, held) in built.filters.iter().enumerate() {
+                let (Some(slot), Some((endpoint, task))) = (held.slot(), held.server()) else {
+                    continue;
+                };
+                if task != index || other == index {
+                    continue;
+                }
+                let handed = FilterCap(Cptr(slot))
+                    .set_server(FilterServer {
+                        endpoint: Cptr(endpoint),
+                        thread,
+                    })
+                    .map_err(|e| Failure::task(name, "taking over a filter", Why::Code(e)))?;
+                sdk::println!(
+                    "system: filter {position} of {} handed to the restarted {name} ({handed} thread{})",
+                    built.task.name(),
+                    plural(handed as usize),
+                );
+            }
         }
         Ok(())
     }
@@ -296,6 +400,7 @@ impl System {
             restarts: 0,
             ended: false,
             failed: false,
+            filters: [HeldFilter::default(); MAX_TASK_FILTERS],
         };
         let result = self.equip(&mut built, plan);
         self.tasks[index] = Some(built);
@@ -369,18 +474,31 @@ impl System {
                     .map_err(|e| fail("mapping shared memory", Why::Code(e)))?;
             }
         }
+        // Made and loaded here; attached by `confine`, once its servers'
+        // threads exist.
         for filter in &plan.filters {
             let slot = self.slot().map_err(|why| fail("a filter", why))?;
             keep(built, slot..slot + 1)?;
             let server = match filter.server {
-                Some(server) => Some(Cptr(self.used(built, server)?)),
+                Some(server) => {
+                    let task = server_task(&self.plan, plan, server).ok_or(fail(
+                        "a filter",
+                        Why::Plan("no task receives on its server's endpoint"),
+                    ))?;
+                    Some((self.used(built, server)?, task))
+                }
                 None => None,
             };
             let filter_cap = FilterCap(Cptr(slot));
             retype(untyped.0, CapType::Filter, 0, slot, 1)
                 .and_then(|()| filter_cap.load(filter.description))
-                .and_then(|()| tcb.attach_filter(filter_cap, server))
-                .map_err(|e| fail("attaching a filter", Why::Code(e)))?;
+                .map_err(|e| fail("making a filter", Why::Code(e)))?;
+            let held = built
+                .filters
+                .iter_mut()
+                .find(|held| held.slot().is_none())
+                .ok_or(fail("a filter", Why::Plan("too many filters")))?;
+            *held = HeldFilter::new(slot, server);
         }
         if let Some(tracer) = plan.tracer {
             let endpoint = self.used(built, tracer)?;
@@ -512,6 +630,8 @@ impl System {
         for (other, task) in self.plan.tasks().enumerate() {
             self.connect(other, &task)?;
         }
+        self.confine(index, &plan)?;
+        self.hand_filters_to(index)?;
         self.start(index, &plan)
     }
 
@@ -584,6 +704,27 @@ impl System {
             .map_err(|_| Why::Plan("too many IRQs"))?;
         Ok(handler)
     }
+}
+
+/// The task that serves a filter of `confined` whose server endpoint is
+/// `server`: the first task (in plan order) other than the confined one
+/// that holds that endpoint with the read right (the description's
+/// `server`, which the host tool checked holds it so).
+fn server_task(
+    plan: &Plan<'static>,
+    confined: &TaskPlan<'static>,
+    server: ObjectUse,
+) -> Option<usize> {
+    plan.tasks().position(|task| {
+        task.name != confined.name
+            && task.caps.iter().any(|cap| match cap.source {
+                CapSource::Object(used) => {
+                    used.object == server.object
+                        && Rights::from_raw(cap.rights.into()).is_some_and(|r| r.read())
+                }
+                _ => false,
+            })
+    })
 }
 
 /// The badge of a use (`None` for 0, no badge).

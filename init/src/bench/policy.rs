@@ -19,7 +19,7 @@ use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
 use sdk::policy_server::{AnswerMessage, PolicyAnswer};
 use sdk::println;
 use sdk::syscall::{self, raw_syscall};
-use sdk::tcb::{FilterCap, Tcb};
+use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::timing::{timed_syscall, timed_syscall_buffer};
 
 /// Where the programs put the filters they retype (free in every
@@ -38,7 +38,7 @@ fn attach(
     tcb: Tcb,
     slot: u64,
     rules: FilterBuilder,
-    server: Option<Cptr>,
+    server: Option<FilterServer>,
 ) -> Result<(), &'static str> {
     let mut buffer = [0u8; 512];
     let filter = FilterCap(Cptr(slot));
@@ -224,9 +224,13 @@ fn judge_call_bytes(parameter: BenchParameter) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The asker's capability to its server's TCB (read).
+const SERVER_TCB: Tcb = Tcb(Cptr(5));
+
 /// The asker of the `Notify` rows (`BootProgram::BenchPolicyAsker`): its
-/// server's endpoint in slot 2, its own TCB in 3, the Untyped in 4. Every
-/// `Null` and `DebugPrint` it makes is forwarded to the server:
+/// server's endpoint in slot 2, its own TCB in 3, the Untyped in 4, the
+/// server's TCB in 5. Every `Null` and `DebugPrint` it makes is forwarded
+/// to the server:
 ///
 /// * `policy_notify_round_trip`: a `Null` (`x2 = 0`), allowed;
 /// * `policy_allow_with_round_trip`: a `Null` with `x2 = ALLOW_WITH`, which
@@ -253,7 +257,10 @@ pub fn run_notify_asker(parameter: BenchParameter) -> i32 {
         Tcb(Cptr(SECOND_ENDPOINT_SLOT)),
         FIRST_FILTER,
         notify,
-        Some(server),
+        Some(FilterServer {
+            endpoint: server,
+            thread: SERVER_TCB,
+        }),
     ) {
         return error(row, reason);
     }

@@ -2,6 +2,7 @@
 //! the benchmarks and the fuzzer's round, each a list of `Case`s.
 
 use super::case::*;
+use crate::policy_server_tests::{LOSS_DELETE, LOSS_EXIT, LOSS_FAULT};
 use crate::programs::{BootProgram, ENDPOINT_SLOT, KERNEL_PROBE_ADDRESS, SECOND_ENDPOINT_SLOT};
 use crate::programs::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use crate::programs::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
@@ -139,8 +140,100 @@ pub const TEST_CASES: &[Case] = &[
     EXHAUSTION_CASE,
     FILTER_LIFETIME_CASE,
     SUPERVISION_CASE,
+    ASYNC_POLICY_CASE,
+    SERVER_LOSS_CASES[0],
+    SERVER_LOSS_CASES[1],
+    SERVER_LOSS_CASES[2],
     JUDGED_MEMORY_CASE,
 ];
+
+/// A policy server answers later (`init/src/policy_server_tests.rs`):
+/// the server (thread 0, most urgent) confines the three askers (1..=3)
+/// with a filter naming itself, then serves.
+const ASYNC_POLICY_CASE: Case = Case {
+    name: "a policy server answers later: it saves the requests of three confined threads in Reply objects and answers them in reverse order, each thread getting its own verdict; a saved request whose Reply object is deleted is refused (Denied); a second save or a second answer finds nothing; a Notify filter is not attached without a server nor with the confined thread as its server (InvalidArgument), a filter without Notify is",
+    threads: &[
+        BootProgram::AsyncPolicyServer.selector(0),
+        BootProgram::AsyncAsker.selector(0),
+        BootProgram::AsyncAsker.selector(1),
+        BootProgram::AsyncAsker.selector(2),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        Grant { thread: 0, slot: 3, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(0, 4, 1, TCB_WITH_POLICY),
+        tcb_grant(0, 5, 2, TCB_WITH_POLICY),
+        tcb_grant(0, 6, 3, TCB_WITH_POLICY),
+        grant(0, 7, SEND, POLICY_ASKER_BADGE),
+        tcb_grant(0, 8, 0, Rights::READ),
+        grant(1, ENDPOINT_SLOT, SEND, 0),
+    ],
+    priorities: &[
+        DEFAULT_PRIORITY + 10,
+        DEFAULT_PRIORITY,
+        DEFAULT_PRIORITY,
+        DEFAULT_PRIORITY,
+    ],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+};
+
+/// A policy server lost (`init/src/policy_server_tests.rs`): one
+/// supervisor makes the server and three askers itself.
+const SERVER_LOSS_CASES: [Case; 3] = [
+    loss_case(
+        "a policy server that exits holding a saved request, a delivered one and a queued one: all three askers are refused (Denied) at once, their next requests too without reaching anyone; the supervisor reads the loss in the end message (3 attachments, 3 refused); it restarts the server and hands it the filter (a reader, a confined thread or a handover to the ended thread is refused) and the askers are served again",
+        &[BootProgram::LossSupervisor.selector(LOSS_EXIT)],
+    ),
+    loss_case(
+        "a policy server that faults (a handler could resume it) fails its filters' requests at once, as one that exits; the fault message and then the end message say so",
+        &[BootProgram::LossSupervisor.selector(LOSS_FAULT)],
+    ),
+    loss_case(
+        "a policy server whose TCB is deleted fails its filters' requests at once; while it lived, a handover took none of its attachments",
+        &[BootProgram::LossSupervisor.selector(LOSS_DELETE)],
+    ),
+];
+
+const fn loss_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 64,
+        irq: None,
+        grants: &[
+            Grant {
+                thread: 0,
+                slot: 2,
+                object: CaseObject::Untyped,
+                rights: Rights::ALL,
+                badge: 0,
+            },
+            Grant {
+                thread: 0,
+                slot: 3,
+                object: CaseObject::VSpace(0),
+                rights: Rights::READ_WRITE,
+                badge: 0,
+            },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: Some(6),
+        root_task: false,
+    }
+}
 
 /// What a call carries in memory runs as judged
 /// (`init/src/judged_memory_tests.rs`): the scribbler (thread 0) makes
@@ -166,6 +259,7 @@ const JUDGED_MEMORY_CASE: Case = Case {
         nth_endpoint_grant(1, 1, 3, RECEIVE, 0),
         nth_notification_grant(0, 1, 4, RECEIVE, 0),
         tcb_grant(1, 5, 1, Rights::READ_WRITE),
+        tcb_grant(0, 15, 1, Rights::READ),
     ],
     priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
@@ -333,7 +427,7 @@ const SELF_ENDING_CASE: Case = Case {
 /// first and starts B (notification 0); A tells B each time it allowed a
 /// call (notification 1); the app polls notification 2.
 const POLICY_ROUTING_CASE: Case = Case {
-    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a serverless Notify is Denied; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
+    name: "each filter keeps its policy server: a later filter naming another server takes over none of the first's Notify verdicts; both servers asked in stack order and both must allow, an AllowWith asks the first again; a Notify filter is never attached without a server (InvalidArgument), one that refuses is; a second TcbSetAudit is Denied and only the ring's Frame turns audit off",
     threads: &[
         BootProgram::RoutedApp.selector(0),
         BootProgram::RouteServerA.selector(0),
@@ -360,6 +454,8 @@ const POLICY_ROUTING_CASE: Case = Case {
         Grant { thread: 2, slot: 5, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         nth_notification_grant(0, 2, 6, RECEIVE, 0),
         nth_notification_grant(1, 2, 7, RECEIVE, 0),
+        tcb_grant(1, 14, 1, Rights::READ),
+        tcb_grant(2, 14, 2, Rights::READ),
     ],
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
@@ -408,6 +504,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
             nth_notification_grant(2, 2, 7, RECEIVE, 0),
             nth_notification_grant(0, 2, 8, RECEIVE, 0),
             vspace_grant(2, 9, 2, Rights::READ_WRITE),
+            tcb_grant(2, 13, 2, Rights::READ),
         ],
         priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
         endpoint_owner: None,
@@ -442,6 +539,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
             nth_notification_grant(2, 2, 7, RECEIVE, 0),
             nth_notification_grant(0, 2, 8, RECEIVE, 0),
             grant(2, 9, SEND, TRACEE_BADGE),
+            tcb_grant(2, 13, 2, Rights::READ),
         ],
         priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 10],
         endpoint_owner: None,
@@ -514,6 +612,7 @@ const CAPABILITY_SWAP_CASE: Case = Case {
         nth_notification_grant(0, 0, 10, Rights::READ_WRITE, SWAP_JUDGED_BADGE),
         nth_notification_grant(1, 0, 11, Rights::READ_WRITE, SWAP_OTHER_BADGE),
         nth_notification_grant(0, 0, 12, Rights::READ_WRITE, 0),
+        tcb_grant(0, 30, 1, Rights::READ),
         grant(1, 2, RECEIVE, 0),
         nth_notification_grant(2, 1, 3, SEND, 0),
         nth_notification_grant(3, 1, 4, RECEIVE, 0),
@@ -581,6 +680,7 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
         grant(1, 3, SEND, POLICY_ASKER_BADGE),
         grant(1, 4, SEND, TRACEE_BADGE),
         tcb_grant(1, 5, 0, TCB_WITH_TRACE),
+        tcb_grant(1, 13, 1, Rights::READ),
         Grant { thread: 1, slot: 6, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         vspace_grant(1, 7, 1, Rights::READ_WRITE),
     ],
@@ -961,7 +1061,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     cnode_radix: None,
     root_task: false,
 }, Case {
-    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call, and once its endpoint is destroyed later ones fail closed",
+    name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and every later one at once, also once its endpoint is destroyed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
     expect: Expect::ExitZero,
     endpoints: 1,
@@ -973,6 +1073,7 @@ const POLICY_CASES: [Case; 2] = [Case {
         tcb_grant(0, 3, 0, TCB_WITH_POLICY),
         Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         nth_notification_grant(0, 0, 5, Rights::READ_WRITE, 0),
+        tcb_grant(0, 7, 1, Rights::READ),
         grant(1, ENDPOINT_SLOT, RECEIVE, 0),
     ],
     // The server is more urgent: it waits in Recv before the asker runs.
@@ -1481,7 +1582,7 @@ pub const BENCH_CASES: &[Case] = &[
     // The scale rows: the same server, a client whose 32768-slot CNode
     // fills with up to 10 000 endpoints retyped from its Untyped (64 bytes
     // each) before the null syscall and the fast-path Call are timed
-    // again, then with 10 000 TCBs more (3072 bytes each).
+    // again, then with 10 000 TCBs more (3200 bytes each).
     Case {
         name: "null syscall and IPC call with 100, 1000 and 10 000 extra endpoints alive, and IPC call with 10 000 extra threads alive",
         threads: &[
@@ -1491,7 +1592,7 @@ pub const BENCH_CASES: &[Case] = &[
         expect: Expect::ExitZero,
         endpoints: 1,
         notifications: 0,
-        untyped_pages: 8000,
+        untyped_pages: 8200,
         irq: None,
         grants: &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
@@ -1645,6 +1746,7 @@ pub const BENCH_CASES: &[Case] = &[
             grant(0, ENDPOINT_SLOT, RECEIVE, 0),
             grant(1, ENDPOINT_SLOT, SEND, 0),
             tcb_grant(1, SECOND_ENDPOINT_SLOT, 1, TCB_WITH_POLICY),
+            tcb_grant(1, 5, 0, Rights::READ),
             Grant {
                 thread: 1,
                 slot: 4,
@@ -1897,6 +1999,7 @@ pub const DEMO_CASES: &[Case] = &[
             nth_endpoint_grant(1, 0, 6, SEND, DEMO_APP_BADGE),
             tcb_grant(0, 10, 0, Rights::READ_WRITE),
             vspace_grant(0, 11, 0, Rights::READ_WRITE),
+            tcb_grant(0, 12, 1, Rights::READ),
             grant(1, ENDPOINT_SLOT, RECEIVE, 0),
             // The policy server's rules, and its own address space to map
             // them in.

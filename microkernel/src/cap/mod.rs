@@ -209,6 +209,16 @@ impl Objects {
         })
     }
 
+    /// The object after `id` in [`Objects::iter`]'s order (the first for
+    /// `None`): a walk that changes objects as it goes (but makes and
+    /// destroys none) holds no borrow between steps.
+    pub fn next_after(&self, id: Option<ObjectId>) -> Option<ObjectId> {
+        match id {
+            None => self.all.get(),
+            Some(id) => self.object(id).and_then(|h| h.next.get()),
+        }
+    }
+
     /// The thread of TCB `id`, if `id` is a TCB.
     #[inline(always)]
     pub fn thread(&self, id: ThreadId) -> Option<&Thread> {

@@ -25,7 +25,7 @@ use crate::ids::ObjectId;
 use crate::platform::PhysMemory;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
 use crate::thread::{KernelMessage, PolicyRequest, Thread, ThreadId, ThreadState, Threads};
-use abi::fault::{FaultMessage, FaultReply};
+use abi::fault::{FaultMessage, FaultReply, ServerLoss};
 use abi::policy_request::PolicyAnswer as Verdict;
 use abi::policy_request::POLICY_REQUEST_MEMORY_WORD;
 use abi::ErrorCode;
@@ -179,7 +179,7 @@ pub fn receive<M: PhysMemory>(
             } => (badge, call, kernel_message),
             ThreadState::EndPending { badge, .. } => {
                 // An ended thread's end message: taken, no reply owed.
-                deliver_end(from, to, badge);
+                deliver_end(phys, from, to, badge);
                 from.end_with(ThreadState::Ended);
                 return Ok(Effects::new(Next::Continue));
             }
@@ -247,7 +247,7 @@ pub fn send_kernel_message<M: PhysMemory>(
 /// endpoint's queue as a sender (`EndPending`) until one receives. No reply
 /// is owed either way.
 pub fn send_end<M: PhysMemory>(
-    _phys: &mut M,
+    phys: &mut M,
     threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
     endpoint_index: ObjectId,
@@ -257,7 +257,7 @@ pub fn send_end<M: PhysMemory>(
     if endpoint.waiting() == Waiting::Receivers {
         if let Some(receiver) = endpoint.pop_front(threads) {
             let (from, to) = threads.pair_mut(ended, receiver);
-            deliver_end(from, to, badge);
+            deliver_end(phys, from, to, badge);
             to.make_ready();
             return Some(receiver);
         }
@@ -268,17 +268,26 @@ pub fn send_end<M: PhysMemory>(
 }
 
 /// The end message of `ended` into `receiver`'s registers
-/// (`abi::fault::ThreadEnd::encode`).
-fn deliver_end(ended: &Thread, receiver: &mut Thread, badge: u64) {
+/// (`abi::fault::ThreadEnd::encode`) and IPC buffer (its loss as a policy
+/// server, `abi::fault::ServerLoss`; a receiver without a buffer gets the
+/// register words only).
+fn deliver_end<M: PhysMemory>(phys: &mut M, ended: &Thread, receiver: &mut Thread, badge: u64) {
     let words = ended
         .end
         .map_or([0; abi::fault::END_WORDS], abi::fault::ThreadEnd::encode);
+    let length = match receiver.ipc_buffer {
+        Some(buffer) => {
+            let first = abi::fault::END_SERVER_LOSS_WORD as u64;
+            for (i, word) in server_loss(ended).encode().into_iter().enumerate() {
+                phys.write_phys_u64(buffer + 8 * (first + i as u64), word);
+            }
+            abi::fault::END_MESSAGE_WORDS
+        }
+        None => abi::fault::END_WORDS as u8,
+    };
     let context = &mut receiver.context;
     context.set_result(ErrorCode::Ok);
-    context.set_message_info(abi::MessageInfo::with(
-        abi::fault::END_LABEL,
-        abi::fault::END_WORDS as u8,
-    ));
+    context.set_message_info(abi::MessageInfo::with(abi::fault::END_LABEL, length));
     context.set_message_words(words);
     context.set_badge(badge);
 }
@@ -299,21 +308,33 @@ fn deliver_kernel_message<M: PhysMemory>(
         Some(KernelMessage::TraceStop(stop)) => {
             trace_stop::deliver_trace_stop(phys, stop, sender, receiver, badge)
         }
-        Some(KernelMessage::Fault(report)) => deliver_fault(Some(*report), receiver, badge),
-        None => deliver_fault(None, receiver, badge),
+        Some(KernelMessage::Fault(report)) => {
+            deliver_fault(Some(*report), server_loss(sender), receiver, badge)
+        }
+        None => deliver_fault(None, ServerLoss::NONE, receiver, badge),
     }
 }
 
-/// A fault message (`abi::fault::FaultMessage`) into `handler`'s
-/// registers (all zero words for no report, which no sender has).
+/// What `thread`'s loss as a policy server came to (`Thread::served`).
+fn server_loss(thread: &Thread) -> ServerLoss {
+    ServerLoss {
+        attachments: u64::from(thread.served.lost),
+        refused: u64::from(thread.served.refused),
+    }
+}
+
+/// A fault message (`abi::fault::FaultMessage`, then the faulter's loss as
+/// a policy server) into `handler`'s registers (all zero words for no
+/// report, which no sender has).
 #[inline(always)]
-fn deliver_fault(report: Option<FaultReport>, handler: &mut Thread, badge: u64) {
+fn deliver_fault(report: Option<FaultReport>, loss: ServerLoss, handler: &mut Thread, badge: u64) {
     let words = report.map_or([0; 4], |r| FaultMessage::new(r.esr, r.far, r.pc).encode());
     let context = &mut handler.context;
     context.set_result(ErrorCode::Ok);
     context.set_message_info(FaultMessage::info());
     let [esr, far, pc, word3] = words;
-    context.set_message_words([esr, far, pc, word3, 0, 0]);
+    let [lost, refused] = loss.encode();
+    context.set_message_words([esr, far, pc, word3, lost, refused]);
     context.set_badge(badge);
 }
 

@@ -348,7 +348,22 @@ impl Kernel {
                 tcb,
                 filter,
                 server,
-            } => self.attach_filter(current, tcb, filter, server).into(),
+                server_thread,
+            } => self
+                .attach_filter(current, tcb, filter, server, server_thread)
+                .into(),
+            Call::FilterSetServer {
+                filter,
+                endpoint,
+                thread,
+            } => match self.filter_set_server(current, filter, endpoint, thread) {
+                Ok(handed) => {
+                    // The second result: how many attachments it took.
+                    self.objects[current].context.set_value(handed);
+                    SyscallResult::Return(ErrorCode::Ok)
+                }
+                Err(code) => SyscallResult::Return(code),
+            },
             Call::FrameUnmap { frame } => self.frame_unmap_syscall(platform, current, frame).into(),
             Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
             Call::UserDispatchReturn { frame } => {

@@ -183,6 +183,7 @@ impl Kernel {
         self.check_spaces()?;
         self.check_frame_mappings()?;
         self.check_reply_links()?;
+        self.check_server_bindings()?;
         if let Some(current) = self.current {
             let thread = &self.objects[current];
             if thread.state() != ThreadState::Running {

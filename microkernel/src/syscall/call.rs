@@ -243,6 +243,20 @@ pub enum Call {
         filter: u64,
         /// The policy server's endpoint capability slot (x3, if x4 == 1).
         server: Option<u64>,
+        /// Its thread's TCB capability slot (x5; read only with a
+        /// server). Apart from `server`: an `Option` of both is 24 bytes,
+        /// which the hot path's dispatch would pass through memory,
+        /// keeping the decoded call out of registers for every syscall.
+        server_thread: u64,
+    },
+    /// `FilterSetServer`: the filter at `filter` handed to a server.
+    FilterSetServer {
+        /// The Filter capability's slot (x0).
+        filter: u64,
+        /// The endpoint capability's slot (x2).
+        endpoint: u64,
+        /// The server thread's TCB capability slot (x3).
+        thread: u64,
     },
     /// `TcbConfigure`: a CSpace and a priority for the new thread at
     /// `tcb` (x4 was `abi::tcb::NO_PROGRAM`: the kernel loads no program

@@ -115,6 +115,12 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
                 1 => Some(context.x[3]),
                 _ => return Err(ErrorCode::InvalidArgument),
             },
+            server_thread: context.x[5],
+        }),
+        Syscall::FilterSetServer => Ok(Call::FilterSetServer {
+            filter: capability,
+            endpoint: context.x[2],
+            thread: context.x[3],
         }),
         Syscall::TcbBindNotification => Ok(Call::BindNotification {
             tcb: capability,

@@ -299,20 +299,32 @@ fn policy_arguments_are_checked() {
         Ok(Call::AttachFilter {
             tcb: 7,
             filter: 8,
-            server: None
+            server: None,
+            server_thread: 0
         })
     );
     attach.set_arg(ArgIndex::X4, 1);
+    attach.set_arg(ArgIndex::X5, 9);
     assert_eq!(
         decode(&attach),
         Ok(Call::AttachFilter {
             tcb: 7,
             filter: 8,
-            server: Some(2)
+            server: Some(2),
+            server_thread: 9
         })
     );
     attach.set_arg(ArgIndex::X4, 2);
     assert_eq!(decode(&attach), Err(ErrorCode::InvalidArgument));
+    // A handover names the filter, the endpoint and the server's TCB.
+    assert_eq!(
+        decode(&regs(Syscall::FilterSetServer.number(), 7, 8, 9)),
+        Ok(Call::FilterSetServer {
+            filter: 7,
+            endpoint: 8,
+            thread: 9
+        })
+    );
 }
 
 #[test]

@@ -126,6 +126,12 @@ impl Thread {
     pub fn end(&self) -> Option<abi::fault::ThreadEnd> {
         self.end
     }
+
+    /// Its part as a policy server.
+    #[inline(always)]
+    pub fn served(&self) -> super::ServedFilters {
+        self.served
+    }
 }
 
 /// The endpoint queues' links, kept here and read and written through

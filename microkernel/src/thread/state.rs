@@ -131,6 +131,8 @@ impl Thread {
     pub(crate) fn restart(&mut self, context: UserContext) {
         debug_assert!(self.state.is_kept_end(), "only a kept end restarts");
         self.end = None;
+        // What it lost as a policy server was its last run's.
+        self.served = super::ServedFilters::NONE;
         self.context = context;
         self.fp = FpState::zeroed();
         self.state = ThreadState::Ready;

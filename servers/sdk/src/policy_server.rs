@@ -27,12 +27,23 @@
 //! let error = serve(Cptr(2), &mut ShortPrints);
 //! ```
 //!
+//! A server that answers some requests later (one slow decision must not
+//! hold up every other confined thread) implements [`AsyncPolicyServer`]
+//! and runs [`serve_async`] with a [`ReplyPool`] of Reply capabilities:
+//! a request it puts off ([`Decision::Later`]) is saved into a Reply
+//! object (`ReplySave`) and answered, in any order, with
+//! [`ReplyPool::answer`]. A saved request whose Reply object is destroyed
+//! unused is refused (`Denied`), as is every request of a server thread
+//! that ends or faults.
+//!
 //! The layout of requests and answers is `abi::policy_request`'s (its
 //! `encode` and `decode`, which the kernel uses too); this module only
-//! gathers the words and adds the typed views. Only [`serve`] makes
-//! syscalls.
+//! gathers the words and adds the typed views. Only [`serve`],
+//! [`serve_async`], [`answer`] and [`ReplyPool`]'s `save` and `answer`
+//! make syscalls.
 
 use crate::ipc::{self, Cptr, Message, Received};
+use crate::reply::ReplyCap;
 use abi::cap::CapType;
 use abi::policy::MAX_JUDGED_BYTES;
 pub use abi::policy_request::CarriedMemory;
@@ -210,6 +221,163 @@ pub fn serve(endpoint: Cptr, server: &mut impl PolicyServer) -> Result<(), Error
     }
 }
 
+/// What an [`AsyncPolicyServer`] decides about a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The verdict, sent at once.
+    Now(PolicyAnswer),
+    /// Not yet: the request is saved in a Reply object of the pool
+    /// ([`AsyncPolicyServer::deferred`] gets it) and answered later with
+    /// [`ReplyPool::answer`]; meanwhile the server takes other requests.
+    Later,
+}
+
+/// A request put off: the Reply capability holding it, and who asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deferred {
+    /// The slot of the Reply capability that answers it.
+    pub reply: u64,
+    /// The asking thread's number.
+    pub thread: u64,
+    /// The request's cookie.
+    pub cookie: u64,
+}
+
+/// Reply capabilities a server saves requests into: `count` (at most 64)
+/// slots from `first` of its CSpace, each holding a Reply capability
+/// (made with `retype(untyped, CapType::Reply, 0, first, count)`).
+#[derive(Debug)]
+pub struct ReplyPool {
+    cnode: Cptr,
+    first: u64,
+    count: u32,
+    /// Bit n: slot `first + n` holds a request not answered yet.
+    used: u64,
+}
+
+impl ReplyPool {
+    /// The pool of the Reply capabilities in slots `first ..` (`count`,
+    /// at most 64) of the CSpace whose CNode capability (write right) is
+    /// `cnode`.
+    pub fn new(cnode: Cptr, first: u64, count: u32) -> ReplyPool {
+        ReplyPool {
+            cnode,
+            first,
+            count: count.min(64),
+            used: 0,
+        }
+    }
+
+    /// How many saved requests wait for their answer.
+    pub fn pending(&self) -> u32 {
+        self.used.count_ones()
+    }
+
+    /// A free slot, marked used (`None`: all hold requests).
+    fn take(&mut self) -> Option<u64> {
+        let free = (!self.used).trailing_zeros();
+        if free >= self.count {
+            return None;
+        }
+        self.used |= 1 << free;
+        Some(self.first + u64::from(free))
+    }
+
+    /// Slot `reply` is free again.
+    fn release(&mut self, reply: u64) {
+        if let Some(bit) = reply.checked_sub(self.first).filter(|b| *b < 64) {
+            self.used &= !(1 << bit);
+        }
+    }
+
+    /// Saves the verdict this thread owes (on `request`, just received)
+    /// into a free Reply object. `OutOfResources` when every one holds a
+    /// request; the kernel's refusals otherwise (`NoReplyTarget`: nothing
+    /// owed). A refusal leaves the pool as it was.
+    pub fn save(&mut self, request: &PolicyRequest) -> Result<Deferred, ErrorCode> {
+        let reply = self.take().ok_or(ErrorCode::OutOfResources)?;
+        match ReplyCap::save(self.cnode, reply) {
+            Ok(_) => Ok(Deferred {
+                reply,
+                thread: request.thread,
+                cookie: request.cookie,
+            }),
+            Err(code) => {
+                self.release(reply);
+                Err(code)
+            }
+        }
+    }
+
+    /// Answers a saved request; its Reply object is free again either way.
+    /// `NoReplyTarget` if the asker no longer waits (it ended, was
+    /// suspended, or its server was lost meanwhile: the kernel refused it).
+    pub fn answer(&mut self, deferred: Deferred, verdict: PolicyAnswer) -> Result<(), ErrorCode> {
+        self.release(deferred.reply);
+        answer(&ReplyCap(Cptr(deferred.reply)), verdict)
+    }
+}
+
+/// Answers the policy request saved in `reply` with `verdict` (the
+/// `Send` through a Reply capability that a policy request takes as its
+/// verdict, exactly as a `Reply` would be).
+pub fn answer(reply: &ReplyCap, verdict: PolicyAnswer) -> Result<(), ErrorCode> {
+    reply.answer(&verdict.to_message())
+}
+
+/// A policy server that may answer later: one slow decision does not
+/// hold up the others (each waiting thread has its own Reply object).
+pub trait AsyncPolicyServer {
+    /// The verdict now, or [`Decision::Later`].
+    fn decide(&mut self, request: &PolicyRequest) -> Decision;
+
+    /// `request` was put off and is saved as `deferred`: keep it and
+    /// answer it with `pool.answer` (now, or on a later call of any of
+    /// these methods).
+    fn deferred(&mut self, request: &PolicyRequest, deferred: Deferred, pool: &mut ReplyPool);
+
+    /// Any other message on the endpoint (a timer, a worker's result); it
+    /// may answer saved requests through `pool`. By default: stop.
+    fn other(&mut self, _received: &Received, _pool: &mut ReplyPool) -> Other {
+        Other::Stop
+    }
+}
+
+/// Answers requests on `endpoint` as [`serve`] does, but a request
+/// `decide`s to put off is saved in a Reply object of `pool` and the
+/// server goes on with the next message. With none free, the request is
+/// refused (`Errno(Denied)`): the policy fails closed. Returns when a
+/// receive fails (the error) or [`AsyncPolicyServer::other`] says stop.
+pub fn serve_async(
+    endpoint: Cptr,
+    pool: &mut ReplyPool,
+    server: &mut impl AsyncPolicyServer,
+) -> Result<(), ErrorCode> {
+    let mut received = ipc::recv(endpoint)?;
+    loop {
+        let answer = match PolicyRequest::decode(&received, ipc::buffer_word) {
+            Some(request) => match server.decide(&request) {
+                Decision::Now(verdict) => Some(verdict.to_message()),
+                Decision::Later => match pool.save(&request) {
+                    Ok(deferred) => {
+                        server.deferred(&request, deferred, pool);
+                        None
+                    }
+                    Err(_) => Some(PolicyAnswer::Errno(ErrorCode::Denied).to_message()),
+                },
+            },
+            None => match server.other(&received, pool) {
+                Other::Reply(message) => Some(message),
+                Other::Stop => return Ok(()),
+            },
+        };
+        received = match answer {
+            Some(answer) => ipc::reply_recv(endpoint, &answer)?,
+            None => ipc::recv(endpoint)?,
+        };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +421,25 @@ mod tests {
         );
         received.message.info = MessageInfo::with(7, POLICY_REQUEST_WORDS);
         assert_eq!(PolicyRequest::decode(&received, |_| 0), None, "wrong label");
+    }
+
+    #[test]
+    fn a_reply_pool_hands_out_each_slot_once_until_it_is_answered() {
+        let mut pool = ReplyPool::new(Cptr(0), 10, 3);
+        assert_eq!(
+            [pool.take(), pool.take(), pool.take()],
+            [Some(10), Some(11), Some(12)]
+        );
+        assert_eq!(pool.take(), None, "all three hold requests");
+        assert_eq!(pool.pending(), 3);
+        pool.release(11);
+        assert_eq!(pool.pending(), 2);
+        assert_eq!(pool.take(), Some(11));
+        // A slot that is not the pool's changes nothing.
+        pool.release(9);
+        pool.release(10 + 64);
+        assert_eq!(pool.pending(), 3);
+        assert_eq!(ReplyPool::new(Cptr(0), 0, 100).count, 64);
     }
 
     #[test]

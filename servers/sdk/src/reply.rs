@@ -20,8 +20,9 @@ impl ReplyCap {
     /// capability (write right) is in slot `slot` of its own CSpace,
     /// through its CNode capability `cnode` (write right).
     /// `NoReplyTarget` if it owes none; `InvalidArgument` for the answer
-    /// to a fault, policy request or trace stop (only `Reply` gives
-    /// those), or when the object holds an answer already.
+    /// to a fault or trace stop (only `Reply` gives those), or when the
+    /// object holds an answer already. A policy request's is saved: the
+    /// answer is then the verdict (`sdk::policy_server::answer`).
     pub fn save(cnode: Cptr, slot: u64) -> Result<ReplyCap, ErrorCode> {
         crate::syscall::cnode::reply_save(cnode.0, slot)?;
         Ok(ReplyCap(Cptr(slot)))

@@ -17,10 +17,11 @@ use crate::ipc::Message;
 use crate::tcb::Tcb;
 use abi::{ErrorCode, Syscall};
 
+pub use abi::fault::ServerLoss;
 pub use abi::fault::{FaultMessage, FaultReply, KillReason, ThreadEnd, END_LABEL, FAULT_LABEL};
 
 /// The fault `message` reports, if it is a fault message (label
-/// [`FAULT_LABEL`], four words); `None` for any other message.
+/// [`FAULT_LABEL`], at least four words); `None` for any other message.
 pub fn fault_of(message: &Message) -> Option<FaultMessage> {
     FaultMessage::decode(message.info, &message.words)
 }
@@ -43,6 +44,16 @@ pub fn end_of(message: &Message) -> Option<ThreadEnd> {
         return None;
     }
     ThreadEnd::decode(&message.words)
+}
+
+/// What a thread's loss as a policy server came to, if `message` is a
+/// fault or end message (`abi::fault::ServerLoss`: the filter attachments
+/// that lost it, which its supervisor hands to another server with
+/// `FilterCap::set_server`, and their requests refused); `None` for any
+/// other message. An end message's are in this thread's IPC buffer, so
+/// read it before the next receive.
+pub fn server_loss_of(message: &Message) -> Option<ServerLoss> {
+    ServerLoss::decode(message.info, &message.words, crate::ipc::buffer_word)
 }
 
 /// The registers an ended thread restarts with (the others are zero).

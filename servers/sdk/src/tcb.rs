@@ -185,17 +185,61 @@ impl FilterCap {
         )
         .into_result()
     }
+
+    /// Hands the filter (this capability needs the write right: its
+    /// maker's) to `server`: every attachment of it whose server is gone
+    /// (its thread ended, faulted or was destroyed) gets this one; one
+    /// whose server lives keeps it. Returns how many were handed over.
+    /// `InvalidArgument` for a server thread that has ended or that the
+    /// filter confines.
+    pub fn set_server(self, server: FilterServer) -> Result<u64, ErrorCode> {
+        let x = raw_syscall_registers(
+            Syscall::FilterSetServer.number(),
+            [
+                self.0 .0,
+                0,
+                server.endpoint.0,
+                server.thread.0 .0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        );
+        crate::syscall::RawResult(x[0]).into_result().map(|()| x[8])
+    }
+}
+
+/// A filter's policy server: the endpoint its `Notify` requests go to
+/// (a capability with the write right; its badge comes with every
+/// request) and the thread that answers them (a TCB capability with the
+/// read right). When that thread ends, faults or its TCB is destroyed,
+/// the filter's requests are refused (`Denied`) until its maker hands it
+/// to another ([`FilterCap::set_server`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilterServer {
+    /// Where the requests go.
+    pub endpoint: Cptr,
+    /// Who answers them.
+    pub thread: Tcb,
 }
 
 impl Tcb {
     /// Attaches `filter` to the thread (needs the policy right); `server`
-    /// becomes its policy server, which `Notify` verdicts ask.
-    pub fn attach_filter(self, filter: FilterCap, server: Option<Cptr>) -> Result<(), ErrorCode> {
-        let (endpoint, given) = server.map_or((0, 0), |s| (s.0, 1));
+    /// is its policy server, which its `Notify` verdicts ask. A filter
+    /// that can say `Notify` needs one (`InvalidArgument` without), whose
+    /// thread has not ended and is not this one.
+    pub fn attach_filter(
+        self,
+        filter: FilterCap,
+        server: Option<FilterServer>,
+    ) -> Result<(), ErrorCode> {
+        let (endpoint, thread, given) =
+            server.map_or((0, 0, 0), |s| (s.endpoint.0, s.thread.0 .0, 1));
         crate::syscall::raw_syscall6(
             Syscall::TcbAttachFilter.number(),
             self.0 .0,
-            [filter.0 .0, endpoint, given, 0, 0],
+            [filter.0 .0, endpoint, given, thread, 0],
         )
         .into_result()
     }

@@ -6,6 +6,7 @@ use crate::cap::OtherObjects;
 use crate::filter::{evaluate, routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::judged_memory::JudgedMemory;
+use crate::kernel::object::filter_server::serves_in;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::stopped_call::{PolicyAnswer, StopAnswer};
@@ -69,7 +70,7 @@ impl<'a> PolicyCheck<'a> {
     }
 
     /// Bit n: the n-th filter has a policy server (one whose endpoint
-    /// lives). Asked only for a `Notify`: resolving each server on every
+    /// lives; a lost server thread cleared its binding already). Asked only for a `Notify`: resolving each server on every
     /// judged syscall cost a look-up per filter. (Nothing changes while
     /// the check exists: it borrows every object.)
     fn served(&self) -> u8 {
@@ -79,7 +80,7 @@ impl<'a> PolicyCheck<'a> {
             .filter(|(_, attached)| {
                 attached
                     .server
-                    .is_some_and(|(server, _)| self.others.resolves(server, CapType::Endpoint))
+                    .is_some_and(|server| serves_in(&self.others, &server))
             })
             .fold(0u8, |bits, (i, _)| bits | 1 << i)
     }
@@ -159,8 +160,7 @@ impl Kernel {
         let server = self.objects[current]
             .filters
             .get(usize::from(filter))
-            .and_then(|attached| attached.server)
-            .and_then(|(r, badge)| Some((self.objects.resolve(r, CapType::Endpoint)?, badge)));
+            .and_then(|attached| self.live_server(attached));
         let cspace = self.objects[current].cspace;
         let Some(call) = self.objects[current].call.as_mut() else {
             return;

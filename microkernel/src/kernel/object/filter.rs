@@ -7,6 +7,7 @@
 use crate::cap::FilterUser;
 use crate::cap::ObjectId;
 use crate::filter::{Filter, VerdictCache};
+use crate::kernel::object::filter_server;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{AttachedFilter, ThreadId};
@@ -77,10 +78,14 @@ impl Kernel {
     }
 
     /// `TcbAttachFilter`: pushes a filter on a thread's stack, with the
-    /// policy server its `Notify` verdicts go to (none: they are
-    /// `Denied`), then recomputes the thread's verdicts and mask. Nothing
-    /// an attach does changes what an earlier filter decides or where its
-    /// `Notify` goes: each filter keeps the server named with it.
+    /// policy server its `Notify` verdicts go to (`server`: the endpoint
+    /// capability, and `server_thread` the server thread's TCB's), then recomputes the
+    /// thread's verdicts and mask. Nothing an attach does changes what an
+    /// earlier filter decides or where its `Notify` goes: each filter
+    /// keeps the server named with it. After the capabilities,
+    /// `InvalidArgument`: a filter that can say `Notify` with no server, a
+    /// server thread that cannot serve (ended), or the target thread
+    /// itself as its server (it would wait for its own answer).
     #[inline(never)]
     pub(in crate::kernel) fn attach_filter(
         &mut self,
@@ -88,28 +93,37 @@ impl Kernel {
         tcb: u64,
         filter: u64,
         server: Option<u64>,
+        server_thread: u64,
     ) -> Result<(), ErrorCode> {
         let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
         let filter = self.thread_cap(current, filter, CapType::Filter, Rights::READ)?;
         let server = match server {
-            Some(cptr) => {
-                let endpoint = self.thread_cap(current, cptr, CapType::Endpoint, Rights::WRITE)?;
-                let reference = self
-                    .objects
-                    .reference(endpoint.object())
-                    .ok_or(ErrorCode::InvalidCapability)?;
-                Some((reference, endpoint.badge()))
-            }
+            Some(endpoint) => Some(self.named_server(current, endpoint, server_thread)?),
             None => None,
         };
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
+        let asks = self
+            .objects
+            .get::<kind::Filter>(filter.object())
+            .ok_or(ErrorCode::InvalidCapability)?
+            .filter
+            .asks_a_server();
+        match server {
+            None if asks => return Err(ErrorCode::InvalidArgument),
+            Some((_, thread))
+                if thread == target || !filter_server::can_serve(&self.objects[thread]) =>
+            {
+                return Err(ErrorCode::InvalidArgument)
+            }
+            _ => {}
+        }
         self.push_filter(
             target,
             AttachedFilter {
                 filter: filter.object(),
-                server,
+                server: server.map(|(server, _)| server),
                 next: None,
                 previous: None,
             },
@@ -155,6 +169,9 @@ impl Kernel {
         }
         if let Some(body) = self.objects.get_mut::<kind::Filter>(filter) {
             body.attached = Some(user);
+        }
+        if let Some(server) = attached.server {
+            self.mark_server(&server);
         }
         self.refresh_verdicts(target);
         Ok(())

@@ -6,6 +6,7 @@ pub(in crate::kernel) mod cnode;
 pub(in crate::kernel) mod console;
 pub(in crate::kernel) mod endpoint;
 pub(in crate::kernel) mod filter;
+pub(in crate::kernel) mod filter_server;
 pub(in crate::kernel) mod irq;
 pub(in crate::kernel) mod irq_control;
 pub(in crate::kernel) mod lifecycle;

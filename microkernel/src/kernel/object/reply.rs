@@ -20,9 +20,17 @@
 //! * Destroying the object (its last capability deleted, or its Untyped
 //!   revoked) wakes a caller still linked with `ObjectDeleted`, as when a
 //!   server ends owing it a reply.
-//! * Fault messages, policy requests and trace stops are answered by
-//!   `Reply` only: `ReplySave` refuses them (`InvalidArgument`), since the
-//!   thread behind one cannot take an error code when the object goes.
+//! * A policy request is saved as a call is (a policy server may hold
+//!   several and answer them in any order): the `Send` through the Reply
+//!   capability is the verdict, as a `Reply` would be. Its losses fail
+//!   closed: the object destroyed unused refuses the stopped call with
+//!   `Denied` (a stopped call takes that error as its result), and so
+//!   does its server thread's end (`filter_server.rs`).
+//! * Fault messages and trace stops are answered by `Reply` only:
+//!   `ReplySave` refuses them (`InvalidArgument`). Neither thread can take
+//!   an error code if the object went unused: a faulted thread would have
+//!   to be stopped, and a trace stop let go unobserved (open), where the
+//!   thread's own handler or tracer should decide.
 //! * A Reply capability is never copied or minted (`InvalidArgument`),
 //!   only moved: it stands for the one answer its object may hold.
 
@@ -42,7 +50,8 @@ impl Kernel {
     /// nothing changing on failure: the capability (`InvalidCapability`,
     /// `WrongCapabilityType`, `MissingRights`), a reply owed
     /// (`NoReplyTarget`), an ordinary call rather than a fault
-    /// (`InvalidArgument`), an empty Reply object (`InvalidArgument`).
+    /// (`InvalidArgument`; a policy request is saved too), an empty Reply
+    /// object (`InvalidArgument`).
     pub(in crate::kernel) fn reply_save(
         &mut self,
         current: ThreadId,
@@ -55,7 +64,7 @@ impl Kernel {
         let caller = self.objects[current]
             .reply_to
             .ok_or(ErrorCode::NoReplyTarget)?;
-        if self.objects[caller].state() != ThreadState::BlockedOnReply {
+        if !waits_for_saveable_answer(&self.objects[caller]) {
             return Err(ErrorCode::InvalidArgument);
         }
         let reply = cap.object();
@@ -143,7 +152,7 @@ impl Kernel {
                 .objects
                 .thread(caller)
                 .ok_or("a saved reply names something that is no thread")?;
-            if thread.saved_reply != Some(reply) || thread.state() != ThreadState::BlockedOnReply {
+            if thread.saved_reply != Some(reply) || !waits_for_saveable_answer(thread) {
                 return Err("a saved reply names a thread that does not wait for it");
             }
         }
@@ -173,8 +182,24 @@ impl Kernel {
             .and_then(|r| r.caller.take());
         if let Some(caller) = caller {
             self.objects[caller].saved_reply = None;
-            ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
+            if self.objects[caller].policy_request().is_some() {
+                // No verdict will come: closed.
+                ipc::fail_policy_request(&mut self.objects, caller);
+            } else {
+                ipc::fail_waiter(&mut self.objects, caller, ErrorCode::ObjectDeleted);
+            }
             self.make_ready(caller);
         }
+    }
+}
+
+/// Does `caller` wait for an answer `ReplySave` may save: an ordinary
+/// call's reply, or a policy server's verdict (never a fault handler's or
+/// a tracer's answer)?
+fn waits_for_saveable_answer(caller: &crate::thread::Thread) -> bool {
+    match caller.state() {
+        ThreadState::BlockedOnReply => true,
+        ThreadState::BlockedOnAnswer => caller.policy_request().is_some(),
+        _ => false,
     }
 }

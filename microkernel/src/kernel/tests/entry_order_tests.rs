@@ -32,6 +32,8 @@ const SERVER: u64 = 3;
 const SIGNAL: u64 = 4;
 const RING: u64 = 5;
 const FILTER: u64 = 6;
+/// The policy server's thread (a new one: it may serve once it runs).
+const SERVER_TCB: u64 = 7;
 /// The error code the `Errno` rules give.
 const ERRNO: u16 = ErrorCode::InvalidArgument.raw() as u16;
 
@@ -146,6 +148,7 @@ impl Scene {
             (SIGNAL, CapType::Notification),
             (RING, CapType::Frame),
             (FILTER, CapType::Filter),
+            (SERVER_TCB, CapType::Tcb),
         ] {
             caps.retype(untyped, object, 0, cnode, index, 1).unwrap();
         }
@@ -162,6 +165,8 @@ impl Scene {
             .unwrap()
             .phys;
         let thread = ThreadId::of(tcb);
+        let server = ThreadId::of(object_in(&kernel, cnode, SERVER_TCB));
+        kernel.objects[server].make_inactive();
         kernel.set_cspace(thread, cnode).unwrap();
         kernel.objects[thread].run();
         kernel.current = Some(thread);
@@ -187,7 +192,7 @@ impl Scene {
 
     fn filtered(mut self) -> Scene {
         self.kernel
-            .attach_filter(self.thread, TCB, FILTER, Some(SERVER))
+            .attach_filter(self.thread, TCB, FILTER, Some(SERVER), SERVER_TCB)
             .unwrap();
         self
     }

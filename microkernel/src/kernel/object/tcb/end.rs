@@ -38,6 +38,16 @@ pub(in crate::kernel) fn kill_reason(state: ThreadState) -> Option<&'static str>
     }
 }
 
+/// How a policy server ended, for the console line of its loss.
+fn server_end(state: ThreadState) -> &'static str {
+    match state {
+        ThreadState::Exited(TCB_DESTROYED_STATUS) => "is gone (its TCB was destroyed)",
+        ThreadState::Faulted(_) => "faulted",
+        state if kill_reason(state).is_some() => "was killed",
+        _ => "exited",
+    }
+}
+
 impl Kernel {
     pub(in crate::kernel) fn fault<P: Platform>(
         &mut self,
@@ -99,7 +109,11 @@ impl Kernel {
                 "[kernel] thread {}#{} faulted: {report}; sent to its fault handler",
                 thread.name, thread.number
             );
-            thread.set_kernel_message(KernelMessage::Fault(report));
+            // A faulting server answers nothing until its handler decides:
+            // the filters it serves fail closed now (and its fault message
+            // says so).
+            self.lose_policy_server(platform, id, "faulted");
+            self.objects[id].set_kernel_message(KernelMessage::Fault(report));
             self.send_on_behalf(platform, id, endpoint, badge);
             return;
         }
@@ -183,6 +197,8 @@ impl Kernel {
         let end = self.end_of(id, state);
         // The record of the syscall it was in, while it is whole.
         self.audit_thread_ends(platform, id);
+        // The filters it served, if any, fail closed from now on.
+        self.lose_policy_server(platform, id, server_end(state));
         // First, while it is whole: threads sharing a kernel-made space
         // it owns go with it (its VSpace object goes below).
         self.end_space_guests(platform, id);
