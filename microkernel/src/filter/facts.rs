@@ -86,8 +86,19 @@ impl<'a> SyscallFacts<'a> {
     }
 
     /// The value of `operand` for this call (`None`: it has none, e.g. a
-    /// buffer word of a call that sends no message that long).
+    /// buffer word of a call that sends no message that long). A register
+    /// inline, anything else out of line (most rules compare registers).
+    #[inline(always)]
     pub fn operand(&self, operand: Operand) -> Option<u64> {
+        match operand {
+            Operand::Register(r) => self.args.get(usize::from(r)).copied(),
+            other => self.other_operand(other),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn other_operand(&self, operand: Operand) -> Option<u64> {
         match operand {
             Operand::Register(r) => self.args.get(usize::from(r)).copied(),
             Operand::Word(w) if usize::from(w) < abi::REGISTER_MESSAGE_WORDS => {
@@ -108,7 +119,10 @@ impl<'a> SyscallFacts<'a> {
     }
 }
 
-/// Does `rule` match the syscall `facts` describe?
+/// Does `rule` match the syscall `facts` describe? (Inlined, as it was
+/// before rules could read memory: out of line it cost an evaluated
+/// verdict some 80 instructions.)
+#[inline(always)]
 pub(super) fn rule_matches(rule: &Rule, facts: &SyscallFacts) -> bool {
     rule.applies_to(facts.number)
         && rule
@@ -117,8 +131,12 @@ pub(super) fn rule_matches(rule: &Rule, facts: &SyscallFacts) -> bool {
         && rule.label.is_none_or(|l| facts.label == l)
         && rule.badge.is_none_or(|b| facts.badge == Some(b))
         && rule.args.iter().all(|a| a.holds(facts.operand(a.operand)))
-        && rule
-            .bytes
-            .as_ref()
-            .is_none_or(|b| b.holds(facts.memory.bytes, facts.memory.length))
+        && rule.bytes.as_ref().is_none_or(|b| bytes_hold(b, facts))
+}
+
+/// A rule's byte match, out of line (few rules have one).
+#[cold]
+#[inline(never)]
+fn bytes_hold(bytes: &abi::policy::BytesMatch, facts: &SyscallFacts) -> bool {
+    bytes.holds(facts.memory.bytes, facts.memory.length)
 }

@@ -14,7 +14,7 @@ use crate::thread::KernelMessage;
 use crate::thread::{AttachedFilter, PolicyRequest, ThreadId};
 use abi::cap::CapType;
 use abi::policy::Action;
-use abi::{ErrorCode, Syscall};
+use abi::{ErrorCode, MessageInfo, Syscall};
 use arch::context::UserContext;
 use arch::object_memory::kind;
 use entry::ArgIndex;
@@ -99,15 +99,18 @@ impl<'a> PolicyCheck<'a> {
         // The facts, built only when rules are evaluated (a cached
         // verdict needs none). Word by word (the view's): a slice copy
         // was a call to `memcpy`.
+        // Built in one go: each `with_*` copy of the facts was a copy of
+        // the whole struct.
         let facts = || {
             let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
-            let args = [x0, x1, x2, x3, x4, x5, x6, x7];
-            let facts = SyscallFacts::from_registers(number, args)
-                .with_pc(regs.pc())
-                .with_memory(memory.view());
-            match self.capability {
-                Some((object_type, badge)) => facts.with_capability(object_type, badge),
-                None => facts,
+            SyscallFacts {
+                number,
+                object_type: self.capability.map(|(object_type, _)| object_type),
+                label: MessageInfo::from(x1).label(),
+                badge: self.capability.map(|(_, badge)| badge),
+                args: [x0, x1, x2, x3, x4, x5, x6, x7],
+                pc: regs.pc(),
+                memory: memory.view(),
             }
         };
         // The cache answers everything but `Notify`, whose filter (and
