@@ -1,6 +1,7 @@
 //! The short fuzz run of `./qemu-run.sh test`: 150 000 random syscalls
 //! from a fixed seed, no kernel panic, and the kernel's invariants hold
-//! after every round.
+//! after every round, and every judged message the fuzzers check
+//! arrives as judged.
 //!
 //! Under `-icount shift=0`, as `./qemu-run.sh fuzz` runs: the guest's
 //! clock counts its instructions, so timer ticks (preemptions, the
@@ -48,4 +49,19 @@ fn random_syscalls_do_not_crash_the_kernel_or_break_its_invariants() {
         issued >= 100_000,
         "only {issued} syscalls were issued:\n{outcome}"
     );
+    // The judged channel (init/src/fuzz.rs): messages a filter allowed on
+    // their bytes, checked on arrival while a scribbler rewrote them.
+    let (checked, mismatches): (u64, u64) = outcome
+        .guest_output
+        .lines()
+        .find_map(|line| {
+            let counts = line
+                .trim()
+                .strip_prefix("# fuzz: judged messages checked: ")?;
+            let (checked, mismatches) = counts.split_once(", mismatches: ")?;
+            Some((checked.parse().ok()?, mismatches.trim().parse().ok()?))
+        })
+        .unwrap_or_else(|| panic!("no judged-messages line:\n{outcome}"));
+    assert_eq!(mismatches, 0, "judged messages changed:\n{outcome}");
+    assert!(checked > 0, "no judged message was checked:\n{outcome}");
 }

@@ -5,17 +5,26 @@
 //! round does not end in a deadlock at once (when it does, the kernel
 //! stops the round's threads, which is fine: the kernel surviving is what
 //! is tested).
+//!
+//! Judged memory (issue 19) runs under it too: random filters judge
+//! message words, the PC and the bytes calls carry; a scribbler thread of
+//! the fuzzer's own space rewrites the fuzzer's IPC buffer and the buffers
+//! it passes to `DebugPrint` and `FilterLoad` while its calls wait; and a
+//! judged channel checks that a message a filter allowed on its bytes
+//! arrives with exactly those bytes, whatever the scribbling.
 
 use crate::programs::{BootProgram, FuzzParameter};
 use abi::cap::CapType;
+use abi::vspace::MapRights;
 use abi::{ErrorCode, Syscall, IPC_BUFFER_ADDRESS};
-use sdk::ipc::Cptr;
-use sdk::policy::{Action, ArgOp, FilterBuilder, RuleBuilder};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use sdk::ipc::{self, Cptr, Message};
+use sdk::policy::{Action, ArgOp, BytesOp, FilterBuilder, RuleBuilder};
 use sdk::println;
 use sdk::syscall::raw_syscall_registers;
 use sdk::tcb::{FilterCap, FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
-use sdk::vspace::VSpace;
+use sdk::vspace::{Frame, MappedFrame, VSpace};
 
 /// xorshift64*: small, fast, and the same sequence for the same seed.
 struct Random(u64);
@@ -123,7 +132,22 @@ fn audit_randomly(random: &mut Random) {
 fn attach_random_filter(random: &mut Random) {
     let slot = 7 + random.below(9);
     let _ = sdk::syscall::retype(4, CapType::Filter, 0, slot, 1);
-    let mut builder = FilterBuilder::new(Action::Allow);
+    // The default: allow mostly; now and then a refusal or a log, and
+    // rarely one that ends or stops the thread (Kill, Trap, Notify, as
+    // the rules' actions below). A default other than Allow gets `Exit`
+    // allowed first: a fuzzer whose exit were refused would spin forever.
+    let default = match random.below(200) {
+        0 => Action::Kill,
+        1 => Action::Trap,
+        2..=3 => Action::Notify,
+        4..=11 => Action::errno(ErrorCode::Denied),
+        12..=19 => Action::Log,
+        _ => Action::Allow,
+    };
+    let mut builder = FilterBuilder::new(default);
+    if default != Action::Allow {
+        builder = builder.rule(RuleBuilder::syscall(Syscall::Exit).action(Action::Allow));
+    }
     for _ in 0..1 + random.below(4) {
         let number = Syscall::ALL[random.below(Syscall::ALL.len() as u64) as usize];
         if number == Syscall::Exit {
@@ -149,6 +173,7 @@ fn attach_random_filter(random: &mut Random) {
             let op = ops[random.below(ops.len() as u64) as usize];
             rule = rule.arg(random.below(8) as u8, op, random.below(64));
         }
+        rule = judging_memory(random, rule);
         builder = builder.rule(rule.action(action));
     }
     let mut buffer = [0u8; 1024];
@@ -187,6 +212,266 @@ fn attach_random_filter(random: &mut Random) {
     if let (Some(server), 0) = (server, random.below(4)) {
         let _ = filter.set_server(server);
     }
+}
+
+/// The scribbler's and the judged channel's capabilities, in the
+/// fuzzer's CNode past the slots its random capability pointers mostly
+/// name (0..20; its CNode has 32): the channel's endpoint, the
+/// notification that wakes the scribbler, the scribbler's TCB and filter,
+/// and its stack and IPC-buffer frames.
+const CHANNEL: u64 = 20;
+const SCRIBBLE_GO: u64 = 21;
+const SCRIBBLER_TCB: u64 = 22;
+const SCRIBBLER_FILTER: u64 = 23;
+const SCRIBBLER_FRAMES: u64 = 24;
+/// Where its stack and buffer go: past the four areas `spawn_randomly`
+/// uses.
+const SCRIBBLER_AREA: u64 = abi::vspace::FRAME_MAP_START + 0x10_0000 * 5;
+/// The fuzzers' priority (the driver's default for a case's threads).
+const FUZZER_PRIORITY: u64 = 100;
+
+/// The judged channel's messages: this label, `x2` = `JUDGED_MARK` (no
+/// random message has both), and the pattern in buffer words 6..=13.
+const JUDGED_LABEL: u64 = crate::programs::FUZZ_JUDGED_LABEL;
+const JUDGED_MARK: u64 = 0x6a75_6467_6564_2121;
+const JUDGED_FIRST_WORD: usize = 6;
+const JUDGED_WORDS: usize = 8;
+const JUDGED_LENGTH: u8 = (JUDGED_FIRST_WORD + JUDGED_WORDS) as u8;
+const JUDGED_PATTERN: &[u8; 64] =
+    b"fuzz-judged:0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNO";
+/// What the scribbler writes over buffers.
+const SCRIBBLED: u64 = 0x5c21_bb1e_5c21_bb1e;
+
+/// Set by the fuzzer and read by the scribbler (threads of one space share
+/// these): the scribbler's IPC buffer (0: none), a request for one judged
+/// message, and a count the scribbler makes odd while it rewrites the
+/// fuzzer's buffer (so the fuzzer knows whether a message it read from
+/// there could have been rewritten since it arrived).
+static SCRIBBLER_BUFFER: AtomicU64 = AtomicU64::new(0);
+static SEND_JUDGED: AtomicBool = AtomicBool::new(false);
+static SCRIBBLING: AtomicU64 = AtomicU64::new(0);
+/// The buffer the fuzzer now and then passes to `DebugPrint` and
+/// `FilterLoad` (512 bytes), which the scribbler rewrites.
+static ARGUMENT_BUFFER: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+
+/// Buffer word `i` of the judged pattern.
+fn judged_word(i: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&JUDGED_PATTERN[8 * i..8 * i + 8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// What the judged channel found: messages checked, and whether one
+/// arrived with other bytes than those its filter allowed.
+#[derive(Default)]
+struct Judged {
+    checked: u64,
+    mismatch: bool,
+    /// The low 32 bits of the mismatched message's info.
+    info: u64,
+}
+
+/// Starts the scribbler: a thread of this program in the fuzzer's space
+/// and CNode, at the fuzzer's priority, confined by a filter that allows
+/// its `Send`s with `JUDGED_LABEL` only on the judged pattern (others
+/// with that label `Denied`), so every judged message delivered must
+/// carry exactly the pattern. `false` if a step failed (the Untyped may be
+/// used up): then there is no channel this round, and no scribbling.
+fn start_scribbler() -> bool {
+    let tcb = Tcb(Cptr(SCRIBBLER_TCB));
+    let made = [
+        (CapType::Endpoint, CHANNEL),
+        (CapType::Notification, SCRIBBLE_GO),
+        (CapType::Tcb, SCRIBBLER_TCB),
+        (CapType::Filter, SCRIBBLER_FILTER),
+    ]
+    .iter()
+    .all(|&(kind, slot)| sdk::syscall::retype(4, kind, 0, slot, 1).is_ok());
+    if !made || tcb.configure(Cptr(0), FUZZER_PRIORITY).is_err() {
+        return false;
+    }
+    let thread = OwnThread {
+        tcb,
+        vspace: VSpace(Cptr(7)),
+        untyped: Cptr(4),
+        first_slot: SCRIBBLER_FRAMES,
+        stack_pages: 1,
+        area: SCRIBBLER_AREA,
+        fault_endpoint: None,
+        name: None,
+    };
+    let Ok(layout) = bind_to_own_space(&thread, BootProgram::FuzzScribbler.selector(0)) else {
+        return false;
+    };
+    let judged = |syscall| RuleBuilder::syscall(syscall).label(JUDGED_LABEL);
+    let mut buffer = [0u8; 1024];
+    let Ok(rules) = FilterBuilder::new(Action::Allow)
+        .rule(
+            judged(Syscall::Send)
+                .bytes(BytesOp::Equal, JUDGED_PATTERN, 0)
+                .action(Action::Allow),
+        )
+        .rule(judged(Syscall::Send).action(Action::errno(ErrorCode::Denied)))
+        .encode(&mut buffer)
+    else {
+        return false;
+    };
+    let filter = FilterCap(Cptr(SCRIBBLER_FILTER));
+    if filter.load(rules).is_err() || tcb.attach_filter(filter, None).is_err() {
+        return false;
+    }
+    SCRIBBLER_BUFFER.store(layout.buffer.address, Ordering::Release);
+    tcb.resume().is_ok()
+}
+
+/// The scribbler: each time the fuzzer wakes it, rewrites the fuzzer's
+/// IPC buffer words 6..64 and the argument buffer (the fuzzer may be
+/// waiting in a judged call on them: for a policy server's answer, or
+/// queued to send), then, if asked, sends one judged message: the pattern
+/// in its buffer words 6..=13, `Send` on the channel, where it waits until
+/// the fuzzer takes it (rewriting this buffer meanwhile). It ends when
+/// its notification is gone.
+pub fn scribbler() -> i32 {
+    let fuzzer_buffer = MappedFrame::described(IPC_BUFFER_ADDRESS, true);
+    let mut round = 0u64;
+    while ipc::wait(Cptr(SCRIBBLE_GO)).is_ok() {
+        round += 1;
+        SCRIBBLING.fetch_add(1, Ordering::AcqRel);
+        for word in 6..64 {
+            let _ = fuzzer_buffer.write_u64(8 * word, SCRIBBLED ^ round);
+        }
+        SCRIBBLING.fetch_add(1, Ordering::AcqRel);
+        for word in &ARGUMENT_BUFFER {
+            word.store(SCRIBBLED.rotate_left(round as u32), Ordering::Relaxed);
+        }
+        if SEND_JUDGED.swap(false, Ordering::AcqRel) {
+            for i in 0..JUDGED_WORDS {
+                ipc::set_buffer_word(JUDGED_FIRST_WORD + i, judged_word(i));
+            }
+            let message = Message::new(JUDGED_LABEL, &[JUDGED_MARK, round, 0, 0, 0, 0])
+                .with_length(JUDGED_LENGTH);
+            let _ = ipc::send(Cptr(CHANNEL), &message);
+        }
+    }
+    0
+}
+
+/// One step of the judged channel: wake the scribbler (asking it for a
+/// judged message now and then), spoil the scribbler's buffer while its
+/// judged message may wait queued, or take a message from the channel
+/// and check it: one with the judged label and mark must carry exactly
+/// the pattern (unless the scribbler rewrote this buffer since it
+/// arrived, which the fuzzer can tell: then it is not counted).
+fn judged_step(random: &mut Random, judged: &mut Judged) {
+    match random.below(8) {
+        0..=2 => {
+            if random.below(2) == 0 {
+                SEND_JUDGED.store(true, Ordering::Release);
+            }
+            let _ = ipc::signal(Cptr(SCRIBBLE_GO));
+        }
+        3..=4 => {
+            let address = SCRIBBLER_BUFFER.load(Ordering::Acquire);
+            // Only while its buffer frame is still mapped there (a random
+            // call may have deleted it): then mapping it again is refused.
+            let frame = Frame(Cptr(SCRIBBLER_FRAMES + 1));
+            let mapped = address != 0
+                && matches!(
+                    frame.map(VSpace(Cptr(7)), address, MapRights::ReadWrite),
+                    Ok(()) | Err(ErrorCode::AlreadyMapped)
+                );
+            if mapped {
+                let buffer = MappedFrame::described(address, true);
+                let spoiled = random.below(JUDGED_WORDS as u64 + 1) as usize;
+                for i in 0..spoiled {
+                    let _ = buffer.write_u64(8 * (JUDGED_FIRST_WORD + i) as u64, random.next());
+                }
+            }
+        }
+        _ => {
+            let before = SCRIBBLING.load(Ordering::Acquire);
+            let Ok(received) = ipc::nb_recv(Cptr(CHANNEL)) else {
+                return;
+            };
+            let info = received.message.info;
+            if info.label() != JUDGED_LABEL || received.message.words[0] != JUDGED_MARK {
+                return;
+            }
+            let words: [u64; JUDGED_WORDS] =
+                core::array::from_fn(|i| ipc::buffer_word(JUDGED_FIRST_WORD + i));
+            let after = SCRIBBLING.load(Ordering::Acquire);
+            if before != after || before % 2 == 1 {
+                return;
+            }
+            judged.checked += 1;
+            let expected: [u64; JUDGED_WORDS] = core::array::from_fn(judged_word);
+            if info.length() != JUDGED_LENGTH || words != expected {
+                println!(
+                    "fuzzer: judged mismatch: a message allowed on its bytes arrived with others (length {}, words {:x?})",
+                    info.length(),
+                    words
+                );
+                judged.mismatch = true;
+                judged.info = u64::from(info) & 0xffff_ffff;
+            }
+        }
+    }
+}
+
+/// Sometimes makes `rule` judge memory and the PC: a message word
+/// (mostly the IPC buffer's, 6..16, which the kernel copies to judge),
+/// the caller's PC (near the fuzzer's code mostly), the bytes the call
+/// carries (a few bytes of the judged pattern, of what the scribbler
+/// writes, or random ones, within the first bytes or all).
+fn judging_memory(random: &mut Random, mut rule: RuleBuilder) -> RuleBuilder {
+    let ops = [ArgOp::Eq, ArgOp::Ne, ArgOp::Lt, ArgOp::Ge, ArgOp::MaskedEq];
+    let mut op = || ops[random.below(ops.len() as u64) as usize];
+    let (first, second) = (op(), op());
+    if random.below(3) == 0 {
+        let word = if random.below(4) == 0 {
+            random.below(64)
+        } else {
+            6 + random.below(10)
+        };
+        let value = match random.below(3) {
+            0 => judged_word(random.below(JUDGED_WORDS as u64) as usize),
+            1 => random.below(64),
+            _ => random.next(),
+        };
+        rule = rule.word(word as u8, first, value);
+    }
+    if random.below(6) == 0 {
+        let value = match random.below(2) {
+            0 => 0x40_0000 + random.below(0x4_0000),
+            _ => random.next(),
+        };
+        rule = rule.pc(second, value);
+    }
+    if random.below(3) == 0 {
+        let bytes_ops = [BytesOp::Equal, BytesOp::Prefix, BytesOp::Contains];
+        let bytes_op = bytes_ops[random.below(3) as usize];
+        let mut pattern = [0u8; 16];
+        let length = 1 + random.below(16) as usize;
+        let start = random.below(48) as usize;
+        match random.below(3) {
+            0 => pattern[..length].copy_from_slice(&JUDGED_PATTERN[start..start + length]),
+            1 => {
+                for (i, byte) in pattern.iter_mut().enumerate() {
+                    *byte = SCRIBBLED.to_le_bytes()[i % 8];
+                }
+            }
+            _ => pattern
+                .iter_mut()
+                .for_each(|byte| *byte = random.below(256) as u8),
+        }
+        let within = if random.below(2) == 0 {
+            0
+        } else {
+            random.below(600) as u16
+        };
+        rule = rule.bytes(bytes_op, &pattern[..length], within);
+    }
+    rule
 }
 
 /// Where the kernel starts every fuzzer: the program's entry.
@@ -313,6 +598,8 @@ fn reply_randomly(random: &mut Random, saved: &mut Option<u64>) {
     match random.below(20) {
         0 => {
             args[0] = 2;
+            // The scribbler rewrites this buffer while the call waits.
+            let _ = ipc::signal(Cptr(SCRIBBLE_GO));
             raw_syscall_registers(Syscall::Call.number(), args);
         }
         1..=6 => {
@@ -424,7 +711,20 @@ pub fn run(parameter: u64) -> i32 {
     let mut saved_reply = None;
     // May fail (another fuzzer took the memory): then so do the spawns.
     let _ = sdk::syscall::retype(4, CapType::Untyped, 14, THREAD_UNTYPED, 1);
-    for _ in 0..parameter.calls {
+    let channel = start_scribbler();
+    let mut judged = Judged::default();
+    for made in 0..parameter.calls {
+        if judged.mismatch {
+            // With the message info it got (its label says it is real: a
+            // fuzzer whose control flow a random dispatch or register
+            // write has sent here would not have it).
+            let _ = made;
+            sdk::syscall::exit_with(crate::programs::FUZZ_JUDGED_MISMATCH | judged.info as i64)
+        }
+        if channel && random.below(40) == 0 {
+            judged_step(&mut random, &mut judged);
+            continue;
+        }
         // Now and then a well-formed filter, so that the policy path
         // (verdicts, Notify to a peer, Trap, Kill) runs under fuzzing too.
         if random.below(1500) == 0 {
@@ -468,6 +768,17 @@ pub fn run(parameter: u64) -> i32 {
             // Short prints only: the console is shared.
             args[3] = random.below(8);
         }
+        // The argument buffer the scribbler rewrites, as the text or the
+        // description (a filter may judge its bytes, a policy server be
+        // asked about them while the call waits).
+        if (number == Syscall::DebugPrint.number() || number == Syscall::FilterLoad.number())
+            && random.below(4) == 0
+        {
+            args[2] = ARGUMENT_BUFFER.as_ptr() as u64 + 8 * random.below(4);
+            if number == Syscall::FilterLoad.number() {
+                args[3] = random.below(520);
+            }
+        }
         // Frames: retype some from the Untyped (slot 4) into random slots,
         // map them into a VSpace (slots 7 and 8) at a few window pages
         // with mostly-valid permissions, unmap, delete, revoke.
@@ -499,8 +810,24 @@ pub fn run(parameter: u64) -> i32 {
             args[3] = abi::vspace::FRAME_MAP_START + 0x1000 * random.below(4);
             args[4] = [1, 3, 5, 7][random.below(4) as usize];
         }
+        // A call that may wait: the scribbler is woken to rewrite the
+        // buffer under it.
+        if channel
+            && [
+                Syscall::Send,
+                Syscall::Call,
+                Syscall::Recv,
+                Syscall::ReplyRecv,
+            ]
+            .iter()
+            .any(|blocking| blocking.number() == number)
+        {
+            let _ = ipc::signal(Cptr(SCRIBBLE_GO));
+        }
         raw_syscall_registers(number, args);
     }
-    let status = crate::programs::FUZZ_DONE | i64::from(parameter.calls);
+    let status = crate::programs::FUZZ_DONE
+        | (judged.checked.min(crate::programs::FUZZ_JUDGED_MAX) << 22) as i64
+        | i64::from(parameter.calls);
     sdk::syscall::exit_with(status)
 }

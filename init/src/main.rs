@@ -232,6 +232,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::JudgedScribbler => judged_memory_tests::scribbler(),
         BootProgram::JudgedServer => judged_memory_tests::server(),
         BootProgram::JudgedApp => judged_memory_tests::app(),
+        BootProgram::FuzzScribbler => fuzz::scribbler(),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),

@@ -462,6 +462,10 @@ pub enum BootProgram {
     /// Made by `JudgedScribbler`: calls with the safe pattern in its
     /// buffer, judged by a rule on its bytes or by the server.
     JudgedApp = 139,
+    /// A fuzzer's helper, a thread of its space (`init/src/fuzz.rs`):
+    /// rewrites the fuzzer's IPC buffer and argument buffers when woken,
+    /// and sends judged messages the fuzzer checks.
+    FuzzScribbler = 140,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -507,6 +511,17 @@ pub struct FuzzParameter {
 /// of its status and the count in the low 32 (a random `Exit` the fuzzer
 /// makes itself cannot be mistaken for it).
 pub const FUZZ_DONE: i64 = 0x4655_5a5a << 32;
+/// Bits 22..32 of a finished fuzzer's status: the judged messages it
+/// checked (at most this many are counted).
+pub const FUZZ_JUDGED_MAX: u64 = (1 << 10) - 1;
+/// A fuzzer that received a judged message with bytes other than those
+/// its filter allowed exits with this in the high 32 bits and the low 32
+/// bits of the message's info in the low (whose label, `FUZZ_JUDGED_LABEL`,
+/// tells a real report from a jump there by a fuzzer whose control flow a
+/// random user dispatch or register write has sent anywhere).
+pub const FUZZ_JUDGED_MISMATCH: i64 = 0x4a55_4447 << 32;
+/// The label of the fuzzer's judged messages.
+pub const FUZZ_JUDGED_LABEL: u64 = 0x4_d6ed;
 
 impl FuzzParameter {
     /// Packs the parameter into the selector's 56 parameter bits.
@@ -549,7 +564,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 140] = [
+    pub const ALL: [BootProgram; 141] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -690,6 +705,7 @@ impl BootProgram {
         BootProgram::JudgedScribbler,
         BootProgram::JudgedServer,
         BootProgram::JudgedApp,
+        BootProgram::FuzzScribbler,
     ];
 
     /// A short name, used to name the thread.
@@ -835,6 +851,7 @@ impl BootProgram {
             BootProgram::JudgedScribbler => "scribbler",
             BootProgram::JudgedServer => "judged-server",
             BootProgram::JudgedApp => "judged-app",
+            BootProgram::FuzzScribbler => "fuzz-scribbler",
         }
     }
 

@@ -1885,7 +1885,8 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     expect: Expect::AnyEnd,
     endpoints: 1,
     notifications: 1,
-    untyped_pages: 28,
+    // 28 pages for the fuzzers, 8 each for their scribblers.
+    untyped_pages: 52,
     irq: None,
     grants: &[
         grant(0, ENDPOINT_SLOT, Rights::ALL, 10),
@@ -1935,7 +1936,9 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     priorities: &[],
     endpoint_owner: None,
     fault_endpoints: &[],
-    cnode_radix: None,
+    // Slots 20.. hold each fuzzer's scribbler and judged channel
+    // (`init/src/fuzz.rs`).
+    cnode_radix: Some(5),
     root_task: false,
 }];
 

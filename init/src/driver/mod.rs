@@ -12,7 +12,10 @@ mod irq_control;
 mod judge;
 mod runner;
 
-use crate::programs::{FuzzParameter, FUZZ_DONE, PARAMETER_SHIFT};
+use crate::programs::{
+    FuzzParameter, FUZZ_DONE, FUZZ_JUDGED_LABEL, FUZZ_JUDGED_MAX, FUZZ_JUDGED_MISMATCH,
+    PARAMETER_SHIFT,
+};
 use abi::bench::BenchParameter;
 use abi::bootinfo::{BootInfo, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_FIRST_FREE_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
@@ -346,6 +349,7 @@ fn run_fuzz(driver: &mut Driver, info: &BootInfo) -> i32 {
     );
     let (mut passed, mut failed) = (0u32, 0u32);
     let (mut syscalls, mut slow_path_only, mut tick_checks) = (0u64, 0u64, 0u64);
+    let (mut judged_checked, mut judged_mismatches) = (0u64, 0u32);
     let case = &cases::FUZZ_CASES[0];
     for round in 0..plan.rounds {
         let parameter = FuzzParameter {
@@ -367,16 +371,31 @@ fn run_fuzz(driver: &mut Driver, info: &BootInfo) -> i32 {
                 Err("the kernel has no invariant check (the test image has)")
             }
             (Ok(ended), Ok(armed), Ok(after)) => {
+                // A finished fuzzer's status also counts the judged
+                // messages it checked (bits 22..32); one that found a
+                // judged message changed exits at once with its own mark.
+                let mut mismatch = false;
                 for thread in ended {
                     match thread.end {
                         ThreadEnd::Exited { status } if status & !0xffff_ffff == FUZZ_DONE => {
-                            exact += (status & 0xffff_ffff) as u64
+                            exact += (status & 0x3f_ffff) as u64;
+                            judged_checked += (status as u64 >> 22) & FUZZ_JUDGED_MAX;
+                        }
+                        ThreadEnd::Exited { status }
+                            if status & !0xffff_ffff == FUZZ_JUDGED_MISMATCH
+                                && (status as u64 & 0xffff_ffff) >> 9 == FUZZ_JUDGED_LABEL =>
+                        {
+                            lower += thread.stats.syscalls;
+                            mismatch = true;
                         }
                         _ => lower += thread.stats.syscalls,
                     }
                 }
                 tick_checks += after.tick_checks;
-                if !armed.hold_now || !after.hold_now {
+                if mismatch {
+                    judged_mismatches += 1;
+                    Err("a judged message arrived with bytes other than those its filter allowed")
+                } else if !armed.hold_now || !after.hold_now {
                     Err("the kernel's invariants are broken")
                 } else if after.broken_at_a_tick {
                     Err("the kernel's invariants were broken at a tick while threads ran")
@@ -414,6 +433,7 @@ fn run_fuzz(driver: &mut Driver, info: &BootInfo) -> i32 {
         slow_path_only,
         tick_checks
     );
+    println!("# fuzz: judged messages checked: {judged_checked}, mismatches: {judged_mismatches}");
     println!("# portcullis: {passed} passed, {failed} failed");
     i32::from(failed != 0)
 }
