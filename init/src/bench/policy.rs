@@ -349,7 +349,7 @@ pub fn run_notify_server(_parameter: BenchParameter) -> i32 {
             POLICY_REQUEST_LABEL if message.words[0] == Syscall::Null.number() => {
                 // Word 7 of a request is the call's x2 (`x1..x7` are
                 // words 6..=12, in the IPC buffer).
-                if ipc::buffer_word(8) == ALLOW_WITH {
+                if ipc::buffer_word(7) == ALLOW_WITH {
                     &allow_with
                 } else {
                     &allow
