@@ -856,7 +856,7 @@ mod tests {
         for d in [FilterDescription::new(Action::Kill), sample(), largest()] {
             assert_eq!(
                 encode_rules(&d.rules, d.default, &mut parts),
-                encode(&d, &mut whole).map(|b| &*b)
+                encode(&d, &mut whole)
             );
         }
         let mut d = sample();
