@@ -266,22 +266,6 @@ impl JudgedMemory {
         };
     }
 
-    /// Is the copy of the buffer at `address`, `length` bytes long?
-    pub fn is_of_buffer(&self, address: u64, length: u64) -> bool {
-        match self.judged {
-            Judged::Buffer {
-                address: a,
-                length: l,
-                ..
-            }
-            | Judged::Unreadable {
-                address: a,
-                length: l,
-            } => a == address && l == length,
-            _ => false,
-        }
-    }
-
     /// What a call that runs reads of the `length`-byte buffer at
     /// `address`: `Some(Ok(bytes))`, the judged copy of its first
     /// `bytes.len()` bytes; `Some(Err(()))`, it could not be read when it

@@ -26,8 +26,8 @@ fn a_buffer_is_copied_up_to_the_judged_size() {
     assert_eq!(long.copied().len(), MAX_JUDGED_BYTES);
     assert_eq!(long.view().length, 9000);
     assert_eq!(long.described(), (CarriedMemory::Buffer, 9000, 512));
-    assert!(long.is_of_buffer(0x1000, 9000));
-    assert!(!long.is_of_buffer(0x1008, 9000));
+    assert!(long.buffer_for(0x1000, 9000).is_some());
+    assert_eq!(long.buffer_for(0x1008, 9000), None);
     assert_eq!(m.buffer_for(0x1000, 5), Some(Ok(&b"hhhhh"[..])));
     assert_eq!(m.buffer_for(0x1001, 5), None);
 }

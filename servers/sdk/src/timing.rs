@@ -34,6 +34,20 @@ pub fn timed_syscall(number: u64, arg: u64) -> u64 {
 /// given (a capability, a message info and one message word), and the
 /// `x0` the syscall returned (its status), so a timed IPC can be checked.
 pub fn timed_syscall_x0_x2(number: u64, x0: u64, x1: u64, x2: u64) -> (u64, u64) {
+    timed_syscall_x0_x3(number, [x0, x1, x2, 0])
+}
+
+/// Counter delta around one `svc #0` with `x8 = number` and `x0..x3` as
+/// given (a buffer syscall: a capability, then the buffer's address in
+/// `x2` and length in `x3`), and the `x0` it returned.
+pub fn timed_syscall_buffer(number: u64, x0: u64, address: u64, length: u64) -> (u64, u64) {
+    timed_syscall_x0_x3(number, [x0, 0, address, length])
+}
+
+/// The one timed `svc`: `x0..x3` as given (the registers are set before
+/// the first counter read, so what is timed is the `svc` alone), and
+/// the counter delta and the returned `x0`.
+fn timed_syscall_x0_x3(number: u64, [x0, x1, x2, x3]: [u64; 4]) -> (u64, u64) {
     let (start, end, status): (u64, u64, u64);
     // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else.
     unsafe {
@@ -46,35 +60,10 @@ pub fn timed_syscall_x0_x2(number: u64, x0: u64, x1: u64, x2: u64) -> (u64, u64)
             inout("x0") x0 => status,
             inout("x1") x1 => _,
             inout("x2") x2 => _,
-            out("x3") _, out("x4") _, out("x5") _, out("x6") _, out("x7") _,
-            in("x8") number,
-            options(nostack),
-        )
-    };
-    (end.wrapping_sub(start), status)
-}
-
-/// Counter delta around one `svc #0` with `x8 = number` and `x0..x3` as
-/// given (a buffer syscall: a capability, then the buffer's address in
-/// `x2` and length in `x3`), and the `x0` it returned.
-pub fn timed_syscall_buffer(number: u64, x0: u64, address: u64, length: u64) -> (u64, u64) {
-    let (start, end, status): (u64, u64, u64);
-    // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else; the
-    // kernel only reads the buffer.
-    unsafe {
-        asm!(
-            "mrs {start}, pmccntr_el0",
-            "svc #0",
-            "mrs {end}, pmccntr_el0",
-            start = out(reg) start,
-            end = out(reg) end,
-            inout("x0") x0 => status,
-            inout("x1") 0u64 => _,
-            inout("x2") address => _,
-            inout("x3") length => _,
+            inout("x3") x3 => _,
             out("x4") _, out("x5") _, out("x6") _, out("x7") _,
             in("x8") number,
-            options(nostack, readonly),
+            options(nostack),
         )
     };
     (end.wrapping_sub(start), status)
