@@ -287,11 +287,19 @@ pub enum Syscall {
     /// over. `InvalidArgument` for a thread that has ended or that the
     /// filter confines.
     FilterSetServer = 50,
+    /// Gives the thread of the TCB capability `x0` (write right) affinity
+    /// with CPU `x2`: it runs there from now on (a ready thread moves to
+    /// that CPU's run queue, a running one is stopped and moves, a waiting
+    /// one runs there when it wakes). A CPU the kernel does not run on:
+    /// `InvalidArgument`. `x8` returns how many CPUs the kernel runs on
+    /// (they are numbered from 0). A thread starts with its creator's
+    /// affinity (the root task's is CPU 0).
+    TcbSetAffinity = 51,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 51] = [
+    pub const ALL: [Syscall; 52] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -343,10 +351,11 @@ impl Syscall {
         Syscall::CapMoveInto,
         Syscall::IrqControlGet,
         Syscall::FilterSetServer,
+        Syscall::TcbSetAffinity,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 51;
+    pub const END: u64 = 52;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -402,6 +411,7 @@ impl Syscall {
             48 => Some(Syscall::CapMoveInto),
             49 => Some(Syscall::IrqControlGet),
             50 => Some(Syscall::FilterSetServer),
+            51 => Some(Syscall::TcbSetAffinity),
             _ => None,
         }
     }
@@ -465,6 +475,7 @@ impl Syscall {
             Syscall::CapMoveInto => "cap_move_into",
             Syscall::IrqControlGet => "irq_control_get",
             Syscall::FilterSetServer => "filter_set_server",
+            Syscall::TcbSetAffinity => "tcb_set_affinity",
         }
     }
 

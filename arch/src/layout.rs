@@ -24,6 +24,8 @@ pub const DEVICE_BASE: u64 = 0xFFFF_8000_0000_0000;
 pub const DTB_WINDOW: u64 = 0xFFFF_FE00_0000_0000;
 /// One page.
 pub const PAGE_SIZE: u64 = 4096;
+/// The most CPUs the kernel runs on (a Raspberry Pi 4 has four).
+pub const MAX_CPUS: usize = 4;
 /// First address above the user half.
 pub const USER_END: u64 = 1 << 48;
 

@@ -11,6 +11,7 @@ use arch::boards::{BoardInfo, Loader, PhysRange, MAX_PIECES, MAX_RAM_RANGES, MAX
 use arch::context::{FpState, UserContext};
 #[cfg(feature = "test-calls")]
 use arch::cpu::crash::{Crash, CrashPoint};
+use arch::cpu::cross_core::{self, Waiting};
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
@@ -22,7 +23,7 @@ use core::fmt::Write;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
 use microkernel::kernel::{Interrupt, Kernel, Resume, UserResume};
-use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
+use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform, StalledCpu};
 use microkernel::system_image;
 use microkernel::tick;
 
@@ -57,6 +58,22 @@ static STATE: KernelCell<KernelState> = KernelCell::new(KernelState {
 static DEVICE_TREE_SCRATCH: KernelCell<[u8; DEVICE_TREE_SCRATCH_BYTES]> =
     KernelCell::new([0; DEVICE_TREE_SCRATCH_BYTES]);
 
+/// Runs `f` on the kernel's state with the big kernel lock held and this
+/// CPU's view in place (`Kernel::on_core`); `waiting` says what the CPU
+/// does while it waits for the lock (see `arch::cpu::cross_core`).
+#[inline(always)]
+fn locked<R>(waiting: Waiting, f: impl FnOnce(&mut KernelState) -> R) -> R {
+    STATE.with_on_core(waiting, |state, cpu| {
+        state.kernel.on_core(cpu);
+        f(state)
+    })
+}
+
+/// The software-generated interrupt (SGI) one CPU sends another to make
+/// it reschedule (`Platform::send_reschedule`); the kernel keeps SGIs
+/// 0..15 (see `abi::Syscall::IrqControlGet`).
+const RESCHEDULE_SGI: u32 = 0;
+
 macro_rules! kprintln {
     ($($arg:tt)*) => {{
         let _ = writeln!(console::Writer, $($arg)*);
@@ -79,7 +96,9 @@ impl Machine {
     fn take_interrupt(&mut self) -> Option<Interrupt> {
         let gic = self.gic.as_ref()?;
         let irq = gic.acknowledge()?;
-        let interrupt = if irq.id() == timer::VIRTUAL_TIMER_INTID {
+        let interrupt = if irq.id() == RESCHEDULE_SGI {
+            Interrupt::Reschedule
+        } else if irq.id() == timer::VIRTUAL_TIMER_INTID {
             self.tick_due =
                 tick::next_deadline(self.tick_due, registers::counter(), self.tick_interval);
             timer::arm_at(self.tick_due);
@@ -198,11 +217,31 @@ impl Platform for Machine {
     fn counter_frequency(&self) -> u64 {
         self.counter_frequency
     }
+
+    fn save_fp_state(&mut self, state: &mut FpState) {
+        user_return::save_fp(state);
+    }
+
+    fn send_reschedule(&mut self, cpu: usize) {
+        if let Some(gic) = self.gic.as_ref() {
+            gic.send_sgi(cpu, RESCHEDULE_SGI);
+        }
+    }
+
+    fn stall_cpu(&mut self, cpu: usize, fp: Option<&mut FpState>) -> StalledCpu {
+        cross_core::request_stall(cpu, fp);
+        self.send_reschedule(cpu);
+        let stalled = cross_core::wait_stalled(cpu);
+        StalledCpu {
+            el0_sync_syndrome: stalled.el0_sync_syndrome,
+        }
+    }
 }
 
 /// Called by boot.s at the link address with the MMU on.
 #[no_mangle]
 extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! {
+    arch::cpu::smp::set_this_cpu(0);
     early_map::remove_identity_map();
     let loader = Loader::from_entry_level(entry_el);
     // A panic or fault from here to the console's start is reported on
@@ -491,14 +530,17 @@ fn go(resume: Resume) -> ! {
 fn idle() -> ! {
     loop {
         power::wait_for_interrupt();
-        let Some(interrupt) = STATE.with(|state| state.machine.take_interrupt()) else {
+        let resume = locked(Waiting::Other, |state| {
+            let interrupt = state.machine.take_interrupt()?;
+            Some(
+                state
+                    .kernel
+                    .handle_idle_interrupt(&mut state.machine, interrupt),
+            )
+        });
+        let Some(resume) = resume else {
             continue;
         };
-        let resume = STATE.with(|state| {
-            state
-                .kernel
-                .handle_idle_interrupt(&mut state.machine, interrupt)
-        });
         if resume != Resume::Idle {
             go(resume);
         }
@@ -512,14 +554,18 @@ fn idle() -> ! {
 extern "C" fn portcullis_el0_call(_context: *mut UserContext) -> ! {
     // The IPC fast path touches no user memory, so it runs before the
     // software-PAN switch (the return to EL0 installs the next TTBR0).
-    fast_or_slow(STATE.with(|state| state.kernel.ipc_fast_call(&mut state.machine)))
+    fast_or_slow(locked(Waiting::El0Sync, |state| {
+        state.kernel.ipc_fast_call(&mut state.machine)
+    }))
 }
 
 /// A `ReplyRecv` whose caller may skip entry work for it: as
 /// `portcullis_el0_call`.
 #[no_mangle]
 extern "C" fn portcullis_el0_reply_recv(_context: *mut UserContext) -> ! {
-    fast_or_slow(STATE.with(|state| state.kernel.ipc_fast_reply_recv(&mut state.machine)))
+    fast_or_slow(locked(Waiting::El0Sync, |state| {
+        state.kernel.ipc_fast_reply_recv(&mut state.machine)
+    }))
 }
 
 /// Straight back to EL0 if the fast path switched (it only ever switches
@@ -554,14 +600,16 @@ fn el0_sync() -> ! {
     // them.
     let esr = registers::exception_syndrome_register();
     let far = registers::fault_address_register();
-    go(STATE.with(move |state| state.kernel.handle_el0_sync(&mut state.machine, esr, far)))
+    go(locked(Waiting::El0Sync, move |state| {
+        state.kernel.handle_el0_sync(&mut state.machine, esr, far)
+    }))
 }
 
 /// An interrupt while a thread ran at EL0.
 #[no_mangle]
 extern "C" fn portcullis_el0_irq(_context: *mut UserContext) -> ! {
     user_return::block_user_access();
-    go(STATE.with(|state| {
+    go(locked(Waiting::Other, |state| {
         let interrupt = state.machine.take_interrupt();
         state
             .kernel
@@ -574,7 +622,9 @@ extern "C" fn portcullis_el0_irq(_context: *mut UserContext) -> ! {
 #[cfg(feature = "bench-calls")]
 #[no_mangle]
 extern "C" fn portcullis_el0_floor_sync(_context: *mut UserContext) -> ! {
-    STATE.with(|state| state.kernel.end_floor(&mut state.machine, false));
+    locked(Waiting::El0Sync, |state| {
+        state.kernel.end_floor(&mut state.machine, false)
+    });
     el0_sync()
 }
 
@@ -584,7 +634,9 @@ extern "C" fn portcullis_el0_floor_sync(_context: *mut UserContext) -> ! {
 #[cfg(feature = "bench-calls")]
 #[no_mangle]
 extern "C" fn portcullis_el0_floor_irq(context: *mut UserContext) -> ! {
-    STATE.with(|state| state.kernel.end_floor(&mut state.machine, true));
+    locked(Waiting::Other, |state| {
+        state.kernel.end_floor(&mut state.machine, true)
+    });
     portcullis_el0_irq(context)
 }
 
@@ -593,7 +645,9 @@ extern "C" fn portcullis_el0_floor_irq(context: *mut UserContext) -> ! {
 #[cfg(feature = "bench-calls")]
 #[no_mangle]
 extern "C" fn portcullis_el0_floor_other(context: *mut UserContext, kind: u64) -> ! {
-    STATE.with(|state| state.kernel.end_floor(&mut state.machine, false));
+    locked(Waiting::Other, |state| {
+        state.kernel.end_floor(&mut state.machine, false)
+    });
     portcullis_el0_other(context, kind)
 }
 
@@ -602,7 +656,7 @@ extern "C" fn portcullis_el0_floor_other(context: *mut UserContext, kind: u64) -
 extern "C" fn portcullis_el0_other(_context: *mut UserContext, _kind: u64) -> ! {
     user_return::block_user_access();
     let syndrome = registers::exception_syndrome();
-    go(STATE.with(|state| {
+    go(locked(Waiting::Other, |state| {
         state
             .kernel
             .handle_el0_unexpected(&mut state.machine, syndrome.esr, syndrome.far)

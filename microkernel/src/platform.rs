@@ -85,6 +85,33 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
     fn counter(&self) -> u64;
     /// Counter ticks per second (CNTFRQ_EL0).
     fn counter_frequency(&self) -> u64;
+    /// Saves the live FP/SIMD registers into `state` (they stay live): a
+    /// thread that owns them moves to another CPU.
+    fn save_fp_state(&mut self, _state: &mut FpState) {}
+    /// Interrupts `cpu` (an inter-processor interrupt, which it takes as
+    /// `Interrupt::Reschedule`): a thread more urgent than the one it
+    /// runs was made ready in its queue. The default, for one CPU, has
+    /// none to interrupt.
+    fn send_reschedule(&mut self, _cpu: usize) {}
+    /// Stops `cpu` where it is (it must be another CPU that may be
+    /// running a thread or holds FP/SIMD registers of one; see
+    /// `arch::cpu::cross_core`): interrupts it and waits until it waits
+    /// for the kernel lock, with the registers of the thread it ran saved
+    /// in that thread's TCB, and its FP/SIMD registers saved into `fp` if
+    /// given. The default, for one CPU, has no other CPU to stop.
+    fn stall_cpu(&mut self, _cpu: usize, _fp: Option<&mut FpState>) -> StalledCpu {
+        StalledCpu {
+            el0_sync_syndrome: None,
+        }
+    }
+}
+
+/// How a CPU stopped by `Platform::stall_cpu` answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StalledCpu {
+    /// The syndrome (ESR_EL1) of the synchronous exception from EL0 it
+    /// waits to handle (a syscall, a fault), if that is what it waits for.
+    pub el0_sync_syndrome: Option<u64>,
 }
 
 /// `core::fmt::Write` onto a platform's console.
@@ -102,6 +129,9 @@ impl<P: Platform> core::fmt::Write for Console<'_, P> {
 pub enum Interrupt {
     /// The kernel's tick (already re-armed).
     Timer,
+    /// Another CPU made a thread ready in this CPU's queue that is more
+    /// urgent than what it ran (an inter-processor interrupt).
+    Reschedule,
     /// Any other interrupt ID (no user driver can own one yet).
     Other(u32),
 }

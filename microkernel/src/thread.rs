@@ -245,6 +245,9 @@ pub struct Thread {
     state: ThreadState,
     /// Scheduling priority.
     pub(crate) priority: Priority,
+    /// The CPU it runs on (`TcbSetAffinity`; see `kernel/cores.rs`): it
+    /// waits in that CPU's run queue and only that CPU runs it.
+    pub(crate) affinity: u8,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
     queue_links: QueueLinks,
@@ -518,6 +521,7 @@ impl Thread {
         ttbr0: 0,
         asid_generation: 0,
         priority: 0,
+        affinity: 0,
         stats: ThreadStats::ZERO,
         queue_links: QueueLinks::UNLINKED,
         run_links: RunLinks::UNLINKED,

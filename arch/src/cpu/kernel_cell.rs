@@ -1,54 +1,105 @@
-//! `KernelCell`: the kernel's global state on one CPU.
+//! `KernelCell`: the kernel's global state behind the big kernel lock.
 
+use super::cross_core::{self, Waiting};
+use super::smp;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
-/// Global state owned by the (single) CPU while it runs kernel code.
+/// Global state that one CPU at a time may use: the big kernel lock.
 ///
-/// The kernel runs with interrupts masked and on one CPU, so no two pieces
-/// of kernel code run at once; the only way to reach the state twice is
-/// re-entry (a kernel fault while it is borrowed), which `with` detects
-/// and turns into a panic instead of two `&mut`.
+/// The kernel runs with interrupts masked, so a CPU holds the lock for one
+/// whole kernel entry and never twice; another CPU that enters meanwhile
+/// waits (spinning, answering the holder's stall requests: see
+/// `cross_core`). The lock word names its holder, so re-entry on the same
+/// CPU (a kernel fault while the state is borrowed) is a panic instead of
+/// a deadlock or two `&mut`.
+///
+/// Why one lock (as seL4's): every kernel entry is short and bounded (long
+/// operations stop at preemption points), and a syscall touches objects
+/// all over the kernel (capabilities, both ends of an IPC, run queues);
+/// one acquire and one release are the fast path's whole cost of SMP,
+/// where finer locks would take several per call. See docs/smp.md.
 #[repr(C)]
 pub struct KernelCell<T> {
     /// First, at the cell's own address: the base register every entry
-    /// holds anyway to reach the value (see `opaque`), so the test and the
-    /// two stores need no offset of their own (after a large value, the
-    /// kernel's state, the flag's offset took a register). The value
-    /// follows at its alignment, its hot fields still at small offsets
-    /// (none of the kernel's values is aligned to more than 16 bytes).
-    borrowed: AtomicBool,
+    /// holds anyway to reach the value (see `opaque`), so the lock needs
+    /// no offset of its own. 0 when free, else 1 + the holding CPU's
+    /// index. The value follows at its alignment, its hot fields still at
+    /// small offsets.
+    holder: AtomicU32,
     value: UnsafeCell<T>,
 }
 
-// SAFETY: access is serialised by `with` (see the type's docs).
+// SAFETY: access is serialised by the lock in `with_on_core`.
 unsafe impl<T: Send> Sync for KernelCell<T> {}
 
 impl<T> KernelCell<T> {
     /// Wraps `value`.
     pub const fn new(value: T) -> Self {
         KernelCell {
-            borrowed: AtomicBool::new(false),
+            holder: AtomicU32::new(0),
             value: UnsafeCell::new(value),
         }
     }
 
-    /// Runs `f` with exclusive access to the value.
+    /// Runs `f` with exclusive access to the value, from a path that is
+    /// not handling an exception from EL0 (boot, the idle loop).
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        self.with_on_core(Waiting::Other, |value, _| f(value))
+    }
+
+    /// Runs `f` with exclusive access to the value and this CPU's index,
+    /// waiting for the lock if another CPU holds it. `waiting` says what
+    /// this CPU is doing, for a stall request it answers while it waits.
     ///
     /// # Panics
-    /// If called while the value is already borrowed (a kernel bug).
-    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        // One CPU with interrupts masked: a plain load and store detect
-        // re-entry; no atomic read-modify-write is needed.
+    /// If this CPU holds the lock already (a kernel bug).
+    #[inline(always)]
+    pub fn with_on_core<R>(&self, waiting: Waiting, f: impl FnOnce(&mut T, usize) -> R) -> R {
         let this = opaque(self);
-        if this.borrowed.load(Ordering::Relaxed) {
-            panic!("kernel state re-entered");
+        let cpu = smp::this_cpu();
+        let me = cpu as u32 + 1;
+        // Uncontended: one exclusive load/store pair. Acquire: what the
+        // last holder wrote is seen.
+        if this
+            .holder
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            this.wait(me, waiting);
         }
-        this.borrowed.store(true, Ordering::Relaxed);
-        // SAFETY: the flag above guarantees this is the only live reference.
-        let result = f(unsafe { &mut *this.value.get() });
-        this.borrowed.store(false, Ordering::Relaxed);
+        // SAFETY: the lock above guarantees this is the only live
+        // reference (on this CPU `wait` ruled out re-entry; other CPUs
+        // wait for the release below).
+        let result = f(unsafe { &mut *this.value.get() }, cpu);
+        // Release: everything written under the lock is seen by the next
+        // holder.
+        this.holder.store(0, Ordering::Release);
         result
+    }
+
+    /// The lock is taken: wait for it, answering stall requests.
+    #[cold]
+    #[inline(never)]
+    fn wait(&self, me: u32, waiting: Waiting) {
+        loop {
+            let holder = self.holder.load(Ordering::Relaxed);
+            if holder == me {
+                panic!("kernel state re-entered");
+            }
+            if holder == 0
+                && self
+                    .holder
+                    .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            // The holder may be waiting for this CPU to stop (it needs
+            // the thread this CPU ran, or its FP registers).
+            cross_core::serve_stall(waiting);
+            core::hint::spin_loop();
+        }
     }
 }
 

@@ -4,12 +4,14 @@
 
 pub mod console;
 pub mod crash;
+pub mod cross_core;
 pub mod early_map;
 pub mod kernel_cell;
 mod kernel_fault;
 pub mod phys;
 pub mod power;
 pub mod registers;
+pub mod smp;
 pub mod timer;
 pub mod tlb;
 pub mod user_return;

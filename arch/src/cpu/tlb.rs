@@ -4,16 +4,18 @@ use crate::cache::{CacheType, InstructionInvalidation};
 use aarch64_cpu::asm::barrier;
 use core::arch::asm;
 
-/// Invalidates every TLB entry of this CPU (after the ASID generation rolls
-/// over, or after the boot identity map is removed).
+/// Invalidates every TLB entry of every CPU in the inner-shareable domain
+/// (after the ASID generation rolls over, or after the boot identity map is
+/// removed): broadcast, so that no core keeps an entry of the old
+/// generation; the DSB ISH waits until every core has dropped them.
 pub fn flush_all() {
     // SAFETY: TLB invalidation has no memory-safety effect; the barriers
     // make it complete before later translations.
     unsafe {
         asm!(
             "dsb ishst",
-            "tlbi vmalle1",
-            "dsb nsh",
+            "tlbi vmalle1is",
+            "dsb ish",
             "isb",
             options(nostack)
         )
@@ -23,16 +25,17 @@ pub fn flush_all() {
 /// Invalidates the entries for page `va` tagged with `asid`, after its
 /// entry was cleared: the "break" of break-before-make. DSB ISHST makes
 /// the cleared entry visible to the walker first, so the TLBI cannot be
-/// followed by a walk that refills the old translation; DSB then waits for
-/// the TLBI, and ISB makes later instructions translate afresh. The TLBI
-/// and its DSB are local (`vae1`, `nsh`): the kernel runs on one core, and
-/// the others are parked with their MMU off, holding no translation of
-/// ours.
+/// followed by a walk that refills the old translation; DSB ISH then waits
+/// until the TLBI has completed on every core, and ISB makes later
+/// instructions translate afresh. The TLBI is broadcast (`vae1is`): a
+/// thread of the space may be running on another core, and once this
+/// returns no core can still translate through the old entry (an unmap
+/// that has returned is never followed by a read of the old frame).
 pub fn flush_page(asid: u16, va: u64) {
     let operand = (u64::from(asid) << 48) | ((va >> 12) & ((1 << 44) - 1));
     // SAFETY: as `flush_all`; the operand only selects entries.
     unsafe {
-        asm!("dsb ishst", "tlbi vae1, {0}", "dsb nsh", "isb", in(reg) operand, options(nostack))
+        asm!("dsb ishst", "tlbi vae1is, {0}", "dsb ish", "isb", in(reg) operand, options(nostack))
     };
 }
 

@@ -71,16 +71,17 @@
 .macro kernel_vector kind
     .balign 0x80
     // Report on a stack of its own, so that a kernel stack overflow (sp in
-    // the guard page) is reported instead of faulting again. TPIDRRO_EL0
-    // (unused by Portcullis) and SP_EL0 (already saved for the thread) are
-    // the scratch registers; the kernel does not return from here.
-    msr     tpidrro_el0, x0
+    // the guard page) is reported instead of faulting again. TPIDR_EL1
+    // and SP_EL0 (already saved for the thread) are the scratch registers;
+    // the kernel does not return from here. (Not TPIDRRO_EL0: it holds the
+    // CPU's index, which the panic path still reads.)
+    msr     tpidr_el1, x0
     mov     x0, sp
     msr     sp_el0, x0
     adrp    x0, __panic_stack_top
     add     x0, x0, :lo12:__panic_stack_top
     mov     sp, x0
-    mrs     x0, tpidrro_el0
+    mrs     x0, tpidr_el1
     sub     sp, sp, #FRAME_SIZE
     stp     x0, x1, [sp]
     mov     x1, #\kind

@@ -24,6 +24,8 @@ register_structs! {
         (0x7fc => _reserved3),
         (0x800 => targets: [ReadWrite<u32>; 255]),
         (0xbfc => _reserved4),
+        (0xf00 => software_interrupt: WriteOnly<u32>),
+        (0xf04 => _reserved5),
         (0xf10 => clear_sgi_pending: [WriteOnly<u32>; 4]),
         (0xf20 => @END),
     }
@@ -154,6 +156,15 @@ impl GicV2 {
         } else {
             Some(Acknowledged { raw })
         }
+    }
+
+    /// Sends software-generated interrupt `intid` (0..16) to CPU `cpu`
+    /// (interim: CPU interface number = CPU index).
+    pub fn send_sgi(&self, cpu: usize, intid: u32) {
+        let targets = 1u32 << (16 + (cpu % 8));
+        self.distributor
+            .software_interrupt
+            .set(targets | (intid & 0xf));
     }
 
     /// Signals that handling `irq` is complete.

@@ -1,5 +1,6 @@
 //! ASID allocation with generations, after Linux's arm64 allocator
-//! (arch/arm64/mm/context.c), for one CPU.
+//! (arch/arm64/mm/context.c), shared by every CPU (the caller serialises
+//! it: the kernel lock).
 //!
 //! An address space holds an [`AsidWithGeneration`]. Before it runs, the
 //! kernel calls [`AsidAllocator::assign`]: an ASID of the current generation
@@ -18,10 +19,13 @@
 //!   could refill the TLB with its old number after the flush
 //!   (speculation), so that number stays reserved for it in the new
 //!   generation, as Linux's per-CPU `reserved_asids` do. The caller names
-//!   that space (`live`): the one assigned last is *not* necessarily it (a
-//!   space made for later, or one whose current-generation ASID was kept
-//!   without a call here, breaks that guess). On SMP, this needs one
-//!   reserved number per CPU and a lock; this allocator is for one CPU.
+//!   those spaces (`live`, one per CPU, at most [`MAX_LIVE`]): the one
+//!   assigned last is *not* necessarily it (a space made for later, or one
+//!   whose current-generation ASID was kept without a call here, breaks
+//!   that guess).
+//! - The flush a rollover asks for is broadcast (TLBI VMALLE1IS), so every
+//!   CPU's TLB loses the old generation at once; a CPU still running a
+//!   reserved space keeps using its number, which no other space gets.
 //! - ASID 0 is never handed out: it tags the kernel's empty TTBR0 (software
 //!   PAN), which maps nothing.
 //! - A destroyed address space's number is not freed here; its stale entries
@@ -35,6 +39,8 @@ const ASID_BITS_MASK: u64 = 0b1111;
 const ASID_BITS_SIXTEEN: u64 = 0b0010;
 /// TTBRn_EL1.ASID is bits [63:48].
 const TTBR_ASID_SHIFT: u32 = 48;
+/// The most live ASIDs a rollover keeps: one per CPU the kernel runs on.
+pub const MAX_LIVE: usize = crate::layout::MAX_CPUS;
 /// Bitmap storage for the largest ASID space (2^16 numbers: 8 KiB).
 const MAX_ASIDS: usize = 1 << 16;
 const BITS_PER_WORD: usize = u64::BITS as usize;
@@ -128,9 +134,9 @@ pub struct AsidAllocator {
     taken: [u64; BITMAP_WORDS],
     /// Where the next search for a free number starts.
     cursor: usize,
-    /// The ASID the caller said was live at the latest rollover; its
-    /// number stayed taken.
-    reserved: Option<AsidWithGeneration>,
+    /// The ASIDs the caller said were live at the latest rollover (one
+    /// per CPU at most); their numbers stayed taken.
+    reserved: [Option<AsidWithGeneration>; MAX_LIVE],
 }
 
 impl AsidAllocator {
@@ -143,7 +149,7 @@ impl AsidAllocator {
             generation: 0,
             taken,
             cursor: 1,
-            reserved: None,
+            reserved: [None; MAX_LIVE],
         }
     }
 
@@ -157,19 +163,20 @@ impl AsidAllocator {
     /// (keeping its number if still free), else takes a free number, else
     /// rolls over and asks for a full TLB flush.
     ///
-    /// `live` is the ASID that may be in TTBR0_EL1 (and so refill the TLB)
-    /// at this moment: `None` only if TTBR0 holds the kernel's empty table.
-    /// A rollover keeps its number reserved for that space.
+    /// `live` are the ASIDs that may be in some CPU's TTBR0_EL1 (and so
+    /// refill the TLB) at this moment, one per CPU (past [`MAX_LIVE`] they
+    /// are not kept); none for a CPU whose TTBR0 holds the kernel's empty
+    /// table. A rollover keeps their numbers reserved for those spaces.
     pub fn assign(
         &mut self,
         current: Option<AsidWithGeneration>,
-        live: Option<AsidWithGeneration>,
+        live: impl IntoIterator<Item = AsidWithGeneration>,
     ) -> Assignment {
         if let Some(held) = current {
             if held.generation == self.generation {
                 return self.keep(held.asid, false);
             }
-            if self.reserved == Some(held) || self.try_take(held.asid) {
+            if self.reserved.contains(&Some(held)) || self.try_take(held.asid) {
                 return self.keep(held.asid, false);
             }
         }
@@ -179,10 +186,11 @@ impl AsidAllocator {
         self.roll_over(live);
         // The bitmap is empty but for 0 and the reserved number.
         let renewed =
-            current.filter(|held| self.reserved == Some(*held) || self.try_take(held.asid));
+            current.filter(|held| self.reserved.contains(&Some(*held)) || self.try_take(held.asid));
         match renewed.map(|held| held.asid).or_else(|| self.take_free()) {
             Some(asid) => self.keep(asid, true),
-            // Unreachable: at most two of at least 256 numbers are taken.
+            // Unreachable: at most MAX_LIVE + 2 of at least 256 numbers are
+        // taken.
             None => self.keep(Asid::KERNEL, true),
         }
     }
@@ -198,15 +206,16 @@ impl AsidAllocator {
     }
 
     /// Starts a new generation: every number is free again except 0 and
-    /// the number of the address space that may still be live.
-    fn roll_over(&mut self, live: Option<AsidWithGeneration>) {
+    /// the numbers of the address spaces that may still be live.
+    fn roll_over(&mut self, live: impl IntoIterator<Item = AsidWithGeneration>) {
         // Wrapping: 2^64 rollovers never happen; no overflow panic path.
         self.generation = self.generation.wrapping_add(1);
         self.taken = [0; BITMAP_WORDS];
         self.taken[0] = 1 << Asid::KERNEL.0;
         self.cursor = 1;
-        self.reserved = live;
-        if let Some(live) = live {
+        self.reserved = [None; MAX_LIVE];
+        for (index, live) in live.into_iter().take(MAX_LIVE).enumerate() {
+            self.reserved[index] = Some(live);
             self.mark(live.asid);
         }
     }

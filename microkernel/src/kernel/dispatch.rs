@@ -124,10 +124,13 @@ impl Kernel {
                     // `resume` picks.
                     thread.make_ready();
                     let priority = thread.priority;
-                    let links = self.run_queue.append(thread, current, priority);
+                    let home = usize::from(thread.affinity) % arch::layout::MAX_CPUS;
+                    let links = self.run_queues[home].append(thread, current, priority);
                     self.current = None;
-                    self.run_queue
-                        .link_behind(&mut self.objects, current, links);
+                    self.run_queues[home].link_behind(&mut self.objects, current, links);
+                    if home != self.cpu {
+                        self.wake_core(home, priority);
+                    }
                 }
             }
             SyscallResult::Restored => {}

@@ -28,7 +28,12 @@
 //! * `ReplyRecv`: the thread owes a reply to a caller still waiting for
 //!   it, at least as urgent, with no work but policy work, and no sender
 //!   waits on the endpoint (the receive will block); the thread has no
-//!   bound notification (whose bits would end the receive).
+//!   bound notification (whose bits would end the receive);
+//! * the partner has affinity with this CPU, which is the caller's (a
+//!   running thread's affinity is its CPU's, but for one that moves
+//!   itself, which has a reschedule pending and so no fast path); a
+//!   partner of another CPU is made ready there by the slow path, which
+//!   interrupts that CPU.
 //!
 //! The slow path switches directly only to a partner at least as urgent as
 //! every ready thread (seL4's possibleSwitchTo). The fast path gets that
@@ -155,6 +160,7 @@ impl Kernel {
         if !ready
             || partner == current
             || waiting.priority < caller.priority
+            || waiting.affinity != caller.affinity
             || !waiting.has_no_exit_side_work()
             || waiting.space.is_none()
         {

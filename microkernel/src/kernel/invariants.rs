@@ -7,6 +7,7 @@ use crate::endpoint_queue::{EndpointQueue, Queued, Waiting};
 use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
+use arch::layout::MAX_CPUS;
 use arch::object_memory::kind;
 use entry::WorkFlags;
 
@@ -18,15 +19,27 @@ impl Kernel {
             .map_err(|_| "the capability layer's invariants are broken")?;
         for id in self.all_threads() {
             let thread = &self.objects[id];
-            let queued = self.run_queue_contains(id);
+            let home = usize::from(thread.affinity);
+            if home >= MAX_CPUS || !self.is_online(home as u64) {
+                return Err("a thread has affinity with a CPU the kernel does not run on");
+            }
+            let queued = self.run_queue_contains(home, id);
+            let queued_elsewhere = (0..MAX_CPUS).any(|cpu| cpu != home && self.run_queue_contains(cpu, id));
+            if queued_elsewhere {
+                return Err("a thread is in the run queue of a CPU it has no affinity with");
+            }
+            let running_on = (0..MAX_CPUS).filter(|&cpu| self.current_on(cpu) == Some(id)).count();
+            if running_on > 1 {
+                return Err("a thread is the current thread of two CPUs");
+            }
             match thread.state() {
                 ThreadState::Ready if !queued => {
                     return Err("a ready thread is not in the run queue")
                 }
                 ThreadState::Ready => {}
                 _ if queued => return Err("a thread that is not ready is in the run queue"),
-                ThreadState::Running if self.current != Some(id) => {
-                    return Err("a running thread is not the current one")
+                ThreadState::Running if running_on == 0 => {
+                    return Err("a running thread is the current thread of no CPU")
                 }
                 ThreadState::BlockedOnSend { endpoint, .. }
                 | ThreadState::EndPending { endpoint, .. } => {
@@ -184,6 +197,18 @@ impl Kernel {
         self.check_frame_mappings()?;
         self.check_reply_links()?;
         self.check_server_bindings()?;
+        let mut fp_owners = [None; MAX_CPUS];
+        for (cpu, owner) in fp_owners.iter_mut().enumerate() {
+            *owner = self.fp_owner_on(cpu);
+        }
+        for (cpu, owner) in fp_owners.iter().enumerate() {
+            if owner.is_some() && fp_owners[cpu + 1..].contains(owner) {
+                return Err("a thread's FP/SIMD registers are live on two CPUs");
+            }
+        }
+        // The CPU checking: its own thread. (Another CPU's is checked
+        // when that CPU checks: the reschedule it is owed may be in
+        // flight, an interrupt this one sent.)
         if let Some(current) = self.current {
             let thread = &self.objects[current];
             if thread.state() != ThreadState::Running {
@@ -192,8 +217,7 @@ impl Kernel {
             // The IPC fast path relies on this: a running thread with no
             // pending reschedule is at least as urgent as every ready one.
             if !thread.work.contains(WorkFlags::NEED_RESCHED)
-                && self
-                    .run_queue
+                && self.run_queues[self.cpu % MAX_CPUS]
                     .highest_priority()
                     .is_some_and(|ready| ready > thread.priority)
             {
@@ -202,12 +226,19 @@ impl Kernel {
                 );
             }
         }
+        for cpu in 0..MAX_CPUS {
+            if let Some(other) = self.current_on(cpu) {
+                if self.objects[other].state() != ThreadState::Running {
+                    return Err("the current thread of a CPU is not running");
+                }
+            }
+        }
         Ok(())
     }
 
-    fn run_queue_contains(&self, id: ThreadId) -> bool {
+    fn run_queue_contains(&self, cpu: usize, id: ThreadId) -> bool {
         let priority = self.objects[id].priority;
-        self.run_queue
+        self.run_queues[cpu % MAX_CPUS]
             .queued_at(&self.objects, priority)
             .take(self.objects.count())
             .any(|t| t == id)

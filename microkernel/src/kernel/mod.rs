@@ -19,12 +19,14 @@ use abi::policy::MAX_DESCRIPTION_BYTES;
 use abi::ErrorCode;
 use arch::context::UserContext;
 use arch::exception::ExceptionClass;
+use arch::layout::MAX_CPUS;
 use arch::mmu::{AsidAllocator, AsidBits};
 use core::fmt::Write;
 use entry::WorkFlags;
 
 #[cfg(feature = "bench-calls")]
 mod bench_floor;
+mod cores;
 #[cfg(feature = "test-calls")]
 mod debug_calls;
 mod dispatch;
@@ -109,6 +111,9 @@ pub enum Resume {
 /// the FP/TPIDR owners and `shutdown` on every entry).
 #[repr(C)]
 pub struct Kernel {
+    /// The CPU whose view the fields below hold (`cores.rs`): the one
+    /// holding the kernel lock, which set it with `on_core`.
+    cpu: usize,
     current: Option<ThreadId>,
     /// The thread that ran last: its space's ASID may be live in TTBR0.
     last_ran: Option<ThreadId>,
@@ -149,7 +154,15 @@ pub struct Kernel {
     /// The device memory the kernel does not use, handed to the root task
     /// as device Untypeds.
     device_memory: heapless::Vec<arch::boards::PhysRange, { arch::boards::MAX_DEVICE_RANGES }>,
-    run_queue: RunQueue,
+    /// The views of the CPUs other than `cpu` (`cores.rs`); the entry of
+    /// `cpu` itself is stale while its view is in the fields above.
+    cores: [cores::CoreView; MAX_CPUS],
+    /// The CPUs the kernel runs on, one bit each (bit 0, the boot CPU,
+    /// always).
+    cores_online: u8,
+    /// CPUs to interrupt before this kernel entry ends: a thread was made
+    /// ready there that is more urgent than what it runs (see `resume`).
+    wakeups: u8,
     /// Every capability and kernel object (threads included), in the
     /// memory that paid for it.
     objects: Objects,
@@ -167,6 +180,11 @@ pub struct Kernel {
     /// Where `FilterLoad` copies a description from user memory (within
     /// one syscall).
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
+    /// Ready threads, one queue per CPU: a thread waits in the queue of
+    /// the CPU it has affinity with (`Thread::affinity`). Last: 16 KiB,
+    /// which before the hot fields would push them out of an immediate
+    /// offset's reach.
+    run_queues: [RunQueue; MAX_CPUS],
 }
 
 impl Default for Kernel {
@@ -179,7 +197,11 @@ impl Kernel {
     /// An idle kernel (a constant, so it can live in a static).
     pub const fn new() -> Self {
         Kernel {
-            run_queue: RunQueue::new(),
+            cpu: 0,
+            cores: [cores::CoreView::IDLE; MAX_CPUS],
+            cores_online: 1,
+            wakeups: 0,
+            run_queues: [const { RunQueue::new() }; MAX_CPUS],
             objects: Objects::new(),
             audit_waiters: EndpointQueue::EMPTY,
             irq_handlers: heapless::Vec::new(),
@@ -350,9 +372,11 @@ impl Kernel {
     /// A synchronous exception from EL0: a syscall or a fault.
     pub fn handle_el0_sync<P: Platform>(&mut self, platform: &mut P, esr: u64, far: u64) -> Resume {
         let Some(current) = self.current else {
-            // The vectors only route EL0 exceptions here, and a thread was
-            // running at EL0: no current thread is a kernel bug.
-            panic!("exception from EL0 with no current thread");
+            // The thread that took the exception was taken from this CPU
+            // while it waited for the kernel lock (`cores.rs`,
+            // `stop_elsewhere`): the CPU that took it made the thread
+            // re-run the instruction later. Nothing to handle here.
+            return self.resume(platform);
         };
         match ExceptionClass::from_esr(esr) {
             ExceptionClass::Svc64 => self.syscall(platform, current, esr),
@@ -410,18 +434,23 @@ impl Kernel {
     fn interrupt<P: Platform>(&mut self, platform: &mut P, interrupt: Interrupt) {
         match interrupt {
             Interrupt::Timer => {
-                self.ticks += 1;
-                #[cfg(feature = "test-calls")]
-                self.check_at_tick(platform);
-                self.wake_audit_waiters(platform);
+                // Every CPU ticks for its own round robin; the kernel's
+                // clock and its periodic work are the boot CPU's.
+                if self.cpu == 0 {
+                    self.ticks += 1;
+                    #[cfg(feature = "test-calls")]
+                    self.check_at_tick(platform);
+                    self.wake_audit_waiters(platform);
+                }
                 if let Some(current) = self.current {
                     let thread = &mut self.objects[current];
-                    if self.run_queue.has_ready_at_or_above(thread.priority) {
+                    if self.run_queues[self.cpu % MAX_CPUS].has_ready_at_or_above(thread.priority) {
                         thread.work.insert(WorkFlags::NEED_RESCHED);
                         thread.stats.count_preemption();
                     }
                 }
             }
+            Interrupt::Reschedule => self.reschedule_requested(),
             Interrupt::Other(id) => self.deliver_interrupt(platform, id),
         }
     }

@@ -103,7 +103,7 @@ impl Kernel {
         self.bind_space(id, vspace);
         self.root = Some(id);
         self.hand_over_to_root(platform, id, cnode, ipc_buffer)?;
-        self.run_queue.enqueue(&mut self.objects, id, ROOT_PRIORITY);
+        self.run_queues[0].enqueue(&mut self.objects, id, ROOT_PRIORITY);
         Ok(())
     }
 
@@ -124,7 +124,7 @@ impl Kernel {
                 return Err("its system image is unaligned, too long, or free RAM");
             }
         }
-        let live = self.live_asid();
+        let live = self.live_asids();
         let assignment = self.asids.assign(None, live);
         if assignment.flush_all {
             platform.flush_tlb_all();

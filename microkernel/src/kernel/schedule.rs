@@ -1,11 +1,11 @@
 //! Scheduling: which thread runs next, switching to it, and the
 //! exit-to-user work of the thread that returns to EL0.
 
-use crate::address_space::AddressSpace;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
 use crate::thread::ThreadId;
+use arch::layout::MAX_CPUS;
 use arch::object_memory::kind;
 use entry::{ExitLoopHooks, WorkFlags};
 
@@ -28,12 +28,19 @@ pub(in crate::kernel) const RESUME_WORK: WorkFlags = WorkFlags::EXIT_WORK
 impl Kernel {
     /// Puts a thread that stopped waiting into the run queue; asks the
     /// current thread to yield if the woken one is more urgent.
+    /// The thread waits in the queue of the CPU of its affinity; another
+    /// CPU is interrupted if the thread is more urgent than what it runs.
     pub(in crate::kernel) fn make_ready(&mut self, thread: ThreadId) {
         let ready = &mut self.objects[thread];
         ready.make_ready();
         let priority = ready.priority;
-        let links = self.run_queue.append(ready, thread, priority);
-        self.run_queue.link_behind(&mut self.objects, thread, links);
+        let home = usize::from(ready.affinity) % MAX_CPUS;
+        let links = self.run_queues[home].append(ready, thread, priority);
+        self.run_queues[home].link_behind(&mut self.objects, thread, links);
+        if home != self.cpu {
+            self.wake_core(home, priority);
+            return;
+        }
         if let Some(current) = self.current {
             if priority > self.objects[current].priority {
                 self.objects[current].work.insert(WorkFlags::NEED_RESCHED);
@@ -52,6 +59,10 @@ impl Kernel {
     /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
     /// idles until the next interrupt and the kernel looks again.
     pub(in crate::kernel) fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        // Other CPUs to interrupt: a thread was made ready there.
+        if self.wakeups != 0 {
+            self.send_wakeups(platform);
+        }
         // Most kernel entries end with the thread that made them, or the
         // one an IPC switched to, going back as it is: no exit work, no
         // answered call, nothing to free, no end of the run. One look at
@@ -78,7 +89,7 @@ impl Kernel {
         // nothing to do first: the common case, kept out of the loop of
         // `pick_resume` (whose set-up costs more than this whole path).
         let quick = if self.current.is_none() && self.shutdown.is_none() {
-            match self.run_queue.dequeue(&mut self.objects) {
+            match self.run_queues[self.cpu % MAX_CPUS].dequeue(&mut self.objects) {
                 Some((next, _)) => self.switch_to_ready(platform, next),
                 None => None,
             }
@@ -108,7 +119,7 @@ impl Kernel {
             }
             let current = match self.current {
                 Some(current) => current,
-                None => match self.run_queue.dequeue(&mut self.objects) {
+                None => match self.run_queues[self.cpu % MAX_CPUS].dequeue(&mut self.objects) {
                     Some((next, _)) => {
                         if let Some(resume) = self.switch_to_ready(platform, next) {
                             return resume;
@@ -147,13 +158,19 @@ impl Kernel {
                 }
                 return self.user_resume(current);
             }
-            // Round robin: back of its priority's queue, then pick again.
+            // Round robin: back of its priority's queue, then pick again
+            // (the queue of its affinity's CPU: `TcbSetAffinity` on itself
+            // moves it from this CPU here).
+            self.current = None;
+            if usize::from(thread.affinity) != self.cpu {
+                self.make_ready(current);
+                continue;
+            }
             thread.make_ready();
             let priority = thread.priority;
-            let links = self.run_queue.append(thread, current, priority);
-            self.current = None;
-            self.run_queue
-                .link_behind(&mut self.objects, current, links);
+            let queue = &mut self.run_queues[self.cpu % MAX_CPUS];
+            let links = queue.append(thread, current, priority);
+            queue.link_behind(&mut self.objects, current, links);
         }
         Resume::Idle
     }
@@ -202,8 +219,9 @@ impl Kernel {
         self.current = Some(next);
         let thread = &mut self.objects[next];
         thread.run();
-        // Same generation: the ASID is still this space's (one CPU, so no
-        // other CPU can be running with it). Otherwise take a new one. The
+        // Same generation: the ASID is still this space's (a rollover on
+        // any CPU starts a new generation, and keeps the numbers live on
+        // every CPU reserved). Otherwise take a new one. The
         // thread's own copy of the generation spares a look at its space.
         let asid_stale = thread.asid_generation != self.asids.generation();
         let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
@@ -239,7 +257,7 @@ impl Kernel {
         platform: &mut P,
         thread: ThreadId,
     ) {
-        let live = self.live_asid();
+        let live = self.live_asids();
         let Some(id) = self.objects[thread].space else {
             // Nothing to refresh: stop asking until the next rollover.
             self.objects[thread].asid_generation = self.asids.generation();
@@ -257,14 +275,6 @@ impl Kernel {
             space.set_asid(assignment.asid);
         }
         self.sync_space_caches(id);
-    }
-
-    /// The ASID that may be in TTBR0 now: the space of the thread that ran
-    /// last (the IPC fast path switches threads before TTBR0 is blocked).
-    /// Naming a space that is not live only costs a number.
-    pub(in crate::kernel) fn live_asid(&self) -> Option<arch::mmu::AsidWithGeneration> {
-        let owner = self.last_ran?;
-        self.thread_space(owner).map(AddressSpace::asid)
     }
 
     /// Inlined: it is a handful of instructions (the CPACR write and its

@@ -100,6 +100,9 @@ pub enum TcbOperation {
     /// `TcbDetachTracer` with the slot of a capability to the endpoint
     /// the tracer was attached with (x2).
     DetachTracer(u64),
+    /// `TcbSetAffinity` with the CPU (x2, checked by the kernel, which
+    /// knows which CPUs run).
+    SetAffinity(u64),
 }
 
 impl TcbOperation {

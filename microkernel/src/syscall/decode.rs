@@ -89,6 +89,7 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::TcbSetPriority => tcb(context, TcbOperation::SetPriority(priority(context)?)),
         Syscall::TcbSetMcp => tcb(context, TcbOperation::SetMcp(priority(context)?)),
         Syscall::TcbSuspend => tcb(context, TcbOperation::Suspend),
+        Syscall::TcbSetAffinity => tcb(context, TcbOperation::SetAffinity(context.x[2])),
         Syscall::TcbResume => tcb(context, TcbOperation::Resume),
         Syscall::TcbReadRegister => tcb(context, TcbOperation::ReadRegister(register(context)?)),
         Syscall::TcbWriteRegister => {

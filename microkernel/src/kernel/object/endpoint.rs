@@ -219,13 +219,14 @@ impl Kernel {
                 *self.objects[thread].state_ref()
             {
                 self.end_thread(platform, thread, state);
-            } else if self
-                .run_queue
-                .highest_priority()
-                .is_some_and(|ready| ready > self.objects[thread].priority)
+            } else if usize::from(self.objects[thread].affinity) != self.cpu
+                || self.run_queues[self.cpu % arch::layout::MAX_CPUS]
+                    .highest_priority()
+                    .is_some_and(|ready| ready > self.objects[thread].priority)
             {
                 // seL4's possibleSwitchTo: the direct switch may not jump
-                // a more urgent ready thread; the partner queues and the
+                // a more urgent ready thread, nor take a thread to another
+                // CPU than its own; the partner queues and its CPU's
                 // scheduler picks.
                 self.make_ready(thread);
             } else {

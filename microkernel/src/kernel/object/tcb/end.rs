@@ -187,6 +187,9 @@ impl Kernel {
         if self.objects[id].state().is_kept_end() || self.objects[id].state() == ThreadState::Free {
             return;
         }
+        // Another CPU running it stops first: from here on it is ready
+        // or waiting, as on one CPU.
+        self.stop_elsewhere(platform, id);
         // A thread the kernel ends for a reason of its own says so, as a
         // fault does: nothing else would tell a killed thread from one
         // that exited.
@@ -223,14 +226,10 @@ impl Kernel {
         thread.end_with(state);
         thread.judged.forget();
         if was_ready {
-            self.run_queue.remove(&mut self.objects, id, priority);
+            let home = self.home_of(id);
+            self.run_queues[home].remove(&mut self.objects, id, priority);
         }
-        if self.fp_owner == Some(id) {
-            self.fp_owner = None;
-        }
-        if self.last_ran == Some(id) {
-            self.last_ran = None;
-        }
+        self.forget_on_cores(id);
         if self.current == Some(id) {
             self.current = None;
         }

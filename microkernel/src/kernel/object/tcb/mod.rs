@@ -56,6 +56,9 @@ impl Kernel {
             // threads; a typed error rather than a panic all the same.
             return SyscallResult::Return(ErrorCode::InvalidCapability);
         };
+        // Another CPU running it stops first: every operation finds it
+        // ready, waiting or suspended, as on one CPU (`cores.rs`).
+        self.stop_elsewhere(platform, target);
         let caller_mcp = self.objects[current].mcp;
         let code = match operation {
             TcbOperation::SetPriority(priority) if priority > caller_mcp => ErrorCode::Denied,
@@ -112,6 +115,14 @@ impl Kernel {
             TcbOperation::DetachTracer(endpoint) => {
                 return self.detach_tracer_through(current, target, endpoint).into();
             }
+            TcbOperation::SetAffinity(cpu) => {
+                let code = self.set_affinity(platform, current, target, cpu);
+                if code == ErrorCode::Ok {
+                    let cpus = u64::from(self.cores_online());
+                    self.objects[current].context.set_value(cpus);
+                }
+                code
+            }
         };
         SyscallResult::Return(code)
     }
@@ -152,7 +163,10 @@ impl Kernel {
     #[inline(never)]
     pub(in crate::kernel) fn tcb_created(&mut self, creator: ThreadId, thread: ThreadId) {
         let number = self.next_thread_number();
+        // It starts on its creator's CPU.
+        let affinity = self.objects[creator].affinity;
         let t = &mut self.objects[thread];
+        t.affinity = affinity;
         t.make_inactive();
         t.created_by_user = true;
         t.name = ThreadName::TASK;
@@ -245,14 +259,14 @@ impl Kernel {
     fn set_priority(&mut self, current: ThreadId, target: ThreadId, priority: Priority) {
         let old = self.objects[target].priority;
         if self.objects[target].state() == ThreadState::Ready {
-            self.run_queue.remove(&mut self.objects, target, old);
+            let home = self.home_of(target);
+            self.run_queues[home].remove(&mut self.objects, target, old);
             self.objects[target].priority = priority;
             self.make_ready(target);
         }
         self.objects[target].priority = priority;
         let running = self.objects[current].priority;
-        if self
-            .run_queue
+        if self.run_queues[self.cpu % arch::layout::MAX_CPUS]
             .highest_priority()
             .is_some_and(|highest| highest > running)
         {
@@ -273,7 +287,8 @@ impl Kernel {
             let thread = &self.objects[target];
             if thread.state() == ThreadState::Ready {
                 let priority = thread.priority;
-                self.run_queue.remove(&mut self.objects, target, priority);
+                let home = self.home_of(target);
+                self.run_queues[home].remove(&mut self.objects, target, priority);
             }
             if self.current == Some(target) {
                 self.current = None;
@@ -285,7 +300,8 @@ impl Kernel {
             ThreadState::Suspended => return,
             ThreadState::Ready => {
                 let priority = self.objects[target].priority;
-                self.run_queue.remove(&mut self.objects, target, priority);
+                let home = self.home_of(target);
+                self.run_queues[home].remove(&mut self.objects, target, priority);
             }
             ThreadState::Running => {
                 if self.current == Some(target) {

@@ -109,7 +109,7 @@ impl Kernel {
             }
             // Nothing can fail from here on but building the root, which
             // the object's first page always allows.
-            let live = self.live_asid();
+            let live = self.live_asids();
             let assignment = self.asids.assign(None, live);
             if assignment.flush_all {
                 platform.flush_tlb_all();

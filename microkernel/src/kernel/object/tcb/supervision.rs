@@ -174,12 +174,7 @@ impl Kernel {
         self.leave_buffer(id);
         self.detach_filters(id);
         self.unbind(id);
-        if self.fp_owner == Some(id) {
-            self.fp_owner = None;
-        }
-        if self.last_ran == Some(id) {
-            self.last_ran = None;
-        }
+        self.forget_on_cores(id);
         self.objects[id] = crate::thread::Thread::EMPTY;
     }
 

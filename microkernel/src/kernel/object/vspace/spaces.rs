@@ -172,9 +172,7 @@ impl Kernel {
         t.ttbr0 = 0;
         t.asid_generation = 0;
         if let Some(other) = self.other_space_user(vspace, thread) {
-            if self.last_ran == Some(thread) {
-                self.last_ran = Some(other);
-            }
+            self.hand_live_space(thread, other);
             return;
         }
         let space = self.objects.get_mut::<kind::VSpace>(vspace).and_then(|v| {
