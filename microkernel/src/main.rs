@@ -7,7 +7,9 @@
 #![no_main]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use arch::boards::{BoardInfo, Loader, PhysRange, MAX_PIECES, MAX_RAM_RANGES, MAX_RESERVED_RANGES};
+use arch::boards::{
+    BoardInfo, Loader, PhysRange, PsciConduit, MAX_PIECES, MAX_RAM_RANGES, MAX_RESERVED_RANGES,
+};
 use arch::context::{FpState, UserContext};
 #[cfg(feature = "test-calls")]
 use arch::cpu::crash::{Crash, CrashPoint};
@@ -333,7 +335,7 @@ fn report_reservations(info: &BoardInfo) {
 fn exit_method(info: &BoardInfo) -> ExitMethod {
     if info.boot_option("portcullis.exit") == Some("semihosting") {
         ExitMethod::Semihosting
-    } else if info.psci_hvc {
+    } else if info.psci == Some(PsciConduit::Hvc) {
         ExitMethod::Psci
     } else {
         ExitMethod::Halt
