@@ -537,8 +537,10 @@ mod raspberry_pi_tests {
     fn cores_past_the_limit_disabled_ones_and_unknown_methods() {
         let mut tree = Tree::decode(RPI4);
         tree.node("/cpus/cpu@1").set("status", string("disabled"));
-        tree.node("/cpus/cpu@2").set("enable-method", string("brcm,bcm2836-smp"));
-        tree.node("/cpus/cpu@3").set("cpu-release-addr", cells(&[0x1, 0x10]));
+        tree.node("/cpus/cpu@2")
+            .set("enable-method", string("brcm,bcm2836-smp"));
+        tree.node("/cpus/cpu@3")
+            .set("cpu-release-addr", cells(&[0x1, 0x10]));
         for n in 4..7u32 {
             tree.node(&format!("/cpus/cpu@{n}"))
                 .set("device_type", string("cpu"))
