@@ -25,9 +25,9 @@ pub fn flush_all() {
 /// the cleared entry visible to the walker first, so the TLBI cannot be
 /// followed by a walk that refills the old translation; DSB then waits for
 /// the TLBI, and ISB makes later instructions translate afresh. The TLBI
-/// and its DSB are local (`vae1`, `nsh`): the kernel runs on one core, and
-/// the others are parked with their MMU off, holding no translation of
-/// ours.
+/// and its DSB are local (`vae1`, `nsh`): only the boot core runs threads;
+/// the other cores idle with the empty table in TTBR0 and never load a
+/// user address space, so they hold no user translation.
 pub fn flush_page(asid: u16, va: u64) {
     let operand = (u64::from(asid) << 48) | ((va >> 12) & ((1 << 44) - 1));
     // SAFETY: as `flush_all`; the operand only selects entries.
