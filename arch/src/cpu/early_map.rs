@@ -59,9 +59,10 @@ pub struct BootMmuConfig {
     sctlr: u64,
 }
 
-// SAFETY (for every access to these statics): the kernel is uniprocessor
-// and touches them only at boot and from kernel code with interrupts
-// masked, so there is never a concurrent access.
+// SAFETY (for every access to these statics): only the boot core touches
+// them (the secondaries get the MMU values through `smp::SecondaryBoot`
+// and map nothing), at boot and from kernel code with interrupts masked,
+// so there is never a concurrent access.
 static mut POOL: TablePool = TablePool {
     tables: [[0; ENTRIES_PER_TABLE]; POOL_TABLES],
 };
