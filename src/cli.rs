@@ -65,6 +65,9 @@ OPTIONS (run):
                             finds it and hands it to the root task read-only
     --gdb                   start halted with a gdb stub on :1234 (no timeout)
     --icount                run with -icount shift=0 (one tick per instruction)
+    --cpus N                run N cores, 1 to 4 (default 4): virt gets -smp N;
+                            raspi4b always has 4, so the kernel is told to
+                            start N (portcullis.cpus=N)
     --timeout SECS          kill QEMU after SECS seconds (default 120; 0 = never)
     --boot-option KEY=VALUE add a word to the kernel command line (repeatable),
                             e.g. portcullis.crash=data-abort|stack-overflow
@@ -222,6 +225,13 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
             }
             "--mode" => request.mode = value("--mode")?.parse().map_err(|e| bad("--mode", e))?,
             "--timeout" => request.timeout = parse_timeout(&value("--timeout")?)?,
+            "--cpus" => {
+                let text = value("--cpus")?;
+                match text.parse::<u32>() {
+                    Ok(n) if (1..=4).contains(&n) => request.cpus = Some(n),
+                    _ => return Err(bad("--cpus", format!("`{text}` is not 1 to 4"))),
+                }
+            }
             "--dtb" => request.dtb = Some(PathBuf::from(value("--dtb")?)),
             "--system-image" => {
                 request.system_image = Some(PathBuf::from(value("--system-image")?))
@@ -408,6 +418,25 @@ mod tests {
         assert_eq!(request.timeout, Some(Duration::from_secs(30)));
         assert_eq!(request.dtb, Some(PathBuf::from("/f/x.dtb")));
         assert_eq!(request.system_image, Some(PathBuf::from("/s/system.img")));
+    }
+
+    #[test]
+    fn cpus_are_1_to_4() {
+        assert_eq!(request(&[]).cpus, None);
+        assert_eq!(request(&["--cpus", "1"]).cpus, Some(1));
+        assert_eq!(request(&["--cpus=4"]).cpus, Some(4));
+        for bad in ["0", "5", "two"] {
+            assert!(
+                matches!(
+                    run(&["--cpus", bad]),
+                    Err(CliError::BadValue {
+                        option: "--cpus",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub struct RunRequest {
     pub system_image: Option<PathBuf>,
     /// A system description to build and boot (`run SYSTEM.toml`).
     pub system: Option<PathBuf>,
+    /// How many cores the guest runs (`--cpus N`; see
+    /// [`LaunchConfig::cpus`]).
+    pub cpus: Option<u32>,
 }
 
 impl RunRequest {
@@ -69,6 +72,7 @@ impl RunRequest {
             image: KernelFlavour::for_mode(mode),
             system_image: None,
             system: None,
+            cpus: None,
         }
     }
 }
@@ -190,6 +194,7 @@ pub fn prepare(request: &RunRequest) -> Result<PreparedRun, RunError> {
             icount: request.icount,
             boot_options: request.boot_options.clone(),
             system_image: Some(system_image),
+            cpus: request.cpus,
         },
         warnings,
         symbols: elf,

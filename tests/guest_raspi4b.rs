@@ -18,6 +18,13 @@ fn every_in_kernel_test_passes_on_raspi4b_from_kernel8_img() {
     };
     let outcome = common::boot_expecting_pass(&request);
     common::assert_whole_suite_passed(&outcome);
+    // The secondaries wait in QEMU's stub on the tree's spin table.
+    assert!(
+        outcome
+            .guest_output
+            .contains("[kernel] 4 cores running (spin table)"),
+        "not 4 cores:\n{outcome}"
+    );
     // kernel8.img is entered at EL2, as the Pi's firmware enters it.
     let banner = outcome.report.banner.as_deref().unwrap_or_default();
     assert!(
@@ -40,6 +47,33 @@ fn elf_entered_at_el3_on_raspi4b_boots_the_demo() {
     assert!(
         banner.contains("EL3"),
         "banner does not say the kernel was entered at EL3: {banner:?}\n{outcome}"
+    );
+    // QEMU started every core at the ELF's entry; the kernel's park let
+    // them go (whatever the tree says of a spin table).
+    assert!(
+        outcome
+            .guest_output
+            .contains("[kernel] 4 cores running (released from the boot park)"),
+        "not 4 cores:\n{outcome}"
+    );
+}
+
+/// `--cpus 2` on raspi4b, which always has four: the runner passes
+/// `portcullis.cpus=2`, and the kernel starts one secondary.
+#[test]
+fn two_cpus_on_raspi4b_are_two_cores_running() {
+    let dtb = common::require_rpi4_dtb();
+    let request = portcullis::RunRequest {
+        dtb: Some(dtb),
+        cpus: Some(2),
+        ..common::request(Machine::Raspi4b, GuestMode::Demo)
+    };
+    let outcome = common::boot_expecting_pass(&request);
+    assert!(
+        outcome
+            .guest_output
+            .contains("[kernel] 2 cores running (spin table)"),
+        "not 2 cores:\n{outcome}"
     );
 }
 

@@ -9,6 +9,14 @@ use portcullis::{GuestMode, Machine};
 fn every_in_kernel_test_passes_on_virt() {
     let outcome = common::boot_expecting_pass(&common::request(Machine::Virt, GuestMode::Test));
     common::assert_whole_suite_passed(&outcome);
+    // The runner's -smp 4: the boot core started the other three through
+    // PSCI, and the suite ran with them online and idle.
+    assert!(
+        outcome
+            .guest_output
+            .contains("[kernel] 4 cores running (PSCI)"),
+        "not 4 cores:\n{outcome}"
+    );
     // What the policy server and the tracer let through is what printed:
     // the allowed `hi`, and of the print cut to 3 bytes only `ok` (case
     // 30); of the prints the tracer changed only the shortened `ok`, then
@@ -226,4 +234,35 @@ fn thread_number(output: &str, name: &str) -> u32 {
             digits.parse().ok()
         })
         .unwrap_or(0)
+}
+
+/// `--cpus 1`: QEMU has one core, and the kernel says so.
+#[test]
+fn one_cpu_on_virt_is_one_core_running() {
+    let request = portcullis::RunRequest {
+        cpus: Some(1),
+        ..common::request(Machine::Virt, GuestMode::Demo)
+    };
+    let outcome = common::boot_expecting_pass(&request);
+    assert!(
+        outcome.guest_output.contains("[kernel] 1 core running"),
+        "not 1 core:\n{outcome}"
+    );
+}
+
+/// `portcullis.cpus=2` with QEMU's four cores: the kernel starts one
+/// other core and leaves the rest off.
+#[test]
+fn the_cpus_boot_option_limits_the_cores_started() {
+    let request = portcullis::RunRequest {
+        boot_options: vec!["portcullis.cpus=2".into()],
+        ..common::request(Machine::Virt, GuestMode::Demo)
+    };
+    let outcome = common::boot_expecting_pass(&request);
+    assert!(
+        outcome
+            .guest_output
+            .contains("[kernel] 2 cores running (PSCI)"),
+        "not 2 cores:\n{outcome}"
+    );
 }

@@ -24,10 +24,30 @@ pub const DEVICE_BASE: u64 = 0xFFFF_8000_0000_0000;
 pub const DTB_WINDOW: u64 = 0xFFFF_FE00_0000_0000;
 /// One page.
 pub const PAGE_SIZE: u64 = 4096;
-/// The most CPUs the kernel runs on (a Raspberry Pi 4 has four).
-pub const MAX_CPUS: usize = 4;
 /// First address above the user half.
 pub const USER_END: u64 = 1 << 48;
+
+/// Most cores the kernel starts (the boot core included): each has a
+/// kernel stack slot in the image (`kernel.ld` reserves this many).
+pub const MAX_CPUS: usize = 4;
+/// Bytes of one core's kernel stack slot: an unmapped guard page, then
+/// its stack, whose last [`CPU_RECORD_BYTES`] hold the core's record.
+pub const KERNEL_STACK_SLOT_BYTES: u64 = PAGE_SIZE + 32 * 1024;
+/// The per-core record at the top of each stack slot, just above the
+/// stack top that TPIDR_EL1 holds: the core's index (a `u64`), then 8
+/// unused bytes that keep the stack top 16-byte aligned.
+pub const CPU_RECORD_BYTES: u64 = 16;
+
+/// Offset of core `cpu`'s unmapped guard page from the first slot.
+pub const fn kernel_stack_guard_offset(cpu: usize) -> u64 {
+    cpu as u64 * KERNEL_STACK_SLOT_BYTES
+}
+
+/// Offset of core `cpu`'s stack top (the initial SP, and its record's
+/// address) from the first slot.
+pub const fn kernel_stack_top_offset(cpu: usize) -> u64 {
+    (cpu as u64 + 1) * KERNEL_STACK_SLOT_BYTES - CPU_RECORD_BYTES
+}
 
 // The windows are ordered and do not overlap (checked at build time).
 const _: () =
@@ -71,6 +91,19 @@ pub const fn page_ceil(value: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stack_slots_are_page_aligned_and_tops_leave_room_for_the_record() {
+        assert_eq!(KERNEL_STACK_SLOT_BYTES % PAGE_SIZE, 0);
+        for cpu in 0..MAX_CPUS {
+            let guard = kernel_stack_guard_offset(cpu);
+            let top = kernel_stack_top_offset(cpu);
+            assert_eq!(guard % PAGE_SIZE, 0);
+            assert_eq!(top % 16, 0, "SP must stay 16-byte aligned");
+            assert_eq!(top + CPU_RECORD_BYTES, kernel_stack_guard_offset(cpu + 1));
+            assert!(top - (guard + PAGE_SIZE) >= 32 * 1024 - CPU_RECORD_BYTES);
+        }
+    }
 
     #[test]
     fn user_ranges() {

@@ -57,7 +57,15 @@ pub struct LaunchConfig {
     /// A system image to load beside the kernel, at the board's fixed
     /// address ([`Machine::system_image_address`]).
     pub system_image: Option<PathBuf>,
+    /// How many cores the guest runs (`None`: [`DEFAULT_CPUS`]). On virt
+    /// QEMU gets that many (`-smp N`); raspi4b always has four, so the
+    /// kernel is told to start only N (`portcullis.cpus=N`).
+    pub cpus: Option<u32>,
 }
+
+/// The cores a guest runs unless told otherwise: all four of a raspi4b,
+/// and as many on virt (the most the kernel starts).
+pub const DEFAULT_CPUS: u32 = 4;
 
 impl LaunchConfig {
     /// The kernel command line, which QEMU puts in `/chosen/bootargs`.
@@ -65,6 +73,9 @@ impl LaunchConfig {
     /// systems name their mode in their description, `systems/*.toml`.)
     pub fn boot_args(&self) -> String {
         let mut args = String::from("portcullis.exit=semihosting");
+        if let (Machine::Raspi4b, Some(cpus)) = (self.machine, self.cpus) {
+            args.push_str(&format!(" portcullis.cpus={cpus}"));
+        }
         for option in &self.boot_options {
             args.push(' ');
             args.push_str(option);
@@ -75,6 +86,7 @@ impl LaunchConfig {
     /// The arguments after `qemu-system-aarch64`.
     pub fn qemu_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
+        let smp = self.cpus.unwrap_or(DEFAULT_CPUS).to_string();
         let mut push = |words: &[&str]| args.extend(words.iter().map(OsString::from));
         match self.machine {
             Machine::Virt => push(&[
@@ -83,7 +95,7 @@ impl LaunchConfig {
                 "-cpu",
                 "cortex-a72",
                 "-smp",
-                "2",
+                &smp,
                 "-m",
                 "1G",
             ]),
@@ -179,6 +191,7 @@ pub(crate) mod test_support {
                             icount: flags & 2 != 0,
                             boot_options: vec!["portcullis.counter=instructions".into()],
                             system_image: (flags & 2 != 0).then(|| PathBuf::from("/s/system.img")),
+                            cpus: (flags & 1 != 0).then_some(2),
                         });
                     }
                 }
@@ -237,6 +250,7 @@ mod tests {
             icount: false,
             boot_options: Vec::new(),
             system_image: None,
+            cpus: None,
         }
     }
 
@@ -244,7 +258,7 @@ mod tests {
     fn virt_command_line_is_the_documented_one() {
         assert_eq!(
             words(&virt_test()).join(" "),
-            "-M virt,gic-version=2 -cpu cortex-a72 -smp 2 -m 1G -nic none -display none \
+            "-M virt,gic-version=2 -cpu cortex-a72 -smp 4 -m 1G -nic none -display none \
              -monitor none -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
              -append portcullis.exit=semihosting"
         );
@@ -338,6 +352,28 @@ mod tests {
             assert!(line.contains(loader), "{line}");
         }
         assert!(!words(&virt_test()).iter().any(|w| w == "-device"));
+    }
+
+    #[test]
+    fn the_cores_are_qemus_on_virt_and_the_kernels_choice_on_raspi4b() {
+        let virt = LaunchConfig {
+            cpus: Some(1),
+            ..virt_test()
+        };
+        let line = words(&virt).join(" ");
+        assert!(line.contains(" -smp 1 "), "{line}");
+        assert_eq!(virt.boot_args(), "portcullis.exit=semihosting");
+        let raspi = LaunchConfig {
+            machine: Machine::Raspi4b,
+            cpus: Some(2),
+            ..virt_test()
+        };
+        let line = words(&raspi).join(" ");
+        assert!(!line.contains("-smp"), "{line}");
+        assert_eq!(
+            raspi.boot_args(),
+            "portcullis.exit=semihosting portcullis.cpus=2"
+        );
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub fn probe_config(machine: Machine, image: &Path, dtb: Option<PathBuf>) -> Lau
         icount: false,
         boot_options: Vec::new(),
         system_image: None,
+        cpus: None,
     }
 }
 

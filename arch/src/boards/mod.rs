@@ -20,6 +20,46 @@ pub const KERNEL_TICK_INTID: u32 = 27;
 /// Interrupt IDs below this are SGIs, kept by the kernel for the
 /// inter-processor interrupts of a multi-core kernel.
 pub const SGI_COUNT: u32 = 16;
+/// The SGI one core sends another to make it look at its run queue
+/// again (`GicV2::send_sgi`).
+pub const RESCHEDULE_SGI: u32 = 0;
+
+pub use crate::layout::MAX_CPUS;
+
+/// How PSCI is called (`/psci`'s `method`): from EL1, `hvc` reaches a
+/// hypervisor's (QEMU virt's) PSCI, `smc` the secure firmware's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsciConduit {
+    /// `hvc #0`.
+    Hvc,
+    /// `smc #0`.
+    Smc,
+}
+
+/// How a core is started (a `/cpus/cpu@N` node's `enable-method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuStart {
+    /// PSCI CPU_ON, through [`BoardInfo::psci`].
+    Psci,
+    /// The firmware's spin table: the core waits for an entry address at
+    /// this physical address (`cpu-release-addr`).
+    SpinTable {
+        /// Where to write the entry address.
+        release_address: u64,
+    },
+    /// A method the kernel does not know, or a spin table without its
+    /// address: the core cannot be started.
+    Unknown,
+}
+
+/// One core the board has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuEntry {
+    /// Its affinity fields as MPIDR_EL1 reports them (the node's `reg`).
+    pub mpidr: u64,
+    /// How it is started.
+    pub start: CpuStart,
+}
 
 /// A supported board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,8 +202,11 @@ pub struct BoardInfo {
     /// The GPIO block whose pins the console needs routed (Pi 4: GPIO14/15
     /// to UART0), if the board has one.
     pub gpio: Option<u64>,
-    /// Whether PSCI is reachable through `hvc` (QEMU virt at EL1).
-    pub psci_hvc: bool,
+    /// How PSCI is called, if the board has it (`/psci`'s `method`).
+    pub psci: Option<PsciConduit>,
+    /// The cores, in the tree's order (at most [`MAX_CPUS`]: the rest
+    /// are never started), the boot core among them.
+    pub cpus: Vec<CpuEntry, MAX_CPUS>,
     /// The kernel command line (`/chosen/bootargs`).
     pub bootargs: heapless::String<MAX_BOOTARGS>,
     /// What the loader placed as an initial RAM disk (`/chosen`'s

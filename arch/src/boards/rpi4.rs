@@ -1,6 +1,6 @@
 //! Raspberry Pi 4 (BCM2711) defaults, low-peripheral mode.
 
-use super::{Board, BoardInfo, PhysRange};
+use super::{Board, BoardInfo, CpuEntry, CpuStart, PhysRange, MAX_CPUS};
 
 /// GPIO block (function select and pull registers).
 pub const GPIO: u64 = 0xFE20_0000;
@@ -52,6 +52,13 @@ pub const COUNTER_HZ: u64 = 54_000_000;
 pub const RAM_WITHOUT_DEVICE_TREE: u64 = 0x1000_0000;
 /// The firmware's spin table and stub live in the first page.
 pub const FIRMWARE_RESERVED: u64 = 0x1000;
+/// Where the firmware's spin table has core N (N = 0..3, MPIDR Aff0 = N)
+/// wait for its entry address: `SPIN_TABLE + 8 * N` (the Pi 4 tree's
+/// `cpu-release-addr`s, 0xd8 to 0xf0).
+pub const SPIN_TABLE: u64 = 0xd8;
+/// The cores of a BCM2711.
+pub const CORES: usize = 4;
+
 /// Where the kernel looks for a system image when the device tree names
 /// no initrd (`abi::system::image`), and where the SD card's config.txt
 /// has the firmware load it (`initramfs portcullis-system.img
@@ -88,9 +95,22 @@ pub fn defaults() -> BoardInfo {
         gic_distributor: GIC_DISTRIBUTOR,
         gic_cpu_interface: GIC_CPU_INTERFACE,
         gpio: Some(GPIO),
-        psci_hvc: false,
+        psci: None,
+        cpus: spin_table_cores(),
         bootargs: heapless::String::new(),
         initrd: None,
         from_device_tree: false,
     }
+}
+
+/// The four cores, each on the firmware's spin table.
+fn spin_table_cores() -> heapless::Vec<CpuEntry, MAX_CPUS> {
+    (0..CORES.min(MAX_CPUS) as u64)
+        .map(|n| CpuEntry {
+            mpidr: n,
+            start: CpuStart::SpinTable {
+                release_address: SPIN_TABLE + 8 * n,
+            },
+        })
+        .collect()
 }

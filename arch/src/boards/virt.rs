@@ -1,6 +1,6 @@
 //! QEMU `virt` defaults (`-M virt,gic-version=2`), from QEMU's memory map.
 
-use super::{Board, BoardInfo, PhysRange};
+use super::{Board, BoardInfo, CpuEntry, CpuStart, PhysRange, PsciConduit, MAX_CPUS};
 
 /// PL011 UART0.
 pub const UART: u64 = 0x0900_0000;
@@ -53,9 +53,21 @@ pub fn defaults() -> BoardInfo {
         gic_distributor: GIC_DISTRIBUTOR,
         gic_cpu_interface: GIC_CPU_INTERFACE,
         gpio: None,
-        psci_hvc: true,
+        psci: Some(PsciConduit::Hvc),
+        cpus: boot_core_only(),
         bootargs: heapless::String::new(),
         initrd: None,
         from_device_tree: false,
     }
+}
+
+/// Without a tree only the boot core is known: `-smp` decides how many
+/// cores QEMU has, and only its tree says.
+fn boot_core_only() -> heapless::Vec<CpuEntry, MAX_CPUS> {
+    let mut cpus = heapless::Vec::new();
+    let _ = cpus.push(CpuEntry {
+        mpidr: 0,
+        start: CpuStart::Psci,
+    });
+    cpus
 }

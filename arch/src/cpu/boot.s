@@ -10,6 +10,14 @@
 // Registers kept across the boot path (callee-saved in AAPCS64):
 //   x19 = x0 from the loader, x20 = entry EL, x23 = physical load address.
 //
+// Secondary cores (docs/boot.md, "Secondary cores") come in at
+// `secondary_entry`, at its physical address, once `kernel_main` starts
+// them: through PSCI CPU_ON, the firmware's spin table, or, when the
+// loader started every core at `_start` (QEMU raspi4b's ELF at EL3), from
+// `park_secondary`, which waits for the boot core to write that address
+// into `secondary_release`. They drop to EL1 as the boot core does, turn
+// the MMU on with the boot core's tables and jump to `secondary_main`.
+//
 // Until the kernel's console is up, a failure is reported on the UART the
 // loader leaves usable, reached by its physical address with the MMU off
 // (`early_uart`; docs/boot.md, "When the boot fails"): the boot tables
@@ -39,6 +47,14 @@
 // the Pi firmware sets it up for enable_uart=1).
 .equ VIRT_UART, {VIRT_UART}
 .equ RPI4_UART, {RPI4_UART}
+// Per-core kernel stacks (layout.rs): the boot core is core 0.
+.equ CPU0_STACK_TOP, {CPU0_STACK_TOP}   // offset from __kernel_stacks
+.equ MAX_CPUS, {MAX_CPUS}
+// `smp::SecondaryBoot`: what the boot core leaves for the core it starts.
+.equ SB_MPIDR, {SB_MPIDR}
+.equ SB_STACK_TOP, {SB_STACK_TOP}
+.equ SB_CPU, {SB_CPU}
+.equ MPIDR_AFFINITY, {MPIDR_AFFINITY}   // Aff3..Aff0 of MPIDR_EL1
 .equ PL011_FR, 0x18                 // flag register
 .equ PL011_FR_TXFF, 5               // transmit FIFO full
 
@@ -64,11 +80,26 @@ primary_entry:
     mrs     x1, mpidr_el1
     and     x1, x1, #0xff
     cbz     x1, 1f
-    // Secondary cores (QEMU raspi4b ELF starts them all here) wait forever;
-    // the kernel is uniprocessor.
+    // Secondary cores that the loader started here with the boot core
+    // (QEMU raspi4b's ELF) wait, MMU off, until the boot core writes the
+    // physical address of `secondary_entry` into their release word
+    // (`smp::release_parked`: a store, a clean to the point of
+    // coherency, `sev`). The words are in .data, which the boot core
+    // does not zero; a core whose Aff0 has no word waits for good.
 park_secondary:
+    cmp     x1, #MAX_CPUS
+    b.hs    park_forever
+    adrp    x2, secondary_release
+    add     x2, x2, :lo12:secondary_release
+    add     x2, x2, x1, lsl #3
+2:  ldr     x3, [x2]
+    cbnz    x3, 3f
     wfe
-    b       park_secondary
+    b       2b
+3:  br      x3
+park_forever:
+    wfe
+    b       park_forever
 1:
     mrs     x20, CurrentEL
     lsr     x20, x20, #2
@@ -84,6 +115,7 @@ from_el3:
     msr     scr_el3, x0
     bl      counter_frequency_at_el3
     bl      gic_make_nonsecure
+    bl      gic_cpu_make_nonsecure
     bl      prepare_el2_for_el1
     mov     x0, #SPSR_EL1H_MASKED
     msr     spsr_el3, x0
@@ -164,6 +196,17 @@ gic_make_nonsecure:
 2:  str     w4, [x3], #4
     subs    w2, w2, #1
     b.ne    2b
+3:  ret
+
+// The per-core half of the above, for every core entered at EL3:
+// GICD_IGROUPR0 (SGIs and PPIs) and the CPU interface are banked, so
+// each core sets its own.
+gic_cpu_make_nonsecure:
+    ldr     x0, =RPI4_GICD
+    ldr     w2, [x0, #4]            // GICD_TYPER
+    tbz     w2, #10, 3f             // SecurityExtn
+    mov     w4, #-1
+    str     w4, [x0, #0x80]         // GICD_IGROUPR0 (banked)
     ldr     x0, =RPI4_GICC
     mov     w1, #0x3
     str     w1, [x0]                // GICC_CTLR (secure view): both groups
@@ -179,8 +222,11 @@ el1_entry:
     mov     x0, #CPACR_EL1_FPEN     // EL0 may use FP/SIMD (the kernel never does)
     msr     cpacr_el1, x0
 
-    adrp    x0, __kernel_stack_top
-    add     x0, x0, :lo12:__kernel_stack_top
+    // The boot core's stack (core 0's slot), physical until the MMU is on.
+    adrp    x0, __kernel_stacks
+    add     x0, x0, :lo12:__kernel_stacks
+    ldr     x1, =CPU0_STACK_TOP
+    add     x0, x0, x1
     mov     sp, x0
 
     // Zero .bss at its physical address.
@@ -269,9 +315,16 @@ boot_tables_failed:
     b       1b
 
 high_entry:
-    // Now running at the link address in the high half.
-    ldr     x0, =__kernel_stack_top
+    // Now running at the link address in the high half, on core 0's
+    // stack; TPIDR_EL1 holds its top, the record above it the index 0
+    // (`smp::this_cpu`).
+    ldr     x0, =__kernel_stacks
+    ldr     x1, =CPU0_STACK_TOP
+    add     x0, x0, x1
     mov     sp, x0
+    msr     tpidr_el1, x0
+    str     xzr, [x0]
+    msr     tpidrro_el0, xzr        // this_cpu(): core 0
     ldr     x0, =exception_vectors
     msr     vbar_el1, x0
     isb
@@ -281,6 +334,108 @@ high_entry:
     bl      kernel_main
 6:  wfe
     b       6b
+    .ltorg
+
+// A secondary core, at its physical address with the MMU off, at EL3, EL2
+// or EL1 (PSCI, the spin table or the park above). It needs no stack
+// until the MMU is on: the helpers it calls are leaf functions.
+    .global secondary_entry
+secondary_entry:
+    mrs     x20, CurrentEL
+    lsr     x20, x20, #2
+    cmp     x20, #3
+    b.eq    secondary_from_el3
+    cmp     x20, #2
+    b.eq    secondary_from_el2
+    b       secondary_el1_entry
+
+// The registers set here are per core: each core sets its own, as the
+// boot core did on its way down.
+secondary_from_el3:
+    msr     cptr_el3, xzr
+    mov     x0, #SCR_EL3_BOOT
+    msr     scr_el3, x0
+    bl      counter_frequency_at_el3
+    bl      gic_cpu_make_nonsecure
+    bl      prepare_el2_for_el1
+    mov     x0, #SPSR_EL1H_MASKED
+    msr     spsr_el3, x0
+    adr     x0, secondary_el1_entry
+    msr     elr_el3, x0
+    isb
+    eret
+
+secondary_from_el2:
+    bl      prepare_el2_for_el1
+    mov     x0, #SPSR_EL1H_MASKED
+    msr     spsr_el2, x0
+    adr     x0, secondary_el1_entry
+    msr     elr_el2, x0
+    isb
+    eret
+
+secondary_el1_entry:
+    msr     daifset, #0xf
+    ldr     x0, =SCTLR_EL1_RES1     // MMU and caches off, known state
+    msr     sctlr_el1, x0
+    isb
+    mov     x0, #CPACR_EL1_FPEN
+    msr     cpacr_el1, x0
+    adr     x0, early_vectors
+    msr     vbar_el1, x0
+    isb
+    // The boot core cleaned SECONDARY_BOOT to the point of coherency, so
+    // these uncached reads see it. It is written for one core at a time:
+    // a core that comes up after the boot core gave up on it finds
+    // another core's MPIDR there and waits for good instead of taking
+    // that core's stack.
+    adrp    x24, SECONDARY_BOOT
+    add     x24, x24, :lo12:SECONDARY_BOOT
+    ldr     x1, [x24, #SB_MPIDR]
+    mrs     x2, mpidr_el1
+    ldr     x3, =MPIDR_AFFINITY
+    and     x2, x2, x3
+    cmp     x1, x2
+    b.ne    park_forever
+    // The boot core's tables: TTBR1 the kernel's, TTBR0 the boot identity
+    // map of the text (which the boot core no longer uses but keeps), for
+    // the instructions from here to the jump to the link address.
+    ldp     x0, x1, [x24]           // mair, tcr
+    msr     mair_el1, x0
+    msr     tcr_el1, x1
+    ldp     x0, x1, [x24, #16]      // ttbr0 (identity), ttbr1
+    msr     ttbr0_el1, x0
+    msr     ttbr1_el1, x1
+    ldr     x0, [x24, #32]          // sctlr
+    isb
+    tlbi    vmalle1
+    dsb     nsh
+    isb
+    msr     sctlr_el1, x0
+    isb
+    ic      iallu
+    dsb     nsh
+    isb
+    ldr     x0, =secondary_high_entry
+    br      x0
+
+secondary_high_entry:
+    // At the link address: this core's stack and record (the boot core
+    // wrote both into SECONDARY_BOOT), then the kernel's vectors.
+    ldr     x1, =SECONDARY_BOOT
+    ldr     x0, [x1, #SB_STACK_TOP]
+    mov     sp, x0
+    msr     tpidr_el1, x0
+    ldr     x2, [x1, #SB_CPU]
+    str     x2, [x0]
+    msr     tpidrro_el0, x2         // this_cpu()
+    ldr     x0, =exception_vectors
+    msr     vbar_el1, x0
+    isb
+    mov     x0, x2                  // the core's index
+    bl      secondary_main
+7:  wfe
+    b       7b
     .ltorg
 
 // Taken for any exception between setting VBAR_EL1 above and high_entry
@@ -383,3 +538,15 @@ early_line_end:
     .balign 8
 early_uart:
     .skip   8
+
+// One release word per Aff0 for the cores parked in `park_secondary`
+// (0: wait). In .data, not .bss: the boot core zeroes .bss while they
+// already read these. Its own line, so cleaning it cleans nothing else.
+    .section .data.secondary_release, "aw"
+    .balign 64
+    .global secondary_release
+secondary_release:
+    .rept   MAX_CPUS
+    .quad   0
+    .endr
+    .balign 64

@@ -14,7 +14,10 @@
 use super::phys::{self, record_image_placement};
 use crate::boards::Loader;
 use crate::device_tree;
-use crate::layout::{DEVICE_BASE, DTB_WINDOW, KIMAGE_VBASE, LINEAR_BASE, PAGE_SIZE, TEXT_OFFSET};
+use crate::layout::{
+    kernel_stack_guard_offset, DEVICE_BASE, DTB_WINDOW, KERNEL_STACK_SLOT_BYTES, KIMAGE_VBASE,
+    LINEAR_BASE, MAX_CPUS, PAGE_SIZE, TEXT_OFFSET,
+};
 use crate::mmu::{
     mair_el1, tcr_el1, AsidBits, Granularity, Half, MapError, Mapping, PageTable, Permissions,
     PhysAddr, PhysicalAddressRange, TableMemory, VirtAddr, ENTRIES_PER_TABLE,
@@ -44,8 +47,10 @@ struct TablePool {
 }
 
 /// What `boot.s` loads into the MMU registers (field order is shared
-/// with boot.s: mair, tcr, ttbr0, ttbr1, sctlr).
+/// with boot.s: mair, tcr, ttbr0, ttbr1, sctlr), on the boot core and
+/// again on each secondary (`smp::SecondaryBoot`).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct BootMmuConfig {
     mair: u64,
     tcr: u64,
@@ -54,9 +59,10 @@ pub struct BootMmuConfig {
     sctlr: u64,
 }
 
-// SAFETY (for every access to these statics): the kernel is uniprocessor
-// and touches them only at boot and from kernel code with interrupts
-// masked, so there is never a concurrent access.
+// SAFETY (for every access to these statics): only the boot core touches
+// them (the secondaries get the MMU values through `smp::SecondaryBoot`
+// and map nothing), at boot and from kernel code with interrupts masked,
+// so there is never a concurrent access.
 static mut POOL: TablePool = TablePool {
     tables: [[0; ENTRIES_PER_TABLE]; POOL_TABLES],
 };
@@ -66,20 +72,25 @@ static mut KERNEL_ROOT: u64 = 0;
 /// 0 is a valid place for one).
 static mut DEVICE_TREE_PA: u64 = u64::MAX;
 
-static mut BOOT_CONFIG: BootMmuConfig = BootMmuConfig {
-    mair: 0,
-    tcr: 0,
-    ttbr0: 0,
-    ttbr1: 0,
-    sctlr: 0,
-};
+static mut BOOT_CONFIG: BootMmuConfig = BootMmuConfig::EMPTY;
+
+impl BootMmuConfig {
+    /// Nothing built yet.
+    pub(crate) const EMPTY: BootMmuConfig = BootMmuConfig {
+        mair: 0,
+        tcr: 0,
+        ttbr0: 0,
+        ttbr1: 0,
+        sctlr: 0,
+    };
+}
 
 extern "C" {
     static __image_start: u8;
     static __text_end: u8;
     static __rodata_end: u8;
-    static __kernel_stack_guard: u8;
-    static __kernel_stack_bottom: u8;
+    static __kernel_stacks: u8;
+    static __kernel_stacks_end: u8;
     static __image_end: u8;
 }
 
@@ -162,14 +173,19 @@ pub extern "C" fn early_map_kernel(
 
 fn build_boot_tables(phys_base: u64, loader_x0: u64, loader: Loader) -> Result<(), MapError> {
     // With the MMU off these are physical addresses (adrp is PC-relative).
-    let (start, text_end, rodata_end, guard, stack_bottom, end) = (
+    let (start, text_end, rodata_end, stacks, stacks_end, end) = (
         symbol(addr_of!(__image_start)),
         symbol(addr_of!(__text_end)),
         symbol(addr_of!(__rodata_end)),
-        symbol(addr_of!(__kernel_stack_guard)),
-        symbol(addr_of!(__kernel_stack_bottom)),
+        symbol(addr_of!(__kernel_stacks)),
+        symbol(addr_of!(__kernel_stacks_end)),
         symbol(addr_of!(__image_end)),
     );
+    // kernel.ld sizes the stack slots with numbers of its own: one that
+    // disagrees with layout.rs would put a core's stack over its guard.
+    if stacks_end - stacks != MAX_CPUS as u64 * KERNEL_STACK_SLOT_BYTES {
+        return Err(MapError::Misaligned);
+    }
     record_image_placement(phys_base, end - start);
     let mut memory = PoolMemory { mmu_on: false };
     let kernel = PageTable::new(&mut memory, Half::Upper)?;
@@ -183,8 +199,8 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64, loader: Loader) -> Result<(
         granularity: Granularity::Pages,
     };
 
-    // The image, W^X: text RX, rodata R, data+bss RW, then the kernel
-    // stack above an unmapped guard page.
+    // The image, W^X: text RX, rodata R, data+bss RW, then each core's
+    // kernel stack above an unmapped guard page.
     kernel.map(
         &mut memory,
         &pages(
@@ -208,19 +224,33 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64, loader: Loader) -> Result<(
         &pages(
             to_va(rodata_end),
             rodata_end,
-            guard - rodata_end,
+            stacks - rodata_end,
             Permissions::KERNEL_RW,
         ),
     )?;
-    kernel.map(
-        &mut memory,
-        &pages(
-            to_va(stack_bottom),
-            stack_bottom,
-            end - stack_bottom,
-            Permissions::KERNEL_RW,
-        ),
-    )?;
+    for cpu in 0..MAX_CPUS {
+        let bottom = stacks + kernel_stack_guard_offset(cpu) + PAGE_SIZE;
+        kernel.map(
+            &mut memory,
+            &pages(
+                to_va(bottom),
+                bottom,
+                KERNEL_STACK_SLOT_BYTES - PAGE_SIZE,
+                Permissions::KERNEL_RW,
+            ),
+        )?;
+    }
+    if end > stacks_end {
+        kernel.map(
+            &mut memory,
+            &pages(
+                to_va(stacks_end),
+                stacks_end,
+                end - stacks_end,
+                Permissions::KERNEL_RW,
+            ),
+        )?;
+    }
 
     // The device tree, read-only: where x0 points, or where this loader
     // leaves one without saying so (QEMU's ELF boots only).
@@ -246,7 +276,9 @@ fn build_boot_tables(phys_base: u64, loader_x0: u64, loader: Loader) -> Result<(
     }
 
     // The identity map of the text, only for the instructions between
-    // turning the MMU on and jumping to the link address.
+    // turning the MMU on and jumping to the link address: the boot core's
+    // now, each secondary's when it is started (the table is kept for
+    // them; `remove_identity_map` only takes it out of TTBR0).
     identity.map(
         &mut memory,
         &pages(start, start, text_end - start, Permissions::KERNEL_RX),
@@ -385,8 +417,22 @@ pub fn map_linear(start: u64, size: u64) -> Result<(), MapError> {
     Ok(())
 }
 
-/// Drops the boot identity map: TTBR0 gets the empty table (software PAN)
-/// and the TLB forgets the identity entries.
+/// The MMU values the boot core turned its MMU on with, for the
+/// secondaries (`smp::start`).
+pub(crate) fn boot_mmu_config() -> BootMmuConfig {
+    // SAFETY: see the statics' note; written once at boot.
+    unsafe { BOOT_CONFIG }
+}
+
+/// Whether kernel virtual address `va` is mapped.
+pub fn is_mapped(va: u64) -> bool {
+    let memory = PoolMemory { mmu_on: true };
+    kernel_table().translate(&memory, VirtAddr::new(va)).is_ok()
+}
+
+/// Drops the boot identity map from this core: TTBR0 gets the empty
+/// table (software PAN) and the TLB forgets the identity entries. The
+/// table itself stays, for the secondaries' start.
 pub fn remove_identity_map() {
     super::user_return::block_user_access();
     super::tlb::flush_all();

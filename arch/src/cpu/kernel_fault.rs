@@ -7,18 +7,6 @@ use crate::exception::{ExceptionClass, FaultStatus};
 use aarch64_cpu::registers::{Readable, ESR_EL1, FAR_EL1};
 use core::fmt::Write;
 
-extern "C" {
-    static __kernel_stack_guard: u8;
-    static __kernel_stack_bottom: u8;
-}
-
-/// Is `address` in the unmapped page below the kernel stack?
-fn is_stack_guard(address: u64) -> bool {
-    let guard = core::ptr::addr_of!(__kernel_stack_guard) as u64;
-    let bottom = core::ptr::addr_of!(__kernel_stack_bottom) as u64;
-    (guard..bottom).contains(&address)
-}
-
 /// Called by `vectors.s` with the registers it saved on the kernel stack.
 #[no_mangle]
 extern "C" fn portcullis_el1_exception(frame: *const UserContext) -> ! {
@@ -32,11 +20,15 @@ extern "C" fn portcullis_el1_exception(frame: *const UserContext) -> ! {
     console::ensure_started();
     let mut out = console::Writer;
     let _ = writeln!(out, "\nKERNEL PANIC: {} in the kernel", class.name());
-    if is_stack_guard(far) && class.has_fault_address() {
-        let _ = writeln!(
-            out,
-            "  kernel stack overflow: the access hit the guard page below the kernel stack"
-        );
+    match super::smp::stack_guard_of(far) {
+        Some(cpu) if class.has_fault_address() => {
+            let _ = writeln!(
+                out,
+                "  kernel stack overflow: the access hit the guard page below the kernel stack \
+                 of core {cpu}"
+            );
+        }
+        _ => {}
     }
     let _ = write!(out, "  pc {:#018x}  esr {:#010x}", frame.pc, esr);
     if class.has_fault_address() {

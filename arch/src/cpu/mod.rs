@@ -27,6 +27,12 @@ core::arch::global_asm!(
     RPI4_COUNTER_HZ = const rpi4::COUNTER_HZ,
     RPI4_UART = const rpi4::UART,
     VIRT_UART = const virt::UART,
+    CPU0_STACK_TOP = const crate::layout::kernel_stack_top_offset(0),
+    MAX_CPUS = const crate::layout::MAX_CPUS,
+    SB_MPIDR = const smp::SECONDARY_BOOT_MPIDR,
+    SB_STACK_TOP = const smp::SECONDARY_BOOT_STACK_TOP,
+    SB_CPU = const smp::SECONDARY_BOOT_CPU,
+    MPIDR_AFFINITY = const smp::MPIDR_AFFINITY,
 );
 /// The vectors' offsets and numbers, from the types and values they
 /// stand for (`cpu/vectors.s` names them with `.equ`).

@@ -1,10 +1,11 @@
 // Exception vectors (VBAR_EL1) and the way back to EL0.
 //
-// The kernel has one stack (it never blocks on it: a thread that waits is
-// recorded in its TCB and the kernel returns to another thread). While a
-// thread runs at EL0, SP_EL1 points at that thread's saved-register block
-// (`UserContext`, see context.rs), so an exception from EL0 stores the
-// registers straight into the TCB and then switches to the kernel stack.
+// The kernel has one stack per core, whose top TPIDR_EL1 holds (it never
+// blocks on it: a thread that waits is recorded in its TCB and the kernel
+// returns to another thread). While a thread runs at EL0, SP_EL1 points
+// at that thread's saved-register block (`UserContext`, see context.rs),
+// so an exception from EL0 stores the registers straight into the TCB and
+// then switches to the kernel stack.
 // Offsets below must match `UserContext`.
 
 // The values come from Rust (`cpu/mod.rs` passes them as `global_asm!`
@@ -61,8 +62,9 @@
     mrs     x24, tpidr_el0
     str     x24, [sp, #CTX_TPIDR]
     mov     x0, sp
-    adrp    x21, __kernel_stack_top
-    add     x21, x21, :lo12:__kernel_stack_top
+    // TPIDR_EL1 holds this core's kernel stack top (boot.s sets it once
+    // per core; `cpu::smp`).
+    mrs     x21, tpidr_el1
     mov     sp, x21
 .endm
 
@@ -71,10 +73,13 @@
 .macro kernel_vector kind
     .balign 0x80
     // Report on a stack of its own, so that a kernel stack overflow (sp in
-    // the guard page) is reported instead of faulting again. TPIDR_EL1
-    // and SP_EL0 (already saved for the thread) are the scratch registers;
-    // the kernel does not return from here. (Not TPIDRRO_EL0: it holds the
-    // CPU's index, which the panic path still reads.)
+    // the guard page) is reported instead of faulting again. There is one
+    // panic stack for all cores: the report ends the run, and two cores
+    // faulting at once would share it (a garbled report, nothing worse).
+    // TPIDR_EL1 (the core's stack top, which the way to a panic no longer
+    // needs) and SP_EL0 (already saved for the thread) are the scratch
+    // registers; the kernel does not return from here. (Not TPIDRRO_EL0:
+    // it holds the core's index, which the panic path still reads.)
     msr     tpidr_el1, x0
     mov     x0, sp
     msr     sp_el0, x0

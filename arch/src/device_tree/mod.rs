@@ -17,7 +17,7 @@
 //! translate them to CPU physical addresses (0xfe20_1000). The `fdt` crate
 //! does not translate, so `SocRanges` does.
 
-use crate::boards::{Board, BoardInfo, PhysRange};
+use crate::boards::{Board, BoardInfo, CpuEntry, CpuStart, PhysRange, PsciConduit, MAX_CPUS};
 use fdt::node::FdtNode;
 use fdt::Fdt;
 
@@ -127,11 +127,20 @@ fn parse_compact(blob: &[u8]) -> Result<BoardInfo, DeviceTreeError> {
         }
     }
     info.initrd = read_initrd(&fdt);
-    info.psci_hvc = fdt
+    info.psci = fdt
         .find_node("/psci")
+        .filter(is_enabled)
         .and_then(|psci| psci.property("method"))
         .and_then(|m| m.as_str())
-        .is_some_and(|m| m == "hvc");
+        .and_then(|m| match m {
+            "hvc" => Some(PsciConduit::Hvc),
+            "smc" => Some(PsciConduit::Smc),
+            _ => None,
+        });
+    let cpus = read_cpus(&fdt);
+    if !cpus.is_empty() {
+        info.cpus = cpus;
+    }
     if let Some(args) = fdt
         .find_node("/chosen")
         .and_then(|c| c.property("bootargs"))
@@ -220,6 +229,58 @@ fn read_ram(fdt: &Fdt<'_>) -> heapless::Vec<PhysRange, { crate::boards::MAX_RAM_
     }
     ram.sort_unstable_by_key(|r| r.start);
     ram
+}
+
+/// The enabled `cpu` nodes under `/cpus`, the first [`MAX_CPUS`] of
+/// them: each one's MPIDR affinity (`reg`, in `/cpus`' address cells; its
+/// size cells are 0) and how it is started (`enable-method`, and for a
+/// spin table `cpu-release-addr`, one or two cells).
+fn read_cpus(fdt: &Fdt<'_>) -> heapless::Vec<CpuEntry, MAX_CPUS> {
+    let mut cpus = heapless::Vec::new();
+    let Some(node) = fdt.find_node("/cpus") else {
+        return cpus;
+    };
+    let address_cells = node
+        .property("#address-cells")
+        .and_then(|p| p.as_usize())
+        .unwrap_or(1);
+    for cpu in node.children().filter(is_enabled) {
+        let is_cpu = cpu
+            .property("device_type")
+            .and_then(|p| p.as_str())
+            .is_some_and(|t| t == "cpu");
+        let Some(reg) = cpu.property("reg").map(|p| p.value) else {
+            continue;
+        };
+        if !is_cpu || address_cells == 0 || reg.len() < 4 * address_cells {
+            continue;
+        }
+        let mpidr = cells_to_u64(&be_cells(&reg[..4 * address_cells]));
+        let release_address = cpu
+            .property("cpu-release-addr")
+            .map(|p| p.value)
+            .filter(|v| v.len() == 4 || v.len() == 8)
+            .map(|v| cells_to_u64(&be_cells(v)));
+        let method = cpu.property("enable-method").and_then(|p| p.as_str());
+        let start = match (method, release_address) {
+            (Some("psci"), _) => CpuStart::Psci,
+            (Some("spin-table"), Some(release_address)) => CpuStart::SpinTable { release_address },
+            _ => CpuStart::Unknown,
+        };
+        if cpus.push(CpuEntry { mpidr, start }).is_err() {
+            break;
+        }
+    }
+    cpus
+}
+
+/// Big-endian 32-bit cells (at most 4: an address of two or a `reg`).
+fn be_cells(bytes: &[u8]) -> heapless::Vec<u32, 4> {
+    bytes
+        .chunks_exact(4)
+        .take(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// The `reg` ranges of the enabled children of `/reserved-memory`, into
@@ -368,11 +429,31 @@ pub(crate) mod tests {
                 size: 1 << 30
             }]
         );
-        assert!(info.psci_hvc);
+        assert_eq!(info.psci, Some(PsciConduit::Hvc));
         assert_eq!(info.boot_option("portcullis.mode"), Some("test"));
         assert!(info.from_device_tree);
         assert_eq!(info.gpio, None);
         assert_eq!(info.initrd, None, "no -initrd");
+    }
+
+    /// QEMU's `-M virt,gic-version=2 -cpu cortex-a72 -smp 4` tree
+    /// (`dumpdtb`, cut to its content).
+    const VIRT_V2_SMP4: &[u8] = include_bytes!("../../tests/fixtures/virt-gicv2-smp4.dtb");
+
+    #[test]
+    fn qemu_virts_cores_are_started_through_psci() {
+        let info = parse(VIRT_V2_SMP4).expect("valid tree");
+        assert_eq!(info.psci, Some(PsciConduit::Hvc));
+        let expected: Vec<CpuEntry> = (0..4)
+            .map(|mpidr| CpuEntry {
+                mpidr,
+                start: CpuStart::Psci,
+            })
+            .collect();
+        assert_eq!(info.cpus.as_slice(), expected.as_slice());
+        // One core in the older fixture (-smp 1); one without a tree.
+        assert_eq!(parse(VIRT_V2).expect("valid tree").cpus.len(), 1);
+        assert_eq!(Board::QemuVirt.defaults().cpus.len(), 1);
     }
 
     #[test]
@@ -432,8 +513,73 @@ mod raspberry_pi_tests {
         assert_eq!(info.gic_distributor, 0xff84_1000);
         assert_eq!(info.gic_cpu_interface, 0xff84_2000);
         assert_eq!(info.gpio, Some(0xfe20_0000));
-        assert!(!info.psci_hvc);
+        assert_eq!(info.psci, None);
         assert!(info.ram_bytes() > 0);
+    }
+
+    #[test]
+    fn the_pi_4s_cores_wait_on_the_spin_table() {
+        let info = parse(RPI4).expect("valid tree");
+        let expected: Vec<CpuEntry> = (0..4)
+            .map(|n| CpuEntry {
+                mpidr: n,
+                start: CpuStart::SpinTable {
+                    release_address: 0xd8 + 8 * n,
+                },
+            })
+            .collect();
+        assert_eq!(info.cpus.as_slice(), expected.as_slice());
+        // The board's defaults, for a boot without a tree, say the same.
+        assert_eq!(Board::RaspberryPi4.defaults().cpus, info.cpus);
+    }
+
+    #[test]
+    fn cores_past_the_limit_disabled_ones_and_unknown_methods() {
+        let mut tree = Tree::decode(RPI4);
+        tree.node("/cpus/cpu@1").set("status", string("disabled"));
+        tree.node("/cpus/cpu@2")
+            .set("enable-method", string("brcm,bcm2836-smp"));
+        tree.node("/cpus/cpu@3")
+            .set("cpu-release-addr", cells(&[0x1, 0x10]));
+        for n in 4..7u32 {
+            tree.node(&format!("/cpus/cpu@{n}"))
+                .set("device_type", string("cpu"))
+                .set("reg", cells(&[n]))
+                .set("enable-method", string("psci"));
+        }
+        let info = parse(&tree.encode()).expect("valid tree");
+        let mpidrs: Vec<u64> = info.cpus.iter().map(|c| c.mpidr).collect();
+        assert_eq!(mpidrs, [0, 2, 3, 4], "cpu@1 is disabled; only four kept");
+        assert_eq!(info.cpus[1].start, CpuStart::Unknown);
+        assert_eq!(
+            info.cpus[2].start,
+            CpuStart::SpinTable {
+                release_address: 0x1_0000_0010
+            },
+            "a two-cell release address"
+        );
+        assert_eq!(info.cpus[3].start, CpuStart::Psci);
+        // A spin table without its address cannot be used.
+        let mut tree = Tree::decode(RPI4);
+        tree.node("/cpus/cpu@1")
+            .properties
+            .retain(|(name, _)| name != "cpu-release-addr");
+        let info = parse(&tree.encode()).expect("valid tree");
+        assert_eq!(info.cpus[1].start, CpuStart::Unknown);
+    }
+
+    #[test]
+    fn psci_is_called_the_way_its_node_says() {
+        let with = |method: &str| {
+            let mut tree = Tree::decode(RPI4);
+            tree.node("/psci")
+                .set("compatible", string("arm,psci-1.0"))
+                .set("method", string(method));
+            parse(&tree.encode()).expect("valid tree").psci
+        };
+        assert_eq!(with("smc"), Some(PsciConduit::Smc));
+        assert_eq!(with("hvc"), Some(PsciConduit::Hvc));
+        assert_eq!(with("call"), None);
     }
 
     fn range(start: u64, size: u64) -> PhysRange {

@@ -3,11 +3,21 @@
 //! The kernel uses the non-secure view: on the Pi the firmware's armstub
 //! (or our EL3 boot path) has put every interrupt in group 1. At init the
 //! distributor is reset to a known state (`crate::gic`).
+//!
+//! Every core has its own CPU interface at the same address, and its own
+//! bank of the distributor's SGI and PPI registers (enables, pending,
+//! priorities, GICD_ITARGETSR0..7): the boot core resets the distributor
+//! (`init`), each secondary only its own bank and interface
+//! (`init_this_cpu`). Device interrupts (SPIs) stay aimed at the boot core.
 
 use crate::gic::{distributor_reset, interrupt_lines, DistributorWrite};
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
+
+use crate::cpu::smp::this_cpu;
+use crate::layout::MAX_CPUS;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 register_structs! {
     DistributorRegisters {
@@ -49,6 +59,15 @@ const DEFAULT_PRIORITY: u32 = 0xa0;
 /// Let every priority above the lowest through.
 const PRIORITY_MASK_ALL: u32 = 0xf0;
 
+/// Each core's CPU-interface bit in a target list, by core index (0: not
+/// set up yet). On GICv2 a core's interface number need not be its index:
+/// each core reads its own (GICD_ITARGETSR0 is banked) when it sets its
+/// interface up.
+static CPU_INTERFACE_MASKS: [AtomicU8; MAX_CPUS] = [const { AtomicU8::new(0) }; MAX_CPUS];
+
+/// SGI and PPI IDs: the banked first 32 interrupt IDs.
+const BANKED_IDS: u32 = 32;
+
 /// An acknowledged interrupt, to be completed with `end_of_interrupt`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Acknowledged {
@@ -62,14 +81,15 @@ impl Acknowledged {
     }
 }
 
-/// A GICv2 distributor and this CPU's interface, both mapped.
+/// A GICv2 distributor and the running core's interface, both mapped.
 pub struct GicV2 {
     distributor: &'static DistributorRegisters,
     cpu: &'static CpuInterfaceRegisters,
 }
 
-// SAFETY: the registers are MMIO that only the (single) CPU owning the
-// GicV2 value touches; moving the handle between owners is fine.
+// SAFETY: the registers are MMIO; the CPU-interface registers reached are
+// those of whichever core uses the handle (they are banked), so moving
+// the handle between owners is fine.
 unsafe impl Send for GicV2 {}
 
 impl GicV2 {
@@ -77,8 +97,11 @@ impl GicV2 {
     /// device memory at `distributor_va` and `cpu_va`.
     ///
     /// # Safety
-    /// Both addresses must map the GIC's registers for the kernel's life,
-    /// and nothing else may drive this GIC.
+    /// Both addresses must map the GIC's registers for the kernel's life.
+    /// Only the boot core's handle may change the distributor's shared
+    /// registers (`init`, `enable` and `disable` of an SPI); a
+    /// secondary's handle only touches its own banked registers
+    /// (`init_this_cpu`, SGIs and PPIs) and sends SGIs.
     pub unsafe fn new(distributor_va: u64, cpu_va: u64) -> Self {
         GicV2 {
             // SAFETY: guaranteed by the caller.
@@ -106,6 +129,9 @@ impl GicV2 {
                 register.set(value);
             }
         };
+        if let Some(mask) = CPU_INTERFACE_MASKS.get(crate::cpu::smp::this_cpu()) {
+            mask.store(this_cpu, Ordering::Relaxed);
+        }
         for step in distributor_reset(typer, DEFAULT_PRIORITY as u8, this_cpu) {
             match step {
                 DistributorWrite::Control(value) => d.control.set(value),
@@ -121,6 +147,50 @@ impl GicV2 {
         self.cpu.priority_mask.set(PRIORITY_MASK_ALL);
         self.cpu.binary_point.set(0);
         self.cpu.control.set(1);
+    }
+
+    /// Sets up this core's bank of the distributor (every SGI and PPI
+    /// disabled, not pending, not active, at the default priority) and
+    /// turns its CPU interface on: a secondary's part of `init`, which
+    /// the boot core ran for itself. Records the core's interface number
+    /// for `send_sgi`.
+    pub fn init_this_cpu(&self) {
+        let d = self.distributor;
+        let mask = d.targets[0].get() as u8;
+        if let Some(slot) = CPU_INTERFACE_MASKS.get(this_cpu()) {
+            slot.store(mask, Ordering::Relaxed);
+        }
+        d.clear_enable[0].set(u32::MAX);
+        d.clear_pending[0].set(u32::MAX);
+        d.clear_active[0].set(u32::MAX);
+        for register in &d.clear_sgi_pending {
+            register.set(u32::MAX);
+        }
+        let priority = DEFAULT_PRIORITY * 0x0101_0101;
+        for register in &d.priority[..(BANKED_IDS / 4) as usize] {
+            register.set(priority);
+        }
+        self.cpu.priority_mask.set(PRIORITY_MASK_ALL);
+        self.cpu.binary_point.set(0);
+        self.cpu.control.set(1);
+    }
+
+    /// Sends software-generated interrupt `intid` (0..15) to core `cpu`
+    /// (GICD_SGIR, its interface's bit in the target list). Returns false,
+    /// sending nothing, if that core has not set its interface up.
+    pub fn send_sgi(&self, cpu: usize, intid: u32) -> bool {
+        let mask = CPU_INTERFACE_MASKS
+            .get(cpu)
+            .map_or(0, |mask| mask.load(Ordering::Relaxed));
+        if mask == 0 || intid >= crate::boards::SGI_COUNT {
+            return false;
+        }
+        // The target must see what this core wrote before the SGI.
+        aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::ISHST);
+        self.distributor
+            .software_interrupt
+            .set((u32::from(mask) << 16) | intid);
+        true
     }
 
     /// How many interrupt IDs the distributor has (GICD_TYPER).
@@ -156,15 +226,6 @@ impl GicV2 {
         } else {
             Some(Acknowledged { raw })
         }
-    }
-
-    /// Sends software-generated interrupt `intid` (0..16) to CPU `cpu`
-    /// (interim: CPU interface number = CPU index).
-    pub fn send_sgi(&self, cpu: usize, intid: u32) {
-        let targets = 1u32 << (16 + (cpu % 8));
-        self.distributor
-            .software_interrupt
-            .set(targets | (intid & 0xf));
     }
 
     /// Signals that handling `irq` is complete.
