@@ -190,7 +190,7 @@ impl AsidAllocator {
         match renewed.map(|held| held.asid).or_else(|| self.take_free()) {
             Some(asid) => self.keep(asid, true),
             // Unreachable: at most MAX_LIVE + 2 of at least 256 numbers are
-        // taken.
+            // taken.
             None => self.keep(Asid::KERNEL, true),
         }
     }

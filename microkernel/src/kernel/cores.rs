@@ -263,7 +263,11 @@ impl Kernel {
     /// A thread of priority `priority` was made ready on `cpu`, another
     /// CPU: interrupt it if it idles or runs something less urgent (sent
     /// at the end of this kernel entry, by `send_wakeups`).
-    pub(in crate::kernel) fn wake_core(&mut self, cpu: usize, priority: crate::scheduler::Priority) {
+    pub(in crate::kernel) fn wake_core(
+        &mut self,
+        cpu: usize,
+        priority: crate::scheduler::Priority,
+    ) {
         let running = self.cores[cpu % MAX_CPUS].current;
         let more_urgent = match running {
             Some(running) => priority > self.objects[running].priority,

@@ -24,11 +24,14 @@ impl Kernel {
                 return Err("a thread has affinity with a CPU the kernel does not run on");
             }
             let queued = self.run_queue_contains(home, id);
-            let queued_elsewhere = (0..MAX_CPUS).any(|cpu| cpu != home && self.run_queue_contains(cpu, id));
+            let queued_elsewhere =
+                (0..MAX_CPUS).any(|cpu| cpu != home && self.run_queue_contains(cpu, id));
             if queued_elsewhere {
                 return Err("a thread is in the run queue of a CPU it has no affinity with");
             }
-            let running_on = (0..MAX_CPUS).filter(|&cpu| self.current_on(cpu) == Some(id)).count();
+            let running_on = (0..MAX_CPUS)
+                .filter(|&cpu| self.current_on(cpu) == Some(id))
+                .count();
             if running_on > 1 {
                 return Err("a thread is the current thread of two CPUs");
             }

@@ -50,6 +50,26 @@ pub fn raw_syscall(_number: u64, _x0: u64, _x2: u64, _x3: u64) -> RawResult {
     RawResult(ErrorCode::InvalidSyscall.raw())
 }
 
+/// The index of the CPU this thread runs on (0 is the boot CPU): the
+/// kernel keeps it in TPIDRRO_EL0, which EL0 may read. It can change at
+/// any moment after it is read (`Tcb::set_affinity` moves a thread; only
+/// the thread's own affinity decides where it runs).
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub fn this_cpu() -> u64 {
+    let cpu: u64;
+    // SAFETY: reading TPIDRRO_EL0 at EL0 is allowed and has no effect.
+    unsafe {
+        core::arch::asm!("mrs {0}, tpidrro_el0", out(reg) cpu, options(nomem, nostack, preserves_flags))
+    };
+    cpu
+}
+
+/// On the host there is one CPU.
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+pub fn this_cpu() -> u64 {
+    0
+}
+
 /// Does nothing in the kernel: measures the entry path.
 pub fn null() -> Result<(), ErrorCode> {
     raw_syscall(Syscall::Null.number(), 0, 0, 0).into_result()

@@ -52,6 +52,19 @@ impl Tcb {
         self.invoke(Syscall::TcbSetName, address, len)
     }
 
+    /// Gives the thread affinity with CPU `cpu` (0 is the boot CPU): it
+    /// runs there from now on, whatever it is doing (a running thread is
+    /// stopped and moves; see `abi::Syscall::TcbSetAffinity`). Returns how
+    /// many CPUs the kernel runs on; a CPU it does not run on is
+    /// `InvalidArgument`.
+    pub fn set_affinity(self, cpu: u64) -> Result<u64, ErrorCode> {
+        let x = raw_syscall_registers(
+            Syscall::TcbSetAffinity.number(),
+            [self.0 .0, 0, cpu, 0, 0, 0, 0, 0],
+        );
+        crate::syscall::RawResult(x[0]).into_result().map(|()| x[8])
+    }
+
     /// Binds the Notification capability `notification` (read right) to
     /// the thread, so that its signals end the thread's `Recv` (label
     /// `abi::message::NOTIFICATION_LABEL`, the word in `x8`); `None`
