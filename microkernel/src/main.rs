@@ -76,8 +76,8 @@ static DEVICE_TREE_SCRATCH: KernelCell<[u8; DEVICE_TREE_SCRATCH_BYTES]> =
 /// does while it waits for the lock (see `arch::cpu::cross_core`).
 #[inline(always)]
 fn locked<R>(waiting: Waiting, f: impl FnOnce(&mut KernelState) -> R) -> R {
-    STATE.with_on_core(waiting, |state, cpu| {
-        state.kernel.on_core(cpu);
+    STATE.with_on_core(waiting, |state, token| {
+        state.kernel.on_core(token, this_cpu);
         f(state)
     })
 }

@@ -3,7 +3,7 @@
 use super::cross_core::{self, Waiting};
 use super::smp;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Global state that one CPU at a time may use: the big kernel lock.
 ///
@@ -23,10 +23,10 @@ use core::sync::atomic::{AtomicU32, Ordering};
 pub struct KernelCell<T> {
     /// First, at the cell's own address: the base register every entry
     /// holds anyway to reach the value (see `opaque`), so the lock needs
-    /// no offset of its own. 0 when free, else 1 + the holding CPU's
-    /// index. The value follows at its alignment, its hot fields still at
-    /// small offsets.
-    holder: AtomicU32,
+    /// no offset of its own. 0 when free, else the holding CPU's token
+    /// (`smp::this_core_token`, never 0). The value follows at its
+    /// alignment, its hot fields still at small offsets.
+    holder: AtomicU64,
     value: UnsafeCell<T>,
 }
 
@@ -37,7 +37,7 @@ impl<T> KernelCell<T> {
     /// Wraps `value`.
     pub const fn new(value: T) -> Self {
         KernelCell {
-            holder: AtomicU32::new(0),
+            holder: AtomicU64::new(0),
             value: UnsafeCell::new(value),
         }
     }
@@ -48,17 +48,18 @@ impl<T> KernelCell<T> {
         self.with_on_core(Waiting::Other, |value, _| f(value))
     }
 
-    /// Runs `f` with exclusive access to the value and this CPU's index,
-    /// waiting for the lock if another CPU holds it. `waiting` says what
-    /// this CPU is doing, for a stall request it answers while it waits.
+    /// Runs `f` with exclusive access to the value and this CPU's token
+    /// (`smp::this_core_token`: a value no other CPU has, read with one
+    /// `mrs`), waiting for the lock if another CPU holds it. `waiting`
+    /// says what this CPU is doing, for a stall request it answers while
+    /// it waits.
     ///
     /// # Panics
     /// If this CPU holds the lock already (a kernel bug).
     #[inline(always)]
-    pub fn with_on_core<R>(&self, waiting: Waiting, f: impl FnOnce(&mut T, usize) -> R) -> R {
+    pub fn with_on_core<R>(&self, waiting: Waiting, f: impl FnOnce(&mut T, u64) -> R) -> R {
         let this = opaque(self);
-        let cpu = smp::this_cpu();
-        let me = cpu as u32 + 1;
+        let me = smp::this_core_token();
         // Uncontended: one exclusive load/store pair. Acquire: what the
         // last holder wrote is seen.
         if this
@@ -71,7 +72,7 @@ impl<T> KernelCell<T> {
         // SAFETY: the lock above guarantees this is the only live
         // reference (on this CPU `wait` ruled out re-entry; other CPUs
         // wait for the release below).
-        let result = f(unsafe { &mut *this.value.get() }, cpu);
+        let result = f(unsafe { &mut *this.value.get() }, me);
         // Release: everything written under the lock is seen by the next
         // holder.
         this.holder.store(0, Ordering::Release);
@@ -81,7 +82,7 @@ impl<T> KernelCell<T> {
     /// The lock is taken: wait for it, answering stall requests.
     #[cold]
     #[inline(never)]
-    fn wait(&self, me: u32, waiting: Waiting) {
+    fn wait(&self, me: u64, waiting: Waiting) {
         loop {
             let holder = self.holder.load(Ordering::Relaxed);
             if holder == me {

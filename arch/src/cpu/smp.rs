@@ -99,6 +99,25 @@ pub fn this_cpu() -> usize {
     cpu as usize
 }
 
+/// A value that tells this core from the others, never 0: its stack top
+/// (TPIDR_EL1), one `mrs`. What the kernel lock stores as its holder and
+/// the kernel compares with the holder of its per-CPU view, on every
+/// entry: one instruction fewer than the index plus one.
+#[inline(always)]
+pub fn this_core_token() -> u64 {
+    let token: u64;
+    // SAFETY: reading TPIDR_EL1 has no side effect; `boot.s` set it to
+    // this core's stack top before any Rust code ran at the link address.
+    unsafe {
+        asm!(
+            "mrs {0}, tpidr_el1",
+            out(reg) token,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    token
+}
+
 /// This core's affinity (MPIDR_EL1's Aff3..Aff0).
 pub fn this_mpidr() -> u64 {
     let mpidr: u64;

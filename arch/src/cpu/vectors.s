@@ -76,10 +76,11 @@
     // the guard page) is reported instead of faulting again. There is one
     // panic stack for all cores: the report ends the run, and two cores
     // faulting at once would share it (a garbled report, nothing worse).
-    // TPIDR_EL1 (the core's stack top, which the way to a panic no longer
-    // needs) and SP_EL0 (already saved for the thread) are the scratch
-    // registers; the kernel does not return from here. (Not TPIDRRO_EL0:
-    // it holds the core's index, which the panic path still reads.)
+    // TPIDR_EL1 (the core's stack top and kernel-lock token, which the way
+    // to a panic no longer needs: it takes no lock) and SP_EL0 (already
+    // saved for the thread) are the scratch registers; the kernel does not
+    // return from here. (Not TPIDRRO_EL0: it holds the core's index, which
+    // the panic path still reads.)
     msr     tpidr_el1, x0
     mov     x0, sp
     msr     sp_el0, x0

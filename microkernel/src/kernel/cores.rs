@@ -30,11 +30,30 @@
 
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
+use crate::scheduler::RunQueue;
 use crate::thread::{ThreadId, ThreadState};
 use abi::ErrorCode;
 use arch::exception::EC_SVC64;
 use arch::layout::MAX_CPUS;
 use entry::WorkFlags;
+
+/// One CPU's run queue in a 4 KiB slot: `Kernel::run_queues[cpu]` is then
+/// a shift of the CPU's index, not a multiplication.
+#[repr(C)]
+pub(crate) struct CoreQueue {
+    pub(crate) ready: RunQueue,
+    _slot: [u8; CORE_QUEUE_BYTES - core::mem::size_of::<RunQueue>()],
+}
+
+const CORE_QUEUE_BYTES: usize = 4096;
+const _: () = assert!(core::mem::size_of::<CoreQueue>() == CORE_QUEUE_BYTES);
+
+impl CoreQueue {
+    pub(crate) const EMPTY: CoreQueue = CoreQueue {
+        ready: RunQueue::new(),
+        _slot: [0; CORE_QUEUE_BYTES - core::mem::size_of::<RunQueue>()],
+    };
+}
 
 /// One CPU's own part of the kernel's state (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +82,15 @@ impl CoreView {
 }
 
 impl Kernel {
-    /// Makes `cpu`'s view the kernel's own: called by the arch glue at the
-    /// start of every kernel entry on `cpu`, with the lock held.
+    /// Makes this CPU's view the kernel's own: called by the arch glue at
+    /// the start of every kernel entry, with the lock held. `token` tells
+    /// the CPU from the others (`arch::cpu::smp::this_core_token`: one
+    /// instruction, which the lock needed anyway); `cpu` says its index,
+    /// only asked for when the view changes hands.
     #[inline(always)]
-    pub fn on_core(&mut self, cpu: usize) {
-        if self.cpu != cpu {
-            self.switch_view(cpu);
+    pub fn on_core(&mut self, token: u64, cpu: impl FnOnce() -> usize) {
+        if self.core_token != token {
+            self.switch_view(cpu(), token);
         }
     }
 
@@ -76,8 +98,9 @@ impl Kernel {
     /// `cpu`'s.
     #[cold]
     #[inline(never)]
-    fn switch_view(&mut self, cpu: usize) {
+    fn switch_view(&mut self, cpu: usize, token: u64) {
         let cpu = cpu % MAX_CPUS;
+        self.core_token = token;
         self.cores[self.cpu] = self.own_view();
         let view = self.cores[cpu];
         self.current = view.current;
@@ -262,7 +285,9 @@ impl Kernel {
 
     /// A thread of priority `priority` was made ready on `cpu`, another
     /// CPU: interrupt it if it idles or runs something less urgent (sent
-    /// at the end of this kernel entry, by `send_wakeups`).
+    /// at the end of this kernel entry, by `send_wakeups` in
+    /// `resume_with_work`: the current thread, if any, gets
+    /// `NOTIFY_RESUME` so that `resume` goes there).
     pub(in crate::kernel) fn wake_core(
         &mut self,
         cpu: usize,
@@ -275,6 +300,9 @@ impl Kernel {
         };
         if more_urgent {
             self.wakeups |= 1 << cpu;
+            if let Some(current) = self.current {
+                self.objects[current].work.insert(WorkFlags::NOTIFY_RESUME);
+            }
         }
     }
 
@@ -294,7 +322,10 @@ impl Kernel {
     pub(in crate::kernel) fn reschedule_requested(&mut self) {
         if let Some(current) = self.current {
             let thread = &mut self.objects[current];
-            if self.run_queues[self.cpu % MAX_CPUS].has_ready_at_or_above(thread.priority) {
+            if self.run_queues[self.cpu % MAX_CPUS]
+                .ready
+                .has_ready_at_or_above(thread.priority)
+            {
                 thread.work.insert(WorkFlags::NEED_RESCHED);
             }
         }
@@ -321,7 +352,9 @@ impl Kernel {
         if self.objects[target].state() == ThreadState::Ready {
             let home = self.home_of(target);
             let priority = self.objects[target].priority;
-            self.run_queues[home].remove(&mut self.objects, target, priority);
+            self.run_queues[home]
+                .ready
+                .remove(&mut self.objects, target, priority);
             self.objects[target].affinity = cpu;
             self.make_ready(target);
         } else {

@@ -125,9 +125,13 @@ impl Kernel {
                     thread.make_ready();
                     let priority = thread.priority;
                     let home = usize::from(thread.affinity) % arch::layout::MAX_CPUS;
-                    let links = self.run_queues[home].append(thread, current, priority);
+                    let links = self.run_queues[home]
+                        .ready
+                        .append(thread, current, priority);
                     self.current = None;
-                    self.run_queues[home].link_behind(&mut self.objects, current, links);
+                    self.run_queues[home]
+                        .ready
+                        .link_behind(&mut self.objects, current, links);
                     if home != self.cpu {
                         self.wake_core(home, priority);
                     }

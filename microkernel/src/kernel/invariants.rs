@@ -221,6 +221,7 @@ impl Kernel {
             // pending reschedule is at least as urgent as every ready one.
             if !thread.work.contains(WorkFlags::NEED_RESCHED)
                 && self.run_queues[self.cpu % MAX_CPUS]
+                    .ready
                     .highest_priority()
                     .is_some_and(|ready| ready > thread.priority)
             {
@@ -242,6 +243,7 @@ impl Kernel {
     fn run_queue_contains(&self, cpu: usize, id: ThreadId) -> bool {
         let priority = self.objects[id].priority;
         self.run_queues[cpu % MAX_CPUS]
+            .ready
             .queued_at(&self.objects, priority)
             .take(self.objects.count())
             .any(|t| t == id)

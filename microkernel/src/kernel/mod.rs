@@ -10,7 +10,6 @@ use crate::endpoint_queue::EndpointQueue;
 use crate::fault::FaultReport;
 use crate::frames::FrameAllocator;
 use crate::platform::{Console, Platform};
-use crate::scheduler::RunQueue;
 use crate::syscall::SyscallResult;
 use crate::thread::{Thread, ThreadId};
 use abi::bootinfo::MAX_BOOT_UNTYPEDS;
@@ -111,8 +110,11 @@ pub enum Resume {
 /// the FP/TPIDR owners and `shutdown` on every entry).
 #[repr(C)]
 pub struct Kernel {
-    /// The CPU whose view the fields below hold (`cores.rs`): the one
-    /// holding the kernel lock, which set it with `on_core`.
+    /// The token of the CPU whose view the fields below hold (`cores.rs`):
+    /// the one holding the kernel lock, which set it with `on_core`. 0
+    /// until a CPU first takes the lock.
+    core_token: u64,
+    /// That CPU's index.
     cpu: usize,
     current: Option<ThreadId>,
     /// The thread that ran last: its space's ASID may be live in TTBR0.
@@ -173,6 +175,13 @@ pub struct Kernel {
     /// root's, or through `IrqControlGet`), at most one per interrupt, for
     /// an interrupt to find its handler.
     irq_handlers: heapless::Vec<ObjectId, MAX_IRQ_HANDLERS>,
+    /// Ready threads, one queue per CPU: a thread waits in the queue of
+    /// the CPU it has affinity with (`Thread::affinity`). Each queue takes
+    /// a 4 KiB slot (`cores::CoreQueue`), so that a CPU's is found with a
+    /// shift; before the allocators, which are large but never on a hot
+    /// path, and after the hot fields, so that they stay within reach of
+    /// an immediate offset.
+    run_queues: [cores::CoreQueue; MAX_CPUS],
     asids: AsidAllocator,
     frames: FrameAllocator,
     /// The cookie of the last policy request.
@@ -180,11 +189,6 @@ pub struct Kernel {
     /// Where `FilterLoad` copies a description from user memory (within
     /// one syscall).
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
-    /// Ready threads, one queue per CPU: a thread waits in the queue of
-    /// the CPU it has affinity with (`Thread::affinity`). Last: 16 KiB,
-    /// which before the hot fields would push them out of an immediate
-    /// offset's reach.
-    run_queues: [RunQueue; MAX_CPUS],
 }
 
 impl Default for Kernel {
@@ -197,11 +201,12 @@ impl Kernel {
     /// An idle kernel (a constant, so it can live in a static).
     pub const fn new() -> Self {
         Kernel {
+            core_token: 0,
             cpu: 0,
             cores: [cores::CoreView::IDLE; MAX_CPUS],
             cores_online: 1,
             wakeups: 0,
-            run_queues: [const { RunQueue::new() }; MAX_CPUS],
+            run_queues: [cores::CoreQueue::EMPTY; MAX_CPUS],
             objects: Objects::new(),
             audit_waiters: EndpointQueue::EMPTY,
             irq_handlers: heapless::Vec::new(),
@@ -444,7 +449,10 @@ impl Kernel {
                 }
                 if let Some(current) = self.current {
                     let thread = &mut self.objects[current];
-                    if self.run_queues[self.cpu % MAX_CPUS].has_ready_at_or_above(thread.priority) {
+                    if self.run_queues[self.cpu % MAX_CPUS]
+                        .ready
+                        .has_ready_at_or_above(thread.priority)
+                    {
                         thread.work.insert(WorkFlags::NEED_RESCHED);
                         thread.stats.count_preemption();
                     }

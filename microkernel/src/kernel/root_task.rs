@@ -103,7 +103,9 @@ impl Kernel {
         self.bind_space(id, vspace);
         self.root = Some(id);
         self.hand_over_to_root(platform, id, cnode, ipc_buffer)?;
-        self.run_queues[0].enqueue(&mut self.objects, id, ROOT_PRIORITY);
+        self.run_queues[0]
+            .ready
+            .enqueue(&mut self.objects, id, ROOT_PRIORITY);
         Ok(())
     }
 

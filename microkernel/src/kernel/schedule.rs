@@ -35,8 +35,10 @@ impl Kernel {
         ready.make_ready();
         let priority = ready.priority;
         let home = usize::from(ready.affinity) % MAX_CPUS;
-        let links = self.run_queues[home].append(ready, thread, priority);
-        self.run_queues[home].link_behind(&mut self.objects, thread, links);
+        let links = self.run_queues[home].ready.append(ready, thread, priority);
+        self.run_queues[home]
+            .ready
+            .link_behind(&mut self.objects, thread, links);
         if home != self.cpu {
             self.wake_core(home, priority);
             return;
@@ -59,10 +61,6 @@ impl Kernel {
     /// the loop ends; `MAX_RESUME_ROUNDS` makes sure of it: past it the CPU
     /// idles until the next interrupt and the kernel looks again.
     pub(in crate::kernel) fn resume<P: Platform>(&mut self, platform: &mut P) -> Resume {
-        // Other CPUs to interrupt: a thread was made ready there.
-        if self.wakeups != 0 {
-            self.send_wakeups(platform);
-        }
         // Most kernel entries end with the thread that made them, or the
         // one an IPC switched to, going back as it is: no exit work, no
         // answered call, nothing to free, no end of the run. One look at
@@ -85,11 +83,20 @@ impl Kernel {
     /// `resume` when there is something to do first.
     #[inline(never)]
     pub(in crate::kernel) fn resume_with_work<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        // Other CPUs to interrupt: a thread was made ready there (which
+        // gave the current thread `NOTIFY_RESUME`, so that this entry
+        // ends here and not on `resume`'s quick way).
+        if self.wakeups != 0 {
+            self.send_wakeups(platform);
+        }
         // The thread that ran waits or yielded, and the next ready one has
         // nothing to do first: the common case, kept out of the loop of
         // `pick_resume` (whose set-up costs more than this whole path).
         let quick = if self.current.is_none() && self.shutdown.is_none() {
-            match self.run_queues[self.cpu % MAX_CPUS].dequeue(&mut self.objects) {
+            match self.run_queues[self.cpu % MAX_CPUS]
+                .ready
+                .dequeue(&mut self.objects)
+            {
                 Some((next, _)) => self.switch_to_ready(platform, next),
                 None => None,
             }
@@ -119,7 +126,10 @@ impl Kernel {
             }
             let current = match self.current {
                 Some(current) => current,
-                None => match self.run_queues[self.cpu % MAX_CPUS].dequeue(&mut self.objects) {
+                None => match self.run_queues[self.cpu % MAX_CPUS]
+                    .ready
+                    .dequeue(&mut self.objects)
+                {
                     Some((next, _)) => {
                         if let Some(resume) = self.switch_to_ready(platform, next) {
                             return resume;
@@ -168,7 +178,7 @@ impl Kernel {
             }
             thread.make_ready();
             let priority = thread.priority;
-            let queue = &mut self.run_queues[self.cpu % MAX_CPUS];
+            let queue = &mut self.run_queues[self.cpu % MAX_CPUS].ready;
             let links = queue.append(thread, current, priority);
             queue.link_behind(&mut self.objects, current, links);
         }

@@ -221,6 +221,7 @@ impl Kernel {
                 self.end_thread(platform, thread, state);
             } else if usize::from(self.objects[thread].affinity) != self.cpu
                 || self.run_queues[self.cpu % arch::layout::MAX_CPUS]
+                    .ready
                     .highest_priority()
                     .is_some_and(|ready| ready > self.objects[thread].priority)
             {

@@ -227,7 +227,9 @@ impl Kernel {
         thread.judged.forget();
         if was_ready {
             let home = self.home_of(id);
-            self.run_queues[home].remove(&mut self.objects, id, priority);
+            self.run_queues[home]
+                .ready
+                .remove(&mut self.objects, id, priority);
         }
         self.forget_on_cores(id);
         if self.current == Some(id) {

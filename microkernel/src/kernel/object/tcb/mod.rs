@@ -260,13 +260,16 @@ impl Kernel {
         let old = self.objects[target].priority;
         if self.objects[target].state() == ThreadState::Ready {
             let home = self.home_of(target);
-            self.run_queues[home].remove(&mut self.objects, target, old);
+            self.run_queues[home]
+                .ready
+                .remove(&mut self.objects, target, old);
             self.objects[target].priority = priority;
             self.make_ready(target);
         }
         self.objects[target].priority = priority;
         let running = self.objects[current].priority;
         if self.run_queues[self.cpu % arch::layout::MAX_CPUS]
+            .ready
             .highest_priority()
             .is_some_and(|highest| highest > running)
         {
@@ -288,7 +291,9 @@ impl Kernel {
             if thread.state() == ThreadState::Ready {
                 let priority = thread.priority;
                 let home = self.home_of(target);
-                self.run_queues[home].remove(&mut self.objects, target, priority);
+                self.run_queues[home]
+                    .ready
+                    .remove(&mut self.objects, target, priority);
             }
             if self.current == Some(target) {
                 self.current = None;
@@ -301,7 +306,9 @@ impl Kernel {
             ThreadState::Ready => {
                 let priority = self.objects[target].priority;
                 let home = self.home_of(target);
-                self.run_queues[home].remove(&mut self.objects, target, priority);
+                self.run_queues[home]
+                    .ready
+                    .remove(&mut self.objects, target, priority);
             }
             ThreadState::Running => {
                 if self.current == Some(target) {
