@@ -243,11 +243,17 @@ pub struct Thread {
     pub(crate) no_entry_work: u64,
     /// Life-cycle state.
     state: ThreadState,
-    /// Scheduling priority.
+    /// Scheduling priority (written through `set_priority`).
     pub(crate) priority: Priority,
     /// The CPU it runs on (`TcbSetAffinity`; see `kernel/cores.rs`): it
-    /// waits in that CPU's run queue and only that CPU runs it.
+    /// waits in that CPU's run queue and only that CPU runs it (written
+    /// through `set_affinity`).
     pub(crate) affinity: u8,
+    /// `affinity << 9 | priority`, kept by `set_priority` and
+    /// `set_affinity`: the IPC fast path's one test that the partner has
+    /// the caller's CPU and is at least as urgent (see
+    /// `Thread::fast_partner_of`).
+    fast_key: u16,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
     queue_links: QueueLinks,
@@ -502,6 +508,40 @@ impl core::fmt::Debug for ThreadName {
 }
 
 impl Thread {
+    /// Gives the thread priority `priority`.
+    #[inline(always)]
+    pub(crate) fn set_priority(&mut self, priority: Priority) {
+        self.priority = priority;
+        self.fast_key = Self::key(self.affinity, priority);
+    }
+
+    /// Gives the thread affinity with CPU `cpu`.
+    pub(crate) fn set_affinity(&mut self, cpu: u8) {
+        self.affinity = cpu;
+        self.fast_key = Self::key(cpu, self.priority);
+    }
+
+    const fn key(affinity: u8, priority: Priority) -> u16 {
+        (affinity as u16) << 9 | priority as u16
+    }
+
+    /// Whether `self` runs on `caller`'s CPU and is at least as urgent:
+    /// one subtraction of the keys. With the same affinity the difference
+    /// is the priorities' (below 256 only if `self`'s is not lower); a
+    /// higher affinity adds at least 512 − 255 (bit 8 is always clear, so
+    /// a lower priority cannot borrow the difference below 256), a lower
+    /// one wraps to a huge number.
+    #[inline(always)]
+    pub(crate) fn fast_partner_of(&self, caller: &Thread) -> bool {
+        u64::from(self.fast_key).wrapping_sub(u64::from(caller.fast_key)) < 256
+    }
+
+    /// Whether the cached key matches priority and affinity (the
+    /// invariant check).
+    pub(crate) fn key_is_consistent(&self) -> bool {
+        self.fast_key == Self::key(self.affinity, self.priority)
+    }
+
     /// An unused slot.
     pub const EMPTY: Thread = Thread {
         context: UserContext::zeroed(),
@@ -522,6 +562,7 @@ impl Thread {
         asid_generation: 0,
         priority: 0,
         affinity: 0,
+        fast_key: 0,
         stats: ThreadStats::ZERO,
         queue_links: QueueLinks::UNLINKED,
         run_links: RunLinks::UNLINKED,

@@ -286,8 +286,7 @@ impl Kernel {
     /// A thread of priority `priority` was made ready on `cpu`, another
     /// CPU: interrupt it if it idles or runs something less urgent (sent
     /// at the end of this kernel entry, by `send_wakeups` in
-    /// `resume_with_work`: the current thread, if any, gets
-    /// `NOTIFY_RESUME` so that `resume` goes there).
+    /// `resume_with_work`, which `attention` sends the entry to).
     pub(in crate::kernel) fn wake_core(
         &mut self,
         cpu: usize,
@@ -300,9 +299,7 @@ impl Kernel {
         };
         if more_urgent {
             self.wakeups |= 1 << cpu;
-            if let Some(current) = self.current {
-                self.objects[current].work.insert(WorkFlags::NOTIFY_RESUME);
-            }
+            self.attention = true;
         }
     }
 
@@ -311,6 +308,7 @@ impl Kernel {
     #[inline(never)]
     pub(in crate::kernel) fn send_wakeups<P: Platform>(&mut self, platform: &mut P) {
         let wakeups = core::mem::take(&mut self.wakeups);
+        self.attention = self.shutdown.is_some();
         for cpu in 0..MAX_CPUS {
             if wakeups & (1 << cpu) != 0 && cpu != self.cpu {
                 platform.send_reschedule(cpu);
@@ -355,10 +353,10 @@ impl Kernel {
             self.run_queues[home]
                 .ready
                 .remove(&mut self.objects, target, priority);
-            self.objects[target].affinity = cpu;
+            self.objects[target].set_affinity(cpu);
             self.make_ready(target);
         } else {
-            self.objects[target].affinity = cpu;
+            self.objects[target].set_affinity(cpu);
             if Some(target) == self.current {
                 // It leaves this CPU on its way out (`pick_resume` puts
                 // it in its new CPU's queue).

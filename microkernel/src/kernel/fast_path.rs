@@ -159,8 +159,7 @@ impl Kernel {
         // work only: a filtered partner may)?
         if !ready
             || partner == current
-            || waiting.priority < caller.priority
-            || waiting.affinity != caller.affinity
+            || !waiting.fast_partner_of(caller)
             || !waiting.has_no_exit_side_work()
             || waiting.space.is_none()
         {

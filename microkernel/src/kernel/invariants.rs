@@ -19,6 +19,9 @@ impl Kernel {
             .map_err(|_| "the capability layer's invariants are broken")?;
         for id in self.all_threads() {
             let thread = &self.objects[id];
+            if !thread.key_is_consistent() {
+                return Err("a thread's fast-path key does not match its priority and affinity");
+            }
             let home = usize::from(thread.affinity);
             if home >= MAX_CPUS || !self.is_online(home as u64) {
                 return Err("a thread has affinity with a CPU the kernel does not run on");

@@ -126,6 +126,11 @@ pub struct Kernel {
     /// The root task has ended: the run ends with this status at the end
     /// of this kernel entry.
     shutdown: Option<u32>,
+    /// Something besides returning to a thread is due at the end of this
+    /// kernel entry: the run ends (`shutdown`), or other CPUs are to be
+    /// interrupted (`wakeups`). One flag, so that `resume`'s quick way
+    /// tests both with one load, as it tested `shutdown` alone on one CPU.
+    attention: bool,
     /// The thread whose benchmark floor an interrupt ended (its
     /// `BenchFloor(0)` says so: the samples taken under it are spoiled).
     #[cfg(feature = "bench-calls")]
@@ -215,6 +220,7 @@ impl Kernel {
             fp_owner: None,
             fp_access: true,
             shutdown: None,
+            attention: false,
             frames: FrameAllocator::new(),
             asids: AsidAllocator::new(AsidBits::Eight),
             root_elf: &[],

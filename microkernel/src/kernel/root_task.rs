@@ -91,7 +91,7 @@ impl Kernel {
         let number = self.next_thread_number();
         let thread = &mut self.objects[id];
         thread.number = number;
-        thread.priority = ROOT_PRIORITY;
+        thread.set_priority(ROOT_PRIORITY);
         thread.mcp = abi::tcb::MAX_PRIORITY as u8;
         thread.context = UserContext::new_user(entry, USER_STACK_TOP, ROOT_ARGUMENT)
             .with_thread_pointer(IPC_BUFFER_ADDRESS);
@@ -366,5 +366,6 @@ impl Kernel {
             EXIT_FAILURE
         };
         self.shutdown = Some(status);
+        self.attention = true;
     }
 }

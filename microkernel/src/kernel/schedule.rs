@@ -66,7 +66,7 @@ impl Kernel {
         // answered call, nothing to free, no end of the run. One look at
         // it then.
         if let Some(current) = self.current {
-            if self.shutdown.is_none() && !self.objects.has_retired() {
+            if !self.attention && !self.objects.has_retired() {
                 let thread = &mut self.objects[current];
                 let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
                 if !answered && !thread.work.intersects(RESUME_WORK) {
@@ -83,16 +83,10 @@ impl Kernel {
     /// `resume` when there is something to do first.
     #[inline(never)]
     pub(in crate::kernel) fn resume_with_work<P: Platform>(&mut self, platform: &mut P) -> Resume {
-        // Other CPUs to interrupt: a thread was made ready there (which
-        // gave the current thread `NOTIFY_RESUME`, so that this entry
-        // ends here and not on `resume`'s quick way).
-        if self.wakeups != 0 {
-            self.send_wakeups(platform);
-        }
         // The thread that ran waits or yielded, and the next ready one has
         // nothing to do first: the common case, kept out of the loop of
         // `pick_resume` (whose set-up costs more than this whole path).
-        let quick = if self.current.is_none() && self.shutdown.is_none() {
+        let quick = if self.current.is_none() && !self.attention {
             match self.run_queues[self.cpu % MAX_CPUS]
                 .ready
                 .dequeue(&mut self.objects)
@@ -107,7 +101,15 @@ impl Kernel {
         // to, if any, as its current thread.)
         let resume = match quick {
             Some(resume) => resume,
-            None => self.pick_resume(platform),
+            None => {
+                let resume = self.pick_resume(platform);
+                // Other CPUs to interrupt: a thread was made ready there
+                // in this entry (`attention` kept it off the quick ways).
+                if self.wakeups != 0 {
+                    self.send_wakeups(platform);
+                }
+                resume
+            }
         };
         // The kernel entry is over: records destroyed in it are freed.
         if self.objects.has_retired() {

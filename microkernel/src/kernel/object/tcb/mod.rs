@@ -166,7 +166,7 @@ impl Kernel {
         // It starts on its creator's CPU.
         let affinity = self.objects[creator].affinity;
         let t = &mut self.objects[thread];
-        t.affinity = affinity;
+        t.set_affinity(affinity);
         t.make_inactive();
         t.created_by_user = true;
         t.name = ThreadName::TASK;
@@ -234,7 +234,7 @@ impl Kernel {
         self.objects.cnode_slots(cspace).map_err(ErrorCode::from)?;
         self.set_cspace(target, cspace).map_err(ErrorCode::from)?;
         let thread = &mut self.objects[target];
-        thread.priority = priority;
+        thread.set_priority(priority);
         thread.mcp = priority;
         Ok(())
     }
@@ -263,10 +263,10 @@ impl Kernel {
             self.run_queues[home]
                 .ready
                 .remove(&mut self.objects, target, old);
-            self.objects[target].priority = priority;
+            self.objects[target].set_priority(priority);
             self.make_ready(target);
         }
-        self.objects[target].priority = priority;
+        self.objects[target].set_priority(priority);
         let running = self.objects[current].priority;
         if self.run_queues[self.cpu % arch::layout::MAX_CPUS]
             .ready
