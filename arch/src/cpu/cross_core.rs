@@ -21,7 +21,7 @@
 use super::{registers, smp, user_return};
 use crate::context::FpState;
 use crate::layout::MAX_CPUS;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// What a CPU waiting for the kernel lock is doing: what a stall request
 /// answered while it waits tells the holder.
@@ -44,8 +44,9 @@ pub struct Stalled {
 
 /// One CPU's mailbox.
 struct StallSlot {
-    /// Set by the holder; cleared by the CPU once it has answered.
-    requested: AtomicBool,
+    /// 1 when set by the holder; 0 once the CPU has answered (a word, for
+    /// `smp::wait_for_change`).
+    requested: AtomicU64,
     /// Where the CPU saves its FP/SIMD registers first (null: it does not).
     fp: AtomicPtr<FpState>,
     /// Bit 63: the CPU waits with a synchronous exception from EL0, whose
@@ -57,7 +58,7 @@ const SYNC_ANSWER: u64 = 1 << 63;
 
 #[allow(clippy::declare_interior_mutable_const)]
 const EMPTY_SLOT: StallSlot = StallSlot {
-    requested: AtomicBool::new(false),
+    requested: AtomicU64::new(0),
     fp: AtomicPtr::new(core::ptr::null_mut()),
     answer: AtomicU64::new(0),
 };
@@ -73,14 +74,16 @@ pub fn request_stall(cpu: usize, fp: Option<&mut FpState>) {
     let fp = fp.map_or(core::ptr::null_mut(), |fp| fp as *mut FpState);
     slot.fp.store(fp, Ordering::Relaxed);
     slot.answer.store(0, Ordering::Relaxed);
-    slot.requested.store(true, Ordering::Release);
+    slot.requested.store(1, Ordering::Release);
+    // It may be waiting for the lock in `wfe`, watching the lock word.
+    smp::wake_waiters();
 }
 
 /// Waits until `cpu` has answered [`request_stall`].
 pub fn wait_stalled(cpu: usize) -> Stalled {
     let slot = &SLOTS[cpu];
-    while slot.requested.load(Ordering::Acquire) {
-        core::hint::spin_loop();
+    while slot.requested.load(Ordering::Acquire) != 0 {
+        smp::wait_for_change(&slot.requested, 1);
     }
     let answer = slot.answer.load(Ordering::Relaxed);
     Stalled {
@@ -92,7 +95,7 @@ pub fn wait_stalled(cpu: usize) -> Stalled {
 /// waits for the kernel lock).
 pub fn serve_stall(waiting: Waiting) {
     let slot = &SLOTS[smp::this_cpu()];
-    if !slot.requested.load(Ordering::Acquire) {
+    if slot.requested.load(Ordering::Acquire) == 0 {
         return;
     }
     let fp = slot.fp.swap(core::ptr::null_mut(), Ordering::Relaxed);
@@ -107,5 +110,5 @@ pub fn serve_stall(waiting: Waiting) {
         Waiting::Other => 0,
     };
     slot.answer.store(answer, Ordering::Relaxed);
-    slot.requested.store(false, Ordering::Release);
+    slot.requested.store(0, Ordering::Release);
 }

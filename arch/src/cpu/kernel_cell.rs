@@ -99,7 +99,10 @@ impl<T> KernelCell<T> {
             // The holder may be waiting for this CPU to stop (it needs
             // the thread this CPU ran, or its FP registers).
             cross_core::serve_stall(waiting);
-            core::hint::spin_loop();
+            // Until the holder releases (or posts a stall request).
+            if holder != 0 {
+                smp::wait_for_change(&self.holder, holder);
+            }
         }
     }
 }

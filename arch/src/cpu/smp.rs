@@ -20,7 +20,7 @@ use crate::layout::{kernel_stack_top_offset, phys_to_linear, MAX_CPUS};
 use core::arch::asm;
 use core::mem::offset_of;
 use core::ptr::{addr_of, addr_of_mut};
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The affinity fields of MPIDR_EL1 (Aff3, Aff2, Aff1, Aff0), which the
 /// device tree's `cpu` nodes name.
@@ -116,6 +116,41 @@ pub fn this_core_token() -> u64 {
         )
     };
     token
+}
+
+/// Waits (`wfe`) until `word` may no longer hold `seen`: the exclusive
+/// load arms this core's monitor on it, so the store that changes it (a
+/// release of the kernel lock, an answered stall request) wakes this core,
+/// as does a `sev` or an interrupt. Returns at once if it holds something
+/// else already. May return early (any event wakes `wfe`): callers look
+/// again. Under QEMU's round-robin TCG (`-icount`) `wfe` hands the host
+/// thread to the next core, so the core that will change the word runs.
+#[inline]
+pub fn wait_for_change(word: &AtomicU64, seen: u64) {
+    // SAFETY: an exclusive load of a live, aligned AtomicU64 and a wait
+    // for an event; the monitor it leaves armed is harmless (the next
+    // exclusive load re-arms it, a store clears it).
+    unsafe {
+        asm!(
+            "ldaxr {value}, [{word}]",
+            "cmp {value}, {seen}",
+            "b.ne 1f",
+            "wfe",
+            "1:",
+            word = in(reg) word.as_ptr(),
+            seen = in(reg) seen,
+            value = out(reg) _,
+            options(nostack, readonly)
+        )
+    };
+}
+
+/// Wakes every core waiting in [`wait_for_change`] (`sev`): after a store
+/// that a waiter's monitor does not see (one to another word).
+#[inline]
+pub fn wake_waiters() {
+    // SAFETY: `sev` only sets every core's event register.
+    unsafe { asm!("sev", options(nomem, nostack, preserves_flags)) };
 }
 
 /// This core's affinity (MPIDR_EL1's Aff3..Aff0).

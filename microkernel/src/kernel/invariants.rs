@@ -19,25 +19,10 @@ impl Kernel {
             .map_err(|_| "the capability layer's invariants are broken")?;
         for id in self.all_threads() {
             let thread = &self.objects[id];
-            if !thread.key_is_consistent() {
-                return Err("a thread's fast-path key does not match its priority and affinity");
-            }
-            let home = usize::from(thread.affinity);
-            if home >= MAX_CPUS || !self.is_online(home as u64) {
-                return Err("a thread has affinity with a CPU the kernel does not run on");
-            }
-            let queued = self.run_queue_contains(home, id);
-            let queued_elsewhere =
-                (0..MAX_CPUS).any(|cpu| cpu != home && self.run_queue_contains(cpu, id));
-            if queued_elsewhere {
-                return Err("a thread is in the run queue of a CPU it has no affinity with");
-            }
+            let queued = self.run_queue_contains(self.home_of(id), id);
             let running_on = (0..MAX_CPUS)
                 .filter(|&cpu| self.current_on(cpu) == Some(id))
                 .count();
-            if running_on > 1 {
-                return Err("a thread is the current thread of two CPUs");
-            }
             match thread.state() {
                 ThreadState::Ready if !queued => {
                     return Err("a ready thread is not in the run queue")
@@ -203,15 +188,7 @@ impl Kernel {
         self.check_frame_mappings()?;
         self.check_reply_links()?;
         self.check_server_bindings()?;
-        let mut fp_owners = [None; MAX_CPUS];
-        for (cpu, owner) in fp_owners.iter_mut().enumerate() {
-            *owner = self.fp_owner_on(cpu);
-        }
-        for (cpu, owner) in fp_owners.iter().enumerate() {
-            if owner.is_some() && fp_owners[cpu + 1..].contains(owner) {
-                return Err("a thread's FP/SIMD registers are live on two CPUs");
-            }
-        }
+        self.check_cores()?;
         // The CPU checking: its own thread. (Another CPU's is checked
         // when that CPU checks: the reschedule it is owed may be in
         // flight, an interrupt this one sent.)
@@ -233,11 +210,48 @@ impl Kernel {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// What ties threads to CPUs (`cores.rs`): each thread's affinity
+    /// names a CPU that runs, its fast-path key matches, it waits in no
+    /// other CPU's queue and is no two CPUs' current thread; every CPU's
+    /// current thread is running; FP/SIMD registers are live on one CPU
+    /// at most.
+    pub(in crate::kernel) fn check_cores(&self) -> Result<(), &'static str> {
+        for id in self.all_threads() {
+            let thread = &self.objects[id];
+            if !thread.key_is_consistent() {
+                return Err("a thread's fast-path key does not match its priority and affinity");
+            }
+            let home = usize::from(thread.affinity);
+            if home >= MAX_CPUS || !self.is_online(home as u64) {
+                return Err("a thread has affinity with a CPU the kernel does not run on");
+            }
+            if (0..MAX_CPUS).any(|cpu| cpu != home && self.run_queue_contains(cpu, id)) {
+                return Err("a thread is in the run queue of a CPU it has no affinity with");
+            }
+            let running_on = (0..MAX_CPUS)
+                .filter(|&cpu| self.current_on(cpu) == Some(id))
+                .count();
+            if running_on > 1 {
+                return Err("a thread is the current thread of two CPUs");
+            }
+        }
         for cpu in 0..MAX_CPUS {
             if let Some(other) = self.current_on(cpu) {
                 if self.objects[other].state() != ThreadState::Running {
                     return Err("the current thread of a CPU is not running");
                 }
+            }
+        }
+        let mut fp_owners = [None; MAX_CPUS];
+        for (cpu, owner) in fp_owners.iter_mut().enumerate() {
+            *owner = self.fp_owner_on(cpu);
+        }
+        for (cpu, owner) in fp_owners.iter().enumerate() {
+            if owner.is_some() && fp_owners[cpu + 1..].contains(owner) {
+                return Err("a thread's FP/SIMD registers are live on two CPUs");
             }
         }
         Ok(())

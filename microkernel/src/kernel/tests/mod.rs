@@ -1,6 +1,7 @@
 //! Unit tests of the kernel as a whole (host only).
 
 mod binding_invariant_tests;
+mod core_tests;
 mod entry_order_tests;
 mod judged_capability_tests;
 mod queue_invariant_tests;
