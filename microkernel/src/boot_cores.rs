@@ -179,4 +179,3 @@ extern "C" fn secondary_main(cpu: usize) -> ! {
     });
     go(resume)
 }
-

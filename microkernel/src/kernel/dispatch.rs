@@ -122,19 +122,16 @@ impl Kernel {
                     // thread in hand (what a NEED_RESCHED would ask on
                     // the way out): to the back of its priority's queue;
                     // `resume` picks.
+                    // This CPU's queue: a running thread's affinity is its
+                    // CPU's (`TcbSetAffinity` on itself moves it on the
+                    // way out of that call).
+                    debug_assert_eq!(usize::from(thread.affinity), self.cpu);
                     thread.make_ready();
                     let priority = thread.priority;
-                    let home = usize::from(thread.affinity) % arch::layout::MAX_CPUS;
-                    let links = self.run_queues[home]
-                        .ready
-                        .append(thread, current, priority);
+                    let queue = &mut self.run_queues[self.cpu % arch::layout::MAX_CPUS].ready;
+                    let links = queue.append(thread, current, priority);
                     self.current = None;
-                    self.run_queues[home]
-                        .ready
-                        .link_behind(&mut self.objects, current, links);
-                    if home != self.cpu {
-                        self.wake_core(home, priority);
-                    }
+                    queue.link_behind(&mut self.objects, current, links);
                 }
             }
             SyscallResult::Restored => {}
