@@ -114,7 +114,7 @@ const OLD: u64 = 0x01d0_01d0_01d0_01d0;
 /// Written into the same memory after the unmap has returned.
 const NEW: u64 = 0x0e3e_0e3e_0e3e_0e3e;
 /// What `landing_suspended` expects in `x0`.
-const MAGIC: u64 = 0x5e7_0c0e_a11_f00d;
+const MAGIC: u64 = 0x05e7_0c0e_a11f_000d;
 /// Init's program is linked at 4 MiB; its text is well within 16 MiB.
 const PROGRAM_START: u64 = 0x40_0000;
 const PROGRAM_END: u64 = PROGRAM_START + 0x100_0000;
