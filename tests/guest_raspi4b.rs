@@ -25,6 +25,12 @@ fn every_in_kernel_test_passes_on_raspi4b_from_kernel8_img() {
             .contains("[kernel] 4 cores running (spin table)"),
         "not 4 cores:\n{outcome}"
     );
+    // The driver saw the 4 CPUs too, so the SMP cases ran (none was
+    // skipped: `assert_whole_suite_passed` refuses a `# SKIP`).
+    assert!(
+        outcome.guest_output.contains("# suite: 4 CPUs running"),
+        "the suite did not run on 4 CPUs:\n{outcome}"
+    );
     // kernel8.img is entered at EL2, as the Pi's firmware enters it.
     let banner = outcome.report.banner.as_deref().unwrap_or_default();
     assert!(

@@ -17,6 +17,12 @@ fn every_in_kernel_test_passes_on_virt() {
             .contains("[kernel] 4 cores running (PSCI)"),
         "not 4 cores:\n{outcome}"
     );
+    // The driver saw the 4 CPUs too, so the SMP cases ran (none was
+    // skipped: `assert_whole_suite_passed` refuses a `# SKIP`).
+    assert!(
+        outcome.guest_output.contains("# suite: 4 CPUs running"),
+        "the suite did not run on 4 CPUs:\n{outcome}"
+    );
     // What the policy server and the tracer let through is what printed:
     // the allowed `hi`, and of the print cut to 3 bytes only `ok` (case
     // 30); of the prints the tracer changed only the shortened `ok`, then

@@ -38,6 +38,7 @@ mod programs;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
+mod smp_tests;
 mod stopped_call_tests;
 mod supervision_tests;
 mod tasks;
@@ -233,6 +234,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::JudgedServer => judged_memory_tests::server(),
         BootProgram::JudgedApp => judged_memory_tests::app(),
         BootProgram::FuzzScribbler => fuzz::scribbler(),
+        BootProgram::SmpMain => smp_tests::main(parameter),
+        BootProgram::SmpWorker => smp_tests::worker_main(parameter),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),

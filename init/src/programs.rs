@@ -466,6 +466,13 @@ pub enum BootProgram {
     /// rewrites the fuzzer's IPC buffer and argument buffers when woken,
     /// and sends judged messages the fuzzer checks.
     FuzzScribbler = 140,
+    /// A case of several CPUs (`init/src/smp_tests.rs`; parameter: its
+    /// scenario, `smp_tests::SMP_*`): makes its workers in its own space
+    /// (Untyped in slot 2, its VSpace in 3, its TCB in 4), puts them on
+    /// their CPUs and checks what they saw.
+    SmpMain = 141,
+    /// A worker `SmpMain` makes (parameter: its role and index).
+    SmpWorker = 142,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -564,7 +571,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 141] = [
+    pub const ALL: [BootProgram; 143] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -706,6 +713,8 @@ impl BootProgram {
         BootProgram::JudgedServer,
         BootProgram::JudgedApp,
         BootProgram::FuzzScribbler,
+        BootProgram::SmpMain,
+        BootProgram::SmpWorker,
     ];
 
     /// A short name, used to name the thread.
@@ -852,6 +861,8 @@ impl BootProgram {
             BootProgram::JudgedServer => "judged-server",
             BootProgram::JudgedApp => "judged-app",
             BootProgram::FuzzScribbler => "fuzz-scribbler",
+            BootProgram::SmpMain => "smp-case",
+            BootProgram::SmpWorker => "smp-worker",
         }
     }
 

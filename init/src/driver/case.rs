@@ -89,6 +89,34 @@ pub struct Case {
     /// and IPC buffer Frame, the case's IrqHandler, and all free RAM as
     /// Untypeds, as `abi::bootinfo` describes.
     pub root_task: bool,
+    /// The CPUs the case needs and where its threads run.
+    pub cpus: Cpus,
+}
+
+/// The CPUs a case needs, and where the driver puts its threads (each
+/// starts with the driver's affinity, CPU 0, unless said otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cpus {
+    /// Runs on any number of CPUs; its threads start on CPU 0.
+    Boot,
+    /// Needs at least this many CPUs running (the suite reports it as
+    /// skipped, `# SKIP`, on fewer); its threads start on CPU 0 and
+    /// place themselves.
+    AtLeast(u8),
+    /// Needs at least two CPUs; thread `i` runs on CPU `(i + 1) % cpus`,
+    /// so the threads spread over every CPU but the driver's first.
+    Spread,
+}
+
+impl Cpus {
+    /// The fewest CPUs the case runs on.
+    pub const fn needed(self) -> u64 {
+        match self {
+            Cpus::Boot => 1,
+            Cpus::AtLeast(n) => n as u64,
+            Cpus::Spread => 2,
+        }
+    }
 }
 
 /// Priority of boot-suite threads unless a case says otherwise.
@@ -194,6 +222,7 @@ pub(super) const fn case(name: &'static str, threads: &'static [u64], expect: Ex
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     }
 }
 
@@ -216,6 +245,7 @@ pub(super) const fn ipc_case(
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     }
 }
 

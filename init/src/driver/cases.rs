@@ -8,6 +8,7 @@ use crate::programs::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use crate::programs::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
 use crate::programs::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use crate::programs::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
+use crate::smp_tests::{SMP_MIGRATE, SMP_PING_PONG, SMP_REMOTE_TCB, SMP_REVOKE, SMP_UNMAP};
 use abi::cap::Rights;
 
 /// The EL1 physical timer's interrupt (a PPI): the device cases are given
@@ -145,7 +146,97 @@ pub const TEST_CASES: &[Case] = &[
     SERVER_LOSS_CASES[1],
     SERVER_LOSS_CASES[2],
     JUDGED_MEMORY_CASE,
+    SMP_CASES[0],
+    SMP_CASES[1],
+    SMP_CASES[2],
+    SMP_CASES[3],
+    SMP_CASES[4],
+    SMP_FUZZ_CASES[0],
+    SMP_FUZZ_CASES[1],
 ];
+
+/// What only several CPUs can break (`init/src/smp_tests.rs`): one case
+/// thread per case, which makes its workers in its own space and puts
+/// them on their CPUs. Each needs two CPUs (skipped on one).
+const fn smp_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 64,
+        irq: None,
+        grants: SMP_GRANTS,
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: Some(6),
+        root_task: false,
+        cpus: Cpus::AtLeast(2),
+    }
+}
+
+/// The case thread's Untyped, VSpace and TCB (`init/src/smp_tests.rs`).
+const SMP_GRANTS: &[Grant] = &[
+    Grant {
+        thread: 0,
+        slot: 2,
+        object: CaseObject::Untyped,
+        rights: Rights::ALL,
+        badge: 0,
+    },
+    vspace_grant(0, 3, 0, Rights::ALL),
+    tcb_grant(0, 4, 0, Rights::ALL),
+];
+
+const SMP_CASES: [Case; 5] = [
+    smp_case("SMP: 20 000 IPC calls from one CPU answered on another (slow path, the partner made ready on its CPU), every reply's words and both sides' CPUs checked", &[BootProgram::SmpMain.selector(SMP_PING_PONG)]),
+    smp_case("SMP: capabilities revoked and deleted on CPU 0 while threads on the other CPUs signal and send through them: nothing succeeds once the revoke returned, every later call is InvalidCapability, the invariants hold while they run", &[BootProgram::SmpMain.selector(SMP_REVOKE)]),
+    smp_case("SMP: a frame unmapped on CPU 0 while another CPU reads it: the next load faults at that page (translation), never reaching the memory, which is retyped and written elsewhere (16 rounds)", &[BootProgram::SmpMain.selector(SMP_UNMAP)]),
+    smp_case("SMP: threads moved between CPUs blocked in Recv, blocked in Call, ready and running (through every CPU), and a thread moving itself: each runs next on its new CPU, its message intact", &[BootProgram::SmpMain.selector(SMP_MIGRATE)]),
+    smp_case("SMP: a thread another CPU runs: registers read while it runs, its PC written while it runs, suspended (it stops; registers stay), x0 and PC written and resumed, a syscall loop suspended and resumed 100 times", &[BootProgram::SmpMain.selector(SMP_REMOTE_TCB)]),
+];
+
+/// The fuzzer with its three threads on CPUs 1, 2 and 3 (`Cpus::Spread`;
+/// the threads they make stay on their CPU): two short rounds, the
+/// kernel's invariants checked after each (and at every 4th tick while
+/// they run).
+const SMP_FUZZ_CASES: [Case; 2] = [
+    smp_fuzz_case("SMP: fuzz round 1 with a fuzzer on each of CPUs 1..3, invariants checked at ticks and after", &[
+        smp_fuzz_selector(0, 0x5e_0001),
+        smp_fuzz_selector(1, 0x5e_0001),
+        smp_fuzz_selector(2, 0x5e_0001),
+    ]),
+    smp_fuzz_case("SMP: fuzz round 2 with a fuzzer on each of CPUs 1..3, invariants checked at ticks and after", &[
+        smp_fuzz_selector(0, 0x5e_0002),
+        smp_fuzz_selector(1, 0x5e_0002),
+        smp_fuzz_selector(2, 0x5e_0002),
+    ]),
+];
+
+/// Calls each fuzzer of an SMP round makes.
+const SMP_FUZZ_CALLS: u32 = 2_000;
+
+const fn smp_fuzz_selector(index: u8, seed: u32) -> u64 {
+    BootProgram::Fuzzer.selector(
+        crate::programs::FuzzParameter {
+            index,
+            seed,
+            calls: SMP_FUZZ_CALLS,
+        }
+        .encode(),
+    )
+}
+
+const fn smp_fuzz_case(name: &'static str, threads: &'static [u64]) -> Case {
+    Case {
+        name,
+        threads,
+        cpus: Cpus::Spread,
+        ..FUZZ_CASES[0]
+    }
+}
 
 /// A policy server answers later (`init/src/policy_server_tests.rs`):
 /// the server (thread 0, most urgent) confines the three askers (1..=3)
@@ -183,6 +274,7 @@ const ASYNC_POLICY_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// A policy server lost (`init/src/policy_server_tests.rs`): one
@@ -232,6 +324,7 @@ const fn loss_case(name: &'static str, threads: &'static [u64]) -> Case {
         fault_endpoints: &[],
         cnode_radix: Some(6),
         root_task: false,
+        cpus: Cpus::Boot,
     }
 }
 
@@ -266,6 +359,7 @@ const JUDGED_MEMORY_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 /// The badges `init/src/judged_memory_tests.rs` checks.
 const JUDGED_APP_BADGE: u64 = crate::judged_memory_tests::APP_BADGE;
@@ -289,6 +383,7 @@ const SUPERVISION_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(6),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// A filter's memory and the threads it confines
@@ -312,6 +407,7 @@ const FILTER_LIFETIME_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Exhaustion from a small Untyped (`init/src/exhaustion_tests.rs`): both
@@ -341,6 +437,7 @@ const EXHAUSTION_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(14),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// An interrupt nothing in the suite uses (the EL1 secure physical timer's
@@ -368,6 +465,7 @@ const EL0_DEVICE_CASES: [Case; 3] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     case(
         "EL0 reads the PMU cycle counter but cannot write the PMU: a write of PMCR_EL0 traps (trapped system register access)",
@@ -394,6 +492,7 @@ const EL0_DEVICE_CASES: [Case; 3] = [
         fault_endpoints: &[(1, 0)],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
 ];
 
@@ -419,6 +518,7 @@ const SELF_ENDING_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(6),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Each filter's `Notify` goes to its own server
@@ -462,6 +562,7 @@ const POLICY_ROUTING_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 /// The badges `init/src/policy_routing_tests.rs` checks its servers'
 /// requests arrive with.
@@ -511,6 +612,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "a tracer's answer covers the call it saw: a sibling writing x0..x8 of a traced thread at its entry stop, after the tracer continued, modified or skipped it, or at its policy stop after the entry stop, cancels the call (Interrupted); the tracer then gets an exit stop saying so if it had answered the entry stop, none if not; a write of x9 cancels nothing",
@@ -546,6 +648,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // The app (thread 0), its auditor (1, most urgent) and the attacker
     // (2, least urgent: it runs only once both others wait).
@@ -575,6 +678,7 @@ const STOPPED_CALL_CASES: [Case; 3] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
 ];
 /// The badge of the stopped-call victim's own capability to its warden.
@@ -622,6 +726,7 @@ const CAPABILITY_SWAP_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 /// The badges `init/src/capability_swap_tests.rs` checks: the victim's
 /// reports, the judged notification capability, the other one.
@@ -657,6 +762,7 @@ const VERDICT_RECORDS_CASE: Case = Case {
     fault_endpoints: &[(0, 0)],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Confinement is inherited (`init/src/confinement_tests.rs`): the
@@ -689,6 +795,7 @@ const INHERITED_CONFINEMENT_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// A long `Retype` is preemptible (`init/src/preemption_tests.rs`): the
@@ -720,6 +827,7 @@ const PREEMPTIBLE_RETYPE_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(7),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Reply capabilities (`init/src/reply_tests.rs`): the server (thread 0,
@@ -755,6 +863,7 @@ const REPLY_CAPS_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Threads made from user space (`init/src/thread_tests.rs`): the root
@@ -780,6 +889,7 @@ const USER_THREADS_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(6),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// An address space built from user space (`init/src/user_space_tests.rs`):
@@ -804,6 +914,7 @@ const USER_SPACE_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(6),
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
@@ -830,6 +941,7 @@ const USER_DISPATCH_CASES: [Case; 2] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
 ];
 
@@ -871,6 +983,7 @@ const TRACE_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Frames and address spaces: a mapper (thread 1) with its Untyped in
@@ -934,6 +1047,7 @@ const VSPACE_CASE: Case = Case {
     fault_endpoints: &[(1, 0)],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 const fn tcb_grant(thread: u8, slot: u64, of_thread: u8, rights: Rights) -> Grant {
@@ -987,6 +1101,7 @@ const fn tcb_control_case(name: &'static str, threads: &'static [u64]) -> Case {
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     }
 }
 
@@ -1013,6 +1128,7 @@ const POLICY_TRAP_CASE: Case = Case {
     fault_endpoints: &[(0, 0)],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Filters whose verdict for `Call` is not a constant `Allow`, on a caller
@@ -1038,6 +1154,7 @@ const POLICY_FAST_PATH_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Policy cases of the in-guest suite.
@@ -1060,6 +1177,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 }, Case {
     name: "Notify verdicts go to the policy server: allow, errno, emulate, changed arguments checked again; its death fails the waiting call and every later one at once, also once its endpoint is destroyed",
     threads: &[BootProgram::PolicyAsker.selector(0), BootProgram::PolicyServer.selector(0)],
@@ -1085,6 +1203,7 @@ const POLICY_CASES: [Case; 2] = [Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 }];
 
 const AUDIT_GRANTS: &[Grant] = &[
@@ -1125,6 +1244,7 @@ const fn audit_case(name: &'static str, threads: &'static [u64]) -> Case {
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     }
 }
 
@@ -1156,6 +1276,7 @@ const KILLED_RECEIVER_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Fault injection: an Untyped revoked while its objects are in use.
@@ -1179,6 +1300,7 @@ const REVOKE_IN_USE_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// A notification bound to a thread ends its `Recv`.
@@ -1203,6 +1325,7 @@ const BOUND_NOTIFICATION_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// The audit exit record comes before the trace exit stop.
@@ -1227,6 +1350,7 @@ const AUDIT_BEFORE_TRACE_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: None,
     root_task: false,
+    cpus: Cpus::Boot,
 };
 
 /// Audit cases of the in-guest suite.
@@ -1278,6 +1402,7 @@ const TCB_CASES: [Case; 3] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     tcb_control_case(
         "TCB suspend and resume: a thread suspended in Recv leaves the queue and sees Interrupted; a thread can suspend itself",
@@ -1343,6 +1468,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "capabilities: mint, copy, move errors; revoke and delete while a thread waits on the endpoint",
@@ -1359,6 +1485,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "notifications: signals OR their badges together; Poll never waits",
@@ -1379,6 +1506,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "Untyped: retype endpoints and notifications, errors, revoke reclaims the memory",
@@ -1400,6 +1528,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "faults go to the fault endpoint as messages; the handler's reply resumes the thread at a new PC",
@@ -1416,6 +1545,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[(1, 0)],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "confinement: every slot x every operation, exactly the granted ones allowed; badges cannot be forged",
@@ -1436,6 +1566,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "a server that ends while owing a reply: its caller wakes with ObjectDeleted",
@@ -1451,6 +1582,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "capability transfer: refused without the grant right, a badged copy arrives with it",
@@ -1472,6 +1604,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "an interrupt reaches user space through its IrqHandler's notification and comes again after IrqAck",
@@ -1490,6 +1623,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "a signal wakes a thread waiting on the notification",
@@ -1509,6 +1643,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "a direct IPC switch never jumps a more urgent ready thread",
@@ -1539,6 +1674,7 @@ const IPC_CASES: [Case; 13] = [
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
 ];
 
@@ -1610,6 +1746,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: Some(15),
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // The same-space rows: the server makes its client a thread of its
     // own space and CSpace (`init/src/bench/same_as.rs`).
@@ -1643,6 +1780,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "notification round trips between two address spaces",
@@ -1667,6 +1805,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // The policy rows. Each thread retypes its filters from the case's
     // Untyped and attaches them through its own TCB (the policy right).
@@ -1693,6 +1832,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "IPC call, reply and round trip between two filtered threads (constant Allow)",
@@ -1730,6 +1870,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "null syscalls forwarded to a policy server that allows them (Notify)",
@@ -1761,6 +1902,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // The audit and tracing rows (`init/src/bench/watch.rs`).
     Case {
@@ -1788,6 +1930,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "a traced null syscall: entry and exit stops, each continued by the tracer",
@@ -1811,6 +1954,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // The priority rows (`init/src/bench/prio.rs`).
     Case {
@@ -1834,6 +1978,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     Case {
         name: "IPC send to a less urgent waiting receiver (no switch)",
@@ -1861,6 +2006,7 @@ pub const BENCH_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
     // `init/src/bench/dispatch.rs`.
     case(
@@ -1940,6 +2086,7 @@ pub const FUZZ_CASES: &[Case] = &[Case {
     // (`init/src/fuzz.rs`).
     cnode_radix: Some(5),
     root_task: false,
+    cpus: Cpus::Boot,
 }];
 
 /// The root-task case: one thread, started as `abi::bootinfo` says.
@@ -1957,6 +2104,7 @@ const ROOT_TASK_CASE: Case = Case {
     fault_endpoints: &[],
     cnode_radix: Some(abi::bootinfo::ROOT_CNODE_RADIX),
     root_task: true,
+    cpus: Cpus::Boot,
 };
 
 /// What the demo shows.
@@ -2031,6 +2179,7 @@ pub const DEMO_CASES: &[Case] = &[
         fault_endpoints: &[],
         cnode_radix: None,
         root_task: false,
+        cpus: Cpus::Boot,
     },
 ];
 

@@ -60,6 +60,8 @@ pub struct Driver {
     pub timer_irq: Cptr,
     /// The console.
     pub console: Cptr,
+    /// How many CPUs the kernel runs on (`Tcb::set_affinity` says).
+    pub cpus: u64,
 }
 
 /// The objects the driver made for one case.
@@ -358,7 +360,13 @@ impl Driver {
         objects: &CaseObjects,
         tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
     ) -> Result<heapless::Vec<Ended, MAX_CASE_THREADS>, &'static str> {
-        for task in tasks {
+        for (index, task) in tasks.iter().enumerate() {
+            if case.cpus == super::case::Cpus::Spread {
+                let cpu = (index as u64 + 1) % self.cpus.max(1);
+                task.tcb()
+                    .set_affinity(cpu)
+                    .map_err(|_| "giving a thread its CPU failed")?;
+            }
             task.start().map_err(|_| "starting a thread failed")?;
         }
         let mut ends: [Option<Ended>; MAX_CASE_THREADS] = [None; MAX_CASE_THREADS];
