@@ -466,6 +466,17 @@ pub enum BootProgram {
     /// rewrites the fuzzer's IPC buffer and argument buffers when woken,
     /// and sends judged messages the fuzzer checks.
     FuzzScribbler = 140,
+    /// The SMP rows' benchmark thread (`init/src/bench/smp.rs`): makes its
+    /// servers and clients threads of its own space, places them on CPUs
+    /// and times cross-core IPC and throughput (the case's endpoint in
+    /// slot 2, Untyped in 3, its VSpace in 4).
+    BenchSmp = 141,
+    /// Made by `BenchSmp`: the cross-core server on CPU 1.
+    BenchCrossCoreServer = 142,
+    /// Made by `BenchSmp`: pair N's client (parameter: N).
+    BenchPairClient = 143,
+    /// Made by `BenchSmp`: pair N's server (parameter: N).
+    BenchPairServer = 144,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -564,7 +575,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 141] = [
+    pub const ALL: [BootProgram; 145] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -706,6 +717,10 @@ impl BootProgram {
         BootProgram::JudgedServer,
         BootProgram::JudgedApp,
         BootProgram::FuzzScribbler,
+        BootProgram::BenchSmp,
+        BootProgram::BenchCrossCoreServer,
+        BootProgram::BenchPairClient,
+        BootProgram::BenchPairServer,
     ];
 
     /// A short name, used to name the thread.
@@ -852,6 +867,10 @@ impl BootProgram {
             BootProgram::JudgedServer => "judged-server",
             BootProgram::JudgedApp => "judged-app",
             BootProgram::FuzzScribbler => "fuzz-scribbler",
+            BootProgram::BenchSmp => "bench-smp",
+            BootProgram::BenchCrossCoreServer => "bench-cross-server",
+            BootProgram::BenchPairClient => "bench-pair-client",
+            BootProgram::BenchPairServer => "bench-pair-server",
         }
     }
 
