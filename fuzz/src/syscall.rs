@@ -189,6 +189,7 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             TcbOperation::AttachTracer(endpoint) | TcbOperation::DetachTracer(endpoint) => {
                 assert_eq!(endpoint, x[2])
             }
+            TcbOperation::SetAffinity(cpu) => assert_eq!(cpu, x[2], "CPU not as asked"),
             TcbOperation::Suspend | TcbOperation::Resume => {}
         },
         _ => {}
@@ -246,6 +247,7 @@ fn syscall_of(call: &Call) -> Syscall {
             TcbOperation::WriteRegister(..) => Syscall::TcbWriteRegister,
             TcbOperation::AttachTracer(_) => Syscall::TcbAttachTracer,
             TcbOperation::DetachTracer(_) => Syscall::TcbDetachTracer,
+            TcbOperation::SetAffinity(_) => Syscall::TcbSetAffinity,
         },
         Call::Cap { operation, .. } => match operation {
             CapOperation::Copy => Syscall::CapCopy,
