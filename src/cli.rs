@@ -25,7 +25,7 @@ USAGE:
     portcullis build-system SYSTEM.toml [--out FILE]
     portcullis new DIRECTORY
     portcullis bench [OPTIONS]
-    portcullis profile NAME [--iterations N] [--machine M] [--timeout SECS] [--pcs FILE]
+    portcullis profile NAME [--iterations N] [--machine M] [--cpus N] [--timeout SECS] [--pcs FILE]
     portcullis probe [--machine M]...
     portcullis --help
 
@@ -89,6 +89,9 @@ the results page and chart, target/bench/results.md and results.svg
     --update-docs           write the results page and chart of a whole-suite run
                             to docs/bench/ (committed) instead of target/bench/
     --no-icount             count cycles of the emulator instead of instructions
+    --cpus N                run N cores, 1 to 4 (default 4, as for run); the SMP
+                            rows that need more cores than run print a
+                            BENCH-SKIP line and count as run
     --timeout SECS          kill QEMU after SECS seconds (default 300; 0 = never)
 
 probe: start each machine (default: virt and raspi4b) once with the
@@ -225,13 +228,7 @@ fn parse_run(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliEr
             }
             "--mode" => request.mode = value("--mode")?.parse().map_err(|e| bad("--mode", e))?,
             "--timeout" => request.timeout = parse_timeout(&value("--timeout")?)?,
-            "--cpus" => {
-                let text = value("--cpus")?;
-                match text.parse::<u32>() {
-                    Ok(n) if (1..=4).contains(&n) => request.cpus = Some(n),
-                    _ => return Err(bad("--cpus", format!("`{text}` is not 1 to 4"))),
-                }
-            }
+            "--cpus" => request.cpus = Some(parse_cpus(&value("--cpus")?)?),
             "--dtb" => request.dtb = Some(PathBuf::from(value("--dtb")?)),
             "--system-image" => {
                 request.system_image = Some(PathBuf::from(value("--system-image")?))
@@ -311,6 +308,14 @@ fn parse_probe(mut args: impl Iterator<Item = String>) -> Result<CliCommand, Cli
         machines = Machine::ALL.to_vec();
     }
     Ok(CliCommand::Probe(machines))
+}
+
+/// `--cpus N`: 1 to 4 cores.
+pub(crate) fn parse_cpus(text: &str) -> Result<u32, CliError> {
+    match text.parse::<u32>() {
+        Ok(n) if (1..=4).contains(&n) => Ok(n),
+        _ => Err(bad("--cpus", format!("`{text}` is not 1 to 4"))),
+    }
 }
 
 fn parse_timeout(text: &str) -> Result<Option<Duration>, CliError> {

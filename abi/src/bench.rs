@@ -7,8 +7,11 @@
 //! the program selector's parameter.
 
 /// Every benchmark row, in the order they run. A row's index is its bit in
-/// `BenchParameter::rows`.
-pub const ROWS: [&str; 39] = [
+/// `BenchParameter::rows`. The rows come in pages of `ROWS_PER_PAGE`: a
+/// program is told one page's rows (see `BenchParameter::encode_page`),
+/// so the rows one case runs must all be in one page: page 0 is the
+/// suite's single-CPU cases, page 1 the SMP rows (`BENCH_SMP_CASES`).
+pub const ROWS: [&str; 44] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -48,7 +51,18 @@ pub const ROWS: [&str; 39] = [
     "ipc_call_one_way_same_as",
     "ipc_reply_recv_one_way_same_as",
     "ipc_round_trip_same_as",
+    // Page 1: the SMP rows (init/src/bench/smp.rs).
+    "ipc_cross_core_call_one_way",
+    "ipc_cross_core_round_trip",
+    "ipc_throughput_1_pair",
+    "ipc_throughput_2_pairs",
+    "ipc_throughput_4_pairs",
 ];
+
+/// Rows per page of `ROWS` (the bits one selector carries).
+pub const ROWS_PER_PAGE: usize = ROW_BITS as usize;
+// The SMP rows start page 1.
+const _: () = assert!(ROWS_PER_PAGE == 39);
 
 /// Message label of the IPC benchmark's register-only phase.
 pub const IPC_FAST_LABEL: u64 = 1;
@@ -121,9 +135,13 @@ pub struct BenchParameter {
 /// Enough for `MAX_ITERATIONS`.
 const ITERATION_BITS: u32 = 15;
 const _: () = assert!(MAX_ITERATIONS < 1 << ITERATION_BITS);
-/// Room for more rows: with the counter bit the parameter fills the
-/// selector's 56 bits.
-const ROW_BITS: u32 = 40;
+/// One page of rows: with the counter bit and the page bit the parameter
+/// fills the selector's 56 bits.
+const ROW_BITS: u32 = 39;
+/// Pages of `ROWS` a parameter can name (one bit).
+const PAGES: usize = 2;
+const _: () = assert!(ROWS.len() <= PAGES * ROWS_PER_PAGE);
+const _: () = assert!(ITERATION_BITS + ROW_BITS + 2 <= 56);
 
 impl BenchParameter {
     /// From the boot options' values (each `None` when absent). An unknown
@@ -160,18 +178,36 @@ impl BenchParameter {
         })
     }
 
-    /// Packs the parameter (fits the selector's 56 parameter bits).
-    pub const fn encode(self) -> u64 {
+    /// Packs the parameter with the rows of page `page` of `ROWS` (0 or
+    /// 1; fits the selector's 56 parameter bits): the program told it
+    /// sees only that page's rows.
+    pub const fn encode_page(self, page: usize) -> u64 {
+        let page = page % PAGES;
+        let rows = (self.rows >> (page * ROWS_PER_PAGE)) & ((1 << ROW_BITS) - 1);
         (self.iterations as u64)
-            | (self.rows << ITERATION_BITS)
+            | (rows << ITERATION_BITS)
             | ((self.instructions as u64) << (ITERATION_BITS + ROW_BITS))
+            | ((page as u64) << (ITERATION_BITS + ROW_BITS + 1))
     }
 
-    /// Unpacks a parameter made by `encode`.
+    /// Packs a parameter whose rows are all in one page (as one made by
+    /// `decode` is): that page's.
+    pub const fn encode(self) -> u64 {
+        let page = if self.rows & ((1 << ROW_BITS) - 1) == 0 && self.rows != 0 {
+            1
+        } else {
+            0
+        };
+        self.encode_page(page)
+    }
+
+    /// Unpacks a parameter made by `encode_page`: its rows are that
+    /// page's, at their places in `ROWS`.
     pub const fn decode(raw: u64) -> Self {
+        let page = ((raw >> (ITERATION_BITS + ROW_BITS + 1)) & 1) as usize;
         BenchParameter {
             iterations: (raw & ((1 << ITERATION_BITS) - 1)) as u32,
-            rows: (raw >> ITERATION_BITS) & ((1 << ROW_BITS) - 1),
+            rows: ((raw >> ITERATION_BITS) & ((1 << ROW_BITS) - 1)) << (page * ROWS_PER_PAGE),
             instructions: (raw >> (ITERATION_BITS + ROW_BITS)) & 1 == 1,
         }
     }
@@ -216,13 +252,34 @@ mod tests {
     }
 
     #[test]
-    fn every_row_has_a_bit_and_all_of_them_encode() {
-        assert!(ROWS.len() as u32 <= ROW_BITS);
+    fn every_row_has_a_bit_and_each_page_encodes() {
+        assert!(ROWS.len() <= PAGES * ROWS_PER_PAGE);
         let p = BenchParameter::from_options(Some("20000"), None, Some("instructions")).unwrap();
         assert_eq!(p.rows.count_ones() as usize, ROWS.len());
-        assert_eq!(BenchParameter::decode(p.encode()), p);
-        assert!(p.encode() < 1 << 56, "fits the selector's parameter bits");
-        assert!(p.runs(ROWS[ROWS.len() - 1]));
+        let (first, second) = (
+            BenchParameter::decode(p.encode_page(0)),
+            BenchParameter::decode(p.encode_page(1)),
+        );
+        assert_eq!(first.rows | second.rows, p.rows);
+        assert_eq!(first.rows & second.rows, 0);
+        for raw in [p.encode_page(0), p.encode_page(1)] {
+            assert!(raw < 1 << 56, "fits the selector's parameter bits");
+            let page = BenchParameter::decode(raw);
+            assert_eq!(page.encode(), raw, "a page's parameter encodes as itself");
+            assert_eq!((page.iterations, page.instructions), (20000, true));
+        }
+        assert!(first.runs(ROWS[ROWS_PER_PAGE - 1]) && !first.runs(ROWS[ROWS_PER_PAGE]));
+        assert!(second.runs(ROWS[ROWS.len() - 1]) && !second.runs(ROWS[0]));
+    }
+
+    #[test]
+    fn the_smp_rows_are_page_1() {
+        let p = BenchParameter::from_options(None, Some("ipc_cross_core"), None).unwrap();
+        assert_eq!(BenchParameter::decode(p.encode_page(0)).rows, 0);
+        assert_eq!(BenchParameter::decode(p.encode_page(1)), p);
+        assert!(ROWS[ROWS_PER_PAGE..]
+            .iter()
+            .all(|row| row.starts_with("ipc_cross_core") || row.starts_with("ipc_throughput")));
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod dispatch;
 pub mod policy;
 pub mod prio;
 pub mod same_as;
+pub mod smp;
 pub mod watch;
 
 use crate::programs::{ENDPOINT_SLOT, SECOND_ENDPOINT_SLOT, STOP_LABEL};
@@ -290,7 +291,7 @@ fn timed_calls(parameter: BenchParameter, label: u64, row: &str) -> i32 {
 }
 
 /// Words in a fast-path (register-only) benchmark call.
-const FAST_LENGTH: u8 = 1;
+pub(crate) const FAST_LENGTH: u8 = 1;
 
 /// Most objects one retype makes (the kernel's `MAX_RETYPE_COUNT`).
 const RETYPE_BATCH: u64 = 64;
@@ -427,7 +428,7 @@ pub fn run_notify_pong(parameter: BenchParameter) -> i32 {
 }
 
 /// Statistics of recorded samples (already net of `overhead`).
-fn summarise(samples: &mut [u64], overhead: u64) -> Row {
+pub(crate) fn summarise(samples: &mut [u64], overhead: u64) -> Row {
     samples.sort_unstable();
     let count = samples.len();
     let sum: u64 = samples.iter().sum();
@@ -442,7 +443,7 @@ fn summarise(samples: &mut [u64], overhead: u64) -> Row {
 }
 
 /// One row's statistics, per operation, overhead already subtracted.
-struct Row {
+pub(crate) struct Row {
     iterations: usize,
     min: u64,
     median: u64,
@@ -471,7 +472,7 @@ fn time_row(parameter: BenchParameter, mut operation: impl FnMut() -> u64) -> Ro
     summarise(samples, overhead)
 }
 
-fn print_row(parameter: BenchParameter, name: &str, row: Row) {
+pub(crate) fn print_row(parameter: BenchParameter, name: &str, row: Row) {
     println!(
         "BENCH name={name} unit={} iterations={} min={} median={} mean={}.{} max={} overhead={}",
         parameter.unit(),

@@ -473,6 +473,17 @@ pub enum BootProgram {
     SmpMain = 141,
     /// A worker `SmpMain` makes (parameter: its role and index).
     SmpWorker = 142,
+    /// The SMP rows' benchmark thread (`init/src/bench/smp.rs`): makes its
+    /// servers and clients threads of its own space, places them on CPUs
+    /// and times cross-core IPC and throughput (the case's endpoint in
+    /// slot 2, Untyped in 3, its VSpace in 4).
+    BenchSmp = 143,
+    /// Made by `BenchSmp`: the cross-core server on CPU 1.
+    BenchCrossCoreServer = 144,
+    /// Made by `BenchSmp`: pair N's client (parameter: N).
+    BenchPairClient = 145,
+    /// Made by `BenchSmp`: pair N's server (parameter: N).
+    BenchPairServer = 146,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -571,7 +582,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 143] = [
+    pub const ALL: [BootProgram; 147] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -715,6 +726,10 @@ impl BootProgram {
         BootProgram::FuzzScribbler,
         BootProgram::SmpMain,
         BootProgram::SmpWorker,
+        BootProgram::BenchSmp,
+        BootProgram::BenchCrossCoreServer,
+        BootProgram::BenchPairClient,
+        BootProgram::BenchPairServer,
     ];
 
     /// A short name, used to name the thread.
@@ -863,6 +878,10 @@ impl BootProgram {
             BootProgram::FuzzScribbler => "fuzz-scribbler",
             BootProgram::SmpMain => "smp-case",
             BootProgram::SmpWorker => "smp-worker",
+            BootProgram::BenchSmp => "bench-smp",
+            BootProgram::BenchCrossCoreServer => "bench-cross-server",
+            BootProgram::BenchPairClient => "bench-pair-client",
+            BootProgram::BenchPairServer => "bench-pair-server",
         }
     }
 

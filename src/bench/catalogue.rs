@@ -383,6 +383,46 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
         sel4: None,
         target: None,
     },
+    // The SMP rows (init/src/bench/smp.rs): threads of one address space,
+    // so their single-CPU peers are the `_same_as` rows. seL4's SMP kernel
+    // also takes one big lock; its documented cost is a Call about 30-40 %
+    // dearer than on its single-core kernel: a cost of the lock on one
+    // CPU, not a cross-core figure (docs/bench/smp.md).
+    CatalogueEntry {
+        name: "ipc_cross_core_round_trip",
+        what: "Call + ReplyRecv round trip, client on CPU 0, server on CPU 1 (slow path, an SGI each way), read in the caller on CPU 0: under icount every instruction any core executed meanwhile, both wake-ups and idles included (compare ipc_round_trip_same_as)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_cross_core_call_one_way",
+        what: "HALF of each ipc_cross_core_round_trip sample, not a one-way measurement (each CPU's counter starts at its own boot, so no read on one CPU can be subtracted from one on another)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_throughput_1_pair",
+        what: "fast-path round trips of one client/server pair on CPU 0, in bursts of 100 started and awaited by the benchmark thread (its signals included), timed on CPU 0: instructions of the whole machine per round trip",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_throughput_2_pairs",
+        what: "ipc_throughput_1_pair with two pairs, pair i on CPU i, at once: per round trip of either pair (icount runs the cores one at a time: a cost per round trip, not a speed-up)",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
+    CatalogueEntry {
+        name: "ipc_throughput_4_pairs",
+        what: "ipc_throughput_1_pair with four pairs, one per CPU, at once: per round trip of any pair",
+        linux: &[],
+        sel4: None,
+        target: None,
+    },
 ];
 
 /// The catalogue entry for `name`, if it has one.

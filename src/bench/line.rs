@@ -4,7 +4,8 @@
 //! | --- | --- |
 //! | `BENCH name=N unit=U iterations=I min=A median=M mean=X.Y max=B overhead=O` | one result |
 //! | `BENCH-ERROR name=N reason=TEXT` | a benchmark that could not run |
-//! | `# portcullis-bench: C results` | end of the suite: C result lines were printed |
+//! | `BENCH-SKIP name=N reason=TEXT` | a benchmark this run cannot have (e.g. too few CPUs), skipped on purpose |
+//! | `# portcullis-bench: C results` | end of the suite: C rows ran (result lines and skip lines) |
 //!
 //! Every other line (banner, `[kernel] ...`, `[bench#N] ...`) is not ours.
 //! A line that starts like ours but does not parse is *malformed*: it is
@@ -20,6 +21,8 @@ use super::result::{is_benchmark_name, BenchResult, Tenths};
 pub const RESULT_PREFIX: &str = "BENCH ";
 /// The start of a line that reports a benchmark that could not run.
 pub const ERROR_PREFIX: &str = "BENCH-ERROR ";
+/// The start of a line that reports a benchmark skipped on purpose.
+pub const SKIP_PREFIX: &str = "BENCH-SKIP ";
 /// The start of the closing line.
 pub const SUMMARY_PREFIX: &str = "# portcullis-bench: ";
 
@@ -47,7 +50,16 @@ pub enum BenchLine {
         /// Why, as the guest said it.
         reason: String,
     },
-    /// `# portcullis-bench: C results`: the number of results printed.
+    /// `BENCH-SKIP name=N reason=TEXT`: a row this run cannot have (it
+    /// needs more CPUs than run), skipped on purpose.
+    Skip {
+        /// The benchmark skipped.
+        name: String,
+        /// Why, as the guest said it.
+        reason: String,
+    },
+    /// `# portcullis-bench: C results`: the number of rows that ran
+    /// (results printed and rows skipped).
     Summary(usize),
 }
 
@@ -79,6 +91,11 @@ impl BenchLine {
         };
         let parsed = if let Some(rest) = line.strip_prefix(ERROR_PREFIX) {
             parse_error(rest)
+        } else if let Some(rest) = line.strip_prefix(SKIP_PREFIX) {
+            parse_error(rest).map(|line| match line {
+                BenchLine::Error { name, reason } => BenchLine::Skip { name, reason },
+                other => other,
+            })
         } else if let Some(rest) = line.strip_prefix(RESULT_PREFIX) {
             parse_result(rest).map(BenchLine::Result)
         } else if let Some(rest) = line.strip_prefix(SUMMARY_PREFIX) {
@@ -121,7 +138,7 @@ pub fn strip_thread_tag(line: &str) -> &str {
 /// Where `BENCH name=`, `BENCH-ERROR ` or the summary prefix starts inside
 /// a line that does not begin with it.
 fn embedded_protocol_word(line: &str) -> Option<usize> {
-    ["BENCH name=", ERROR_PREFIX, SUMMARY_PREFIX]
+    ["BENCH name=", ERROR_PREFIX, SKIP_PREFIX, SUMMARY_PREFIX]
         .iter()
         .filter_map(|word| line.find(word))
         .min()
@@ -276,6 +293,15 @@ mod tests {
             Some(Ok(BenchLine::Error {
                 name: "ipc_call_one_way_same_as".into(),
                 reason: "no endpoint: out of memory".into()
+            }))
+        );
+        assert_eq!(
+            BenchLine::classify(
+                "[bench-smp#9] BENCH-SKIP name=ipc_throughput_4_pairs reason=needs 4 CPUs, 1 run"
+            ),
+            Some(Ok(BenchLine::Skip {
+                name: "ipc_throughput_4_pairs".into(),
+                reason: "needs 4 CPUs, 1 run".into()
             }))
         );
         assert_eq!(

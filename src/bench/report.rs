@@ -14,6 +14,9 @@ pub struct BenchReport {
     pub results: Vec<BenchResult>,
     /// Every `BENCH-ERROR` line: (name, reason).
     pub errors: Vec<(String, String)>,
+    /// Every `BENCH-SKIP` line: (name, reason): rows this run cannot have
+    /// (too few CPUs), which count as run in the closing line.
+    pub skipped: Vec<(String, String)>,
     /// Every line that looked like ours but was not valid.
     pub malformed: Vec<MalformedLine>,
     /// The count from `# portcullis-bench: C results` (the last one seen).
@@ -34,11 +37,12 @@ pub enum BenchProblem {
     },
     /// No closing `# portcullis-bench: C results`: the suite did not finish.
     MissingSummary,
-    /// The closing line counts differently from the result lines.
+    /// The closing line counts differently from the result and skip
+    /// lines.
     CountMismatch {
         /// C from the closing line.
         claimed: usize,
-        /// Valid result lines seen.
+        /// Valid result and skip lines seen.
         parsed: usize,
     },
     /// Two results with one name.
@@ -68,7 +72,7 @@ impl fmt::Display for BenchProblem {
             ),
             BenchProblem::CountMismatch { claimed, parsed } => write!(
                 f,
-                "the closing line says {claimed} results but {parsed} valid result lines were printed"
+                "the closing line says {claimed} results but {parsed} valid result and skip lines were printed"
             ),
             BenchProblem::Duplicate(name) => write!(f, "benchmark {name} was reported twice"),
             BenchProblem::WrongUnit {
@@ -93,6 +97,7 @@ impl BenchReport {
                 None => {}
                 Some(Ok(BenchLine::Result(result))) => report.results.push(result),
                 Some(Ok(BenchLine::Error { name, reason })) => report.errors.push((name, reason)),
+                Some(Ok(BenchLine::Skip { name, reason })) => report.skipped.push((name, reason)),
                 Some(Ok(BenchLine::Summary(count))) => report.summary = Some(count),
                 Some(Err(malformed)) => report.malformed.push(malformed),
             }
@@ -119,10 +124,10 @@ impl BenchReport {
         );
         match self.summary {
             None => problems.push(BenchProblem::MissingSummary),
-            Some(claimed) if claimed != self.results.len() => {
+            Some(claimed) if claimed != self.results.len() + self.skipped.len() => {
                 problems.push(BenchProblem::CountMismatch {
                     claimed,
-                    parsed: self.results.len(),
+                    parsed: self.results.len() + self.skipped.len(),
                 })
             }
             Some(_) => {}
@@ -186,6 +191,24 @@ BENCH name=null_syscall unit=instructions iterations=100 min=31 median=31 mean=3
                 parsed: 2
             }]
         );
+    }
+
+    #[test]
+    fn a_skipped_row_counts_as_run_and_is_no_problem() {
+        let with_skip = RUN.replace(
+            "# portcullis-bench: 2 results",
+            "BENCH-SKIP name=ipc_throughput_4_pairs reason=needs 4 CPUs, 1 runs\r\n# portcullis-bench: 3 results",
+        );
+        let report = BenchReport::parse(&with_skip);
+        assert_eq!(report.results.len(), 2);
+        assert_eq!(
+            report.skipped,
+            [(
+                "ipc_throughput_4_pairs".to_string(),
+                "needs 4 CPUs, 1 runs".to_string()
+            )]
+        );
+        assert_eq!(report.problems(Unit::Instructions), vec![]);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct BenchSettings {
     pub filter: Option<String>,
     /// Kill QEMU after this long; `None` waits forever.
     pub timeout: Option<Duration>,
+    /// How many cores the guest runs (`--cpus N`); `None`: the runner's
+    /// default (virt `-smp 4`, raspi4b's four).
+    pub cpus: Option<u32>,
 }
 
 impl BenchSettings {
@@ -53,6 +56,7 @@ impl BenchSettings {
             iterations: None,
             filter: None,
             timeout: Some(DEFAULT_BENCH_TIMEOUT),
+            cpus: None,
         }
     }
 
@@ -87,6 +91,7 @@ impl BenchSettings {
             timeout: self.timeout,
             echo,
             boot_options: self.boot_options(),
+            cpus: self.cpus,
             ..RunRequest::captured(self.machine, GuestMode::Bench)
         }
     }
@@ -213,6 +218,12 @@ mod tests {
         let request = settings.run_request(Echo::Quiet);
         assert_eq!(request.mode, GuestMode::Bench);
         assert!(request.icount);
+        assert_eq!(request.cpus, None);
+        let one_core = BenchSettings {
+            cpus: Some(1),
+            ..settings.clone()
+        };
+        assert_eq!(one_core.run_request(Echo::Quiet).cpus, Some(1));
         assert_eq!(settings.unit(), Unit::Instructions);
 
         let no_icount = BenchSettings {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::words::OptionWords;
-use super::{bad, parse_timeout, CliCommand, CliError};
+use super::{bad, parse_cpus, parse_timeout, CliCommand, CliError};
 use crate::bench::{BenchOptions, BenchSettings};
 use crate::machine::Machine;
 use crate::profile::{ProfileOptions, DEFAULT_PROFILE_ITERATIONS};
@@ -28,6 +28,7 @@ pub fn parse_bench(args: impl Iterator<Item = String>) -> Result<CliCommand, Cli
             "--compare" => options.compare = Some(PathBuf::from(words.value("--compare")?)),
             "--json" => options.json = Some(PathBuf::from(words.value("--json")?)),
             "--timeout" => options.settings.timeout = parse_timeout(&words.value("--timeout")?)?,
+            "--cpus" => options.settings.cpus = Some(parse_cpus(&words.value("--cpus")?)?),
             "--update-docs" => {
                 words.no_value("--update-docs")?;
                 options.update_docs = true;
@@ -43,6 +44,12 @@ pub fn parse_bench(args: impl Iterator<Item = String>) -> Result<CliCommand, Cli
         return Err(bad(
             "--update-docs",
             "the docs compare instruction counts: drop --no-icount",
+        ));
+    }
+    if options.update_docs && options.settings.cpus.is_some_and(|cpus| cpus != 4) {
+        return Err(bad(
+            "--update-docs",
+            "the docs show every row, the four-core ones too: drop --cpus",
         ));
     }
     if options.update_docs && options.settings.filter.is_some() {
@@ -63,6 +70,7 @@ pub fn parse_profile(args: impl Iterator<Item = String>) -> Result<CliCommand, C
         machine: Machine::Virt,
         timeout: BenchSettings::new(Machine::Virt).timeout,
         pcs: None,
+        cpus: None,
     };
     let mut words = OptionWords::new(args);
     while let Some(word) = words.next_word() {
@@ -72,6 +80,7 @@ pub fn parse_profile(args: impl Iterator<Item = String>) -> Result<CliCommand, C
             "--iterations" => options.iterations = iterations(&words.value("--iterations")?)?,
             "--timeout" => options.timeout = parse_timeout(&words.value("--timeout")?)?,
             "--pcs" => options.pcs = Some(PathBuf::from(words.value("--pcs")?)),
+            "--cpus" => options.cpus = Some(parse_cpus(&words.value("--cpus")?)?),
             option if option.starts_with('-') => return Err(CliError::UnknownOption(word)),
             _ if name.is_some() => {
                 return Err(bad(
@@ -171,6 +180,9 @@ mod tests {
         assert!(!options.settings.icount);
         assert_eq!(options.settings.timeout, Some(Duration::from_secs(60)));
         assert!(bench(&["--update-docs"]).update_docs);
+        assert_eq!(bench(&["--cpus", "1"]).settings.cpus, Some(1));
+        assert!(command(&["bench", "--cpus", "5"]).is_err());
+        assert!(command(&["bench", "--update-docs", "--cpus", "1"]).is_err());
     }
 
     #[test]

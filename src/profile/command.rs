@@ -41,6 +41,9 @@ pub struct ProfileOptions {
     /// `pc count` line per PC, hottest first), to read beside a
     /// disassembly.
     pub pcs: Option<std::path::PathBuf>,
+    /// How many cores the guest runs (`--cpus N`; `None`: the runner's
+    /// default). QEMU's exec log counts every core's instructions.
+    pub cpus: Option<u32>,
 }
 
 /// Runs the command; returns the process exit status.
@@ -76,6 +79,7 @@ fn profile(options: &ProfileOptions) -> Result<(), String> {
             iterations: Some(iterations),
             filter: Some(options.name.clone()),
             timeout: options.timeout,
+            cpus: options.cpus,
             ..BenchSettings::new(options.machine)
         };
         let prepared = session::prepare(&same_length_options(settings.run_request(Echo::Quiet)))

@@ -2016,6 +2016,39 @@ pub const BENCH_CASES: &[Case] = &[
     ),
 ];
 
+/// The SMP rows (page 1 of `abi::bench::ROWS`; `init/src/bench/smp.rs`):
+/// one benchmark thread that makes its servers and clients threads of its
+/// own space, each on its CPU. Run after `BENCH_CASES`, with the
+/// parameter's page 1.
+pub const BENCH_SMP_CASES: &[Case] = &[Case {
+    name: "IPC between two CPUs, and IPC throughput with 1, 2 and 4 pairs each on its own CPU",
+    threads: &[BootProgram::BenchSmp.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    // Nine threads of its space (a TCB, four stack pages and a buffer
+    // each), four endpoints and eight notifications.
+    untyped_pages: 80,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, Rights::READ_WRITE, 0),
+        Grant {
+            thread: 0,
+            slot: SECOND_ENDPOINT_SLOT,
+            object: CaseObject::Untyped,
+            rights: Rights::READ_WRITE,
+            badge: 0,
+        },
+        vspace_grant(0, 4, 0, Rights::READ_WRITE),
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    // Room for the threads' slots and the pairs' objects (up to 123).
+    cnode_radix: Some(8),
+    root_task: false,
+}];
+
 /// The fuzzer: three threads with a CNode holding an endpoint, a
 /// notification and an Untyped (slots 2, 3, 4; 28 pages, of which each
 /// fuzzer keeps 4 for the stacks and IPC buffers of the threads it starts
