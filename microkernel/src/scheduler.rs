@@ -44,7 +44,6 @@ pub struct RunQueue {
     heads: [Option<ThreadId>; 256],
     tails: [Option<ThreadId>; 256],
     nonempty: [u64; 4],
-    len: usize,
 }
 
 impl Default for RunQueue {
@@ -60,7 +59,6 @@ impl RunQueue {
             heads: [None; 256],
             tails: [None; 256],
             nonempty: [0; 4],
-            len: 0,
         }
     }
 
@@ -90,7 +88,6 @@ impl RunQueue {
             self.heads[p] = Some(thread);
         }
         self.nonempty[p / 64] |= 1 << (p % 64);
-        self.len += 1;
         let links = RunLinks {
             previous: tail,
             next: None,
@@ -137,7 +134,6 @@ impl RunQueue {
                 self.nonempty[p / 64] &= !(1 << (p % 64));
             }
         }
-        self.len -= 1;
         Some((thread, priority))
     }
 
@@ -165,7 +161,6 @@ impl RunQueue {
         if self.heads[p].is_none() {
             self.nonempty[p / 64] &= !(1 << (p % 64));
         }
-        self.len -= 1;
     }
 
     /// Is any thread of priority `at_least` or higher ready?
@@ -191,9 +186,16 @@ impl RunQueue {
         })
     }
 
-    /// Number of ready threads.
-    pub fn len(&self) -> usize {
-        self.len
+    /// Number of ready threads: a walk of every queue (tests and checks
+    /// only; keeping a count cost every append and dequeue three
+    /// instructions).
+    pub fn count<T>(&self, threads: &T) -> usize
+    where
+        T: core::ops::Index<ThreadId, Output: RunQueued> + ?Sized,
+    {
+        (0..=255)
+            .map(|priority| self.queued_at(threads, priority).count())
+            .sum()
     }
 
     /// No thread is ready.

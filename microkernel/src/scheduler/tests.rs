@@ -12,7 +12,7 @@ fn highest_priority_first_then_fifo() {
     rq.enqueue(&mut t, ThreadId::nth(3), 10);
     rq.enqueue(&mut t, ThreadId::nth(4), 255);
     rq.enqueue(&mut t, ThreadId::nth(5), 0);
-    assert_eq!(rq.len(), 5);
+    assert_eq!(rq.count(&t), 5);
     let order: Vec<_> = std::iter::from_fn(|| rq.dequeue(&mut t)).collect();
     assert_eq!(
         order,
@@ -25,7 +25,7 @@ fn highest_priority_first_then_fifo() {
         ]
     );
     assert!(rq.is_empty());
-    assert_eq!(rq.len(), 0);
+    assert_eq!(rq.count(&t), 0);
 }
 
 #[test]
@@ -57,7 +57,11 @@ fn remove_keeps_order_and_bitmap() {
         vec![ThreadId::nth(1), ThreadId::nth(3)]
     );
     rq.remove(&mut t, ThreadId::nth(2), 64);
-    assert_eq!(rq.len(), 2, "removing an unqueued thread changes nothing");
+    assert_eq!(
+        rq.count(&t),
+        2,
+        "removing an unqueued thread changes nothing"
+    );
     rq.remove(&mut t, ThreadId::nth(1), 64);
     rq.remove(&mut t, ThreadId::nth(3), 64);
     assert_eq!(rq.highest_priority(), None);

@@ -128,8 +128,8 @@ fn a_thread_made_ready_on_another_cpu_waits_there_and_that_cpu_is_interrupted() 
     kernel.objects[thread].set_affinity(2);
     kernel.make_ready(thread);
     assert_eq!(kernel.check_cores(), Ok(()));
-    assert_eq!(kernel.run_queues[2].ready.len(), 1);
-    assert_eq!(kernel.run_queues[0].ready.len(), 0);
+    assert_eq!(kernel.run_queues[2].ready.count(&kernel.objects), 1);
+    assert_eq!(kernel.run_queues[0].ready.count(&kernel.objects), 0);
     assert!(kernel.attention, "the entry must not end on a quick way");
     kernel.send_wakeups(&mut cores);
     assert_eq!(cores.reschedules, [2]);
@@ -151,8 +151,8 @@ fn moving_a_ready_thread_moves_it_between_queues_and_an_offline_cpu_is_refused()
         ErrorCode::Ok
     );
     assert_eq!(kernel.objects[target].affinity, 3);
-    assert_eq!(kernel.run_queues[0].ready.len(), 0);
-    assert_eq!(kernel.run_queues[3].ready.len(), 1);
+    assert_eq!(kernel.run_queues[0].ready.count(&kernel.objects), 0);
+    assert_eq!(kernel.run_queues[3].ready.count(&kernel.objects), 1);
     assert_eq!(kernel.check_cores(), Ok(()));
 }
 
