@@ -59,6 +59,13 @@ pub use syscall::Syscall;
 /// Number of message registers carried in `x2..=x7`.
 pub const REGISTER_MESSAGE_WORDS: usize = 6;
 
+/// The length and capability-count fields of a message info word: its
+/// low 9 bits (`length` 7, then `caps` 2). The count sits above the
+/// length, so a message fits in registers (at most
+/// `REGISTER_MESSAGE_WORDS` words, no capabilities) exactly when the two
+/// fields together, read as one number, are at most the register words.
+pub const MESSAGE_LENGTH_AND_CAPS_MASK: u64 = (1 << 9) - 1;
+
 /// Where the kernel maps the IPC buffer page of a thread whose address
 /// space it made (the root task): message
 /// word `i` (for `i >= REGISTER_MESSAGE_WORDS`) lives at byte `8 * i`.

@@ -78,6 +78,8 @@ macro_rules! vectors {
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
+            MESSAGE_LENGTH_AND_CAPS_MASK = const abi::MESSAGE_LENGTH_AND_CAPS_MASK,
+            REGISTER_MESSAGE_WORDS = const abi::REGISTER_MESSAGE_WORDS,
         );
     };
 }

@@ -21,6 +21,8 @@
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
 .equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
+.equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK} // abi::MESSAGE_LENGTH_AND_CAPS_MASK
+.equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS} // abi::REGISTER_MESSAGE_WORDS
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -204,15 +206,28 @@ el0_sync_slow_x9_x10_saved:
     bl      portcullis_el0_sync
     b       .
 
+// The IPC fast path takes only a message that fits in registers (x1's
+// length and capability count, read as one number, at most the register
+// words): a longer one goes to the generic entry at once, which the fast
+// path would only have refused after taking the kernel lock (two holds
+// of it for one syscall). x10 is parked scratch.
+.macro fits_in_registers_or_slow
+    and     x10, x1, #MESSAGE_LENGTH_AND_CAPS_MASK
+    cmp     x10, #REGISTER_MESSAGE_WORDS
+    b.hi    el0_sync_slow_x9_x10_saved
+.endm
+
 // A Call, or a ReplyRecv, whose caller may skip entry work for it
 // (user_sync_vector): one entry each, so the fast path does not test the
 // number again.
 el0_call_x9_x10_saved:
+    fits_in_registers_or_slow
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_call
     b       .
 
 el0_reply_recv_x9_x10_saved:
+    fits_in_registers_or_slow
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_reply_recv
     b       .

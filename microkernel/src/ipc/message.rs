@@ -20,9 +20,7 @@ pub fn sent_info(thread: &Thread) -> MessageInfo {
     thread.context.message_info()
 }
 
-/// The length and capability-count fields of a message info word: its
-/// low 9 bits (`length` 7, then `caps` 2).
-const LENGTH_AND_CAPS_MASK: u64 = (1 << 9) - 1;
+use abi::MESSAGE_LENGTH_AND_CAPS_MASK as LENGTH_AND_CAPS_MASK;
 
 /// Does the message fit in registers (the fast path's condition): at most
 /// `REGISTER_MESSAGE_WORDS` words and no capabilities? The count sits
