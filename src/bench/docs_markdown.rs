@@ -32,6 +32,9 @@ pub fn results_markdown(results: &[BenchResult], setup: &DocSetup) -> String {
          of reading the counter (the `overhead` column). {unit_note}\n\n\
          ```\n{command}\n```\n\n\
          ![Medians per benchmark beside the Linux peer, log scale](results.svg)\n\n\
+         The rows that need several cores (`ipc_cross_core_*`, `ipc_throughput_*`), what\n\
+         their numbers mean under icount, and seL4's SMP figures beside them:\n\
+         [smp.md](smp.md).\n\n\
          ## Results\n\n",
         unit = setup.unit,
         unit_note = unit_note(setup.unit),
