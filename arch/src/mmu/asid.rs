@@ -300,6 +300,30 @@ mod tests {
     }
 
     #[test]
+    fn a_rollover_keeps_the_asid_live_on_every_cpu_reserved() {
+        let mut allocator = AsidAllocator::new(AsidBits::Eight);
+        let held: Vec<_> = (1..256)
+            .map(|_| allocator.assign(None, None).asid)
+            .collect();
+        // Four CPUs, each running a space of its own.
+        let live = [held[3], held[100], held[200], held[254]];
+        let overflow = allocator.assign(None, live);
+        assert!(overflow.flush_all);
+        assert!(!live.iter().any(|l| l.asid() == overflow.asid.asid()));
+        for l in live {
+            let renewed = allocator.assign(Some(l), live);
+            assert!(!renewed.flush_all);
+            assert_eq!(renewed.asid.asid(), l.asid(), "each live number is kept");
+            assert_eq!(renewed.asid.generation(), 1);
+        }
+        // The others renew to numbers no live space holds.
+        for old in held.iter().filter(|h| !live.contains(h)).take(100) {
+            let renewed = allocator.assign(Some(*old), live);
+            assert!(!live.iter().any(|l| l.asid() == renewed.asid.asid()));
+        }
+    }
+
+    #[test]
     fn exhaustion_rolls_over_flushes_and_keeps_the_live_asid_reserved() {
         let mut allocator = AsidAllocator::new(AsidBits::Eight);
         let held: Vec<_> = (1..256)

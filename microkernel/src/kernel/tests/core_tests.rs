@@ -102,6 +102,18 @@ fn four_cores(n: u64) -> (Box<Kernel>, Vec<ThreadId>) {
     (kernel, threads)
 }
 
+/// `thread`, given affinity with CPU 1, runs there at `pc`; the kernel is
+/// back on CPU 0.
+fn running_on_cpu_1(kernel: &mut Kernel, thread: ThreadId, pc: u64) {
+    kernel.objects[thread].set_affinity(1);
+    enter(kernel, 1);
+    kernel.objects[thread].make_ready();
+    kernel.objects[thread].run();
+    kernel.current = Some(thread);
+    kernel.objects[thread].context.set_pc(pc);
+    enter(kernel, 0);
+}
+
 #[test]
 fn each_cpu_keeps_its_own_view_across_entries() {
     let (mut kernel, threads) = four_cores(2);
@@ -162,13 +174,9 @@ fn a_thread_running_on_another_cpu_is_stalled_taken_back_and_its_syscall_runs_ag
     let thread = threads[0];
     // It runs on CPU 1, which holds its FP/SIMD registers, and has just
     // trapped with an SVC that CPU has yet to handle.
-    kernel.objects[thread].set_affinity(1);
+    running_on_cpu_1(&mut kernel, thread, 0x40_1004);
     enter(&mut kernel, 1);
-    kernel.objects[thread].make_ready();
-    kernel.objects[thread].run();
-    kernel.current = Some(thread);
     kernel.fp_owner = Some(thread);
-    kernel.objects[thread].context.set_pc(0x40_1004);
     enter(&mut kernel, 0);
     let mut cores = Cores {
         syndrome: Some(0x15 << 26),
@@ -194,13 +202,7 @@ fn a_thread_running_on_another_cpu_is_stalled_taken_back_and_its_syscall_runs_ag
 fn a_fault_taken_on_the_stalled_cpu_is_not_rewound() {
     let (mut kernel, threads) = four_cores(1);
     let thread = threads[0];
-    kernel.objects[thread].set_affinity(1);
-    enter(&mut kernel, 1);
-    kernel.objects[thread].make_ready();
-    kernel.objects[thread].run();
-    kernel.current = Some(thread);
-    kernel.objects[thread].context.set_pc(0x40_2000);
-    enter(&mut kernel, 0);
+    running_on_cpu_1(&mut kernel, thread, 0x40_2000);
     // A data abort from EL0 (EC 0x24): the instruction runs again anyway.
     let mut cores = Cores {
         syndrome: Some(0x24 << 26),
