@@ -332,12 +332,18 @@ extern "C" fn kernel_main(_loader_x0: u64, entry_el: u64, _phys_base: u64) -> ! 
 
     // What the system runs is the root task's business: it reads the
     // command line (`portcullis.mode=` and the rest) itself.
-    let free_mib = STATE.with(|state| (state.kernel.frames().available() * 4096) >> 20);
+    let free_mib = locked(Waiting::Other, |state| {
+        (state.kernel.frames().available() * 4096) >> 20
+    });
     kprintln!("[kernel] {free_mib} MiB free for user space; starting the root task");
-    STATE.with(|state| state.kernel.set_command_line(&info.bootargs));
-    STATE.with(|state| state.kernel.set_device_memory(&info.user_device_memory()));
+    locked(Waiting::Other, |state| {
+        state.kernel.set_command_line(&info.bootargs)
+    });
+    locked(Waiting::Other, |state| {
+        state.kernel.set_device_memory(&info.user_device_memory())
+    });
     let asid_bits = AsidBits::from_id_aa64mmfr0(registers::memory_model_features());
-    let resume = STATE.with(|state| {
+    let resume = locked(Waiting::Other, |state| {
         state
             .kernel
             .start(&mut state.machine, asid_bits, ROOT_ELF, system_image)
@@ -516,6 +522,9 @@ fn start_devices(
     let gic = unsafe { GicV2::new(distributor, cpu_interface) };
     gic.init();
     gic.enable(timer::VIRTUAL_TIMER_INTID);
+    // Other cores' wakeups and stall requests (a GIC may keep SGIs
+    // enabled anyway; one that lets them be disabled needs this).
+    gic.enable(RESCHEDULE_SGI);
     machine.gic = Some(gic);
     machine.console_intid = info.board.console_intid();
     machine.counter_frequency = frequency;
@@ -533,7 +542,7 @@ fn go(resume: Resume) -> ! {
     match resume {
         // SAFETY: the kernel returns the saved context of the thread it
         // made current; it lives in that thread's TCB record and no
-        // reference to it outlives `STATE.with`.
+        // reference to it outlives the kernel lock's hold.
         Resume::User { context, ttbr0 } => unsafe { user_return::return_to_user(context, ttbr0) },
         Resume::Idle => idle(),
         Resume::Shutdown { status } => power::exit(status),
@@ -590,7 +599,7 @@ fn fast_or_slow(fast: Option<UserResume>) -> ! {
     match fast {
         // SAFETY: as in `go`: the context of the thread the kernel made
         // current, inside its TCB's record in object memory, no reference
-        // to it live once `STATE.with` has returned.
+        // to it live once the kernel lock is released.
         Some(UserResume { context, ttbr0 }) => unsafe {
             user_return::return_to_user(context.as_ptr(), ttbr0)
         },

@@ -109,6 +109,13 @@ pub fn serve_stall(waiting: Waiting) {
         Waiting::El0Sync => SYNC_ANSWER | registers::exception_syndrome_register(),
         Waiting::Other => 0,
     };
+    // The holder may free the space of the thread this CPU ran (or give
+    // its ASID to another after a rollover) once this CPU answers: its
+    // TTBR0 must no longer name that space, or a speculative walk could
+    // fill this CPU's TLB from freed tables. (The IPC fast path's entry
+    // waits for the lock with the thread's TTBR0 still loaded; the return
+    // to EL0 always loads TTBR0 afresh.)
+    user_return::block_user_access();
     slot.answer.store(answer, Ordering::Relaxed);
     slot.requested.store(0, Ordering::Release);
 }

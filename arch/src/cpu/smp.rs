@@ -146,11 +146,15 @@ pub fn wait_for_change(word: &AtomicU64, seen: u64) {
 }
 
 /// Wakes every core waiting in [`wait_for_change`] (`sev`): after a store
-/// that a waiter's monitor does not see (one to another word).
+/// that a waiter's monitor does not see (one to another word). The DSB
+/// first makes that store visible before the event: a waiter woken by the
+/// event would otherwise read the old value, use up the event and sleep
+/// again, for good (nothing else changes the word it watches).
 #[inline]
 pub fn wake_waiters() {
-    // SAFETY: `sev` only sets every core's event register.
-    unsafe { asm!("sev", options(nomem, nostack, preserves_flags)) };
+    // SAFETY: a barrier and `sev`, which only sets every core's event
+    // register.
+    unsafe { asm!("dsb ishst", "sev", options(nostack, preserves_flags)) };
 }
 
 /// This core's affinity (MPIDR_EL1's Aff3..Aff0).

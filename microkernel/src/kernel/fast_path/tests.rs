@@ -29,9 +29,9 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
         assert_eq!(vectors.matches(&format!("b.eq    {entry}")).count(), 1);
     }
     assert!(vectors.contains(
-        "el0_call_x9_x10_saved:\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_call\n"
+        "el0_call_x9_x10_saved:\n    fits_in_registers_or_slow\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_call\n"
     ));
     assert!(vectors.contains(
-        "el0_reply_recv_x9_x10_saved:\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_reply_recv\n"
+        "el0_reply_recv_x9_x10_saved:\n    fits_in_registers_or_slow\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_reply_recv\n"
     ));
 }
