@@ -551,16 +551,36 @@ fn go(resume: Resume) -> ! {
 
 /// Nothing to run: wait for an interrupt (still masked: WFI wakes anyway,
 /// and the GIC is polled here), and let the kernel react to it.
+///
+/// A secondary CPU with nothing ready stops its tick while it idles: its
+/// round robin has nothing to share, and what it waits for (a thread made
+/// ready there, a stall request) comes as an SGI. It takes the tick again
+/// when it leaves. (Under QEMU's multi-threaded TCG an idle core that
+/// ticks wakes 100 times a second and waits for the kernel lock, which a
+/// long kernel operation holds, spinning on a host thread.) The boot CPU
+/// keeps ticking: the kernel's clock and its periodic work are its.
 fn idle() -> ! {
+    let tickless = locked(Waiting::Other, |state| {
+        let tickless = state.kernel.may_idle_without_tick();
+        if tickless {
+            timer::disarm();
+        }
+        tickless
+    });
     loop {
         power::wait_for_interrupt();
         let resume = locked(Waiting::Other, |state| {
             let interrupt = state.machine.take_interrupt()?;
-            Some(
-                state
-                    .kernel
-                    .handle_idle_interrupt(&mut state.machine, interrupt),
-            )
+            let resume = state
+                .kernel
+                .handle_idle_interrupt(&mut state.machine, interrupt);
+            if tickless && resume != Resume::Idle {
+                let machine = &mut state.machine;
+                let due = registers::counter().wrapping_add(machine.tick_interval);
+                machine.tick_due[this_cpu()] = due;
+                timer::arm_at(due);
+            }
+            Some(resume)
         });
         let Some(resume) = resume else {
             continue;

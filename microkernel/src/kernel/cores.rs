@@ -366,6 +366,13 @@ impl Kernel {
         ErrorCode::Ok
     }
 
+    /// Whether this CPU may stop its tick while it idles: it is not the
+    /// boot CPU (whose tick is the kernel's clock) and nothing is ready in
+    /// its queue (a thread made ready there later comes with an SGI).
+    pub fn may_idle_without_tick(&self) -> bool {
+        self.cpu != 0 && self.run_queues[self.cpu % MAX_CPUS].ready.is_empty()
+    }
+
     /// Where `resume` goes for a CPU that has just come online: its run
     /// queue is empty, so it idles until a thread is made ready there.
     pub fn start_core<P: Platform>(&mut self, platform: &mut P) -> Resume {
