@@ -242,6 +242,9 @@ pub enum KillReason {
     /// Syscall user dispatch could not save a redirected syscall's context
     /// (status [`crate::user_dispatch::KILLED_BY_USER_DISPATCH`]).
     UserDispatch,
+    /// Its restartable-sequence area or a critical-section descriptor was
+    /// bad when the kernel looked (status [`crate::rseq::KILLED_BY_RSEQ`]).
+    Rseq,
     /// The memory of a filter confining it was taken back (status
     /// [`FILTER_DESTROYED_STATUS`]).
     FilterDestroyed,
@@ -257,6 +260,7 @@ impl KillReason {
         match self {
             KillReason::Policy { .. } => crate::policy_request::KILLED_BY_POLICY,
             KillReason::UserDispatch => crate::user_dispatch::KILLED_BY_USER_DISPATCH,
+            KillReason::Rseq => crate::rseq::KILLED_BY_RSEQ,
             KillReason::FilterDestroyed => FILTER_DESTROYED_STATUS,
             KillReason::SpaceDestroyed => SPACE_DESTROYED_STATUS,
             KillReason::Other(status) => status,
@@ -345,6 +349,7 @@ impl ThreadEnd {
                     by_server: w[5] == KILLED_BY_SERVER,
                 },
                 crate::user_dispatch::KILLED_BY_USER_DISPATCH => KillReason::UserDispatch,
+                crate::rseq::KILLED_BY_RSEQ => KillReason::Rseq,
                 FILTER_DESTROYED_STATUS => KillReason::FilterDestroyed,
                 SPACE_DESTROYED_STATUS => KillReason::SpaceDestroyed,
                 other => KillReason::Other(other),

@@ -42,6 +42,7 @@ pub mod message;
 pub mod policy;
 pub mod policy_request;
 pub mod rules;
+pub mod rseq;
 pub mod syscall;
 pub mod system;
 pub mod task;

@@ -295,11 +295,30 @@ pub enum Syscall {
     /// (they are numbered from 0). A thread starts with its creator's
     /// affinity (the root task's is CPU 0).
     TcbSetAffinity = 51,
+    /// Restartable sequences for the calling thread (`abi::rseq`): `x4 =
+    /// REGISTER` registers the area at `x2` (`AREA_ALIGN`-aligned,
+    /// `AREA_BYTES` writable) with signature `x3` (a `u32`) and writes its
+    /// CPU ids; a second registration is `InvalidArgument`. `x4 =
+    /// UNREGISTER` with the same `x2` and `x3` unregisters it (writes
+    /// `CPU_ID_UNREGISTERED`). Bad alignment or an unwritable area:
+    /// `InvalidAddress`; anything else wrong: `InvalidArgument`. `x0` is
+    /// reserved (0).
+    SetRseq = 52,
+    /// Ends a time-slice extension (`abi::rseq::SLICE_GRANTED`): if the
+    /// kernel granted the calling thread one, it clears the granted bit
+    /// and the thread yields, `x1 = 1`; otherwise nothing happens, `x1 =
+    /// 0`.
+    SliceYield = 53,
+    /// Test image only (the kernel's `rseq-counters` feature; elsewhere
+    /// `InvalidSyscall`): writes the kernel's rseq counters
+    /// (`abi::rseq::Counters`, `COUNTERS_BYTES`) to user address `x2`
+    /// (0: nowhere) and prints them on the console.
+    DebugRseqCounters = 54,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 52] = [
+    pub const ALL: [Syscall; 55] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -352,10 +371,13 @@ impl Syscall {
         Syscall::IrqControlGet,
         Syscall::FilterSetServer,
         Syscall::TcbSetAffinity,
+        Syscall::SetRseq,
+        Syscall::SliceYield,
+        Syscall::DebugRseqCounters,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 52;
+    pub const END: u64 = 55;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -412,6 +434,9 @@ impl Syscall {
             49 => Some(Syscall::IrqControlGet),
             50 => Some(Syscall::FilterSetServer),
             51 => Some(Syscall::TcbSetAffinity),
+            52 => Some(Syscall::SetRseq),
+            53 => Some(Syscall::SliceYield),
+            54 => Some(Syscall::DebugRseqCounters),
             _ => None,
         }
     }
@@ -476,6 +501,9 @@ impl Syscall {
             Syscall::IrqControlGet => "irq_control_get",
             Syscall::FilterSetServer => "filter_set_server",
             Syscall::TcbSetAffinity => "tcb_set_affinity",
+            Syscall::SetRseq => "set_rseq",
+            Syscall::SliceYield => "slice_yield",
+            Syscall::DebugRseqCounters => "debug_rseq_counters",
         }
     }
 

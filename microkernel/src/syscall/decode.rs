@@ -359,16 +359,17 @@ fn cap(context: &UserContext, operation: CapOperation) -> Result<Call, ErrorCode
 
 /// Checks an IPC syscall's message info: at most `MAX_MESSAGE_WORDS`
 /// words; capabilities only with `Send`, `NBSend` and `Call`.
-/// Exit statuses the kernel records for ends of its own (a policy or
-/// user-dispatch kill, a TCB, address space or filter
+/// Exit statuses the kernel records for ends of its own (a policy,
+/// user-dispatch or rseq kill, a TCB, address space or filter
 /// memory destroyed): `Exit` refuses them (`InvalidArgument`), so an end
 /// recorded with one, and the console line it gets, is the kernel's.
-pub const KERNEL_STATUSES: [i64; 5] = [
+pub const KERNEL_STATUSES: [i64; 6] = [
     crate::thread::TCB_DESTROYED_STATUS,
     crate::thread::VSPACE_DESTROYED_STATUS,
     crate::thread::FILTER_DESTROYED_STATUS,
     abi::policy_request::KILLED_BY_POLICY,
     abi::user_dispatch::KILLED_BY_USER_DISPATCH,
+    abi::rseq::KILLED_BY_RSEQ,
 ];
 
 /// Checks `TcbRestart`'s registers: the PC 4-byte and the SP 16-byte

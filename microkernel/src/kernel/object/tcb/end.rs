@@ -28,6 +28,9 @@ pub(in crate::kernel) fn kill_reason(state: ThreadState) -> Option<&'static str>
         ThreadState::Exited(abi::user_dispatch::KILLED_BY_USER_DISPATCH) => {
             Some("killed: user dispatch could not save a redirected syscall's context")
         }
+        ThreadState::Exited(abi::rseq::KILLED_BY_RSEQ) => {
+            Some("killed: its restartable-sequence area or descriptor was bad (the line before says how)")
+        }
         ThreadState::Exited(FILTER_DESTROYED_STATUS) => {
             Some("ended: the memory of a filter confining it was taken back")
         }

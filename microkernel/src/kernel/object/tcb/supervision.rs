@@ -54,6 +54,7 @@ impl Kernel {
             ThreadState::Exited(abi::user_dispatch::KILLED_BY_USER_DISPATCH) => {
                 ThreadEnd::Killed(KillReason::UserDispatch)
             }
+            ThreadState::Exited(abi::rseq::KILLED_BY_RSEQ) => ThreadEnd::Killed(KillReason::Rseq),
             ThreadState::Exited(abi::fault::FILTER_DESTROYED_STATUS) => {
                 ThreadEnd::Killed(KillReason::FilterDestroyed)
             }
