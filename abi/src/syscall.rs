@@ -306,7 +306,7 @@ pub enum Syscall {
     SetRseq = 52,
     /// Ends a time-slice extension (`abi::rseq::SLICE_GRANTED`): if the
     /// kernel granted the calling thread one, it clears the granted bit
-    /// and the thread yields, `x1 = 1`; otherwise nothing happens, `x1 =
+    /// and the thread yields, `x8 = 1`; otherwise nothing happens, `x8 =
     /// 0`.
     SliceYield = 53,
     /// Test image only (the kernel's `rseq-counters` feature; elsewhere

@@ -40,7 +40,8 @@ use crate::work::WorkFlags;
 
 /// Most rounds of the exit-to-user loop per return to user mode.
 ///
-/// Each round runs one handler (`NEED_RESCHED` before `NOTIFY_RESUME`),
+/// Each round runs one handler (`NEED_RESCHED`, then `RSEQ`, then
+/// `NOTIFY_RESUME`),
 /// then re-reads the work word. Well-behaved handlers clear their bit, so
 /// two or three rounds suffice; the cap keeps a buggy handler, or a storm of
 /// new work, from holding the CPU in the kernel. Work left at the cap stays set in the TCB:
@@ -174,6 +175,11 @@ pub fn exit_to_user_mode<H: ExitLoopHooks>(hooks: &mut H, work: WorkFlags) -> Wo
         // the next round must read the work of the thread that will return.
         if pending.contains(WorkFlags::NEED_RESCHED) {
             hooks.handle_need_resched();
+        } else if pending.contains(WorkFlags::RSEQ) {
+            // After a reschedule decision (a thread switched away checks
+            // its section when it comes back) and before anything else
+            // the thread is told or given.
+            hooks.handle_rseq();
         } else if pending.contains(WorkFlags::NOTIFY_RESUME) {
             hooks.handle_notify_resume();
         }

@@ -91,6 +91,13 @@ pub trait ExitLoopHooks {
     /// it leaves current, or the loop only ends at its cap.
     fn handle_need_resched(&mut self) {}
 
+    /// `RSEQ`: check the current thread's restartable sequence
+    /// ([`crate::rseq::check_on_exit`]) before anything is reported of it,
+    /// then clear the bit (a kernel that carries the check out later, once
+    /// a stopped syscall has gone on, takes the bit out of what
+    /// `current_work` returns once it has decided to).
+    fn handle_rseq(&mut self) {}
+
     /// `NOTIFY_RESUME`: deliver pending notification-like work to the
     /// current thread's user context, then clear the bit.
     fn handle_notify_resume(&mut self) {}

@@ -49,6 +49,11 @@
 //! 9. **Every return to EL0 takes the same exit loop**, [`exit_to_user_mode`]:
 //!    syscalls, interrupts, faults and a new thread's first entry. The loop is
 //!    bounded ([`MAX_EXIT_WORK_ROUNDS`]); the kernel never spins on a hook.
+//! 10. **A restartable sequence is checked before anything is reported.**
+//!     After an event (`WorkFlags::RSEQ`) the loop's rseq handler runs
+//!     before the owed trace exit stop and step report are sent
+//!     ([`rseq::check_on_exit`]); a thread with rseq and no event pays
+//!     nothing.
 #![cfg_attr(not(test), no_std)]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -57,6 +62,7 @@ pub mod enter;
 pub mod exit;
 pub mod hooks;
 pub mod regs;
+pub mod rseq;
 pub mod work;
 
 pub use enter::{EntryStep, EntryStop, SkipReason, SyscallEnter, SyscallEntry};

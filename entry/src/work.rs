@@ -21,6 +21,7 @@
 //! | 5   | `USER_DISPATCH` | entry, syscall | redirect syscalls made outside a PC range    |
 //! | 32  | `NEED_RESCHED`  | exit           | reschedule before returning to user mode     |
 //! | 33  | `NOTIFY_RESUME` | exit           | deliver pending notification-like work       |
+//! | 34  | `RSEQ`          | exit           | an rseq event: check the critical section    |
 //!
 //! Bits 0..=31 are syscall work, bits 32..=63 exit-to-user work.
 
@@ -48,6 +49,12 @@ impl WorkFlags {
     pub const NEED_RESCHED: Self = Self(1 << 32);
     /// Notification-like work must be delivered before returning to user mode.
     pub const NOTIFY_RESUME: Self = Self(1 << 33);
+    /// The thread has restartable sequences registered and an event
+    /// (preemption, migration, a stop another thread answered) happened
+    /// to it: its critical section and CPU ids are checked before it
+    /// returns to user mode ([`crate::rseq`]). A thread with rseq and no
+    /// event keeps the bit clear and pays nothing.
+    pub const RSEQ: Self = Self(1 << 34);
 
     /// Flags that have a stage in [`crate::SyscallEnter`].
     pub const ENTRY_WORK: Self = Self(
@@ -57,7 +64,7 @@ impl WorkFlags {
     /// stages). `SINGLESTEP` has only an exit stage but still needs it.
     pub const SYSCALL_WORK: Self = Self(Self::ENTRY_WORK.0 | Self::SINGLESTEP.0);
     /// Flags handled by the exit-to-user loop on every return to user mode.
-    pub const EXIT_WORK: Self = Self(Self::NEED_RESCHED.0 | Self::NOTIFY_RESUME.0);
+    pub const EXIT_WORK: Self = Self(Self::NEED_RESCHED.0 | Self::NOTIFY_RESUME.0 | Self::RSEQ.0);
     /// Every defined flag.
     pub const ALL: Self = Self(Self::SYSCALL_WORK.0 | Self::EXIT_WORK.0);
 
@@ -134,8 +141,9 @@ mod tests {
         assert_eq!(WorkFlags::USER_DISPATCH.bits(), 1 << 5);
         assert_eq!(WorkFlags::NEED_RESCHED.bits(), 1 << 32);
         assert_eq!(WorkFlags::NOTIFY_RESUME.bits(), 1 << 33);
+        assert_eq!(WorkFlags::RSEQ.bits(), 1 << 34);
         assert_eq!(WorkFlags::SYSCALL_WORK.bits(), 0x3f);
-        assert_eq!(WorkFlags::EXIT_WORK.bits(), 0x3 << 32);
+        assert_eq!(WorkFlags::EXIT_WORK.bits(), 0x7 << 32);
         assert_eq!(core::mem::size_of::<WorkFlags>(), 8);
     }
 

@@ -104,10 +104,20 @@ impl Machine {
             smp::note_reschedule(this_cpu());
             Interrupt::Reschedule
         } else if irq.id() == timer::VIRTUAL_TIMER_INTID {
+            let now = registers::counter();
             let due = &mut self.tick_due[this_cpu()];
-            *due = tick::next_deadline(*due, registers::counter(), self.tick_interval);
-            timer::arm_at(*due);
-            Interrupt::Timer
+            // The timer fires at the value armed (CNTVCT >= CVAL), so one
+            // before the tick is due is the end of a time-slice extension
+            // (`arm_slice_end`, the only early arming); the tick stays
+            // armed.
+            if now.wrapping_sub(*due) > u64::MAX / 2 {
+                timer::arm_at(*due);
+                Interrupt::SliceEnd
+            } else {
+                *due = tick::next_deadline(*due, now, self.tick_interval);
+                timer::arm_at(*due);
+                Interrupt::Timer
+            }
         } else {
             Interrupt::Other(irq.id())
         };
@@ -168,6 +178,15 @@ impl MemoryMaintenance for Machine {
 impl Platform for Machine {
     fn console_write(&mut self, text: &str) {
         console::write_str(text)
+    }
+
+    fn arm_slice_end(&mut self, ticks: u64) -> bool {
+        let at = registers::counter().wrapping_add(ticks);
+        // A tick due first ends the extension itself.
+        if at.wrapping_sub(self.tick_due[this_cpu()]) > u64::MAX / 2 {
+            timer::arm_at(at);
+        }
+        true
     }
 
     fn set_fp_access(&mut self, enabled: bool) {

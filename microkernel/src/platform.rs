@@ -104,6 +104,14 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
             el0_sync_syndrome: None,
         }
     }
+    /// Interrupts this CPU once, `ticks` counter ticks from now, as
+    /// `Interrupt::SliceEnd` (unless its tick comes first, which then
+    /// ends the extension): the end of a time-slice extension
+    /// (`kernel/rseq.rs`). `false` if it cannot, and then no extension is
+    /// granted. The default, with no timer of its own, cannot.
+    fn arm_slice_end(&mut self, _ticks: u64) -> bool {
+        false
+    }
 }
 
 /// How a CPU stopped by `Platform::stall_cpu` answered.
@@ -132,6 +140,9 @@ pub enum Interrupt {
     /// Another CPU made a thread ready in this CPU's queue that is more
     /// urgent than what it ran (an inter-processor interrupt).
     Reschedule,
+    /// The one-shot of `Platform::arm_slice_end`: a time-slice extension
+    /// is over (not a tick: the kernel's clock does not advance).
+    SliceEnd,
     /// Any other interrupt ID (no user driver can own one yet).
     Other(u32),
 }

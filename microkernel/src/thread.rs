@@ -364,6 +364,11 @@ pub struct Thread {
     /// bytes, read only by judged calls; before the hot fields it moved
     /// them and cost the slow IPC path 16 instructions.)
     pub(crate) judged: JudgedMemory,
+    /// Its restartable sequences (`SetRseq`), if registered; and where its
+    /// time-slice extension is (`thread/rseq.rs`). (After the hot fields:
+    /// only threads with rseq work read them.)
+    pub(crate) rseq: Option<entry::rseq::Registration>,
+    pub(crate) slice: SliceExtension,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -517,6 +522,10 @@ impl Thread {
 
     /// Gives the thread affinity with CPU `cpu`.
     pub(crate) fn set_affinity(&mut self, cpu: u8) {
+        if cpu != self.affinity {
+            // Moved: its CPU ids change, a section it was in restarts.
+            self.note_rseq_event();
+        }
         self.affinity = cpu;
         self.fast_key = Self::key(cpu, self.priority);
     }
@@ -582,6 +591,8 @@ impl Thread {
         tracer: None,
         trace: TraceProgress::NONE,
         user_dispatch: None,
+        rseq: None,
+        slice: SliceExtension::Unused,
         created_by_user: false,
         saved_reply: None,
         buffer_links: MemberLinks::NONE,
@@ -762,8 +773,10 @@ pub(crate) mod test_threads {
 }
 
 mod access;
+mod rseq;
 mod served;
 mod state;
+pub(crate) use rseq::SliceExtension;
 
 pub use served::{FilterServer, ServedFilters};
 

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 
 mod maintenance;
 mod policy_servers;
+mod rseq;
 
 const RAM: PhysRange = PhysRange {
     start: 0x1000_0000,
@@ -62,6 +63,8 @@ struct FakeMachine {
     pending_interrupts: Vec<Interrupt>,
     /// Stores and cache/TLB maintenance, checked at every return to EL0.
     maintenance: maintenance::Recorder,
+    /// Every `arm_slice_end`: its ticks from now.
+    slice_ends: Vec<u64>,
 }
 
 impl FakeMachine {
@@ -185,6 +188,11 @@ impl Platform for FakeMachine {
 
     fn counter_frequency(&self) -> u64 {
         62_500_000
+    }
+
+    fn arm_slice_end(&mut self, ticks: u64) -> bool {
+        self.slice_ends.push(ticks);
+        true
     }
 }
 

@@ -104,7 +104,7 @@ fn stage(event: &Event) -> usize {
         Event::AuditExit { .. } => 7,
         Event::TraceExit => 8,
         Event::SingleStep => 9,
-        Event::ReadWork | Event::NeedResched | Event::NotifyResume => 10,
+        Event::ReadWork | Event::NeedResched | Event::Rseq | Event::NotifyResume => 10,
     }
 }
 
@@ -133,7 +133,7 @@ fn every_flag_combination_keeps_the_order_and_runs_only_flagged_stages() {
                 Event::TraceExit => work.contains(WorkFlags::TRACE),
                 Event::SingleStep => work.contains(WorkFlags::SINGLESTEP),
                 Event::Dispatched | Event::ReadWork => true,
-                Event::NeedResched | Event::NotifyResume => false,
+                Event::NeedResched | Event::Rseq | Event::NotifyResume => false,
             };
             assert!(allowed, "{work:?}: {event:?}");
         }

@@ -48,6 +48,25 @@ fn reschedules_before_delivering_notifications() {
 }
 
 #[test]
+fn checks_a_restartable_sequence_after_the_reschedule_and_before_notifications() {
+    let mut kernel = FakeKernel::new();
+    kernel.work = WorkFlags::NOTIFY_RESUME | WorkFlags::RSEQ | WorkFlags::NEED_RESCHED;
+    let work = kernel.work;
+    assert!(exit_to_user_mode(&mut kernel, work).is_empty());
+    assert_eq!(
+        kernel.events,
+        [
+            Event::NeedResched,
+            Event::ReadWork,
+            Event::Rseq,
+            Event::ReadWork,
+            Event::NotifyResume,
+            Event::ReadWork
+        ]
+    );
+}
+
+#[test]
 fn with_no_exit_work_it_calls_no_hook() {
     let mut kernel = FakeKernel::new();
     let syscall_work_only = WorkFlags::TRACE | WorkFlags::AUDIT;

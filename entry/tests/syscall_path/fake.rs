@@ -89,6 +89,7 @@ pub enum Event {
     Dispatched,
     ReadWork,
     NeedResched,
+    Rseq,
     NotifyResume,
 }
 
@@ -271,6 +272,11 @@ impl ExitLoopHooks for FakeKernel {
         self.events.push(Event::NeedResched);
         self.clear(WorkFlags::NEED_RESCHED);
         self.work.insert(self.resched_raises);
+    }
+
+    fn handle_rseq(&mut self) {
+        self.events.push(Event::Rseq);
+        self.clear(WorkFlags::RSEQ);
     }
 
     fn handle_notify_resume(&mut self) {

@@ -5,4 +5,5 @@ mod enter;
 mod exit;
 mod exit_loop;
 mod fake;
+mod rseq;
 mod stops;

@@ -211,6 +211,10 @@ impl Kernel {
         if owns_fp {
             view.fp_owner = None;
         }
+        // Preempted there.
+        let t = &mut self.objects[thread];
+        t.note_rseq_event();
+        t.end_slice_run();
         self.make_ready(thread);
     }
 

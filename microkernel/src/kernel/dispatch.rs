@@ -370,6 +370,18 @@ impl Kernel {
             },
             Call::FrameUnmap { frame } => self.frame_unmap_syscall(platform, current, frame).into(),
             Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
+            Call::SetRseq {
+                area,
+                signature,
+                unregister,
+            } => self
+                .set_rseq(platform, current, area, signature, unregister)
+                .into(),
+            Call::SliceYield => self.slice_yield(platform, current),
+            #[cfg(feature = "rseq-counters")]
+            Call::DebugRseqCounters { address } => {
+                self.debug_rseq_counters(platform, current, address).into()
+            }
             Call::UserDispatchReturn { frame } => {
                 match self.user_dispatch_return(platform, current, frame) {
                     Ok(()) => SyscallResult::Restored,

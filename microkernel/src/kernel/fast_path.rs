@@ -239,6 +239,8 @@ impl Kernel {
             // compiler computed that compare a second time).
             self.change_fp_access(platform, !access);
         }
+        #[cfg(feature = "rseq-counters")]
+        super::rseq::counters::count_exit(&self.objects[partner]);
         Some(UserResume { context, ttbr0 })
     }
 
@@ -252,6 +254,8 @@ impl Kernel {
     fn fast_switch_rare<P: Platform>(&mut self, platform: &mut P, partner: ThreadId) -> UserResume {
         let _ = self.switch_to_inline(platform, partner);
         let thread = &mut self.objects[partner];
+        #[cfg(feature = "rseq-counters")]
+        super::rseq::counters::count_exit(thread);
         UserResume {
             ttbr0: thread.ttbr0,
             context: NonNull::from(&mut thread.context),

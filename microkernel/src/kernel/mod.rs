@@ -36,6 +36,7 @@ mod invariants;
 mod members;
 mod object;
 mod root_task;
+mod rseq;
 mod schedule;
 #[cfg(test)]
 mod tests;
@@ -454,16 +455,19 @@ impl Kernel {
                     self.wake_audit_waiters(platform);
                 }
                 if let Some(current) = self.current {
-                    let thread = &mut self.objects[current];
+                    let priority = self.objects[current].priority;
                     if self.run_queues[self.cpu % MAX_CPUS]
                         .ready
-                        .has_ready_at_or_above(thread.priority)
+                        .has_ready_at_or_above(priority)
+                        && self.tick_preempts(platform, current)
                     {
+                        let thread = &mut self.objects[current];
                         thread.work.insert(WorkFlags::NEED_RESCHED);
                         thread.stats.count_preemption();
                     }
                 }
             }
+            Interrupt::SliceEnd => self.slice_end(platform),
             Interrupt::Reschedule => self.reschedule_requested(),
             Interrupt::Other(id) => self.deliver_interrupt(platform, id),
         }

@@ -1,6 +1,8 @@
 //! Scheduling: which thread runs next, switching to it, and the
 //! exit-to-user work of the thread that returns to EL0.
 
+#[cfg(feature = "rseq-counters")]
+use crate::kernel::rseq::counters;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
@@ -70,6 +72,8 @@ impl Kernel {
                 let thread = &mut self.objects[current];
                 let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
                 if !answered && !thread.work.intersects(RESUME_WORK) {
+                    #[cfg(feature = "rseq-counters")]
+                    counters::count_exit(thread);
                     return Resume::User {
                         ttbr0: thread.ttbr0,
                         context: &mut thread.context,
@@ -151,13 +155,21 @@ impl Kernel {
             let mut hooks = ExitWork {
                 work: &mut thread.work,
                 reschedule: false,
+                rseq: false,
             };
             let _pending = entry::exit_to_user_mode(&mut hooks, work);
-            if !hooks.reschedule || round >= MAX_SCHEDULING_ROUNDS {
+            let (reschedule, rseq) = (hooks.reschedule, hooks.rseq);
+            if !reschedule || round >= MAX_SCHEDULING_ROUNDS {
                 // A stopped syscall whose answer has come goes on before
                 // the thread returns to EL0 (it may stop or block again).
                 if thread.call.as_ref().is_some_and(StoppedCall::is_answered) {
                     self.continue_call(platform, current);
+                    continue;
+                }
+                // Its restartable sequence, once its syscall is over and
+                // before a trace exit stop or step report tells anyone of
+                // it (a bad area ends it: pick again).
+                if rseq && !self.rseq_on_exit(platform, current) {
                     continue;
                 }
                 // Trace stops owed, or the single-step hardware to switch
@@ -172,8 +184,11 @@ impl Kernel {
             }
             // Round robin: back of its priority's queue, then pick again
             // (the queue of its affinity's CPU: `TcbSetAffinity` on itself
-            // moves it from this CPU here).
+            // moves it from this CPU here). Preempted: an rseq event.
             self.current = None;
+            let thread = &mut self.objects[current];
+            thread.note_rseq_event();
+            thread.end_slice_run();
             if usize::from(thread.affinity) != self.cpu {
                 self.make_ready(current);
                 continue;
@@ -189,6 +204,8 @@ impl Kernel {
 
     pub(in crate::kernel) fn user_resume(&mut self, id: ThreadId) -> Resume {
         let thread = &mut self.objects[id];
+        #[cfg(feature = "rseq-counters")]
+        counters::count_exit(thread);
         Resume::User {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,
@@ -214,6 +231,10 @@ impl Kernel {
         next: ThreadId,
     ) -> Option<Resume> {
         let (resume, ready) = self.switch_to_inline(platform, next);
+        #[cfg(feature = "rseq-counters")]
+        if ready {
+            counters::count_exit(&self.objects[next]);
+        }
         ready.then_some(resume)
     }
 
@@ -332,16 +353,28 @@ impl Kernel {
 pub(in crate::kernel) struct ExitWork<'a> {
     work: &'a mut WorkFlags,
     reschedule: bool,
+    /// The rseq check is due: the caller carries it out (`rseq_on_exit`)
+    /// once a stopped syscall has gone on, and clears the bit then; a
+    /// thread switched away keeps it for its return.
+    rseq: bool,
 }
 
 impl ExitLoopHooks for ExitWork<'_> {
     fn current_work(&mut self) -> WorkFlags {
         let mut work = *self.work;
-        // Once a reschedule is decided, it is handled by the caller.
+        // Once a reschedule is decided, it is handled by the caller, and
+        // the rseq check waits for the thread's return.
         if self.reschedule {
-            work.remove(WorkFlags::NEED_RESCHED);
+            work.remove(WorkFlags::NEED_RESCHED | WorkFlags::RSEQ);
+        }
+        if self.rseq {
+            work.remove(WorkFlags::RSEQ);
         }
         work
+    }
+
+    fn handle_rseq(&mut self) {
+        self.rseq = true;
     }
 
     fn handle_need_resched(&mut self) {

@@ -320,6 +320,25 @@ pub enum Call {
     /// ([`user_dispatch_config`] reads them again: keeping the five words
     /// out of `Call` keeps every other syscall's decode cheap).
     SetUserDispatch,
+    /// `SetRseq` for the calling thread (`abi::rseq`), its registers
+    /// checked.
+    SetRseq {
+        /// The area's user address (x2: 32-byte aligned, in the user half).
+        area: u64,
+        /// The signature (x3).
+        signature: u32,
+        /// `UNREGISTER` (x4) rather than `REGISTER`.
+        unregister: bool,
+    },
+    /// `SliceYield`: end a time-slice extension.
+    SliceYield,
+    /// `DebugRseqCounters` into user address `address` (x2; 0: only
+    /// printed). Images with the `rseq-counters` feature only.
+    #[cfg(feature = "rseq-counters")]
+    DebugRseqCounters {
+        /// Where the counters go.
+        address: u64,
+    },
     /// `UserDispatchReturn`: restore the context saved in the frame at
     /// user address `frame` (x0; in the user half, 8-byte aligned).
     UserDispatchReturn {

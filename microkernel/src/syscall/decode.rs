@@ -228,6 +228,14 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             user_dispatch_config(context)?;
             Ok(Call::SetUserDispatch)
         }
+        Syscall::SetRseq => rseq_arguments(context),
+        Syscall::SliceYield => Ok(Call::SliceYield),
+        #[cfg(not(feature = "rseq-counters"))]
+        Syscall::DebugRseqCounters => Err(ErrorCode::InvalidSyscall),
+        #[cfg(feature = "rseq-counters")]
+        Syscall::DebugRseqCounters => Ok(Call::DebugRseqCounters {
+            address: context.x[2],
+        }),
         Syscall::UserDispatchReturn => {
             let frame = context.arg(ArgIndex::X0);
             if !arch::layout::is_user_range(frame, FRAME_BYTES) {
@@ -371,6 +379,32 @@ pub const KERNEL_STATUSES: [i64; 6] = [
     abi::user_dispatch::KILLED_BY_USER_DISPATCH,
     abi::rseq::KILLED_BY_RSEQ,
 ];
+
+/// Checks `SetRseq`'s registers (`abi::rseq`): `x0` reserved (0), `x4`
+/// `REGISTER` or `UNREGISTER` and `x3` a `u32` (else `InvalidArgument`);
+/// the area at `x2` 32-byte aligned, in the user half (else
+/// `InvalidAddress`). Whether it is mapped the kernel checks.
+pub fn rseq_arguments(context: &UserContext) -> Result<Call, ErrorCode> {
+    let (area, signature, operation) = (context.x[2], context.x[3], context.x[4]);
+    if context.x[0] != 0 || signature > u64::from(u32::MAX) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    let unregister = match operation {
+        abi::rseq::REGISTER => false,
+        abi::rseq::UNREGISTER => true,
+        _ => return Err(ErrorCode::InvalidArgument),
+    };
+    if !area.is_multiple_of(abi::rseq::AREA_ALIGN)
+        || !arch::layout::is_user_range(area, abi::rseq::AREA_BYTES)
+    {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    Ok(Call::SetRseq {
+        area,
+        signature: signature as u32,
+        unregister,
+    })
+}
 
 /// Checks `TcbRestart`'s registers: the PC 4-byte and the SP 16-byte
 /// aligned (else `InvalidArgument`), both in the user half (else

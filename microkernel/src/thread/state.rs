@@ -98,6 +98,8 @@ impl Thread {
     pub(crate) fn suspend(&mut self) {
         debug_assert!(!self.state.has_ended(), "an ended thread is not suspended");
         self.state = ThreadState::Suspended;
+        // Stopped by another thread: a section it was in restarts.
+        self.note_rseq_event();
     }
 
     /// Made from user space, not started yet (a new TCB's record).
@@ -135,6 +137,10 @@ impl Thread {
         self.served = super::ServedFilters::NONE;
         self.context = context;
         self.fp = FpState::zeroed();
+        // A new run, as of a new program: no restartable sequences.
+        self.rseq = None;
+        self.slice = super::SliceExtension::Unused;
+        self.work.remove(entry::WorkFlags::RSEQ);
         self.state = ThreadState::Ready;
     }
 
@@ -160,6 +166,16 @@ impl Thread {
             self.kernel_message.is_none(),
             "one kernel message at a time"
         );
+        // Another thread answers it (a fault, a verdict, a trace stop):
+        // an rseq event, except a single-step report, so that a tracer
+        // can step through a critical section.
+        let step = matches!(
+            message,
+            KernelMessage::TraceStop(stop) if stop.kind == abi::trace::StopKind::Step
+        );
+        if !step {
+            self.note_rseq_event();
+        }
         self.kernel_message = Some(message);
     }
 
