@@ -122,10 +122,7 @@ fn registration_writes_the_cpu_ids_and_refuses_what_it_cannot_use() {
         invalid_address,
         "the code page is not writable"
     );
-    assert_eq!(
-        h.set_rseq(u64::MAX & !31, signature, REGISTER),
-        invalid_address
-    );
+    assert_eq!(h.set_rseq(!31, signature, REGISTER), invalid_address);
     assert_eq!(h.set_rseq(AREA, signature, 2), invalid_argument);
     assert_eq!(h.set_rseq(AREA, 1 << 32, REGISTER), invalid_argument);
     assert_eq!(
