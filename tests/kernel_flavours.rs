@@ -13,10 +13,11 @@ use portcullis::profile::symbols::SymbolTable;
 use portcullis::{GuestMode, Machine};
 
 /// Code only `test-calls` compiles in.
-const TEST_CALLS: [&str; 3] = [
+const TEST_CALLS: [&str; 4] = [
     "debug_thread_stats",
     "debug_check_invariants",
     "check_at_tick",
+    "debug_rseq_counters",
 ];
 /// Code only `bench-calls` compiles in (the floor's vector table and its
 /// kernel entries, the syscall's handler).

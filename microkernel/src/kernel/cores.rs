@@ -212,9 +212,7 @@ impl Kernel {
             view.fp_owner = None;
         }
         // Preempted there.
-        let t = &mut self.objects[thread];
-        t.note_rseq_event();
-        t.end_slice_run();
+        self.objects[thread].note_preemption();
         self.make_ready(thread);
     }
 

@@ -370,13 +370,7 @@ impl Kernel {
             },
             Call::FrameUnmap { frame } => self.frame_unmap_syscall(platform, current, frame).into(),
             Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
-            Call::SetRseq {
-                area,
-                signature,
-                unregister,
-            } => self
-                .set_rseq(platform, current, area, signature, unregister)
-                .into(),
+            Call::SetRseq => self.set_rseq(platform, current).into(),
             Call::SliceYield => self.slice_yield(platform, current),
             #[cfg(feature = "rseq-counters")]
             Call::DebugRseqCounters { address } => {

@@ -125,7 +125,9 @@ struct SyscallExitLoop<'a> {
 impl ExitLoopHooks for SyscallExitLoop<'_> {
     fn current_work(&mut self) -> WorkFlags {
         let mut work = *self.work;
-        work.remove(WorkFlags::NEED_RESCHED);
+        // Both `resume`'s: the reschedule, and the rseq check, which
+        // comes after it (`pick_resume`).
+        work.remove(WorkFlags::NEED_RESCHED | WorkFlags::RSEQ);
         work
     }
 

@@ -47,6 +47,9 @@ impl<P: Platform> UserMemory for SpaceMemory<'_, P> {
             .is_ok()
     }
 
+    // Out of line: the one place the rseq code copies to user memory
+    // (`copy_to_user` is inlined where it is called).
+    #[inline(never)]
     fn write(&mut self, address: u64, data: &[u8]) -> bool {
         self.space
             .copy_to_user(self.platform, address, data)
@@ -62,10 +65,12 @@ impl Kernel {
         &mut self,
         platform: &mut P,
         current: ThreadId,
-        area: u64,
-        signature: u32,
-        unregister: bool,
     ) -> Result<(), ErrorCode> {
+        let crate::syscall::RseqArguments {
+            area,
+            signature,
+            unregister,
+        } = crate::syscall::rseq_arguments(&self.objects[current].context)?;
         let registration = Registration { area, signature };
         let cpu = self.cpu as u32;
         let registered = self.objects[current].rseq;
@@ -307,10 +312,12 @@ impl Kernel {
             for (i, word) in counters.to_array().iter().enumerate() {
                 bytes[i * 8..i * 8 + 8].copy_from_slice(&word.to_le_bytes());
             }
-            self.thread_space(current)
-                .ok_or(ErrorCode::InvalidAddress)?
-                .copy_to_user(platform, address, &bytes)
-                .map_err(|_| ErrorCode::InvalidAddress)?;
+            let space = self
+                .thread_space(current)
+                .ok_or(ErrorCode::InvalidAddress)?;
+            if !(SpaceMemory { space, platform }).write(address, &bytes) {
+                return Err(ErrorCode::InvalidAddress);
+            }
         }
         self.end_user_lines(platform);
         let mut console = Console(platform);

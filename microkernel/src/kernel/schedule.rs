@@ -155,28 +155,20 @@ impl Kernel {
             let mut hooks = ExitWork {
                 work: &mut thread.work,
                 reschedule: false,
-                rseq: false,
             };
             let _pending = entry::exit_to_user_mode(&mut hooks, work);
-            let (reschedule, rseq) = (hooks.reschedule, hooks.rseq);
-            if !reschedule || round >= MAX_SCHEDULING_ROUNDS {
+            if !hooks.reschedule || round >= MAX_SCHEDULING_ROUNDS {
                 // A stopped syscall whose answer has come goes on before
                 // the thread returns to EL0 (it may stop or block again).
                 if thread.call.as_ref().is_some_and(StoppedCall::is_answered) {
                     self.continue_call(platform, current);
                     continue;
                 }
-                // Its restartable sequence, once its syscall is over and
-                // before a trace exit stop or step report tells anyone of
-                // it (a bad area ends it: pick again).
-                if rseq && !self.rseq_on_exit(platform, current) {
-                    continue;
-                }
-                // Trace stops owed, or the single-step hardware to switch
-                // on (a stale one is switched off lazily: see
-                // `Kernel::software_step`).
-                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
-                    && self.trace_before_user(platform, current)
+                // Its rseq check (the loop's `handle_rseq` found it due)
+                // and trace stops owed, or the single-step hardware to
+                // switch on: one test of the word read before the loop.
+                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP | WorkFlags::RSEQ)
+                    && self.before_user(platform, current, work)
                 {
                     continue;
                 }
@@ -187,8 +179,7 @@ impl Kernel {
             // moves it from this CPU here). Preempted: an rseq event.
             self.current = None;
             let thread = &mut self.objects[current];
-            thread.note_rseq_event();
-            thread.end_slice_run();
+            thread.note_preemption();
             if usize::from(thread.affinity) != self.cpu {
                 self.make_ready(current);
                 continue;
@@ -200,6 +191,29 @@ impl Kernel {
             queue.link_behind(&mut self.objects, current, links);
         }
         Resume::Idle
+    }
+
+    /// The last steps before `current` returns to EL0 with rseq or trace
+    /// work (`work`, its word before the exit loop): `true` if it does not
+    /// return now (the rseq check ended it, or it waits for its tracer).
+    ///
+    /// Its restartable sequence first, once its syscall is over and before
+    /// a trace exit stop or step report tells anyone of it; then the trace
+    /// stops owed, or the single-step hardware to switch on (a stale one is
+    /// switched off lazily: see `Kernel::software_step`).
+    #[cold]
+    #[inline(never)]
+    fn before_user<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        work: WorkFlags,
+    ) -> bool {
+        if work.contains(WorkFlags::RSEQ) && !self.rseq_on_exit(platform, current) {
+            return true;
+        }
+        work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
+            && self.trace_before_user(platform, current)
     }
 
     pub(in crate::kernel) fn user_resume(&mut self, id: ThreadId) -> Resume {
@@ -350,31 +364,26 @@ impl Kernel {
 }
 
 /// Exit-to-user work of the thread about to return to EL0.
+///
+/// `RSEQ` the loop leaves to the caller: `pick_resume` carries the check
+/// out (`rseq_on_exit`, which clears the bit) once a stopped syscall has
+/// gone on; a thread switched away keeps the bit for its return.
 pub(in crate::kernel) struct ExitWork<'a> {
     work: &'a mut WorkFlags,
     reschedule: bool,
-    /// The rseq check is due: the caller carries it out (`rseq_on_exit`)
-    /// once a stopped syscall has gone on, and clears the bit then; a
-    /// thread switched away keeps it for its return.
-    rseq: bool,
 }
 
 impl ExitLoopHooks for ExitWork<'_> {
     fn current_work(&mut self) -> WorkFlags {
         let mut work = *self.work;
-        // Once a reschedule is decided, it is handled by the caller, and
-        // the rseq check waits for the thread's return.
+        // The rseq check is the caller's (after the loop, or when the
+        // thread returns if it is switched away).
+        work.remove(WorkFlags::RSEQ);
+        // Once a reschedule is decided, it is handled by the caller.
         if self.reschedule {
-            work.remove(WorkFlags::NEED_RESCHED | WorkFlags::RSEQ);
-        }
-        if self.rseq {
-            work.remove(WorkFlags::RSEQ);
+            work.remove(WorkFlags::NEED_RESCHED);
         }
         work
-    }
-
-    fn handle_rseq(&mut self) {
-        self.rseq = true;
     }
 
     fn handle_need_resched(&mut self) {

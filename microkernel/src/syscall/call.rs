@@ -321,15 +321,10 @@ pub enum Call {
     /// out of `Call` keeps every other syscall's decode cheap).
     SetUserDispatch,
     /// `SetRseq` for the calling thread (`abi::rseq`), its registers
-    /// checked.
-    SetRseq {
-        /// The area's user address (x2: 32-byte aligned, in the user half).
-        area: u64,
-        /// The signature (x3).
-        signature: u32,
-        /// `UNREGISTER` (x4) rather than `REGISTER`.
-        unregister: bool,
-    },
+    /// checked ([`rseq_arguments`] reads them again: as for
+    /// `SetUserDispatch`, fields here cost every other syscall's decode
+    /// on the hot path, 6 instructions on an invalid one).
+    SetRseq,
     /// `SliceYield`: end a time-slice extension.
     SliceYield,
     /// `DebugRseqCounters` into user address `address` (x2; 0: only

@@ -228,7 +228,10 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             user_dispatch_config(context)?;
             Ok(Call::SetUserDispatch)
         }
-        Syscall::SetRseq => rseq_arguments(context),
+        Syscall::SetRseq => {
+            rseq_arguments(context)?;
+            Ok(Call::SetRseq)
+        }
         Syscall::SliceYield => Ok(Call::SliceYield),
         #[cfg(not(feature = "rseq-counters"))]
         Syscall::DebugRseqCounters => Err(ErrorCode::InvalidSyscall),
@@ -384,7 +387,7 @@ pub const KERNEL_STATUSES: [i64; 6] = [
 /// `REGISTER` or `UNREGISTER` and `x3` a `u32` (else `InvalidArgument`);
 /// the area at `x2` 32-byte aligned, in the user half (else
 /// `InvalidAddress`). Whether it is mapped the kernel checks.
-pub fn rseq_arguments(context: &UserContext) -> Result<Call, ErrorCode> {
+pub fn rseq_arguments(context: &UserContext) -> Result<RseqArguments, ErrorCode> {
     let (area, signature, operation) = (context.x[2], context.x[3], context.x[4]);
     if context.x[0] != 0 || signature > u64::from(u32::MAX) {
         return Err(ErrorCode::InvalidArgument);
@@ -399,11 +402,22 @@ pub fn rseq_arguments(context: &UserContext) -> Result<Call, ErrorCode> {
     {
         return Err(ErrorCode::InvalidAddress);
     }
-    Ok(Call::SetRseq {
+    Ok(RseqArguments {
         area,
         signature: signature as u32,
         unregister,
     })
+}
+
+/// `SetRseq`'s arguments, checked by [`rseq_arguments`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RseqArguments {
+    /// The area's user address (x2: 32-byte aligned, in the user half).
+    pub area: u64,
+    /// The signature (x3).
+    pub signature: u32,
+    /// `UNREGISTER` (x4) rather than `REGISTER`.
+    pub unregister: bool,
 }
 
 /// Checks `TcbRestart`'s registers: the PC 4-byte and the SP 16-byte

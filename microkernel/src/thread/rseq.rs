@@ -2,7 +2,7 @@
 //! (`docs/rseq.md`; the check itself is `entry::rseq`, the kernel's side
 //! `kernel/rseq.rs`).
 
-use super::Thread;
+use super::{KernelMessage, Thread};
 use entry::WorkFlags;
 
 /// Where a thread is with the time-slice extension of its current run on
@@ -32,10 +32,29 @@ impl Thread {
         }
     }
 
-    /// The thread leaves its CPU: its next run may have an extension of
-    /// its own, and one still running is over.
+    /// It was preempted: an rseq event, and its run is over (the next
+    /// may have a time-slice extension of its own). One test for a thread
+    /// without rseq, the round robin's case.
     #[inline(always)]
-    pub(crate) fn end_slice_run(&mut self) {
-        self.slice = SliceExtension::Unused;
+    pub(crate) fn note_preemption(&mut self) {
+        if self.rseq.is_some() {
+            self.work.insert(WorkFlags::RSEQ);
+            self.slice = SliceExtension::Unused;
+        }
+    }
+
+    /// `set_kernel_message` for a thread with rseq: the stop is an event
+    /// unless it is a single-step report, so that a tracer can step
+    /// through a critical section.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn note_stop_event(&mut self) {
+        let step = matches!(
+            self.kernel_message,
+            Some(KernelMessage::TraceStop(stop)) if stop.kind == abi::trace::StopKind::Step
+        );
+        if !step {
+            self.work.insert(WorkFlags::RSEQ);
+        }
     }
 }

@@ -99,7 +99,7 @@ impl Thread {
         debug_assert!(!self.state.has_ended(), "an ended thread is not suspended");
         self.state = ThreadState::Suspended;
         // Stopped by another thread: a section it was in restarts.
-        self.note_rseq_event();
+        self.note_preemption();
     }
 
     /// Made from user space, not started yet (a new TCB's record).
@@ -166,17 +166,13 @@ impl Thread {
             self.kernel_message.is_none(),
             "one kernel message at a time"
         );
-        // Another thread answers it (a fault, a verdict, a trace stop):
-        // an rseq event, except a single-step report, so that a tracer
-        // can step through a critical section.
-        let step = matches!(
-            message,
-            KernelMessage::TraceStop(stop) if stop.kind == abi::trace::StopKind::Step
-        );
-        if !step {
-            self.note_rseq_event();
-        }
         self.kernel_message = Some(message);
+        // Another thread answers it (a fault, a verdict, a trace stop):
+        // an rseq event (one load here for a thread without rseq; the
+        // message is looked at out of line).
+        if self.rseq.is_some() {
+            self.note_stop_event();
+        }
     }
 
     /// Takes its kernel message (answered, or dropped).
