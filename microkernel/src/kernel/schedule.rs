@@ -164,11 +164,17 @@ impl Kernel {
                     self.continue_call(platform, current);
                     continue;
                 }
-                // Its rseq check (the loop's `handle_rseq` found it due)
-                // and trace stops owed, or the single-step hardware to
-                // switch on: one test of the word read before the loop.
-                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP | WorkFlags::RSEQ)
-                    && self.before_user(platform, current, work)
+                // Its restartable sequence, once its syscall is over and
+                // before a trace exit stop or step report tells anyone of
+                // it (a bad area ends it: pick again).
+                if work.contains(WorkFlags::RSEQ) && !self.rseq_on_exit(platform, current) {
+                    continue;
+                }
+                // Trace stops owed, or the single-step hardware to switch
+                // on (a stale one is switched off lazily: see
+                // `Kernel::software_step`).
+                if work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
+                    && self.trace_before_user(platform, current)
                 {
                     continue;
                 }
@@ -191,29 +197,6 @@ impl Kernel {
             queue.link_behind(&mut self.objects, current, links);
         }
         Resume::Idle
-    }
-
-    /// The last steps before `current` returns to EL0 with rseq or trace
-    /// work (`work`, its word before the exit loop): `true` if it does not
-    /// return now (the rseq check ended it, or it waits for its tracer).
-    ///
-    /// Its restartable sequence first, once its syscall is over and before
-    /// a trace exit stop or step report tells anyone of it; then the trace
-    /// stops owed, or the single-step hardware to switch on (a stale one is
-    /// switched off lazily: see `Kernel::software_step`).
-    #[cold]
-    #[inline(never)]
-    fn before_user<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        work: WorkFlags,
-    ) -> bool {
-        if work.contains(WorkFlags::RSEQ) && !self.rseq_on_exit(platform, current) {
-            return true;
-        }
-        work.intersects(WorkFlags::TRACE | WorkFlags::SINGLESTEP)
-            && self.trace_before_user(platform, current)
     }
 
     pub(in crate::kernel) fn user_resume(&mut self, id: ThreadId) -> Resume {
