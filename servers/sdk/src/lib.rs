@@ -18,6 +18,7 @@ pub mod policy_server;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 pub mod probe;
 pub mod reply;
+pub mod rseq;
 pub mod supervision;
 pub mod syscall;
 pub mod task;
