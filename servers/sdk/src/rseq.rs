@@ -185,6 +185,57 @@ pub fn debug_counters_raw(address: u64) -> Result<(), ErrorCode> {
     raw_syscall(Syscall::DebugRseqCounters.number(), 0, address, 0).into_result()
 }
 
+/// A descriptor in writable memory (`abi::rseq::Descriptor`, 32 bytes,
+/// 32-aligned), for sections laid out at run time and for tests of the
+/// descriptors the kernel refuses. The SDK's own section has its
+/// descriptor in its assembly.
+#[repr(C, align(32))]
+#[derive(Debug)]
+pub struct DescriptorCell([AtomicU64; 4]);
+
+const _: () =
+    assert!(core::mem::size_of::<DescriptorCell>() == abi::rseq::DESCRIPTOR_BYTES as usize);
+const _: () =
+    assert!(core::mem::align_of::<DescriptorCell>() == abi::rseq::DESCRIPTOR_ALIGN as usize);
+
+impl DescriptorCell {
+    /// All zero (version 0, an empty section at 0).
+    pub const fn new() -> Self {
+        Self([const { AtomicU64::new(0) }; 4])
+    }
+
+    /// Writes `descriptor` into it.
+    pub fn set(&self, descriptor: &Descriptor) {
+        let bytes = descriptor.to_bytes();
+        for (i, word) in self.0.iter().enumerate() {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            word.store(u64::from_le_bytes(le), Ordering::Relaxed);
+        }
+        compiler_fence(Ordering::SeqCst);
+    }
+
+    /// What it holds.
+    pub fn get(&self) -> Descriptor {
+        let mut bytes = [0u8; abi::rseq::DESCRIPTOR_BYTES as usize];
+        for (i, word) in self.0.iter().enumerate() {
+            bytes[8 * i..8 * i + 8].copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        Descriptor::from_bytes(&bytes)
+    }
+
+    /// Its user address (what goes into `abi::rseq::CRITICAL_SECTION`).
+    pub fn address(&self) -> u64 {
+        self as *const Self as u64
+    }
+}
+
+impl Default for DescriptorCell {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// One CPU's count, alone in its cache line (so CPUs do not share lines).
 #[repr(C, align(64))]
 #[derive(Debug)]
@@ -482,6 +533,23 @@ mod tests {
         assert_eq!(area.slice(), SLICE_GRANTED | SLICE_REQUEST);
         assert_eq!(area.end_slice_extension(), Err(ErrorCode::InvalidSyscall));
         assert_eq!(area.slice(), SLICE_GRANTED);
+    }
+
+    #[test]
+    fn a_descriptor_cell_holds_the_abi_bytes() {
+        let cell = DescriptorCell::new();
+        let descriptor = Descriptor {
+            version: 0,
+            flags: 0,
+            start: 0x40_1000,
+            post_commit_offset: 0x1c,
+            abort: 0x40_1050,
+        };
+        cell.set(&descriptor);
+        assert_eq!(cell.get(), descriptor);
+        assert_eq!(cell.0[1].load(Ordering::Relaxed), 0x40_1000);
+        assert_eq!(cell.0[2].load(Ordering::Relaxed), 0x1c);
+        assert_eq!(cell.address() % abi::rseq::DESCRIPTOR_ALIGN, 0);
     }
 
     #[test]
