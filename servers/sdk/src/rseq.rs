@@ -158,11 +158,12 @@ pub fn set_rseq_raw(address: u64, signature: u64, operation: u64) -> Result<(), 
 }
 
 /// `SliceYield`: ends a granted extension. `Ok(true)` if one was granted
-/// (the kernel cleared `SLICE_GRANTED` and this thread yielded).
+/// (the kernel cleared `SLICE_GRANTED` and this thread yielded; `x8` says
+/// 1).
 pub fn slice_yield() -> Result<bool, ErrorCode> {
     let x = raw_syscall_registers(Syscall::SliceYield.number(), [0; 8]);
     RawResult(x[0]).into_result()?;
-    Ok(x[1] == 1)
+    Ok(x[8] == 1)
 }
 
 /// The kernel's rseq counters (test image only: `DebugRseqCounters`; the
