@@ -38,6 +38,9 @@ mod programs;
 mod reply_tests;
 mod revoke_tests;
 mod root_task;
+mod rseq_slice_tests;
+mod rseq_step_tests;
+mod rseq_tests;
 mod smp_tests;
 mod stopped_call_tests;
 mod supervision_tests;
@@ -240,6 +243,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BenchCrossCoreServer => bench::smp::run_cross_core_server(),
         BootProgram::BenchPairClient => bench::smp::run_pair_client(parameter),
         BootProgram::BenchPairServer => bench::smp::run_pair_server(parameter),
+        BootProgram::RseqMain => rseq_tests::main(parameter),
+        BootProgram::RseqWorker => rseq_tests::worker_main(parameter),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),

@@ -484,6 +484,14 @@ pub enum BootProgram {
     BenchPairClient = 145,
     /// Made by `BenchSmp`: pair N's server (parameter: N).
     BenchPairServer = 146,
+    /// A restartable-sequence case (`init/src/rseq_tests.rs`; parameter:
+    /// its scenario, `rseq_tests::RSEQ_*`): makes its workers in its own
+    /// space (Untyped in slot 2, its VSpace in 3, its TCB in 4, the
+    /// physical timer's IrqHandler in 5 for the one-CPU scenario) and
+    /// checks what they counted.
+    RseqMain = 147,
+    /// A worker `RseqMain` makes (parameter: its role and index).
+    RseqWorker = 148,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -582,7 +590,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 147] = [
+    pub const ALL: [BootProgram; 149] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -730,6 +738,8 @@ impl BootProgram {
         BootProgram::BenchCrossCoreServer,
         BootProgram::BenchPairClient,
         BootProgram::BenchPairServer,
+        BootProgram::RseqMain,
+        BootProgram::RseqWorker,
     ];
 
     /// A short name, used to name the thread.
@@ -882,6 +892,8 @@ impl BootProgram {
             BootProgram::BenchCrossCoreServer => "bench-cross-server",
             BootProgram::BenchPairClient => "bench-pair-client",
             BootProgram::BenchPairServer => "bench-pair-server",
+            BootProgram::RseqMain => "rseq-case",
+            BootProgram::RseqWorker => "rseq-worker",
         }
     }
 

@@ -8,6 +8,9 @@ use crate::programs::{AUDIT_SCENARIO_LOSSLESS, AUDIT_SCENARIO_LOSSY};
 use crate::programs::{CANCEL_SCENARIO_POLICY, CANCEL_SCENARIO_TRACE};
 use crate::programs::{REPLY_CLIENT_FIRST, REPLY_CLIENT_SECOND};
 use crate::programs::{TCB_SCENARIO_REGISTERS, TCB_SCENARIO_SUSPEND};
+use crate::rseq_tests::{
+    RSEQ_BAD, RSEQ_COUNTERS, RSEQ_MIGRATE, RSEQ_ONE_CPU, RSEQ_SLICE, RSEQ_STEP,
+};
 use crate::smp_tests::{SMP_MIGRATE, SMP_PING_PONG, SMP_REMOTE_TCB, SMP_REVOKE, SMP_UNMAP};
 use abi::cap::Rights;
 
@@ -153,6 +156,70 @@ pub const TEST_CASES: &[Case] = &[
     SMP_CASES[4],
     SMP_FUZZ_CASES[0],
     SMP_FUZZ_CASES[1],
+    RSEQ_CASES[0],
+    RSEQ_CASES[1],
+    RSEQ_CASES[2],
+    RSEQ_CASES[3],
+    RSEQ_CASES[4],
+    RSEQ_CASES[5],
+];
+
+/// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
+/// case (the SMP cases' grants), which makes its workers in its own space
+/// and CNode (up to eight, five slots each from slot 32).
+const fn rseq_case(name: &'static str, threads: &'static [u64], cpus: Cpus) -> Case {
+    Case {
+        name,
+        threads,
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 128,
+        irq: None,
+        grants: SMP_GRANTS,
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: Some(7),
+        root_task: false,
+        cpus,
+    }
+}
+
+const RSEQ_CASES: [Case; 6] = [
+    Case {
+        irq: Some(PHYSICAL_TIMER_INTID),
+        grants: RSEQ_TIMER_GRANTS,
+        ..rseq_case("rseq: a per-CPU counter incremented 12 000 000 times through the SDK's restartable sequence by 3 threads on CPU 0 (4 000 000 each), preempted by a 100 us tick made in user space (a more urgent thread woken by the physical timer): the sum is exact, sections aborted, and the kernel's fix-ups are exactly the aborts the threads saw", &[BootProgram::RseqMain.selector(RSEQ_ONE_CPU)], Cpus::Boot)
+    },
+    rseq_case("rseq: two threads on each CPU but the migrator's (CPUs 1..3) increment a per-CPU counter 4 000 000 times each while the migrator moves them from CPU to CPU: the sum is exact, every thread added on several CPUs, sections aborted, each abort a kernel fix-up", &[BootProgram::RseqMain.selector(RSEQ_MIGRATE)], Cpus::AtLeast(2)),
+    rseq_case("rseq: a tracer single-steps a thread through its critical section (no abort: a step is not an event), then makes an event before each instruction in turn (a move to another CPU, then a suspension): inside the section the thread goes to its abort handler, outside it does not; the count stays exact", &[BootProgram::RseqMain.selector(RSEQ_STEP)], Cpus::Boot),
+    rseq_case("rseq: SetRseq refuses a misaligned or unmapped area, an unknown operation, a second registration and an unregistration with another area or signature; a wrong signature, an unmapped descriptor, an abort address inside its section and an area unmapped after registration each end the thread (KILLED_BY_RSEQ, KillReason::Rseq), not the kernel", &[BootProgram::RseqMain.selector(RSEQ_BAD)], Cpus::Boot),
+    Case {
+        priorities: &[crate::rseq_slice_tests::SLICE_PRIORITY as u8],
+        ..rseq_case("rseq: time-slice extension at the highest priority with a peer ready: granted once and ended by SliceYield (which says 1), overrun when not ended (preempted at its end, the grant taken back, the overrun counted), and a request kept set for 300 ms does not starve the peer", &[BootProgram::RseqMain.selector(RSEQ_SLICE)], Cpus::Boot)
+    },
+    rseq_case("rseq: the kernel's rseq counters of the run (DebugRseqCounters, also printed by the kernel): fix-ups, extensions granted and overrun all seen, and consistent with each other", &[BootProgram::RseqMain.selector(RSEQ_COUNTERS)], Cpus::Boot),
+];
+
+/// The SMP grants and the physical timer's IrqHandler in slot 5.
+const RSEQ_TIMER_GRANTS: &[Grant] = &[
+    Grant {
+        thread: 0,
+        slot: 2,
+        object: CaseObject::Untyped,
+        rights: Rights::ALL,
+        badge: 0,
+    },
+    vspace_grant(0, 3, 0, Rights::ALL),
+    tcb_grant(0, 4, 0, Rights::ALL),
+    Grant {
+        thread: 0,
+        slot: 5,
+        object: CaseObject::Irq,
+        rights: Rights::READ_WRITE,
+        badge: 0,
+    },
 ];
 
 /// What only several CPUs can break (`init/src/smp_tests.rs`): one case
