@@ -10,8 +10,9 @@
 /// `BenchParameter::rows`. The rows come in pages of `ROWS_PER_PAGE`: a
 /// program is told one page's rows (see `BenchParameter::encode_page`),
 /// so the rows one case runs must all be in one page: page 0 is the
-/// suite's single-CPU cases, page 1 the SMP rows (`BENCH_SMP_CASES`).
-pub const ROWS: [&str; 44] = [
+/// suite's single-CPU cases, page 1 the SMP and rseq rows
+/// (`BENCH_SMP_CASES`).
+pub const ROWS: [&str; 49] = [
     "floor_svc_eret",
     "null_syscall",
     "syscall_slow_path_error",
@@ -57,6 +58,12 @@ pub const ROWS: [&str; 44] = [
     "ipc_throughput_1_pair",
     "ipc_throughput_2_pairs",
     "ipc_throughput_4_pairs",
+    // Page 1 too: the rseq rows (init/src/bench/rseq.rs).
+    "rseq_percpu_increment",
+    "atomic_increment",
+    "lock_increment",
+    "null_syscall_rseq",
+    "syscall_slow_path_error_rseq",
 ];
 
 /// Rows per page of `ROWS` (the bits one selector carries).
@@ -273,13 +280,23 @@ mod tests {
     }
 
     #[test]
-    fn the_smp_rows_are_page_1() {
-        let p = BenchParameter::from_options(None, Some("ipc_cross_core"), None).unwrap();
-        assert_eq!(BenchParameter::decode(p.encode_page(0)).rows, 0);
-        assert_eq!(BenchParameter::decode(p.encode_page(1)), p);
+    fn the_smp_and_rseq_rows_are_page_1() {
+        for filter in ["ipc_cross_core", "_rseq", "increment"] {
+            let p = BenchParameter::from_options(None, Some(filter), None).unwrap();
+            assert_eq!(BenchParameter::decode(p.encode_page(0)).rows, 0, "{filter}");
+            assert_eq!(BenchParameter::decode(p.encode_page(1)), p, "{filter}");
+        }
+        let rseq = [
+            "rseq_percpu_increment",
+            "atomic_increment",
+            "lock_increment",
+        ];
         assert!(ROWS[ROWS_PER_PAGE..]
             .iter()
-            .all(|row| row.starts_with("ipc_cross_core") || row.starts_with("ipc_throughput")));
+            .all(|row| row.starts_with("ipc_cross_core")
+                || row.starts_with("ipc_throughput")
+                || row.ends_with("_rseq")
+                || rseq.contains(row)));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod dispatch;
 pub mod policy;
 pub mod prio;
+pub mod rseq;
 pub mod same_as;
 pub mod smp;
 pub mod watch;

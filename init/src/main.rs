@@ -245,6 +245,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::BenchPairServer => bench::smp::run_pair_server(parameter),
         BootProgram::RseqMain => rseq_tests::main(parameter),
         BootProgram::RseqWorker => rseq_tests::worker_main(parameter),
+        BootProgram::BenchRseq => bench::rseq::run(BenchParameter::decode(parameter)),
         BootProgram::Exhauster => exhaustion_tests::exhauster(),
         BootProgram::Survivor => exhaustion_tests::survivor(),
         BootProgram::FilterOwner => filter_lifetime_tests::owner(),

@@ -492,6 +492,10 @@ pub enum BootProgram {
     RseqMain = 147,
     /// A worker `RseqMain` makes (parameter: its role and index).
     RseqWorker = 148,
+    /// The rseq rows' benchmark thread (`init/src/bench/rseq.rs`): the
+    /// per-CPU add against an atomic and a lock, and syscalls with an
+    /// area registered.
+    BenchRseq = 149,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -590,7 +594,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 149] = [
+    pub const ALL: [BootProgram; 150] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -740,6 +744,7 @@ impl BootProgram {
         BootProgram::BenchPairServer,
         BootProgram::RseqMain,
         BootProgram::RseqWorker,
+        BootProgram::BenchRseq,
     ];
 
     /// A short name, used to name the thread.
@@ -894,6 +899,7 @@ impl BootProgram {
             BootProgram::BenchPairServer => "bench-pair-server",
             BootProgram::RseqMain => "rseq-case",
             BootProgram::RseqWorker => "rseq-worker",
+            BootProgram::BenchRseq => "bench-rseq",
         }
     }
 

@@ -2085,9 +2085,11 @@ pub const BENCH_CASES: &[Case] = &[
 
 /// The SMP rows (page 1 of `abi::bench::ROWS`; `init/src/bench/smp.rs`):
 /// one benchmark thread that makes its servers and clients threads of its
-/// own space, each on its CPU. Run after `BENCH_CASES`, with the
-/// parameter's page 1.
-pub const BENCH_SMP_CASES: &[Case] = &[Case {
+/// own space, each on its CPU; and the rseq rows (page 1 too,
+/// `init/src/bench/rseq.rs`), one thread. Run after `BENCH_CASES`, with
+/// the parameter's page 1.
+pub const BENCH_SMP_CASES: &[Case] = &[
+    Case {
     name: "IPC between two CPUs, and IPC throughput with 1, 2 and 4 pairs each on its own CPU",
     threads: &[BootProgram::BenchSmp.selector(0)],
     expect: Expect::ExitZero,
@@ -2116,7 +2118,13 @@ pub const BENCH_SMP_CASES: &[Case] = &[Case {
     // Room for the threads' slots and the pairs' objects (up to 123).
     cnode_radix: Some(8),
     root_task: false,
-}];
+    },
+    case(
+        "a per-CPU increment through a restartable sequence against an atomic and a lock, and syscalls with an rseq area registered",
+        &[BootProgram::BenchRseq.selector(0)],
+        Expect::ExitZero,
+    ),
+];
 
 /// The fuzzer: three threads with a CNode holding an endpoint, a
 /// notification and an Untyped (slots 2, 3, 4; 28 pages, of which each
