@@ -102,6 +102,34 @@ fn every_in_kernel_test_passes_on_virt() {
         ["ok", "after the tracer"],
         "case 37 printed:\n{outcome}"
     );
+    // Case 77: the kernel ends each refused rseq thread (not itself) and
+    // says why, at the addresses the case used.
+    let kernel_lines_77 = printed_by(output, 77, "kernel");
+    for (what, wanted) in [
+        ("wrong signature", "not the registered signature"),
+        (
+            "unmapped descriptor",
+            "descriptor at 0x100010000000 cannot be read",
+        ),
+        ("abort inside its section", "inside its own section"),
+        ("unmapped area", "area at 0x100000100020 cannot be read"),
+    ] {
+        assert!(
+            kernel_lines_77
+                .iter()
+                .any(|line| line.starts_with("thread rseq-worker#") && line.contains(wanted)),
+            "case 77's {what} has no console line:\n{outcome}"
+        );
+    }
+    assert_eq!(
+        kernel_lines_77
+            .iter()
+            .filter(|line| line.starts_with("thread rseq-worker#")
+                && line.contains(" killed: its restartable-sequence area or descriptor was bad"))
+            .count(),
+        4,
+        "case 77's four kills:\n{outcome}"
+    );
 }
 
 /// The lines the thread named `name` (or the kernel, `kernel`) printed
