@@ -237,6 +237,9 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::SetUserDispatch => Syscall::SetUserDispatch,
         Call::TcbConfigure { .. } => Syscall::TcbConfigure,
         Call::TcbSetSpace => Syscall::TcbSetSpace,
+        Call::SetRseq => Syscall::SetRseq,
+        Call::SliceYield => Syscall::SliceYield,
+        Call::DebugRseqCounters { .. } => Syscall::DebugRseqCounters,
         Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {
             TcbOperation::SetPriority(_) => Syscall::TcbSetPriority,
