@@ -43,7 +43,8 @@ pub const RSEQ_COUNTERS: u64 = 5;
 pub const ONE_CPU_WORKERS: u64 = 3;
 /// See [`ONE_CPU_WORKERS`].
 pub const ONE_CPU_ADDS: u64 = 4_000_000;
-/// Adds per worker of the migration scenario (two workers per CPU).
+/// Adds per worker of the migration scenario at least (two workers per
+/// CPU).
 pub const MIGRATE_ADDS: u64 = 4_000_000;
 /// The user-space tick of the one-CPU scenario: this many per second.
 const USER_TICKS_PER_SECOND: u64 = 10_000;
@@ -100,11 +101,17 @@ static FINISHED: AtomicU64 = AtomicU64::new(0);
 /// Per worker: the aborts its adds saw, and the CPUs it ran its adds on
 /// (a bit each).
 pub(crate) static ABORTS: [AtomicU64; MAX_WORKERS] = [const { AtomicU64::new(0) }; MAX_WORKERS];
+static ADDED: [AtomicU64; MAX_WORKERS] = [const { AtomicU64::new(0) }; MAX_WORKERS];
 static CPUS_SEEN: [AtomicU64; MAX_WORKERS] = [const { AtomicU64::new(0) }; MAX_WORKERS];
 /// Adds per adder (set by the case thread before any worker starts).
 static ADDS: AtomicU64 = AtomicU64::new(0);
 /// Set by the case thread once every adder is placed: they start adding.
 static GO: AtomicU64 = AtomicU64::new(0);
+/// The counter value before which the adders go on adding (0: they stop
+/// after their adds).
+static UNTIL: AtomicU64 = AtomicU64::new(0);
+/// The migration scenario's adders run at least this long.
+const MIGRATE_MS: u64 = 1500;
 /// CPUs running (set by the case thread before any worker starts).
 pub(crate) static CPUS: AtomicU64 = AtomicU64::new(1);
 
@@ -225,8 +232,9 @@ pub(crate) fn results(count: usize) -> i32 {
     0
 }
 
-/// Counts `value` into the counter `count` times through `area`; the
-/// aborts seen go to `ABORTS[index]`, the CPUs to `CPUS_SEEN[index]`.
+/// Adds 1 to the counter `count` times through `area`; the adds, the
+/// aborts they saw and the CPUs they ran on (a bit each) are added to
+/// worker `index`'s.
 fn add_many(index: usize, area: &RseqArea, count: u64) -> i32 {
     let mut aborts = 0;
     let mut seen = 0u64;
@@ -241,28 +249,56 @@ fn add_many(index: usize, area: &RseqArea, count: u64) -> i32 {
         // Where the last add ran, or later: a bit per CPU seen.
         seen |= 1 << area.cpu_id().unwrap_or(63).min(63);
     }
-    ABORTS[index].store(aborts, Ordering::Release);
-    CPUS_SEEN[index].store(seen, Ordering::Release);
+    ADDED[index].fetch_add(count, Ordering::AcqRel);
+    ABORTS[index].fetch_add(aborts, Ordering::AcqRel);
+    CPUS_SEEN[index].fetch_or(seen, Ordering::AcqRel);
     0
 }
 
-/// An adder: registers its area, adds `adds` times, unregisters.
+/// Adds per round of an adder (`ONE_CPU_ADDS` and `MIGRATE_ADDS` are
+/// multiples).
+const CHUNK: u64 = 10_000;
+const _: () = assert!(ONE_CPU_ADDS.is_multiple_of(CHUNK) && MIGRATE_ADDS.is_multiple_of(CHUNK));
+
+/// An adder: registers its area, adds `adds` times and on until the
+/// counter reaches `UNTIL`, unregisters.
 fn adder(index: usize, adds: u64) -> i32 {
     let area = &AREAS[index];
     expect!(1, rseq::register(area, SIGNATURE), Ok(()));
+    // The kernel wrote where it runs at once (unless it was moved
+    // between the reads: then again).
+    for _ in 0..100 {
+        let cpu = this_cpu();
+        let ids = (area.cpu_id(), area.cpu_id_start());
+        if this_cpu() == cpu {
+            expect!(2, ids, (Some(cpu as u32), cpu as u32));
+            break;
+        }
+    }
     while GO.load(Ordering::Acquire) == 0 {
         let _ = sdk::syscall::yield_now();
     }
-    // The kernel wrote where it runs at once.
-    let cpu = this_cpu() as u32;
-    expect!(2, (area.cpu_id(), area.cpu_id_start()), (Some(cpu), cpu));
-    let status = add_many(index, area, adds);
-    if status != 0 {
-        return status;
+    let until = UNTIL.load(Ordering::Acquire);
+    let mut done = 0;
+    while done < adds || sdk::probe::counter().0 < until {
+        let status = add_many(index, area, CHUNK);
+        if status != 0 {
+            return status;
+        }
+        done += CHUNK;
     }
     expect!(3, rseq::unregister(area, SIGNATURE), Ok(()));
     expect!(4, area.cpu_id(), None);
     0
+}
+
+/// The adds of workers `0..workers`.
+fn added(workers: u64) -> u64 {
+    ADDED
+        .iter()
+        .take(workers as usize)
+        .map(|a| a.load(Ordering::Acquire))
+        .sum()
 }
 
 /// The kernel's counters, or the check that failed.
@@ -322,6 +358,7 @@ fn one_cpu() -> i32 {
     };
     let counted = after.since(&before);
     let total = ONE_CPU_WORKERS * ONE_CPU_ADDS;
+    expect!(14, added(ONE_CPU_WORKERS), total);
     expect!(14, COUNTER.sum(), total);
     expect!(15, COUNTER.get(0), total);
     let aborts: u64 = ABORTS.iter().map(|a| a.load(Ordering::Acquire)).sum();
@@ -338,8 +375,10 @@ fn one_cpu() -> i32 {
 }
 
 /// 2. Two adders on each CPU but this thread's (CPU 0; on two CPUs on
-///    both), and this thread (as urgent as they are) moving one adder
-///    after another to the next of those CPUs until they are done: the sum is exact, every adder ran on more
+///    both), each adding `MIGRATE_ADDS` times and on for `MIGRATE_MS`
+///    (so that enough events happen on a fast host), and this thread (as
+///    urgent as they are) moving one adder after another to the next of
+///    those CPUs until they are done: the sum is exact, every adder ran on more
 ///    than one CPU, aborts happen and each is a kernel fix-up.
 fn migrate(cpus: u64) -> i32 {
     // The CPUs the adders run on: all but this thread's, so that it
@@ -364,6 +403,7 @@ fn migrate(cpus: u64) -> i32 {
     let mut next = 0usize;
     let (_, frequency) = sdk::probe::counter();
     let started = sdk::probe::counter().0;
+    UNTIL.store(started + MIGRATE_MS * (frequency / 1000), Ordering::Release);
     GO.store(1, Ordering::Release);
     while finished() < workers {
         let index = next % workers as usize;
@@ -397,7 +437,9 @@ fn migrate(cpus: u64) -> i32 {
         Err(check) => return check,
     };
     let counted = after.since(&before);
-    let total = workers * MIGRATE_ADDS;
+    // Each adder made at least its adds, and on for the time.
+    let total = added(workers);
+    expect!(9, total >= workers * MIGRATE_ADDS, true);
     expect!(9, COUNTER.sum(), total);
     let aborts: u64 = ABORTS.iter().map(|a| a.load(Ordering::Acquire)).sum();
     let spread = (0..workers as usize)
