@@ -85,6 +85,8 @@ fn number(random: &mut Random) -> u64 {
         Some(Syscall::Send | Syscall::Call) if mostly => Syscall::NBSend.number(),
         Some(Syscall::Recv | Syscall::ReplyRecv) if mostly => Syscall::NBRecv.number(),
         Some(Syscall::Wait) if mostly => Syscall::Poll.number(),
+        // Each prints the kernel's rseq counters: kept rare, as noise.
+        Some(Syscall::DebugRseqCounters) if mostly => Syscall::Null.number(),
         Some(Syscall::Exit) if random.below(2000) != 0 => Syscall::Yield.number(),
         // Rewriting a TCB's registers usually crashes that thread, and
         // suspending one often leaves the round deadlocked: both end a

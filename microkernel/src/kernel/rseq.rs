@@ -344,8 +344,10 @@ pub(in crate::kernel) mod counters {
     #[cfg(feature = "rseq-counters")]
     use core::sync::atomic::{AtomicU64, Ordering};
 
+    #[cfg(feature = "rseq-counters")]
     pub(in crate::kernel) const EXITS: usize = 0;
     pub(in crate::kernel) const SLOW_PATH: usize = 1;
+    #[cfg(feature = "rseq-counters")]
     pub(in crate::kernel) const FAST_PATH: usize = 2;
     pub(in crate::kernel) const ID_UPDATES: usize = 3;
     pub(in crate::kernel) const CS_CHECKS: usize = 4;

@@ -62,14 +62,16 @@ impl Kernel {
         self.resume(platform)
     }
 
-    /// The console line for thread `id`, ended by the kernel for `reason`
-    /// (`kill_reason`); a policy kill names the syscall it was in.
+    /// The console line for thread `id`, ended by the kernel with `state`
+    /// for `reason` (`kill_reason`); a kill in a syscall (policy's) names
+    /// it. An rseq kill is on the way back to EL0, in no syscall.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn report_kill<P: Platform>(
         &mut self,
         platform: &mut P,
         id: ThreadId,
+        state: ThreadState,
         reason: &str,
     ) {
         self.end_user_lines(platform);
@@ -82,7 +84,8 @@ impl Kernel {
             .map_or(thread.context.syscall_number(), |c| c.regs[8]);
         let syscall = abi::Syscall::from_number(number_register).map_or("?", |s| s.name());
         let mut console = Console(platform);
-        if thread.state() == ThreadState::Running || thread.call.is_some() {
+        let in_syscall = thread.state() == ThreadState::Running || thread.call.is_some();
+        if in_syscall && state != ThreadState::Exited(abi::rseq::KILLED_BY_RSEQ) {
             let _ = writeln!(
                 console,
                 "[kernel] thread {name}#{number} {reason} (in {syscall})"
@@ -197,7 +200,7 @@ impl Kernel {
         // fault does: nothing else would tell a killed thread from one
         // that exited.
         if let Some(reason) = kill_reason(state) {
-            self.report_kill(platform, id, reason);
+            self.report_kill(platform, id, state, reason);
         }
         // How it ended, while it is whole (the end message says it).
         let end = self.end_of(id, state);
