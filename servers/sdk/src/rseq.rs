@@ -335,66 +335,118 @@ pub struct CriticalSection {
     pub end: u64,
 }
 
-// The per-CPU add: x0 = area, x1 = the slots, x2 = value, x3 = slots;
-// returns x0 = ADDED or the CPU id that has no slot, x1 = aborts. Uses
-// x4..x7 and the flags. The store of the descriptor's address is the last
-// instruction before `start`: preempted after it, the thread is at
-// `start`, inside the section, so the kernel sends it to the abort
-// handler; preempted before it, there is no descriptor yet, and the CPU id
-// is read inside the section either way. The commit is the slot's store;
-// the abort handler counts and starts over (the kernel has cleared the
-// descriptor's address; it is stored again).
+/// Defines a restartable sequence as an assembly routine named `$name`
+/// (a string literal, a global symbol), with its descriptor in
+/// `.data.rseq_cs` and [`SIGNATURE`] in the word before its abort
+/// handler: the way to write a critical section that the kernel restarts.
+///
+/// The routine is called with `bl` and `x0` = the calling thread's
+/// registered [`RseqArea`]. The macro writes what every section needs:
+/// it stores the descriptor's address into the area (`x16`), counts the
+/// aborts in `x17` (0 on the first try), and after an abort clears
+/// nothing and starts again at the store. The caller writes:
+///
+/// - `section`: the instructions from `$name_start` to the commit, which
+///   must be the last of them (one store); the CPU id is at
+///   `[x0, #4]`, to be read inside the section;
+/// - `done`: the instructions after the commit (they run outside the
+///   section: clear the area's descriptor field, `str xzr, [x0, #8]`,
+///   set the results, `ret`);
+/// - `outside`: more code outside the section (an early way out that a
+///   branch in `section` takes, which must clear the field too), or
+///   nothing.
+///
+/// Symbols `$name_descriptor`, `$name_start`, `$name_post_commit`,
+/// `$name_abort` and `$name_end` name its parts (for a tracer, or a
+/// test). `x16`, `x17` and whatever the lines use are clobbered.
+#[macro_export]
+macro_rules! rseq_section {
+    (
+        name: $name:literal,
+        section: [$($section:literal),* $(,)?],
+        done: [$($done:literal),* $(,)?],
+        outside: [$($outside:literal),* $(,)?]
+        $(, $operand:ident = const $value:expr)* $(,)?
+    ) => {
+        core::arch::global_asm!(
+            ".pushsection .data.rseq_cs,\"aw\"",
+            ".balign 32",
+            concat!(".global ", $name, "_descriptor"),
+            concat!($name, "_descriptor:"),
+            "    .word 0, 0",
+            concat!("    .quad ", $name, "_start"),
+            concat!("    .quad ", $name, "_post_commit - ", $name, "_start"),
+            concat!("    .quad ", $name, "_abort"),
+            ".popsection",
+            concat!(".pushsection .text.", $name, ",\"ax\",%progbits"),
+            ".balign 4",
+            concat!(".global ", $name),
+            concat!($name, ":"),
+            concat!("    adrp x16, ", $name, "_descriptor"),
+            concat!("    add x16, x16, :lo12:", $name, "_descriptor"),
+            "    mov x17, #0",
+            concat!($name, "_restart:"),
+            "    str x16, [x0, #8]",
+            concat!(".global ", $name, "_start"),
+            concat!($name, "_start:"),
+            $($section,)*
+            concat!(".global ", $name, "_post_commit"),
+            concat!($name, "_post_commit:"),
+            $($done,)*
+            $($outside,)*
+            "    .inst 0xd428bc00",
+            concat!(".global ", $name, "_abort"),
+            concat!($name, "_abort:"),
+            "    add x17, x17, #1",
+            concat!("    b ", $name, "_restart"),
+            concat!(".global ", $name, "_end"),
+            concat!($name, "_end:"),
+            ".popsection",
+            $($operand = const $value,)*
+        );
+    };
+}
+
+// The macro's signature word is written out: `.inst` takes no operand.
+const _: () = assert!(SIGNATURE == 0xd428_bc00);
+const _: () = assert!(abi::rseq::CRITICAL_SECTION == 8 && abi::rseq::CPU_ID == 4);
+
+// The per-CPU add, built on `rseq_section!`: x0 = area, x1 = the slots,
+// x2 = value, x3 = slots; returns x0 = ADDED or the CPU id that has no
+// slot, x1 = aborts. Uses x5, x6, x16, x17 and the flags. The store of
+// the descriptor's address is the last instruction before `start`:
+// preempted after it, the thread is at `start`, inside the section, so
+// the kernel sends it to the abort handler; preempted before it, there is
+// no descriptor yet, and the CPU id is read inside the section either
+// way. The commit is the slot's store.
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
-core::arch::global_asm!(
-    ".pushsection .data.rseq_cs,\"aw\"",
-    ".balign 32",
-    ".global portcullis_rseq_add_descriptor",
-    "portcullis_rseq_add_descriptor:",
-    "    .word 0, 0",
-    "    .quad portcullis_rseq_add_start",
-    "    .quad portcullis_rseq_add_post_commit - portcullis_rseq_add_start",
-    "    .quad portcullis_rseq_add_abort",
-    ".popsection",
-    ".pushsection .text.portcullis_rseq_add,\"ax\",%progbits",
-    ".balign 4",
-    ".global portcullis_rseq_add",
-    "portcullis_rseq_add:",
-    "    adrp x4, portcullis_rseq_add_descriptor",
-    "    add x4, x4, :lo12:portcullis_rseq_add_descriptor",
-    "    mov x7, #0",
-    "1:  str x4, [x0, #{critical_section}]",
-    ".global portcullis_rseq_add_start",
-    "portcullis_rseq_add_start:",
-    "    ldr w5, [x0, #{cpu_id}]",
-    "    cmp x5, x3",
-    "    b.hs 2f",
-    "    add x5, x1, x5, lsl #{slot_shift}",
-    "    ldr x6, [x5]",
-    "    add x6, x6, x2",
-    "    str x6, [x5]",
-    ".global portcullis_rseq_add_post_commit",
-    "portcullis_rseq_add_post_commit:",
-    "    str xzr, [x0, #{critical_section}]",
-    "    mov x0, #{added}",
-    "    mov x1, x7",
-    "    ret",
-    "2:  str xzr, [x0, #{critical_section}]",
-    "    mov x0, x5",
-    "    mov x1, x7",
-    "    ret",
-    "    .inst {signature}",
-    ".global portcullis_rseq_add_abort",
-    "portcullis_rseq_add_abort:",
-    "    add x7, x7, #1",
-    "    b 1b",
-    ".global portcullis_rseq_add_end",
-    "portcullis_rseq_add_end:",
-    ".popsection",
+crate::rseq_section!(
+    name: "portcullis_rseq_add",
+    section: [
+        "    ldr w5, [x0, #{cpu_id}]",
+        "    cmp x5, x3",
+        "    b.hs 2f",
+        "    add x5, x1, x5, lsl #{slot_shift}",
+        "    ldr x6, [x5]",
+        "    add x6, x6, x2",
+        "    str x6, [x5]",
+    ],
+    done: [
+        "    str xzr, [x0, #{critical_section}]",
+        "    mov x0, #{added}",
+        "    mov x1, x17",
+        "    ret",
+    ],
+    outside: [
+        "2:  str xzr, [x0, #{critical_section}]",
+        "    mov x0, x5",
+        "    mov x1, x17",
+        "    ret",
+    ],
     critical_section = const abi::rseq::CRITICAL_SECTION,
     cpu_id = const abi::rseq::CPU_ID,
     slot_shift = const SLOT_SHIFT,
     added = const -1i64,
-    signature = const SIGNATURE,
 );
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
@@ -440,8 +492,8 @@ fn percpu_add(area: &RseqArea, slots: u64, value: u64, count: u64) -> (u64, u64)
     let (status, aborts): (u64, u64);
     // SAFETY: the routine writes only the area's descriptor field and the
     // slot of index < `count` at `slots` (it checks the CPU id against
-    // `count`), both atomics this program owns, and changes x0..x7 (x2 and
-    // x3 read only), x30 (the `bl`) and the flags; it uses no stack.
+    // `count`), both atomics this program owns, and changes x0, x1, x5,
+    // x6, x16, x17, x30 (the `bl`) and the flags; it uses no stack.
     unsafe {
         core::arch::asm!(
             "bl portcullis_rseq_add",
@@ -450,7 +502,7 @@ fn percpu_add(area: &RseqArea, slots: u64, value: u64, count: u64) -> (u64, u64)
             in("x2") value,
             in("x3") count,
             out("x4") _, out("x5") _, out("x6") _, out("x7") _,
-            out("x30") _,
+            out("x16") _, out("x17") _, out("x30") _,
             options(nostack),
         )
     };
