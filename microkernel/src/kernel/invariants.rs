@@ -164,6 +164,14 @@ impl Kernel {
             if thread.state() == ThreadState::Inactive && !thread.created_by_user {
                 return Err("a thread the kernel started is inactive");
             }
+            // An rseq event is only ever raised on, and a time-slice
+            // extension only granted to, a thread with an area.
+            if thread.rseq.is_none()
+                && (thread.work.contains(WorkFlags::RSEQ)
+                    || thread.slice != crate::thread::SliceExtension::Unused)
+            {
+                return Err("a thread without an rseq area has rseq work or an extension");
+            }
             // The IPC fast path tests only the cached slots.
             let cached_slots = match thread.cspace {
                 Some(cspace) => self

@@ -173,6 +173,7 @@ fn a_thread_preempted_inside_its_section_resumes_at_the_abort_address() {
         assert_eq!(h.context().pc, ABORT, "offset {offset:#x}");
         assert_eq!(h.peek_u64(root, AREA + CRITICAL_SECTION), 0);
         assert!(h.kernel.thread(root).work().is_empty());
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
         assert_eq!(
             h.set_rseq(AREA, u64::from(SIGNATURE), UNREGISTER),
             ErrorCode::Ok.raw()
@@ -423,4 +424,5 @@ fn the_slice_extension_is_granted_once_yielded_or_overrun() {
     assert_eq!(h.kernel.current(), Some(child));
     assert_eq!(h.kernel.ticks(), ticks);
     assert_eq!(h.machine.slice_ends.len(), 3);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
