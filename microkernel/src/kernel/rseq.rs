@@ -184,11 +184,12 @@ impl Kernel {
         };
         match thread.slice {
             SliceExtension::Unused => {}
-            // A tick comes long after an extension's end: this one's
-            // thread blocked before its end and kept it (it is over).
+            // A tick comes long after an extension's end: the host
+            // stalled this CPU past both (the tick then stands for the
+            // end), or the thread blocked before its end and kept it. It
+            // did not yield: an overrun either way.
             SliceExtension::Running => {
-                self.end_extension(platform, current);
-                self.objects[current].slice = SliceExtension::Spent;
+                self.overrun(platform, current);
                 return true;
             }
             SliceExtension::Spent => return true,
@@ -248,12 +249,18 @@ impl Kernel {
         if self.objects[current].slice != SliceExtension::Running {
             return;
         }
-        counters::add(counters::SLICE_OVERRUN, 1);
-        self.end_extension(platform, current);
+        self.overrun(platform, current);
         let thread = &mut self.objects[current];
-        thread.slice = SliceExtension::Spent;
         thread.work.insert(WorkFlags::NEED_RESCHED);
         thread.stats.count_preemption();
+    }
+
+    /// `current`'s extension ran out before it yielded: counted, taken
+    /// back (its area no longer says granted), and no other this run.
+    fn overrun<P: Platform>(&mut self, platform: &mut P, current: ThreadId) {
+        counters::add(counters::SLICE_OVERRUN, 1);
+        self.end_extension(platform, current);
+        self.objects[current].slice = SliceExtension::Spent;
     }
 
     /// `SliceYield` by `current`: with an extension running, it ends it
