@@ -163,6 +163,14 @@ impl RunQueue {
         }
     }
 
+    /// Is a thread of exactly `priority` ready? (One bit: a yield asks it
+    /// of its own priority, where none higher can be ready.)
+    #[inline(always)]
+    pub fn has_ready_at(&self, priority: Priority) -> bool {
+        let p = usize::from(priority);
+        self.nonempty[p / 64] & (1 << (p % 64)) != 0
+    }
+
     /// Is any thread of priority `at_least` or higher ready?
     pub fn has_ready_at_or_above(&self, at_least: Priority) -> bool {
         self.highest_priority().is_some_and(|p| p >= at_least)

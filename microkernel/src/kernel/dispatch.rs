@@ -126,12 +126,18 @@ impl Kernel {
                     // CPU's (`TcbSetAffinity` on itself moves it on the
                     // way out of that call).
                     debug_assert_eq!(usize::from(thread.affinity), self.cpu);
-                    thread.make_ready();
                     let priority = thread.priority;
                     let queue = &mut self.run_queues[self.cpu % arch::layout::MAX_CPUS].ready;
-                    let links = queue.append(thread, current, priority);
-                    self.current = None;
-                    queue.link_behind(&mut self.objects, current, links);
+                    // No other thread of its priority ready here (none more
+                    // urgent is: it has no reschedule pending): the round
+                    // robin would pick it again, so it goes on, with no
+                    // trip through the queue.
+                    if queue.has_ready_at(priority) {
+                        thread.make_ready();
+                        let links = queue.append(thread, current, priority);
+                        self.current = None;
+                        queue.link_behind(&mut self.objects, current, links);
+                    }
                 }
             }
             SyscallResult::Restored => {}
