@@ -169,20 +169,10 @@ pub const TEST_CASES: &[Case] = &[
 /// and CNode (up to eight, five slots each from slot 32).
 const fn rseq_case(name: &'static str, threads: &'static [u64], cpus: Cpus) -> Case {
     Case {
-        name,
-        threads,
-        expect: Expect::ExitZero,
-        endpoints: 0,
-        notifications: 0,
         untyped_pages: 128,
-        irq: None,
-        grants: SMP_GRANTS,
-        priorities: &[],
-        endpoint_owner: None,
-        fault_endpoints: &[],
         cnode_radix: Some(7),
-        root_task: false,
         cpus,
+        ..smp_case(name, threads)
     }
 }
 

@@ -287,16 +287,22 @@ fn a_bad_area_or_descriptor_ends_its_thread_with_the_reason_not_the_kernel() {
     }
 }
 
-#[test]
-fn the_check_runs_before_the_exit_stop_and_a_skipped_syscall_gets_no_report() {
+/// A tracer and its tracee, which registered, entered its section (at
+/// its second instruction) and made a `Null`: the call waits at its entry
+/// stop, an event, which the tracer (waiting in its `Recv`) now holds.
+fn traced_null_in_section() -> (Harness, ThreadId, ThreadId) {
     let mut h = Harness::start();
     let (tracer, tracee) = tracer_attached(&mut h);
     h.traced_in_section(tracee, START + 4);
-    // Its syscall stops at entry: an event (the tracer, waiting in its
-    // `Recv`, answers it).
     assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(tracer));
     assert_eq!(received_label(&mut h), TRACE_ENTRY);
+    (h, tracer, tracee)
+}
+
+#[test]
+fn the_check_runs_before_the_exit_stop_and_a_skipped_syscall_gets_no_report() {
+    let (mut h, tracer, tracee) = traced_null_in_section();
     assert_eq!(h.reply_continue(), 0);
     // The exit stop finds the PC at the abort address already.
     assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), 0);
@@ -324,12 +330,7 @@ fn the_check_runs_before_the_exit_stop_and_a_skipped_syscall_gets_no_report() {
 
 #[test]
 fn a_stepped_syscall_gets_one_exit_stop_and_one_step_report_and_steps_are_no_events() {
-    let mut h = Harness::start();
-    let (tracer, tracee) = tracer_attached(&mut h);
-    h.traced_in_section(tracee, START + 4);
-    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), u64::MAX);
-    assert_eq!(h.kernel.current(), Some(tracer));
-    assert_eq!(received_label(&mut h), TRACE_ENTRY);
+    let (mut h, tracer, tracee) = traced_null_in_section();
     assert_eq!(h.reply_with(TRACE_REPLY_STEP, &[]), 0);
     let mut stops = vec![];
     while h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]) == 0 {
