@@ -247,6 +247,17 @@ pub struct ObjectMemory<L: Layout> {
 unsafe impl<L: Layout> Send for ObjectMemory<L> {}
 
 impl<L: Layout> ObjectMemory<L> {
+    /// Where `base` (granule 0's address) lies in the structure: the IPC
+    /// fast path's assembly loads it from the kernel's state.
+    pub const BASE_OFFSET: usize = core::mem::offset_of!(Self, base);
+
+    /// Where a record of kind `K` keeps its body, from the record's first
+    /// byte (`base + granule * GRANULE`): for the IPC fast path's
+    /// assembly, which reaches threads and endpoints by granule.
+    pub const fn body_offset<K: Kind<L>>() -> usize {
+        core::mem::offset_of!(Record<L::Header, K::Body>, body)
+    }
+
     /// Object memory over `kinds.len()` granules starting at `base`, the
     /// kernel address of physical `phys_base`. Every granule but granule 0
     /// starts free (`kinds` is set here); granule 0 never holds a record.

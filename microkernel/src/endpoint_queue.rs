@@ -13,7 +13,11 @@ use core::ops::IndexMut;
 /// also a notification's waiters and the kernel's audit waiters). Only
 /// this module reads or writes the links (the fields are private): a
 /// thread keeps them and hands them over through [`Queued`].
+///
+/// `repr(C)`, 8-byte aligned: the IPC fast path's assembly writes both
+/// links with one store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct QueueLinks {
     /// The thread queued before this one.
     previous: Option<ThreadId>,
@@ -22,6 +26,12 @@ pub struct QueueLinks {
 }
 
 impl QueueLinks {
+    /// Where `previous` lies in the links (for the IPC fast path's
+    /// assembly, which links and unlinks threads itself).
+    pub const PREVIOUS_OFFSET: usize = core::mem::offset_of!(QueueLinks, previous);
+    /// Where `next` lies.
+    pub const NEXT_OFFSET: usize = core::mem::offset_of!(QueueLinks, next);
+
     /// In no queue.
     pub const UNLINKED: QueueLinks = QueueLinks {
         previous: None,
@@ -98,6 +108,14 @@ pub struct EndpointQueue {
 }
 
 impl EndpointQueue {
+    /// Where the head lies in the queue (for the IPC fast path's assembly,
+    /// which reads and writes head and tail as a pair).
+    pub const HEAD_OFFSET: usize = core::mem::offset_of!(EndpointQueue, head);
+    /// Where the tail lies.
+    pub const TAIL_OFFSET: usize = core::mem::offset_of!(EndpointQueue, tail);
+    /// Where who waits lies (one byte, a [`Waiting`]).
+    pub const WAITING_OFFSET: usize = core::mem::offset_of!(EndpointQueue, waiting);
+
     /// An empty queue.
     pub const EMPTY: EndpointQueue = EndpointQueue {
         head: None,

@@ -27,7 +27,7 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
-use microkernel::kernel::{Interrupt, Kernel, Resume, UserResume};
+use microkernel::kernel::{Interrupt, Kernel, Resume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform, StalledCpu};
 use microkernel::system_image;
 use microkernel::tick;
@@ -82,6 +82,7 @@ macro_rules! kprintln {
 
 mod boot_cores;
 use boot_cores::{start_secondaries, GIC_WINDOW};
+mod ipc_fast_path;
 
 /// The hardware the kernel core drives through `Platform`.
 struct Machine {
@@ -610,45 +611,9 @@ fn idle() -> ! {
     }
 }
 
-/// A `Call` whose caller may skip entry work for it (`vectors.s` tested
-/// the number, the work word and the no-entry-work mask): the IPC fast
-/// path first, then the generic entry.
-#[no_mangle]
-extern "C" fn portcullis_el0_call(_context: *mut UserContext) -> ! {
-    // The IPC fast path touches no user memory, so it runs before the
-    // software-PAN switch (the return to EL0 installs the next TTBR0).
-    fast_or_slow(locked(Waiting::El0Sync, |state| {
-        state.kernel.ipc_fast_call(&mut state.machine)
-    }))
-}
-
-/// A `ReplyRecv` whose caller may skip entry work for it: as
-/// `portcullis_el0_call`.
-#[no_mangle]
-extern "C" fn portcullis_el0_reply_recv(_context: *mut UserContext) -> ! {
-    fast_or_slow(locked(Waiting::El0Sync, |state| {
-        state.kernel.ipc_fast_reply_recv(&mut state.machine)
-    }))
-}
-
-/// Straight back to EL0 if the fast path switched (it only ever switches
-/// to a thread), without `go`'s call and match; the generic entry if not.
-#[inline(always)]
-fn fast_or_slow(fast: Option<UserResume>) -> ! {
-    match fast {
-        // SAFETY: as in `go`: the context of the thread the kernel made
-        // current, inside its TCB's record in object memory, no reference
-        // to it live once the kernel lock is released.
-        Some(UserResume { context, ttbr0 }) => unsafe {
-            user_return::return_to_user(context.as_ptr(), ttbr0)
-        },
-        None => el0_sync(),
-    }
-}
-
-/// A synchronous exception from EL0 the vector did not send to
-/// `portcullis_el0_call` or `portcullis_el0_reply_recv`: a user fault, an
-/// FP trap, a syscall with work.
+/// A synchronous exception from EL0 that is not the vector's inline `Null`
+/// and that the IPC fast path (`ipc_fast_path.s`) did not take: a user
+/// fault, an FP trap, a syscall with work, an IPC the fast path refused.
 #[no_mangle]
 extern "C" fn portcullis_el0_sync(_context: *mut UserContext) -> ! {
     el0_sync()

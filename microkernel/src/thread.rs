@@ -51,19 +51,22 @@ pub const VSPACE_DESTROYED_STATUS: i64 = abi::fault::SPACE_DESTROYED_STATUS;
 /// thread it confines has ended.)
 pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 
+pub use offsets::state_tag;
+
 /// Where a thread is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum ThreadState {
     /// The slot is unused.
-    Free,
+    Free = 0,
     /// Waiting in the run queue.
-    Ready,
+    Ready = 1,
     /// On the CPU (or about to return to it).
-    Running,
+    Running = state_tag::RUNNING,
     /// Ended through the exit syscall with this status.
-    Exited(i64),
+    Exited(i64) = 3,
     /// Stopped by a fault it caused.
-    Faulted(FaultReport),
+    Faulted(FaultReport) = 4,
     /// Waiting in an endpoint's queue to send (`Send` or `Call`).
     BlockedOnSend {
         /// The endpoint.
@@ -76,38 +79,38 @@ pub enum ThreadState {
         /// registers, is sent; then it waits for the answer
         /// (`BlockedOnAnswer`).
         kernel_message: bool,
-    },
+    } = 5,
     /// Waiting in an endpoint's queue to receive.
     BlockedOnReceive {
         /// The endpoint.
         endpoint: ObjectId,
-    },
+    } = state_tag::BLOCKED_ON_RECEIVE,
     /// Sent a `Call` and waits for the receiver's reply.
-    BlockedOnReply,
+    BlockedOnReply = state_tag::BLOCKED_ON_REPLY,
     /// Its kernel message (`Thread::kernel_message`: a fault, a policy
     /// request or a trace stop) was received; the receiver owes the
     /// answer that resumes it (or, for a fault, may stop it).
-    BlockedOnAnswer,
+    BlockedOnAnswer = 8,
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
-    Suspended,
+    Suspended = 9,
     /// Made from user space (`Retype` of a TCB) and not started yet: in no
     /// queue, with no CSpace until `TcbConfigure` and no address space
     /// until `TcbSetSpace` give them, and runnable only after
     /// `TcbResume`.
-    Inactive,
+    Inactive = 10,
     /// Audited losslessly and its ring is full: its `svc` runs again once
     /// the audit server has made room (the tick checks the kernel's list
     /// of such threads).
-    BlockedOnAudit,
+    BlockedOnAudit = 11,
     /// Waiting for a notification's word to become non-zero.
     BlockedOnNotification {
         /// The notification.
         notification: ObjectId,
-    },
+    } = 12,
     /// Ended (a thread made from user space; how is `Thread::end`): in no
     /// queue, never scheduled, its TCB kept until it is restarted
     /// (`TcbRestart`) or destroyed. Its end message, if any, was taken.
-    Ended,
+    Ended = 13,
     /// Ended as `Ended`, and its end message waits for a receiver: it is
     /// queued as a sender on its fault endpoint (no reply is owed; a
     /// receiver that takes the message leaves it `Ended`).
@@ -116,7 +119,7 @@ pub enum ThreadState {
         endpoint: ObjectId,
         /// The badge of the fault endpoint capability.
         badge: u64,
-    },
+    } = 14,
 }
 
 impl ThreadState {
@@ -540,7 +543,9 @@ impl Thread {
     /// higher affinity adds at least 512 − 255 (bit 8 is always clear, so
     /// a lower priority cannot borrow the difference below 256), a lower
     /// one wraps to a huge number.
-    #[inline(always)]
+    /// (The IPC fast path's assembly makes this compare; the host tests
+    /// check it here.)
+    #[cfg(test)]
     pub(crate) fn fast_partner_of(&self, caller: &Thread) -> bool {
         u64::from(self.fast_key).wrapping_sub(u64::from(caller.fast_key)) < 256
     }
@@ -773,6 +778,7 @@ pub(crate) mod test_threads {
 }
 
 mod access;
+mod offsets;
 mod rseq;
 mod served;
 mod state;

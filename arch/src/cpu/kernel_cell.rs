@@ -34,6 +34,10 @@ pub struct KernelCell<T> {
 unsafe impl<T: Send> Sync for KernelCell<T> {}
 
 impl<T> KernelCell<T> {
+    /// Where the value lies in the cell (the lock word is at offset 0):
+    /// for the IPC fast path's assembly, which takes the lock itself.
+    pub const VALUE_OFFSET: usize = core::mem::offset_of!(KernelCell<T>, value);
+
     /// Wraps `value`.
     pub const fn new(value: T) -> Self {
         KernelCell {

@@ -36,7 +36,7 @@ core::arch::global_asm!(
 );
 /// The vectors' offsets and numbers, from the types and values they
 /// stand for (`cpu/vectors.s` names them with `.equ`).
-mod vector_constants {
+pub mod vector_constants {
     use crate::context::{UserContext, SPSR_USER_WRITABLE, WORK_FLAGS_OFFSET};
     use core::mem::{offset_of, size_of};
 
@@ -46,18 +46,23 @@ mod vector_constants {
     /// ELR_EL1 and SPSR_EL1 as a pair.
     pub const CTX_ELR_PAIR: usize = offset_of!(UserContext, pc);
     const _: () = assert!(offset_of!(UserContext, spsr) == CTX_ELR_PAIR + 8);
+    /// TPIDR_EL0.
     pub const CTX_TPIDR: usize = offset_of!(UserContext, tpidr);
     /// The mask is built with one `movz` of 16 bits, shifted by 16.
     pub const SPSR_USER_WRITABLE_HIGH: u64 = SPSR_USER_WRITABLE >> 16;
     const _: () = assert!(SPSR_USER_WRITABLE & 0xffff == 0 && SPSR_USER_WRITABLE_HIGH <= 0xffff);
+    /// The whole saved-register block.
     pub const FRAME_SIZE: usize = size_of::<UserContext>();
     // `sub sp, sp, #FRAME_SIZE` and the `[sp, #offset]` forms take 12 bits.
     const _: () = assert!(FRAME_SIZE < 4096 && WORK_FLAGS_OFFSET + 8 < 4096);
     /// ESR_EL1.EC of an SVC from AArch64.
     pub const EC_SVC64: u64 = crate::exception::EC_SVC64 as u64;
+    /// `Call`, which has an IPC fast path.
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
+    /// `ReplyRecv`, which has an IPC fast path.
     pub const SYSCALL_REPLY_RECV: u64 = abi::Syscall::ReplyRecv.number();
     #[cfg(feature = "bench-floor")]
+    /// `BenchFloor`, which the floor vectors answer.
     pub const SYSCALL_BENCH_FLOOR: u64 = abi::Syscall::BenchFloor.number();
 }
 
@@ -78,8 +83,6 @@ macro_rules! vectors {
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
-            MESSAGE_LENGTH_AND_CAPS_MASK = const abi::MESSAGE_LENGTH_AND_CAPS_MASK,
-            REGISTER_MESSAGE_WORDS = const abi::REGISTER_MESSAGE_WORDS,
         );
     };
 }

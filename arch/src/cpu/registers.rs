@@ -109,6 +109,13 @@ pub fn irq_pending() -> bool {
     isr & ISR_I != 0
 }
 
+/// CPACR_EL1 with FPEN = 0b01 (EL0's FP/SIMD traps): `set_user_fp_access`
+/// writes this with bit [`CPACR_FPEN_EL0_SHIFT`] set when EL0 may use
+/// FP/SIMD (0b11); the IPC fast path's assembly does the same.
+pub const CPACR_FPEN_TRAP_EL0: u64 = 0b01 << 20;
+/// The FPEN bit that, set, lets EL0 use FP/SIMD.
+pub const CPACR_FPEN_EL0_SHIFT: u64 = 21;
+
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD
 /// instruction to EL1 (0b01). EL1 never uses FP/SIMD (softfloat kernel).
 pub fn set_user_fp_access(enabled: bool) {
@@ -119,8 +126,10 @@ pub fn set_user_fp_access(enabled: bool) {
     // compare and a select) on every switch between a thread that owns
     // the FP registers and one that does not. The other fields are 0, as
     // a `write` of the one field left them.
-    const _: () = assert!(CPACR_EL1::FPEN::TrapEl0.value == 0b01 << 20);
-    const _: () = assert!(CPACR_EL1::FPEN::TrapNothing.value == 0b11 << 20);
+    const _: () = assert!(CPACR_EL1::FPEN::TrapEl0.value == CPACR_FPEN_TRAP_EL0);
+    const _: () = assert!(
+        CPACR_EL1::FPEN::TrapNothing.value == CPACR_FPEN_TRAP_EL0 | 1 << CPACR_FPEN_EL0_SHIFT
+    );
     let enabled = u64::from(enabled);
     // SAFETY: CPACR_EL1 with only FPEN set controls EL0 (and EL1) access
     // to FP/SIMD, nothing else; the kernel itself never uses FP/SIMD

@@ -21,8 +21,6 @@
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
 .equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
-.equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK} // abi::MESSAGE_LENGTH_AND_CAPS_MASK
-.equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS} // abi::REGISTER_MESSAGE_WORDS
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -107,9 +105,9 @@
 // is not an SVC goes to the full save and the generic entry at once. An
 // SVC from a thread with no work at all (its work word, right after its
 // saved registers, is zero) is answered here if it is `Null` (x8 == 0),
-// and goes to `portcullis_el0_call` or `portcullis_el0_reply_recv`, which
-// try the IPC fast path of that syscall first, if it is `Call` or
-// `ReplyRecv`. A thread with work takes the same two
+// and goes to the IPC fast path of that syscall
+// (`portcullis_ipc_fast_call` or `portcullis_ipc_fast_reply_recv`, in the
+// kernel's `ipc_fast_path.s`) if it is `Call` or `ReplyRecv`. A thread with work takes the same two
 // ways only for a syscall its no-entry-work mask (the word after the work
 // word) excuses, and only with no exit work; everything else goes to
 // `portcullis_el0_sync`, the generic entry. x9/x10 are parked in their
@@ -150,9 +148,9 @@
     // here, once: each entry then knows which syscall it has (Call first,
     // two instructions: it is the one of the pair that starts a message).
 5:  cmp     x8, #SYSCALL_CALL
-    b.eq    el0_call_x9_x10_saved
+    b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
-    b.eq    el0_reply_recv_x9_x10_saved
+    b.eq    portcullis_ipc_fast_reply_recv
     // x9 and x10 stay parked: the full save skips their slots.
     b       el0_sync_slow_x9_x10_saved
 .endm
@@ -201,35 +199,12 @@ el0_sync_slow:
     bl      portcullis_el0_sync
     b       .
 
+// Also where the IPC fast path (the kernel's `ipc_fast_path.s`) sends a
+// message too long for registers.
+    .global el0_sync_slow_x9_x10_saved
 el0_sync_slow_x9_x10_saved:
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_sync
-    b       .
-
-// The IPC fast path takes only a message that fits in registers (x1's
-// length and capability count, read as one number, at most the register
-// words): a longer one goes to the generic entry at once, which the fast
-// path would only have refused after taking the kernel lock (two holds
-// of it for one syscall). x10 is parked scratch.
-.macro fits_in_registers_or_slow
-    and     x10, x1, #MESSAGE_LENGTH_AND_CAPS_MASK
-    cmp     x10, #REGISTER_MESSAGE_WORDS
-    b.hi    el0_sync_slow_x9_x10_saved
-.endm
-
-// A Call, or a ReplyRecv, whose caller may skip entry work for it
-// (user_sync_vector): one entry each, so the fast path does not test the
-// number again.
-el0_call_x9_x10_saved:
-    fits_in_registers_or_slow
-    save_user_context x9_x10_saved=1
-    bl      portcullis_el0_call
-    b       .
-
-el0_reply_recv_x9_x10_saved:
-    fits_in_registers_or_slow
-    save_user_context x9_x10_saved=1
-    bl      portcullis_el0_reply_recv
     b       .
 
 el1_exception_common:

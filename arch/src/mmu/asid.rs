@@ -140,6 +140,10 @@ pub struct AsidAllocator {
 }
 
 impl AsidAllocator {
+    /// Where the generation lies in the allocator: the IPC fast path's
+    /// assembly compares it with the partner thread's.
+    pub const GENERATION_OFFSET: usize = core::mem::offset_of!(AsidAllocator, generation);
+
     /// An allocator for `bits`-wide ASIDs, with only ASID 0 taken.
     pub const fn new(bits: AsidBits) -> Self {
         let mut taken = [0; BITMAP_WORDS];

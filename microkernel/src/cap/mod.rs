@@ -104,6 +104,10 @@ pub struct FreedPages {
 }
 
 impl Objects {
+    /// Where the object memory lies in `Objects` (for the IPC fast path's
+    /// assembly, which reads its base).
+    pub const MEMORY_OFFSET: usize = core::mem::offset_of!(Objects, memory);
+
     /// No memory, no object (a constant, for the kernel's static): give it
     /// memory with `install_memory` before anything else.
     pub const fn new() -> Self {

@@ -29,9 +29,13 @@ pub struct CapWord {
     __: B18,
 }
 
+/// The `cap_type` field's bits in `CapWord` (the first field).
+pub const TYPE_MASK: u64 = (1 << 5) - 1;
+/// The `rights` field's first bit in `CapWord` (after `cap_type`).
+pub const RIGHTS_SHIFT: u32 = 5;
 /// The `object` field's first bit in `CapWord` (after `cap_type` and
 /// `rights`).
-const OBJECT_SHIFT: u32 = 5 + 8;
+pub const OBJECT_SHIFT: u32 = RIGHTS_SHIFT + 8;
 
 /// One capability: the word and the badge delivered with messages sent
 /// through it.
@@ -47,6 +51,12 @@ pub struct Capability {
 }
 
 impl Capability {
+    /// Where the word lies in a capability (the IPC fast path's assembly
+    /// loads word and badge as a pair).
+    pub const WORD_OFFSET: usize = core::mem::offset_of!(Capability, word);
+    /// Where the badge lies in a capability.
+    pub const BADGE_OFFSET: usize = core::mem::offset_of!(Capability, badge);
+
     /// The content of an empty slot.
     pub const NULL: Capability = Capability { word: 0, badge: 0 };
 

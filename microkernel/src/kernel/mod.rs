@@ -30,7 +30,7 @@ mod cores;
 mod debug_calls;
 mod dispatch;
 mod entry_work;
-mod fast_path;
+pub mod fast_path;
 mod forward;
 mod invariants;
 mod members;
@@ -44,7 +44,6 @@ mod tests;
 pub use crate::platform::Interrupt;
 pub use crate::thread::{FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
 pub use abi::policy_request::KILLED_BY_POLICY;
-pub use fast_path::UserResume;
 
 /// Exit status of a system whose root task exited with 0.
 pub const EXIT_SUCCESS: u32 = 0;

@@ -62,14 +62,18 @@ fn invoke(number: Syscall, capability: u64, message: &Message) -> Registers {
 
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 fn raw(x: &mut [u64; 9]) {
-    // SAFETY: an IPC syscall reads and writes x0..x8 and nothing else of
-    // this program's state.
+    // SAFETY: an IPC syscall reads and writes x0..x8 and, for `Call` and
+    // `ReplyRecv`, may leave x9..x18 holding values of this thread's own
+    // from an earlier kernel entry (docs/abi.md), hence their clobbers;
+    // nothing else of this program's state.
     unsafe {
         core::arch::asm!(
             "svc #0",
             inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
             inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
             inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         )
     };

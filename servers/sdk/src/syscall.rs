@@ -28,7 +28,8 @@ pub fn raw_syscall(number: u64, x0: u64, x2: u64, x3: u64) -> RawResult {
     let result: u64;
     // SAFETY: `svc` enters the kernel, which reads the registers given
     // here and writes x0 (and may write x1..x7 for future calls, hence
-    // their clobbers); it never touches this program's memory.
+    // their clobbers, and x9..x18 for `Call` and `ReplyRecv`, docs/abi.md);
+    // it never touches this program's memory.
     unsafe {
         core::arch::asm!(
             "svc #0",
@@ -38,6 +39,8 @@ pub fn raw_syscall(number: u64, x0: u64, x2: u64, x3: u64) -> RawResult {
             inout("x3") x3 => _,
             out("x4") _, out("x5") _, out("x6") _, out("x7") _,
             in("x8") number,
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         );
     }
@@ -223,7 +226,7 @@ pub mod cnode {
 pub fn raw_syscall6(number: u64, x0: u64, args: [u64; 5]) -> RawResult {
     let result: u64;
     // SAFETY: as `raw_syscall`: the kernel reads these registers and
-    // writes x0..x7 only.
+    // writes x0..x7 (and x9..x18 for `Call` and `ReplyRecv`) only.
     unsafe {
         core::arch::asm!(
             "svc #0",
@@ -236,6 +239,8 @@ pub fn raw_syscall6(number: u64, x0: u64, args: [u64; 5]) -> RawResult {
             inout("x6") args[4] => _,
             out("x7") _,
             in("x8") number,
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         );
     }
@@ -336,7 +341,8 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
     let mut x = [
         args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], number,
     ];
-    // SAFETY: a syscall reads and writes x0..x8 and nothing else of this
+    // SAFETY: a syscall reads and writes x0..x8 (and x9..x18 for `Call`
+    // and `ReplyRecv`, declared clobbered) and nothing else of this
     // program's state (the IPC buffer page aside, which it owns).
     unsafe {
         core::arch::asm!(
@@ -344,6 +350,8 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
             inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
             inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
             inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         )
     };
@@ -360,8 +368,8 @@ pub fn raw_syscall_registers(number: u64, args: [u64; 8]) -> [u64; 9] {
     x
 }
 
-/// `raw_syscall_registers` with `x9` (which a syscall never changes)
-/// holding `x9` too; returns `x0..x8` and `x9` as the thread has them
+/// `raw_syscall_registers` with `x9` (which a syscall other than `Call`
+/// and `ReplyRecv` never changes) holding `x9` too; returns `x0..x8` and `x9` as the thread has them
 /// after the call (for tests in which another thread writes this one's
 /// `x9` through its TCB while it is stopped in the call).
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
@@ -379,6 +387,8 @@ pub fn raw_syscall_registers_and_x9(number: u64, args: [u64; 8], x9: u64) -> ([u
             inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
             inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
             inout("x9") x9,
+            out("x10") _, out("x11") _, out("x12") _, out("x13") _, out("x14") _,
+            out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         )
     };

@@ -49,7 +49,8 @@ pub fn timed_syscall_buffer(number: u64, x0: u64, address: u64, length: u64) -> 
 /// the counter delta and the returned `x0`.
 fn timed_syscall_x0_x3(number: u64, [x0, x1, x2, x3]: [u64; 4]) -> (u64, u64) {
     let (start, end, status): (u64, u64, u64);
-    // SAFETY: a syscall per the ABI: x0..x7 may change, nothing else.
+    // SAFETY: a syscall per the ABI: x0..x7 may change, and x9..x18 for
+    // `Call` and `ReplyRecv`; nothing else.
     unsafe {
         asm!(
             "mrs {start}, pmccntr_el0",
@@ -63,6 +64,8 @@ fn timed_syscall_x0_x3(number: u64, [x0, x1, x2, x3]: [u64; 4]) -> (u64, u64) {
             inout("x3") x3 => _,
             out("x4") _, out("x5") _, out("x6") _, out("x7") _,
             in("x8") number,
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             options(nostack),
         )
     };

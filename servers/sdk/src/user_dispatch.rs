@@ -193,15 +193,17 @@ pub fn trampoline_syscall(number: u64, args: [u64; 8]) -> [u64; 9] {
     let mut x = [
         args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], number,
     ];
-    // SAFETY: the trampoline is `svc #0; ret`: it changes x0..x8 (the
-    // syscall) and the link register (the `bl`), nothing else, and uses no
-    // stack.
+    // SAFETY: the trampoline is `svc #0; ret`: it changes x0..x8 and, for
+    // `Call` and `ReplyRecv`, x9..x18 (the syscall) and the link register
+    // (the `bl`), nothing else, and uses no stack.
     unsafe {
         core::arch::asm!(
             "bl portcullis_dispatch_trampoline",
             inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
             inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
             inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
             out("x30") _,
             options(nostack),
         )

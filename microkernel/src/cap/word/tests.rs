@@ -26,6 +26,20 @@ fn layout_is_stable() {
     assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 45));
 }
 
+/// The IPC fast path's assembly tests type, rights and object with these
+/// shifts and masks, and loads word and badge as a pair.
+#[test]
+fn the_fast_paths_constants_agree_with_the_bitfield() {
+    for rights in [Rights::READ, Rights::WRITE, Rights::ALL, Rights::NONE] {
+        let cap = Capability::new(CapType::Endpoint, rights, ObjectId(0x1234_5678)).with_badge(7);
+        let word: u64 = cap.word().into();
+        assert_eq!(word & TYPE_MASK, u64::from(CapType::Endpoint.raw()));
+        assert_eq!((word >> RIGHTS_SHIFT) & 0xff, u64::from(rights.raw()));
+        assert_eq!((word >> OBJECT_SHIFT) & 0xffff_ffff, 0x1234_5678);
+    }
+    assert_eq!(Capability::BADGE_OFFSET, Capability::WORD_OFFSET + 8);
+}
+
 #[test]
 fn object_and_type_agree_with_the_bitfield() {
     for object in [0, 1, 0x7f, 0xAB_CDEF, u32::MAX] {

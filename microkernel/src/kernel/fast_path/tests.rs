@@ -1,5 +1,7 @@
-//! Tests of `fast_path`.
+//! Tests of `fast_path`: what the assembly relies on that the host can
+//! check.
 
+use crate::thread::Thread;
 use abi::Syscall;
 
 /// `vectors.s` sends an SVC to the fast path's two entries only when
@@ -20,18 +22,43 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
             "pub const {name}: u64 = abi::Syscall::{syscall:?}.number();"
         )));
     }
+    let fast_path = include_str!("../../ipc_fast_path.s");
     for (number, entry) in [
-        ("SYSCALL_CALL", "el0_call_x9_x10_saved"),
-        ("SYSCALL_REPLY_RECV", "el0_reply_recv_x9_x10_saved"),
+        ("SYSCALL_CALL", "portcullis_ipc_fast_call"),
+        ("SYSCALL_REPLY_RECV", "portcullis_ipc_fast_reply_recv"),
     ] {
         let test = format!("cmp     x8, #{number}\n    b.eq    {entry}\n");
         assert!(vectors.contains(&test), "{number} goes to {entry}");
         assert_eq!(vectors.matches(&format!("b.eq    {entry}")).count(), 1);
+        // Each entry first refuses a message longer than the registers.
+        assert!(fast_path.contains(&format!(
+            "{entry}:\n    fits_in_registers_or_slow\n    save_and_lock\n"
+        )));
     }
-    assert!(vectors.contains(
-        "el0_call_x9_x10_saved:\n    fits_in_registers_or_slow\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_call\n"
-    ));
-    assert!(vectors.contains(
-        "el0_reply_recv_x9_x10_saved:\n    fits_in_registers_or_slow\n    save_user_context x9_x10_saved=1\n    bl      portcullis_el0_reply_recv\n"
-    ));
+}
+
+/// The assembly's one compare of the two keys (`partner_may_run`: the
+/// difference below 256) is `Thread::fast_partner_of`: the same CPU, and
+/// at least as urgent.
+#[test]
+fn the_key_compare_is_same_cpu_and_at_least_as_urgent() {
+    for caller_cpu in 0..4u8 {
+        for partner_cpu in 0..4u8 {
+            for caller_priority in [0u8, 1, 100, 254, 255] {
+                for partner_priority in [0u8, 1, 99, 100, 101, 255] {
+                    let mut caller = Thread::EMPTY;
+                    caller.set_affinity(caller_cpu);
+                    caller.set_priority(caller_priority);
+                    let mut partner = Thread::EMPTY;
+                    partner.set_affinity(partner_cpu);
+                    partner.set_priority(partner_priority);
+                    assert_eq!(
+                        partner.fast_partner_of(&caller),
+                        caller_cpu == partner_cpu && partner_priority >= caller_priority,
+                        "caller {caller_cpu}/{caller_priority}, partner {partner_cpu}/{partner_priority}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,116 @@
+//! Assembles the IPC fast path (`ipc_fast_path.s`) with the offsets and
+//! values `microkernel::kernel::fast_path::layout` computes, and checks at
+//! build time the two layouts the language leaves to the compiler that
+//! the assembly relies on.
+
+use crate::STATE;
+use arch::cpu::kernel_cell::KernelCell;
+use arch::cpu::registers::{CPACR_FPEN_EL0_SHIFT, CPACR_FPEN_TRAP_EL0};
+use arch::cpu::vector_constants as ctx;
+use core::mem::{offset_of, size_of, MaybeUninit};
+use microkernel::cap::ObjectId;
+use microkernel::kernel::fast_path::layout as l;
+use microkernel::thread::{state_tag, Thread, ThreadState};
+
+/// Where the kernel lies from the locked state's lock word.
+const KERNEL: usize =
+    KernelCell::<crate::KernelState>::VALUE_OFFSET + offset_of!(crate::KernelState, kernel);
+
+/// The first 4-byte word of an `Option<ObjectId>` as it lies in memory.
+const fn first_word(value: Option<ObjectId>) -> u32 {
+    // SAFETY: an `Option<ObjectId>` is 8 bytes (checked below) and any
+    // bytes are valid `MaybeUninit`s; only the first word is read as
+    // initialised, which const evaluation refuses to build if it is not
+    // (a layout with the tag elsewhere).
+    let words: [MaybeUninit<u32>; 2] = unsafe { core::mem::transmute(value) };
+    // SAFETY: see above.
+    unsafe { words[0].assume_init() }
+}
+// `ldr w, [thread, #T_BOUND_NOTIFICATION]; cbnz`: 0 exactly for `None`.
+const _: () = assert!(size_of::<Option<ObjectId>>() == 8);
+const _: () = assert!(first_word(None) == 0);
+const _: () = assert!(first_word(Some(ObjectId(0))) != 0 && first_word(Some(ObjectId(!0))) != 0);
+
+/// A thread state's bytes: the tag, and `BlockedOnReceive`'s endpoint.
+const fn state_bytes(state: ThreadState) -> (u8, u32) {
+    const SIZE: usize = size_of::<ThreadState>();
+    // SAFETY: any bytes are valid `MaybeUninit`s; the tag byte is always
+    // initialised (`repr(u8)`), the endpoint's only for the variant that
+    // has it, and const evaluation refuses to build a read of an
+    // uninitialised byte.
+    let bytes: [MaybeUninit<u8>; SIZE] = unsafe { core::mem::transmute(state) };
+    // SAFETY: see above.
+    let tag = unsafe { bytes[0].assume_init() };
+    let endpoint = match state {
+        // SAFETY: see above: the variant's endpoint field is at offset 4.
+        ThreadState::BlockedOnReceive { .. } => unsafe {
+            u32::from_le_bytes([
+                bytes[4].assume_init(),
+                bytes[5].assume_init(),
+                bytes[6].assume_init(),
+                bytes[7].assume_init(),
+            ])
+        },
+        _ => 0,
+    };
+    (tag, endpoint)
+}
+const _: () = assert!(state_bytes(ThreadState::Running).0 == state_tag::RUNNING);
+const _: () = assert!(state_bytes(ThreadState::BlockedOnReply).0 == state_tag::BLOCKED_ON_REPLY);
+const _: () = {
+    let (tag, endpoint) = state_bytes(ThreadState::BlockedOnReceive {
+        endpoint: ObjectId(0x1234_5678),
+    });
+    assert!(tag == state_tag::BLOCKED_ON_RECEIVE && endpoint == 0x1234_5678);
+    assert!(l::THREAD_STATE_ENDPOINT == l::THREAD_STATE + 4);
+};
+// The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
+const _: () = assert!(size_of::<Thread>() < 4096 * 4);
+
+core::arch::global_asm!(
+    include_str!("ipc_fast_path.s"),
+    STATE = sym STATE,
+    KERNEL = const KERNEL,
+    K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
+    K_CURRENT = const l::KERNEL_CURRENT,
+    K_FP_OWNER = const l::KERNEL_FP_OWNER,
+    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
+    K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
+    K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
+    GRANULE_SHIFT = const l::GRANULE_SHIFT,
+    TCB_BODY = const l::TCB_BODY,
+    T_STATE = const l::THREAD_STATE,
+    T_FAST_KEY = const l::THREAD_FAST_KEY,
+    T_QUEUE_PREVIOUS = const l::THREAD_QUEUE_PREVIOUS,
+    T_QUEUE_NEXT = const l::THREAD_QUEUE_NEXT,
+    T_REPLY_TO = const l::THREAD_REPLY_TO,
+    T_REPLY_FROM = const l::THREAD_REPLY_FROM,
+    T_BOUND_NOTIFICATION = const l::THREAD_BOUND_NOTIFICATION,
+    T_CSPACE_FIRST = const l::THREAD_CSPACE_FIRST,
+    T_TTBR0 = const l::THREAD_TTBR0,
+    T_WORK = const arch::context::WORK_FLAGS_OFFSET,
+    WORK_NOT_POLICY = const l::WORK_NOT_POLICY,
+    STATE_RUNNING = const l::STATE_RUNNING,
+    STATE_BLOCKED_ON_RECEIVE = const l::STATE_BLOCKED_ON_RECEIVE,
+    STATE_BLOCKED_ON_REPLY = const l::STATE_BLOCKED_ON_REPLY,
+    SLOT_SHIFT = const l::SLOT_SHIFT,
+    SLOT_CAP_WORD = const l::SLOT_CAP_WORD,
+    CAP_TYPE_MASK = const l::CAP_TYPE_MASK,
+    CAP_ENDPOINT = const l::CAP_ENDPOINT,
+    CAP_READ_BIT = const l::CAP_READ_BIT,
+    CAP_WRITE_BIT = const l::CAP_WRITE_BIT,
+    CAP_OBJECT_SHIFT = const l::CAP_OBJECT_SHIFT,
+    EP_HEAD = const l::ENDPOINT_HEAD,
+    EP_TAIL = const l::ENDPOINT_TAIL,
+    EP_WAITING = const l::ENDPOINT_WAITING,
+    WAITING_SENDERS = const l::WAITING_SENDERS,
+    WAITING_RECEIVERS = const l::WAITING_RECEIVERS,
+    CPACR_FPEN_TRAP_EL0 = const CPACR_FPEN_TRAP_EL0,
+    CPACR_FPEN_EL0_SHIFT = const CPACR_FPEN_EL0_SHIFT,
+    CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
+    CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
+    CTX_TPIDR = const ctx::CTX_TPIDR,
+    SPSR_USER_WRITABLE_HIGH = const ctx::SPSR_USER_WRITABLE_HIGH,
+    MESSAGE_LENGTH_AND_CAPS_MASK = const abi::MESSAGE_LENGTH_AND_CAPS_MASK,
+    REGISTER_MESSAGE_WORDS = const abi::REGISTER_MESSAGE_WORDS,
+);

@@ -1,0 +1,326 @@
+// The IPC fast path: `Call` and `ReplyRecv` in their common case, from the
+// EL0 synchronous vector (`arch/src/cpu/vectors.s`) to the partner's eret.
+// What it checks and what it changes: `microkernel::kernel::fast_path`.
+//
+// Entered with the caller's registers live, but for x9/x10, which the
+// vector parked in their context slots; SP_EL1 points at the caller's
+// thread, whose saved registers come first. Until the lock is taken only
+// x9/x10 are scratch; after the save below x19..x30 are scratch too (their
+// values are in the context). x11..x18 are never touched: a refusal saves
+// them (`refuse`), and the switch leaves them as the partner's context has
+// them. x0..x8 stay the caller's: x0 the capability, x1 the message info,
+// x2..x7 the message words, which the partner receives in place.
+//
+// Registers while the checks run:
+//   x19  the kernel state (its lock word first)
+//   x20  object memory's base
+//   x21  the capability word, x22 its badge
+//   x23  the endpoint's granule, x24 its record
+//   x25  the partner's thread id, x26 its thread (its context first)
+//   x27  the partner's TTBR0 value
+//   x28  the caller's thread id
+
+// The values come from Rust (`ipc_fast_path.rs` passes them as
+// `global_asm!` const operands).
+.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
+.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
+.equ K_CURRENT,            {K_CURRENT}             // then last_ran
+.equ K_FP_OWNER,           {K_FP_OWNER}
+.equ K_FP_ACCESS,          {K_FP_ACCESS}
+.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
+.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
+.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
+.equ TCB_BODY,             {TCB_BODY}
+.equ T_STATE,              {T_STATE}
+.equ T_FAST_KEY,           {T_FAST_KEY}
+.equ T_QUEUE_PREVIOUS,     {T_QUEUE_PREVIOUS}      // then next
+.equ T_QUEUE_NEXT,         {T_QUEUE_NEXT}
+.equ T_REPLY_TO,           {T_REPLY_TO}
+.equ T_REPLY_FROM,         {T_REPLY_FROM}
+.equ T_BOUND_NOTIFICATION, {T_BOUND_NOTIFICATION}
+.equ T_CSPACE_FIRST,       {T_CSPACE_FIRST}        // then the number of slots
+.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
+.equ T_WORK,               {T_WORK}
+.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
+.equ STATE_RUNNING,        {STATE_RUNNING}
+.equ STATE_BLOCKED_ON_RECEIVE, {STATE_BLOCKED_ON_RECEIVE}
+.equ STATE_BLOCKED_ON_REPLY,   {STATE_BLOCKED_ON_REPLY}
+.equ SLOT_SHIFT,           {SLOT_SHIFT}
+.equ SLOT_CAP_WORD,        {SLOT_CAP_WORD}         // then the badge
+.equ CAP_TYPE_MASK,        {CAP_TYPE_MASK}
+.equ CAP_ENDPOINT,         {CAP_ENDPOINT}
+.equ CAP_READ_BIT,         {CAP_READ_BIT}
+.equ CAP_WRITE_BIT,        {CAP_WRITE_BIT}
+.equ CAP_OBJECT_SHIFT,     {CAP_OBJECT_SHIFT}
+.equ EP_HEAD,              {EP_HEAD}               // then the tail
+.equ EP_TAIL,              {EP_TAIL}
+.equ EP_WAITING,           {EP_WAITING}
+.equ WAITING_SENDERS,      {WAITING_SENDERS}
+.equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
+.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
+.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
+.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
+.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
+.equ CTX_TPIDR,            {CTX_TPIDR}
+.equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH}
+.equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK}
+.equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS}
+
+    .section .text.ipc_fast_path, "ax"
+
+// Only a message that fits in registers (x1's length and capability
+// count, read as one number, at most the register words): a longer one
+// goes to the generic entry at once, before anything is saved.
+.macro fits_in_registers_or_slow
+    and     x10, x1, #MESSAGE_LENGTH_AND_CAPS_MASK
+    cmp     x10, #REGISTER_MESSAGE_WORDS
+    b.hi    el0_sync_slow_x9_x10_saved
+.endm
+
+// What the caller keeps: x0..x8 (the syscall's arguments, which a tracer
+// or a register write may read while it waits, and which a refusal
+// hands to the generic entry), x19..x30 and the system registers. Then
+// the kernel lock, if it is free at once, and this CPU's view.
+.macro save_and_lock
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    str     x8, [sp, #16 * 4]
+    str     x19, [sp, #8 * 19]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
+    adrp    x19, {STATE}
+    add     x19, x19, :lo12:{STATE}
+    // TPIDR_EL1: this CPU's token (its stack top, never 0).
+    mrs     x20, tpidr_el1
+    ldaxr   x9, [x19]
+    cbnz    x9, refuse
+    stxr    w9, x20, [x19]
+    cbnz    w9, refuse
+    add     x19, x19, #KERNEL
+    ldr     x9, [x19, #K_CORE_TOKEN]
+    cmp     x9, x20
+    b.ne    refuse_locked
+    ldr     x20, [x19, #K_MEMORY_BASE]
+.endm
+
+// The capability x0 names, if it is an endpoint with right `bit`: its
+// word in x21, badge in x22, the endpoint's granule in x23 and record in
+// x24.
+.macro endpoint_capability bit
+    ldr     w9, [sp, #T_CSPACE_FIRST]
+    ldr     w10, [sp, #T_CSPACE_FIRST + 4]
+    cmp     x0, x10
+    b.hs    refuse_locked
+    add     x9, x9, x0
+    add     x9, x20, x9, lsl #SLOT_SHIFT
+    ldp     x21, x22, [x9, #SLOT_CAP_WORD]
+    and     x10, x21, #CAP_TYPE_MASK
+    cmp     x10, #CAP_ENDPOINT
+    b.ne    refuse_locked
+    tbz     x21, #\bit, refuse_locked
+    ubfx    x23, x21, #CAP_OBJECT_SHIFT, #32
+    add     x24, x20, x23, lsl #GRANULE_SHIFT
+.endm
+
+// The partner (x25, thread in x26) can take the CPU directly: at least as
+// urgent as the caller and of its CPU, no work but policy work, an
+// address space whose ASID is of the current generation (TTBR0 to x27).
+.macro partner_may_run
+    ldrh    w10, [x26, #T_FAST_KEY]
+    ldrh    w9, [sp, #T_FAST_KEY]
+    sub     x10, x10, x9
+    cmp     x10, #255
+    b.hi    refuse_locked
+    ldr     x10, [x26, #T_WORK]
+    tst     x10, #WORK_NOT_POLICY
+    b.ne    refuse_locked
+    ldr     x27, [x26, #T_TTBR0]
+    cbz     x27, refuse_locked
+    ldr     x10, [x26, #T_TTBR0 + 8]
+    ldr     x9, [x19, #K_ASID_GENERATION]
+    cmp     x9, x10
+    b.ne    refuse_locked
+.endm
+
+// The partner runs: its state, the kernel's current thread, FP/SIMD
+// access as its ownership says, the lock released; then its registers
+// and the eret (x0 = Ok, x8 = `badge`).
+.macro switch_to_partner badge
+    mov     w9, #STATE_RUNNING
+    strb    w9, [x26, #T_STATE]
+    stp     w25, w25, [x19, #K_CURRENT]
+    // EL0 may use FP/SIMD exactly when the partner owns the registers.
+    ldr     w9, [x19, #K_FP_OWNER]
+    ldrb    w10, [x19, #K_FP_ACCESS]
+    cmp     w9, w25
+    cset    w9, eq
+    cmp     w9, w10
+    b.eq    5f
+    bl      flip_fp_access
+5:
+    // The lock's release: what was written above is seen by the next
+    // holder (`KernelCell`'s protocol). x19 points at the kernel, the
+    // lock word KERNEL bytes before it.
+    sub     x19, x19, #KERNEL
+    stlr    xzr, [x19]
+    mov     x0, xzr
+    mov     x8, \badge
+    b       return_to_partner
+.endm
+
+// A Call whose caller may skip entry work (the vector tested the number,
+// the work word and the no-entry-work mask).
+    .global portcullis_ipc_fast_call
+portcullis_ipc_fast_call:
+    fits_in_registers_or_slow
+    save_and_lock
+    endpoint_capability CAP_WRITE_BIT
+    // A receiver waits (the head), owing no reply.
+    ldrb    w10, [x24, #EP_WAITING]
+    cmp     w10, #WAITING_RECEIVERS
+    b.ne    refuse_locked
+    ldr     w25, [x24, #EP_HEAD]
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    add     x26, x26, #TCB_BODY
+    ldr     w10, [x26, #T_REPLY_TO]
+    cbnz    w10, refuse_locked
+    partner_may_run
+    // Point of no return: `ipc::send`'s changes for a Call. The caller
+    // waits for the reply the receiver now owes it.
+    ldr     w28, [x19, #K_CURRENT]
+    mov     w9, #STATE_BLOCKED_ON_REPLY
+    strb    w9, [sp, #T_STATE]
+    str     w25, [sp, #T_REPLY_FROM]
+    str     w28, [x26, #T_REPLY_TO]
+    // The receiver leaves the queue's head; the next, if any, is the head.
+    ldr     w9, [x26, #T_QUEUE_NEXT]
+    str     xzr, [x26, #T_QUEUE_PREVIOUS]
+    str     w9, [x24, #EP_HEAD]
+    cbz     w9, 1f
+    add     x10, x20, x9, lsl #GRANULE_SHIFT
+    add     x10, x10, #TCB_BODY
+    str     wzr, [x10, #T_QUEUE_PREVIOUS]
+    b       2f
+    // It was the only one: the queue is empty (Waiting::Nobody is 0).
+1:  str     wzr, [x24, #EP_TAIL]
+    strb    wzr, [x24, #EP_WAITING]
+2:  switch_to_partner x22
+
+// A ReplyRecv whose caller may skip entry work.
+    .global portcullis_ipc_fast_reply_recv
+portcullis_ipc_fast_reply_recv:
+    fits_in_registers_or_slow
+    save_and_lock
+    endpoint_capability CAP_READ_BIT
+    // The receive will block: no sender waits. No bound notification
+    // (its bits would end the receive).
+    ldrb    w10, [x24, #EP_WAITING]
+    cmp     w10, #WAITING_SENDERS
+    b.eq    refuse_locked
+    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
+    cbnz    w10, refuse_locked
+    // The caller it owes a reply, still waiting for it.
+    ldr     w25, [sp, #T_REPLY_TO]
+    cbz     w25, refuse_locked
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    add     x26, x26, #TCB_BODY
+    ldrb    w10, [x26, #T_STATE]
+    cmp     w10, #STATE_BLOCKED_ON_REPLY
+    b.ne    refuse_locked
+    partner_may_run
+    // Point of no return: `ipc::reply_receive`'s changes. The reply is
+    // given; the thread's own result is Ok, and it waits on the endpoint
+    // as its last receiver.
+    ldr     w28, [x19, #K_CURRENT]
+    str     wzr, [sp, #T_REPLY_TO]
+    str     wzr, [x26, #T_REPLY_FROM]
+    str     xzr, [sp, #16 * 0]
+    mov     w9, #STATE_BLOCKED_ON_RECEIVE
+    orr     x9, x9, x23, lsl #32
+    str     x9, [sp, #T_STATE]
+    // Its links: previous the old tail, next none (one store: w10 is
+    // zero-extended).
+    ldr     w10, [x24, #EP_TAIL]
+    str     x10, [sp, #T_QUEUE_PREVIOUS]
+    cbz     w10, 3f
+    add     x9, x20, x10, lsl #GRANULE_SHIFT
+    add     x9, x9, #TCB_BODY
+    str     w28, [x9, #T_QUEUE_NEXT]
+    b       4f
+    // An empty queue: the thread is its head too.
+3:  str     w28, [x24, #EP_HEAD]
+4:  str     w28, [x24, #EP_TAIL]
+    mov     w9, #WAITING_RECEIVERS
+    strb    w9, [x24, #EP_WAITING]
+    switch_to_partner xzr
+
+// FP/SIMD access flips (w10 holds it now): CPACR_EL1 as
+// `registers::set_user_fp_access` writes it. Rare (a switch between a
+// thread that owns the FP/SIMD registers and one that does not), so out
+// of line, called with x30 (saved, scratch now) as the link.
+flip_fp_access:
+    eor     w10, w10, #1
+    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
+    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
+    msr     cpacr_el1, x9
+    isb
+    strb    w10, [x19, #K_FP_ACCESS]
+    ret
+
+// The partner's thread is x26, its TTBR0 value x27; x0..x8 hold its
+// message. Its registers x9..x30 and system registers come from its
+// context, which SP_EL1 then points at for its next entry.
+return_to_partner:
+    msr     ttbr0_el1, x27
+    mov     sp, x26
+    ldp     x22, x23, [sp, #CTX_ELR_PAIR]
+    msr     elr_el1, x22
+    // Only NZCV and the software-step bit of the saved SPSR survive, as in
+    // `restore_user_context`: the eret cannot enter EL1.
+    movz    x24, #SPSR_USER_WRITABLE_HIGH, lsl #16
+    and     x23, x23, x24
+    msr     spsr_el1, x23
+    ldr     x24, [sp, #CTX_TPIDR]
+    msr     tpidr_el0, x24
+    ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    msr     sp_el0, x21
+    ldr     x9, [sp, #8 * 9]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+    ldp     x18, x19, [sp, #16 * 9]
+    ldp     x20, x21, [sp, #16 * 10]
+    ldp     x22, x23, [sp, #16 * 11]
+    ldp     x24, x25, [sp, #16 * 12]
+    ldp     x26, x27, [sp, #16 * 13]
+    ldp     x28, x29, [sp, #16 * 14]
+    eret
+
+// A refusal: nothing was changed. The rest of the caller's registers
+// (x11..x18) go to its context and the generic entry takes the syscall.
+refuse_locked:
+    sub     x19, x19, #KERNEL
+    stlr    xzr, [x19]
+refuse:
+    stp     x11, x12, [sp, #8 * 11]
+    stp     x13, x14, [sp, #8 * 13]
+    stp     x15, x16, [sp, #8 * 15]
+    stp     x17, x18, [sp, #8 * 17]
+    mov     x0, sp
+    mrs     x21, tpidr_el1
+    mov     sp, x21
+    bl      portcullis_el0_sync
+    b       .

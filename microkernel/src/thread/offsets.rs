@@ -1,0 +1,43 @@
+//! Where the IPC fast path's assembly finds a thread's fields, and the
+//! state tags it reads and writes.
+
+use super::Thread;
+
+/// The tags of the [`super::ThreadState`] variants the IPC fast path's assembly
+/// reads or writes (`ipc_fast_path.s`): `repr(u8)` puts the tag in the
+/// state's first byte and each variant's fields after it as in a
+/// `repr(C)` struct (so `BlockedOnReceive`'s endpoint is at offset 4).
+pub mod state_tag {
+    /// [`super::super::ThreadState::Running`].
+    pub const RUNNING: u8 = 2;
+    /// [`super::super::ThreadState::BlockedOnReceive`].
+    pub const BLOCKED_ON_RECEIVE: u8 = 6;
+    /// [`super::super::ThreadState::BlockedOnReply`].
+    pub const BLOCKED_ON_REPLY: u8 = 7;
+}
+
+/// Where the IPC fast path's assembly (`ipc_fast_path.s`, through
+/// `kernel::fast_path`) finds the fields it reads and writes, from the
+/// thread's first byte (its saved registers).
+impl Thread {
+    /// `state`: its tag byte (`state_tag`).
+    pub const STATE_OFFSET: usize = core::mem::offset_of!(Thread, state);
+    /// `fast_key`, a `u16`.
+    pub const FAST_KEY_OFFSET: usize = core::mem::offset_of!(Thread, fast_key);
+    /// `queue_links`.
+    pub const QUEUE_LINKS_OFFSET: usize = core::mem::offset_of!(Thread, queue_links);
+    /// `reply_to`, an optional thread id (0: none).
+    pub const REPLY_TO_OFFSET: usize = core::mem::offset_of!(Thread, reply_to);
+    /// `reply_from`, an optional thread id (0: none).
+    pub const REPLY_FROM_OFFSET: usize = core::mem::offset_of!(Thread, reply_from);
+    /// `bound_notification`, an `Option<ObjectId>`.
+    pub const BOUND_NOTIFICATION_OFFSET: usize = core::mem::offset_of!(Thread, bound_notification);
+    /// The CSpace's first slot.
+    pub const CSPACE_FIRST_OFFSET: usize = core::mem::offset_of!(Thread, cspace_slots.0);
+    /// The CSpace's number of slots.
+    pub const CSPACE_SLOTS_OFFSET: usize = core::mem::offset_of!(Thread, cspace_slots.1);
+    /// `ttbr0` (0 without an address space).
+    pub const TTBR0_OFFSET: usize = core::mem::offset_of!(Thread, ttbr0);
+    /// `asid_generation`.
+    pub const ASID_GENERATION_OFFSET: usize = core::mem::offset_of!(Thread, asid_generation);
+}
