@@ -38,6 +38,30 @@ const SERVER_THREAD_POINTER: u64 = 0x5e4e_0000_7e1d_0001;
 /// The client's user thread pointer (see `SERVER_THREAD_POINTER`).
 const CLIENT_THREAD_POINTER: u64 = 0xc11e_0000_7e1d_0002;
 
+/// What the echo server holds in x9..x18 at each `ReplyRecv`, and the
+/// client at each of its marked calls: after the IPC each must find its
+/// own there (or zero), never the other's (docs/abi.md).
+const SERVER_MARKS: [u64; 10] = marks(0x5e4e);
+const CLIENT_MARKS: [u64; 10] = marks(0xc11e);
+
+const fn marks(tag: u64) -> [u64; 10] {
+    let mut marks = [0; 10];
+    let mut i = 0;
+    while i < 10 {
+        marks[i] = tag << 48 | (9 + i as u64);
+        i += 1;
+    }
+    marks
+}
+
+/// Every scratch register `x9 + i` holds `own[i]` or zero.
+fn own_or_zero(scratch: &[u64; 10], own: &[u64; 10]) -> bool {
+    scratch
+        .iter()
+        .zip(own)
+        .all(|(got, mine)| got == mine || *got == 0)
+}
+
 /// Answers calls until one carries `STOP_LABEL`.
 pub fn echo_server() -> i32 {
     // A thread in a kernel-made space starts with TPIDR_EL0 at its buffer.
@@ -64,10 +88,26 @@ pub fn echo_server() -> i32 {
         if received.message.info.label() == STOP_LABEL {
             return if ipc::reply(&answer).is_ok() { 0 } else { 2 };
         }
-        match ipc::reply_recv(ENDPOINT, &answer) {
-            Ok(next) => received = next,
-            Err(_) => return 3,
+        let mut args = [ENDPOINT.0, answer.info.into(), 0, 0, 0, 0, 0, 0];
+        args[2..].copy_from_slice(&answer.words);
+        let (x, scratch) =
+            probe::ipc_with_marked_scratch(Syscall::ReplyRecv.number(), args, SERVER_MARKS);
+        if x[0] != ErrorCode::Ok.raw() {
+            return 3;
         }
+        if !own_or_zero(&scratch, &SERVER_MARKS) {
+            println!("x9..x18 after a ReplyRecv: {scratch:#x?}");
+            return 6;
+        }
+        let mut words = [0; 6];
+        words.copy_from_slice(&x[2..8]);
+        received = ipc::Received {
+            message: Message {
+                info: MessageInfo::from(x[1]),
+                words,
+            },
+            badge: x[8],
+        };
     }
 }
 
@@ -126,6 +166,24 @@ pub fn client(badge: u64) -> i32 {
     if buffer_word(6) != 701 {
         println!("buffer word 6 came back as {}", buffer_word(6));
         return 5;
+    }
+    // x9..x18 after a Call on each path: the client's own, never the
+    // server's (which it holds at its ReplyRecv) or the kernel's.
+    for (check, length) in [(10, 6), (11, 7)] {
+        let info = MessageInfo::with(7, length).into();
+        let (x, scratch) = probe::ipc_with_marked_scratch(
+            Syscall::Call.number(),
+            [ENDPOINT.0, info, 10, 20, 30, 40, 50, 60],
+            CLIENT_MARKS,
+        );
+        if x[0] != ErrorCode::Ok.raw() || x[2..8] != expected {
+            println!("marked call of {length} words: {x:x?}");
+            return check;
+        }
+        if !own_or_zero(&scratch, &CLIENT_MARKS) {
+            println!("x9..x18 after a Call of {length} words: {scratch:#x?}");
+            return check + 2;
+        }
     }
     match ipc::call(ENDPOINT, &Message::new(STOP_LABEL, &[])) {
         Ok(_) => 0,

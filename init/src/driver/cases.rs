@@ -1480,7 +1480,7 @@ const TCB_CASES: [Case; 3] = [
 /// IPC cases of the in-guest suite.
 const IPC_CASES: [Case; 13] = [
     ipc_case(
-        "IPC call and reply: badge delivered, fast and slow paths give the same result",
+        "IPC call and reply: badge delivered, fast and slow paths give the same result; after a Call or ReplyRecv x9..x18 hold the thread's own values or zero, never its partner's",
         &[
             BootProgram::IpcEchoServer.selector(0),
             BootProgram::IpcClient.selector(CLIENT_BADGE),

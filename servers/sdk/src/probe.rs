@@ -195,6 +195,50 @@ pub fn registers_preserved_across_syscall() -> u64 {
         .count() as u64
 }
 
+/// Makes IPC syscall `number` with `x0..x7` as given and `x9..x18`
+/// holding `marks`, having first taken the marks through the generic
+/// entry (an unknown syscall number, which saves every register and
+/// changes only `x0`): returns `x0..x8` and `x9..x18` after the IPC. The
+/// ABI lets `Call` and `ReplyRecv` leave in `x9..x18` only values the
+/// thread itself had at an earlier entry, or zero: here the marks.
+pub fn ipc_with_marked_scratch(
+    number: u64,
+    args: [u64; 8],
+    marks: [u64; 10],
+) -> ([u64; 9], [u64; 10]) {
+    let mut x = [
+        args[0],
+        args[1],
+        args[2],
+        args[3],
+        args[4],
+        args[5],
+        args[6],
+        args[7],
+        u64::MAX,
+    ];
+    let mut m = marks;
+    // SAFETY: two syscalls: the first (unknown) writes x0, the second
+    // reads and writes x0..x18, all declared; x20/x21 are only read.
+    unsafe {
+        asm!(
+            "svc #0",
+            "mov x0, x20",
+            "mov x8, x21",
+            "svc #0",
+            inout("x0") x[0], inout("x1") x[1], inout("x2") x[2],
+            inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
+            inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            inout("x9") m[0], inout("x10") m[1], inout("x11") m[2], inout("x12") m[3],
+            inout("x13") m[4], inout("x14") m[5], inout("x15") m[6], inout("x16") m[7],
+            inout("x17") m[8], inout("x18") m[9],
+            in("x20") args[0], in("x21") number,
+            options(nostack),
+        )
+    };
+    (x, m)
+}
+
 /// Stores `value` at `address` (which may fault, for the tests that show
 /// a page is read-only or unmapped).
 pub fn store_u64(address: u64, value: u64) {
