@@ -20,7 +20,7 @@ use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Message};
 use sdk::println;
 use sdk::syscall;
-use sdk::timing::{empty_delta, now, timed_syscall};
+use sdk::timing::{empty_delta, now, stamped_ipc, timed_syscall};
 
 /// Every sample of the row being measured (kept to compute the median).
 static SAMPLES: spin::Mutex<[u64; MAX_ITERATIONS as usize]> =
@@ -185,16 +185,18 @@ pub(crate) fn ipc_phases(parameter: BenchParameter, phases: &[IpcPhase]) -> i32 
         let iterations = parameter.iterations.min(MAX_ITERATIONS) as usize;
         let mut replies = CLIENT_SAMPLES.lock();
         let mut rounds = CLIENT_SAMPLES_B.lock();
+        let info = call_info(label, length);
         for i in 0..(WARM_UP_ITERATIONS as usize + iterations) {
-            let start = now();
-            let message = Message::new(label, &[start]).with_length(length);
-            let Ok(reply) = ipc::call(endpoint, &message) else {
+            // The counter is read right before the svc (the server's
+            // sample) and right after it (the reply's and the round
+            // trip's end).
+            let (reply, start, end) = stamped_ipc(Syscall::Call.number(), endpoint.0, info);
+            if reply[0] != ErrorCode::Ok.raw() {
                 println!("BENCH-ERROR name={round_row} reason=call failed");
                 return 1;
-            };
-            let end = now();
+            }
             if let Some(slot) = i.checked_sub(WARM_UP_ITERATIONS as usize) {
-                replies[slot] = end.wrapping_sub(reply.words[0]).saturating_sub(overhead);
+                replies[slot] = end.wrapping_sub(reply[2]).saturating_sub(overhead);
                 rounds[slot] = end.wrapping_sub(start).saturating_sub(overhead);
             }
         }
@@ -277,18 +279,22 @@ pub fn run_scale_client(parameter: BenchParameter) -> i32 {
 fn timed_calls(parameter: BenchParameter, label: u64, row: &str) -> i32 {
     let endpoint = Cptr(ENDPOINT_SLOT);
     let iterations = parameter.iterations.min(MAX_ITERATIONS);
+    let info = call_info(label, FAST_LENGTH);
     for _ in 0..(WARM_UP_ITERATIONS + iterations) {
-        // The timestamp the server subtracts. The baseline client
-        // (`run_ipc_client`) runs 2 more instructions between its
-        // timestamp and the SVC (a length check, a register move), so
-        // these rows read 2 below `ipc_call_one_way`.
-        let message = Message::new(label, &[now()]).with_length(FAST_LENGTH);
-        if ipc::call(endpoint, &message).is_err() {
+        // The timestamp the server subtracts, as `ipc_phases` takes it.
+        let (reply, _, _) = stamped_ipc(Syscall::Call.number(), endpoint.0, info);
+        if reply[0] != ErrorCode::Ok.raw() {
             println!("BENCH-ERROR name={row} reason=call failed");
             return 1;
         }
     }
     0
+}
+
+/// The message info of a benchmark message: `label`, `length` words, no
+/// capabilities.
+fn call_info(label: u64, length: u8) -> u64 {
+    Message::new(label, &[]).with_length(length).info.into()
 }
 
 /// Words in a fast-path (register-only) benchmark call.
@@ -306,11 +312,11 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
     let Ok(mut received) = ipc::recv(endpoint) else {
         return 1;
     };
+    let mut arrived = now();
     let mut samples = SAMPLES.lock();
     let mut phase = received.message.info.label();
     let mut seen = 0usize;
     loop {
-        let arrived = now();
         let label = received.message.info.label();
         if label != phase {
             report_call_phase(parameter, phase, &mut samples[..], seen, overhead);
@@ -339,11 +345,26 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
             IPC_BYTES_JUDGED_LABEL => FAST_LENGTH,
             _ => received.message.info.length(),
         };
-        let reply = Message::new(label, &[now()]).with_length(length);
-        match ipc::reply_recv(endpoint, &reply) {
-            Ok(next) => received = next,
-            Err(_) => return 1,
+        // The reply's word 0 is the counter right before the svc; the
+        // next call's arrival the counter right after it.
+        let (next, _, after) = stamped_ipc(
+            Syscall::ReplyRecv.number(),
+            endpoint.0,
+            call_info(label, length),
+        );
+        if next[0] != ErrorCode::Ok.raw() {
+            return 1;
         }
+        let mut words = [0; 6];
+        words.copy_from_slice(&next[2..8]);
+        received = ipc::Received {
+            message: Message {
+                info: abi::MessageInfo::from(next[1]),
+                words,
+            },
+            badge: next[8],
+        };
+        arrived = after;
     }
 }
 

@@ -16,7 +16,8 @@
 //   x20  object memory's base
 //   x21  the capability word, x22 its badge
 //   x23  the endpoint's granule, x24 its record
-//   x25  the partner's thread id, x26 its thread (its context first)
+//   x25  the partner's thread id, x26 its TCB record (its thread, context
+//        first, TCB_BODY bytes in)
 //   x27  the partner's TTBR0 value
 //   x28  the caller's thread id
 
@@ -108,22 +109,21 @@
     cbnz    x9, refuse
     stxr    w9, x20, [x19]
     cbnz    w9, refuse
-    add     x19, x19, #KERNEL
-    ldr     x9, [x19, #K_CORE_TOKEN]
+    ldr     x9, [x19, #KERNEL + K_CORE_TOKEN]
     cmp     x9, x20
     b.ne    refuse_locked
-    ldr     x20, [x19, #K_MEMORY_BASE]
+    ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
 .endm
 
 // The capability x0 names, if it is an endpoint with right `bit`: its
 // word in x21, badge in x22, the endpoint's granule in x23 and record in
 // x24.
 .macro endpoint_capability bit
-    ldr     w9, [sp, #T_CSPACE_FIRST]
-    ldr     w10, [sp, #T_CSPACE_FIRST + 4]
-    cmp     x0, x10
+    // The first slot (low half) and the number of slots (high half).
+    ldr     x9, [sp, #T_CSPACE_FIRST]
+    cmp     x0, x9, lsr #32
     b.hs    refuse_locked
-    add     x9, x9, x0
+    add     x9, x0, w9, uxtw
     add     x9, x20, x9, lsl #SLOT_SHIFT
     ldp     x21, x22, [x9, #SLOT_CAP_WORD]
     and     x10, x21, #CAP_TYPE_MASK
@@ -134,22 +134,21 @@
     add     x24, x20, x23, lsl #GRANULE_SHIFT
 .endm
 
-// The partner (x25, thread in x26) can take the CPU directly: at least as
+// The partner (x25, TCB record in x26) can take the CPU directly: at least as
 // urgent as the caller and of its CPU, no work but policy work, an
 // address space whose ASID is of the current generation (TTBR0 to x27).
 .macro partner_may_run
-    ldrh    w10, [x26, #T_FAST_KEY]
+    ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
     cmp     x10, #255
     b.hi    refuse_locked
-    ldr     x10, [x26, #T_WORK]
+    ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
     b.ne    refuse_locked
-    ldr     x27, [x26, #T_TTBR0]
+    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
     cbz     x27, refuse_locked
-    ldr     x10, [x26, #T_TTBR0 + 8]
-    ldr     x9, [x19, #K_ASID_GENERATION]
+    ldr     x9, [x19, #KERNEL + K_ASID_GENERATION]
     cmp     x9, x10
     b.ne    refuse_locked
 .endm
@@ -159,132 +158,38 @@
 // and the eret (x0 = Ok, x8 = `badge`).
 .macro switch_to_partner badge
     mov     w9, #STATE_RUNNING
-    strb    w9, [x26, #T_STATE]
-    stp     w25, w25, [x19, #K_CURRENT]
+    strb    w9, [x26, #TCB_BODY + T_STATE]
+    stp     w25, w25, [x19, #KERNEL + K_CURRENT]
     // EL0 may use FP/SIMD exactly when the partner owns the registers.
-    ldr     w9, [x19, #K_FP_OWNER]
-    ldrb    w10, [x19, #K_FP_ACCESS]
+    ldr     w9, [x19, #KERNEL + K_FP_OWNER]
+    ldrb    w10, [x19, #KERNEL + K_FP_ACCESS]
     cmp     w9, w25
     cset    w9, eq
     cmp     w9, w10
     b.eq    5f
-    bl      flip_fp_access
-5:
-    // The lock's release: what was written above is seen by the next
-    // holder (`KernelCell`'s protocol). x19 points at the kernel, the
-    // lock word KERNEL bytes before it.
-    sub     x19, x19, #KERNEL
-    stlr    xzr, [x19]
-    mov     x0, xzr
-    mov     x8, \badge
-    b       return_to_partner
-.endm
-
-// A Call whose caller may skip entry work (the vector tested the number,
-// the work word and the no-entry-work mask).
-    .global portcullis_ipc_fast_call
-portcullis_ipc_fast_call:
-    fits_in_registers_or_slow
-    save_and_lock
-    endpoint_capability CAP_WRITE_BIT
-    // A receiver waits (the head), owing no reply.
-    ldrb    w10, [x24, #EP_WAITING]
-    cmp     w10, #WAITING_RECEIVERS
-    b.ne    refuse_locked
-    ldr     w25, [x24, #EP_HEAD]
-    add     x26, x20, x25, lsl #GRANULE_SHIFT
-    add     x26, x26, #TCB_BODY
-    ldr     w10, [x26, #T_REPLY_TO]
-    cbnz    w10, refuse_locked
-    partner_may_run
-    // Point of no return: `ipc::send`'s changes for a Call. The caller
-    // waits for the reply the receiver now owes it.
-    ldr     w28, [x19, #K_CURRENT]
-    mov     w9, #STATE_BLOCKED_ON_REPLY
-    strb    w9, [sp, #T_STATE]
-    str     w25, [sp, #T_REPLY_FROM]
-    str     w28, [x26, #T_REPLY_TO]
-    // The receiver leaves the queue's head; the next, if any, is the head.
-    ldr     w9, [x26, #T_QUEUE_NEXT]
-    str     xzr, [x26, #T_QUEUE_PREVIOUS]
-    str     w9, [x24, #EP_HEAD]
-    cbz     w9, 1f
-    add     x10, x20, x9, lsl #GRANULE_SHIFT
-    add     x10, x10, #TCB_BODY
-    str     wzr, [x10, #T_QUEUE_PREVIOUS]
-    b       2f
-    // It was the only one: the queue is empty (Waiting::Nobody is 0).
-1:  str     wzr, [x24, #EP_TAIL]
-    strb    wzr, [x24, #EP_WAITING]
-2:  switch_to_partner x22
-
-// A ReplyRecv whose caller may skip entry work.
-    .global portcullis_ipc_fast_reply_recv
-portcullis_ipc_fast_reply_recv:
-    fits_in_registers_or_slow
-    save_and_lock
-    endpoint_capability CAP_READ_BIT
-    // The receive will block: no sender waits. No bound notification
-    // (its bits would end the receive).
-    ldrb    w10, [x24, #EP_WAITING]
-    cmp     w10, #WAITING_SENDERS
-    b.eq    refuse_locked
-    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
-    cbnz    w10, refuse_locked
-    // The caller it owes a reply, still waiting for it.
-    ldr     w25, [sp, #T_REPLY_TO]
-    cbz     w25, refuse_locked
-    add     x26, x20, x25, lsl #GRANULE_SHIFT
-    add     x26, x26, #TCB_BODY
-    ldrb    w10, [x26, #T_STATE]
-    cmp     w10, #STATE_BLOCKED_ON_REPLY
-    b.ne    refuse_locked
-    partner_may_run
-    // Point of no return: `ipc::reply_receive`'s changes. The reply is
-    // given; the thread's own result is Ok, and it waits on the endpoint
-    // as its last receiver.
-    ldr     w28, [x19, #K_CURRENT]
-    str     wzr, [sp, #T_REPLY_TO]
-    str     wzr, [x26, #T_REPLY_FROM]
-    str     xzr, [sp, #16 * 0]
-    mov     w9, #STATE_BLOCKED_ON_RECEIVE
-    orr     x9, x9, x23, lsl #32
-    str     x9, [sp, #T_STATE]
-    // Its links: previous the old tail, next none (one store: w10 is
-    // zero-extended).
-    ldr     w10, [x24, #EP_TAIL]
-    str     x10, [sp, #T_QUEUE_PREVIOUS]
-    cbz     w10, 3f
-    add     x9, x20, x10, lsl #GRANULE_SHIFT
-    add     x9, x9, #TCB_BODY
-    str     w28, [x9, #T_QUEUE_NEXT]
-    b       4f
-    // An empty queue: the thread is its head too.
-3:  str     w28, [x24, #EP_HEAD]
-4:  str     w28, [x24, #EP_TAIL]
-    mov     w9, #WAITING_RECEIVERS
-    strb    w9, [x24, #EP_WAITING]
-    switch_to_partner xzr
-
-// FP/SIMD access flips (w10 holds it now): CPACR_EL1 as
-// `registers::set_user_fp_access` writes it. Rare (a switch between a
-// thread that owns the FP/SIMD registers and one that does not), so out
-// of line, called with x30 (saved, scratch now) as the link.
-flip_fp_access:
+    // It flips: CPACR_EL1 as `registers::set_user_fp_access` writes it,
+    // with no isb: no FP/SIMD instruction runs before the eret below,
+    // which is a context synchronization event.
     eor     w10, w10, #1
     lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
     orr     x9, x9, #CPACR_FPEN_TRAP_EL0
     msr     cpacr_el1, x9
-    isb
-    strb    w10, [x19, #K_FP_ACCESS]
-    ret
+    strb    w10, [x19, #KERNEL + K_FP_ACCESS]
+5:
+    // The lock's release: what was written above is seen by the next
+    // holder (`KernelCell`'s protocol).
+    stlr    xzr, [x19]
+    mov     x0, xzr
+    mov     x8, \badge
+    return_to_partner
+.endm
 
-// The partner's thread is x26, its TTBR0 value x27; x0..x8 hold its
+// The partner's TCB record is x26, its TTBR0 value x27; x0..x8 hold its
 // message. Its registers x9..x30 and system registers come from its
 // context, which SP_EL1 then points at for its next entry.
-return_to_partner:
+.macro return_to_partner
     msr     ttbr0_el1, x27
-    mov     sp, x26
+    add     sp, x26, #TCB_BODY
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
     // Only NZCV and the software-step bit of the saved SPSR survive, as in
@@ -308,11 +213,93 @@ return_to_partner:
     ldp     x26, x27, [sp, #16 * 13]
     ldp     x28, x29, [sp, #16 * 14]
     eret
+.endm
+
+// A Call whose caller may skip entry work (the vector tested the number,
+// the work word and the no-entry-work mask).
+    .global portcullis_ipc_fast_call
+portcullis_ipc_fast_call:
+    fits_in_registers_or_slow
+    save_and_lock
+    endpoint_capability CAP_WRITE_BIT
+    // A receiver waits (the head), owing no reply.
+    ldrb    w10, [x24, #EP_WAITING]
+    cmp     w10, #WAITING_RECEIVERS
+    b.ne    refuse_locked
+    ldr     w25, [x24, #EP_HEAD]
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
+    cbnz    w10, refuse_locked
+    partner_may_run
+    // Point of no return: `ipc::send`'s changes for a Call. The caller
+    // waits for the reply the receiver now owes it.
+    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    mov     w9, #STATE_BLOCKED_ON_REPLY
+    strb    w9, [sp, #T_STATE]
+    str     w25, [sp, #T_REPLY_FROM]
+    str     w28, [x26, #TCB_BODY + T_REPLY_TO]
+    // The receiver leaves the queue's head; the next, if any, is the head.
+    ldr     w9, [x26, #TCB_BODY + T_QUEUE_NEXT]
+    str     xzr, [x26, #TCB_BODY + T_QUEUE_PREVIOUS]
+    str     w9, [x24, #EP_HEAD]
+    cbz     w9, 1f
+    add     x10, x20, x9, lsl #GRANULE_SHIFT
+    str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
+    b       2f
+    // It was the only one: the queue is empty (Waiting::Nobody is 0).
+1:  str     wzr, [x24, #EP_TAIL]
+    strb    wzr, [x24, #EP_WAITING]
+2:  switch_to_partner x22
+
+// A ReplyRecv whose caller may skip entry work.
+    .global portcullis_ipc_fast_reply_recv
+portcullis_ipc_fast_reply_recv:
+    fits_in_registers_or_slow
+    save_and_lock
+    endpoint_capability CAP_READ_BIT
+    // The receive will block: no sender waits. No bound notification
+    // (its bits would end the receive).
+    ldrb    w10, [x24, #EP_WAITING]
+    cmp     w10, #WAITING_SENDERS
+    b.eq    refuse_locked
+    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
+    cbnz    w10, refuse_locked
+    // The caller it owes a reply, still waiting for it.
+    ldr     w25, [sp, #T_REPLY_TO]
+    cbz     w25, refuse_locked
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    ldrb    w10, [x26, #TCB_BODY + T_STATE]
+    cmp     w10, #STATE_BLOCKED_ON_REPLY
+    b.ne    refuse_locked
+    partner_may_run
+    // Point of no return: `ipc::reply_receive`'s changes. The reply is
+    // given; the thread's own result is Ok, and it waits on the endpoint
+    // as its last receiver.
+    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    str     wzr, [sp, #T_REPLY_TO]
+    str     wzr, [x26, #TCB_BODY + T_REPLY_FROM]
+    str     xzr, [sp, #16 * 0]
+    mov     w9, #STATE_BLOCKED_ON_RECEIVE
+    orr     x9, x9, x23, lsl #32
+    str     x9, [sp, #T_STATE]
+    // Its links: previous the old tail, next none (one store: w10 is
+    // zero-extended).
+    ldr     w10, [x24, #EP_TAIL]
+    str     x10, [sp, #T_QUEUE_PREVIOUS]
+    cbz     w10, 3f
+    add     x9, x20, x10, lsl #GRANULE_SHIFT
+    str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
+    b       4f
+    // An empty queue: the thread is its head too.
+3:  str     w28, [x24, #EP_HEAD]
+4:  str     w28, [x24, #EP_TAIL]
+    mov     w9, #WAITING_RECEIVERS
+    strb    w9, [x24, #EP_WAITING]
+    switch_to_partner xzr
 
 // A refusal: nothing was changed. The rest of the caller's registers
 // (x11..x18) go to its context and the generic entry takes the syscall.
 refuse_locked:
-    sub     x19, x19, #KERNEL
     stlr    xzr, [x19]
 refuse:
     stp     x11, x12, [sp, #8 * 11]

@@ -244,6 +244,14 @@ pub struct Thread {
     /// else is asked of it). Right after `work`: the inline fast path reads
     /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
     pub(crate) no_entry_work: u64,
+    /// The TTBR0_EL1 value of that space (root and ASID), kept here so
+    /// that a switch loads one word (near the start: the IPC fast path
+    /// loads it and the generation as one pair); 0 without a space. Rewritten for
+    /// every thread of the space whenever it binds or its ASID changes.
+    pub(crate) ttbr0: u64,
+    /// The generation of that space's ASID (0 without a space), kept here
+    /// for the same reason: a switch compares it with the allocator's.
+    pub(crate) asid_generation: u64,
     /// Life-cycle state.
     state: ThreadState,
     /// Scheduling priority (written through `set_priority`).
@@ -313,13 +321,6 @@ pub struct Thread {
     pub(crate) space_links: MemberLinks,
     /// Neighbours among the threads of its CSpace's CNode.
     pub(crate) cspace_links: MemberLinks,
-    /// The TTBR0_EL1 value of that space (root and ASID), kept here so
-    /// that a switch loads one word; 0 without a space. Rewritten for
-    /// every thread of the space whenever it binds or its ASID changes.
-    pub(crate) ttbr0: u64,
-    /// The generation of that space's ASID (0 without a space), kept here
-    /// for the same reason: a switch compares it with the allocator's.
-    pub(crate) asid_generation: u64,
     /// FP/SIMD registers, saved only when another thread takes the CPU.
     pub(crate) fp: FpState,
     /// Maximum controlled priority: the highest priority (or MCP) this

@@ -131,12 +131,20 @@ pub mod layout {
     /// `bound_notification`: the binary checks the first word is 0
     /// exactly when it is `None`.
     pub const THREAD_BOUND_NOTIFICATION: usize = Thread::BOUND_NOTIFICATION_OFFSET;
-    /// The CSpace's first slot, then its number of slots (one pair load).
+    /// The CSpace's first slot, then its number of slots (one 8-byte
+    /// load).
     pub const THREAD_CSPACE_FIRST: usize = Thread::CSPACE_FIRST_OFFSET;
-    const _: () = assert!(Thread::CSPACE_SLOTS_OFFSET == THREAD_CSPACE_FIRST + 4);
+    const _: () = assert!(
+        Thread::CSPACE_SLOTS_OFFSET == THREAD_CSPACE_FIRST + 4
+            && THREAD_CSPACE_FIRST.is_multiple_of(8)
+    );
     /// `ttbr0`, then `asid_generation` (one pair load).
     pub const THREAD_TTBR0: usize = Thread::TTBR0_OFFSET;
-    const _: () = assert!(Thread::ASID_GENERATION_OFFSET == THREAD_TTBR0 + 8);
+    const _: () = assert!(
+        Thread::ASID_GENERATION_OFFSET == THREAD_TTBR0 + 8
+            && THREAD_TTBR0.is_multiple_of(8)
+            && TCB_BODY + THREAD_TTBR0 <= 504
+    );
     /// The work bits a fast partner may have: policy work only (entry
     /// work), so this mask of the others must find none.
     pub const WORK_NOT_POLICY: u64 = !WorkFlags::POLICY.bits();

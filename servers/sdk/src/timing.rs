@@ -72,6 +72,37 @@ fn timed_syscall_x0_x3(number: u64, [x0, x1, x2, x3]: [u64; 4]) -> (u64, u64) {
     (end.wrapping_sub(start), status)
 }
 
+/// An IPC syscall `number` (`Call` or `ReplyRecv`) through capability
+/// `x0` with message info `info`, its first word (`x2`) the counter read
+/// just before the `svc`, the other register words 0: returns `x0..x8`
+/// as the kernel left them (for these two, the message received), that
+/// counter value, and the counter read just after the `svc` returns. A
+/// one-way time is then the receiver's "after" minus the sender's first
+/// word: the kernel's path, the `svc`, and one `mov` before it.
+pub fn stamped_ipc(number: u64, x0: u64, info: u64) -> ([u64; 9], u64, u64) {
+    let mut x = [x0, info, 0, 0, 0, 0, 0, 0, number];
+    let (start, end): (u64, u64);
+    // SAFETY: an IPC syscall per the ABI: it reads and writes x0..x8 and
+    // may change x9..x18 (declared clobbered); nothing else.
+    unsafe {
+        asm!(
+            "mrs x2, pmccntr_el0",
+            "mov {start}, x2",
+            "svc #0",
+            "mrs {end}, pmccntr_el0",
+            start = out(reg) start,
+            end = out(reg) end,
+            inout("x0") x[0], inout("x1") x[1], out("x2") x[2],
+            inout("x3") x[3], inout("x4") x[4], inout("x5") x[5],
+            inout("x6") x[6], inout("x7") x[7], inout("x8") x[8],
+            out("x9") _, out("x10") _, out("x11") _, out("x12") _, out("x13") _,
+            out("x14") _, out("x15") _, out("x16") _, out("x17") _, out("x18") _,
+            options(nostack),
+        )
+    };
+    (x, start, end)
+}
+
 /// The counter now.
 pub fn now() -> u64 {
     let value: u64;
