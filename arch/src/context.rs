@@ -28,6 +28,15 @@ pub struct UserContext {
 /// against this constant at build time).
 pub const WORK_FLAGS_OFFSET: usize = core::mem::size_of::<UserContext>();
 
+/// Where the kernel keeps a thread's mask of syscalls refused with a
+/// constant code (bit n: syscall n), after the work word and the
+/// no-entry-work mask; checked against the TCB layout at build time.
+pub const REFUSED_OFFSET: usize = WORK_FLAGS_OFFSET + 16;
+
+/// Where the codes of those refusals lie, a `u16` per syscall number
+/// (after the mask, the TTBR0 value and the ASID generation).
+pub const REFUSAL_CODES_OFFSET: usize = WORK_FLAGS_OFFSET + 40;
+
 /// SPSR value for a fresh EL0 AArch64 thread: EL0t, interrupts enabled.
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).

@@ -87,6 +87,25 @@ pub fn user() -> i32 {
     expect!(20, sdk::syscall::cnode::delete(CNODE, 9), Ok(()));
     expect!(21, ipc::poll(NOTIFICATION), Err(ErrorCode::NotEnoughMemory));
     expect!(22, sdk::syscall::null(), Err(ErrorCode::Denied));
+    // The vector answers these constant refusals (`Thread::refused`):
+    // a number 64 above one must not alias it, and a refusal writes x0
+    // alone, as the generic entry's does.
+    let invalid = Some(ErrorCode::InvalidSyscall);
+    for number in [Syscall::Null.number() + 64, Syscall::Poll.number() + 64] {
+        let x = sdk::syscall::raw_syscall_registers(number, [NOTIFICATION.0, 0, 0, 0, 0, 0, 0, 0]);
+        expect!(23, ErrorCode::from_raw(x[0]), invalid);
+    }
+    let args = [NOTIFICATION.0, 1, 2, 3, 4, 5, 6, 7];
+    let x = sdk::syscall::raw_syscall_registers(Syscall::Poll.number(), args);
+    expect!(
+        24,
+        (ErrorCode::from_raw(x[0]), &x[1..8], x[8]),
+        (
+            Some(ErrorCode::NotEnoughMemory),
+            &args[1..],
+            Syscall::Poll.number()
+        )
+    );
     // The last call: Kill. The line first, so that a kill of an earlier
     // call (which ends the thread with the same status) shows: the host
     // test wants it as this thread's last line.

@@ -155,8 +155,9 @@ pub struct ThreadStats {
 /// The counters of [`ThreadStats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StatCounts {
-    /// Syscalls made that reached the generic path (the inline `Null` and
-    /// IPC fast paths do not count, to stay short).
+    /// Syscalls made that reached the generic path (the inline `Null`,
+    /// the vector's constant refusals and the IPC fast path do not
+    /// count, to stay short).
     pub syscalls: u64,
     /// Interrupts taken while the thread ran at EL0.
     pub irqs_from_el0: u64,
@@ -244,6 +245,12 @@ pub struct Thread {
     /// else is asked of it). Right after `work`: the inline fast path reads
     /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
     pub(crate) no_entry_work: u64,
+    /// Bit n: syscall n is refused with `refusal_codes[n]` in `x0` and
+    /// nothing else (its policy verdict is a constant `Errno`, and
+    /// nothing else is asked of it): the vector answers it
+    /// (`el0_refused_or_slow`) at `WORK_FLAGS_OFFSET + 16` (checked
+    /// below). Kept with `no_entry_work` by `recompute_no_entry_work`.
+    pub(crate) refused: u64,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word (near the start: the IPC fast path
     /// loads it and the generation as one pair); 0 without a space. Rewritten for
@@ -252,6 +259,9 @@ pub struct Thread {
     /// The generation of that space's ASID (0 without a space), kept here
     /// for the same reason: a switch compares it with the allocator's.
     pub(crate) asid_generation: u64,
+    /// The codes of `refused`'s syscalls, by number (the vector reads
+    /// one at `REFUSAL_CODES_OFFSET + 2 × number`).
+    pub(crate) refusal_codes: [u16; 64],
     /// Life-cycle state.
     state: ThreadState,
     /// Scheduling priority (written through `set_priority`).
@@ -562,6 +572,8 @@ impl Thread {
         context: UserContext::zeroed(),
         work: WorkFlags::empty(),
         no_entry_work: 0,
+        refused: 0,
+        refusal_codes: [0; 64],
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: ThreadName::EMPTY,
@@ -606,46 +618,6 @@ impl Thread {
         lost_filter: false,
         served: ServedFilters::NONE,
     };
-}
-
-impl Thread {
-    /// May syscall `number` skip the generic entry? Yes with no work at
-    /// all, or with only syscall work that the no-entry-work mask excuses
-    /// for this number (never with exit work pending).
-    #[inline(always)]
-    pub fn skips_entry_work(&self, number: u64) -> bool {
-        self.work.is_empty() || self.work_is_excused(number)
-    }
-
-    /// The part of `skips_entry_work` for a thread with work (a filtered
-    /// thread's fast path): behind the no-work test, inlined.
-    #[inline(always)]
-    fn work_is_excused(&self, number: u64) -> bool {
-        !self.work.intersects(WorkFlags::EXIT_WORK)
-            && number < 64
-            && (self.no_entry_work >> number) & 1 == 1
-    }
-
-    /// Has the thread nothing to do on its way back to EL0 from a syscall
-    /// it is blocked in? Policy work is entry work only. One masked test
-    /// (`tst`), for a partner with or without a filter alike.
-    #[inline(always)]
-    pub fn has_no_exit_side_work(&self) -> bool {
-        self.work.bits() & !WorkFlags::POLICY.bits() == 0
-    }
-
-    /// Recomputes `no_entry_work` after the filters (or any other entry
-    /// work) changed: the policy's constant-`Allow` syscalls, as long as
-    /// policy is the only syscall work.
-    pub fn recompute_no_entry_work(&mut self) {
-        let other_work =
-            self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
-        self.no_entry_work = if other_work == 0 {
-            self.verdicts.no_entry_work_mask()
-        } else {
-            0
-        };
-    }
 }
 
 /// Where an audited thread's records go (`abi::audit`).
@@ -721,6 +693,9 @@ const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK
 const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
 const _: () =
     assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
+const _: () = assert!(core::mem::offset_of!(Thread, refused) == arch::context::REFUSED_OFFSET);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, refusal_codes) == arch::context::REFUSAL_CODES_OFFSET);
 
 /// A plain table of threads for the unit tests of code that is generic
 /// over [`Threads`] (the IPC engine, the queues): thread `i` is entry `i`.
@@ -779,6 +754,7 @@ pub(crate) mod test_threads {
 }
 
 mod access;
+mod entry_masks;
 mod offsets;
 mod rseq;
 mod served;

@@ -80,6 +80,8 @@ macro_rules! vectors {
             SPSR_USER_WRITABLE_HIGH = const vector_constants::SPSR_USER_WRITABLE_HIGH,
             FRAME_SIZE = const vector_constants::FRAME_SIZE,
             WORK_FLAGS_OFFSET = const crate::context::WORK_FLAGS_OFFSET,
+            REFUSED_OFFSET = const crate::context::REFUSED_OFFSET,
+            REFUSAL_CODES_OFFSET = const crate::context::REFUSAL_CODES_OFFSET,
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,

@@ -17,6 +17,8 @@
 .equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH} // context::SPSR_USER_WRITABLE >> 16
 .equ FRAME_SIZE,      {FRAME_SIZE}              // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, {WORK_FLAGS_OFFSET}     // Thread.work, right after the context
+.equ REFUSED_OFFSET, {REFUSED_OFFSET}           // Thread.refused, constant refusals' mask
+.equ REFUSAL_CODES_OFFSET, {REFUSAL_CODES_OFFSET} // Thread.refusal_codes, u16 by number
 .equ EC_SVC64,        {EC_SVC64}                // ESR_EL1.EC of an SVC from AArch64
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
@@ -132,7 +134,7 @@
 2:  tst     x10, #0xffffffff00000000
     b.ne    el0_sync_slow_x9_x10_saved
     tbnz    x9, #0, 3b
-    b       el0_sync_slow_x9_x10_saved
+    b       el0_refused_or_slow
     // Another syscall: the IPC fast path may take it if the thread has no
     // work, or no exit work and the syscall's bit in the mask set. The bit
     // is x8's modulo 64 (`lsr` by a register): the fast path accepts only
@@ -142,7 +144,7 @@
     tst     x10, #0xffffffff00000000
     b.ne    el0_sync_slow_x9_x10_saved
     lsr     x9, x9, x8
-    tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    tbz     x9, #0, el0_refused_or_slow
     // Only Call and ReplyRecv have a fast path: any other syscall goes to
     // the generic entry without trying it. The exact numbers are tested
     // here, once: each entry then knows which syscall it has (Call first,
@@ -193,6 +195,24 @@
 
     .section .text.vectors, "ax"
     vector_table exception_vectors, user_sync_vector
+
+// An SVC of a thread with no exit work and policy as its only syscall
+// work, which its no-entry-work mask does not excuse: if its filters
+// refuse the syscall with a constant code and nothing else is asked of it
+// (bit x8 of the `refused` mask, only for x8 below 64: a larger number
+// must not alias one), x0 is that code and the thread goes on at once, as
+// the generic entry's policy stage would leave it. Otherwise the generic
+// entry. x9/x10 parked.
+el0_refused_or_slow:
+    cmp     x8, #64
+    b.hs    el0_sync_slow_x9_x10_saved
+    ldr     x9, [sp, #REFUSED_OFFSET]
+    lsr     x9, x9, x8
+    tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    add     x9, sp, x8, lsl #1
+    ldrh    w0, [x9, #REFUSAL_CODES_OFFSET]
+    ldp     x9, x10, [sp, #16 * 4 + 8]
+    eret
 
 el0_sync_slow:
     save_user_context

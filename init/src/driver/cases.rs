@@ -1216,7 +1216,7 @@ const POLICY_FAST_PATH_CASE: Case = Case {
 
 /// Policy cases of the in-guest suite.
 const POLICY_CASES: [Case; 2] = [Case {
-    name: "filters from user space: load checks, attach needs the policy right, Errno/Kill verdicts, stacking, constant Allow in the vector, deleting a filter's capability lifts nothing",
+    name: "filters from user space: load checks, attach needs the policy right, Errno/Kill verdicts, stacking, constant Allow and constant Errno in the vector (no aliasing of numbers above 63, x1..x8 untouched), deleting a filter's capability lifts nothing",
     threads: &[BootProgram::PolicyUser.selector(0)],
     expect: Expect::ExitStatus(abi::policy_request::KILLED_BY_POLICY),
     endpoints: 0,

@@ -46,6 +46,8 @@ pub struct VerdictCache {
     verdicts: [Option<Action>; SYSCALL_COUNT],
     /// Bit n: syscall n's verdict is a constant `Allow`.
     no_entry_work: u64,
+    /// Bit n: syscall n's verdict is a constant `Errno`.
+    refused: u64,
     /// Bit n: a reachable rule for syscall n looks at the object type or
     /// the badge, so evaluating it needs the capability lookup.
     needs_capability: u64,
@@ -67,6 +69,7 @@ impl VerdictCache {
         VerdictCache {
             verdicts,
             no_entry_work: all_syscalls_mask(),
+            refused: 0,
             needs_capability: 0,
             needs_memory: 0,
         }
@@ -77,6 +80,7 @@ impl VerdictCache {
         let mut cache = VerdictCache {
             verdicts: [None; SYSCALL_COUNT],
             no_entry_work: 0,
+            refused: 0,
             needs_capability: 0,
             needs_memory: 0,
         };
@@ -96,6 +100,9 @@ impl VerdictCache {
             }
             if least == most {
                 cache.verdicts[number as usize] = Some(least);
+                if let Action::Errno(_) = least {
+                    cache.refused |= 1 << number;
+                }
                 if least == Action::Allow {
                     cache.no_entry_work |= 1 << number;
                 }
@@ -114,6 +121,22 @@ impl VerdictCache {
     /// tracer or audit, such a syscall needs no entry work at all.
     pub fn no_entry_work_mask(&self) -> u64 {
         self.no_entry_work
+    }
+
+    /// Bit n set: syscall n's verdict is a constant `Errno`. Without a
+    /// tracer or audit, such a syscall is refused in the vector
+    /// (`Thread::refused`).
+    pub fn refused_mask(&self) -> u64 {
+        self.refused
+    }
+
+    /// The code a constant `Errno` verdict of syscall `number` refuses it
+    /// with (0 for any other number).
+    pub fn refusal_code(&self, number: u64) -> u16 {
+        match self.cached_verdict(number) {
+            Some(Action::Errno(code)) => code,
+            _ => 0,
+        }
     }
 
     /// Whether evaluating syscall `number` needs the object type and badge

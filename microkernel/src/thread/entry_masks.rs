@@ -1,0 +1,53 @@
+//! What a thread's syscalls may skip: the generic entry altogether (its
+//! constant-`Allow` syscalls, `no_entry_work`) or all but the refusal
+//! (its constant-`Errno` syscalls, `refused`), which the vector reads.
+
+use super::Thread;
+use entry::WorkFlags;
+
+impl Thread {
+    /// May syscall `number` skip the generic entry? Yes with no work at
+    /// all, or with only syscall work that the no-entry-work mask excuses
+    /// for this number (never with exit work pending).
+    #[inline(always)]
+    pub fn skips_entry_work(&self, number: u64) -> bool {
+        self.work.is_empty() || self.work_is_excused(number)
+    }
+
+    /// The part of `skips_entry_work` for a thread with work (a filtered
+    /// thread's fast path): behind the no-work test, inlined.
+    #[inline(always)]
+    fn work_is_excused(&self, number: u64) -> bool {
+        !self.work.intersects(WorkFlags::EXIT_WORK)
+            && number < 64
+            && (self.no_entry_work >> number) & 1 == 1
+    }
+
+    /// Has the thread nothing to do on its way back to EL0 from a syscall
+    /// it is blocked in? Policy work is entry work only. One masked test
+    /// (`tst`), for a partner with or without a filter alike.
+    #[inline(always)]
+    pub fn has_no_exit_side_work(&self) -> bool {
+        self.work.bits() & !WorkFlags::POLICY.bits() == 0
+    }
+
+    /// Recomputes `no_entry_work` and `refused` after the filters (or any
+    /// other entry work) changed: the policy's constant-`Allow` and
+    /// constant-`Errno` syscalls, as long as policy is the only syscall
+    /// work.
+    pub fn recompute_no_entry_work(&mut self) {
+        let other_work =
+            self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
+        (self.no_entry_work, self.refused) = if other_work == 0 {
+            (
+                self.verdicts.no_entry_work_mask(),
+                self.verdicts.refused_mask(),
+            )
+        } else {
+            (0, 0)
+        };
+        for (number, code) in self.refusal_codes.iter_mut().enumerate() {
+            *code = self.verdicts.refusal_code(number as u64);
+        }
+    }
+}
