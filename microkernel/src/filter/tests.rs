@@ -289,6 +289,23 @@ fn the_cache_holds_argument_independent_verdicts_only() {
         .fold(0u64, |m, s| m | 1 << s.number());
     assert!(mask & 1 << Syscall::Signal.number() != 0);
     assert_eq!(cache.no_entry_work_mask(), mask);
+    // The refusals the vector answers: exactly the constant Errno (Poll,
+    // conditional but always the same code), with its code; not the
+    // argument-dependent one (DebugPrint), nor Trap, Kill or Log.
+    assert_eq!(cache.refused_mask(), 1 << Syscall::Poll.number());
+    assert_eq!(
+        cache.refusal_code(Syscall::Poll.number()),
+        ErrorCode::Denied.raw() as u16
+    );
+    for s in [
+        Syscall::DebugPrint,
+        Syscall::Exit,
+        Syscall::Yield,
+        Syscall::Null,
+    ] {
+        assert_eq!(cache.refusal_code(s.number()), 0, "{s:?}");
+    }
+    assert_eq!(VerdictCache::unfiltered().refused_mask(), 0);
 }
 
 #[test]
