@@ -434,6 +434,7 @@ pub fn is_mapped(va: u64) -> bool {
 /// table (software PAN) and the TLB forgets the identity entries. The
 /// table itself stays, for the secondaries' start.
 pub fn remove_identity_map() {
+    super::user_return::prepare_user_access_block();
     super::user_return::block_user_access();
     super::tlb::flush_all();
 }

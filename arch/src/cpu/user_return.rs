@@ -11,6 +11,7 @@
 
 use crate::context::{FpState, UserContext};
 use core::arch::asm;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 extern "C" {
     fn restore_user_context(context: *const UserContext) -> !;
@@ -29,9 +30,24 @@ pub fn blocked_ttbr0() -> u64 {
     crate::cpu::phys::kernel_virt_to_phys(core::ptr::addr_of!(EMPTY_TABLE) as u64)
 }
 
+/// `blocked_ttbr0()`, computed once at boot (`remove_identity_map`, on
+/// each core before it first closes the user address space): every entry
+/// from EL0 writes it, and computing it there took 7 instructions
+/// (the image's physical base loaded and the table's offset added) where
+/// one load does.
+static BLOCKED_TTBR0: AtomicU64 = AtomicU64::new(0);
+
+/// Computes the value `block_user_access` writes (boot, once the image's
+/// physical placement is known).
+pub(crate) fn prepare_user_access_block() {
+    BLOCKED_TTBR0.store(blocked_ttbr0(), Ordering::Relaxed);
+}
+
 /// Closes the user address space (call first thing on entry from EL0).
 pub fn block_user_access() {
-    crate::cpu::tlb::set_user_translation(blocked_ttbr0());
+    let blocked = BLOCKED_TTBR0.load(Ordering::Relaxed);
+    debug_assert_eq!(blocked, blocked_ttbr0(), "prepared at boot");
+    crate::cpu::tlb::set_user_translation(blocked);
 }
 
 /// Returns to EL0 in `context` with address space `ttbr0` (root | ASID).
