@@ -14,7 +14,7 @@
 //! | 8 | `written`: records written so far | kernel |
 //! | 16 | `consumed`: records the server has read | server |
 //! | 24 | `dropped`: records dropped so far, all threads | kernel |
-//! | 64 + 192·i | slot i: a length byte, then that many bytes of a postcard [`AuditRecord`] | kernel |
+//! | 64 + 128·i | slot i: one [`AuditRecord`], 128 bytes of fixed-width postcard (below) | kernel |
 //!
 //! Record `n` (counting written ones) is in slot `n % RING_SLOTS`. The ring
 //! is full when `written - consumed == RING_SLOTS`. Then a thread in
@@ -22,6 +22,30 @@
 //! that fits says how many it lost); a thread in *lossless* mode waits,
 //! before its syscall runs, until there is room. Sequence numbers are given
 //! to dropped records too, so the server can see every gap.
+//!
+//! # A record's bytes
+//!
+//! Postcard with every integer fixed-width little-endian
+//! (`postcard::fixint::le`), so a record is always [`RECORD_BYTES`] long
+//! and each 64-bit field is an aligned word the kernel stores directly
+//! (it reads the arguments from the thread's saved registers into the
+//! words it stores: no encoding buffer, no byte copies):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0, 8, 16 | `sequence`, `time`, `thread_badge` |
+//! | 24, 32 | `syscall`, `label` |
+//! | 40 + 8·i | `args[i]`, i in 0..8 |
+//! | 104 | `result` (0 when there is none) |
+//! | 112 | `dropped` |
+//! | 120 | `thread` (4 bytes) |
+//! | 124 | the code of a `Refused` verdict (2 bytes; 0 for any other) |
+//! | 126 | `object_type` (1 byte) |
+//! | 127 | flags: bit 0 a result, bit 1 `forwarded`, bits 4..7 the verdict (0 `Allowed`, 1 `Refused`, 2 `Killed`, 3 `Trapped`, 4 `Logged`, 5 `Emulated`, 6 `Cancelled`); the other bits 0 |
+//!
+//! A decoder refuses any other length, an unknown verdict, a flag bit
+//! that must be 0, a code without `Refused` and a result without its
+//! flag: every record has exactly one encoding.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,15 +59,16 @@ pub const CONSUMED_OFFSET: u64 = 16;
 pub const DROPPED_OFFSET: u64 = 24;
 /// Byte offset of slot 0.
 pub const SLOTS_OFFSET: u64 = 64;
-/// Bytes per slot (a length byte and the record).
-pub const SLOT_BYTES: u64 = 192;
+/// Bytes of one record (the fixed-width encoding above).
+pub const RECORD_BYTES: usize = 128;
+/// The record as the words the kernel stores.
+pub const RECORD_WORDS: usize = RECORD_BYTES / 8;
+/// Bytes per slot: one record.
+pub const SLOT_BYTES: u64 = RECORD_BYTES as u64;
 /// Slots in the ring.
 pub const RING_SLOTS: u64 = (4096 - SLOTS_OFFSET) / SLOT_BYTES;
 // The ring fits its page and holds a useful number of records.
 const _: () = assert!(RING_SLOTS >= 16 && SLOTS_OFFSET + RING_SLOTS * SLOT_BYTES <= 4096);
-
-/// The largest encoded record (every field at its widest).
-pub const MAX_RECORD_BYTES: usize = SLOT_BYTES as usize - 1;
 
 /// How a thread's audit behaves when the ring is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,84 +146,176 @@ pub struct AuditRecord {
     pub dropped: u64,
 }
 
+/// One 64-bit field, fixed-width on the wire.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Word(#[serde(with = "postcard::fixint::le")] u64);
+
+/// A record as it lies in a slot (see the module docs): what postcard
+/// reads, and the layout [`AuditRecord::words`] stores.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct WireRecord {
+    #[serde(with = "postcard::fixint::le")]
+    sequence: u64,
+    #[serde(with = "postcard::fixint::le")]
+    time: u64,
+    #[serde(with = "postcard::fixint::le")]
+    thread_badge: u64,
+    #[serde(with = "postcard::fixint::le")]
+    syscall: u64,
+    #[serde(with = "postcard::fixint::le")]
+    label: u64,
+    args: [Word; 8],
+    #[serde(with = "postcard::fixint::le")]
+    result: u64,
+    #[serde(with = "postcard::fixint::le")]
+    dropped: u64,
+    #[serde(with = "postcard::fixint::le")]
+    thread: u32,
+    #[serde(with = "postcard::fixint::le")]
+    refused_code: u16,
+    object_type: u8,
+    flags: u8,
+}
+
+/// Flag bit: the record has a result.
+const HAS_RESULT: u8 = 1 << 0;
+/// Flag bit: a policy server decided the syscall.
+const FORWARDED: u8 = 1 << 1;
+/// The verdict's place in the flags byte.
+const VERDICT_SHIFT: u32 = 4;
+
+impl AuditVerdict {
+    /// Its number in the flags byte, and a `Refused` verdict's code.
+    const fn wire(self) -> (u8, u16) {
+        match self {
+            AuditVerdict::Allowed => (0, 0),
+            AuditVerdict::Refused(code) => (1, code),
+            AuditVerdict::Killed => (2, 0),
+            AuditVerdict::Trapped => (3, 0),
+            AuditVerdict::Logged => (4, 0),
+            AuditVerdict::Emulated => (5, 0),
+            AuditVerdict::Cancelled => (6, 0),
+        }
+    }
+
+    /// The verdict of number `kind` (with `code` for `Refused`; any other
+    /// must have 0).
+    const fn from_wire(kind: u8, code: u16) -> Option<AuditVerdict> {
+        let verdict = match kind {
+            0 => AuditVerdict::Allowed,
+            1 => return Some(AuditVerdict::Refused(code)),
+            2 => AuditVerdict::Killed,
+            3 => AuditVerdict::Trapped,
+            4 => AuditVerdict::Logged,
+            5 => AuditVerdict::Emulated,
+            6 => AuditVerdict::Cancelled,
+            _ => return None,
+        };
+        if code != 0 {
+            return None;
+        }
+        Some(verdict)
+    }
+}
+
 impl AuditRecord {
-    /// Encodes into `buffer` (at least [`MAX_RECORD_BYTES`]); the bytes
-    /// (`None` if they do not fit). The same bytes as
-    /// `postcard::to_slice` (the tests compare them), written by hand:
-    /// the kernel encodes a record per audited syscall, and postcard's
-    /// generic serializer copied each field's bytes in with a `memcpy`
-    /// call, several hundred instructions a record.
-    pub fn encode<'b>(&self, buffer: &'b mut [u8]) -> Option<&'b [u8]> {
-        let mut out = Writer { buffer, at: 0 };
-        out.varint(self.sequence)?;
-        out.varint(self.time)?;
-        out.varint(self.thread_badge)?;
-        out.varint(u64::from(self.thread))?;
-        out.varint(self.syscall)?;
-        out.byte(self.object_type)?;
-        out.varint(self.label)?;
-        for arg in self.args {
-            out.varint(arg)?;
-        }
-        match self.result {
-            None => out.byte(0)?,
-            Some(result) => {
-                out.byte(1)?;
-                out.varint(result)?;
-            }
-        }
-        // An enum is its variant's index (a varint), then its payload.
-        match self.verdict {
-            AuditVerdict::Allowed => out.byte(0)?,
-            AuditVerdict::Refused(code) => {
-                out.byte(1)?;
-                out.varint(u64::from(code))?;
-            }
-            AuditVerdict::Killed => out.byte(2)?,
-            AuditVerdict::Trapped => out.byte(3)?,
-            AuditVerdict::Logged => out.byte(4)?,
-            AuditVerdict::Emulated => out.byte(5)?,
-            AuditVerdict::Cancelled => out.byte(6)?,
-        }
-        out.byte(u8::from(self.forwarded))?;
-        out.varint(self.dropped)?;
-        let Writer { buffer, at } = out;
-        Some(&buffer[..at])
+    /// The record as the [`RECORD_WORDS`] little-endian words of its slot:
+    /// what the kernel stores, word by word (the same bytes as postcard
+    /// writes: the tests compare them).
+    #[inline(always)]
+    pub fn words(&self) -> [u64; RECORD_WORDS] {
+        let (kind, code) = self.verdict.wire();
+        let flags = u8::from(self.result.is_some())
+            | if self.forwarded { FORWARDED } else { 0 }
+            | kind << VERDICT_SHIFT;
+        let a = self.args;
+        [
+            self.sequence,
+            self.time,
+            self.thread_badge,
+            self.syscall,
+            self.label,
+            a[0],
+            a[1],
+            a[2],
+            a[3],
+            a[4],
+            a[5],
+            a[6],
+            a[7],
+            self.result.unwrap_or(0),
+            self.dropped,
+            u64::from(self.thread)
+                | u64::from(code) << 32
+                | u64::from(self.object_type) << 48
+                | u64::from(flags) << 56,
+        ]
     }
 
-    /// Decodes one record; `None` for anything malformed or with bytes
-    /// left over.
+    /// The record's [`RECORD_BYTES`] bytes.
+    pub fn encode(&self) -> [u8; RECORD_BYTES] {
+        let mut bytes = [0u8; RECORD_BYTES];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(self.words()) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Decodes one record; `None` for anything malformed (see the module
+    /// docs) or of another length.
     pub fn decode(bytes: &[u8]) -> Option<AuditRecord> {
-        match postcard::take_from_bytes::<AuditRecord>(bytes) {
-            Ok((record, [])) => Some(record),
-            _ => None,
+        let wire = match postcard::take_from_bytes::<WireRecord>(bytes) {
+            Ok((wire, [])) => wire,
+            _ => return None,
+        };
+        let known = HAS_RESULT | FORWARDED | 0xf << VERDICT_SHIFT;
+        if wire.flags & !known != 0 {
+            return None;
         }
+        let verdict = AuditVerdict::from_wire(wire.flags >> VERDICT_SHIFT, wire.refused_code)?;
+        let result = if wire.flags & HAS_RESULT != 0 {
+            Some(wire.result)
+        } else if wire.result == 0 {
+            None
+        } else {
+            return None;
+        };
+        Some(AuditRecord {
+            sequence: wire.sequence,
+            time: wire.time,
+            thread_badge: wire.thread_badge,
+            thread: wire.thread,
+            syscall: wire.syscall,
+            object_type: wire.object_type,
+            label: wire.label,
+            args: wire.args.map(|Word(word)| word),
+            result,
+            verdict,
+            forwarded: wire.flags & FORWARDED != 0,
+            dropped: wire.dropped,
+        })
     }
-}
 
-/// Postcard's wire format for the types of a record: bytes as they are,
-/// unsigned integers as LEB128 varints.
-struct Writer<'b> {
-    buffer: &'b mut [u8],
-    at: usize,
-}
-
-impl Writer<'_> {
-    #[inline(always)]
-    fn byte(&mut self, byte: u8) -> Option<()> {
-        *self.buffer.get_mut(self.at)? = byte;
-        self.at += 1;
-        Some(())
-    }
-
-    /// Seven bits a byte, low first; the top bit says another follows.
-    #[inline(always)]
-    fn varint(&mut self, mut value: u64) -> Option<()> {
-        while value >= 0x80 {
-            self.byte(value as u8 | 0x80)?;
-            value >>= 7;
+    /// The wire form, for the tests' comparison with postcard's bytes.
+    #[cfg(test)]
+    fn wire(&self) -> WireRecord {
+        let (kind, code) = self.verdict.wire();
+        WireRecord {
+            sequence: self.sequence,
+            time: self.time,
+            thread_badge: self.thread_badge,
+            syscall: self.syscall,
+            label: self.label,
+            args: self.args.map(Word),
+            result: self.result.unwrap_or(0),
+            dropped: self.dropped,
+            thread: self.thread,
+            refused_code: code,
+            object_type: self.object_type,
+            flags: u8::from(self.result.is_some())
+                | if self.forwarded { FORWARDED } else { 0 }
+                | kind << VERDICT_SHIFT,
         }
-        self.byte(value as u8)
     }
 }
 
@@ -224,15 +341,14 @@ mod tests {
     }
 
     #[test]
-    fn the_widest_record_fits_a_slot_and_round_trips() {
-        let mut buffer = [0u8; MAX_RECORD_BYTES];
-        let bytes = widest().encode(&mut buffer).expect("fits");
-        assert!(bytes.len() <= MAX_RECORD_BYTES);
-        assert_eq!(AuditRecord::decode(bytes), Some(widest()));
+    fn the_widest_record_fills_its_slot_and_round_trips() {
+        let bytes = widest().encode();
+        assert_eq!(bytes.len() as u64, SLOT_BYTES);
+        assert_eq!(AuditRecord::decode(&bytes), Some(widest()));
     }
 
-    /// Records with every field drawn from values around the varint
-    /// byte boundaries.
+    /// Records with every field drawn from values around byte
+    /// boundaries.
     fn records(seed: u64) -> impl Iterator<Item = AuditRecord> {
         let edges = [
             0u64,
@@ -292,43 +408,63 @@ mod tests {
     }
 
     #[test]
-    fn encoding_is_postcards() {
-        let mut ours = [0u8; MAX_RECORD_BYTES];
-        let mut theirs = [0u8; MAX_RECORD_BYTES];
+    fn encoding_is_postcards_and_round_trips() {
+        let mut theirs = [0u8; RECORD_BYTES + 8];
         for record in records(0x1234_5678).chain([widest()]) {
-            let expected = postcard::to_slice(&record, &mut theirs).expect("fits");
-            assert_eq!(record.encode(&mut ours), Some(&*expected), "{record:?}");
-            // Too small a buffer: `None`, as postcard's `Err`; just big
-            // enough: the same bytes.
-            let len = expected.len();
-            assert_eq!(record.encode(&mut ours[..len - 1]), None);
-            let mut exact = [0u8; MAX_RECORD_BYTES];
-            assert_eq!(record.encode(&mut exact[..len]), Some(&*expected));
+            let expected = postcard::to_slice(&record.wire(), &mut theirs).expect("fits");
+            assert_eq!(&record.encode()[..], &*expected, "{record:?}");
+            assert_eq!(AuditRecord::decode(&record.encode()), Some(record));
         }
     }
 
     #[test]
+    fn fields_lie_where_the_table_says() {
+        let record = widest();
+        let words = AuditRecord {
+            thread: 0x1122_3344,
+            object_type: 0x55,
+            verdict: AuditVerdict::Refused(0x6677),
+            forwarded: false,
+            result: None,
+            ..record
+        }
+        .words();
+        assert_eq!(
+            words[15], 0x1055_6677_1122_3344,
+            "thread, code, type, flags"
+        );
+        assert_eq!(words[13], 0, "no result: 0");
+    }
+
+    #[test]
     fn malformed_records_are_refused() {
-        let mut buffer = [0u8; MAX_RECORD_BYTES];
-        let bytes = widest().encode(&mut buffer).expect("fits").to_vec();
+        let bytes = widest().encode();
         for cut in 0..bytes.len() {
             assert_eq!(AuditRecord::decode(&bytes[..cut]), None, "cut at {cut}");
         }
-        let mut longer = bytes.clone();
+        let mut longer = bytes.to_vec();
         longer.push(0);
         assert_eq!(AuditRecord::decode(&longer), None, "trailing byte");
-        let mut bad_verdict = AuditRecord {
+        let flags = RECORD_BYTES - 1;
+        let code = RECORD_BYTES - 4;
+        let mut bad = AuditRecord {
             verdict: AuditVerdict::Allowed,
             result: None,
             ..widest()
         }
-        .encode(&mut buffer)
-        .expect("fits")
-        .to_vec();
-        // The verdict, then `forwarded` (1 byte) and `dropped` (10 bytes).
-        let verdict_at = bad_verdict.len() - 12;
-        bad_verdict[verdict_at] = 9;
-        assert_eq!(AuditRecord::decode(&bad_verdict), None, "no such verdict");
+        .encode();
+        bad[flags] = 7 << VERDICT_SHIFT;
+        assert_eq!(AuditRecord::decode(&bad), None, "no such verdict");
+        bad[flags] = 1 << 2;
+        assert_eq!(AuditRecord::decode(&bad), None, "a flag bit that must be 0");
+        bad[flags] = 0;
+        bad[code] = 1;
+        assert_eq!(AuditRecord::decode(&bad), None, "a code without Refused");
+        bad[code] = 0;
+        bad[104] = 1;
+        assert_eq!(AuditRecord::decode(&bad), None, "a result without its flag");
+        bad[104] = 0;
+        assert!(AuditRecord::decode(&bad).is_some(), "the mended record");
         for seed in 0..2_000u64 {
             let noise: Vec<u8> = (0..(seed % 200))
                 .map(|i| (seed.wrapping_mul(0x9e37_79b9).wrapping_add(i * 31) >> 3) as u8)

@@ -586,16 +586,14 @@ fn record_seeds() {
         forwarded: false,
         dropped,
     };
-    let mut buffer = [0u8; abi::audit::MAX_RECORD_BYTES];
-    let bytes = record(7, 0).encode(&mut buffer).expect("fits").to_vec();
+    let bytes = record(7, 0).encode().to_vec();
     write("audit_record", "poll_refused", &bytes);
     let mut ring = vec![0u8; 4096];
     ring[8..16].copy_from_slice(&2u64.to_le_bytes()); // written
     for (i, r) in [record(0, 0), record(3, 2)].iter().enumerate() {
-        let bytes = r.encode(&mut buffer).expect("fits");
+        let bytes = r.encode();
         let slot = (SLOTS_OFFSET + i as u64 * SLOT_BYTES) as usize;
-        ring[slot] = bytes.len() as u8;
-        ring[slot + 1..slot + 1 + bytes.len()].copy_from_slice(bytes);
+        ring[slot..slot + bytes.len()].copy_from_slice(&bytes);
     }
     write("audit_ring", "two_records_one_gap", &ring);
     let mut message = vec![0u8]; // selector: the policy-request label

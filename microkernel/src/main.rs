@@ -153,6 +153,10 @@ impl PhysMemory for Machine {
         phys::write_u64(pa, value)
     }
 
+    fn write_phys_words(&mut self, pa: u64, words: &[u64]) {
+        phys::write_words(pa, words)
+    }
+
     fn zero_frame(&mut self, pa: u64) {
         phys::zero_page(pa)
     }

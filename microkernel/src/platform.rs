@@ -17,6 +17,13 @@ pub trait PhysMemory {
     fn read_phys_u64(&self, pa: u64) -> u64;
     /// Writes the aligned u64 at `pa`.
     fn write_phys_u64(&mut self, pa: u64, value: u64);
+    /// Writes `words` from the aligned `pa` on, within one page (an audit
+    /// record into its slot). The default writes them one by one.
+    fn write_phys_words(&mut self, pa: u64, words: &[u64]) {
+        for (i, word) in words.iter().enumerate() {
+            self.write_phys_u64(pa + 8 * i as u64, *word);
+        }
+    }
     /// Zeroes the 4 KiB frame at `pa`.
     fn zero_frame(&mut self, pa: u64);
 }

@@ -75,3 +75,14 @@ pub fn write_u64(pa: u64, value: u64) {
     // SAFETY: as `write`; aligned.
     unsafe { core::ptr::write_volatile(phys_to_virt(pa) as *mut u64, value) }
 }
+
+/// Writes `words` from physical `pa` on (8-byte aligned RAM, within one
+/// page: one translation for all of them).
+pub fn write_words(pa: u64, words: &[u64]) {
+    let dst = phys_to_virt(pa) as *mut u64;
+    for (i, word) in words.iter().enumerate() {
+        // SAFETY: as `write_u64`: aligned RAM, the page mapped in the
+        // linear map, `i` within the caller's range on that page.
+        unsafe { core::ptr::write_volatile(dst.add(i), *word) }
+    }
+}

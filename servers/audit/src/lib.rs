@@ -9,7 +9,7 @@
 #![deny(missing_docs)]
 
 use abi::audit::{
-    AuditRecord, AuditVerdict, CONSUMED_OFFSET, RING_SLOTS, SLOTS_OFFSET, SLOT_BYTES,
+    AuditRecord, AuditVerdict, CONSUMED_OFFSET, RECORD_BYTES, RING_SLOTS, SLOTS_OFFSET, SLOT_BYTES,
     WRITTEN_OFFSET,
 };
 use abi::cap::CapType;
@@ -22,8 +22,6 @@ pub trait RingMemory {
     fn read_u64(&self, offset: u64) -> u64;
     /// Stores the 64-bit word at byte `offset`.
     fn write_u64(&mut self, offset: u64, value: u64);
-    /// The byte at `offset`.
-    fn read_u8(&self, offset: u64) -> u8;
 }
 
 /// A ring Frame this thread mapped writable (`sdk::vspace::Frame::map_view`).
@@ -35,9 +33,6 @@ impl RingMemory for sdk::vspace::MappedFrame {
         // A read-only view cannot advance `consumed`: the reader then sees
         // the same record again, never memory it should not touch.
         let _ = sdk::vspace::MappedFrame::write_u64(self, offset, value);
-    }
-    fn read_u8(&self, offset: u64) -> u8 {
-        sdk::vspace::MappedFrame::read_u8(self, offset)
     }
 }
 
@@ -89,13 +84,12 @@ impl Reader {
             return None;
         }
         let slot = SLOTS_OFFSET + (consumed % RING_SLOTS) * SLOT_BYTES;
-        let length = u64::from(ring.read_u8(slot)).min(SLOT_BYTES - 1);
-        let mut bytes = [0u8; SLOT_BYTES as usize];
-        for (i, byte) in bytes[..length as usize].iter_mut().enumerate() {
-            *byte = ring.read_u8(slot + 1 + i as u64);
+        let mut bytes = [0u8; RECORD_BYTES];
+        for (i, chunk) in bytes.chunks_exact_mut(8).enumerate() {
+            chunk.copy_from_slice(&ring.read_u64(slot + 8 * i as u64).to_le_bytes());
         }
         ring.write_u64(CONSUMED_OFFSET, consumed + 1);
-        let Some(record) = AuditRecord::decode(&bytes[..length as usize]) else {
+        let Some(record) = AuditRecord::decode(&bytes) else {
             return Some(Entry::Garbled { index: consumed });
         };
         let gap = record.sequence.saturating_sub(self.next_sequence);
@@ -160,7 +154,7 @@ impl fmt::Display for Line<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::audit::{MAX_RECORD_BYTES, NEXT_SEQUENCE_OFFSET};
+    use abi::audit::NEXT_SEQUENCE_OFFSET;
 
     struct Ring([u8; 4096]);
 
@@ -172,9 +166,6 @@ mod tests {
         fn write_u64(&mut self, offset: u64, value: u64) {
             let o = offset as usize;
             self.0[o..o + 8].copy_from_slice(&value.to_le_bytes());
-        }
-        fn read_u8(&self, offset: u64) -> u8 {
-            self.0[offset as usize]
         }
     }
 
@@ -203,16 +194,13 @@ mod tests {
         if written - ring.read_u64(CONSUMED_OFFSET) >= RING_SLOTS {
             return false;
         }
-        let mut buffer = [0u8; MAX_RECORD_BYTES];
         let bytes = AuditRecord {
             sequence,
             ..*record
         }
-        .encode(&mut buffer)
-        .unwrap();
+        .encode();
         let slot = (SLOTS_OFFSET + (written % RING_SLOTS) * SLOT_BYTES) as usize;
-        ring.0[slot] = bytes.len() as u8;
-        ring.0[slot + 1..slot + 1 + bytes.len()].copy_from_slice(bytes);
+        ring.0[slot..slot + bytes.len()].copy_from_slice(&bytes);
         ring.write_u64(WRITTEN_OFFSET, written + 1);
         true
     }
@@ -249,8 +237,8 @@ mod tests {
     fn a_garbled_slot_is_reported_not_trusted() {
         let mut ring = Ring([0; 4096]);
         ring.write_u64(WRITTEN_OFFSET, 1);
-        ring.0[SLOTS_OFFSET as usize] = 255; // longer than a slot
-        ring.0[SLOTS_OFFSET as usize + 1] = 0xff;
+        // The flags byte (the slot's last) with a bit that must be 0.
+        ring.0[SLOTS_OFFSET as usize + RECORD_BYTES - 1] = 0x0c;
         assert_eq!(
             Reader::new().next(&mut ring),
             Some(Entry::Garbled { index: 0 })

@@ -24,8 +24,8 @@ use crate::stopped_call::EntryOutcome;
 use crate::syscall::SyscallResult;
 use crate::thread::{AuditSink, PendingRecord, ThreadId, ThreadState};
 use abi::audit::{
-    AuditMode, AuditRecord, AuditVerdict, CONSUMED_OFFSET, DROPPED_OFFSET, MAX_RECORD_BYTES,
-    NEXT_SEQUENCE_OFFSET, RING_SLOTS, SLOTS_OFFSET, SLOT_BYTES, WRITTEN_OFFSET,
+    AuditMode, AuditRecord, AuditVerdict, CONSUMED_OFFSET, DROPPED_OFFSET, NEXT_SEQUENCE_OFFSET,
+    RING_SLOTS, SLOTS_OFFSET, SLOT_BYTES, WRITTEN_OFFSET,
 };
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, MessageInfo};
@@ -451,13 +451,9 @@ impl Kernel {
             forwarded: pending.forwarded,
             dropped,
         };
-        let mut buffer = [0u8; MAX_RECORD_BYTES];
-        let Some(bytes) = record.encode(&mut buffer) else {
-            return;
-        };
+        // Fixed-width: the record's words go straight into its slot.
         let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
-        platform.write_phys(slot, &[bytes.len() as u8]);
-        platform.write_phys(slot + 1, bytes);
+        platform.write_phys_words(slot, &record.words());
         // `written` is in the shared page (the server can write it too):
         // at u64::MAX it wraps, as every other value moves on by one.
         platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written.wrapping_add(1));

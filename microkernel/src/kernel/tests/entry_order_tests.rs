@@ -272,10 +272,8 @@ impl Scene {
         (0..written)
             .map(|n| {
                 let slot = self.ring + SLOTS_OFFSET + n * SLOT_BYTES;
-                let mut len = [0u8];
-                self.machine.read_phys(slot, &mut len);
-                let mut bytes = vec![0u8; usize::from(len[0])];
-                self.machine.read_phys(slot + 1, &mut bytes);
+                let mut bytes = vec![0u8; SLOT_BYTES as usize];
+                self.machine.read_phys(slot, &mut bytes);
                 AuditRecord::decode(&bytes).expect("a record")
             })
             .collect()
