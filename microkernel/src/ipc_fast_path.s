@@ -21,7 +21,7 @@
 //   x27  the partner's TTBR0 value
 //   x28  the caller's thread id
 
-// The values come from Rust (`ipc_fast_path.rs` passes them as
+// The values come from Rust (`fast_paths.rs` passes them as
 // `global_asm!` const operands).
 .equ KERNEL,               {KERNEL}                // the Kernel in the locked state
 .equ K_CORE_TOKEN,         {K_CORE_TOKEN}

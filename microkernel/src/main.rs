@@ -82,7 +82,7 @@ macro_rules! kprintln {
 
 mod boot_cores;
 use boot_cores::{start_secondaries, GIC_WINDOW};
-mod ipc_fast_path;
+mod fast_paths;
 
 /// The hardware the kernel core drives through `Platform`.
 struct Machine {

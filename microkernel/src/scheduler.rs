@@ -39,6 +39,18 @@ pub trait RunQueued {
     fn run_links_mut(&mut self) -> &mut RunLinks;
 }
 
+/// Bytes of one CPU's run-queue record in the kernel (`CoreQueue`, a
+/// run queue in a 4 KiB slot): CPU n's is `n × CORE_QUEUE_BYTES` after
+/// CPU 0's.
+pub const CORE_QUEUE_BYTES: usize = 4096;
+
+/// Where, from CPU 0's bitmap of non-empty priorities, CPU `cpu`'s word
+/// holding `priority`'s bit lies (bit `priority % 64` of it): the yield
+/// fast path's one load, kept in each thread (`Thread::run_queue_word`).
+pub const fn bitmap_word(cpu: u8, priority: Priority) -> u32 {
+    cpu as u32 * CORE_QUEUE_BYTES as u32 + (priority as u32 / 64) * 8
+}
+
 /// Ready threads by priority.
 pub struct RunQueue {
     heads: [Option<ThreadId>; 256],
@@ -53,6 +65,10 @@ impl Default for RunQueue {
 }
 
 impl RunQueue {
+    /// Where the bitmap of non-empty priorities lies (for the yield fast
+    /// path's assembly, which tests its thread's priority's bit).
+    pub const NONEMPTY_OFFSET: usize = core::mem::offset_of!(RunQueue, nonempty);
+
     /// An empty run queue.
     pub const fn new() -> Self {
         RunQueue {

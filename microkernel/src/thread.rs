@@ -275,6 +275,10 @@ pub struct Thread {
     /// the caller's CPU and is at least as urgent (see
     /// `Thread::fast_partner_of`).
     fast_key: u16,
+    /// `scheduler::bitmap_word(affinity, priority)`, kept with `fast_key`:
+    /// where the yield fast path finds its priority's bit in its CPU's
+    /// run queue.
+    run_queue_word: u32,
     /// Neighbours in the queue the thread waits in (an endpoint's, a
     /// notification's, or the kernel's list of audit waiters).
     queue_links: QueueLinks,
@@ -532,6 +536,7 @@ impl Thread {
     pub(crate) fn set_priority(&mut self, priority: Priority) {
         self.priority = priority;
         self.fast_key = Self::key(self.affinity, priority);
+        self.run_queue_word = crate::scheduler::bitmap_word(self.affinity, priority);
     }
 
     /// Gives the thread affinity with CPU `cpu`.
@@ -542,6 +547,7 @@ impl Thread {
         }
         self.affinity = cpu;
         self.fast_key = Self::key(cpu, self.priority);
+        self.run_queue_word = crate::scheduler::bitmap_word(cpu, self.priority);
     }
 
     const fn key(affinity: u8, priority: Priority) -> u16 {
@@ -565,6 +571,7 @@ impl Thread {
     /// invariant check).
     pub(crate) fn key_is_consistent(&self) -> bool {
         self.fast_key == Self::key(self.affinity, self.priority)
+            && self.run_queue_word == crate::scheduler::bitmap_word(self.affinity, self.priority)
     }
 
     /// An unused slot.
@@ -590,6 +597,7 @@ impl Thread {
         priority: 0,
         affinity: 0,
         fast_key: 0,
+        run_queue_word: 0,
         stats: ThreadStats::ZERO,
         queue_links: QueueLinks::UNLINKED,
         run_links: RunLinks::UNLINKED,

@@ -61,6 +61,8 @@ pub mod vector_constants {
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
     pub const SYSCALL_REPLY_RECV: u64 = abi::Syscall::ReplyRecv.number();
+    /// `Yield`, whose no-switch case has a fast path.
+    pub const SYSCALL_YIELD: u64 = abi::Syscall::Yield.number();
     #[cfg(feature = "bench-floor")]
     /// `BenchFloor`, which the floor vectors answer.
     pub const SYSCALL_BENCH_FLOOR: u64 = abi::Syscall::BenchFloor.number();
@@ -85,6 +87,7 @@ macro_rules! vectors {
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
+            SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
         );
     };
 }

@@ -23,6 +23,7 @@
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
 .equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
+.equ SYSCALL_YIELD, {SYSCALL_YIELD}             // abi::Syscall::Yield, which switches nothing at times
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -145,14 +146,17 @@
     b.ne    el0_sync_slow_x9_x10_saved
     lsr     x9, x9, x8
     tbz     x9, #0, el0_refused_or_slow
-    // Only Call and ReplyRecv have a fast path: any other syscall goes to
-    // the generic entry without trying it. The exact numbers are tested
-    // here, once: each entry then knows which syscall it has (Call first,
-    // two instructions: it is the one of the pair that starts a message).
+    // Only Call, ReplyRecv and Yield have a fast path: any other syscall
+    // goes to the generic entry without trying one. The exact numbers are
+    // tested here, once: each entry then knows which syscall it has (Call
+    // first, two instructions: it is the one of the pair that starts a
+    // message; then its answer, then Yield).
 5:  cmp     x8, #SYSCALL_CALL
     b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
     b.eq    portcullis_ipc_fast_reply_recv
+    cmp     x8, #SYSCALL_YIELD
+    b.eq    portcullis_yield_fast
     // x9 and x10 stay parked: the full save skips their slots.
     b       el0_sync_slow_x9_x10_saved
 .endm

@@ -30,7 +30,7 @@
 
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
-use crate::scheduler::RunQueue;
+use crate::scheduler::{RunQueue, CORE_QUEUE_BYTES};
 use crate::thread::{ThreadId, ThreadState};
 use abi::ErrorCode;
 use arch::exception::EC_SVC64;
@@ -45,7 +45,6 @@ pub(crate) struct CoreQueue {
     _slot: [u8; CORE_QUEUE_BYTES - core::mem::size_of::<RunQueue>()],
 }
 
-const CORE_QUEUE_BYTES: usize = 4096;
 const _: () = assert!(core::mem::size_of::<CoreQueue>() == CORE_QUEUE_BYTES);
 
 impl CoreQueue {

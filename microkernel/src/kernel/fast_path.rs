@@ -80,6 +80,12 @@ pub mod layout {
 
     /// The token of the CPU whose view the kernel holds.
     pub const KERNEL_CORE_TOKEN: usize = offset_of!(Kernel, core_token);
+    /// CPU 0's run queue's bitmap of priorities with a ready thread (four
+    /// words, bit p of word p / 64); a thread's own word is its
+    /// `run_queue_word` bytes further.
+    pub const KERNEL_RUN_QUEUE_NONEMPTY: usize = offset_of!(Kernel, run_queues)
+        + offset_of!(crate::kernel::cores::CoreQueue, ready)
+        + crate::scheduler::RunQueue::NONEMPTY_OFFSET;
     /// The current thread; the thread that last ran follows it (one pair
     /// store writes both).
     pub const KERNEL_CURRENT: usize = offset_of!(Kernel, current);
@@ -116,6 +122,16 @@ pub mod layout {
     pub const STATE_BLOCKED_ON_REPLY: u8 = state_tag::BLOCKED_ON_REPLY;
     /// `fast_key` (a `u16`).
     pub const THREAD_FAST_KEY: usize = Thread::FAST_KEY_OFFSET;
+    /// `run_queue_word` (a `u32`): the offset from CPU 0's bitmap of the
+    /// word with the thread's priority's bit in its CPU's.
+    pub const THREAD_RUN_QUEUE_WORD: usize = Thread::RUN_QUEUE_WORD_OFFSET;
+    const _: () =
+        assert!(crate::scheduler::CORE_QUEUE_BYTES == size_of::<crate::kernel::cores::CoreQueue>());
+    /// `priority` (a byte).
+    pub const THREAD_PRIORITY: usize = Thread::PRIORITY_OFFSET;
+    /// The thread's count of yields (`test-calls` images only; 0
+    /// elsewhere, where the assembly does not count).
+    pub const THREAD_YIELDS: usize = Thread::YIELDS_OFFSET;
     /// The thread queued before it, and after it (one 8-byte word).
     pub const THREAD_QUEUE_PREVIOUS: usize =
         Thread::QUEUE_LINKS_OFFSET + QueueLinks::PREVIOUS_OFFSET;

@@ -22,6 +22,17 @@ pub mod state_tag {
 impl Thread {
     /// `state`: its tag byte (`state_tag`).
     pub const STATE_OFFSET: usize = core::mem::offset_of!(Thread, state);
+    /// `priority`, a byte.
+    pub const PRIORITY_OFFSET: usize = core::mem::offset_of!(Thread, priority);
+    /// The statistics' count of yields (images with `test-calls`, which
+    /// keep statistics; 0 without).
+    #[cfg(feature = "test-calls")]
+    pub const YIELDS_OFFSET: usize = core::mem::offset_of!(Thread, stats.counts.yields);
+    /// (No statistics in this image.)
+    #[cfg(not(feature = "test-calls"))]
+    pub const YIELDS_OFFSET: usize = 0;
+    /// `run_queue_word`, a `u32`.
+    pub const RUN_QUEUE_WORD_OFFSET: usize = core::mem::offset_of!(Thread, run_queue_word);
     /// `fast_key`, a `u16`.
     pub const FAST_KEY_OFFSET: usize = core::mem::offset_of!(Thread, fast_key);
     /// `queue_links`.

@@ -16,6 +16,7 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
     for (name, syscall) in [
         ("SYSCALL_CALL", Syscall::Call),
         ("SYSCALL_REPLY_RECV", Syscall::ReplyRecv),
+        ("SYSCALL_YIELD", Syscall::Yield),
     ] {
         assert!(vectors.contains(&format!(".equ {name}, {{{name}}} ")));
         assert!(operands.contains(&format!(
@@ -35,6 +36,11 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
             "{entry}:\n    fits_in_registers_or_slow\n    save_and_lock\n"
         )));
     }
+    // Yield goes to its own path, after the two IPC numbers.
+    let test = "cmp     x8, #SYSCALL_YIELD\n    b.eq    portcullis_yield_fast\n";
+    assert!(vectors.contains(test));
+    assert_eq!(vectors.matches("b.eq    portcullis_yield_fast").count(), 1);
+    assert!(include_str!("../../yield_fast_path.s").contains("portcullis_yield_fast:\n"));
 }
 
 /// The assembly's one compare of the two keys (`partner_may_run`: the

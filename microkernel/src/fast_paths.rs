@@ -1,7 +1,9 @@
-//! Assembles the IPC fast path (`ipc_fast_path.s`) with the offsets and
-//! values `microkernel::kernel::fast_path::layout` computes, and checks at
-//! build time the two layouts the language leaves to the compiler that
-//! the assembly relies on.
+//! Assembles the fast paths that leave the vector for assembly of their
+//! own, the IPC fast path (`ipc_fast_path.s`) and the yield that switches
+//! nothing (`yield_fast_path.s`), with the offsets and values
+//! `microkernel::kernel::fast_path::layout` computes, and checks at build
+//! time the two layouts the language leaves to the compiler that the
+//! assembly relies on.
 
 use crate::STATE;
 use arch::cpu::kernel_cell::KernelCell;
@@ -66,6 +68,25 @@ const _: () = {
 };
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
+
+/// 1 when the image counts each thread's yields (`test-calls`: the
+/// thread statistics), so the yield fast path counts its own too.
+#[cfg(feature = "test-calls")]
+const COUNT_YIELDS: u8 = 1;
+#[cfg(not(feature = "test-calls"))]
+const COUNT_YIELDS: u8 = 0;
+
+core::arch::global_asm!(
+    include_str!("yield_fast_path.s"),
+    STATE = sym STATE,
+    KERNEL = const KERNEL,
+    K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
+    K_RUN_QUEUE_NONEMPTY = const l::KERNEL_RUN_QUEUE_NONEMPTY,
+    T_RUN_QUEUE_WORD = const l::THREAD_RUN_QUEUE_WORD,
+    T_PRIORITY = const l::THREAD_PRIORITY,
+    T_YIELDS = const l::THREAD_YIELDS,
+    COUNT_YIELDS = const COUNT_YIELDS,
+);
 
 core::arch::global_asm!(
     include_str!("ipc_fast_path.s"),
