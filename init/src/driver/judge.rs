@@ -66,7 +66,9 @@ pub fn evaluate(expect: Expect, ended: &[Ended]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn check_end(expect: Expect, end: ThreadEnd) -> Result<(), Failure> {
+/// Whether one thread's end is one `expect` allows (the case fails if not,
+/// whatever the other threads do).
+pub fn check_end(expect: Expect, end: ThreadEnd) -> Result<(), Failure> {
     match expect {
         Expect::AnyEnd => Ok(()),
         Expect::ExitZeroOrKilled => match end {

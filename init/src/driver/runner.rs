@@ -45,8 +45,8 @@ const SPREAD_CASE_DEADLINE: Duration = Duration::from_secs(120);
 /// invariants are what is judged.
 const ANY_END_DEADLINE: Duration = Duration::from_secs(5);
 const ANY_END_POLL: Duration = Duration::from_millis(20);
-/// How a thread the driver stopped at the deadline of an `AnyEnd` case is
-/// recorded: the kernel's status for a stuck thread, which `Exit` refuses,
+/// How a thread the driver stopped is recorded (at the deadline of an
+/// `AnyEnd` case, or once a sibling's end failed the case): the kernel's status for a stuck thread, which `Exit` refuses,
 /// so no thread can end with it itself.
 const STOPPED_BY_DRIVER: i64 = -2;
 /// The badge of a case thread's fault endpoint capability: its index.
@@ -412,6 +412,9 @@ impl Driver {
                 None => ipc::recv(self.ends).map_err(|_| "the driver's receive failed")?,
             };
             self.take_message(received.message, received.badge, tasks, &mut ends)?;
+            if failed(case, &ends) {
+                return Ok(self.stopped_at_deadline(tasks, &ends));
+            }
         }
         // Those whose end goes to a handler of the case: once it is done
         // (every thread the driver supervises has ended), their fault and
@@ -435,6 +438,9 @@ impl Driver {
             };
             let badge = THREAD_BADGE + index as u64;
             self.take_message(received.message, badge, tasks, &mut ends)?;
+            if failed(case, &ends) {
+                return Ok(self.stopped_at_deadline(tasks, &ends));
+            }
         }
         let mut ended = heapless::Vec::new();
         for end in ends.iter().take(tasks.len()) {
@@ -444,8 +450,10 @@ impl Driver {
         Ok(ended)
     }
 
-    /// The ends of an `AnyEnd` case at its deadline: a thread that has not
-    /// ended is recorded as stopped by the driver (with its counters).
+    /// The ends of an `AnyEnd` case at its deadline, or of a case one of
+    /// whose threads has already failed (`failed`): a thread that has not
+    /// ended is recorded as stopped by the driver (with its counters), and
+    /// the case's clean-up ends it.
     fn stopped_at_deadline(
         &self,
         tasks: &heapless::Vec<Task, MAX_CASE_THREADS>,
@@ -536,4 +544,16 @@ impl Driver {
             .slots
             .free_range(objects.memory.0..objects.first + objects.count);
     }
+}
+
+/// Has a thread of `case` already ended as its expectation forbids? Then
+/// the case has failed, whatever the others do, and the driver stops
+/// waiting for them: a failed check often leaves a sibling waiting for
+/// something that will never come (a timer the failed case held, an
+/// answer its checker will not give), and waiting for it wedged the suite
+/// until its overall timeout.
+fn failed(case: &Case, ends: &[Option<Ended>; MAX_CASE_THREADS]) -> bool {
+    ends.iter()
+        .flatten()
+        .any(|ended| super::judge::check_end(case.expect, ended.end).is_err())
 }
