@@ -337,7 +337,7 @@ impl Kernel {
                 mode,
                 badge,
             } => self
-                .set_audit(current, tcb, frame, notification, mode, badge)
+                .set_audit(platform, current, tcb, frame, notification, mode, badge)
                 .into(),
             Call::FilterLoad {
                 filter,
@@ -360,7 +360,7 @@ impl Kernel {
                 server,
                 server_thread,
             } => self
-                .attach_filter(current, tcb, filter, server, server_thread)
+                .attach_filter(platform, current, tcb, filter, server, server_thread)
                 .into(),
             Call::FilterSetServer {
                 filter,

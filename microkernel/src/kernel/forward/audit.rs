@@ -82,8 +82,9 @@ impl Kernel {
     /// the ring's Frame in `x2` (whoever may read the records may stop
     /// them), else `Denied`; off on a thread not audited is `Ok`.
     #[inline(never)]
-    pub(in crate::kernel) fn set_audit(
+    pub(in crate::kernel) fn set_audit<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
         tcb: u64,
         frame: u64,
@@ -140,6 +141,11 @@ impl Kernel {
                 })
             }
         };
+        // Another CPU running it stops first (as for every TCB
+        // operation): it must not go on with the work word and masks it
+        // read before the change (the vector reads them without the
+        // kernel lock).
+        self.stop_elsewhere(platform, target);
         self.attach_audit(target, sink);
         Ok(())
     }

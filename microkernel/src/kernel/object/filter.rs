@@ -87,8 +87,9 @@ impl Kernel {
     /// server thread that cannot serve (ended), or the target thread
     /// itself as its server (it would wait for its own answer).
     #[inline(never)]
-    pub(in crate::kernel) fn attach_filter(
+    pub(in crate::kernel) fn attach_filter<P: Platform>(
         &mut self,
+        platform: &mut P,
         current: ThreadId,
         tcb: u64,
         filter: u64,
@@ -119,6 +120,11 @@ impl Kernel {
             }
             _ => {}
         }
+        // Another CPU running it stops first (as for every TCB
+        // operation): it must not go on with the work word and masks it
+        // read before the change (the vector reads them without the
+        // kernel lock, and the fast paths act on what it read).
+        self.stop_elsewhere(platform, target);
         self.push_filter(
             target,
             AttachedFilter {

@@ -192,7 +192,14 @@ impl Scene {
 
     fn filtered(mut self) -> Scene {
         self.kernel
-            .attach_filter(self.thread, TCB, FILTER, Some(SERVER), SERVER_TCB)
+            .attach_filter(
+                &mut self.machine,
+                self.thread,
+                TCB,
+                FILTER,
+                Some(SERVER),
+                SERVER_TCB,
+            )
             .unwrap();
         self
     }
@@ -200,7 +207,7 @@ impl Scene {
     fn audited(mut self) -> Scene {
         let mode = Some(AuditMode::Lossless);
         self.kernel
-            .set_audit(self.thread, TCB, RING, SIGNAL, mode, 7)
+            .set_audit(&mut self.machine, self.thread, TCB, RING, SIGNAL, mode, 7)
             .unwrap();
         self
     }
