@@ -12,6 +12,7 @@ use abi::ErrorCode;
 use entry::WorkFlags;
 
 use crate::kernel::entry_work::Entered;
+use crate::kernel::forward::audit::AuditSetting;
 
 /// What became of a thread whose syscall was dispatched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,7 +338,17 @@ impl Kernel {
                 mode,
                 badge,
             } => self
-                .set_audit(platform, current, tcb, frame, notification, mode, badge)
+                .set_audit(
+                    platform,
+                    current,
+                    tcb,
+                    AuditSetting {
+                        frame,
+                        notification,
+                        mode,
+                        badge,
+                    },
+                )
                 .into(),
             Call::FilterLoad {
                 filter,

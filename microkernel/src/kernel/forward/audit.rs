@@ -74,6 +74,16 @@ fn names_capability(number: u64) -> bool {
     )
 }
 
+/// What `TcbSetAudit` asks beside the TCB: the ring's Frame and the
+/// notification (capability pointers), the mode (`None`: off) and the
+/// badge its records carry.
+pub(in crate::kernel) struct AuditSetting {
+    pub frame: u64,
+    pub notification: u64,
+    pub mode: Option<AuditMode>,
+    pub badge: u64,
+}
+
 impl Kernel {
     /// `TcbSetAudit`: points the thread's audit at a ring and a
     /// notification, or turns it off. A thread that is audited stays so:
@@ -87,11 +97,14 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         tcb: u64,
-        frame: u64,
-        notification: u64,
-        mode: Option<AuditMode>,
-        badge: u64,
+        setting: AuditSetting,
     ) -> Result<(), ErrorCode> {
+        let AuditSetting {
+            frame,
+            notification,
+            mode,
+            badge,
+        } = setting;
         let tcb = self.thread_cap(current, tcb, CapType::Tcb, Rights::POLICY)?;
         let target = self
             .tcb_thread(tcb.object())

@@ -8,6 +8,7 @@
 //! console line, so the order of the two is seen too.
 
 use crate::cap::{CNodeId, ObjectId};
+use crate::kernel::forward::audit::AuditSetting;
 use crate::kernel::tests::test_kernel::kernel_with_untyped;
 use crate::kernel::{Interrupt, Kernel};
 use crate::platform::{MemoryMaintenance, PhysMemory, Platform};
@@ -207,7 +208,17 @@ impl Scene {
     fn audited(mut self) -> Scene {
         let mode = Some(AuditMode::Lossless);
         self.kernel
-            .set_audit(&mut self.machine, self.thread, TCB, RING, SIGNAL, mode, 7)
+            .set_audit(
+                &mut self.machine,
+                self.thread,
+                TCB,
+                AuditSetting {
+                    frame: RING,
+                    notification: SIGNAL,
+                    mode,
+                    badge: 7,
+                },
+            )
             .unwrap();
         self
     }
