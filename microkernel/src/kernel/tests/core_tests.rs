@@ -239,3 +239,90 @@ fn the_invariant_check_catches_a_thread_on_two_cpus_and_a_stale_key() {
         Err("a thread's fast-path key does not match its priority and affinity")
     );
 }
+
+/// Attaching a filter to a thread, or turning its audit on, changes its
+/// work word and the masks the vector reads without the kernel lock: a
+/// target another CPU runs is stalled and taken off it first (its SVC runs
+/// again under the new work), as for every TCB operation. (Without the
+/// stop, the thread went on with what its CPU had read before the change:
+/// a `Call` with no filter check after the attach returned.)
+#[test]
+fn attaching_a_filter_or_an_audit_stops_a_target_another_cpu_runs() {
+    use crate::kernel::forward::audit::AuditSetting;
+    use abi::audit::AuditMode;
+    use abi::policy::{encode, Action, FilterDescription, MAX_DESCRIPTION_BYTES};
+    use arch::object_memory::kind;
+    use entry::WorkFlags;
+    // Slots of the CNode: 0 the Untyped, then the attacher's and the
+    // target's TCBs, a Filter, a Frame (the ring) and a Notification.
+    const TCBS: u64 = 1;
+    const TARGET_TCB: u64 = 2;
+    const FILTER: u64 = 3;
+    const RING: u64 = 4;
+    const SIGNAL: u64 = 5;
+    for audit in [false, true] {
+        let (mut kernel, cnode, _) = kernel_with_untyped(256 * 1024);
+        for cpu in 1..4 {
+            enter(&mut kernel, cpu);
+            kernel.core_online(cpu);
+        }
+        enter(&mut kernel, 0);
+        let untyped = kernel.objects.slot(cnode, 0).unwrap();
+        let tcbs = kernel
+            .objects
+            .retype(untyped, CapType::Tcb, 0, cnode, TCBS, 2)
+            .unwrap();
+        for (slot, object) in [
+            (FILTER, CapType::Filter),
+            (RING, CapType::Frame),
+            (SIGNAL, CapType::Notification),
+        ] {
+            kernel
+                .objects
+                .retype(untyped, object, 0, cnode, slot, 1)
+                .unwrap();
+        }
+        let filter_slot = kernel.objects.slot(cnode, FILTER).unwrap();
+        let filter = kernel.objects.lookup(filter_slot).unwrap().object();
+        let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
+        let bytes = encode(&FilterDescription::new(Action::Allow), &mut buffer).unwrap();
+        let body = kernel.objects.get_mut::<kind::Filter>(filter).unwrap();
+        body.filter.load(bytes).unwrap();
+        let (attacher, target) = (ThreadId::of(tcbs[0]), ThreadId::of(tcbs[1]));
+        // The target runs on CPU 1 and has just trapped with an SVC that
+        // CPU has yet to handle; the attacher runs on CPU 0.
+        running_on_cpu_1(&mut kernel, target, 0x40_1004);
+        kernel.set_cspace(attacher, cnode).unwrap();
+        kernel.objects[attacher].make_ready();
+        kernel.objects[attacher].run();
+        kernel.current = Some(attacher);
+        let mut cores = Cores {
+            syndrome: Some(0x15 << 26),
+            ..Cores::default()
+        };
+        let (done, work) = if audit {
+            let setting = AuditSetting {
+                frame: RING,
+                notification: SIGNAL,
+                mode: Some(AuditMode::Lossy),
+                badge: 7,
+            };
+            let done = kernel.set_audit(&mut cores, attacher, TARGET_TCB, setting);
+            (done, WorkFlags::AUDIT)
+        } else {
+            let done = kernel.attach_filter(&mut cores, attacher, TARGET_TCB, FILTER, None, 0);
+            (done, WorkFlags::POLICY)
+        };
+        assert_eq!(done, Ok(()), "audit {audit}");
+        assert_eq!(cores.stalls, [(1, false)], "CPU 1 stalled (audit {audit})");
+        assert_eq!(kernel.current_on(1), None);
+        assert_eq!(kernel.objects[target].state(), ThreadState::Ready);
+        assert_eq!(
+            kernel.objects[target].context.pc(),
+            0x40_1000,
+            "back to its svc, to run under the new work"
+        );
+        assert!(kernel.objects[target].work.contains(work));
+        assert_eq!(kernel.check_cores(), Ok(()));
+    }
+}
