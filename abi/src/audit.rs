@@ -224,10 +224,7 @@ impl AuditRecord {
     /// writes: the tests compare them).
     #[inline(always)]
     pub fn words(&self) -> [u64; RECORD_WORDS] {
-        let (kind, code) = self.verdict.wire();
-        let flags = u8::from(self.result.is_some())
-            | if self.forwarded { FORWARDED } else { 0 }
-            | kind << VERDICT_SHIFT;
+        let (flags, code) = self.flags_and_code();
         let a = self.args;
         [
             self.sequence,
@@ -250,6 +247,16 @@ impl AuditRecord {
                 | u64::from(self.object_type) << 48
                 | u64::from(flags) << 56,
         ]
+    }
+
+    /// The flags byte (result, forwarded, verdict) and a refusal's code.
+    #[inline(always)]
+    fn flags_and_code(&self) -> (u8, u16) {
+        let (kind, code) = self.verdict.wire();
+        let flags = u8::from(self.result.is_some())
+            | if self.forwarded { FORWARDED } else { 0 }
+            | kind << VERDICT_SHIFT;
+        (flags, code)
     }
 
     /// The record's [`RECORD_BYTES`] bytes.
@@ -299,7 +306,7 @@ impl AuditRecord {
     /// The wire form, for the tests' comparison with postcard's bytes.
     #[cfg(test)]
     fn wire(&self) -> WireRecord {
-        let (kind, code) = self.verdict.wire();
+        let (flags, code) = self.flags_and_code();
         WireRecord {
             sequence: self.sequence,
             time: self.time,
@@ -312,9 +319,7 @@ impl AuditRecord {
             thread: self.thread,
             refused_code: code,
             object_type: self.object_type,
-            flags: u8::from(self.result.is_some())
-                | if self.forwarded { FORWARDED } else { 0 }
-                | kind << VERDICT_SHIFT,
+            flags,
         }
     }
 }
