@@ -87,6 +87,13 @@ impl Platform for Cores {
 /// A kernel with four CPUs online and `n` new threads (inactive, in the
 /// CNode's slots 1..).
 fn four_cores(n: u64) -> (Box<Kernel>, Vec<ThreadId>) {
+    let (kernel, _, threads) = four_cores_in_cnode(n);
+    (kernel, threads)
+}
+
+/// `four_cores`, with the CNode holding the Untyped (slot 0) and the
+/// threads' TCBs (slots 1..=n).
+fn four_cores_in_cnode(n: u64) -> (Box<Kernel>, crate::cap::CNodeId, Vec<ThreadId>) {
     let (mut kernel, cnode, _) = kernel_with_untyped(256 * 1024);
     for cpu in 1..4 {
         enter(&mut kernel, cpu);
@@ -99,7 +106,7 @@ fn four_cores(n: u64) -> (Box<Kernel>, Vec<ThreadId>) {
         .retype(untyped, CapType::Tcb, 0, cnode, 1, n)
         .unwrap();
     let threads = tcbs.iter().map(|&tcb| ThreadId::of(tcb)).collect();
-    (kernel, threads)
+    (kernel, cnode, threads)
 }
 
 /// `thread`, given affinity with CPU 1, runs there at `pc`; the kernel is
@@ -255,23 +262,13 @@ fn attaching_a_filter_or_an_audit_stops_a_target_another_cpu_runs() {
     use entry::WorkFlags;
     // Slots of the CNode: 0 the Untyped, then the attacher's and the
     // target's TCBs, a Filter, a Frame (the ring) and a Notification.
-    const TCBS: u64 = 1;
     const TARGET_TCB: u64 = 2;
     const FILTER: u64 = 3;
     const RING: u64 = 4;
     const SIGNAL: u64 = 5;
     for audit in [false, true] {
-        let (mut kernel, cnode, _) = kernel_with_untyped(256 * 1024);
-        for cpu in 1..4 {
-            enter(&mut kernel, cpu);
-            kernel.core_online(cpu);
-        }
-        enter(&mut kernel, 0);
+        let (mut kernel, cnode, threads) = four_cores_in_cnode(2);
         let untyped = kernel.objects.slot(cnode, 0).unwrap();
-        let tcbs = kernel
-            .objects
-            .retype(untyped, CapType::Tcb, 0, cnode, TCBS, 2)
-            .unwrap();
         for (slot, object) in [
             (FILTER, CapType::Filter),
             (RING, CapType::Frame),
@@ -288,7 +285,7 @@ fn attaching_a_filter_or_an_audit_stops_a_target_another_cpu_runs() {
         let bytes = encode(&FilterDescription::new(Action::Allow), &mut buffer).unwrap();
         let body = kernel.objects.get_mut::<kind::Filter>(filter).unwrap();
         body.filter.load(bytes).unwrap();
-        let (attacher, target) = (ThreadId::of(tcbs[0]), ThreadId::of(tcbs[1]));
+        let (attacher, target) = (threads[0], threads[1]);
         // The target runs on CPU 1 and has just trapped with an SVC that
         // CPU has yet to handle; the attacher runs on CPU 0.
         running_on_cpu_1(&mut kernel, target, 0x40_1004);
