@@ -14,7 +14,10 @@ pub use crate::ids::Priority;
 /// Only this module reads or writes them (the fields are private): a
 /// thread (`Thread`, in the thread module) keeps them and hands them over
 /// through [`RunQueued`], and the rest of the kernel can only pass them
-/// on as [`RunQueue::append`] returned them.
+/// on as [`RunQueue::append`] returned them. (The yield fast path's
+/// assembly reads and writes them too, at the offsets below: `repr(C)`,
+/// and aligned so that one 8-byte store writes both.)
+#[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunLinks {
     previous: Option<ThreadId>,
@@ -22,6 +25,11 @@ pub struct RunLinks {
 }
 
 impl RunLinks {
+    /// Where `previous` lies (an optional thread id, 0 for none).
+    pub const PREVIOUS_OFFSET: usize = core::mem::offset_of!(RunLinks, previous);
+    /// Where `next` lies.
+    pub const NEXT_OFFSET: usize = core::mem::offset_of!(RunLinks, next);
+
     /// In no run queue.
     pub const UNLINKED: RunLinks = RunLinks {
         previous: None,
@@ -68,6 +76,11 @@ impl RunQueue {
     /// Where the bitmap of non-empty priorities lies (for the yield fast
     /// path's assembly, which tests its thread's priority's bit).
     pub const NONEMPTY_OFFSET: usize = core::mem::offset_of!(RunQueue, nonempty);
+    /// Where the first thread of each priority lies (optional thread ids,
+    /// by priority), for the yield fast path's assembly.
+    pub const HEADS_OFFSET: usize = core::mem::offset_of!(RunQueue, heads);
+    /// Where the last thread of each priority lies.
+    pub const TAILS_OFFSET: usize = core::mem::offset_of!(RunQueue, tails);
 
     /// An empty run queue.
     pub const fn new() -> Self {

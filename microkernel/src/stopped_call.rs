@@ -227,3 +227,75 @@ pub enum EntryOutcome {
 
 #[cfg(test)]
 mod tests;
+
+/// A thread's stopped syscall, if it has one: an `Option<StoppedCall>`
+/// whose layout the language fixes (`repr(u8)`: the tag is the first
+/// byte, 0 for none), so that the yield fast path's assembly can tell
+/// with one load whether the thread it would switch to has a call to go
+/// on with first (`Thread::CALL_OFFSET`). Its methods are `Option`'s.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallSlot {
+    /// No stopped syscall.
+    #[default]
+    Empty = 0,
+    /// This one.
+    Stopped(StoppedCall) = 1,
+}
+
+impl CallSlot {
+    /// The call, if any.
+    #[inline(always)]
+    pub fn as_ref(&self) -> Option<&StoppedCall> {
+        match self {
+            CallSlot::Empty => None,
+            CallSlot::Stopped(call) => Some(call),
+        }
+    }
+
+    /// The call, if any, to change.
+    #[inline(always)]
+    pub fn as_mut(&mut self) -> Option<&mut StoppedCall> {
+        match self {
+            CallSlot::Empty => None,
+            CallSlot::Stopped(call) => Some(call),
+        }
+    }
+
+    /// A copy of the call, if any.
+    #[inline(always)]
+    pub fn get(&self) -> Option<StoppedCall> {
+        self.as_ref().copied()
+    }
+
+    /// Is there a call?
+    #[inline(always)]
+    pub fn is_some(&self) -> bool {
+        matches!(self, CallSlot::Stopped(_))
+    }
+
+    /// Takes the call out, leaving none.
+    #[inline(always)]
+    pub fn take(&mut self) -> Option<StoppedCall> {
+        match core::mem::take(self) {
+            CallSlot::Empty => None,
+            CallSlot::Stopped(call) => Some(call),
+        }
+    }
+
+    /// Keeps `call` (replacing any) and returns it, to change in place.
+    #[inline(always)]
+    pub fn insert(&mut self, call: StoppedCall) -> &mut StoppedCall {
+        *self = CallSlot::Stopped(call);
+        match self {
+            CallSlot::Stopped(call) => call,
+            CallSlot::Empty => unreachable!("just stored"),
+        }
+    }
+
+    /// Drops the call, if any.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        *self = CallSlot::Empty;
+    }
+}

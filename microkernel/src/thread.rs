@@ -8,7 +8,7 @@ use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
 use crate::judged_memory::JudgedMemory;
 use crate::member_links::MemberLinks;
 use crate::scheduler::{RunLinks, RunQueued};
-use crate::stopped_call::StoppedCall;
+use crate::stopped_call::{CallSlot, StoppedCall};
 use arch::context::{FpState, UserContext};
 use entry::WorkFlags;
 
@@ -60,7 +60,7 @@ pub enum ThreadState {
     /// The slot is unused.
     Free = 0,
     /// Waiting in the run queue.
-    Ready = 1,
+    Ready = state_tag::READY,
     /// On the CPU (or about to return to it).
     Running = state_tag::RUNNING,
     /// Ended through the exit syscall with this status.
@@ -310,7 +310,7 @@ pub struct Thread {
     kernel_message: Option<KernelMessage>,
     /// The syscall it stopped in (see `stopped_call`): waiting for an
     /// answer, or answered and about to go on.
-    pub(crate) call: Option<StoppedCall>,
+    pub(crate) call: CallSlot,
     /// Where its audit records go (`None`: not audited).
     pub(crate) audit: Option<AuditSink>,
     /// Records it lost (lossy mode) since its last written one.
@@ -610,7 +610,7 @@ impl Thread {
         cspace_slots: NO_CSPACE_SLOTS,
         fault_endpoint: None,
         kernel_message: None,
-        call: None,
+        call: CallSlot::Empty,
         audit: None,
         audit_dropped: 0,
         audit_pending: None,

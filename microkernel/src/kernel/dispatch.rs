@@ -5,7 +5,9 @@ use crate::cap::{Capability, SlotId};
 use crate::ipc::{self, Next};
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
-use crate::stopped_call::{CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall};
+use crate::stopped_call::{
+    CallSlot, CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall,
+};
 use crate::syscall::{self, Call, SyscallResult};
 use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::ErrorCode;
@@ -189,7 +191,7 @@ impl Kernel {
         let capability = Some(self.judged_capability(current));
         let thread = &mut self.objects[current];
         let regs = thread.context.syscall_registers();
-        thread.call = Some(StoppedCall {
+        thread.call = CallSlot::Stopped(StoppedCall {
             esr,
             capability,
             waived: entered.waived,
@@ -238,7 +240,7 @@ impl Kernel {
         thread.context.set_syscall_registers(&call.regs);
         let esr = call.esr;
         let resumed = call.resumed();
-        thread.call = None;
+        thread.call.clear();
         self.syscall_with_work(platform, current, esr, Some(&resumed));
     }
 

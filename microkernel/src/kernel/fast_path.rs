@@ -86,6 +86,20 @@ pub mod layout {
     pub const KERNEL_RUN_QUEUE_NONEMPTY: usize = offset_of!(Kernel, run_queues)
         + offset_of!(crate::kernel::cores::CoreQueue, ready)
         + crate::scheduler::RunQueue::NONEMPTY_OFFSET;
+    /// CPU 0's run queue's first thread of each priority (optional
+    /// thread ids, by priority); CPU n's lie `n × CORE_QUEUE_BYTES`
+    /// further, which is its threads' `run_queue_word` with the low 12
+    /// bits cleared.
+    pub const KERNEL_RUN_QUEUE_HEADS: usize = KERNEL_RUN_QUEUE_NONEMPTY
+        - crate::scheduler::RunQueue::NONEMPTY_OFFSET
+        + crate::scheduler::RunQueue::HEADS_OFFSET;
+    /// CPU 0's run queue's last thread of each priority.
+    pub const KERNEL_RUN_QUEUE_TAILS: usize = KERNEL_RUN_QUEUE_NONEMPTY
+        - crate::scheduler::RunQueue::NONEMPTY_OFFSET
+        + crate::scheduler::RunQueue::TAILS_OFFSET;
+    // `run_queue_word & !0xfff` is the CPU's queue's offset: the CPU's
+    // share of it, with the word's index in the bitmap (at most 24) below.
+    const _: () = assert!(crate::scheduler::CORE_QUEUE_BYTES == 4096);
     /// The current thread; the thread that last ran follows it (one pair
     /// store writes both).
     pub const KERNEL_CURRENT: usize = offset_of!(Kernel, current);
@@ -114,6 +128,8 @@ pub mod layout {
     pub const THREAD_STATE_ENDPOINT: usize = THREAD_STATE + 4;
     // The assembly writes tag and endpoint with one 8-byte store.
     const _: () = assert!(THREAD_STATE.is_multiple_of(8));
+    /// `ThreadState::Ready`'s tag.
+    pub const STATE_READY: u8 = state_tag::READY;
     /// `ThreadState::Running`'s tag.
     pub const STATE_RUNNING: u8 = state_tag::RUNNING;
     /// `ThreadState::BlockedOnReceive`'s tag.
@@ -140,6 +156,19 @@ pub mod layout {
     const _: () = assert!(
         THREAD_QUEUE_NEXT == THREAD_QUEUE_PREVIOUS + 4 && THREAD_QUEUE_PREVIOUS.is_multiple_of(8)
     );
+    /// The thread before it in its priority's run queue, then the one
+    /// after it (one 8-byte word).
+    pub const THREAD_RUN_PREVIOUS: usize =
+        Thread::RUN_LINKS_OFFSET + crate::scheduler::RunLinks::PREVIOUS_OFFSET;
+    /// The thread after it in its priority's run queue.
+    pub const THREAD_RUN_NEXT: usize =
+        Thread::RUN_LINKS_OFFSET + crate::scheduler::RunLinks::NEXT_OFFSET;
+    const _: () = assert!(
+        THREAD_RUN_NEXT == THREAD_RUN_PREVIOUS + 4 && THREAD_RUN_PREVIOUS.is_multiple_of(8)
+    );
+    /// `call`'s tag byte: 0 when the thread has no stopped syscall
+    /// (`CallSlot::Empty`).
+    pub const THREAD_CALL: usize = Thread::CALL_OFFSET;
     /// `reply_to` (0: none).
     pub const THREAD_REPLY_TO: usize = Thread::REPLY_TO_OFFSET;
     /// `reply_from` (0: none).

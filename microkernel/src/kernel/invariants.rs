@@ -80,7 +80,7 @@ impl Kernel {
             // come from, or has it and goes on when its thread runs: a
             // thread with one is never anywhere else (an ordinary IPC
             // wait, a suspension: those cancel it).
-            if let Some(call) = &thread.call {
+            if let Some(call) = thread.call.as_ref() {
                 let waiting_for_answer = match thread.state() {
                     ThreadState::BlockedOnSend {
                         kernel_message: true,

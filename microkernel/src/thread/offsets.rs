@@ -8,6 +8,8 @@ use super::Thread;
 /// state's first byte and each variant's fields after it as in a
 /// `repr(C)` struct (so `BlockedOnReceive`'s endpoint is at offset 4).
 pub mod state_tag {
+    /// [`super::super::ThreadState::Ready`].
+    pub const READY: u8 = 1;
     /// [`super::super::ThreadState::Running`].
     pub const RUNNING: u8 = 2;
     /// [`super::super::ThreadState::BlockedOnReceive`].
@@ -35,6 +37,10 @@ impl Thread {
     pub const RUN_QUEUE_WORD_OFFSET: usize = core::mem::offset_of!(Thread, run_queue_word);
     /// `fast_key`, a `u16`.
     pub const FAST_KEY_OFFSET: usize = core::mem::offset_of!(Thread, fast_key);
+    /// `run_links`.
+    pub const RUN_LINKS_OFFSET: usize = core::mem::offset_of!(Thread, run_links);
+    /// `call`: its tag byte (`CallSlot`, `repr(u8)`: 0 for none).
+    pub const CALL_OFFSET: usize = core::mem::offset_of!(Thread, call);
     /// `queue_links`.
     pub const QUEUE_LINKS_OFFSET: usize = core::mem::offset_of!(Thread, queue_links);
     /// `reply_to`, an optional thread id (0: none).

@@ -12,7 +12,7 @@ use crate::kernel::forward::audit::AuditSetting;
 use crate::kernel::tests::test_kernel::kernel_with_untyped;
 use crate::kernel::{Interrupt, Kernel};
 use crate::platform::{MemoryMaintenance, PhysMemory, Platform};
-use crate::stopped_call::{CallStop, PolicyAnswer, StopAnswer};
+use crate::stopped_call::{CallSlot, CallStop, PolicyAnswer, StopAnswer};
 use crate::thread::{ThreadId, ThreadState, TraceProgress};
 use abi::audit::{AuditMode, AuditRecord, AuditVerdict, SLOTS_OFFSET, SLOT_BYTES, WRITTEN_OFFSET};
 use abi::cap::CapType;
@@ -352,7 +352,7 @@ fn a_notify_filtered_audited_traced_syscall_goes_through_the_stages_in_order() {
     assert!(record.forwarded, "the server decided");
     assert_eq!(record.result, Some(ErrorCode::Ok.raw()));
     assert_eq!(record.args[2], 2);
-    assert_eq!(scene.thread().call, None, "the call ran");
+    assert_eq!(scene.thread().call, CallSlot::Empty, "the call ran");
     assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
     assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
     assert_eq!(scene.thread().trace.owed, 0);
@@ -404,7 +404,7 @@ fn an_errno_denied_audited_syscall_without_a_tracer_returns_at_once_with_its_rec
     assert_eq!(scene.records()[0].result, Some(u64::from(ERRNO)));
     assert_eq!(scene.kernel.current, Some(scene.thread));
     assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
-    assert_eq!(scene.thread().call, None);
+    assert_eq!(scene.thread().call, CallSlot::Empty);
 }
 
 #[test]
@@ -436,7 +436,7 @@ fn a_trapped_audited_traced_syscall_runs_its_exit_stages_before_its_report() {
     assert!(scene.thread().fault_report().is_some());
     assert_eq!(scene.trace_stop(), None);
     assert_eq!(scene.thread().trace.owed, TraceProgress::OWE_EXIT);
-    assert_eq!(scene.thread().call, None, "it never runs");
+    assert_eq!(scene.thread().call, CallSlot::Empty, "it never runs");
 }
 
 #[test]
@@ -473,6 +473,6 @@ fn a_lossless_audited_syscall_waits_for_room_at_its_audit_entry_after_its_verdic
         [Seen::Record(abi::audit::RING_SLOTS + 1)]
     );
     assert_eq!(scene.kernel.current, Some(scene.thread));
-    assert_eq!(scene.thread().call, None);
+    assert_eq!(scene.thread().call, CallSlot::Empty);
     assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
 }

@@ -142,7 +142,7 @@ impl Kernel {
         platform: &mut P,
         target: ThreadId,
     ) -> bool {
-        let Some(call) = self.objects[target].call else {
+        let Some(call) = self.objects[target].call.get() else {
             return false;
         };
         if matches!(
@@ -156,7 +156,7 @@ impl Kernel {
             self.cancel_wait(target);
         }
         let thread = &mut self.objects[target];
-        thread.call = None;
+        thread.call.clear();
         thread.judged.forget();
         // Its question goes with it (a fault report, which no stopped
         // call has, or a stop after the call stays).

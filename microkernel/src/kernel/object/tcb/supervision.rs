@@ -128,7 +128,7 @@ impl Kernel {
         let thread = &mut self.objects[id];
         thread.end_with(ThreadState::Ended);
         thread.end = Some(end);
-        thread.call = None;
+        thread.call.clear();
         thread.take_kernel_message();
         thread.trace = crate::thread::TraceProgress::NONE;
         thread.audit_pending = None;
