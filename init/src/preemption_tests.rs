@@ -71,6 +71,66 @@ pub fn retyper() -> i32 {
     0
 }
 
+/// The notification the yield retyper signals when it is done, and the
+/// one the yielder signals after each yield.
+const DONE: Cptr = Cptr(3);
+const YIELDED: Cptr = Cptr(4);
+/// Most rounds of `retype_spaces` the yield retyper makes (16 MiB zeroed
+/// each) before it gives up on seeing the yielder run during two.
+const MOST_ROUNDS: u32 = 200;
+
+/// `retype_spaces` with no entry work (no tracer, filter or audit), in
+/// rounds, while `retype_yielder` of its priority yields: a tick during
+/// the zeroing stops the call at a preemption point and the round robin
+/// queues the thread with its call kept; the yielder's next yield
+/// switches back to it. A yield that returned it to EL0 as it is (the
+/// yield fast path, `yield_fast_path.s`, refuses a thread with a stopped
+/// call) would leave the call unfinished: `x0` still the Untyped's slot
+/// as its result, nothing or part made. Each round checks that all were
+/// made and revokes them; it goes on until the yielder has run during
+/// two rounds (the zeroing is most of a round).
+pub fn yield_retyper() -> i32 {
+    let mut rounds_with_yields = 0;
+    for _ in 0..MOST_ROUNDS {
+        expect!(1, retype_spaces(), Ok(()));
+        expect!(
+            2,
+            retype(UNTYPED, CapType::VSpace, TABLES, TARGET + COUNT - 1, 1),
+            Err(ErrorCode::SlotOccupied)
+        );
+        expect!(3, cnode::revoke(CNODE_SLOT, UNTYPED), Ok(()));
+        match ipc::poll(YIELDED) {
+            Ok(0) => {}
+            Ok(_) => rounds_with_yields += 1,
+            Err(_) => return 4,
+        }
+        if rounds_with_yields == 2 {
+            break;
+        }
+    }
+    expect!(5, rounds_with_yields, 2);
+    expect!(6, ipc::signal(DONE), Ok(()));
+    0
+}
+
+/// Yields until the retyper is done, saying so after each yield. It runs
+/// only while the retyper is preempted (or before it starts).
+pub fn retype_yielder() -> i32 {
+    loop {
+        match ipc::poll(DONE) {
+            Ok(0) => {}
+            Ok(_) => return 0,
+            Err(_) => return 1,
+        }
+        if sdk::syscall::yield_now().is_err() {
+            return 2;
+        }
+        if ipc::signal(YIELDED).is_err() {
+            return 3;
+        }
+    }
+}
+
 /// The preemptor's slots.
 const HANDLER: u64 = 2;
 const TIMER: Cptr = Cptr(3);

@@ -496,6 +496,15 @@ pub enum BootProgram {
     /// per-CPU add against an atomic and a lock, and syscalls with an
     /// area registered.
     BenchRseq = 149,
+    /// Retypes 62 VSpaces of 65 pages (16 MiB zeroed) from the Untyped in
+    /// slot 2, with no entry work, while `RetypeYielder` (of its
+    /// priority) yields; checks all were made, then signals the
+    /// notification in slot 3 (`init/src/preemption_tests.rs`).
+    YieldRetyper = 150,
+    /// Yields until the notification in slot 3 is signalled; at least
+    /// twice before it, so that a yield found the retyper preempted in
+    /// its `Retype` and queued with its call kept.
+    RetypeYielder = 151,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -594,7 +603,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 150] = [
+    pub const ALL: [BootProgram; 152] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -745,6 +754,8 @@ impl BootProgram {
         BootProgram::RseqMain,
         BootProgram::RseqWorker,
         BootProgram::BenchRseq,
+        BootProgram::YieldRetyper,
+        BootProgram::RetypeYielder,
     ];
 
     /// A short name, used to name the thread.
@@ -900,6 +911,8 @@ impl BootProgram {
             BootProgram::RseqMain => "rseq-case",
             BootProgram::RseqWorker => "rseq-worker",
             BootProgram::BenchRseq => "bench-rseq",
+            BootProgram::YieldRetyper => "yield-retyper",
+            BootProgram::RetypeYielder => "retype-yielder",
         }
     }
 

@@ -1,6 +1,6 @@
 //! Assembles the fast paths that leave the vector for assembly of their
-//! own, the IPC fast path (`ipc_fast_path.s`) and the yield that switches
-//! nothing (`yield_fast_path.s`), with the offsets and values
+//! own, the IPC fast path (`ipc_fast_path.s`) and the yield fast path
+//! (`yield_fast_path.s`), with the offsets and values
 //! `microkernel::kernel::fast_path::layout` computes, and checks at build
 //! time the two layouts the language leaves to the compiler that the
 //! assembly relies on.
@@ -12,7 +12,8 @@ use arch::cpu::vector_constants as ctx;
 use core::mem::{offset_of, size_of, MaybeUninit};
 use microkernel::cap::ObjectId;
 use microkernel::kernel::fast_path::layout as l;
-use microkernel::thread::{state_tag, Thread, ThreadState};
+use microkernel::stopped_call::CallSlot;
+use microkernel::thread::{state_tag, Thread, ThreadId, ThreadState};
 
 /// Where the kernel lies from the locked state's lock word.
 const KERNEL: usize =
@@ -66,6 +67,23 @@ const _: () = {
     assert!(tag == state_tag::BLOCKED_ON_RECEIVE && endpoint == 0x1234_5678);
     assert!(l::THREAD_STATE_ENDPOINT == l::THREAD_STATE + 4);
 };
+// `ldr w, [thread, #T_CALL]; cbnz`: a thread's `call` tag byte is 0
+// exactly when it has no stopped syscall (`repr(u8)` fixes the tag's
+// place and values; this checks the one the assembly relies on).
+const fn call_tag(call: CallSlot) -> u8 {
+    // SAFETY: any bytes are valid `MaybeUninit`s, and the tag byte of a
+    // `repr(u8)` enum is always initialised.
+    let bytes: [MaybeUninit<u8>; size_of::<CallSlot>()] = unsafe { core::mem::transmute(call) };
+    // SAFETY: see above.
+    unsafe { bytes[0].assume_init() }
+}
+const _: () = assert!(call_tag(CallSlot::Empty) == 0);
+// An `Option<ThreadId>` (run-queue heads, tails and links, `current`) is
+// 4 bytes and 0 exactly for none.
+const _: () = assert!(size_of::<Option<ThreadId>>() == 4);
+// SAFETY: 4 bytes each way (checked above); every bit pattern is a `u32`.
+const _: () = assert!(unsafe { core::mem::transmute::<Option<ThreadId>, u32>(None) } == 0);
+
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
 
@@ -86,6 +104,29 @@ core::arch::global_asm!(
     T_PRIORITY = const l::THREAD_PRIORITY,
     T_YIELDS = const l::THREAD_YIELDS,
     COUNT_YIELDS = const COUNT_YIELDS,
+    K_RUN_QUEUE_HEADS = const l::KERNEL_RUN_QUEUE_HEADS,
+    K_RUN_QUEUE_TAILS = const l::KERNEL_RUN_QUEUE_TAILS,
+    K_CURRENT = const l::KERNEL_CURRENT,
+    K_FP_OWNER = const l::KERNEL_FP_OWNER,
+    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
+    K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
+    K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
+    GRANULE_SHIFT = const l::GRANULE_SHIFT,
+    TCB_BODY = const l::TCB_BODY,
+    T_STATE = const l::THREAD_STATE,
+    T_WORK = const arch::context::WORK_FLAGS_OFFSET,
+    T_CALL = const l::THREAD_CALL,
+    T_RUN_PREVIOUS = const l::THREAD_RUN_PREVIOUS,
+    T_RUN_NEXT = const l::THREAD_RUN_NEXT,
+    T_TTBR0 = const l::THREAD_TTBR0,
+    WORK_NOT_POLICY = const l::WORK_NOT_POLICY,
+    STATE_READY = const l::STATE_READY,
+    STATE_RUNNING = const l::STATE_RUNNING,
+    CPACR_FPEN_TRAP_EL0 = const CPACR_FPEN_TRAP_EL0,
+    CPACR_FPEN_EL0_SHIFT = const CPACR_FPEN_EL0_SHIFT,
+    CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
+    CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
+    CTX_TPIDR = const ctx::CTX_TPIDR,
 );
 
 core::arch::global_asm!(

@@ -1,20 +1,28 @@
-// The yield that switches nothing: a `Yield` whose caller may skip entry
-// work (the vector tested the number, the work word and the no-entry-work
-// mask), when no other thread of its priority is ready on this CPU. The
-// round robin would pick it again, so it goes on at once with x0 = Ok, as
-// the generic path's `apply_result` leaves it (no more urgent thread is
-// ready either: it has no reschedule pending). Anything else takes the
-// generic entry with nothing changed.
+// The yield fast path: a `Yield` whose caller may skip entry work (the
+// vector tested the number, the work word and the no-entry-work mask),
+// in its two common cases. What the generic path's round robin does for
+// such a thread (`apply_result`, then `resume`), it does directly:
 //
-// The test is made twice: first without the kernel lock, so that a yield
-// that will switch (another thread of its priority is ready) pays only
-// that look before the generic entry; then, if none seemed ready, under
-// the lock (free at once, this CPU's view in place), where the answer
-// holds and the thread's yield count (test images) is written.
+// * No other thread of its priority is ready on this CPU: the round
+//   robin would pick it again, so it goes on at once with x0 = Ok (no
+//   more urgent thread is ready either: it has no reschedule pending).
+//   The test is made twice: first without the kernel lock, so that a
+//   yield that will switch pays only that look before its own path;
+//   then, if none seemed ready, under the lock (free at once, this CPU's
+//   view in place), where the answer holds and the thread's yield count
+//   (test images) is written.
+// * Another is (`yield_switch`): the caller goes to the back of its
+//   priority's queue and the first thread of that queue runs, if that
+//   thread has nothing to do before it returns to EL0 (no work but
+//   policy work, no stopped syscall) and an address space whose ASID is
+//   of the current generation, and no more urgent thread is ready here.
+//   The caller's registers are all saved (a yield keeps them all but
+//   x0), the next thread's all loaded.
 //
-// Entered with x9/x10 parked in their context slots (SP_EL1 points at the
-// thread's saved registers); x11 is parked here too, and put back before
-// either way out.
+// Anything else takes the generic entry with nothing changed. Entered
+// with x9/x10 parked in their context slots (SP_EL1 points at the
+// thread's saved registers); x11 is parked here too on the way that
+// switches nothing, and put back before either way out.
 
 // The values come from Rust (`fast_paths.rs`).
 .equ KERNEL,               {KERNEL}                // the Kernel in the locked state
@@ -24,6 +32,29 @@
 .equ T_PRIORITY,           {T_PRIORITY}
 .equ T_YIELDS,             {T_YIELDS}              // the statistics' count (test images)
 .equ COUNT_YIELDS,         {COUNT_YIELDS}
+.equ K_RUN_QUEUE_HEADS,    {K_RUN_QUEUE_HEADS}     // CPU 0's first thread by priority
+.equ K_RUN_QUEUE_TAILS,    {K_RUN_QUEUE_TAILS}     // and last
+.equ K_CURRENT,            {K_CURRENT}             // then last_ran
+.equ K_FP_OWNER,           {K_FP_OWNER}
+.equ K_FP_ACCESS,          {K_FP_ACCESS}
+.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
+.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
+.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
+.equ TCB_BODY,             {TCB_BODY}
+.equ T_STATE,              {T_STATE}
+.equ T_WORK,               {T_WORK}
+.equ T_CALL,               {T_CALL}                // its tag byte: 0 for none
+.equ T_RUN_PREVIOUS,       {T_RUN_PREVIOUS}        // then next
+.equ T_RUN_NEXT,           {T_RUN_NEXT}
+.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
+.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
+.equ STATE_READY,          {STATE_READY}
+.equ STATE_RUNNING,        {STATE_RUNNING}
+.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
+.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
+.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
+.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
+.equ CTX_TPIDR,            {CTX_TPIDR}
 
     .section .text.yield_fast_path, "ax"
 
@@ -40,7 +71,7 @@ portcullis_yield_fast:
     ldr     x10, [x10, #:lo12:{STATE} + KERNEL + K_RUN_QUEUE_NONEMPTY]
     ldrb    w9, [sp, #T_PRIORITY]
     lsr     x10, x10, x9
-    tbnz    x10, #0, el0_sync_slow_x9_x10_saved
+    tbnz    x10, #0, yield_switch
     str     x11, [sp, #8 * 11]
     adrp    x9, {STATE}
     add     x9, x9, :lo12:{STATE}
@@ -74,3 +105,153 @@ portcullis_yield_fast:
 1:  stlr    xzr, [x9]
 2:  ldr     x11, [sp, #8 * 11]
     b       el0_sync_slow_x9_x10_saved
+
+// Another thread of its priority seemed ready: the switch.
+yield_switch:
+    // Everything the thread has but x9/x10 (parked) goes to its context.
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    str     x8, [sp, #16 * 4]
+    str     x11, [sp, #8 * 11]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    stp     x18, x19, [sp, #16 * 9]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
+    // The kernel lock, if it is free at once, and this CPU's view.
+    adrp    x19, {STATE}
+    add     x19, x19, :lo12:{STATE}
+    mrs     x20, tpidr_el1
+    ldaxr   x9, [x19]
+    cbnz    x9, yield_refuse
+    stxr    w9, x20, [x19]
+    cbnz    w9, yield_refuse
+    ldr     x9, [x19, #KERNEL + K_CORE_TOKEN]
+    cmp     x9, x20
+    b.ne    yield_refuse_locked
+    // Under the lock: its priority's bit (w13 the priority) is set, and
+    // no higher one in its word: the word shifted down by the priority
+    // is exactly 1.
+    ldr     w12, [sp, #T_RUN_QUEUE_WORD]
+    ldrb    w13, [sp, #T_PRIORITY]
+    add     x14, x19, x12
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    lsr     x10, x10, x13
+    cmp     x10, #1
+    b.ne    yield_refuse_locked
+    // Nor in the words above its own: x14 goes back to the CPU's word 0
+    // (x15 the own word's offset in the bitmap, 0 to 24), and each later
+    // word must be zero.
+    and     x15, x12, #0x18
+    sub     x14, x14, x15
+    cmp     x15, #16
+    b.hi    2f
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 24]
+    cbnz    x10, yield_refuse_locked
+    b.eq    2f
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 16]
+    cbnz    x10, yield_refuse_locked
+    cmp     x15, #8
+    b.eq    2f
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 8]
+    cbnz    x10, yield_refuse_locked
+    // The next thread (w25, TCB record x26): the first of its priority
+    // (x14 now its queue's head and tail slots, less the offsets).
+2:  add     x14, x14, x13, lsl #2
+    ldr     w25, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
+    ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    // It may return to EL0 at once: no work but policy work, no stopped
+    // syscall to go on with, an address space whose ASID is of the
+    // current generation (TTBR0 to x27).
+    ldr     x10, [x26, #TCB_BODY + T_WORK]
+    tst     x10, #WORK_NOT_POLICY
+    b.ne    yield_refuse_locked
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_CALL]
+    cbnz    w10, yield_refuse_locked
+    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
+    cbz     x27, yield_refuse_locked
+    ldr     x9, [x19, #KERNEL + K_ASID_GENERATION]
+    cmp     x9, x10
+    b.ne    yield_refuse_locked
+    // Point of no return: the round robin's changes. The caller's result
+    // is Ok; it is ready, and counted (test images).
+    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    str     xzr, [sp, #16 * 0]
+    mov     w9, #STATE_READY
+    strb    w9, [sp, #T_STATE]
+.if COUNT_YIELDS
+    ldr     x10, [sp, #T_YIELDS]
+    add     x10, x10, #1
+    str     x10, [sp, #T_YIELDS]
+.endif
+    // The next thread leaves the head (both its links cleared); its
+    // successor, if any, is the head. The caller then goes behind the
+    // last one left (w10, 0 if none), as `RunQueue::append` puts it.
+    ldr     w9, [x26, #TCB_BODY + T_RUN_NEXT]
+    str     xzr, [x26, #TCB_BODY + T_RUN_PREVIOUS]
+    str     w9, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
+    mov     w10, wzr
+    cbz     w9, 3f
+    add     x10, x20, x9, lsl #GRANULE_SHIFT
+    str     wzr, [x10, #TCB_BODY + T_RUN_PREVIOUS]
+    ldr     w10, [x14, #KERNEL + K_RUN_QUEUE_TAILS]
+    // Its links: previous the last one, next none (one store: w10 is
+    // zero-extended).
+3:  str     x10, [sp, #T_RUN_PREVIOUS]
+    str     w28, [x14, #KERNEL + K_RUN_QUEUE_TAILS]
+    cbz     w10, 4f
+    add     x9, x20, x10, lsl #GRANULE_SHIFT
+    str     w28, [x9, #TCB_BODY + T_RUN_NEXT]
+    b       5f
+    // The queue was the next thread alone: the caller is its head too.
+    // (Its priority's bit stays set either way: the caller is in it.)
+4:  str     w28, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
+    // The next thread runs: its state, the kernel's current thread,
+    // FP/SIMD access as its ownership says (as `ipc_fast_path.s`'s
+    // `switch_to_partner`), the lock released; then all its registers.
+5:  mov     w9, #STATE_RUNNING
+    strb    w9, [x26, #TCB_BODY + T_STATE]
+    stp     w25, w25, [x19, #KERNEL + K_CURRENT]
+    ldr     w9, [x19, #KERNEL + K_FP_OWNER]
+    ldrb    w10, [x19, #KERNEL + K_FP_ACCESS]
+    cmp     w9, w25
+    cset    w9, eq
+    cmp     w9, w10
+    b.eq    6f
+    // CPACR_EL1 with no isb: no FP/SIMD instruction runs before the eret
+    // that ends `restore_user_context`.
+    eor     w10, w10, #1
+    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
+    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
+    msr     cpacr_el1, x9
+    strb    w10, [x19, #KERNEL + K_FP_ACCESS]
+6:  stlr    xzr, [x19]
+    // TTBR0 is synchronised by the eret, before the first EL0 access.
+    msr     ttbr0_el1, x27
+    add     x0, x26, #TCB_BODY
+    b       restore_user_context
+
+// A refusal: nothing was changed, and every register is in the context.
+yield_refuse_locked:
+    stlr    xzr, [x19]
+yield_refuse:
+    mov     x0, sp
+    mrs     x21, tpidr_el1
+    mov     sp, x21
+    bl      portcullis_el0_sync
+    b       .

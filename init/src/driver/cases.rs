@@ -162,6 +162,7 @@ pub const TEST_CASES: &[Case] = &[
     RSEQ_CASES[3],
     RSEQ_CASES[4],
     RSEQ_CASES[5],
+    YIELD_TO_PREEMPTED_CALL_CASE,
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -880,6 +881,34 @@ const PREEMPTIBLE_RETYPE_CASE: Case = Case {
         vspace_grant(1, 10, 1, Rights::READ_WRITE),
     ],
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 10],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: Some(7),
+    root_task: false,
+    cpus: Cpus::Boot,
+};
+
+/// A yield to a thread preempted in a long `Retype`
+/// (`init/src/preemption_tests.rs`): the retyper (thread 0) has 16 MiB
+/// of Untyped and no entry work; the yielder (thread 1) has its priority.
+/// Both hold the notification the retyper signals at its end (slot 3)
+/// and the one the yielder signals after each yield (slot 4).
+const YIELD_TO_PREEMPTED_CALL_CASE: Case = Case {
+    name: "a yield to a thread preempted in a long Retype (no entry work, queued by the round robin with its call kept) lets the call go on: each Retype of 16 MiB makes all 62 VSpaces and returns Ok, in rounds until the yielder has run during two",
+    threads: &[BootProgram::YieldRetyper.selector(0), BootProgram::RetypeYielder.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 2,
+    untyped_pages: 4096,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 2, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        nth_notification_grant(0, 0, 3, Rights::READ_WRITE, 1),
+        nth_notification_grant(0, 1, 3, Rights::READ_WRITE, 1),
+        nth_notification_grant(1, 0, 4, Rights::READ_WRITE, 1),
+        nth_notification_grant(1, 1, 4, Rights::READ_WRITE, 1),
+    ],
+    priorities: &[],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: Some(7),
