@@ -176,6 +176,9 @@
     msr     cpacr_el1, x9
     strb    w10, [x19, #KERNEL + K_FP_ACCESS]
 5:
+    // The partner's address space, in use before the lock is released
+    // (see `switch_address_space`).
+    switch_address_space
     // The lock's release: what was written above is seen by the next
     // holder (`KernelCell`'s protocol).
     stlr    xzr, [x19]
@@ -184,11 +187,22 @@
     return_to_partner
 .endm
 
-// The partner's TCB record is x26, its TTBR0 value x27; x0..x8 hold its
-// message. Its registers x9..x30 and system registers come from its
-// context, which SP_EL1 then points at for its next entry.
-.macro return_to_partner
+// TTBR0 = x27, synchronised. Until then the CPU may still walk the
+// caller's tables with the caller's ASID (this path never installs the
+// kernel's empty table), while the kernel's view already says the
+// partner ran last: the ASID allocator counts as live on this CPU only
+// `last_ran`'s ASID, so another CPU's rollover could hand the caller's
+// ASID to another space while this CPU still tags walks with it. Done
+// before the lock's release, no rollover can come in between.
+.macro switch_address_space
     msr     ttbr0_el1, x27
+    isb
+.endm
+
+// The partner's TCB record is x26; x0..x8 hold its message. Its
+// registers x9..x30 and system registers come from its context, which
+// SP_EL1 then points at for its next entry.
+.macro return_to_partner
     add     sp, x26, #TCB_BODY
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
