@@ -1,6 +1,7 @@
 //! Assembles the fast paths that leave the vector for assembly of their
-//! own, the IPC fast path (`ipc_fast_path.s`) and the yield fast path
-//! (`yield_fast_path.s`), with the offsets and values
+//! own, the IPC fast path (`ipc_fast_path.s`), the yield fast path
+//! (`yield_fast_path.s`) and the notification fast path
+//! (`notification_fast_path.s`), with the offsets and values
 //! `microkernel::kernel::fast_path::layout` computes, and checks at build
 //! time the two layouts the language leaves to the compiler that the
 //! assembly relies on.
@@ -34,7 +35,8 @@ const _: () = assert!(size_of::<Option<ObjectId>>() == 8);
 const _: () = assert!(first_word(None) == 0);
 const _: () = assert!(first_word(Some(ObjectId(0))) != 0 && first_word(Some(ObjectId(!0))) != 0);
 
-/// A thread state's bytes: the tag, and `BlockedOnReceive`'s endpoint.
+/// A thread state's bytes: the tag, and `BlockedOnReceive`'s endpoint or
+/// `BlockedOnNotification`'s notification.
 const fn state_bytes(state: ThreadState) -> (u8, u32) {
     const SIZE: usize = size_of::<ThreadState>();
     // SAFETY: any bytes are valid `MaybeUninit`s; the tag byte is always
@@ -46,7 +48,7 @@ const fn state_bytes(state: ThreadState) -> (u8, u32) {
     let tag = unsafe { bytes[0].assume_init() };
     let endpoint = match state {
         // SAFETY: see above: the variant's endpoint field is at offset 4.
-        ThreadState::BlockedOnReceive { .. } => unsafe {
+        ThreadState::BlockedOnReceive { .. } | ThreadState::BlockedOnNotification { .. } => unsafe {
             u32::from_le_bytes([
                 bytes[4].assume_init(),
                 bytes[5].assume_init(),
@@ -66,8 +68,12 @@ const _: () = {
     });
     assert!(tag == state_tag::BLOCKED_ON_RECEIVE && endpoint == 0x1234_5678);
     assert!(l::THREAD_STATE_ENDPOINT == l::THREAD_STATE + 4);
+    let (tag, notification) = state_bytes(ThreadState::BlockedOnNotification {
+        notification: ObjectId(0x8765_4321),
+    });
+    assert!(tag == state_tag::BLOCKED_ON_NOTIFICATION && notification == 0x8765_4321);
 };
-// `ldr w, [thread, #T_CALL]; cbnz`: a thread's `call` tag byte is 0
+// `ldrb w, [thread, #T_CALL]; cbnz`: a thread's `call` tag byte is 0
 // exactly when it has no stopped syscall (`repr(u8)` fixes the tag's
 // place and values; this checks the one the assembly relies on).
 const fn call_tag(call: CallSlot) -> u8 {
@@ -175,4 +181,56 @@ core::arch::global_asm!(
     SPSR_USER_WRITABLE_HIGH = const ctx::SPSR_USER_WRITABLE_HIGH,
     MESSAGE_LENGTH_AND_CAPS_MASK = const abi::MESSAGE_LENGTH_AND_CAPS_MASK,
     REGISTER_MESSAGE_WORDS = const abi::REGISTER_MESSAGE_WORDS,
+);
+
+core::arch::global_asm!(
+    include_str!("notification_fast_path.s"),
+    STATE = sym STATE,
+    KERNEL = const KERNEL,
+    K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
+    K_CURRENT = const l::KERNEL_CURRENT,
+    K_FP_OWNER = const l::KERNEL_FP_OWNER,
+    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
+    K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
+    K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
+    K_RUN_QUEUE_NONEMPTY = const l::KERNEL_RUN_QUEUE_NONEMPTY,
+    K_RUN_QUEUE_HEADS = const l::KERNEL_RUN_QUEUE_HEADS,
+    K_RUN_QUEUE_TAILS = const l::KERNEL_RUN_QUEUE_TAILS,
+    GRANULE_SHIFT = const l::GRANULE_SHIFT,
+    TCB_BODY = const l::TCB_BODY,
+    T_STATE = const l::THREAD_STATE,
+    T_WORK = const arch::context::WORK_FLAGS_OFFSET,
+    T_CALL = const l::THREAD_CALL,
+    T_FAST_KEY = const l::THREAD_FAST_KEY,
+    T_PRIORITY = const l::THREAD_PRIORITY,
+    T_RUN_QUEUE_WORD = const l::THREAD_RUN_QUEUE_WORD,
+    T_RUN_PREVIOUS = const l::THREAD_RUN_PREVIOUS,
+    T_RUN_NEXT = const l::THREAD_RUN_NEXT,
+    T_QUEUE_PREVIOUS = const l::THREAD_QUEUE_PREVIOUS,
+    T_QUEUE_NEXT = const l::THREAD_QUEUE_NEXT,
+    T_CSPACE_FIRST = const l::THREAD_CSPACE_FIRST,
+    T_TTBR0 = const l::THREAD_TTBR0,
+    WORK_NOT_POLICY = const l::WORK_NOT_POLICY,
+    STATE_READY = const l::STATE_READY,
+    STATE_RUNNING = const l::STATE_RUNNING,
+    STATE_BLOCKED_ON_NOTIFICATION = const l::STATE_BLOCKED_ON_NOTIFICATION,
+    SLOT_SHIFT = const l::SLOT_SHIFT,
+    SLOT_CAP_WORD = const l::SLOT_CAP_WORD,
+    CAP_TYPE_MASK = const l::CAP_TYPE_MASK,
+    CAP_NOTIFICATION = const l::CAP_NOTIFICATION,
+    CAP_READ_BIT = const l::CAP_READ_BIT,
+    CAP_WRITE_BIT = const l::CAP_WRITE_BIT,
+    CAP_OBJECT_SHIFT = const l::CAP_OBJECT_SHIFT,
+    CAP_BADGED_BIT = const l::CAP_BADGED_BIT,
+    N_WORD = const l::NOTIFICATION_WORD,
+    N_HEAD = const l::NOTIFICATION_HEAD,
+    N_TAIL = const l::NOTIFICATION_TAIL,
+    N_WAITING = const l::NOTIFICATION_WAITING,
+    N_BOUND = const l::NOTIFICATION_BOUND,
+    WAITING_RECEIVERS = const l::WAITING_RECEIVERS,
+    CPACR_FPEN_TRAP_EL0 = const CPACR_FPEN_TRAP_EL0,
+    CPACR_FPEN_EL0_SHIFT = const CPACR_FPEN_EL0_SHIFT,
+    CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
+    CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
+    CTX_TPIDR = const ctx::CTX_TPIDR,
 );

@@ -106,7 +106,7 @@ pub enum ThreadState {
     BlockedOnNotification {
         /// The notification.
         notification: ObjectId,
-    } = 12,
+    } = state_tag::BLOCKED_ON_NOTIFICATION,
     /// Ended (a thread made from user space; how is `Thread::end`): in no
     /// queue, never scheduled, its TCB kept until it is restarted
     /// (`TcbRestart`) or destroyed. Its end message, if any, was taken.

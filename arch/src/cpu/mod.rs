@@ -61,8 +61,16 @@ pub mod vector_constants {
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
     pub const SYSCALL_REPLY_RECV: u64 = abi::Syscall::ReplyRecv.number();
-    /// `Yield`, whose no-switch case has a fast path.
+    /// `Yield`, which has a fast path.
     pub const SYSCALL_YIELD: u64 = abi::Syscall::Yield.number();
+    /// `Signal`, which has a fast path; `Wait` is the next number.
+    pub const SYSCALL_SIGNAL: u64 = abi::Syscall::Signal.number();
+    const _: () = assert!(abi::Syscall::Wait.number() == SYSCALL_SIGNAL + 1);
+    // The vector tests Call and ReplyRecv first, then sends the numbers
+    // above ReplyRecv's to the Signal/Wait test and the others to Yield's.
+    const _: () = assert!(SYSCALL_CALL < SYSCALL_REPLY_RECV);
+    const _: () =
+        assert!(SYSCALL_YIELD < SYSCALL_REPLY_RECV && SYSCALL_SIGNAL > SYSCALL_REPLY_RECV);
     #[cfg(feature = "bench-floor")]
     /// `BenchFloor`, which the floor vectors answer.
     pub const SYSCALL_BENCH_FLOOR: u64 = abi::Syscall::BenchFloor.number();
@@ -88,6 +96,7 @@ macro_rules! vectors {
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
             SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
+            SYSCALL_SIGNAL = const vector_constants::SYSCALL_SIGNAL,
         );
     };
 }

@@ -23,7 +23,8 @@
 // The two syscalls with an IPC fast path, each with an entry of its own.
 .equ SYSCALL_CALL, {SYSCALL_CALL}               // abi::Syscall::Call
 .equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
-.equ SYSCALL_YIELD, {SYSCALL_YIELD}             // abi::Syscall::Yield, which switches nothing at times
+.equ SYSCALL_YIELD, {SYSCALL_YIELD}             // abi::Syscall::Yield
+.equ SYSCALL_SIGNAL, {SYSCALL_SIGNAL}           // abi::Syscall::Signal, then Wait
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -146,18 +147,25 @@
     b.ne    el0_sync_slow_x9_x10_saved
     lsr     x9, x9, x8
     tbz     x9, #0, el0_refused_or_slow
-    // Only Call, ReplyRecv and Yield have a fast path: any other syscall
-    // goes to the generic entry without trying one. The exact numbers are
-    // tested here, once: each entry then knows which syscall it has (Call
-    // first, two instructions: it is the one of the pair that starts a
-    // message; then its answer, then Yield).
+    // Only Call, ReplyRecv, Yield, Signal and Wait have a fast path: any
+    // other syscall goes to the generic entry without trying one. The
+    // exact numbers are tested here, once: each entry then knows which
+    // syscall it has (Call first, two instructions: it is the one of the
+    // pair that starts a message; then its answer; then Yield below it,
+    // or Signal and Wait, the two numbers after Signal's, above it).
 5:  cmp     x8, #SYSCALL_CALL
     b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
     b.eq    portcullis_ipc_fast_reply_recv
+    b.hi    6f
     cmp     x8, #SYSCALL_YIELD
     b.eq    portcullis_yield_fast
     // x9 and x10 stay parked: the full save skips their slots.
+    b       el0_sync_slow_x9_x10_saved
+    // x9 = 0 for Signal, 1 for Wait.
+6:  sub     x9, x8, #SYSCALL_SIGNAL
+    cmp     x9, #1
+    b.ls    portcullis_notification_fast
     b       el0_sync_slow_x9_x10_saved
 .endm
 

@@ -36,6 +36,8 @@ pub const RIGHTS_SHIFT: u32 = 5;
 /// The `object` field's first bit in `CapWord` (after `cap_type` and
 /// `rights`).
 pub const OBJECT_SHIFT: u32 = RIGHTS_SHIFT + 8;
+/// The `badged` bit of `CapWord` (after `object`).
+pub const BADGED_BIT: u32 = OBJECT_SHIFT + 32;
 
 /// One capability: the word and the badge delivered with messages sent
 /// through it.

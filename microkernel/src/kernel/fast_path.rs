@@ -212,6 +212,32 @@ pub mod layout {
     /// The object field's first bit (32 bits: the granule).
     pub const CAP_OBJECT_SHIFT: u32 = OBJECT_SHIFT;
 
+    /// The type field of a notification capability.
+    pub const CAP_NOTIFICATION: u64 = CapType::Notification.raw() as u64;
+    /// The `badged` bit in the capability word.
+    pub const CAP_BADGED_BIT: u32 = crate::cap::word::BADGED_BIT;
+
+    /// A notification record's word.
+    pub const NOTIFICATION_WORD: usize = Memory::body_offset::<kind::Notification>()
+        + offset_of!(crate::ipc::notification::Notification, word);
+    /// Its waiters' queue: head, then tail, then who waits (receivers,
+    /// the only kind a notification queues).
+    pub const NOTIFICATION_HEAD: usize = Memory::body_offset::<kind::Notification>()
+        + offset_of!(crate::ipc::notification::Notification, waiters)
+        + EndpointQueue::HEAD_OFFSET;
+    /// The waiters' tail.
+    pub const NOTIFICATION_TAIL: usize =
+        NOTIFICATION_HEAD - EndpointQueue::HEAD_OFFSET + EndpointQueue::TAIL_OFFSET;
+    /// Who waits (a byte).
+    pub const NOTIFICATION_WAITING: usize =
+        NOTIFICATION_HEAD - EndpointQueue::HEAD_OFFSET + EndpointQueue::WAITING_OFFSET;
+    /// The thread it is bound to (0: none).
+    pub const NOTIFICATION_BOUND: usize = Memory::body_offset::<kind::Notification>()
+        + offset_of!(crate::ipc::notification::Notification, bound);
+    /// `ThreadState::BlockedOnNotification`'s tag (the notification
+    /// follows at offset 4, as `BlockedOnReceive`'s endpoint).
+    pub const STATE_BLOCKED_ON_NOTIFICATION: u8 = state_tag::BLOCKED_ON_NOTIFICATION;
+
     /// An endpoint record's queue head, then tail (one pair load).
     pub const ENDPOINT_HEAD: usize =
         Memory::body_offset::<kind::Endpoint>() + EndpointQueue::HEAD_OFFSET;

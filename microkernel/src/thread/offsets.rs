@@ -1,4 +1,4 @@
-//! Where the IPC fast path's assembly finds a thread's fields, and the
+//! Where the fast paths' assembly finds a thread's fields, and the
 //! state tags it reads and writes.
 
 use super::Thread;
@@ -16,6 +16,8 @@ pub mod state_tag {
     pub const BLOCKED_ON_RECEIVE: u8 = 6;
     /// [`super::super::ThreadState::BlockedOnReply`].
     pub const BLOCKED_ON_REPLY: u8 = 7;
+    /// [`super::super::ThreadState::BlockedOnNotification`].
+    pub const BLOCKED_ON_NOTIFICATION: u8 = 12;
 }
 
 /// Where the IPC fast path's assembly (`ipc_fast_path.s`, through

@@ -36,6 +36,13 @@ fn the_fast_paths_constants_agree_with_the_bitfield() {
         assert_eq!(word & TYPE_MASK, u64::from(CapType::Endpoint.raw()));
         assert_eq!((word >> RIGHTS_SHIFT) & 0xff, u64::from(rights.raw()));
         assert_eq!((word >> OBJECT_SHIFT) & 0xffff_ffff, 0x1234_5678);
+        // Badged (with 7): the bit the Signal fast path tests.
+        let plain: u64 = Capability::new(CapType::Endpoint, rights, ObjectId(0x1234_5678))
+            .word()
+            .into();
+        assert_eq!((plain >> BADGED_BIT) & 1, 0);
+        assert_eq!((word >> BADGED_BIT) & 1, 1);
+        assert_eq!(word & !(1 << BADGED_BIT), plain);
     }
     assert_eq!(Capability::BADGE_OFFSET, Capability::WORD_OFFSET + 8);
 }

@@ -4,9 +4,10 @@
 use crate::thread::Thread;
 use abi::Syscall;
 
-/// `vectors.s` sends an SVC to the fast path's two entries only when
+/// `vectors.s` sends an SVC to the IPC fast path's two entries only when
 /// `x8` is exactly `SYSCALL_CALL` or `SYSCALL_REPLY_RECV`: `Call` to
-/// the one, `ReplyRecv` to the other.
+/// the one, `ReplyRecv` to the other; `Yield`, `Signal` and `Wait` to
+/// their own paths.
 #[test]
 fn the_vector_sends_exactly_call_and_reply_recv_here() {
     let vectors = include_str!("../../../../arch/src/cpu/vectors.s");
@@ -36,11 +37,24 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
             "{entry}:\n    fits_in_registers_or_slow\n    save_and_lock\n"
         )));
     }
-    // Yield goes to its own path, after the two IPC numbers.
-    let test = "cmp     x8, #SYSCALL_YIELD\n    b.eq    portcullis_yield_fast\n";
+    // Yield goes to its own path, after the two IPC numbers; the numbers
+    // above ReplyRecv's skip its test.
+    let test = "b.eq    portcullis_ipc_fast_reply_recv\n    b.hi    6f\n    cmp     x8, #SYSCALL_YIELD\n    b.eq    portcullis_yield_fast\n";
     assert!(vectors.contains(test));
     assert_eq!(vectors.matches("b.eq    portcullis_yield_fast").count(), 1);
     assert!(include_str!("../../yield_fast_path.s").contains("portcullis_yield_fast:\n"));
+    // Signal and Wait (the next number) go to the notification path, with
+    // x9 = 0 for Signal and 1 for Wait; nothing else does.
+    assert_eq!(Syscall::Wait.number(), Syscall::Signal.number() + 1);
+    assert!(Syscall::Signal.number() > Syscall::ReplyRecv.number());
+    assert!(Syscall::Yield.number() < Syscall::ReplyRecv.number());
+    assert!(operands.contains("pub const SYSCALL_SIGNAL: u64 = abi::Syscall::Signal.number();"));
+    let test = "6:  sub     x9, x8, #SYSCALL_SIGNAL\n    cmp     x9, #1\n    b.ls    portcullis_notification_fast\n    b       el0_sync_slow_x9_x10_saved\n";
+    assert!(vectors.contains(test));
+    assert_eq!(vectors.matches("portcullis_notification_fast").count(), 1);
+    let notification = include_str!("../../notification_fast_path.s");
+    assert!(notification.contains("portcullis_notification_fast:\n"));
+    assert!(notification.contains("    cbnz    x9, notification_wait\n"));
 }
 
 /// The assembly's one compare of the two keys (`partner_may_run`: the

@@ -1,0 +1,351 @@
+// The notification fast path: `Signal` and `Wait` in their common cases,
+// from the EL0 synchronous vector (`arch/src/cpu/vectors.s`, which tested
+// the number, the work word and the no-entry-work mask; x9 = 0 for
+// Signal, 1 for Wait) to the eret. What the generic path does for them
+// (`Kernel::notification_syscall`, `signal_notification`,
+// `ipc::notification`, then `apply_ipc` and `resume`), it does directly:
+//
+// * Signal with no waiter and no bound thread: the bits are ORed into
+//   the word. Signal with a waiter: the first waiter takes the word
+//   (x0 = Ok, x8 = the word in its context), leaves the queue and goes to
+//   the back of its priority's run queue, if it is of this CPU and no
+//   more urgent than the caller (which then has no reschedule to ask
+//   for). The caller goes on with x0 = Ok.
+// * Wait with bits in the word: it takes them (x0 = Ok, x8 = the word).
+//   Wait with none: the caller blocks on the notification, as its last
+//   waiter, and the first thread of the highest ready priority on this
+//   CPU runs, if it has no work but policy work, no stopped syscall and
+//   an ASID of the current generation.
+//
+// Anything else (another capability, a bound thread to end the receive
+// of, a waiter of another CPU or more urgent, nothing ready, the lock
+// held by another CPU) takes the generic entry with nothing changed.
+//
+// Registers: x9/x10 come parked in their context slots; x11..x17 are
+// parked here too (and put back on the ways that do not switch), and hold
+// while the checks run:
+//   x11  the kernel state (its lock word first)
+//   x12  object memory's base
+//   x13  the capability word, x14 its badge, then the bits or word
+//   x15  the notification's record, x17 its object id (Wait)
+//   x16, x17  the waiter's thread id and TCB record (Signal)
+// A Wait that blocks saves all the rest of the caller's registers, and
+// then uses x19..x30 freely.
+
+// The values come from Rust (`fast_paths.rs`).
+.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
+.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
+.equ K_CURRENT,            {K_CURRENT}             // then last_ran
+.equ K_FP_OWNER,           {K_FP_OWNER}
+.equ K_FP_ACCESS,          {K_FP_ACCESS}
+.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
+.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
+.equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
+.equ K_RUN_QUEUE_HEADS,    {K_RUN_QUEUE_HEADS}     // CPU 0's first thread by priority
+.equ K_RUN_QUEUE_TAILS,    {K_RUN_QUEUE_TAILS}     // and last
+.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
+.equ TCB_BODY,             {TCB_BODY}
+.equ T_STATE,              {T_STATE}
+.equ T_WORK,               {T_WORK}
+.equ T_CALL,               {T_CALL}                // its tag byte: 0 for none
+.equ T_FAST_KEY,           {T_FAST_KEY}
+.equ T_PRIORITY,           {T_PRIORITY}
+.equ T_RUN_QUEUE_WORD,     {T_RUN_QUEUE_WORD}      // its bitmap word's offset
+.equ T_RUN_PREVIOUS,       {T_RUN_PREVIOUS}        // then next
+.equ T_RUN_NEXT,           {T_RUN_NEXT}
+.equ T_QUEUE_PREVIOUS,     {T_QUEUE_PREVIOUS}      // then next
+.equ T_QUEUE_NEXT,         {T_QUEUE_NEXT}
+.equ T_CSPACE_FIRST,       {T_CSPACE_FIRST}        // then the number of slots
+.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
+.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
+.equ STATE_READY,          {STATE_READY}
+.equ STATE_RUNNING,        {STATE_RUNNING}
+.equ STATE_BLOCKED_ON_NOTIFICATION, {STATE_BLOCKED_ON_NOTIFICATION}
+.equ SLOT_SHIFT,           {SLOT_SHIFT}
+.equ SLOT_CAP_WORD,        {SLOT_CAP_WORD}         // then the badge
+.equ CAP_TYPE_MASK,        {CAP_TYPE_MASK}
+.equ CAP_NOTIFICATION,     {CAP_NOTIFICATION}
+.equ CAP_READ_BIT,         {CAP_READ_BIT}
+.equ CAP_WRITE_BIT,        {CAP_WRITE_BIT}
+.equ CAP_OBJECT_SHIFT,     {CAP_OBJECT_SHIFT}
+.equ CAP_BADGED_BIT,       {CAP_BADGED_BIT}
+.equ N_WORD,               {N_WORD}
+.equ N_HEAD,               {N_HEAD}
+.equ N_TAIL,               {N_TAIL}
+.equ N_WAITING,            {N_WAITING}
+.equ N_BOUND,              {N_BOUND}
+.equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
+.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
+.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
+.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
+.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
+.equ CTX_TPIDR,            {CTX_TPIDR}
+
+    .section .text.notification_fast_path, "ax"
+
+    .global portcullis_notification_fast
+portcullis_notification_fast:
+    stp     x11, x12, [sp, #8 * 11]
+    stp     x13, x14, [sp, #8 * 13]
+    stp     x15, x16, [sp, #8 * 15]
+    str     x17, [sp, #8 * 17]
+    // The kernel lock, if it is free at once, and this CPU's view.
+    adrp    x11, {STATE}
+    add     x11, x11, :lo12:{STATE}
+    mrs     x12, tpidr_el1
+    ldaxr   x10, [x11]
+    cbnz    x10, notification_refuse
+    stxr    w10, x12, [x11]
+    cbnz    w10, notification_refuse
+    ldr     x10, [x11, #KERNEL + K_CORE_TOKEN]
+    cmp     x10, x12
+    b.ne    notification_refuse_locked
+    ldr     x12, [x11, #KERNEL + K_MEMORY_BASE]
+    // The capability x0 names (the first slot in the low half, the number
+    // of slots in the high half): a notification, its word in x13 and
+    // badge in x14.
+    ldr     x10, [sp, #T_CSPACE_FIRST]
+    cmp     x0, x10, lsr #32
+    b.hs    notification_refuse_locked
+    add     x10, x0, w10, uxtw
+    add     x10, x12, x10, lsl #SLOT_SHIFT
+    ldp     x13, x14, [x10, #SLOT_CAP_WORD]
+    and     x10, x13, #CAP_TYPE_MASK
+    cmp     x10, #CAP_NOTIFICATION
+    b.ne    notification_refuse_locked
+    ubfx    x17, x13, #CAP_OBJECT_SHIFT, #32
+    add     x15, x12, x17, lsl #GRANULE_SHIFT
+    cbnz    x9, notification_wait
+
+    // Signal: the write right; the bits are the badge if one was minted
+    // and it is not 0, else bit 0 (`notification::signal_bits`).
+    tbz     x13, #CAP_WRITE_BIT, notification_refuse_locked
+    mov     x10, #1
+    tst     x13, #(1 << CAP_BADGED_BIT)
+    ccmp    x14, #0, #4, ne
+    csel    x14, x10, x14, eq
+    ldr     w16, [x15, #N_HEAD]
+    cbnz    w16, 1f
+    // No waiter: the bits are set, if no bound thread's receive is to
+    // end instead.
+    ldr     w10, [x15, #N_BOUND]
+    cbnz    w10, notification_refuse_locked
+    ldr     x10, [x15, #N_WORD]
+    orr     x10, x10, x14
+    str     x10, [x15, #N_WORD]
+    b       notification_done
+    // The first waiter (TCB record x17): of this CPU and no more urgent
+    // than the caller: the caller's key less its key is 0..255 (the
+    // affinity is the key's high part, the priority its low byte).
+1:  add     x17, x12, x16, lsl #GRANULE_SHIFT
+    ldrh    w9, [sp, #T_FAST_KEY]
+    ldrh    w10, [x17, #TCB_BODY + T_FAST_KEY]
+    sub     x9, x9, x10
+    cmp     x9, #255
+    b.hi    notification_refuse_locked
+    // Point of no return. It takes the whole word: Ok in x0, the word in
+    // x8 (`ipc::notification::deliver`).
+    ldr     x10, [x15, #N_WORD]
+    orr     x14, x10, x14
+    str     xzr, [x15, #N_WORD]
+    str     xzr, [x17, #TCB_BODY + 8 * 0]
+    str     x14, [x17, #TCB_BODY + 8 * 8]
+    // It leaves the queue's head (both links cleared); the next, if any,
+    // is the head; else the queue is empty (Waiting::Nobody is 0).
+    ldr     w9, [x17, #TCB_BODY + T_QUEUE_NEXT]
+    str     xzr, [x17, #TCB_BODY + T_QUEUE_PREVIOUS]
+    str     w9, [x15, #N_HEAD]
+    cbz     w9, 2f
+    add     x10, x12, x9, lsl #GRANULE_SHIFT
+    str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
+    b       3f
+2:  str     wzr, [x15, #N_TAIL]
+    strb    wzr, [x15, #N_WAITING]
+    // Ready, at the back of its priority's run queue on this CPU
+    // (`RunQueue::append`): its bit set (x13 its bitmap word's offset, x15
+    // its priority), then its links behind the last one (x14 the CPU's
+    // queue with the priority's head and tail slots, less the offsets).
+3:  mov     w9, #STATE_READY
+    strb    w9, [x17, #TCB_BODY + T_STATE]
+    ldr     w13, [x17, #TCB_BODY + T_RUN_QUEUE_WORD]
+    ldrb    w15, [x17, #TCB_BODY + T_PRIORITY]
+    add     x10, x11, x13
+    ldr     x9, [x10, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    mov     x14, #1
+    lsl     x14, x14, x15
+    orr     x9, x9, x14
+    str     x9, [x10, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    and     w13, w13, #0xfffff000
+    add     x14, x11, x13
+    add     x14, x14, x15, lsl #2
+    ldr     w10, [x14, #KERNEL + K_RUN_QUEUE_TAILS]
+    str     w16, [x14, #KERNEL + K_RUN_QUEUE_TAILS]
+    // Previous the old last, next none (one store: w10 is zero-extended).
+    str     x10, [x17, #TCB_BODY + T_RUN_PREVIOUS]
+    cbz     w10, 4f
+    add     x10, x12, x10, lsl #GRANULE_SHIFT
+    str     w16, [x10, #TCB_BODY + T_RUN_NEXT]
+    b       notification_done
+4:  str     w16, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
+    b       notification_done
+
+    // Wait: the read right.
+notification_wait:
+    tbz     x13, #CAP_READ_BIT, notification_refuse_locked
+    ldr     x14, [x15, #N_WORD]
+    cbz     x14, notification_block
+    // Bits are there: the caller takes them (Ok in x0, the word in x8).
+    str     xzr, [x15, #N_WORD]
+    mov     x8, x14
+    // The caller goes on with x0 = Ok; the lock released, its parked
+    // registers back.
+notification_done:
+    stlr    xzr, [x11]
+    mov     x0, xzr
+    ldp     x9, x10, [sp, #8 * 9]
+    ldp     x11, x12, [sp, #8 * 11]
+    ldp     x13, x14, [sp, #8 * 13]
+    ldp     x15, x16, [sp, #8 * 15]
+    ldr     x17, [sp, #8 * 17]
+    eret
+
+    // None: it blocks. Everything else the caller has goes to its
+    // context (x9..x17 are there already).
+notification_block:
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    str     x8, [sp, #16 * 4]
+    stp     x18, x19, [sp, #16 * 9]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
+    // The highest priority with a ready thread on this CPU (x13, from the
+    // top word down; x14 the CPU's word 0 less the bitmap's offset):
+    // none is for the generic path (which idles).
+    ldr     w9, [sp, #T_RUN_QUEUE_WORD]
+    and     w9, w9, #0xfffff000
+    add     x14, x11, x9
+    mov     w13, #255
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 24]
+    cbnz    x10, 5f
+    mov     w13, #191
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 16]
+    cbnz    x10, 5f
+    mov     w13, #127
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY + 8]
+    cbnz    x10, 5f
+    mov     w13, #63
+    ldr     x10, [x14, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    cbz     x10, notification_refuse_saved
+5:  clz     x10, x10
+    sub     w13, w13, w10
+    // Its first thread (w25, TCB record x26; x16 the priority's head and
+    // tail slots, less the offsets) may return to EL0 at once: no work
+    // but policy work, no stopped syscall, an address space whose ASID
+    // is of the current generation (TTBR0 to x27).
+    add     x16, x14, x13, lsl #2
+    ldr     w25, [x16, #KERNEL + K_RUN_QUEUE_HEADS]
+    add     x26, x12, x25, lsl #GRANULE_SHIFT
+    ldr     x10, [x26, #TCB_BODY + T_WORK]
+    tst     x10, #WORK_NOT_POLICY
+    b.ne    notification_refuse_saved
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_CALL]
+    cbnz    w10, notification_refuse_saved
+    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
+    cbz     x27, notification_refuse_saved
+    ldr     x9, [x11, #KERNEL + K_ASID_GENERATION]
+    cmp     x9, x10
+    b.ne    notification_refuse_saved
+    // Point of no return: `ipc::notification::wait`'s changes. The
+    // caller (w28) waits on the notification (tag and object in one
+    // store), as its last waiter.
+    ldr     w28, [x11, #KERNEL + K_CURRENT]
+    mov     w9, #STATE_BLOCKED_ON_NOTIFICATION
+    orr     x9, x9, x17, lsl #32
+    str     x9, [sp, #T_STATE]
+    ldr     w10, [x15, #N_TAIL]
+    str     x10, [sp, #T_QUEUE_PREVIOUS]
+    cbz     w10, 6f
+    add     x9, x12, x10, lsl #GRANULE_SHIFT
+    str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
+    b       7f
+6:  str     w28, [x15, #N_HEAD]
+7:  str     w28, [x15, #N_TAIL]
+    mov     w9, #WAITING_RECEIVERS
+    strb    w9, [x15, #N_WAITING]
+    // The next thread leaves its run queue's head (`RunQueue::dequeue`):
+    // its successor, if any, is the head; else the priority is empty
+    // (no tail, its bit cleared).
+    ldr     w9, [x26, #TCB_BODY + T_RUN_NEXT]
+    str     xzr, [x26, #TCB_BODY + T_RUN_PREVIOUS]
+    str     w9, [x16, #KERNEL + K_RUN_QUEUE_HEADS]
+    cbz     w9, 8f
+    add     x10, x12, x9, lsl #GRANULE_SHIFT
+    str     wzr, [x10, #TCB_BODY + T_RUN_PREVIOUS]
+    b       9f
+8:  str     wzr, [x16, #KERNEL + K_RUN_QUEUE_TAILS]
+    lsr     w9, w13, #6
+    add     x9, x14, x9, lsl #3
+    ldr     x10, [x9, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    mov     x17, #1
+    lsl     x17, x17, x13
+    bic     x10, x10, x17
+    str     x10, [x9, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    // The next thread runs: its state, the kernel's current thread,
+    // FP/SIMD access as its ownership says (as `ipc_fast_path.s`'s
+    // `switch_to_partner`), the lock released; then all its registers.
+9:  mov     w9, #STATE_RUNNING
+    strb    w9, [x26, #TCB_BODY + T_STATE]
+    stp     w25, w25, [x11, #KERNEL + K_CURRENT]
+    ldr     w9, [x11, #KERNEL + K_FP_OWNER]
+    ldrb    w10, [x11, #KERNEL + K_FP_ACCESS]
+    cmp     w9, w25
+    cset    w9, eq
+    cmp     w9, w10
+    b.eq    10f
+    // CPACR_EL1 with no isb: no FP/SIMD instruction runs before the eret
+    // that ends `restore_user_context`.
+    eor     w10, w10, #1
+    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
+    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
+    msr     cpacr_el1, x9
+    strb    w10, [x11, #KERNEL + K_FP_ACCESS]
+    // Its address space, in use before the lock is released (as
+    // `ipc_fast_path.s`'s `switch_address_space` says why).
+10: msr     ttbr0_el1, x27
+    isb
+    stlr    xzr, [x11]
+    add     x0, x26, #TCB_BODY
+    b       restore_user_context
+
+// Refusals: nothing was changed. Before the blocking Wait's save, the
+// parked registers go back and the vector's way to the generic entry
+// saves the rest; after it, every register is in the context.
+notification_refuse_locked:
+    stlr    xzr, [x11]
+notification_refuse:
+    ldp     x11, x12, [sp, #8 * 11]
+    ldp     x13, x14, [sp, #8 * 13]
+    ldp     x15, x16, [sp, #8 * 15]
+    ldr     x17, [sp, #8 * 17]
+    b       el0_sync_slow_x9_x10_saved
+
+notification_refuse_saved:
+    stlr    xzr, [x11]
+    mov     x0, sp
+    mrs     x21, tpidr_el1
+    mov     sp, x21
+    bl      portcullis_el0_sync
+    b       .
