@@ -117,11 +117,14 @@ fn phases(index: usize) -> i32 {
         let peer_before = PEER_COUNT.load(Ordering::Relaxed);
         match area.end_slice_extension() {
             Ok(true) => {
-                // It yielded: the peer ran before this thread came back,
-                // and the bit is gone.
-                expect!(6, PEER_COUNT.load(Ordering::Relaxed) > peer_before, true);
+                // It yielded: the bit is gone, and the peer ran before
+                // this thread came back, unless a tick came right after
+                // and gave the CPU back before the peer's first add (the
+                // host may stall this CPU past that tick too: seen under
+                // scripts/smp-stress.sh with a host CPU hog). Then again:
+                // a yield that never hands over fails every attempt.
                 expect!(7, area.slice(), 0);
-                yielded = true;
+                yielded = PEER_COUNT.load(Ordering::Relaxed) > peer_before;
             }
             // Taken back between the read and the call.
             Ok(false) => {}
@@ -142,18 +145,29 @@ fn phases(index: usize) -> i32 {
     // Overrun: granted, not ended: the kernel takes it back at its end
     // and preempts this thread (the peer runs), whether or not this
     // thread saw the grant first.
+    // The peer must have run when this thread is back, but for a tick
+    // right after the end (as above): up to 5 attempts.
     let before = after;
-    let peer_before = PEER_COUNT.load(Ordering::Relaxed);
-    area.request_slice_extension();
-    if !spin_until(100, || taken(area)) {
-        return 12;
-    }
-    let saw_grant = granted(area);
-    if !spin_until(100, || !granted(area)) {
-        println!("rseq: the extension was not taken back in 100 ms");
-        return 13;
-    }
-    expect!(14, PEER_COUNT.load(Ordering::Relaxed) > peer_before, true);
+    let mut overrun_attempts = 0;
+    let saw_grant = loop {
+        overrun_attempts += 1;
+        let peer_before = PEER_COUNT.load(Ordering::Relaxed);
+        area.request_slice_extension();
+        if !spin_until(100, || taken(area)) {
+            return 12;
+        }
+        let saw_grant = granted(area);
+        if !spin_until(100, || !granted(area)) {
+            println!("rseq: the extension was not taken back in 100 ms");
+            return 13;
+        }
+        if PEER_COUNT.load(Ordering::Relaxed) > peer_before {
+            break saw_grant;
+        }
+        if overrun_attempts == 5 {
+            return 14;
+        }
+    };
     expect!(15, area.end_slice_extension(), Ok(false));
     let after = match kernel_counters(16) {
         Ok(counters) => counters,
@@ -166,7 +180,7 @@ fn phases(index: usize) -> i32 {
         (true, true)
     );
     println!(
-        "rseq: an extension granted and ended by SliceYield (saying 1) at attempt {attempts} ({} granted, {} overrun meanwhile); one overrun (the grant {}seen first), taken back, the peer ran",
+        "rseq: an extension granted and ended by SliceYield (saying 1) at attempt {attempts} ({} granted, {} overrun meanwhile); an overrun (the grant {}seen first), taken back, the peer ran, at attempt {overrun_attempts}",
         first.slice_granted,
         first.slice_overrun,
         if saw_grant { "" } else { "not " }
