@@ -21,6 +21,12 @@
 // of, a waiter of another CPU or more urgent, nothing ready, the lock
 // held by another CPU) takes the generic entry with nothing changed.
 //
+// As the IPC fast path, it trusts the kernel's invariants where the Rust
+// path also looks: a notification capability names a notification's
+// record, and a thread in a notification's queue waits on it (neither
+// faulted nor ended). Neither way is counted as a generic-path syscall
+// or as an exit to user by the test images' statistics.
+//
 // Registers: x9/x10 come parked in their context slots; x11..x17 are
 // parked here too (and put back on the ways that do not switch), and hold
 // while the checks run:
