@@ -160,22 +160,20 @@
     mov     w9, #STATE_RUNNING
     strb    w9, [x26, #TCB_BODY + T_STATE]
     stp     w25, w25, [x19, #KERNEL + K_CURRENT]
-    // EL0 may use FP/SIMD exactly when the partner owns the registers.
+    // EL0 may use FP/SIMD exactly when the partner owns the registers:
+    // CPACR_EL1 as `registers::set_user_fp_access` writes it, written on
+    // every switch (the value compared and the write skipped when it is
+    // unchanged cost 11 instructions, not 7, whenever one side owns the
+    // registers, as an FP user and its partner do at every switch). No
+    // isb for it: no FP/SIMD instruction runs before the eret, a context
+    // synchronization event.
     ldr     w9, [x19, #KERNEL + K_FP_OWNER]
-    ldrb    w10, [x19, #KERNEL + K_FP_ACCESS]
     cmp     w9, w25
-    cset    w9, eq
-    cmp     w9, w10
-    b.eq    5f
-    // It flips: CPACR_EL1 as `registers::set_user_fp_access` writes it,
-    // with no isb: no FP/SIMD instruction runs before the eret below,
-    // which is a context synchronization event.
-    eor     w10, w10, #1
+    cset    w10, eq
     lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
     orr     x9, x9, #CPACR_FPEN_TRAP_EL0
     msr     cpacr_el1, x9
     strb    w10, [x19, #KERNEL + K_FP_ACCESS]
-5:
     // The partner's address space, in use before the lock is released
     // (see `switch_address_space`).
     switch_address_space

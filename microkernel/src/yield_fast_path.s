@@ -230,22 +230,17 @@ yield_switch:
 5:  mov     w9, #STATE_RUNNING
     strb    w9, [x26, #TCB_BODY + T_STATE]
     stp     w25, w25, [x19, #KERNEL + K_CURRENT]
+    // (CPACR_EL1 written on every switch, as in `ipc_fast_path.s`.)
     ldr     w9, [x19, #KERNEL + K_FP_OWNER]
-    ldrb    w10, [x19, #KERNEL + K_FP_ACCESS]
     cmp     w9, w25
-    cset    w9, eq
-    cmp     w9, w10
-    b.eq    6f
-    // CPACR_EL1 with no isb: no FP/SIMD instruction runs before the eret
-    // that ends `restore_user_context`.
-    eor     w10, w10, #1
+    cset    w10, eq
     lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
     orr     x9, x9, #CPACR_FPEN_TRAP_EL0
     msr     cpacr_el1, x9
     strb    w10, [x19, #KERNEL + K_FP_ACCESS]
     // Its address space, in use before the lock is released (as
     // `ipc_fast_path.s`'s `switch_address_space` says why).
-6:  msr     ttbr0_el1, x27
+    msr     ttbr0_el1, x27
     isb
     stlr    xzr, [x19]
     add     x0, x26, #TCB_BODY
