@@ -14,7 +14,7 @@ use core::ops::IndexMut;
 /// this module reads or writes the links (the fields are private): a
 /// thread keeps them and hands them over through [`Queued`].
 ///
-/// `repr(C)`, 8-byte aligned: the IPC fast path's assembly writes both
+/// `repr(C)`, 8-byte aligned: the fast paths' assembly writes both
 /// links with one store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(8))]
@@ -108,7 +108,7 @@ pub struct EndpointQueue {
 }
 
 impl EndpointQueue {
-    /// Where the head lies in the queue (for the IPC fast path's assembly,
+    /// Where the head lies in the queue (for the fast paths' assembly,
     /// which reads and writes head and tail as a pair).
     pub const HEAD_OFFSET: usize = core::mem::offset_of!(EndpointQueue, head);
     /// Where the tail lies.

@@ -35,7 +35,7 @@ unsafe impl<T: Send> Sync for KernelCell<T> {}
 
 impl<T> KernelCell<T> {
     /// Where the value lies in the cell (the lock word is at offset 0):
-    /// for the IPC fast path's assembly, which takes the lock itself.
+    /// for the fast paths' assembly, which takes the lock itself.
     pub const VALUE_OFFSET: usize = core::mem::offset_of!(KernelCell<T>, value);
 
     /// Wraps `value`.

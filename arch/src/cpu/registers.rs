@@ -111,7 +111,7 @@ pub fn irq_pending() -> bool {
 
 /// CPACR_EL1 with FPEN = 0b01 (EL0's FP/SIMD traps): `set_user_fp_access`
 /// writes this with bit [`CPACR_FPEN_EL0_SHIFT`] set when EL0 may use
-/// FP/SIMD (0b11); the IPC fast path's assembly does the same.
+/// FP/SIMD (0b11); the fast paths' assembly does the same.
 pub const CPACR_FPEN_TRAP_EL0: u64 = 0b01 << 20;
 /// The FPEN bit that, set, lets EL0 use FP/SIMD.
 pub const CPACR_FPEN_EL0_SHIFT: u64 = 21;

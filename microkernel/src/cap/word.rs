@@ -53,7 +53,7 @@ pub struct Capability {
 }
 
 impl Capability {
-    /// Where the word lies in a capability (the IPC fast path's assembly
+    /// Where the word lies in a capability (the fast paths' assembly
     /// loads word and badge as a pair).
     pub const WORD_OFFSET: usize = core::mem::offset_of!(Capability, word);
     /// Where the badge lies in a capability.

@@ -61,7 +61,9 @@
 //! returns to EL0, as they do not count the vector's inline `Null`.
 
 /// Offsets (in bytes) and values the assembly uses, named as it names
-/// them. Kernel offsets are from the `Kernel` value's first byte (the
+/// them: the IPC fast path's, and the yield's and notification's
+/// (`yield_fast_path.s`, `notification_fast_path.s`, which leave the
+/// vector the same way and switch threads as this path does). Kernel offsets are from the `Kernel` value's first byte (the
 /// binary adds where the kernel lies in its locked state); thread offsets
 /// from a thread's first byte, which is its saved registers (`SP_EL1`
 /// while it runs); endpoint offsets from the endpoint record's first

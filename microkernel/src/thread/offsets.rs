@@ -3,10 +3,11 @@
 
 use super::Thread;
 
-/// The tags of the [`super::ThreadState`] variants the IPC fast path's assembly
-/// reads or writes (`ipc_fast_path.s`): `repr(u8)` puts the tag in the
+/// The tags of the [`super::ThreadState`] variants the fast paths' assembly
+/// reads or writes (`*_fast_path.s`): `repr(u8)` puts the tag in the
 /// state's first byte and each variant's fields after it as in a
-/// `repr(C)` struct (so `BlockedOnReceive`'s endpoint is at offset 4).
+/// `repr(C)` struct (so `BlockedOnReceive`'s endpoint and
+/// `BlockedOnNotification`'s notification are at offset 4).
 pub mod state_tag {
     /// [`super::super::ThreadState::Ready`].
     pub const READY: u8 = 1;
@@ -20,7 +21,7 @@ pub mod state_tag {
     pub const BLOCKED_ON_NOTIFICATION: u8 = 12;
 }
 
-/// Where the IPC fast path's assembly (`ipc_fast_path.s`, through
+/// Where the fast paths' assembly (`*_fast_path.s`, through
 /// `kernel::fast_path`) finds the fields it reads and writes, from the
 /// thread's first byte (its saved registers).
 impl Thread {

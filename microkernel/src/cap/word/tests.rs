@@ -26,7 +26,7 @@ fn layout_is_stable() {
     assert_eq!(raw, 7 | (0x3f << 5) | (5 << 13) | (1 << 45));
 }
 
-/// The IPC fast path's assembly tests type, rights and object with these
+/// The fast paths' assembly tests type, rights and object with these
 /// shifts and masks, and loads word and badge as a pair.
 #[test]
 fn the_fast_paths_constants_agree_with_the_bitfield() {
