@@ -1,10 +1,12 @@
 //! Assembles the fast paths that leave the vector for assembly of their
 //! own, the IPC fast path (`ipc_fast_path.s`), the yield fast path
 //! (`yield_fast_path.s`) and the notification fast path
-//! (`notification_fast_path.s`), with the offsets and values
-//! `microkernel::kernel::fast_path::layout` computes, and checks at build
-//! time the two layouts the language leaves to the compiler that the
-//! assembly relies on.
+//! (`notification_fast_path.s`), in one block after
+//! `fast_path_common.s` (the values they use and the macros for the steps
+//! they share: the save, the lock, the next thread's checks, the switch),
+//! with the offsets and values `microkernel::kernel::fast_path::layout`
+//! computes, and checks at build time the layouts the language leaves to
+//! the compiler that the assembly relies on.
 
 use crate::STATE;
 use arch::cpu::kernel_cell::KernelCell;
@@ -101,7 +103,12 @@ const COUNT_YIELDS: u8 = 1;
 const COUNT_YIELDS: u8 = 0;
 
 core::arch::global_asm!(
-    include_str!("yield_fast_path.s"),
+    concat!(
+        include_str!("fast_path_common.s"),
+        include_str!("ipc_fast_path.s"),
+        include_str!("yield_fast_path.s"),
+        include_str!("notification_fast_path.s"),
+    ),
     STATE = sym STATE,
     KERNEL = const KERNEL,
     K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
@@ -133,21 +140,6 @@ core::arch::global_asm!(
     CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
     CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
     CTX_TPIDR = const ctx::CTX_TPIDR,
-);
-
-core::arch::global_asm!(
-    include_str!("ipc_fast_path.s"),
-    STATE = sym STATE,
-    KERNEL = const KERNEL,
-    K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
-    K_CURRENT = const l::KERNEL_CURRENT,
-    K_FP_OWNER = const l::KERNEL_FP_OWNER,
-    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
-    K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
-    K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
-    GRANULE_SHIFT = const l::GRANULE_SHIFT,
-    TCB_BODY = const l::TCB_BODY,
-    T_STATE = const l::THREAD_STATE,
     T_FAST_KEY = const l::THREAD_FAST_KEY,
     T_QUEUE_PREVIOUS = const l::THREAD_QUEUE_PREVIOUS,
     T_QUEUE_NEXT = const l::THREAD_QUEUE_NEXT,
@@ -155,10 +147,6 @@ core::arch::global_asm!(
     T_REPLY_FROM = const l::THREAD_REPLY_FROM,
     T_BOUND_NOTIFICATION = const l::THREAD_BOUND_NOTIFICATION,
     T_CSPACE_FIRST = const l::THREAD_CSPACE_FIRST,
-    T_TTBR0 = const l::THREAD_TTBR0,
-    T_WORK = const arch::context::WORK_FLAGS_OFFSET,
-    WORK_NOT_POLICY = const l::WORK_NOT_POLICY,
-    STATE_RUNNING = const l::STATE_RUNNING,
     STATE_BLOCKED_ON_RECEIVE = const l::STATE_BLOCKED_ON_RECEIVE,
     STATE_BLOCKED_ON_REPLY = const l::STATE_BLOCKED_ON_REPLY,
     SLOT_SHIFT = const l::SLOT_SHIFT,
@@ -173,64 +161,15 @@ core::arch::global_asm!(
     EP_WAITING = const l::ENDPOINT_WAITING,
     WAITING_SENDERS = const l::WAITING_SENDERS,
     WAITING_RECEIVERS = const l::WAITING_RECEIVERS,
-    CPACR_FPEN_TRAP_EL0 = const CPACR_FPEN_TRAP_EL0,
-    CPACR_FPEN_EL0_SHIFT = const CPACR_FPEN_EL0_SHIFT,
-    CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
-    CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
-    CTX_TPIDR = const ctx::CTX_TPIDR,
     SPSR_USER_WRITABLE_HIGH = const ctx::SPSR_USER_WRITABLE_HIGH,
     MESSAGE_LENGTH_AND_CAPS_MASK = const abi::MESSAGE_LENGTH_AND_CAPS_MASK,
     REGISTER_MESSAGE_WORDS = const abi::REGISTER_MESSAGE_WORDS,
-);
-
-core::arch::global_asm!(
-    include_str!("notification_fast_path.s"),
-    STATE = sym STATE,
-    KERNEL = const KERNEL,
-    K_CORE_TOKEN = const l::KERNEL_CORE_TOKEN,
-    K_CURRENT = const l::KERNEL_CURRENT,
-    K_FP_OWNER = const l::KERNEL_FP_OWNER,
-    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
-    K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
-    K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
-    K_RUN_QUEUE_NONEMPTY = const l::KERNEL_RUN_QUEUE_NONEMPTY,
-    K_RUN_QUEUE_HEADS = const l::KERNEL_RUN_QUEUE_HEADS,
-    K_RUN_QUEUE_TAILS = const l::KERNEL_RUN_QUEUE_TAILS,
-    GRANULE_SHIFT = const l::GRANULE_SHIFT,
-    TCB_BODY = const l::TCB_BODY,
-    T_STATE = const l::THREAD_STATE,
-    T_WORK = const arch::context::WORK_FLAGS_OFFSET,
-    T_CALL = const l::THREAD_CALL,
-    T_FAST_KEY = const l::THREAD_FAST_KEY,
-    T_PRIORITY = const l::THREAD_PRIORITY,
-    T_RUN_QUEUE_WORD = const l::THREAD_RUN_QUEUE_WORD,
-    T_RUN_PREVIOUS = const l::THREAD_RUN_PREVIOUS,
-    T_RUN_NEXT = const l::THREAD_RUN_NEXT,
-    T_QUEUE_PREVIOUS = const l::THREAD_QUEUE_PREVIOUS,
-    T_QUEUE_NEXT = const l::THREAD_QUEUE_NEXT,
-    T_CSPACE_FIRST = const l::THREAD_CSPACE_FIRST,
-    T_TTBR0 = const l::THREAD_TTBR0,
-    WORK_NOT_POLICY = const l::WORK_NOT_POLICY,
-    STATE_READY = const l::STATE_READY,
-    STATE_RUNNING = const l::STATE_RUNNING,
     STATE_BLOCKED_ON_NOTIFICATION = const l::STATE_BLOCKED_ON_NOTIFICATION,
-    SLOT_SHIFT = const l::SLOT_SHIFT,
-    SLOT_CAP_WORD = const l::SLOT_CAP_WORD,
-    CAP_TYPE_MASK = const l::CAP_TYPE_MASK,
     CAP_NOTIFICATION = const l::CAP_NOTIFICATION,
-    CAP_READ_BIT = const l::CAP_READ_BIT,
-    CAP_WRITE_BIT = const l::CAP_WRITE_BIT,
-    CAP_OBJECT_SHIFT = const l::CAP_OBJECT_SHIFT,
     CAP_BADGED_BIT = const l::CAP_BADGED_BIT,
     N_WORD = const l::NOTIFICATION_WORD,
     N_HEAD = const l::NOTIFICATION_HEAD,
     N_TAIL = const l::NOTIFICATION_TAIL,
     N_WAITING = const l::NOTIFICATION_WAITING,
     N_BOUND = const l::NOTIFICATION_BOUND,
-    WAITING_RECEIVERS = const l::WAITING_RECEIVERS,
-    CPACR_FPEN_TRAP_EL0 = const CPACR_FPEN_TRAP_EL0,
-    CPACR_FPEN_EL0_SHIFT = const CPACR_FPEN_EL0_SHIFT,
-    CTX_SP_EL0_PAIR = const ctx::CTX_SP_EL0_PAIR,
-    CTX_ELR_PAIR = const ctx::CTX_ELR_PAIR,
-    CTX_TPIDR = const ctx::CTX_TPIDR,
 );

@@ -21,51 +21,9 @@
 //   x27  the partner's TTBR0 value
 //   x28  the caller's thread id
 
-// The values come from Rust (`fast_paths.rs` passes them as
-// `global_asm!` const operands).
-.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
-.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
-.equ K_CURRENT,            {K_CURRENT}             // then last_ran
-.equ K_FP_OWNER,           {K_FP_OWNER}
-.equ K_FP_ACCESS,          {K_FP_ACCESS}
-.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
-.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
-.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
-.equ TCB_BODY,             {TCB_BODY}
-.equ T_STATE,              {T_STATE}
-.equ T_FAST_KEY,           {T_FAST_KEY}
-.equ T_QUEUE_PREVIOUS,     {T_QUEUE_PREVIOUS}      // then next
-.equ T_QUEUE_NEXT,         {T_QUEUE_NEXT}
-.equ T_REPLY_TO,           {T_REPLY_TO}
-.equ T_REPLY_FROM,         {T_REPLY_FROM}
-.equ T_BOUND_NOTIFICATION, {T_BOUND_NOTIFICATION}
-.equ T_CSPACE_FIRST,       {T_CSPACE_FIRST}        // then the number of slots
-.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
-.equ T_WORK,               {T_WORK}
-.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
-.equ STATE_RUNNING,        {STATE_RUNNING}
-.equ STATE_BLOCKED_ON_RECEIVE, {STATE_BLOCKED_ON_RECEIVE}
-.equ STATE_BLOCKED_ON_REPLY,   {STATE_BLOCKED_ON_REPLY}
-.equ SLOT_SHIFT,           {SLOT_SHIFT}
-.equ SLOT_CAP_WORD,        {SLOT_CAP_WORD}         // then the badge
-.equ CAP_TYPE_MASK,        {CAP_TYPE_MASK}
-.equ CAP_ENDPOINT,         {CAP_ENDPOINT}
-.equ CAP_READ_BIT,         {CAP_READ_BIT}
-.equ CAP_WRITE_BIT,        {CAP_WRITE_BIT}
-.equ CAP_OBJECT_SHIFT,     {CAP_OBJECT_SHIFT}
-.equ EP_HEAD,              {EP_HEAD}               // then the tail
-.equ EP_TAIL,              {EP_TAIL}
-.equ EP_WAITING,           {EP_WAITING}
-.equ WAITING_SENDERS,      {WAITING_SENDERS}
-.equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
-.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
-.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
-.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
-.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
-.equ CTX_TPIDR,            {CTX_TPIDR}
-.equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH}
-.equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK}
-.equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS}
+// The values it uses and the steps it shares with the other fast paths
+// (`save_arguments_and_callee_saved`, `lock_at_once`, `next_may_run`,
+// `run_next`): `fast_path_common.s`, assembled before it.
 
     .section .text.ipc_fast_path, "ax"
 
@@ -83,35 +41,8 @@
 // hands to the generic entry), x19..x30 and the system registers. Then
 // the kernel lock, if it is free at once, and this CPU's view.
 .macro save_and_lock
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
-    str     x8, [sp, #16 * 4]
-    str     x19, [sp, #8 * 19]
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
-    mrs     x21, sp_el0
-    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
-    mrs     x22, elr_el1
-    mrs     x23, spsr_el1
-    stp     x22, x23, [sp, #CTX_ELR_PAIR]
-    mrs     x24, tpidr_el0
-    str     x24, [sp, #CTX_TPIDR]
-    adrp    x19, {STATE}
-    add     x19, x19, :lo12:{STATE}
-    // TPIDR_EL1: this CPU's token (its stack top, never 0).
-    mrs     x20, tpidr_el1
-    ldaxr   x9, [x19]
-    cbnz    x9, refuse
-    stxr    w9, x20, [x19]
-    cbnz    w9, refuse
-    ldr     x9, [x19, #KERNEL + K_CORE_TOKEN]
-    cmp     x9, x20
-    b.ne    refuse_locked
+    save_arguments_and_callee_saved
+    lock_at_once x19, x20, x9, w9, refuse, refuse_locked
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
 .endm
 
@@ -146,55 +77,17 @@
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
     b.ne    refuse_locked
-    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
-    cbz     x27, refuse_locked
-    ldr     x9, [x19, #KERNEL + K_ASID_GENERATION]
-    cmp     x9, x10
-    b.ne    refuse_locked
+    asid_current x19, refuse_locked
 .endm
 
 // The partner runs: its state, the kernel's current thread, FP/SIMD
 // access as its ownership says, the lock released; then its registers
 // and the eret (x0 = Ok, x8 = `badge`).
 .macro switch_to_partner badge
-    mov     w9, #STATE_RUNNING
-    strb    w9, [x26, #TCB_BODY + T_STATE]
-    stp     w25, w25, [x19, #KERNEL + K_CURRENT]
-    // EL0 may use FP/SIMD exactly when the partner owns the registers:
-    // CPACR_EL1 as `registers::set_user_fp_access` writes it, written on
-    // every switch (the value compared and the write skipped when it is
-    // unchanged cost 11 instructions, not 7, whenever one side owns the
-    // registers, as an FP user and its partner do at every switch). No
-    // isb for it: no FP/SIMD instruction runs before the eret, a context
-    // synchronization event.
-    ldr     w9, [x19, #KERNEL + K_FP_OWNER]
-    cmp     w9, w25
-    cset    w10, eq
-    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
-    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
-    msr     cpacr_el1, x9
-    strb    w10, [x19, #KERNEL + K_FP_ACCESS]
-    // The partner's address space, in use before the lock is released
-    // (see `switch_address_space`).
-    switch_address_space
-    // The lock's release: what was written above is seen by the next
-    // holder (`KernelCell`'s protocol).
-    stlr    xzr, [x19]
+    run_next x19
     mov     x0, xzr
     mov     x8, \badge
     return_to_partner
-.endm
-
-// TTBR0 = x27, synchronised. Until then the CPU may still walk the
-// caller's tables with the caller's ASID (this path never installs the
-// kernel's empty table), while the kernel's view already says the
-// partner ran last: the ASID allocator counts as live on this CPU only
-// `last_ran`'s ASID, so another CPU's rollover could hand the caller's
-// ASID to another space while this CPU still tags walks with it. Done
-// before the lock's release, no rollover can come in between.
-.macro switch_address_space
-    msr     ttbr0_el1, x27
-    isb
 .endm
 
 // The partner's TCB record is x26; x0..x8 hold its message. Its

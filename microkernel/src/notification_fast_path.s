@@ -38,54 +38,9 @@
 // A Wait that blocks saves all the rest of the caller's registers, and
 // then uses x19..x30 freely.
 
-// The values come from Rust (`fast_paths.rs`).
-.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
-.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
-.equ K_CURRENT,            {K_CURRENT}             // then last_ran
-.equ K_FP_OWNER,           {K_FP_OWNER}
-.equ K_FP_ACCESS,          {K_FP_ACCESS}
-.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
-.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
-.equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
-.equ K_RUN_QUEUE_HEADS,    {K_RUN_QUEUE_HEADS}     // CPU 0's first thread by priority
-.equ K_RUN_QUEUE_TAILS,    {K_RUN_QUEUE_TAILS}     // and last
-.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
-.equ TCB_BODY,             {TCB_BODY}
-.equ T_STATE,              {T_STATE}
-.equ T_WORK,               {T_WORK}
-.equ T_CALL,               {T_CALL}                // its tag byte: 0 for none
-.equ T_FAST_KEY,           {T_FAST_KEY}
-.equ T_PRIORITY,           {T_PRIORITY}
-.equ T_RUN_QUEUE_WORD,     {T_RUN_QUEUE_WORD}      // its bitmap word's offset
-.equ T_RUN_PREVIOUS,       {T_RUN_PREVIOUS}        // then next
-.equ T_RUN_NEXT,           {T_RUN_NEXT}
-.equ T_QUEUE_PREVIOUS,     {T_QUEUE_PREVIOUS}      // then next
-.equ T_QUEUE_NEXT,         {T_QUEUE_NEXT}
-.equ T_CSPACE_FIRST,       {T_CSPACE_FIRST}        // then the number of slots
-.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
-.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
-.equ STATE_READY,          {STATE_READY}
-.equ STATE_RUNNING,        {STATE_RUNNING}
-.equ STATE_BLOCKED_ON_NOTIFICATION, {STATE_BLOCKED_ON_NOTIFICATION}
-.equ SLOT_SHIFT,           {SLOT_SHIFT}
-.equ SLOT_CAP_WORD,        {SLOT_CAP_WORD}         // then the badge
-.equ CAP_TYPE_MASK,        {CAP_TYPE_MASK}
-.equ CAP_NOTIFICATION,     {CAP_NOTIFICATION}
-.equ CAP_READ_BIT,         {CAP_READ_BIT}
-.equ CAP_WRITE_BIT,        {CAP_WRITE_BIT}
-.equ CAP_OBJECT_SHIFT,     {CAP_OBJECT_SHIFT}
-.equ CAP_BADGED_BIT,       {CAP_BADGED_BIT}
-.equ N_WORD,               {N_WORD}
-.equ N_HEAD,               {N_HEAD}
-.equ N_TAIL,               {N_TAIL}
-.equ N_WAITING,            {N_WAITING}
-.equ N_BOUND,              {N_BOUND}
-.equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
-.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
-.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
-.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
-.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
-.equ CTX_TPIDR,            {CTX_TPIDR}
+// The values it uses and the steps it shares with the other fast paths
+// (`save_arguments_and_callee_saved`, `lock_at_once`, `next_may_run`,
+// `run_next`): `fast_path_common.s`, assembled before it.
 
     .section .text.notification_fast_path, "ax"
 
@@ -95,17 +50,7 @@ portcullis_notification_fast:
     stp     x13, x14, [sp, #8 * 13]
     stp     x15, x16, [sp, #8 * 15]
     str     x17, [sp, #8 * 17]
-    // The kernel lock, if it is free at once, and this CPU's view.
-    adrp    x11, {STATE}
-    add     x11, x11, :lo12:{STATE}
-    mrs     x12, tpidr_el1
-    ldaxr   x10, [x11]
-    cbnz    x10, notification_refuse
-    stxr    w10, x12, [x11]
-    cbnz    w10, notification_refuse
-    ldr     x10, [x11, #KERNEL + K_CORE_TOKEN]
-    cmp     x10, x12
-    b.ne    notification_refuse_locked
+    lock_at_once x11, x12, x10, w10, notification_refuse, notification_refuse_locked
     ldr     x12, [x11, #KERNEL + K_MEMORY_BASE]
     // The capability x0 names (the first slot in the low half, the number
     // of slots in the high half): a notification, its word in x13 and
@@ -218,24 +163,7 @@ notification_done:
     // None: it blocks. Everything else the caller has goes to its
     // context (x9..x17 are there already).
 notification_block:
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
-    str     x8, [sp, #16 * 4]
-    stp     x18, x19, [sp, #16 * 9]
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
-    mrs     x21, sp_el0
-    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
-    mrs     x22, elr_el1
-    mrs     x23, spsr_el1
-    stp     x22, x23, [sp, #CTX_ELR_PAIR]
-    mrs     x24, tpidr_el0
-    str     x24, [sp, #CTX_TPIDR]
+    save_arguments_and_callee_saved with_x18=1
     // The highest priority with a ready thread on this CPU (x13, from the
     // top word down; x14 the CPU's word 0 less the bitmap's offset):
     // none is for the generic path (which idles).
@@ -257,23 +185,11 @@ notification_block:
 5:  clz     x10, x10
     sub     w13, w13, w10
     // Its first thread (w25, TCB record x26; x16 the priority's head and
-    // tail slots, less the offsets) may return to EL0 at once: no work
-    // but policy work, no stopped syscall, an address space whose ASID
-    // is of the current generation (TTBR0 to x27).
+    // tail slots, less the offsets) may return to EL0 at once.
     add     x16, x14, x13, lsl #2
     ldr     w25, [x16, #KERNEL + K_RUN_QUEUE_HEADS]
     add     x26, x12, x25, lsl #GRANULE_SHIFT
-    ldr     x10, [x26, #TCB_BODY + T_WORK]
-    tst     x10, #WORK_NOT_POLICY
-    b.ne    notification_refuse_saved
-    add     x9, x26, #TCB_BODY
-    ldrb    w10, [x9, #T_CALL]
-    cbnz    w10, notification_refuse_saved
-    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
-    cbz     x27, notification_refuse_saved
-    ldr     x9, [x11, #KERNEL + K_ASID_GENERATION]
-    cmp     x9, x10
-    b.ne    notification_refuse_saved
+    next_may_run x11, notification_refuse_saved
     // Point of no return: `ipc::notification::wait`'s changes. The
     // caller (w28) waits on the notification (tag and object in one
     // store), as its last waiter.
@@ -309,25 +225,8 @@ notification_block:
     lsl     x17, x17, x13
     bic     x10, x10, x17
     str     x10, [x9, #KERNEL + K_RUN_QUEUE_NONEMPTY]
-    // The next thread runs: its state, the kernel's current thread,
-    // FP/SIMD access as its ownership says (as `ipc_fast_path.s`'s
-    // `switch_to_partner`), the lock released; then all its registers.
-9:  mov     w9, #STATE_RUNNING
-    strb    w9, [x26, #TCB_BODY + T_STATE]
-    stp     w25, w25, [x11, #KERNEL + K_CURRENT]
-    // (CPACR_EL1 written on every switch, as in `ipc_fast_path.s`.)
-    ldr     w9, [x11, #KERNEL + K_FP_OWNER]
-    cmp     w9, w25
-    cset    w10, eq
-    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
-    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
-    msr     cpacr_el1, x9
-    strb    w10, [x11, #KERNEL + K_FP_ACCESS]
-    // Its address space, in use before the lock is released (as
-    // `ipc_fast_path.s`'s `switch_address_space` says why).
-    msr     ttbr0_el1, x27
-    isb
-    stlr    xzr, [x11]
+    // The next thread runs; then all its registers.
+9:  run_next x11
     add     x0, x26, #TCB_BODY
     b       restore_user_context
 

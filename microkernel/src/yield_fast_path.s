@@ -27,37 +27,9 @@
 // thread's saved registers); x11 is parked here too on the way that
 // switches nothing, and put back before either way out.
 
-// The values come from Rust (`fast_paths.rs`).
-.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
-.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
-.equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
-.equ T_RUN_QUEUE_WORD,     {T_RUN_QUEUE_WORD}      // its word's offset from there
-.equ T_PRIORITY,           {T_PRIORITY}
-.equ T_YIELDS,             {T_YIELDS}              // the statistics' count (test images)
-.equ COUNT_YIELDS,         {COUNT_YIELDS}
-.equ K_RUN_QUEUE_HEADS,    {K_RUN_QUEUE_HEADS}     // CPU 0's first thread by priority
-.equ K_RUN_QUEUE_TAILS,    {K_RUN_QUEUE_TAILS}     // and last
-.equ K_CURRENT,            {K_CURRENT}             // then last_ran
-.equ K_FP_OWNER,           {K_FP_OWNER}
-.equ K_FP_ACCESS,          {K_FP_ACCESS}
-.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
-.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
-.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
-.equ TCB_BODY,             {TCB_BODY}
-.equ T_STATE,              {T_STATE}
-.equ T_WORK,               {T_WORK}
-.equ T_CALL,               {T_CALL}                // its tag byte: 0 for none
-.equ T_RUN_PREVIOUS,       {T_RUN_PREVIOUS}        // then next
-.equ T_RUN_NEXT,           {T_RUN_NEXT}
-.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
-.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
-.equ STATE_READY,          {STATE_READY}
-.equ STATE_RUNNING,        {STATE_RUNNING}
-.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
-.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
-.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
-.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
-.equ CTX_TPIDR,            {CTX_TPIDR}
+// The values it uses and the steps it shares with the other fast paths
+// (`save_arguments_and_callee_saved`, `lock_at_once`, `next_may_run`,
+// `run_next`): `fast_path_common.s`, assembled before it.
 
     .section .text.yield_fast_path, "ax"
 
@@ -76,16 +48,7 @@ portcullis_yield_fast:
     lsr     x10, x10, x9
     tbnz    x10, #0, yield_switch
     str     x11, [sp, #8 * 11]
-    adrp    x9, {STATE}
-    add     x9, x9, :lo12:{STATE}
-    mrs     x10, tpidr_el1
-    ldaxr   x11, [x9]
-    cbnz    x11, 2f
-    stxr    w11, x10, [x9]
-    cbnz    w11, 2f
-    ldr     x11, [x9, #KERNEL + K_CORE_TOKEN]
-    cmp     x11, x10
-    b.ne    1f
+    lock_at_once x9, x10, x11, w11, 2f, 1f
     // The same bit under the lock.
     ldr     w11, [sp, #T_RUN_QUEUE_WORD]
     add     x11, x9, x11
@@ -112,39 +75,12 @@ portcullis_yield_fast:
 // Another thread of its priority seemed ready: the switch.
 yield_switch:
     // Everything the thread has but x9/x10 (parked) goes to its context.
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
-    str     x8, [sp, #16 * 4]
     str     x11, [sp, #8 * 11]
     stp     x12, x13, [sp, #16 * 6]
     stp     x14, x15, [sp, #16 * 7]
     stp     x16, x17, [sp, #16 * 8]
-    stp     x18, x19, [sp, #16 * 9]
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
-    mrs     x21, sp_el0
-    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
-    mrs     x22, elr_el1
-    mrs     x23, spsr_el1
-    stp     x22, x23, [sp, #CTX_ELR_PAIR]
-    mrs     x24, tpidr_el0
-    str     x24, [sp, #CTX_TPIDR]
-    // The kernel lock, if it is free at once, and this CPU's view.
-    adrp    x19, {STATE}
-    add     x19, x19, :lo12:{STATE}
-    mrs     x20, tpidr_el1
-    ldaxr   x9, [x19]
-    cbnz    x9, yield_refuse
-    stxr    w9, x20, [x19]
-    cbnz    w9, yield_refuse
-    ldr     x9, [x19, #KERNEL + K_CORE_TOKEN]
-    cmp     x9, x20
-    b.ne    yield_refuse_locked
+    save_arguments_and_callee_saved with_x18=1
+    lock_at_once x19, x20, x9, w9, yield_refuse, yield_refuse_locked
     // Under the lock: its priority's bit (w13 the priority) is set, and
     // no higher one in its word: the word shifted down by the priority
     // is exactly 1.
@@ -177,20 +113,7 @@ yield_switch:
     ldr     w25, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
     add     x26, x20, x25, lsl #GRANULE_SHIFT
-    // It may return to EL0 at once: no work but policy work, no stopped
-    // syscall to go on with, an address space whose ASID is of the
-    // current generation (TTBR0 to x27).
-    ldr     x10, [x26, #TCB_BODY + T_WORK]
-    tst     x10, #WORK_NOT_POLICY
-    b.ne    yield_refuse_locked
-    add     x9, x26, #TCB_BODY
-    ldrb    w10, [x9, #T_CALL]
-    cbnz    w10, yield_refuse_locked
-    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
-    cbz     x27, yield_refuse_locked
-    ldr     x9, [x19, #KERNEL + K_ASID_GENERATION]
-    cmp     x9, x10
-    b.ne    yield_refuse_locked
+    next_may_run x19, yield_refuse_locked
     // Point of no return: the round robin's changes. The caller's result
     // is Ok; it is ready, and counted (test images).
     ldr     w28, [x19, #KERNEL + K_CURRENT]
@@ -224,25 +147,8 @@ yield_switch:
     // The queue was the next thread alone: the caller is its head too.
     // (Its priority's bit stays set either way: the caller is in it.)
 4:  str     w28, [x14, #KERNEL + K_RUN_QUEUE_HEADS]
-    // The next thread runs: its state, the kernel's current thread,
-    // FP/SIMD access as its ownership says (as `ipc_fast_path.s`'s
-    // `switch_to_partner`), the lock released; then all its registers.
-5:  mov     w9, #STATE_RUNNING
-    strb    w9, [x26, #TCB_BODY + T_STATE]
-    stp     w25, w25, [x19, #KERNEL + K_CURRENT]
-    // (CPACR_EL1 written on every switch, as in `ipc_fast_path.s`.)
-    ldr     w9, [x19, #KERNEL + K_FP_OWNER]
-    cmp     w9, w25
-    cset    w10, eq
-    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
-    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
-    msr     cpacr_el1, x9
-    strb    w10, [x19, #KERNEL + K_FP_ACCESS]
-    // Its address space, in use before the lock is released (as
-    // `ipc_fast_path.s`'s `switch_address_space` says why).
-    msr     ttbr0_el1, x27
-    isb
-    stlr    xzr, [x19]
+    // The next thread runs; then all its registers.
+5:  run_next x19
     add     x0, x26, #TCB_BODY
     b       restore_user_context
 

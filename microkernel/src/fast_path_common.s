@@ -1,0 +1,175 @@
+// What the fast paths share (`ipc_fast_path.s`, `yield_fast_path.s`,
+// `notification_fast_path.s`, assembled after this file in one block by
+// `fast_paths.rs`): the values they use, and the steps each of them takes
+// the same way.
+
+// The values come from Rust (`fast_paths.rs` passes them as `global_asm!`
+// const operands, from `microkernel::kernel::fast_path::layout`).
+.equ KERNEL,               {KERNEL}                // the Kernel in the locked state
+.equ K_CORE_TOKEN,         {K_CORE_TOKEN}
+.equ K_CURRENT,            {K_CURRENT}             // then last_ran
+.equ K_FP_OWNER,           {K_FP_OWNER}
+.equ K_FP_ACCESS,          {K_FP_ACCESS}
+.equ K_MEMORY_BASE,        {K_MEMORY_BASE}
+.equ K_ASID_GENERATION,    {K_ASID_GENERATION}
+.equ GRANULE_SHIFT,        {GRANULE_SHIFT}
+.equ TCB_BODY,             {TCB_BODY}
+.equ T_STATE,              {T_STATE}
+.equ T_FAST_KEY,           {T_FAST_KEY}
+.equ T_QUEUE_PREVIOUS,     {T_QUEUE_PREVIOUS}      // then next
+.equ T_QUEUE_NEXT,         {T_QUEUE_NEXT}
+.equ T_REPLY_TO,           {T_REPLY_TO}
+.equ T_REPLY_FROM,         {T_REPLY_FROM}
+.equ T_BOUND_NOTIFICATION, {T_BOUND_NOTIFICATION}
+.equ T_CSPACE_FIRST,       {T_CSPACE_FIRST}        // then the number of slots
+.equ T_TTBR0,              {T_TTBR0}               // then the ASID generation
+.equ T_WORK,               {T_WORK}
+.equ WORK_NOT_POLICY,      {WORK_NOT_POLICY}
+.equ STATE_RUNNING,        {STATE_RUNNING}
+.equ STATE_BLOCKED_ON_RECEIVE, {STATE_BLOCKED_ON_RECEIVE}
+.equ STATE_BLOCKED_ON_REPLY,   {STATE_BLOCKED_ON_REPLY}
+.equ SLOT_SHIFT,           {SLOT_SHIFT}
+.equ SLOT_CAP_WORD,        {SLOT_CAP_WORD}         // then the badge
+.equ CAP_TYPE_MASK,        {CAP_TYPE_MASK}
+.equ CAP_ENDPOINT,         {CAP_ENDPOINT}
+.equ CAP_READ_BIT,         {CAP_READ_BIT}
+.equ CAP_WRITE_BIT,        {CAP_WRITE_BIT}
+.equ CAP_OBJECT_SHIFT,     {CAP_OBJECT_SHIFT}
+.equ EP_HEAD,              {EP_HEAD}               // then the tail
+.equ EP_TAIL,              {EP_TAIL}
+.equ EP_WAITING,           {EP_WAITING}
+.equ WAITING_SENDERS,      {WAITING_SENDERS}
+.equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
+.equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
+.equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
+.equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
+.equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
+.equ CTX_TPIDR,            {CTX_TPIDR}
+.equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH}
+.equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK}
+.equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS}
+.equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
+.equ T_RUN_QUEUE_WORD,     {T_RUN_QUEUE_WORD}      // its word's offset from there
+.equ T_PRIORITY,           {T_PRIORITY}
+.equ T_YIELDS,             {T_YIELDS}              // the statistics' count (test images)
+.equ COUNT_YIELDS,         {COUNT_YIELDS}
+.equ K_RUN_QUEUE_HEADS,    {K_RUN_QUEUE_HEADS}     // CPU 0's first thread by priority
+.equ K_RUN_QUEUE_TAILS,    {K_RUN_QUEUE_TAILS}     // and last
+.equ T_CALL,               {T_CALL}                // its tag byte: 0 for none
+.equ T_RUN_PREVIOUS,       {T_RUN_PREVIOUS}        // then next
+.equ T_RUN_NEXT,           {T_RUN_NEXT}
+.equ STATE_READY,          {STATE_READY}
+.equ STATE_BLOCKED_ON_NOTIFICATION, {STATE_BLOCKED_ON_NOTIFICATION}
+.equ CAP_NOTIFICATION,     {CAP_NOTIFICATION}
+.equ CAP_BADGED_BIT,       {CAP_BADGED_BIT}
+.equ N_WORD,               {N_WORD}
+.equ N_HEAD,               {N_HEAD}
+.equ N_TAIL,               {N_TAIL}
+.equ N_WAITING,            {N_WAITING}
+.equ N_BOUND,              {N_BOUND}
+
+// x0..x8, x19..x30 and the system registers into the context SP_EL1
+// points at (with `with_x18`, x18 too, in one pair store with x19): what
+// a thread that leaves the CPU keeps beyond what each path saves itself.
+.macro save_arguments_and_callee_saved with_x18=0
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    str     x8, [sp, #16 * 4]
+.if \with_x18
+    stp     x18, x19, [sp, #16 * 9]
+.else
+    str     x19, [sp, #8 * 19]
+.endif
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #CTX_ELR_PAIR]
+    mrs     x24, tpidr_el0
+    str     x24, [sp, #CTX_TPIDR]
+.endm
+
+// The kernel lock, if it is free at once, and this CPU's view: `state`
+// gets the locked state's address (its lock word first), `token` this
+// CPU's token (TPIDR_EL1: its stack top, never 0); `scratch` (`wscratch`
+// its 32-bit name) is clobbered. A held lock goes to `busy`, another
+// CPU's view (the lock then held) to `other`.
+.macro lock_at_once state, token, scratch, wscratch, busy, other
+    adrp    \state, {STATE}
+    add     \state, \state, :lo12:{STATE}
+    mrs     \token, tpidr_el1
+    ldaxr   \scratch, [\state]
+    cbnz    \scratch, \busy
+    stxr    \wscratch, \token, [\state]
+    cbnz    \wscratch, \busy
+    ldr     \scratch, [\state, #KERNEL + K_CORE_TOKEN]
+    cmp     \scratch, \token
+    b.ne    \other
+.endm
+
+// The thread whose TCB record is x26 has an address space whose ASID is
+// of the current generation (its TTBR0 value to x27), or `refuse`.
+.macro asid_current state, refuse
+    ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
+    cbz     x27, \refuse
+    ldr     x9, [\state, #KERNEL + K_ASID_GENERATION]
+    cmp     x9, x10
+    b.ne    \refuse
+.endm
+
+// The thread whose TCB record is x26 may return to EL0 at once: no work
+// but policy work, no stopped syscall to go on with, an address space
+// whose ASID is of the current generation (TTBR0 to x27); or `refuse`.
+.macro next_may_run state, refuse
+    ldr     x10, [x26, #TCB_BODY + T_WORK]
+    tst     x10, #WORK_NOT_POLICY
+    b.ne    \refuse
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_CALL]
+    cbnz    w10, \refuse
+    asid_current \state, \refuse
+.endm
+
+// The thread w25 (TCB record x26, TTBR0 value x27) runs: its state, the
+// kernel's current thread (and the one that ran last), FP/SIMD access as
+// its ownership says, its address space; then the lock at `state` is
+// released. Its registers are the caller's to load.
+//
+// CPACR_EL1 as `registers::set_user_fp_access` writes it, written on
+// every switch (the value compared and the write skipped when it is
+// unchanged cost 11 instructions, not 7, whenever one side owns the
+// registers, as an FP user and its partner do at every switch). No isb
+// for it: no FP/SIMD instruction runs before the eret, a context
+// synchronization event.
+//
+// TTBR0 with an isb, before the lock's release: until it is synchronised
+// the CPU may still walk the caller's tables with the caller's ASID (the
+// fast paths never install the kernel's empty table), while the kernel's
+// view already says this thread ran last, and the ASID allocator counts
+// as live on this CPU only `last_ran`'s ASID: another CPU's rollover
+// could hand the caller's ASID to another space meanwhile. Done before
+// the release, no rollover can come in between.
+.macro run_next state
+    mov     w9, #STATE_RUNNING
+    strb    w9, [x26, #TCB_BODY + T_STATE]
+    stp     w25, w25, [\state, #KERNEL + K_CURRENT]
+    ldr     w9, [\state, #KERNEL + K_FP_OWNER]
+    cmp     w9, w25
+    cset    w10, eq
+    lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
+    orr     x9, x9, #CPACR_FPEN_TRAP_EL0
+    msr     cpacr_el1, x9
+    strb    w10, [\state, #KERNEL + K_FP_ACCESS]
+    msr     ttbr0_el1, x27
+    isb
+    // The lock's release: what was written above is seen by the next
+    // holder (`KernelCell`'s protocol).
+    stlr    xzr, [\state]
+.endm
