@@ -666,8 +666,12 @@ pub struct AttachedFilter {
 /// ends its own audit, or its own thread, is still recorded).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PendingRecord {
-    /// The ring and notification when the syscall was judged.
-    pub sink: AuditSink,
+    /// The ring and notification when the syscall was judged, if the
+    /// thread's audit has changed since (`Kernel::attach_audit` keeps the
+    /// old one here before it changes it); `None`: the thread's audit,
+    /// unchanged. (Copied only on a change: a copy at every audit entry
+    /// was a `memcpy` call on every audited syscall.)
+    pub moved_sink: Option<AuditSink>,
     /// `x0..x8` as judged.
     pub call: [u64; 9],
     /// The verdict.

@@ -17,7 +17,7 @@ use crate::stopped_call::{
     CallStop, EntryOutcome, PolicyAnswer, Progress, Resumed, StopAnswer, StoppedCall,
 };
 use crate::syscall::{self, SyscallResult};
-use crate::thread::{PendingRecord, Thread, ThreadId, ThreadState, TraceProgress};
+use crate::thread::{Thread, ThreadId, ThreadState, TraceProgress};
 use abi::policy::Action;
 use abi::trace::StopKind;
 use abi::ErrorCode;
@@ -205,9 +205,9 @@ impl Kernel {
                     return None;
                 }
                 let x0 = thread.context.result();
-                let pending = thread.audit_pending.take();
-                let (exit, step) = Self::exit_with_record_on(thread, entry, pending.is_some());
-                self.exit_with_record(platform, current, exit, step, pending.as_ref(), Some(x0));
+                let recorded = thread.audit_pending.is_some();
+                let (exit, step) = Self::exit_with_record_on(thread, entry, recorded);
+                self.exit_with_record(platform, current, exit, step, recorded, Some(x0));
                 // A trapped call is denied like an Errno (docs/entry.md:
                 // stages 5-7 run), then its thread waits for its fault
                 // handler: the stops its exit stages owe are sent when it
@@ -266,17 +266,14 @@ impl Kernel {
             if let SyscallResult::Return(code) = result {
                 Self::write_result(thread, code);
             }
-            match thread.audit_pending.take() {
-                None => {
-                    if Self::exit_work_on(thread, entered.entry) {
-                        self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                    }
+            if thread.audit_pending.is_none() {
+                if Self::exit_work_on(thread, entered.entry) {
+                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
                 }
-                Some(pending) => {
-                    let x0 = thread.context.result();
-                    let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
-                    self.exit_with_record(platform, current, exit, step, Some(&pending), Some(x0));
-                }
+            } else {
+                let x0 = thread.context.result();
+                let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
+                self.exit_with_record(platform, current, exit, step, true, Some(x0));
             }
             return;
         }
@@ -536,16 +533,11 @@ impl Kernel {
         result: Option<u64>,
     ) {
         let thread = &mut self.objects[current];
-        match thread.audit_pending.take() {
-            Some(pending) => {
-                let (exit, step) = Self::exit_with_record_on(thread, entry, true);
-                self.exit_with_record(platform, current, exit, step, Some(&pending), result);
-            }
-            None => {
-                if Self::exit_work_on(thread, entry) {
-                    self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
-                }
-            }
+        if thread.audit_pending.is_some() {
+            let (exit, step) = Self::exit_with_record_on(thread, entry, true);
+            self.exit_with_record(platform, current, exit, step, true, result);
+        } else if Self::exit_work_on(thread, entry) {
+            self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
         }
     }
 
@@ -558,12 +550,12 @@ impl Kernel {
     ) {
         let mut exit = SyscallExit::after_record(entry, self.exit_work_word(current));
         let step = exit.next_step();
-        self.exit_with_record(platform, current, exit, step, None, None);
+        self.exit_with_record(platform, current, exit, step, false, None);
     }
 
-    /// Carries out `step` and the exit steps after it; stage 5 writes
-    /// `pending` (the record the caller took from the thread) with
-    /// `result`. A stop blocks the thread, so the kernel sends the trace
+    /// Carries out `step` and the exit steps after it; stage 5 writes the
+    /// thread's pending record (`recorded`: it has one, which the caller
+    /// told the exit machine) with `result`. A stop blocks the thread, so the kernel sends the trace
     /// stops stages 6 and 7 ask for on the thread's way back to EL0, in
     /// that order and before it returns (`TraceProgress::owed`,
     /// `Kernel::trace_before_user`). (One pass down the stages, as
@@ -575,13 +567,13 @@ impl Kernel {
         current: ThreadId,
         mut exit: SyscallExit,
         mut step: ExitStep,
-        pending: Option<&PendingRecord>,
+        recorded: bool,
         result: Option<u64>,
     ) {
         if let ExitStep::WriteAuditRecord { with_result } = step {
-            if let Some(pending) = pending {
+            if recorded {
                 let result = if with_result { result } else { None };
-                self.write_record(platform, current, pending, result);
+                self.write_record(platform, current, result);
             }
             step = exit.next_step();
         }

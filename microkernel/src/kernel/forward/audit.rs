@@ -189,6 +189,12 @@ impl Kernel {
     /// mask; a thread waiting for room is let go when audit goes away.
     pub(in crate::kernel) fn attach_audit(&mut self, target: ThreadId, sink: Option<AuditSink>) {
         let thread = &mut self.objects[target];
+        // A record in progress keeps the audit it began with.
+        if let Some(pending) = &mut thread.audit_pending {
+            if pending.moved_sink.is_none() {
+                pending.moved_sink = thread.audit;
+            }
+        }
         thread.audit = sink;
         match sink {
             Some(_) => thread.work.insert(WorkFlags::AUDIT),
@@ -291,9 +297,9 @@ impl Kernel {
         checked: Option<(u64, u64)>,
     ) {
         let thread = &mut self.objects[current];
-        let Some(sink) = thread.audit else {
+        if thread.audit.is_none() {
             return;
-        };
+        }
         let x0 = thread.context.result();
         let verdict = match outcome {
             EntryOutcome::Logged => AuditVerdict::Logged,
@@ -308,8 +314,9 @@ impl Kernel {
             call[0] = x0;
             call[8] = x8;
         }
+        // The sink is the thread's (`PendingRecord::moved_sink`).
         thread.audit_pending = Some(PendingRecord {
-            sink,
+            moved_sink: None,
             call,
             verdict,
             forwarded,
@@ -326,8 +333,8 @@ impl Kernel {
         current: ThreadId,
         result: Option<u64>,
     ) {
-        if let Some(pending) = self.objects[current].audit_pending.take() {
-            self.write_record(platform, current, &pending, result);
+        if self.objects[current].audit_pending.is_some() {
+            self.write_record(platform, current, result);
         }
     }
 
@@ -382,16 +389,16 @@ impl Kernel {
         // syscall that writes no record of its own (one the tracer skips)
         // or the thread's end would write it too.
         self.objects[thread].audit_pending = None;
-        let Some(sink) = self.live_audit(thread) else {
+        if self.live_audit(thread).is_none() {
             return;
-        };
-        let pending = PendingRecord {
-            sink,
+        }
+        self.objects[thread].audit_pending = Some(PendingRecord {
+            moved_sink: None,
             call: call.regs,
             verdict: AuditVerdict::Cancelled,
             forwarded: call.forwarded,
-        };
-        self.write_record(platform, thread, &pending, result);
+        });
+        self.write_record(platform, thread, result);
     }
 
     /// A thread is ending: the record of the syscall it was in is written
@@ -408,81 +415,88 @@ impl Kernel {
         self.audit_complete(platform, thread, None);
     }
 
-    /// Writes one record of `thread`'s into the ring `pending` names, if
-    /// that ring still exists (the syscall may have destroyed it: then
-    /// there is nowhere to write, and its server has lost the ring with
-    /// it). Lossy or lossless, a full ring drops the record and counts it.
+    /// Writes `thread`'s pending record, and forgets it, into the ring it
+    /// began with, if that ring still exists (the syscall may have
+    /// destroyed it: then there is nowhere to write, and its server has
+    /// lost the ring with it). Lossy or lossless, a full ring drops the
+    /// record and counts it. The record is read where it is kept, never
+    /// copied whole (each bulk copy was a `memcpy` call).
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn write_record(
         &mut self,
         platform: &mut impl Platform,
         thread: ThreadId,
-        pending: &PendingRecord,
         result: Option<u64>,
     ) {
-        let sink = pending.sink;
-        if self.objects.resolve(sink.frame, CapType::Frame).is_none() {
+        let objects = &self.objects;
+        let audited = &objects[thread];
+        let Some(pending) = &audited.audit_pending else {
             return;
+        };
+        // Drops are counted for the thread only while it is audited into
+        // the ring its record began with.
+        let same_sink = pending.moved_sink.is_none();
+        let Some(sink) = pending.moved_sink.as_ref().or(audited.audit.as_ref()) else {
+            return self.objects[thread].audit_pending = None;
+        };
+        if objects.resolve(sink.frame, CapType::Frame).is_none() {
+            return self.objects[thread].audit_pending = None;
         }
         let ring = sink.ring;
         let sequence = platform.read_phys_u64(ring + NEXT_SEQUENCE_OFFSET);
         platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
         let state = RingState::read(platform, ring);
-        // Drops are counted for the thread only while it is audited into
-        // this ring; otherwise the ring's own counter shows them.
-        let same_sink = self.objects[thread].audit == Some(sink);
         if state.is_full() {
             let dropped = platform.read_phys_u64(ring + DROPPED_OFFSET);
             platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
+            let audited = &mut self.objects[thread];
+            audited.audit_pending = None;
             if same_sink {
-                self.objects[thread].audit_dropped += 1;
+                audited.audit_dropped += 1;
             }
             return;
         }
-        let call = pending.call;
-        let object_type = self.objects[thread]
+        let call = &pending.call;
+        let object_type = audited
             .cspace
             .filter(|_| names_capability(call[8]))
             .and_then(|cnode| {
-                let slot = self.objects.slot(cnode, call[0]).ok()?;
-                Some(self.objects.lookup(slot).ok()?.cap_type().raw())
+                let slot = objects.slot(cnode, call[0]).ok()?;
+                Some(objects.lookup(slot).ok()?.cap_type().raw())
             })
             .unwrap_or(0);
-        let mut args = [0u64; 8];
-        args.copy_from_slice(&call[..8]);
-        let dropped = if same_sink {
-            self.objects[thread].audit_dropped
-        } else {
-            0
-        };
         let record = AuditRecord {
             sequence,
             time: platform.counter(),
             thread_badge: sink.badge,
-            thread: self.objects[thread].number,
+            thread: audited.number,
             syscall: call[8],
             object_type,
             label: MessageInfo::from(call[1]).label(),
-            args,
+            args: [
+                call[0], call[1], call[2], call[3], call[4], call[5], call[6], call[7],
+            ],
             result,
             verdict: pending.verdict,
             forwarded: pending.forwarded,
-            dropped,
+            dropped: if same_sink { audited.audit_dropped } else { 0 },
         };
+        let (signal, bits) = sink.notification;
         // Fixed-width: the record's words go straight into its slot.
         let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
         platform.write_phys_words(slot, &record.words());
         // `written` is in the shared page (the server can write it too):
         // at u64::MAX it wraps, as every other value moves on by one.
         platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written.wrapping_add(1));
+        let audited = &mut self.objects[thread];
+        audited.audit_pending = None;
         if same_sink {
-            self.objects[thread].audit_dropped = 0;
+            audited.audit_dropped = 0;
         }
         // Empty to non-empty: the server hears of it once, not per record
         // (if the notification is still the one named: the syscall may
         // have destroyed it).
-        let (signal, bits) = sink.notification;
         let signal = self.objects.resolve(signal, CapType::Notification);
         if let (true, Some(signal)) = (state.written == state.consumed, signal) {
             let effects = self.signal_notification(signal, bits);

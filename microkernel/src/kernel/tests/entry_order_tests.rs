@@ -476,3 +476,29 @@ fn a_lossless_audited_syscall_waits_for_room_at_its_audit_entry_after_its_verdic
     assert_eq!(scene.thread().call, CallSlot::Empty);
     assert_eq!(scene.thread().context.result(), u64::from(ERRNO));
 }
+
+#[test]
+fn a_syscall_that_turns_its_own_audit_off_is_recorded_in_the_ring_it_began_with() {
+    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
+    // `TcbSetAudit` on its own TCB, off (`x4` = 0), with the ring's Frame.
+    let context = &mut scene.kernel.objects[scene.thread].context;
+    context.set_syscall_number(Syscall::TcbSetAudit.number());
+    context.set_arg(entry::ArgIndex::X0, TCB);
+    context.set_arg(entry::ArgIndex::X2, RING);
+    context.set_arg(entry::ArgIndex::X4, 0);
+    context.pc = 0x1004;
+    let _ = scene.kernel.syscall(&mut scene.machine, scene.thread, SVC);
+    assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
+    assert_eq!(scene.thread().audit, None, "audit is off");
+    // Its record went to the ring its audit entry chose, and is done.
+    assert_eq!(scene.machine.seen, [Seen::Record(1)]);
+    let records = scene.records();
+    assert_eq!(records[0].syscall, Syscall::TcbSetAudit.number());
+    assert_eq!(records[0].thread_badge, 7);
+    assert_eq!(records[0].args[2], RING);
+    assert_eq!(records[0].result, Some(ErrorCode::Ok.raw()));
+    assert!(scene.thread().audit_pending.is_none());
+    // Not audited any more: the next syscall writes nothing.
+    scene.syscall(Syscall::Null);
+    assert_eq!(scene.records().len(), 1);
+}
