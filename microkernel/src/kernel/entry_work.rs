@@ -342,6 +342,25 @@ impl Kernel {
         current: ThreadId,
         resumed: Option<&Resumed>,
     ) -> (EntryStep, Entered) {
+        // A new syscall whose first question is stage 4's (an audited
+        // thread with no other entry work, the common audited case): the
+        // audit stage alone, without the pass through the stages before
+        // it, which cost it some 90 instructions.
+        if resumed.is_none() {
+            let thread = &mut self.objects[current];
+            let (enter, step) = SyscallEnter::start(thread.work);
+            if let EntryStep::AuditRoom(_) = step {
+                thread.trace.number = thread.context.syscall_number();
+                let mut pass = Pass {
+                    outcome: EntryOutcome::Run,
+                    answer: None,
+                    waived: 0,
+                    forwarded: false,
+                    checked: None,
+                };
+                return self.audit_stage(platform, current, enter, step, &mut pass);
+            }
+        }
         // A new syscall goes on with nothing (`NEW`'s `at` is never read:
         // where a call goes on is `resumed`'s). Read from one reference:
         // an `Option` made from each field (`and_then`) copied the
@@ -405,6 +424,21 @@ impl Kernel {
         thread.trace.number = pass
             .checked
             .map_or(thread.context.syscall_number(), |(_, x8)| x8);
+        self.audit_stage(platform, current, enter, step, &mut pass)
+    }
+
+    /// Stage 4 and the end of the pass: the ring looked at, the record
+    /// begun, if `step` asks; then the step that ends the pass and what
+    /// the stages decided.
+    #[inline(always)]
+    fn audit_stage<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        enter: SyscallEnter,
+        mut step: EntryStep,
+        pass: &mut Pass,
+    ) -> (EntryStep, Entered) {
         // Stage 4 looks at the ring.
         if let EntryStep::AuditRoom(verdict) = step {
             // "There is room now" is only a reason to look again.

@@ -497,10 +497,17 @@ impl Kernel {
         // Empty to non-empty: the server hears of it once, not per record
         // (if the notification is still the one named: the syscall may
         // have destroyed it).
-        let signal = self.objects.resolve(signal, CapType::Notification);
-        if let (true, Some(signal)) = (state.written == state.consumed, signal) {
+        if state.written != state.consumed {
+            return;
+        }
+        if let Some(signal) = self.objects.resolve(signal, CapType::Notification) {
+            // A signal only wakes (the caller carries on): with nobody
+            // woken, as when the server is busy, nothing is left to apply.
             let effects = self.signal_notification(signal, bits);
-            self.apply_ipc(platform, effects);
+            debug_assert!(effects.next == crate::ipc::Next::Continue);
+            if effects.woken().next().is_some() {
+                self.apply_ipc(platform, effects);
+            }
         }
     }
 }
