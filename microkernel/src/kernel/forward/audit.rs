@@ -435,8 +435,9 @@ impl Kernel {
             return;
         };
         // Drops are counted for the thread only while it is audited into
-        // the ring its record began with.
-        let same_sink = pending.moved_sink.is_none();
+        // the ring its record began with (unchanged, or set again to the
+        // same one).
+        let same_sink = pending.moved_sink.is_none() || pending.moved_sink == audited.audit;
         let Some(sink) = pending.moved_sink.as_ref().or(audited.audit.as_ref()) else {
             return self.objects[thread].audit_pending = None;
         };

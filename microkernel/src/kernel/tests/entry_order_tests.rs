@@ -54,6 +54,9 @@ struct Machine {
     seen: Vec<Seen>,
     /// The console line being written.
     line: String,
+    /// An interrupt is pending (a long `Retype` stops at its next
+    /// preemption point).
+    interrupt: bool,
 }
 
 impl PhysMemory for Machine {
@@ -111,7 +114,7 @@ impl Platform for Machine {
     fn set_syscall_floor(&mut self, _on: bool) {}
     fn set_single_step(&mut self, _on: bool) {}
     fn interrupt_is_pending(&self) -> bool {
-        false
+        self.interrupt
     }
     fn take_pending_interrupt(&mut self) -> Option<Interrupt> {
         None
@@ -501,4 +504,97 @@ fn a_syscall_that_turns_its_own_audit_off_is_recorded_in_the_ring_it_began_with(
     // Not audited any more: the next syscall writes nothing.
     scene.syscall(Syscall::Null);
     assert_eq!(scene.records().len(), 1);
+}
+
+#[test]
+fn a_drop_after_audit_went_off_and_on_again_to_the_same_ring_counts_for_the_thread() {
+    use abi::audit::{CONSUMED_OFFSET, RING_SLOTS};
+    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
+    let sink = scene.thread().audit;
+    // A long `Retype` (a 21-page VSpace) is preempted after its audit
+    // entry, and a more urgent thread runs.
+    let server = ThreadId::of(object_in(&scene.kernel, scene.cnode, SERVER_TCB));
+    let urgent = scene.thread().priority + 1;
+    scene.kernel.objects[server].set_priority(urgent);
+    scene.kernel.make_ready(server);
+    scene.machine.interrupt = true;
+    let context = &mut scene.kernel.objects[scene.thread].context;
+    context.set_syscall_number(Syscall::Retype.number());
+    context.set_arg(entry::ArgIndex::X0, UNTYPED);
+    context.set_arg(entry::ArgIndex::X2, CapType::VSpace as u64);
+    context.set_arg(entry::ArgIndex::X3, 20);
+    context.set_arg(entry::ArgIndex::X4, 8);
+    context.set_arg(entry::ArgIndex::X5, 1);
+    context.pc = 0x1004;
+    let _ = scene.kernel.syscall(&mut scene.machine, scene.thread, SVC);
+    scene.machine.interrupt = false;
+    assert!(
+        matches!(scene.stopped_at(), Some(CallStop::Dispatch { .. })),
+        "preempted"
+    );
+    assert!(
+        scene.thread().audit_pending.is_some(),
+        "its record is pending"
+    );
+    // Its audit server turns its audit off, then on again: the same ring,
+    // notification, mode and badge.
+    let off = AuditSetting {
+        frame: RING,
+        notification: SIGNAL,
+        mode: None,
+        badge: 7,
+    };
+    scene
+        .kernel
+        .set_audit(&mut scene.machine, scene.thread, TCB, off)
+        .unwrap();
+    let on = AuditSetting {
+        frame: RING,
+        notification: SIGNAL,
+        mode: Some(AuditMode::Lossless),
+        badge: 7,
+    };
+    scene
+        .kernel
+        .set_audit(&mut scene.machine, scene.thread, TCB, on)
+        .unwrap();
+    assert_eq!(
+        scene.thread().audit,
+        sink,
+        "audited into the same ring again"
+    );
+    // The ring fills up meanwhile (other threads' records).
+    scene
+        .machine
+        .write_phys_u64(scene.ring + WRITTEN_OFFSET, RING_SLOTS);
+    // The call goes on and ends: its record is dropped.
+    // (The urgent thread is done.)
+    if scene.kernel.current == Some(server) {
+        scene.kernel.current = None;
+    } else {
+        let home = scene.kernel.home_of(server);
+        scene.kernel.run_queues[home]
+            .ready
+            .remove(&mut scene.kernel.objects, server, urgent);
+    }
+    scene.kernel.objects[server].suspend();
+    scene.kernel.current = None;
+    let _ = scene.kernel.resume(&mut scene.machine);
+    assert_eq!(scene.stopped_at(), None, "done");
+    assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
+    assert!(scene.thread().audit_pending.is_none());
+    // The thread is audited into that ring: the drop counts for it, and
+    // its next written record says so.
+    assert_eq!(scene.thread().audit_dropped, 1, "the thread's drop count");
+    scene
+        .machine
+        .write_phys_u64(scene.ring + CONSUMED_OFFSET, RING_SLOTS);
+    scene.syscall(Syscall::Null);
+    let written = scene.machine.read_phys_u64(scene.ring + WRITTEN_OFFSET);
+    let slot = scene.ring + SLOTS_OFFSET + (written - 1) % RING_SLOTS * SLOT_BYTES;
+    let mut bytes = vec![0u8; SLOT_BYTES as usize];
+    scene.machine.read_phys(slot, &mut bytes);
+    let record = AuditRecord::decode(&bytes).unwrap();
+    assert_eq!(record.syscall, Syscall::Null.number());
+    assert_eq!(record.dropped, 1, "the next record carries the drop");
 }
