@@ -173,3 +173,59 @@
     // holder (`KernelCell`'s protocol).
     stlr    xzr, [\state]
 .endm
+
+// The capability x0 names in the caller's CSpace (its first slot in the
+// low half of the word at T_CSPACE_FIRST, its number of slots in the high
+// half), if it is of type `type`: its word in `word`, its badge in
+// `badge`. `base` is object memory's base; `scratch` (`wscratch` its
+// 32-bit name) is clobbered and left holding the type. Anything else goes
+// to `refuse`.
+.macro capability_of base, scratch, wscratch, word, badge, type, refuse
+    ldr     \scratch, [sp, #T_CSPACE_FIRST]
+    cmp     x0, \scratch, lsr #32
+    b.hs    \refuse
+    add     \scratch, x0, \wscratch, uxtw
+    add     \scratch, \base, \scratch, lsl #SLOT_SHIFT
+    ldp     \word, \badge, [\scratch, #SLOT_CAP_WORD]
+    and     \scratch, \word, #CAP_TYPE_MASK
+    cmp     \scratch, #\type
+    b.ne    \refuse
+.endm
+
+// The thread whose TCB record is `thread` leaves the head of the wait
+// queue at `queue` (an endpoint's or a notification's: `head`, `tail`,
+// `waiting` its fields' offsets), with both its links cleared: the next
+// waiter, if any, is the head; else the queue is empty (Waiting::Nobody
+// is 0). `base` is object memory's base; x9 and x10 are clobbered.
+.macro wait_queue_leave_head thread, queue, base, head, tail, waiting
+    ldr     w9, [\thread, #TCB_BODY + T_QUEUE_NEXT]
+    str     xzr, [\thread, #TCB_BODY + T_QUEUE_PREVIOUS]
+    str     w9, [\queue, #\head]
+    cbz     w9, .Lqueue_emptied\@
+    add     x10, \base, x9, lsl #GRANULE_SHIFT
+    str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
+    b       .Lqueue_left\@
+.Lqueue_emptied\@:
+    str     wzr, [\queue, #\tail]
+    strb    wzr, [\queue, #\waiting]
+.Lqueue_left\@:
+.endm
+
+// The caller (thread id w28, its context at SP_EL1) joins the wait
+// queue at `queue` as its last receiver: previous the old tail, next none
+// (one store: w10 is zero-extended); the head too if the queue was empty.
+// `base` is object memory's base; x9 and x10 are clobbered.
+.macro wait_queue_append_caller queue, base, head, tail, waiting
+    ldr     w10, [\queue, #\tail]
+    str     x10, [sp, #T_QUEUE_PREVIOUS]
+    cbz     w10, .Lqueue_was_empty\@
+    add     x9, \base, x10, lsl #GRANULE_SHIFT
+    str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
+    b       .Lqueue_linked\@
+.Lqueue_was_empty\@:
+    str     w28, [\queue, #\head]
+.Lqueue_linked\@:
+    str     w28, [\queue, #\tail]
+    mov     w9, #WAITING_RECEIVERS
+    strb    w9, [\queue, #\waiting]
+.endm

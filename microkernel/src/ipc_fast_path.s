@@ -22,7 +22,8 @@
 //   x28  the caller's thread id
 
 // The values it uses and the steps it shares with the other fast paths
-// (`save_arguments_and_callee_saved`, `lock_at_once`, `next_may_run`,
+// (`save_arguments_and_callee_saved`, `lock_at_once`, `capability_of`,
+// `next_may_run`, `wait_queue_leave_head`, `wait_queue_append_caller`,
 // `run_next`): `fast_path_common.s`, assembled before it.
 
     .section .text.ipc_fast_path, "ax"
@@ -50,16 +51,7 @@
 // word in x21, badge in x22, the endpoint's granule in x23 and record in
 // x24.
 .macro endpoint_capability bit
-    // The first slot (low half) and the number of slots (high half).
-    ldr     x9, [sp, #T_CSPACE_FIRST]
-    cmp     x0, x9, lsr #32
-    b.hs    refuse_locked
-    add     x9, x0, w9, uxtw
-    add     x9, x20, x9, lsl #SLOT_SHIFT
-    ldp     x21, x22, [x9, #SLOT_CAP_WORD]
-    and     x10, x21, #CAP_TYPE_MASK
-    cmp     x10, #CAP_ENDPOINT
-    b.ne    refuse_locked
+    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, refuse_locked
     tbz     x21, #\bit, refuse_locked
     ubfx    x23, x21, #CAP_OBJECT_SHIFT, #32
     add     x24, x20, x23, lsl #GRANULE_SHIFT
@@ -143,18 +135,9 @@ portcullis_ipc_fast_call:
     strb    w9, [sp, #T_STATE]
     str     w25, [sp, #T_REPLY_FROM]
     str     w28, [x26, #TCB_BODY + T_REPLY_TO]
-    // The receiver leaves the queue's head; the next, if any, is the head.
-    ldr     w9, [x26, #TCB_BODY + T_QUEUE_NEXT]
-    str     xzr, [x26, #TCB_BODY + T_QUEUE_PREVIOUS]
-    str     w9, [x24, #EP_HEAD]
-    cbz     w9, 1f
-    add     x10, x20, x9, lsl #GRANULE_SHIFT
-    str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
-    b       2f
-    // It was the only one: the queue is empty (Waiting::Nobody is 0).
-1:  str     wzr, [x24, #EP_TAIL]
-    strb    wzr, [x24, #EP_WAITING]
-2:  switch_to_partner x22
+    // The receiver leaves the queue's head.
+    wait_queue_leave_head x26, x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
+    switch_to_partner x22
 
 // A ReplyRecv whose caller may skip entry work.
     .global portcullis_ipc_fast_reply_recv
@@ -187,19 +170,7 @@ portcullis_ipc_fast_reply_recv:
     mov     w9, #STATE_BLOCKED_ON_RECEIVE
     orr     x9, x9, x23, lsl #32
     str     x9, [sp, #T_STATE]
-    // Its links: previous the old tail, next none (one store: w10 is
-    // zero-extended).
-    ldr     w10, [x24, #EP_TAIL]
-    str     x10, [sp, #T_QUEUE_PREVIOUS]
-    cbz     w10, 3f
-    add     x9, x20, x10, lsl #GRANULE_SHIFT
-    str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
-    b       4f
-    // An empty queue: the thread is its head too.
-3:  str     w28, [x24, #EP_HEAD]
-4:  str     w28, [x24, #EP_TAIL]
-    mov     w9, #WAITING_RECEIVERS
-    strb    w9, [x24, #EP_WAITING]
+    wait_queue_append_caller x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
     switch_to_partner xzr
 
 // A refusal: nothing was changed. The rest of the caller's registers

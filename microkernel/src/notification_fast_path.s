@@ -39,7 +39,8 @@
 // then uses x19..x30 freely.
 
 // The values it uses and the steps it shares with the other fast paths
-// (`save_arguments_and_callee_saved`, `lock_at_once`, `next_may_run`,
+// (`save_arguments_and_callee_saved`, `lock_at_once`, `capability_of`,
+// `next_may_run`, `wait_queue_leave_head`, `wait_queue_append_caller`,
 // `run_next`): `fast_path_common.s`, assembled before it.
 
     .section .text.notification_fast_path, "ax"
@@ -52,18 +53,9 @@ portcullis_notification_fast:
     str     x17, [sp, #8 * 17]
     lock_at_once x11, x12, x10, w10, notification_refuse, notification_refuse_locked
     ldr     x12, [x11, #KERNEL + K_MEMORY_BASE]
-    // The capability x0 names (the first slot in the low half, the number
-    // of slots in the high half): a notification, its word in x13 and
-    // badge in x14.
-    ldr     x10, [sp, #T_CSPACE_FIRST]
-    cmp     x0, x10, lsr #32
-    b.hs    notification_refuse_locked
-    add     x10, x0, w10, uxtw
-    add     x10, x12, x10, lsl #SLOT_SHIFT
-    ldp     x13, x14, [x10, #SLOT_CAP_WORD]
-    and     x10, x13, #CAP_TYPE_MASK
-    cmp     x10, #CAP_NOTIFICATION
-    b.ne    notification_refuse_locked
+    // The capability x0 names: a notification, its word in x13 and badge
+    // in x14.
+    capability_of x12, x10, w10, x13, x14, CAP_NOTIFICATION, notification_refuse_locked
     ubfx    x17, x13, #CAP_OBJECT_SHIFT, #32
     add     x15, x12, x17, lsl #GRANULE_SHIFT
     cbnz    x9, notification_wait
@@ -101,22 +93,13 @@ portcullis_notification_fast:
     str     xzr, [x15, #N_WORD]
     str     xzr, [x17, #TCB_BODY + 8 * 0]
     str     x14, [x17, #TCB_BODY + 8 * 8]
-    // It leaves the queue's head (both links cleared); the next, if any,
-    // is the head; else the queue is empty (Waiting::Nobody is 0).
-    ldr     w9, [x17, #TCB_BODY + T_QUEUE_NEXT]
-    str     xzr, [x17, #TCB_BODY + T_QUEUE_PREVIOUS]
-    str     w9, [x15, #N_HEAD]
-    cbz     w9, 2f
-    add     x10, x12, x9, lsl #GRANULE_SHIFT
-    str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
-    b       3f
-2:  str     wzr, [x15, #N_TAIL]
-    strb    wzr, [x15, #N_WAITING]
+    // It leaves the queue's head.
+    wait_queue_leave_head x17, x15, x12, N_HEAD, N_TAIL, N_WAITING
     // Ready, at the back of its priority's run queue on this CPU
     // (`RunQueue::append`): its bit set (x13 its bitmap word's offset, x15
     // its priority), then its links behind the last one (x14 the CPU's
     // queue with the priority's head and tail slots, less the offsets).
-3:  mov     w9, #STATE_READY
+    mov     w9, #STATE_READY
     strb    w9, [x17, #TCB_BODY + T_STATE]
     ldr     w13, [x17, #TCB_BODY + T_RUN_QUEUE_WORD]
     ldrb    w15, [x17, #TCB_BODY + T_PRIORITY]
@@ -197,16 +180,7 @@ notification_block:
     mov     w9, #STATE_BLOCKED_ON_NOTIFICATION
     orr     x9, x9, x17, lsl #32
     str     x9, [sp, #T_STATE]
-    ldr     w10, [x15, #N_TAIL]
-    str     x10, [sp, #T_QUEUE_PREVIOUS]
-    cbz     w10, 6f
-    add     x9, x12, x10, lsl #GRANULE_SHIFT
-    str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
-    b       7f
-6:  str     w28, [x15, #N_HEAD]
-7:  str     w28, [x15, #N_TAIL]
-    mov     w9, #WAITING_RECEIVERS
-    strb    w9, [x15, #N_WAITING]
+    wait_queue_append_caller x15, x12, N_HEAD, N_TAIL, N_WAITING
     // The next thread leaves its run queue's head (`RunQueue::dequeue`):
     // its successor, if any, is the head; else the priority is empty
     // (no tail, its bit cleared).
