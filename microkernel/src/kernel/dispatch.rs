@@ -39,7 +39,11 @@ impl Kernel {
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.syscall_number());
         if slow {
-            self.syscall_with_work(platform, current, esr, None);
+            if thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT {
+                self.syscall_audited(platform, current, esr);
+            } else {
+                self.syscall_with_work(platform, current, esr, None);
+            }
             return self.resume(platform);
         }
         // No entry work, so no exit work: what became of the thread is

@@ -29,6 +29,8 @@ pub const HOT_PATH_COPY: Copy = 0;
 pub const ENTRY_WORK_COPY: Copy = 1;
 /// The copy [`decode`] uses (tests, the fuzzer).
 pub const SHARED_COPY: Copy = 2;
+/// The copy the audit-only path (`Kernel::syscall_audited`) uses.
+pub const AUDITED_COPY: Copy = 3;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)
