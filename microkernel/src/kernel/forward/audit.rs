@@ -298,8 +298,12 @@ impl Kernel {
             ),
             Err(code) => SyscallResult::Return(code),
         };
-        let SyscallResult::Return(code) = result else {
-            return self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        // Still audit alone (the syscall may have attached a tracer or a
+        // filter to its own thread, whose exit stages the machine asks
+        // for, or turned its audit off).
+        let code = match result {
+            SyscallResult::Return(code) if audit_only(self) => code,
+            _ => return self.finish_syscall_with_work(platform, current, esr, &entered, result),
         };
         // What the exit machine asks for this work word: the record with
         // the result, then the exit to user mode.

@@ -598,3 +598,23 @@ fn a_drop_after_audit_went_off_and_on_again_to_the_same_ring_counts_for_the_thre
     assert_eq!(record.syscall, Syscall::Null.number());
     assert_eq!(record.dropped, 1, "the next record carries the drop");
 }
+
+#[test]
+fn an_audited_syscall_that_attaches_a_tracer_to_its_own_thread_owes_its_exit_stop() {
+    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
+    // `TcbAttachTracer` on its own TCB: from now on it is traced, and the
+    // exit stages of this very syscall are those of its new work word
+    // (the record, then the exit stop), as the exit machine asks.
+    let context = &mut scene.kernel.objects[scene.thread].context;
+    context.set_syscall_number(Syscall::TcbAttachTracer.number());
+    context.set_arg(entry::ArgIndex::X0, TCB);
+    context.set_arg(entry::ArgIndex::X2, TRACER);
+    context.pc = 0x1004;
+    let _ = scene.kernel.syscall(&mut scene.machine, scene.thread, SVC);
+    assert!(scene.thread().work.contains(WorkFlags::TRACE));
+    let records = scene.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].syscall, Syscall::TcbAttachTracer.number());
+    assert_eq!(records[0].result, Some(ErrorCode::Ok.raw()));
+    assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
+}
