@@ -307,10 +307,15 @@ impl Kernel {
         };
         // What the exit machine asks for this work word: the record with
         // the result, then the exit to user mode.
-        debug_assert_eq!(
-            entry::SyscallExit::new(entered.entry, self.exit_work_word(current)).next_step(),
-            entry::ExitStep::WriteAuditRecord { with_result: true }
-        );
+        debug_assert!({
+            let mut exit = entry::SyscallExit::new(entered.entry, self.exit_work_word(current));
+            let record = exit.next_step();
+            (record, exit.next_step())
+                == (
+                    entry::ExitStep::WriteAuditRecord { with_result: true },
+                    entry::ExitStep::ExitToUser,
+                )
+        });
         let thread = &mut self.objects[current];
         thread.judged.forget();
         Self::write_result(thread, code);
