@@ -68,6 +68,10 @@ impl Kernel {
 
     /// `Signal` of notification `object` with `bits`: its first waiter
     /// takes the word, else a bound thread waiting in `Recv` does.
+    /// Inlined: with nobody to wake (no waiter, no bound thread, the
+    /// common case of every caller) the bits are set in place, with no
+    /// call and no `Effects` built in memory; waking is out of line.
+    #[inline(always)]
     pub(in crate::kernel) fn signal_notification(
         &mut self,
         object: ObjectId,
@@ -76,12 +80,20 @@ impl Kernel {
         let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
             return Effects::new(crate::ipc::Next::Continue);
         };
-        // Nobody to wake (no waiter, no bound thread): the bits are set in
-        // place, where a copy out and back cost a second look-up.
         if body.waiters.head().is_none() && body.bound.is_none() {
             body.word |= bits;
             return Effects::new(crate::ipc::Next::Continue);
         }
+        self.signal_and_wake(object, bits)
+    }
+
+    /// `signal_notification` with a waiter or a bound thread.
+    #[cold]
+    #[inline(never)]
+    fn signal_and_wake(&mut self, object: ObjectId, bits: u64) -> Effects {
+        let Some(body) = self.objects.get_mut::<kind::Notification>(object) else {
+            return Effects::new(crate::ipc::Next::Continue);
+        };
         let mut state = *body;
         let effects = notification::signal(&mut self.objects, &mut state, bits);
         let woke_bound = effects.woken().next().is_none()
