@@ -230,9 +230,10 @@ pub fn send_kernel_message<M: PhysMemory>(
             // syscall's stop).
             let (from, to) = threads.pair_mut(sender, receiver);
             deliver_kernel_message(phys, from, to, badge);
-            to.make_ready();
             let displaced = owe_answer(from, sender, to, receiver);
-            let effects = Effects::new(Next::Blocked).wake(receiver);
+            // The sender waits: straight to its server, as a `Call` goes
+            // (the scheduler's `possibleSwitchTo` rule still applies).
+            let effects = Effects::new(Next::SwitchTo(receiver));
             return displace(threads, displaced, effects);
         }
     }
@@ -367,9 +368,8 @@ fn deliver_policy_request<M: PhysMemory>(
     }
     .encode();
     if let Some(buffer) = server.ipc_buffer {
-        for (i, word) in words.iter().enumerate().skip(6) {
-            phys.write_phys_u64(buffer + 8 * i as u64, *word);
-        }
+        // One translation for the buffer words (the buffer is a page).
+        phys.write_phys_words(buffer + 8 * 6, &words[6..]);
         let start = buffer + 8 * POLICY_REQUEST_MEMORY_WORD as u64;
         // Word by word (a byte copy was `memcpy`, byte by byte); the last
         // word's bytes past the copy are zero.

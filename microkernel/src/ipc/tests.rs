@@ -379,7 +379,7 @@ fn a_fault_goes_to_the_handler_and_its_reply_resumes_or_stops_the_thread() {
     t[1].set_kernel_message(KernelMessage::Fault(report));
     receive(&mut ram, &mut t, &mut ep, ObjectId(0), handler, true).unwrap();
     let effects = send_kernel_message(&mut ram, &mut t, &mut ep, ObjectId(0), faulter, 9);
-    assert_eq!(effects.woken().collect::<Vec<_>>(), vec![handler]);
+    assert_eq!(effects.next, Next::SwitchTo(handler));
     message(&mut t[0], FAULT_REPLY_STOP, &[]);
     assert_eq!(reply(&mut ram, &mut t, handler), Ok(faulter));
     assert_eq!(

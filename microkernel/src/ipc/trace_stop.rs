@@ -36,9 +36,8 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
     };
     let words = message.encode();
     if let Some(buffer) = tracer.ipc_buffer {
-        for (i, word) in words.iter().enumerate().skip(6) {
-            phys.write_phys_u64(buffer + 8 * i as u64, *word);
-        }
+        // One translation for the six buffer words (the buffer is a page).
+        phys.write_phys_words(buffer + 8 * 6, &words[6..]);
     }
     let context = &mut tracer.context;
     context.set_result(ErrorCode::Ok);
