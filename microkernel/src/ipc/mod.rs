@@ -9,7 +9,9 @@
 //! * A `Call` is a send after which the caller waits for the reply; the
 //!   receiver then owes it a reply (`reply_to`). When a `Call` meets a
 //!   waiting receiver, the CPU goes straight to the receiver (the caller
-//!   is blocked anyway): the same switch the fast path makes.
+//!   is blocked anyway): the same switch the fast path makes. A kernel
+//!   message (a fault, a policy request, a trace stop) that meets a
+//!   waiting receiver switches the same way.
 //! * `Reply` delivers to the thread owed a reply and makes it ready;
 //!   `ReplyRecv` replies, then receives, and when the receive blocks the
 //!   CPU goes straight to the caller it replied to.
