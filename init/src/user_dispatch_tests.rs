@@ -183,6 +183,21 @@ pub fn run() -> i32 {
         user_dispatch::return_to_address(FRAME_MAP_START),
         address
     );
+    // A readable frame whose words would return to the kernel's half or
+    // set SPSR bits other than NZCV: refused, nothing restored (this code
+    // goes on running).
+    let mut forged = Frame {
+        x: [0; 31],
+        sp: 0,
+        pc: kernel,
+        nzcv: 0,
+        number: 0,
+        flags: 0,
+    };
+    expect!(45, user_dispatch::return_to(&forged), address);
+    forged.pc = null_outside as usize as u64;
+    forged.nzcv = 1 << 21;
+    expect!(46, user_dispatch::return_to(&forged), bad);
 
     // Off (through the trampoline would do as well): blocking no longer
     // redirects.

@@ -786,5 +786,8 @@ impl AddressSpace {
     }
 }
 
+mod user_words;
+pub use user_words::{UserWordAccess, UserWords};
+
 #[cfg(test)]
 mod tests;

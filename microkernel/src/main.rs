@@ -157,6 +157,10 @@ impl PhysMemory for Machine {
         phys::write_words(pa, words)
     }
 
+    fn read_phys_words(&self, pa: u64, out: &mut [u64]) {
+        phys::read_words(pa, out)
+    }
+
     fn zero_frame(&mut self, pa: u64) {
         phys::zero_page(pa)
     }

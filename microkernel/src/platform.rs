@@ -24,6 +24,13 @@ pub trait PhysMemory {
             self.write_phys_u64(pa + 8 * i as u64, *word);
         }
     }
+    /// Reads `out.len()` words from the aligned `pa` on, within one page.
+    /// The default reads them one by one.
+    fn read_phys_words(&self, pa: u64, out: &mut [u64]) {
+        for (i, word) in out.iter_mut().enumerate() {
+            *word = self.read_phys_u64(pa + 8 * i as u64);
+        }
+    }
     /// Zeroes the 4 KiB frame at `pa`.
     fn zero_frame(&mut self, pa: u64);
 }

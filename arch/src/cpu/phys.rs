@@ -86,3 +86,14 @@ pub fn write_words(pa: u64, words: &[u64]) {
         unsafe { core::ptr::write_volatile(dst.add(i), *word) }
     }
 }
+
+/// Reads `out.len()` words from physical `pa` on (8-byte aligned RAM,
+/// within one page: one translation for all of them).
+pub fn read_words(pa: u64, out: &mut [u64]) {
+    let src = phys_to_virt(pa) as *const u64;
+    for (i, word) in out.iter_mut().enumerate() {
+        // SAFETY: as `read_u64`: aligned RAM, the page mapped in the
+        // linear map, `i` within the caller's range on that page.
+        *word = unsafe { core::ptr::read_volatile(src.add(i)) };
+    }
+}

@@ -287,6 +287,76 @@ fn copies_to_user_land_only_in_writable_pages_and_a_refused_one_writes_nothing()
 }
 
 #[test]
+fn user_words_are_read_and_written_across_a_page_boundary_and_only_where_allowed() {
+    use super::{UserWordAccess, UserWords};
+    let mut machine = Machine::new();
+    let (space, _) = machine.load(&init_like()).expect("init's layout loads");
+    let words: Vec<u64> = (1..=36).map(|w| w * 0x0101_0101).collect();
+    let as_bytes = |words: &[u64]| {
+        words
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<_>>()
+    };
+    let range =
+        |machine: &Machine, va, access| space.user_words(&machine.ram, va, words.len(), access);
+    // Within one page, and across two (at each word of the boundary).
+    for va in [0x40_4010, 0x40_4ff0, 0x40_4ff8, 0x40_4f00] {
+        let frame: UserWords = range(&machine, va, UserWordAccess::Write).expect("writable");
+        frame.write(&mut machine.ram, 0, &words[..31]);
+        frame.write(&mut machine.ram, 31, &words[31..]);
+        assert_eq!(machine.read(&space, va, 8 * 36).unwrap(), as_bytes(&words));
+        let mut back = [0u64; 31];
+        frame.read_into(&machine.ram, 0, &mut back);
+        assert_eq!(back[..], words[..31], "{va:#x}");
+        assert_eq!(frame.read(&machine.ram, 35), words[35], "{va:#x}");
+        // Clipped to the range: nothing read or written past it.
+        assert_eq!(frame.read(&machine.ram, 36), 0);
+        let past = machine.read(&space, va + 8 * 36, 8).unwrap();
+        frame.write(&mut machine.ram, 35, &[7, 8]);
+        assert_eq!(
+            machine.read(&space, va + 8 * 35, 16).unwrap()[..8],
+            7u64.to_le_bytes()
+        );
+        assert_eq!(
+            machine.read(&space, va + 8 * 36, 8).unwrap(),
+            past,
+            "{va:#x}: the word past the range"
+        );
+        machine.ram.write_phys(
+            space.translate_user(&machine.ram, va + 8 * 35).unwrap().0,
+            &words[35].to_le_bytes(),
+        );
+    }
+    // Read-only pages may be read, not written; executable pages are
+    // readable too; unmapped ones, or a range that runs into one, neither.
+    assert!(range(&machine, 0x40_2010, UserWordAccess::Read).is_ok());
+    for va in [0x40_2010, 0x40_0010, 0x40_3ff0, 0x40_6ff0] {
+        assert!(
+            range(&machine, va, UserWordAccess::Write).is_err(),
+            "{va:#x}"
+        );
+    }
+    for va in [0x40_1000, 0x40_6ff0, 0x40_7010, 0x40_0ff0] {
+        assert!(
+            range(&machine, va, UserWordAccess::Read).is_err(),
+            "{va:#x}"
+        );
+    }
+    // Unaligned, empty, longer than a page, or past the top: refused.
+    assert!(range(&machine, 0x40_4004, UserWordAccess::Read).is_err());
+    for len in [0, 513] {
+        assert!(space
+            .user_words(&machine.ram, 0x40_4000, len, UserWordAccess::Read)
+            .is_err());
+    }
+    assert!(space
+        .user_words(&machine.ram, u64::MAX - 7, 2, UserWordAccess::Read)
+        .is_err());
+    space.release(&machine.ram, &mut machine.frames);
+}
+
+#[test]
 fn a_refused_file_takes_no_frame_and_says_why() {
     let mut machine = Machine::new();
     let kernel = 0xffff_0000_0000_0000;

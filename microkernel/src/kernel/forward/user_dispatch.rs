@@ -16,15 +16,25 @@
 //!
 //! `UserDispatchReturn` (`user_dispatch_return`) restores a saved frame.
 
+use crate::address_space::UserWordAccess;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
 use abi::tcb::NZCV_MASK;
 use abi::user_dispatch::{
-    Frame, FLAG_SELECTOR_UNREADABLE, FRAME_BYTES, KILLED_BY_USER_DISPATCH, SELECTOR_ALLOW,
+    FLAGS_WORD, FLAG_SELECTOR_UNREADABLE, FRAME_BYTES, FRAME_WORDS, KILLED_BY_USER_DISPATCH,
+    NUMBER_WORD, NZCV_WORD, PC_WORD, SELECTOR_ALLOW, SP_WORD, X0_WORD,
 };
 use abi::{ErrorCode, Syscall};
 use entry::WorkFlags;
+
+// The frame's tail, written as one run: sp, pc, NZCV, number, flags.
+const _: () = assert!(
+    PC_WORD == SP_WORD + 1
+        && NZCV_WORD == SP_WORD + 2
+        && NUMBER_WORD == SP_WORD + 3
+        && FLAGS_WORD == SP_WORD + 4
+);
 
 impl Kernel {
     /// `SetUserDispatch`: turns the calling thread's user dispatch on (the
@@ -107,37 +117,43 @@ impl Kernel {
         current: ThreadId,
         flags: u64,
     ) -> bool {
-        let thread = &self.objects[current];
-        let Some(config) = thread.user_dispatch else {
+        let Some(config) = self.objects[current].user_dispatch else {
             return true;
         };
-        let context = &thread.context;
-        let frame = Frame {
-            x: context.x,
-            sp: context.sp,
-            pc: context.pc,
-            nzcv: context.spsr & NZCV_MASK,
-            number: context.syscall_number(),
-            flags,
-        };
-        let saved = self.thread_space(current).is_some_and(|space| {
+        let frame = self.thread_space(current).and_then(|space| {
             space
-                .copy_to_user(platform, config.buffer, &frame.to_bytes())
-                .is_ok()
+                .user_words(platform, config.buffer, FRAME_WORDS, UserWordAccess::Write)
+                .ok()
         });
-        if !saved {
+        let Some(frame) = frame else {
             self.end_thread(
                 platform,
                 current,
                 ThreadState::Exited(KILLED_BY_USER_DISPATCH),
             );
             return false;
-        }
+        };
+        // Straight from the saved registers, word by word (`Frame`'s
+        // layout: `abi::user_dispatch`).
+        let context = &self.objects[current].context;
+        let number = context.syscall_number();
+        frame.write(platform, X0_WORD, &context.x);
+        frame.write(
+            platform,
+            SP_WORD,
+            &[
+                context.sp,
+                context.pc,
+                context.spsr & NZCV_MASK,
+                number,
+                flags,
+            ],
+        );
         let context = &mut self.objects[current].context;
         context.pc = config.handler;
         // The handler's arguments, and no return address.
         context.set_register(0, config.buffer);
-        context.set_register(1, frame.number);
+        context.set_register(1, number);
         context.set_link_register(0);
         true
     }
@@ -155,25 +171,27 @@ impl Kernel {
         current: ThreadId,
         address: u64,
     ) -> Result<(), ErrorCode> {
-        let space = self
+        let frame = self
             .thread_space(current)
-            .ok_or(ErrorCode::InvalidAddress)?;
-        let mut bytes = [0u8; FRAME_BYTES as usize];
-        space
-            .copy_from_user(platform, address, &mut bytes)
+            .ok_or(ErrorCode::InvalidAddress)?
+            .user_words(platform, address, FRAME_WORDS, UserWordAccess::Read)
             .map_err(|_| ErrorCode::InvalidAddress)?;
-        let frame = Frame::from_bytes(&bytes);
-        if !arch::layout::is_user_range(frame.pc, 4) {
+        // Each word read once: the values checked are the values used,
+        // whatever another thread writes into the frame meanwhile.
+        let pc = frame.read(platform, PC_WORD);
+        let nzcv = frame.read(platform, NZCV_WORD);
+        if !arch::layout::is_user_range(pc, 4) {
             return Err(ErrorCode::InvalidAddress);
         }
-        if frame.nzcv & !NZCV_MASK != 0 {
+        if nzcv & !NZCV_MASK != 0 {
             return Err(ErrorCode::InvalidArgument);
         }
+        let sp = frame.read(platform, SP_WORD);
         let context = &mut self.objects[current].context;
-        context.x = frame.x;
-        context.sp = frame.sp;
-        context.pc = frame.pc;
-        context.spsr = (context.spsr & !NZCV_MASK) | frame.nzcv;
+        frame.read_into(platform, X0_WORD, &mut context.x);
+        context.sp = sp;
+        context.pc = pc;
+        context.spsr = (context.spsr & !NZCV_MASK) | nzcv;
         Ok(())
     }
 }
