@@ -121,13 +121,17 @@ impl TableDescriptor {
 
 /// What a raw entry is, by its low two bits and the level it sits at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The descriptors are carried as their raw words: the bitfield types are
+/// byte arrays (alignment 1), and an enum of them was built and read back
+/// byte by byte in memory on every walk.
 pub(crate) enum Entry {
     /// Bit 0 clear: faults; nothing mapped.
     Invalid,
-    /// A table descriptor at L0..L2.
-    Table(TableDescriptor),
-    /// A block at L1/L2 or a page at L3.
-    Leaf(BlockPageDescriptor),
+    /// A table descriptor at L0..L2 (a `TableDescriptor`).
+    Table(u64),
+    /// A block at L1/L2 or a page at L3 (a `BlockPageDescriptor`).
+    Leaf(u64),
     /// A block at L0 or bits[1:0] = 0b01 at L3: reserved, never written here.
     Reserved,
 }
@@ -141,9 +145,9 @@ impl Entry {
     /// Classifies `raw`, found in a table at `level`.
     pub(crate) fn decode(raw: u64, level: Level) -> Self {
         match (raw & TYPE_MASK, level) {
-            (TYPE_TABLE_OR_PAGE, Level::Three) => Self::Leaf(BlockPageDescriptor::from(raw)),
-            (TYPE_TABLE_OR_PAGE, _) => Self::Table(TableDescriptor::from(raw)),
-            (TYPE_BLOCK, Level::One | Level::Two) => Self::Leaf(BlockPageDescriptor::from(raw)),
+            (TYPE_TABLE_OR_PAGE, Level::Three) => Self::Leaf(raw),
+            (TYPE_TABLE_OR_PAGE, _) => Self::Table(raw),
+            (TYPE_BLOCK, Level::One | Level::Two) => Self::Leaf(raw),
             (TYPE_BLOCK, _) => Self::Reserved,
             _ => Self::Invalid,
         }

@@ -13,7 +13,7 @@
 
 use super::address::{is_aligned, Half, PhysAddr, VirtAddr, PAGE_SHIFT, PAGE_SIZE, PHYS_ADDR_END};
 use super::attributes::{Owner, PermissionError, Permissions};
-use super::descriptor::{Entry, TableDescriptor};
+use super::descriptor::{BlockPageDescriptor, Entry, TableDescriptor};
 use super::table::{Level, TableMemory};
 
 /// Which leaf sizes `map` may use.
@@ -232,7 +232,8 @@ impl PageTable {
         }
         let stop = walk(memory, self.root, Level::FIRST, va.as_u64())?;
         match stop.entry {
-            Entry::Leaf(leaf) => {
+            Entry::Leaf(raw) => {
+                let leaf = BlockPageDescriptor::from(raw);
                 let offset = va.as_u64() & (stop.level.entry_size() - 1);
                 Ok(Translation {
                     pa: PhysAddr::new(leaf.base_address(stop.level) + offset),
@@ -281,7 +282,7 @@ impl PageTable {
                 Entry::Leaf(existing) => {
                     let same = pa
                         .checked_sub(offset)
-                        .is_some_and(|base| leaf(base) == Ok(u64::from(existing)));
+                        .is_some_and(|base| leaf(base) == Ok(existing));
                     return if same {
                         Ok(in_entry)
                     } else {
@@ -343,7 +344,7 @@ impl PageTable {
                 }
                 Ok(UnmapStep {
                     size: entry_size,
-                    cleared: Some(!leaf.not_global()),
+                    cleared: Some(!BlockPageDescriptor::from(leaf).not_global()),
                 })
             }
             _ => Ok(UnmapStep {
@@ -367,7 +368,7 @@ fn walk<M: TableMemory>(
     loop {
         match Entry::decode(memory.read_entry(table, level.index(va)), level) {
             Entry::Table(next) => {
-                table = next.table_address();
+                table = TableDescriptor::from(next).table_address();
                 level = level.next().ok_or(MapError::ReservedDescriptor)?;
             }
             Entry::Reserved => return Err(MapError::ReservedDescriptor),
