@@ -20,10 +20,10 @@ use crate::platform::{MemoryMaintenance, PhysMemory};
 use abi::elf::{self, ElfError, Image};
 use abi::vspace::MapRights;
 use abi::IPC_BUFFER_ADDRESS;
-use arch::layout::{page_floor, PAGE_SIZE, USER_END};
+use arch::layout::{PAGE_SIZE, USER_END};
 use arch::mmu::{
-    Access, AsidWithGeneration, Granularity, Half, MapError, Mapping, MemoryKind, Owner, PageTable,
-    Permissions, PhysAddr, TableMemory, VirtAddr,
+    AsidWithGeneration, Granularity, Half, MapError, Mapping, PageTable, Permissions, PhysAddr,
+    TableMemory, VirtAddr,
 };
 
 /// Frames one kernel-built address space may own (program, stack, IPC
@@ -646,137 +646,6 @@ impl AddressSpace {
             .map(|t| (t.pa.as_u64(), t.permissions))
     }
 
-    /// The physical address of the user page holding `va`, if it is
-    /// mapped for EL0 reading as normal memory (what `copy_from_user`
-    /// reads; device memory is never read by the kernel).
-    pub fn user_readable_page<M: PhysMemory>(&self, phys: &M, va: u64) -> Option<u64> {
-        let translation = self
-            .table
-            .translate(&WalkMemory(phys), VirtAddr::new(va & !(PAGE_SIZE - 1)))
-            .ok()?;
-        (translation.permissions.owner() == Owner::User
-            && translation.permissions.memory() == MemoryKind::Normal)
-            .then(|| translation.pa.as_u64())
-    }
-
-    /// Copies `out.len()` bytes from user address `va`. Every page must be
-    /// mapped for EL0 reading.
-    pub fn copy_from_user<M: PhysMemory>(
-        &self,
-        phys: &M,
-        va: u64,
-        out: &mut [u8],
-    ) -> Result<(), UserAccessError> {
-        let walker = WalkMemory(phys);
-        let mut done = 0usize;
-        while done < out.len() {
-            let address = va
-                .checked_add(done as u64)
-                .ok_or(UserAccessError::NotMapped)?;
-            let translation = self
-                .table
-                .translate(&walker, VirtAddr::new(address))
-                .map_err(|_| UserAccessError::NotMapped)?;
-            // Device memory is never read by the kernel (a read of a
-            // register can change the device, and MMIO is outside the
-            // kernel's map of RAM): to the kernel it is not user memory.
-            if translation.permissions.owner() != Owner::User
-                || translation.permissions.memory() != MemoryKind::Normal
-            {
-                return Err(UserAccessError::NotMapped);
-            }
-            let in_page = (PAGE_SIZE - (address % PAGE_SIZE)) as usize;
-            let chunk = in_page.min(out.len() - done);
-            phys.read_phys(translation.pa.as_u64(), &mut out[done..done + chunk]);
-            done += chunk;
-        }
-        Ok(())
-    }
-
-    /// Copies `data` to user address `va`. Every page must be mapped for
-    /// EL0 writing; all are checked before the first byte is written, so a
-    /// refused copy changes nothing. Like `copy_from_user` it walks the
-    /// tables in software and writes through the linear map: a bad pointer
-    /// is an error, never a kernel fault.
-    ///
-    /// Always inlined: a user-dispatch redirect writes its frame with it
-    /// on a measured path (a call cost it 29 instructions once the rseq
-    /// code, which calls it through one out-of-line wrapper, was a second
-    /// caller).
-    #[inline(always)]
-    pub fn copy_to_user<M: PhysMemory>(
-        &self,
-        phys: &mut M,
-        va: u64,
-        data: &[u8],
-    ) -> Result<(), UserAccessError> {
-        // Within one page (a user-dispatch frame, mostly): the walk that
-        // checks the page gives the address to write, so the tables are
-        // walked once, not once to check and once to copy.
-        let end = va.checked_add(data.len() as u64);
-        if end.is_some_and(|end| end > va && page_floor(end - 1) == page_floor(va)) {
-            let walker = WalkMemory(&*phys);
-            let translation = self
-                .table
-                .translate(&walker, VirtAddr::new(va))
-                .map_err(|_| UserAccessError::NotMapped)?;
-            Self::check_writable(translation.permissions)?;
-            phys.write_phys(translation.pa.as_u64(), data);
-            return Ok(());
-        }
-        self.check_user_writable(phys, va, data.len() as u64)?;
-        let mut done = 0usize;
-        while done < data.len() {
-            let address = va + done as u64;
-            // Checked above, and nothing changes the tables in between.
-            let pa = self
-                .table
-                .translate(&WalkMemory(&*phys), VirtAddr::new(address))
-                .map_err(|_| UserAccessError::NotMapped)?
-                .pa
-                .as_u64();
-            let in_page = (PAGE_SIZE - (address % PAGE_SIZE)) as usize;
-            let chunk = in_page.min(data.len() - done);
-            phys.write_phys(pa, &data[done..done + chunk]);
-            done += chunk;
-        }
-        Ok(())
-    }
-
-    /// Is every page of `[va, va + len)` mapped for EL0 writing? (A
-    /// read-only or executable page, or one that is the kernel's, is not.)
-    pub fn check_user_writable<M: PhysMemory>(
-        &self,
-        phys: &M,
-        va: u64,
-        len: u64,
-    ) -> Result<(), UserAccessError> {
-        let walker = WalkMemory(phys);
-        let end = va.checked_add(len).ok_or(UserAccessError::NotMapped)?;
-        let mut page = page_floor(va);
-        while page < end {
-            let translation = self
-                .table
-                .translate(&walker, VirtAddr::new(page))
-                .map_err(|_| UserAccessError::NotMapped)?;
-            Self::check_writable(translation.permissions)?;
-            page += PAGE_SIZE;
-        }
-        Ok(())
-    }
-
-    /// May EL0 write a page mapped with `permissions`? (A read-only or
-    /// executable page, or one that is the kernel's, it may not.)
-    fn check_writable(permissions: Permissions) -> Result<(), UserAccessError> {
-        if permissions.owner() != Owner::User
-            || permissions.access() != Access::ReadWrite
-            || permissions.memory() != MemoryKind::Normal
-        {
-            return Err(UserAccessError::NotMapped);
-        }
-        Ok(())
-    }
-
     /// Returns every frame it owns to `allocator`. The caller flushes the
     /// ASID's TLB entries before the frames can be reused.
     pub fn release<M: PhysMemory>(self, phys: &M, allocator: &mut FrameAllocator) {
@@ -786,8 +655,8 @@ impl AddressSpace {
     }
 }
 
-mod user_words;
-pub use user_words::{UserWordAccess, UserWords};
+mod user_memory;
+pub use user_memory::{UserAccess, UserWords};
 
 #[cfg(test)]
 mod tests;

@@ -288,7 +288,7 @@ fn copies_to_user_land_only_in_writable_pages_and_a_refused_one_writes_nothing()
 
 #[test]
 fn user_words_are_read_and_written_across_a_page_boundary_and_only_where_allowed() {
-    use super::{UserWordAccess, UserWords};
+    use super::{UserAccess, UserWords};
     let mut machine = Machine::new();
     let (space, _) = machine.load(&init_like()).expect("init's layout loads");
     let words: Vec<u64> = (1..=36).map(|w| w * 0x0101_0101).collect();
@@ -302,7 +302,7 @@ fn user_words_are_read_and_written_across_a_page_boundary_and_only_where_allowed
         |machine: &Machine, va, access| space.user_words(&machine.ram, va, words.len(), access);
     // Within one page, and across two (at each word of the boundary).
     for va in [0x40_4010, 0x40_4ff0, 0x40_4ff8, 0x40_4f00] {
-        let frame: UserWords = range(&machine, va, UserWordAccess::Write).expect("writable");
+        let frame: UserWords = range(&machine, va, UserAccess::Write).expect("writable");
         frame.write(&mut machine.ram, 0, &words[..31]);
         frame.write(&mut machine.ram, 31, &words[31..]);
         assert_eq!(machine.read(&space, va, 8 * 36).unwrap(), as_bytes(&words));
@@ -330,28 +330,22 @@ fn user_words_are_read_and_written_across_a_page_boundary_and_only_where_allowed
     }
     // Read-only pages may be read, not written; executable pages are
     // readable too; unmapped ones, or a range that runs into one, neither.
-    assert!(range(&machine, 0x40_2010, UserWordAccess::Read).is_ok());
+    assert!(range(&machine, 0x40_2010, UserAccess::Read).is_ok());
     for va in [0x40_2010, 0x40_0010, 0x40_3ff0, 0x40_6ff0] {
-        assert!(
-            range(&machine, va, UserWordAccess::Write).is_err(),
-            "{va:#x}"
-        );
+        assert!(range(&machine, va, UserAccess::Write).is_err(), "{va:#x}");
     }
     for va in [0x40_1000, 0x40_6ff0, 0x40_7010, 0x40_0ff0] {
-        assert!(
-            range(&machine, va, UserWordAccess::Read).is_err(),
-            "{va:#x}"
-        );
+        assert!(range(&machine, va, UserAccess::Read).is_err(), "{va:#x}");
     }
     // Unaligned, empty, longer than a page, or past the top: refused.
-    assert!(range(&machine, 0x40_4004, UserWordAccess::Read).is_err());
+    assert!(range(&machine, 0x40_4004, UserAccess::Read).is_err());
     for len in [0, 513] {
         assert!(space
-            .user_words(&machine.ram, 0x40_4000, len, UserWordAccess::Read)
+            .user_words(&machine.ram, 0x40_4000, len, UserAccess::Read)
             .is_err());
     }
     assert!(space
-        .user_words(&machine.ram, u64::MAX - 7, 2, UserWordAccess::Read)
+        .user_words(&machine.ram, u64::MAX - 7, 2, UserAccess::Read)
         .is_err());
     space.release(&machine.ram, &mut machine.frames);
 }

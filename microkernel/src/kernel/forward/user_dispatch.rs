@@ -16,7 +16,7 @@
 //!
 //! `UserDispatchReturn` (`user_dispatch_return`) restores a saved frame.
 
-use crate::address_space::UserWordAccess;
+use crate::address_space::UserAccess;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::thread::{ThreadId, ThreadState};
@@ -122,7 +122,7 @@ impl Kernel {
         };
         let frame = self.thread_space(current).and_then(|space| {
             space
-                .user_words(platform, config.buffer, FRAME_WORDS, UserWordAccess::Write)
+                .user_words(platform, config.buffer, FRAME_WORDS, UserAccess::Write)
                 .ok()
         });
         let Some(frame) = frame else {
@@ -174,7 +174,7 @@ impl Kernel {
         let frame = self
             .thread_space(current)
             .ok_or(ErrorCode::InvalidAddress)?
-            .user_words(platform, address, FRAME_WORDS, UserWordAccess::Read)
+            .user_words(platform, address, FRAME_WORDS, UserAccess::Read)
             .map_err(|_| ErrorCode::InvalidAddress)?;
         // Each word read once: the values checked are the values used,
         // whatever another thread writes into the frame meanwhile.
