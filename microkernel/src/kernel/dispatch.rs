@@ -39,8 +39,11 @@ impl Kernel {
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
             && !thread.skips_entry_work(thread.context.syscall_number());
         if slow {
-            if thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT {
+            let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
+            if work == WorkFlags::AUDIT {
                 self.syscall_audited(platform, current, esr);
+            } else if work == WorkFlags::USER_DISPATCH {
+                self.syscall_user_dispatched(platform, current, esr);
             } else {
                 self.syscall_with_work(platform, current, esr, None);
             }

@@ -373,7 +373,11 @@ impl Kernel {
         };
         // Stage 1 reads the selector byte and the PC (user memory).
         if step == EntryStep::UserDispatch {
-            let answer = match self.user_dispatch_decision(platform, current) {
+            let decision = match self.dispatch_decided.take() {
+                Some(decided) => decided,
+                None => self.user_dispatch_decision(platform, current),
+            };
+            let answer = match decision {
                 Some(flags) => {
                     pass.outcome = EntryOutcome::Redirect { flags };
                     UserDispatch::Redirected

@@ -140,6 +140,11 @@ pub struct Kernel {
     tick_checks: debug_calls::TickChecks,
     /// MDSCR_EL1.SS is on (the current thread single-steps).
     step_installed: bool,
+    /// Stage 1's answer for the syscall in progress, when the user-dispatch
+    /// lane (`syscall_user_dispatched`) has asked already and hands the
+    /// syscall on to the generic entry: that stage takes it, so the
+    /// selector is read once.
+    dispatch_decided: Option<Option<u64>>,
     /// The thread whose console line is unfinished (no newline yet).
     open_line: Option<ThreadId>,
     /// The kernel's CNode (original capabilities), made at `start`.
@@ -241,6 +246,7 @@ impl Kernel {
                 broken: None,
             },
             step_installed: false,
+            dispatch_decided: None,
             kernel_cnode: None,
             open_line: None,
             policy_cookie: 0,

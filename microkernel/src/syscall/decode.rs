@@ -241,16 +241,9 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
         Syscall::DebugRseqCounters => Ok(Call::DebugRseqCounters {
             address: context.x[2],
         }),
-        Syscall::UserDispatchReturn => {
-            let frame = context.arg(ArgIndex::X0);
-            if !arch::layout::is_user_range(frame, FRAME_BYTES) {
-                return Err(ErrorCode::InvalidAddress);
-            }
-            if !frame.is_multiple_of(8) {
-                return Err(ErrorCode::InvalidArgument);
-            }
-            Ok(Call::UserDispatchReturn { frame })
-        }
+        Syscall::UserDispatchReturn => Ok(Call::UserDispatchReturn {
+            frame: user_dispatch_frame(context)?,
+        }),
         Syscall::DebugPrint => {
             let (address, len) = user_buffer(context, DEBUG_PRINT_MAX)?;
             Ok(Call::DebugPrint {
@@ -275,6 +268,19 @@ fn user_buffer(context: &UserContext, max: usize) -> Result<(u64, usize), ErrorC
         return Err(ErrorCode::InvalidAddress);
     }
     Ok((address, len as usize))
+}
+
+/// `UserDispatchReturn`'s frame address (`x0`): the whole frame in the
+/// user half (`InvalidAddress`), 8-aligned (`InvalidArgument`).
+pub fn user_dispatch_frame(context: &UserContext) -> Result<u64, ErrorCode> {
+    let frame = context.arg(ArgIndex::X0);
+    if !arch::layout::is_user_range(frame, FRAME_BYTES) {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    if !frame.is_multiple_of(8) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    Ok(frame)
 }
 
 /// Checks `SetUserDispatch`'s registers (see `abi::user_dispatch`): `x0`

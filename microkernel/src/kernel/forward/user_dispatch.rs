@@ -26,7 +26,7 @@ use abi::user_dispatch::{
     NUMBER_WORD, NZCV_WORD, PC_WORD, SELECTOR_ALLOW, SP_WORD, X0_WORD,
 };
 use abi::{ErrorCode, Syscall};
-use entry::WorkFlags;
+use entry::{SkipReason, SyscallEntry, WorkFlags};
 
 // The frame's tail, written as one run: sp, pc, NZCV, number, flags.
 const _: () = assert!(
@@ -68,6 +68,67 @@ impl Kernel {
         }
         thread.recompute_no_entry_work();
         Ok(())
+    }
+
+    /// A new syscall of a thread whose only syscall work is user dispatch
+    /// (`WorkFlags::USER_DISPATCH`: no trace, policy or audit), carried out
+    /// as the entry and exit machines would for that work word, without
+    /// asking them at each step:
+    /// - `UserDispatchReturn`, which stage 1 never redirects: the frame
+    ///   restored (or its error in `x0`), then the exit to user mode;
+    /// - a syscall stage 1 redirects: the frame written and the handler
+    ///   entered, then the exit to user mode;
+    /// - any other goes on through the generic entry with stage 1's answer
+    ///   (`dispatch_decided`: the selector is read once).
+    ///
+    /// Asked step by step, the machines cost a redirect and its return
+    /// some 350 instructions more.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::kernel) fn syscall_user_dispatched<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+    ) {
+        let thread = &mut self.objects[current];
+        let number = thread.context.syscall_number();
+        thread.trace.number = number;
+        debug_assert!(thread.audit_pending.is_none(), "no audit work");
+        if number == Syscall::UserDispatchReturn.number() {
+            debug_assert!(self.exits_at_once(current, SyscallEntry::Dispatch));
+            let restored = crate::syscall::user_dispatch_frame(&self.objects[current].context)
+                .and_then(|frame| self.user_dispatch_return(platform, current, frame));
+            let thread = &mut self.objects[current];
+            if let Err(code) = restored {
+                Self::write_result(thread, code);
+            }
+            Self::exit_loop_on(thread);
+            return;
+        }
+        match self.user_dispatch_decision(platform, current) {
+            Some(flags) => {
+                debug_assert!(
+                    self.exits_at_once(current, SyscallEntry::Skipped(SkipReason::Redirected))
+                );
+                if self.redirect_to_handler(platform, current, flags) {
+                    Self::exit_loop_on(&mut self.objects[current]);
+                }
+            }
+            None => {
+                self.dispatch_decided = Some(None);
+                self.syscall_with_work(platform, current, esr, None);
+                debug_assert!(self.dispatch_decided.is_none(), "stage 1 took it");
+            }
+        }
+    }
+
+    /// Does the exit machine of `current`'s syscall, whose entry ended as
+    /// `entry`, ask for nothing but the exit to user mode? (What
+    /// `syscall_user_dispatched` assumes of its work word.)
+    fn exits_at_once(&self, current: ThreadId, entry: SyscallEntry) -> bool {
+        let mut exit = entry::SyscallExit::new(entry, self.exit_work_word(current));
+        exit.next_step() == entry::ExitStep::ExitToUser
     }
 
     /// Stage 1's question (`EntryStep::UserDispatch`): is the syscall in
