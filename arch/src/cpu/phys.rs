@@ -5,6 +5,7 @@
 //! exists) and which is reached at its link address.
 
 use crate::layout::{phys_to_linear, KIMAGE_VBASE, TEXT_OFFSET};
+use core::arch::asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the image was loaded (written once by the boot code).
@@ -76,14 +77,49 @@ pub fn write_u64(pa: u64, value: u64) {
     unsafe { core::ptr::write_volatile(phys_to_virt(pa) as *mut u64, value) }
 }
 
+/// Runs of at most this many words are copied a word at a time: a run of
+/// a length known where it is written (a trace stop's six buffer words, an
+/// audit record's sixteen) is then unrolled into plain stores, which the
+/// pair loop below cannot be.
+const UNROLLED_WORDS: usize = 16;
+
 /// Writes `words` from physical `pa` on (8-byte aligned RAM, within one
 /// page: one translation for all of them).
 pub fn write_words(pa: u64, words: &[u64]) {
     let dst = phys_to_virt(pa) as *mut u64;
-    for (i, word) in words.iter().enumerate() {
-        // SAFETY: as `write_u64`: aligned RAM, the page mapped in the
-        // linear map, `i` within the caller's range on that page.
-        unsafe { core::ptr::write_volatile(dst.add(i), *word) }
+    if words.len() <= UNROLLED_WORDS {
+        for (i, word) in words.iter().enumerate() {
+            // SAFETY: as `write_u64`: aligned RAM, the page mapped in the
+            // linear map, `i` within the caller's range on that page.
+            unsafe { core::ptr::write_volatile(dst.add(i), *word) }
+        }
+        return;
+    }
+    let pairs = words.len() / 2;
+    // Two words a step with a load and a store pair (a user-dispatch
+    // frame is 36 words; word by word took four instructions each).
+    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map or
+    // the image window; `2 * pairs` words are within the caller's
+    // range on that page, and the source slice has them. A pair access
+    // is checked for the alignment of each word (8).
+    unsafe {
+        asm!(
+            "2:",
+            "ldp {a}, {b}, [{src}], #16",
+            "stp {a}, {b}, [{dst}], #16",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            src = inout(reg) words.as_ptr() => _,
+            dst = inout(reg) dst => _,
+            n = inout(reg) pairs => _,
+            a = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        )
+    }
+    if let Some(last) = words.get(2 * pairs) {
+        // SAFETY: as above; the one word left.
+        unsafe { core::ptr::write_volatile(dst.add(2 * pairs), *last) }
     }
 }
 
@@ -91,9 +127,36 @@ pub fn write_words(pa: u64, words: &[u64]) {
 /// within one page: one translation for all of them).
 pub fn read_words(pa: u64, out: &mut [u64]) {
     let src = phys_to_virt(pa) as *const u64;
-    for (i, word) in out.iter_mut().enumerate() {
-        // SAFETY: as `read_u64`: aligned RAM, the page mapped in the
-        // linear map, `i` within the caller's range on that page.
-        *word = unsafe { core::ptr::read_volatile(src.add(i)) };
+    if out.len() <= UNROLLED_WORDS {
+        for (i, word) in out.iter_mut().enumerate() {
+            // SAFETY: as `read_u64`: aligned RAM, the page mapped in the
+            // linear map, `i` within the caller's range on that page.
+            *word = unsafe { core::ptr::read_volatile(src.add(i)) };
+        }
+        return;
+    }
+    let pairs = out.len() / 2;
+    // As `write_words`, the other way.
+    // SAFETY: as `read_u64`: aligned RAM, mapped; `2 * pairs` words
+    // are within the caller's range on that page, and `out` has room
+    // for them.
+    unsafe {
+        asm!(
+            "2:",
+            "ldp {a}, {b}, [{src}], #16",
+            "stp {a}, {b}, [{dst}], #16",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            src = inout(reg) src => _,
+            dst = inout(reg) out.as_mut_ptr() => _,
+            n = inout(reg) pairs => _,
+            a = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        )
+    }
+    if let Some(last) = out.get_mut(2 * pairs) {
+        // SAFETY: as above; the one word left.
+        *last = unsafe { core::ptr::read_volatile(src.add(2 * pairs)) };
     }
 }
