@@ -195,7 +195,7 @@ pub fn run() -> i32 {
         flags: 0,
     };
     expect!(45, user_dispatch::return_to(&forged), address);
-    forged.pc = null_outside as usize as u64;
+    forged.pc = null_outside as *const () as u64;
     forged.nzcv = 1 << 21;
     expect!(46, user_dispatch::return_to(&forged), bad);
 

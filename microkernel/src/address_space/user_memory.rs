@@ -70,7 +70,10 @@ impl UserWords {
         let [(first, on_first), (second, on_second)] = self.runs(index, out.len());
         let (head, tail) = out.split_at_mut(on_first);
         phys.read_phys_words(first, head);
-        phys.read_phys_words(second, &mut tail[..on_second]);
+        // (Most ranges lie on one page: no call for an empty second run.)
+        if on_second != 0 {
+            phys.read_phys_words(second, &mut tail[..on_second]);
+        }
     }
 
     /// Writes `words` from word `index` of the range on (a part past the
@@ -79,7 +82,9 @@ impl UserWords {
         let [(first, on_first), (second, on_second)] = self.runs(index, words.len());
         let (head, tail) = words.split_at(on_first);
         phys.write_phys_words(first, head);
-        phys.write_phys_words(second, &tail[..on_second]);
+        if on_second != 0 {
+            phys.write_phys_words(second, &tail[..on_second]);
+        }
     }
 }
 
