@@ -144,21 +144,24 @@ portcullis_ipc_fast_call:
 portcullis_ipc_fast_reply_recv:
     fits_in_registers_or_slow
     save_and_lock
-    endpoint_capability CAP_READ_BIT
-    // The receive will block: no sender waits. No bound notification
-    // (its bits would end the receive).
-    ldrb    w10, [x24, #EP_WAITING]
-    cmp     w10, #WAITING_SENDERS
-    b.eq    refuse_locked
-    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
-    cbnz    w10, refuse_locked
-    // The caller it owes a reply, still waiting for it.
+    // The caller it owes a reply, still waiting for it (first: a server
+    // answering a kernel message, a trace stop or a policy request, owes
+    // one to a thread waiting for an answer instead, and is refused here
+    // before the capability is looked up). No bound notification (its
+    // bits would end the receive).
     ldr     w25, [sp, #T_REPLY_TO]
     cbz     w25, refuse_locked
     add     x26, x20, x25, lsl #GRANULE_SHIFT
     ldrb    w10, [x26, #TCB_BODY + T_STATE]
     cmp     w10, #STATE_BLOCKED_ON_REPLY
     b.ne    refuse_locked
+    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
+    cbnz    w10, refuse_locked
+    endpoint_capability CAP_READ_BIT
+    // The receive will block: no sender waits.
+    ldrb    w10, [x24, #EP_WAITING]
+    cmp     w10, #WAITING_SENDERS
+    b.eq    refuse_locked
     partner_may_run
     // Point of no return: `ipc::reply_receive`'s changes. The reply is
     // given; the thread's own result is Ok, and it waits on the endpoint
