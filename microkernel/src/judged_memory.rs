@@ -136,6 +136,15 @@ impl JudgedMemory {
         matches!(self.judged, Judged::Message { .. })
     }
 
+    /// The buffer words (past the registers) of a judged message, if the
+    /// copy is a message's: what the filters judged, so what is sent.
+    pub fn message_words(&self) -> Option<usize> {
+        match self.judged {
+            Judged::Message { words } => Some(usize::from(words)),
+            _ => None,
+        }
+    }
+
     /// Buffer word `index` (6 and up) of a judged message, if it was sent.
     pub fn message_word(&self, index: usize) -> Option<u64> {
         let Judged::Message { words } = self.judged else {

@@ -38,14 +38,21 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
     let info = sent_info(from);
     let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
     let length = match (from.ipc_buffer, to.ipc_buffer) {
+        // A judged message is what its filters judged, from the judged
+        // copy, whatever became of the sender's buffer since: one that
+        // dropped its buffer after the judgement must not deliver the
+        // message cut short (a message they did not allow), nor one that
+        // had none then and has one now deliver words nobody judged.
+        (_, Some(target)) if wanted > REGISTER_MESSAGE_WORDS && from.judged.is_message() => {
+            let judged = from.judged.message_words().unwrap_or(0);
+            let length = wanted.min(REGISTER_MESSAGE_WORDS + judged);
+            send_judged_words(phys, from, target, length);
+            length
+        }
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
-            if from.judged.is_message() {
-                send_judged_words(phys, from, target, wanted);
-            } else {
-                for word in REGISTER_MESSAGE_WORDS..wanted {
-                    let value = phys.read_phys_u64(source + 8 * word as u64);
-                    phys.write_phys_u64(target + 8 * word as u64, value);
-                }
+            for word in REGISTER_MESSAGE_WORDS..wanted {
+                let value = phys.read_phys_u64(source + 8 * word as u64);
+                phys.write_phys_u64(target + 8 * word as u64, value);
             }
             wanted
         }
@@ -65,9 +72,9 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
 /// from the sender's judged copy (`crate::judged_memory`), never its
 /// buffer read again, into the receiver's buffer at `target`; the copy is
 /// done with then (a `Call` waits for its reply, which carries nothing of
-/// the caller's). A word the copy lacks was not sent when it was taken
-/// (from a thread that had no buffer then): 0. Out of line: the common
-/// message was not judged.
+/// the caller's). `wanted` is at most what the copy holds (`transfer`);
+/// a word it lacked would be 0. Out of line: the common message was not
+/// judged.
 #[cold]
 #[inline(never)]
 fn send_judged_words<M: PhysMemory>(phys: &mut M, from: &mut Thread, target: u64, wanted: usize) {

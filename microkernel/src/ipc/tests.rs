@@ -310,6 +310,40 @@ fn long_messages_go_through_the_ipc_buffers_and_are_cut_to_what_fits() {
 }
 
 #[test]
+fn a_judged_message_is_delivered_as_judged_whatever_became_of_the_senders_buffer() {
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(2), EndpointQueue::EMPTY);
+    let (sender, receiver) = (ThreadId::nth(0), ThreadId::nth(1));
+    t[1].ipc_buffer = Some(0x2000);
+    let words: Vec<u64> = (0..10).collect();
+    let deliver = |ram: &mut Ram, t: &mut ThreadVec, ep: &mut EndpointQueue| {
+        receive(ram, t, ep, ObjectId(0), receiver, true).unwrap();
+        send(ram, t, ep, ObjectId(0), sender, 0, SEND).unwrap();
+        t[1].context.message_info().length()
+    };
+    // Judged with four buffer words, then the sender lost its buffer (its
+    // Frame deleted while the message waited): all ten words, from the
+    // copy (cut to six, it would be a message the filters never judged).
+    message(&mut t[0], 0, &words);
+    t[0].judged.take_message(4, |i| 0x600 + i as u64);
+    assert_eq!(deliver(&mut ram, &mut t, &mut ep), 10);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 6), 0x600);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 0x603);
+    // Judged without a buffer (no buffer words), then given one: the six
+    // register words only, as judged, not what its new buffer holds.
+    t[0].ipc_buffer = Some(0x1000);
+    ram.write_phys_u64(0x1000 + 8 * 6, 0xbad);
+    ram.write_phys_u64(0x2000 + 8 * 6, 0);
+    message(&mut t[0], 0, &words);
+    t[0].judged.take_message(0, |_| 0);
+    assert_eq!(deliver(&mut ram, &mut t, &mut ep), 6);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 6), 0);
+    // Not judged: from its buffer, as before.
+    message(&mut t[0], 0, &words);
+    assert_eq!(deliver(&mut ram, &mut t, &mut ep), 10);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 6), 0xbad);
+}
+
+#[test]
 fn a_new_call_fails_the_unanswered_previous_caller() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
     let server = ThreadId::nth(2);
