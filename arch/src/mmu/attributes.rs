@@ -11,7 +11,7 @@
 //! - Data mappings (not executable) are UXN and PXN; device memory is never
 //!   executable.
 
-use super::descriptor::{AccessPermission, BlockPageDescriptor, SHAREABILITY_INNER};
+use super::descriptor::{leaf_bits, AccessPermission, BlockPageDescriptor, SHAREABILITY_INNER};
 
 /// AttrIndx of Normal memory, Inner/Outer Write-Back Read/Write-Allocate.
 pub const MAIR_INDEX_NORMAL: u8 = 0;
@@ -186,6 +186,12 @@ impl Permissions {
     /// A valid leaf descriptor with these permissions, AF = 1, SH = Inner
     /// Shareable, and neither output address nor page bit set yet.
     pub(crate) fn leaf_template(self) -> BlockPageDescriptor {
+        BlockPageDescriptor::from(self.template_word())
+    }
+
+    /// `leaf_template` as its word.
+    fn template_word(self) -> u64 {
+        let flag = |on: bool, bit: u64| if on { bit } else { 0 };
         let kernel = matches!(self.owner, Owner::Kernel);
         let access = match (self.owner, self.access) {
             (Owner::Kernel, Access::ReadWrite) => AccessPermission::El1ReadWrite,
@@ -193,41 +199,51 @@ impl Permissions {
             (Owner::User, Access::ReadWrite) => AccessPermission::El1El0ReadWrite,
             (Owner::User, Access::ReadOnly) => AccessPermission::El1El0ReadOnly,
         };
-        BlockPageDescriptor::new()
-            .with_valid(true)
-            .with_attr_index(self.memory.mair_index())
-            .with_access(access)
-            .with_shareability(SHAREABILITY_INNER)
-            .with_access_flag(true)
-            .with_not_global(!kernel)
-            .with_privileged_execute_never(!(kernel && self.executable))
-            .with_unprivileged_execute_never(kernel || !self.executable)
+        leaf_bits::VALID
+            | (self.memory.mair_index() as u64) << leaf_bits::ATTR_INDEX_SHIFT
+            | (access as u64) << leaf_bits::ACCESS_SHIFT
+            | (SHAREABILITY_INNER as u64) << leaf_bits::SHAREABILITY_SHIFT
+            | leaf_bits::ACCESS_FLAG
+            | flag(!kernel, leaf_bits::NOT_GLOBAL)
+            | flag(
+                !(kernel && self.executable),
+                leaf_bits::PRIVILEGED_EXECUTE_NEVER,
+            )
+            | flag(
+                kernel || !self.executable,
+                leaf_bits::UNPRIVILEGED_EXECUTE_NEVER,
+            )
     }
 
     /// Decodes the permissions of a leaf, refusing any descriptor that
-    /// [`Self::leaf_template`] would not have produced.
+    /// [`Self::leaf_template`] would not have produced. (On the word's
+    /// bits: it runs on every translation.)
     pub(crate) fn from_leaf(leaf: BlockPageDescriptor) -> Result<Self, PermissionError> {
-        let memory = match leaf.attr_index() {
+        let raw = u64::from(leaf);
+        let memory = match ((raw >> leaf_bits::ATTR_INDEX_SHIFT) & 0b111) as u8 {
             MAIR_INDEX_NORMAL => MemoryKind::Normal,
             MAIR_INDEX_DEVICE => MemoryKind::Device,
             _ => return Err(PermissionError::UnrecognisedDescriptor),
         };
-        let (owner, access) = match leaf.access() {
-            AccessPermission::El1ReadWrite => (Owner::Kernel, Access::ReadWrite),
-            AccessPermission::El1ReadOnly => (Owner::Kernel, Access::ReadOnly),
-            AccessPermission::El1El0ReadWrite => (Owner::User, Access::ReadWrite),
-            AccessPermission::El1El0ReadOnly => (Owner::User, Access::ReadOnly),
+        // AP[2:1]: bit 1 (AP[2]) read-only, bit 0 (AP[1]) EL0 access.
+        let ap = (raw >> leaf_bits::ACCESS_SHIFT) & 0b11;
+        let owner = if ap & 0b01 != 0 {
+            Owner::User
+        } else {
+            Owner::Kernel
+        };
+        let access = if ap & 0b10 != 0 {
+            Access::ReadOnly
+        } else {
+            Access::ReadWrite
         };
         let executable = match owner {
-            Owner::Kernel => !leaf.privileged_execute_never(),
-            Owner::User => !leaf.unprivileged_execute_never(),
+            Owner::Kernel => raw & leaf_bits::PRIVILEGED_EXECUTE_NEVER == 0,
+            Owner::User => raw & leaf_bits::UNPRIVILEGED_EXECUTE_NEVER == 0,
         };
         let permissions = Self::new(owner, access, executable, memory)?;
-        let expected = permissions
-            .leaf_template()
-            .with_is_page(leaf.is_page())
-            .with_output_address(leaf.output_address());
-        if expected == leaf {
+        let attributes = raw & !(leaf_bits::OUTPUT_ADDRESS | leaf_bits::IS_PAGE);
+        if attributes == permissions.template_word() {
             Ok(permissions)
         } else {
             Err(PermissionError::UnrecognisedDescriptor)

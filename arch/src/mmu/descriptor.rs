@@ -95,6 +95,33 @@ pub struct BlockPageDescriptor {
     __: B5,
 }
 
+/// The fields of a [`BlockPageDescriptor`] as bits of its word, for the
+/// code that reads or builds leaves on every translation (the bitfield
+/// type is a byte array: built field by field it cost some 40
+/// instructions a walk). A test checks each against the bitfield.
+pub(crate) mod leaf_bits {
+    /// Bit 0: valid.
+    pub const VALID: u64 = 1 << 0;
+    /// Bit 1: a page (at L3), not a block.
+    pub const IS_PAGE: u64 = 1 << 1;
+    /// Bits [4:2]: AttrIndx.
+    pub const ATTR_INDEX_SHIFT: u32 = 2;
+    /// Bits [7:6]: AP[2:1].
+    pub const ACCESS_SHIFT: u32 = 6;
+    /// Bits [9:8]: SH.
+    pub const SHAREABILITY_SHIFT: u32 = 8;
+    /// Bit 10: AF.
+    pub const ACCESS_FLAG: u64 = 1 << 10;
+    /// Bit 11: nG.
+    pub const NOT_GLOBAL: u64 = 1 << 11;
+    /// Bits [47:12]: the output address.
+    pub const OUTPUT_ADDRESS: u64 = ((1 << 36) - 1) << 12;
+    /// Bit 53: PXN.
+    pub const PRIVILEGED_EXECUTE_NEVER: u64 = 1 << 53;
+    /// Bit 54: UXN.
+    pub const UNPRIVILEGED_EXECUTE_NEVER: u64 = 1 << 54;
+}
+
 impl BlockPageDescriptor {
     /// The output address with the low bits a leaf of `level` ignores cleared.
     pub(crate) fn base_address(self, level: Level) -> u64 {
@@ -200,6 +227,46 @@ mod tests {
         assert_eq!(u64::from(zero.with_ap_table(0b11)), 0b11 << 61);
         assert_eq!(u64::from(zero.with_ns_table(true)), 1 << 63);
         assert_eq!(TableDescriptor::pointing_to(PhysAddr::new(1 << 48)), None);
+    }
+
+    #[test]
+    fn the_leaf_bits_are_the_bitfields_fields() {
+        use super::leaf_bits::*;
+        let zero = BlockPageDescriptor::new();
+        let word = |d: BlockPageDescriptor| u64::from(d);
+        assert_eq!(word(zero.with_valid(true)), VALID);
+        assert_eq!(word(zero.with_is_page(true)), IS_PAGE);
+        assert_eq!(word(zero.with_attr_index(0b111)), 0b111 << ATTR_INDEX_SHIFT);
+        assert_eq!(
+            word(zero.with_access(AccessPermission::El1El0ReadOnly)),
+            0b11 << ACCESS_SHIFT
+        );
+        assert_eq!(
+            word(zero.with_shareability(0b11)),
+            0b11 << SHAREABILITY_SHIFT
+        );
+        assert_eq!(word(zero.with_access_flag(true)), ACCESS_FLAG);
+        assert_eq!(word(zero.with_not_global(true)), NOT_GLOBAL);
+        assert_eq!(
+            word(zero.with_output_address((1 << 36) - 1)),
+            OUTPUT_ADDRESS
+        );
+        assert_eq!(
+            word(zero.with_privileged_execute_never(true)),
+            PRIVILEGED_EXECUTE_NEVER
+        );
+        assert_eq!(
+            word(zero.with_unprivileged_execute_never(true)),
+            UNPRIVILEGED_EXECUTE_NEVER
+        );
+        for (access, raw) in [
+            (AccessPermission::El1ReadWrite, 0b00),
+            (AccessPermission::El1El0ReadWrite, 0b01),
+            (AccessPermission::El1ReadOnly, 0b10),
+            (AccessPermission::El1El0ReadOnly, 0b11),
+        ] {
+            assert_eq!(word(zero.with_access(access)) >> ACCESS_SHIFT, raw);
+        }
     }
 
     #[test]
