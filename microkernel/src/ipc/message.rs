@@ -56,7 +56,15 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
             }
             wanted
         }
-        _ => wanted.min(REGISTER_MESSAGE_WORDS),
+        _ => {
+            // Sent: a judged copy of its buffer words is done with too (a
+            // copy lives as long as its call; kept, the thread's next
+            // message would be judged and sent from it).
+            if from.judged.is_message() {
+                from.judged.forget();
+            }
+            wanted.min(REGISTER_MESSAGE_WORDS)
+        }
     };
     let delivered = info.with_length(length as u8).with_caps(0);
     let receiver = &mut to.context;

@@ -344,6 +344,38 @@ fn a_judged_message_is_delivered_as_judged_whatever_became_of_the_senders_buffer
 }
 
 #[test]
+fn a_judged_message_sent_in_registers_only_leaves_no_copy_behind() {
+    // Found by review: the copy of a Send delivered without buffer words
+    // (a short message, or a receiver without a buffer) outlived it, and
+    // the thread's next message was judged and sent from it.
+    let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
+    let (sender, server, bufferless) = (ThreadId::nth(0), ThreadId::nth(1), ThreadId::nth(2));
+    t[0].ipc_buffer = Some(0x1000);
+    t[1].ipc_buffer = Some(0x2000);
+    // A long judged Send taken by a receiver without a buffer.
+    let words: Vec<u64> = (0..10).collect();
+    message(&mut t[0], 0, &words);
+    t[0].judged.take_message(4, |i| 0x600 + i as u64);
+    send(&mut ram, &mut t, &mut ep, ObjectId(0), sender, 0, SEND).unwrap();
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), bufferless, true).unwrap();
+    assert_eq!(t[2].context.message_info().length(), 6);
+    assert!(!t[0].judged.is_taken(), "no copy outlives its Send");
+    // A short judged Send that waited; the next long one is sent whole,
+    // from its buffer (it was not judged here).
+    message(&mut t[0], 0, &[1, 2]);
+    t[0].judged.take_message(0, |_| 0);
+    send(&mut ram, &mut t, &mut ep, ObjectId(0), sender, 0, SEND).unwrap();
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
+    assert!(!t[0].judged.is_taken());
+    message(&mut t[0], 0, &words);
+    ram.write_phys_u64(0x1000 + 8 * 9, 0x99);
+    receive(&mut ram, &mut t, &mut ep, ObjectId(0), server, true).unwrap();
+    send(&mut ram, &mut t, &mut ep, ObjectId(0), sender, 0, SEND).unwrap();
+    assert_eq!(t[1].context.message_info().length(), 10);
+    assert_eq!(ram.read_phys_u64(0x2000 + 8 * 9), 0x99);
+}
+
+#[test]
 fn a_new_call_fails_the_unanswered_previous_caller() {
     let (mut ram, mut t, mut ep) = (Ram::default(), threads(3), EndpointQueue::EMPTY);
     let server = ThreadId::nth(2);
