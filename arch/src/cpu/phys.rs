@@ -96,27 +96,10 @@ pub fn write_words(pa: u64, words: &[u64]) {
         return;
     }
     let pairs = words.len() / 2;
-    // Two words a step with a load and a store pair (a user-dispatch
-    // frame is 36 words; word by word took four instructions each).
-    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map or
-    // the image window; `2 * pairs` words are within the caller's
-    // range on that page, and the source slice has them. A pair access
-    // is checked for the alignment of each word (8).
-    unsafe {
-        asm!(
-            "2:",
-            "ldp {a}, {b}, [{src}], #16",
-            "stp {a}, {b}, [{dst}], #16",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            src = inout(reg) words.as_ptr() => _,
-            dst = inout(reg) dst => _,
-            n = inout(reg) pairs => _,
-            a = out(reg) _,
-            b = out(reg) _,
-            options(nostack),
-        )
-    }
+    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map or the
+    // image window; `2 * pairs` words are within the caller's range on
+    // that page, and the source slice has them.
+    unsafe { copy_pairs(words.as_ptr(), dst, pairs) };
     if let Some(last) = words.get(2 * pairs) {
         // SAFETY: as above; the one word left.
         unsafe { core::ptr::write_volatile(dst.add(2 * pairs), *last) }
@@ -136,10 +119,24 @@ pub fn read_words(pa: u64, out: &mut [u64]) {
         return;
     }
     let pairs = out.len() / 2;
-    // As `write_words`, the other way.
-    // SAFETY: as `read_u64`: aligned RAM, mapped; `2 * pairs` words
-    // are within the caller's range on that page, and `out` has room
-    // for them.
+    // SAFETY: as `read_u64`: aligned RAM, mapped; `2 * pairs` words are
+    // within the caller's range on that page, and `out` has room for them.
+    unsafe { copy_pairs(src, out.as_mut_ptr(), pairs) };
+    if let Some(last) = out.get_mut(2 * pairs) {
+        // SAFETY: as above; the one word left.
+        *last = unsafe { core::ptr::read_volatile(src.add(2 * pairs)) };
+    }
+}
+
+/// Copies `pairs` (at least one) pairs of words from `src` to `dst`, two
+/// words a step with a load and a store pair (a user-dispatch frame is
+/// 36 words; word by word took four instructions each).
+///
+/// # Safety
+/// Both ranges of `2 * pairs` words are valid, 8-aligned (a pair access
+/// is checked for the alignment of each word) and do not overlap.
+unsafe fn copy_pairs(src: *const u64, dst: *mut u64, pairs: usize) {
+    // SAFETY: the caller's contract.
     unsafe {
         asm!(
             "2:",
@@ -148,15 +145,11 @@ pub fn read_words(pa: u64, out: &mut [u64]) {
             "subs {n}, {n}, #1",
             "b.ne 2b",
             src = inout(reg) src => _,
-            dst = inout(reg) out.as_mut_ptr() => _,
+            dst = inout(reg) dst => _,
             n = inout(reg) pairs => _,
             a = out(reg) _,
             b = out(reg) _,
             options(nostack),
         )
-    }
-    if let Some(last) = out.get_mut(2 * pairs) {
-        // SAFETY: as above; the one word left.
-        *last = unsafe { core::ptr::read_volatile(src.add(2 * pairs)) };
     }
 }
