@@ -46,6 +46,11 @@ pub const SPSR_SOFTWARE_STEP: u64 = 1 << 21;
 pub const SPSR_USER_WRITABLE: u64 = 0xF000_0000 | SPSR_SOFTWARE_STEP;
 /// SPSR mode field.
 pub const SPSR_MODE_MASK: u64 = 0b1_1111;
+/// SPSR bits an eret straight to a thread must find clear: the mode
+/// (EL0t is 0), the DAIF masks and IL. The IPC fast path restores a
+/// waiting partner's SPSR without `restore_user_context`'s mask, so every
+/// such SPSR must have them clear (`Kernel::check_invariants`).
+pub const SPSR_NOT_EL0T: u64 = SPSR_MODE_MASK | (0b1111 << 6) | (1 << 20);
 
 impl UserContext {
     /// All registers zero (usable in constants).
@@ -82,6 +87,12 @@ impl UserContext {
     /// Did this context come from EL0 AArch64 (mode bits all zero)?
     pub fn is_el0_aarch64(&self) -> bool {
         self.spsr & SPSR_MODE_MASK == 0
+    }
+
+    /// Would an eret with this context's SPSR as it is enter EL0t with
+    /// interrupts on (nothing of [`SPSR_NOT_EL0T`])?
+    pub fn returns_to_el0t(&self) -> bool {
+        self.spsr & SPSR_NOT_EL0T == 0
     }
 }
 
@@ -435,5 +446,19 @@ mod tests {
         let ctx = UserContext::new_user(0x40_0000, 0x7000_0000, 7);
         assert!(ctx.is_el0_aarch64());
         assert_eq!(ctx.x[0], 7);
+    }
+
+    #[test]
+    fn only_an_el0t_spsr_with_interrupts_on_returns_as_it_is() {
+        let mut ctx = UserContext::new_user(0x40_0000, 0x7000_0000, 0);
+        assert!(ctx.returns_to_el0t());
+        // What a thread may hold: NZCV and a pending software step.
+        ctx.spsr = SPSR_USER_WRITABLE;
+        assert!(ctx.returns_to_el0t());
+        // EL1h, EL1t, any DAIF mask, IL: never.
+        for bad in [0b0101, 0b0100, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 20] {
+            ctx.spsr = SPSR_USER_WRITABLE | bad;
+            assert!(!ctx.returns_to_el0t(), "{bad:#x}");
+        }
     }
 }

@@ -40,12 +40,13 @@
 .equ EP_WAITING,           {EP_WAITING}
 .equ WAITING_SENDERS,      {WAITING_SENDERS}
 .equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
+.equ WAITING_SENDERS_BIT,  {WAITING_SENDERS_BIT}   // the bit only Senders has
+.equ WAITING_RECEIVERS_BIT, {WAITING_RECEIVERS_BIT} // the bit only Receivers has
 .equ CPACR_FPEN_TRAP_EL0,  {CPACR_FPEN_TRAP_EL0}
 .equ CPACR_FPEN_EL0_SHIFT, {CPACR_FPEN_EL0_SHIFT}
 .equ CTX_SP_EL0_PAIR,      {CTX_SP_EL0_PAIR}       // x30, sp_el0
 .equ CTX_ELR_PAIR,         {CTX_ELR_PAIR}          // elr_el1, spsr_el1
 .equ CTX_TPIDR,            {CTX_TPIDR}
-.equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH}
 .equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK}
 .equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS}
 .equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
@@ -68,15 +69,27 @@
 .equ N_WAITING,            {N_WAITING}
 .equ N_BOUND,              {N_BOUND}
 
-// x0..x8, x19..x30 and the system registers into the context SP_EL1
-// points at (with `with_x18`, x18 too, in one pair store with x19): what
-// a thread that leaves the CPU keeps beyond what each path saves itself.
-.macro save_arguments_and_callee_saved with_x18=0
+// x0..x8 into the context SP_EL1 points at.
+.macro save_arguments
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
     stp     x6, x7, [sp, #16 * 3]
     str     x8, [sp, #16 * 4]
+.endm
+
+// x0..x8, x19..x30 and the system registers into the context SP_EL1
+// points at (with `with_x18`, x18 too, in one pair store with x19): what
+// a thread that leaves the CPU keeps beyond what each path saves itself.
+.macro save_arguments_and_callee_saved with_x18=0
+    save_arguments
+    save_callee_saved \with_x18
+.endm
+
+// x19..x30 and the system registers (with `with_x18`, x18 too) into the
+// context SP_EL1 points at: what a switch must keep of a thread whose
+// x0..x8 are results to come (the IPC fast path's caller).
+.macro save_callee_saved with_x18=0
 .if \with_x18
     stp     x18, x19, [sp, #16 * 9]
 .else
@@ -102,8 +115,9 @@
 // its 32-bit name) is clobbered. A held lock goes to `busy`, another
 // CPU's view (the lock then held) to `other`.
 .macro lock_at_once state, token, scratch, wscratch, busy, other
-    adrp    \state, {STATE}
-    add     \state, \state, :lo12:{STATE}
+    // One load from the literal pool at the end of the section (adrp and
+    // add are two instructions).
+    ldr     \state, ={STATE}
     mrs     \token, tpidr_el1
     ldaxr   \scratch, [\state]
     cbnz    \scratch, \busy
@@ -180,15 +194,19 @@
 // `badge`. `base` is object memory's base; `scratch` (`wscratch` its
 // 32-bit name) is clobbered and left holding the type. Anything else goes
 // to `refuse`.
-.macro capability_of base, scratch, wscratch, word, badge, type, refuse
+//
+// `rights` (default none) are right bits the word must hold too, tested
+// with the type in one compare: the type mask with them must be a run of
+// bits an `and` takes as an immediate (the assembler refuses any other).
+.macro capability_of base, scratch, wscratch, word, badge, type, refuse, rights=0
     ldr     \scratch, [sp, #T_CSPACE_FIRST]
     cmp     x0, \scratch, lsr #32
     b.hs    \refuse
     add     \scratch, x0, \wscratch, uxtw
     add     \scratch, \base, \scratch, lsl #SLOT_SHIFT
     ldp     \word, \badge, [\scratch, #SLOT_CAP_WORD]
-    and     \scratch, \word, #CAP_TYPE_MASK
-    cmp     \scratch, #\type
+    and     \scratch, \word, #(CAP_TYPE_MASK | \rights)
+    cmp     \scratch, #(\type | \rights)
     b.ne    \refuse
 .endm
 

@@ -9,7 +9,10 @@
 // values are in the context). x11..x18 are never touched: a refusal saves
 // them (`refuse`), and the switch leaves them as the partner's context has
 // them. x0..x8 stay the caller's: x0 the capability, x1 the message info,
-// x2..x7 the message words, which the partner receives in place.
+// x2..x7 the message words, which the partner receives in place. They
+// are not saved unless the path refuses: after the switch the caller
+// waits for a result that writes x0..x8 (a message, or `x0` alone for
+// an error, `docs/abi.md`), so its context's x0..x8 are dead until then.
 //
 // Registers while the checks run:
 //   x19  the kernel state (its lock word first)
@@ -37,22 +40,26 @@
     b.hi    el0_sync_slow_x9_x10_saved
 .endm
 
-// What the caller keeps: x0..x8 (the syscall's arguments, which a tracer
-// or a register write may read while it waits, and which a refusal
-// hands to the generic entry), x19..x30 and the system registers. Then
-// the kernel lock, if it is free at once, and this CPU's view.
+// What the caller keeps: x19..x30 and the system registers (a refusal
+// saves the rest). Then the kernel lock, if it is free at once, and this
+// CPU's view.
 .macro save_and_lock
-    save_arguments_and_callee_saved
+    save_callee_saved
     lock_at_once x19, x20, x9, w9, refuse, refuse_locked
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
 .endm
 
 // The capability x0 names, if it is an endpoint with right `bit`: its
 // word in x21, badge in x22, the endpoint's granule in x23 and record in
-// x24.
-.macro endpoint_capability bit
+// x24. With `with_type` the right is tested in the type's compare (its
+// bit must extend the type mask's run: the read right's does).
+.macro endpoint_capability bit, with_type=0
+.if \with_type
+    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, refuse_locked, (1 << \bit)
+.else
     capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, refuse_locked
     tbz     x21, #\bit, refuse_locked
+.endif
     ubfx    x23, x21, #CAP_OBJECT_SHIFT, #32
     add     x24, x20, x23, lsl #GRANULE_SHIFT
 .endm
@@ -89,10 +96,11 @@
     add     sp, x26, #TCB_BODY
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
-    // Only NZCV and the software-step bit of the saved SPSR survive, as in
-    // `restore_user_context`: the eret cannot enter EL1.
-    movz    x24, #SPSR_USER_WRITABLE_HIGH, lsl #16
-    and     x23, x23, x24
+    // The saved SPSR as it is, without `restore_user_context`'s mask: a
+    // partner waits in Call or ReplyRecv, so the CPU saved it at that svc
+    // from EL0 (EL0t, no IL), and the kernel's only writes since change
+    // NZCV or SS. The eret cannot enter EL1 (`Kernel::check_invariants`
+    // checks every waiting thread's SPSR in the test images).
     msr     spsr_el1, x23
     ldr     x24, [sp, #CTX_TPIDR]
     msr     tpidr_el0, x24
@@ -121,8 +129,7 @@ portcullis_ipc_fast_call:
     endpoint_capability CAP_WRITE_BIT
     // A receiver waits (the head), owing no reply.
     ldrb    w10, [x24, #EP_WAITING]
-    cmp     w10, #WAITING_RECEIVERS
-    b.ne    refuse_locked
+    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
     ldr     w25, [x24, #EP_HEAD]
     add     x26, x20, x25, lsl #GRANULE_SHIFT
     ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
@@ -157,19 +164,18 @@ portcullis_ipc_fast_reply_recv:
     b.ne    refuse_locked
     ldr     w10, [sp, #T_BOUND_NOTIFICATION]
     cbnz    w10, refuse_locked
-    endpoint_capability CAP_READ_BIT
+    endpoint_capability CAP_READ_BIT, with_type=1
     // The receive will block: no sender waits.
     ldrb    w10, [x24, #EP_WAITING]
-    cmp     w10, #WAITING_SENDERS
-    b.eq    refuse_locked
+    tbnz    w10, #WAITING_SENDERS_BIT, refuse_locked
     partner_may_run
     // Point of no return: `ipc::reply_receive`'s changes. The reply is
-    // given; the thread's own result is Ok, and it waits on the endpoint
-    // as its last receiver.
+    // given, and the thread waits on the endpoint as its last receiver
+    // (the `Ok` the slow path writes to its x0 first is dead: whatever
+    // ends the wait writes x0).
     ldr     w28, [x19, #KERNEL + K_CURRENT]
     str     wzr, [sp, #T_REPLY_TO]
     str     wzr, [x26, #TCB_BODY + T_REPLY_FROM]
-    str     xzr, [sp, #16 * 0]
     mov     w9, #STATE_BLOCKED_ON_RECEIVE
     orr     x9, x9, x23, lsl #32
     str     x9, [sp, #T_STATE]
@@ -177,10 +183,12 @@ portcullis_ipc_fast_reply_recv:
     switch_to_partner xzr
 
 // A refusal: nothing was changed. The rest of the caller's registers
-// (x11..x18) go to its context and the generic entry takes the syscall.
+// (x0..x8, x11..x18) go to its context and the generic entry takes the
+// syscall.
 refuse_locked:
     stlr    xzr, [x19]
 refuse:
+    save_arguments
     stp     x11, x12, [sp, #8 * 11]
     stp     x13, x14, [sp, #8 * 13]
     stp     x15, x16, [sp, #8 * 15]

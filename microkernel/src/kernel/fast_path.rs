@@ -17,14 +17,19 @@
 //! the exit work (both threads have none).
 //!
 //! # What it saves
-//! The caller's `x0..x10` (x9/x10 parked by the vector), `x19..x30`,
-//! `SP_EL0`, `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` go to its saved
-//! registers; `x11..x18` do not. The partner gets the message in
+//! The caller's `x9`/`x10` (parked by the vector), `x19..x30`, `SP_EL0`,
+//! `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` go to its saved registers;
+//! `x0..x8` and `x11..x18` do not (a refusal saves them before the
+//! generic entry takes the syscall). The partner gets the message in
 //! `x0..x8` and its own `x9..x30` and system registers back from its
 //! saved registers. So after a `Call` or `ReplyRecv` a thread's `x9..x18`
 //! hold values it had itself at some earlier entry to the kernel (or
 //! zero), never another thread's or the kernel's: the ABI lets these two
-//! syscalls change them (docs/abi.md).
+//! syscalls change them (docs/abi.md). The caller's `x0..x8` are dead
+//! while it waits: whatever ends the wait writes the result, a message
+//! in `x0..x8` or an error in `x0` alone (then `x1..x8` hold its own
+//! earlier values too, as the ABI says; `TcbReadRegister` reads such
+//! values while it waits).
 //!
 //! # Conditions (all must hold)
 //! * an SVC whose caller has no work at all (its work word is zero), or
@@ -257,6 +262,16 @@ pub mod layout {
     pub const WAITING_SENDERS: u8 = Waiting::Senders as u8;
     /// `Waiting::Receivers`.
     pub const WAITING_RECEIVERS: u8 = Waiting::Receivers as u8;
+    /// The bit only `Waiting::Senders` has: the assembly tests one bit
+    /// of the byte (`tbnz`, `tbz`) instead of comparing it.
+    pub const WAITING_SENDERS_BIT: u32 = WAITING_SENDERS.trailing_zeros();
+    /// The bit only `Waiting::Receivers` has.
+    pub const WAITING_RECEIVERS_BIT: u32 = WAITING_RECEIVERS.trailing_zeros();
+    const _: () = assert!(
+        WAITING_SENDERS == 1 << WAITING_SENDERS_BIT
+            && WAITING_RECEIVERS == 1 << WAITING_RECEIVERS_BIT
+            && WAITING_SENDERS_BIT != WAITING_RECEIVERS_BIT
+    );
 }
 
 #[cfg(test)]

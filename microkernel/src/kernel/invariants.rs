@@ -23,6 +23,15 @@ impl Kernel {
             let running_on = (0..MAX_CPUS)
                 .filter(|&cpu| self.current_on(cpu) == Some(id))
                 .count();
+            // The IPC fast path's partners: their SPSR goes to the eret
+            // as it is (`ipc_fast_path.s`, `return_to_partner`).
+            let fast_partner = matches!(
+                thread.state(),
+                ThreadState::BlockedOnReceive { .. } | ThreadState::BlockedOnReply
+            );
+            if fast_partner && !thread.context.returns_to_el0t() {
+                return Err("a thread waiting in IPC has an SPSR that does not return to EL0t");
+            }
             match thread.state() {
                 ThreadState::Ready if !queued => {
                     return Err("a ready thread is not in the run queue")
