@@ -112,13 +112,28 @@
 // The kernel lock, if it is free at once, and this CPU's view: `state`
 // gets the locked state's address (its lock word first), `token` this
 // CPU's token (TPIDR_EL1: its stack top, never 0); `scratch` (`wscratch`
-// its 32-bit name) is clobbered. A held lock goes to `busy`, another
-// CPU's view (the lock then held) to `other`.
-.macro lock_at_once state, token, scratch, wscratch, busy, other
+// its 32-bit name) is clobbered.
+//
+// With `view` (a second scratch register): the lock word and the token
+// of the CPU whose view the kernel holds, which follows it, come in one
+// exclusive pair load, and the lock is taken only if it is free and the
+// view this CPU's; anything else goes to `busy` with nothing taken. (The
+// pair store writes the view's token back unchanged: it is this CPU's.)
+// Without: a held lock goes to `busy`, another CPU's view (the lock then
+// held) to `other`.
+.macro lock_at_once state, token, scratch, wscratch, busy, other, view
     // One load from the literal pool at the end of the section (adrp and
     // add are two instructions).
     ldr     \state, ={STATE}
     mrs     \token, tpidr_el1
+.ifnb \view
+    ldaxp   \scratch, \view, [\state]
+    cbnz    \scratch, \busy
+    cmp     \view, \token
+    b.ne    \busy
+    stxp    \wscratch, \token, \token, [\state]
+    cbnz    \wscratch, \busy
+.else
     ldaxr   \scratch, [\state]
     cbnz    \scratch, \busy
     stxr    \wscratch, \token, [\state]
@@ -126,13 +141,16 @@
     ldr     \scratch, [\state, #KERNEL + K_CORE_TOKEN]
     cmp     \scratch, \token
     b.ne    \other
+.endif
 .endm
 
 // The thread whose TCB record is x26 has an address space whose ASID is
-// of the current generation (its TTBR0 value to x27), or `refuse`.
+// of the current generation (its TTBR0 value to x27), or `refuse`. One
+// compare says both: a thread without a space (TTBR0 0) has generation
+// 0, which is no generation's (`AsidAllocator::FIRST_GENERATION`;
+// `Kernel::check_invariants` checks it).
 .macro asid_current state, refuse
     ldp     x27, x10, [x26, #TCB_BODY + T_TTBR0]
-    cbz     x27, \refuse
     ldr     x9, [\state, #KERNEL + K_ASID_GENERATION]
     cmp     x9, x10
     b.ne    \refuse
@@ -215,35 +233,41 @@
 // `waiting` its fields' offsets), with both its links cleared: the next
 // waiter, if any, is the head; else the queue is empty (Waiting::Nobody
 // is 0). `base` is object memory's base; x9 and x10 are clobbered.
+//
+// Emptied, head and tail are cleared with one pair store (`tail` follows
+// `head`: `fast_path::layout` checks it for both queues).
 .macro wait_queue_leave_head thread, queue, base, head, tail, waiting
     ldr     w9, [\thread, #TCB_BODY + T_QUEUE_NEXT]
     str     xzr, [\thread, #TCB_BODY + T_QUEUE_PREVIOUS]
-    str     w9, [\queue, #\head]
     cbz     w9, .Lqueue_emptied\@
+    str     w9, [\queue, #\head]
     add     x10, \base, x9, lsl #GRANULE_SHIFT
     str     wzr, [x10, #TCB_BODY + T_QUEUE_PREVIOUS]
     b       .Lqueue_left\@
 .Lqueue_emptied\@:
-    str     wzr, [\queue, #\tail]
+    stp     wzr, wzr, [\queue, #\head]
     strb    wzr, [\queue, #\waiting]
 .Lqueue_left\@:
 .endm
 
 // The caller (thread id w28, its context at SP_EL1) joins the wait
 // queue at `queue` as its last receiver: previous the old tail, next none
-// (one store: w10 is zero-extended); the head too if the queue was empty.
-// `base` is object memory's base; x9 and x10 are clobbered.
+// (one store: w10 is zero-extended); head and tail too, in one pair
+// store, if the queue was empty, and then receivers wait. (A queue with
+// waiters already had receivers: the paths that append checked that no
+// sender waits.) `base` is object memory's base; x9 and x10 are
+// clobbered.
 .macro wait_queue_append_caller queue, base, head, tail, waiting
     ldr     w10, [\queue, #\tail]
     str     x10, [sp, #T_QUEUE_PREVIOUS]
     cbz     w10, .Lqueue_was_empty\@
     add     x9, \base, x10, lsl #GRANULE_SHIFT
     str     w28, [x9, #TCB_BODY + T_QUEUE_NEXT]
+    str     w28, [\queue, #\tail]
     b       .Lqueue_linked\@
 .Lqueue_was_empty\@:
-    str     w28, [\queue, #\head]
-.Lqueue_linked\@:
-    str     w28, [\queue, #\tail]
+    stp     w28, w28, [\queue, #\head]
     mov     w9, #WAITING_RECEIVERS
     strb    w9, [\queue, #\waiting]
+.Lqueue_linked\@:
 .endm

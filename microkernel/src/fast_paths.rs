@@ -12,7 +12,7 @@ use crate::STATE;
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::registers::{CPACR_FPEN_EL0_SHIFT, CPACR_FPEN_TRAP_EL0};
 use arch::cpu::vector_constants as ctx;
-use core::mem::{offset_of, size_of, MaybeUninit};
+use core::mem::{align_of, offset_of, size_of, MaybeUninit};
 use microkernel::cap::ObjectId;
 use microkernel::kernel::fast_path::layout as l;
 use microkernel::stopped_call::CallSlot;
@@ -21,6 +21,11 @@ use microkernel::thread::{state_tag, Thread, ThreadId, ThreadState};
 /// Where the kernel lies from the locked state's lock word.
 const KERNEL: usize =
     KernelCell::<crate::KernelState>::VALUE_OFFSET + offset_of!(crate::KernelState, kernel);
+// `lock_at_once` loads the lock word and the view's token as one 16-byte
+// aligned pair.
+const _: () = assert!(
+    KERNEL + l::KERNEL_CORE_TOKEN == 8 && align_of::<KernelCell<crate::KernelState>>() % 16 == 0
+);
 
 /// The first 4-byte word of an `Option<ObjectId>` as it lies in memory.
 const fn first_word(value: Option<ObjectId>) -> u32 {

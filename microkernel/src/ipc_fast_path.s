@@ -45,7 +45,7 @@
 // CPU's view.
 .macro save_and_lock
     save_callee_saved
-    lock_at_once x19, x20, x9, w9, refuse, refuse_locked
+    lock_at_once x19, x20, x9, w9, refuse, refuse, x10
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
 .endm
 

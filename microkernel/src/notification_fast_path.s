@@ -51,7 +51,7 @@ portcullis_notification_fast:
     stp     x13, x14, [sp, #8 * 13]
     stp     x15, x16, [sp, #8 * 15]
     str     x17, [sp, #8 * 17]
-    lock_at_once x11, x12, x10, w10, notification_refuse, notification_refuse_locked
+    lock_at_once x11, x12, x10, w10, notification_refuse, notification_refuse, x13
     ldr     x12, [x11, #KERNEL + K_MEMORY_BASE]
     // The capability x0 names: a notification, its word in x13 and badge
     // in x14.

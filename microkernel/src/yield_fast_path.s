@@ -80,7 +80,7 @@ yield_switch:
     stp     x14, x15, [sp, #16 * 7]
     stp     x16, x17, [sp, #16 * 8]
     save_arguments_and_callee_saved with_x18=1
-    lock_at_once x19, x20, x9, w9, yield_refuse, yield_refuse_locked
+    lock_at_once x19, x20, x9, w9, yield_refuse, yield_refuse, x10
     // Under the lock: its priority's bit (w13 the priority) is set, and
     // no higher one in its word: the word shifted down by the priority
     // is exactly 1.

@@ -19,7 +19,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// all over the kernel (capabilities, both ends of an IPC, run queues);
 /// one acquire and one release are the fast path's whole cost of SMP,
 /// where finer locks would take several per call. See docs/smp.md.
-#[repr(C)]
+///
+/// 16-byte aligned: the fast paths' assembly loads the lock word and the
+/// 8 bytes after it with one exclusive pair load, which must be.
+#[repr(C, align(16))]
 pub struct KernelCell<T> {
     /// First, at the cell's own address: the base register every entry
     /// holds anyway to reach the value (see `opaque`), so the lock needs

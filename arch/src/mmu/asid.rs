@@ -144,13 +144,18 @@ impl AsidAllocator {
     /// assembly compares it with the partner thread's.
     pub const GENERATION_OFFSET: usize = core::mem::offset_of!(AsidAllocator, generation);
 
+    /// The first generation: 0 is none's, so a thread without an address
+    /// space, whose generation copy is 0, never has a current ASID (the
+    /// fast paths' one compare refuses it).
+    pub const FIRST_GENERATION: u64 = 1;
+
     /// An allocator for `bits`-wide ASIDs, with only ASID 0 taken.
     pub const fn new(bits: AsidBits) -> Self {
         let mut taken = [0; BITMAP_WORDS];
         taken[0] = 1 << Asid::KERNEL.0;
         Self {
             bits,
-            generation: 0,
+            generation: Self::FIRST_GENERATION,
             taken,
             cursor: 1,
             reserved: [None; MAX_LIVE],
@@ -318,7 +323,7 @@ mod tests {
             let renewed = allocator.assign(Some(l), live);
             assert!(!renewed.flush_all);
             assert_eq!(renewed.asid.asid(), l.asid(), "each live number is kept");
-            assert_eq!(renewed.asid.generation(), 1);
+            assert_eq!(renewed.asid.generation(), 2);
         }
         // The others renew to numbers no live space holds.
         for old in held.iter().filter(|h| !live.contains(h)).take(100) {
@@ -336,7 +341,7 @@ mod tests {
         let live = held[254];
         let overflow = allocator.assign(None, Some(live));
         assert!(overflow.flush_all);
-        assert_eq!(overflow.asid.generation(), 1);
+        assert_eq!(overflow.asid.generation(), 2);
         assert_ne!(overflow.asid.asid(), Asid::KERNEL);
         assert_ne!(
             overflow.asid.asid(),
@@ -348,17 +353,17 @@ mod tests {
         let renewed_live = allocator.assign(Some(live), Some(live));
         assert!(!renewed_live.flush_all);
         assert_eq!(renewed_live.asid.asid(), live.asid());
-        assert_eq!(renewed_live.asid.generation(), 1);
+        assert_eq!(renewed_live.asid.generation(), 2);
         let mut seen = HashSet::from([overflow.asid.asid(), live.asid()]);
         for old in &held[..254] {
             let renewed = allocator.assign(Some(*old), Some(live));
             if renewed.flush_all {
                 // A second rollover is allowed only once the space is full.
                 assert_eq!(seen.len(), 255);
-                assert_eq!(renewed.asid.generation(), 2);
+                assert_eq!(renewed.asid.generation(), 3);
                 break;
             }
-            assert_eq!(renewed.asid.generation(), 1);
+            assert_eq!(renewed.asid.generation(), 2);
             assert!(seen.insert(renewed.asid.asid()), "{:?}", renewed.asid);
         }
     }
@@ -382,7 +387,10 @@ mod tests {
             previous = Some(assignment.asid);
         }
         assert!(flushes >= 7, "{flushes}");
-        assert_eq!(allocator.generation(), flushes as u64);
+        assert_eq!(
+            allocator.generation(),
+            AsidAllocator::FIRST_GENERATION + flushes as u64
+        );
     }
 
     /// The review finding at the old `roll_over`: it reserved the ASID

@@ -121,6 +121,9 @@ pub mod layout {
     /// The ASID allocator's generation.
     pub const KERNEL_ASID_GENERATION: usize =
         offset_of!(Kernel, asids) + AsidAllocator::GENERATION_OFFSET;
+    // A thread without a space has generation 0, which must be no
+    // generation's: the assembly's one compare refuses it.
+    const _: () = assert!(AsidAllocator::FIRST_GENERATION != 0);
 
     /// `granule << GRANULE_SHIFT` is a granule's offset in object memory.
     pub const GRANULE_SHIFT: u32 = GRANULE.trailing_zeros();
@@ -251,7 +254,10 @@ pub mod layout {
     /// The queue's tail.
     pub const ENDPOINT_TAIL: usize =
         Memory::body_offset::<kind::Endpoint>() + EndpointQueue::TAIL_OFFSET;
+    // Head and tail are one pair for the assembly's pair stores (an
+    // endpoint's queue and a notification's alike).
     const _: () = assert!(ENDPOINT_TAIL == ENDPOINT_HEAD + 4);
+    const _: () = assert!(NOTIFICATION_TAIL == NOTIFICATION_HEAD + 4);
     /// Who waits (a byte).
     pub const ENDPOINT_WAITING: usize =
         Memory::body_offset::<kind::Endpoint>() + EndpointQueue::WAITING_OFFSET;

@@ -32,6 +32,10 @@ impl Kernel {
             if fast_partner && !thread.context.returns_to_el0t() {
                 return Err("a thread waiting in IPC has an SPSR that does not return to EL0t");
             }
+            // The fast paths take a current generation for a space.
+            if thread.ttbr0 == 0 && thread.asid_generation != 0 {
+                return Err("a thread without an address space has an ASID generation");
+            }
             match thread.state() {
                 ThreadState::Ready if !queued => {
                     return Err("a ready thread is not in the run queue")

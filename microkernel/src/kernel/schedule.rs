@@ -289,8 +289,9 @@ impl Kernel {
     ) {
         let live = self.live_asids();
         let Some(id) = self.objects[thread].space else {
-            // Nothing to refresh: stop asking until the next rollover.
-            self.objects[thread].asid_generation = self.asids.generation();
+            // Nothing to refresh. Its generation stays 0, which is no
+            // generation's (`AsidAllocator::FIRST_GENERATION`): the fast
+            // paths' one compare refuses a thread without a space.
             return;
         };
         let space = self
