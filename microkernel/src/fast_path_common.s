@@ -7,7 +7,8 @@
 // const operands, from `microkernel::kernel::fast_path::layout`).
 .equ KERNEL,               {KERNEL}                // the Kernel in the locked state
 .equ K_CORE_TOKEN,         {K_CORE_TOKEN}
-.equ K_CURRENT,            {K_CURRENT}             // then last_ran
+.equ K_LAST_RAN,           {K_LAST_RAN}            // then current
+.equ K_CURRENT,            {K_CURRENT}             // then fp_owner
 .equ K_FP_OWNER,           {K_FP_OWNER}
 .equ K_FP_ACCESS,          {K_FP_ACCESS}
 .equ K_MEMORY_BASE,        {K_MEMORY_BASE}
@@ -171,8 +172,9 @@
 
 // The thread w25 (TCB record x26, TTBR0 value x27) runs: its state, the
 // kernel's current thread (and the one that ran last), FP/SIMD access as
-// its ownership says, its address space; then the lock at `state` is
-// released. Its registers are the caller's to load.
+// its ownership says (w29: the owner, which each path loads with the
+// current thread, w28, in one pair load), its address space; then the
+// lock at `state` is released. Its registers are the caller's to load.
 //
 // CPACR_EL1 as `registers::set_user_fp_access` writes it, written on
 // every switch (the value compared and the write skipped when it is
@@ -191,9 +193,8 @@
 .macro run_next state
     mov     w9, #STATE_RUNNING
     strb    w9, [x26, #TCB_BODY + T_STATE]
-    stp     w25, w25, [\state, #KERNEL + K_CURRENT]
-    ldr     w9, [\state, #KERNEL + K_FP_OWNER]
-    cmp     w9, w25
+    stp     w25, w25, [\state, #KERNEL + K_LAST_RAN]
+    cmp     w29, w25
     cset    w10, eq
     lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
     orr     x9, x9, #CPACR_FPEN_TRAP_EL0

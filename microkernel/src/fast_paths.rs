@@ -124,6 +124,7 @@ core::arch::global_asm!(
     COUNT_YIELDS = const COUNT_YIELDS,
     K_RUN_QUEUE_HEADS = const l::KERNEL_RUN_QUEUE_HEADS,
     K_RUN_QUEUE_TAILS = const l::KERNEL_RUN_QUEUE_TAILS,
+    K_LAST_RAN = const l::KERNEL_LAST_RAN,
     K_CURRENT = const l::KERNEL_CURRENT,
     K_FP_OWNER = const l::KERNEL_FP_OWNER,
     K_FP_ACCESS = const l::KERNEL_FP_ACCESS,

@@ -137,7 +137,7 @@ portcullis_ipc_fast_call:
     partner_may_run
     // Point of no return: `ipc::send`'s changes for a Call. The caller
     // waits for the reply the receiver now owes it.
-    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
     mov     w9, #STATE_BLOCKED_ON_REPLY
     strb    w9, [sp, #T_STATE]
     str     w25, [sp, #T_REPLY_FROM]
@@ -173,7 +173,7 @@ portcullis_ipc_fast_reply_recv:
     // given, and the thread waits on the endpoint as its last receiver
     // (the `Ok` the slow path writes to its x0 first is dead: whatever
     // ends the wait writes x0).
-    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
     str     wzr, [sp, #T_REPLY_TO]
     str     wzr, [x26, #TCB_BODY + T_REPLY_FROM]
     mov     w9, #STATE_BLOCKED_ON_RECEIVE

@@ -176,7 +176,7 @@ notification_block:
     // Point of no return: `ipc::notification::wait`'s changes. The
     // caller (w28) waits on the notification (tag and object in one
     // store), as its last waiter.
-    ldr     w28, [x11, #KERNEL + K_CURRENT]
+    ldp     w28, w29, [x11, #KERNEL + K_CURRENT]
     mov     w9, #STATE_BLOCKED_ON_NOTIFICATION
     orr     x9, x9, x17, lsl #32
     str     x9, [sp, #T_STATE]

@@ -116,7 +116,7 @@ yield_switch:
     next_may_run x19, yield_refuse_locked
     // Point of no return: the round robin's changes. The caller's result
     // is Ok; it is ready, and counted (test images).
-    ldr     w28, [x19, #KERNEL + K_CURRENT]
+    ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
     str     xzr, [sp, #16 * 0]
     mov     w9, #STATE_READY
     strb    w9, [sp, #T_STATE]

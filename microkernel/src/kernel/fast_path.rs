@@ -107,12 +107,19 @@ pub mod layout {
     // `run_queue_word & !0xfff` is the CPU's queue's offset: the CPU's
     // share of it, with the word's index in the bitmap (at most 24) below.
     const _: () = assert!(crate::scheduler::CORE_QUEUE_BYTES == 4096);
-    /// The current thread; the thread that last ran follows it (one pair
+    /// The thread that last ran; the current thread follows it (one pair
     /// store writes both).
+    pub const KERNEL_LAST_RAN: usize = offset_of!(Kernel, last_ran);
+    /// The current thread; the FP/SIMD registers' owner follows it (one
+    /// pair load reads both).
     pub const KERNEL_CURRENT: usize = offset_of!(Kernel, current);
-    const _: () = assert!(offset_of!(Kernel, last_ran) == KERNEL_CURRENT + 4);
     /// The thread whose FP/SIMD registers the CPU holds.
     pub const KERNEL_FP_OWNER: usize = offset_of!(Kernel, fp_owner);
+    const _: () = assert!(
+        KERNEL_CURRENT == KERNEL_LAST_RAN + 4
+            && KERNEL_FP_OWNER == KERNEL_CURRENT + 4
+            && KERNEL_LAST_RAN.is_multiple_of(4)
+    );
     /// Whether EL0 may use FP/SIMD now (a byte).
     pub const KERNEL_FP_ACCESS: usize = offset_of!(Kernel, fp_access);
     /// Object memory's base (granule 0's address).

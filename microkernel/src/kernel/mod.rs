@@ -116,9 +116,12 @@ pub struct Kernel {
     core_token: u64,
     /// That CPU's index.
     cpu: usize,
-    current: Option<ThreadId>,
     /// The thread that ran last: its space's ASID may be live in TTBR0.
+    /// Before `current`, and `fp_owner` after it: the fast paths write
+    /// the first two with one pair store and read the last two with one
+    /// pair load (`fast_path::layout`).
     last_ran: Option<ThreadId>,
+    current: Option<ThreadId>,
     /// The thread whose FP/SIMD registers are in the CPU.
     fp_owner: Option<ThreadId>,
     /// EL0 may use FP/SIMD without trapping (the current thread owns it).
