@@ -313,22 +313,28 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
         return 1;
     };
     let mut arrived = now();
-    let mut samples = SAMPLES.lock();
+    let mut guard = SAMPLES.lock();
+    let samples: &mut [u64] = &mut guard[..];
     // The loop keeps the message info as the raw word it arrives in and
     // decodes it only when it changes (a new phase, or the stop): the
     // round-trip rows time this loop too, and decoding the label at every
     // call cost them about 20 instructions of the benchmark's own.
     let mut info = u64::from(first.message.info);
     let mut sent = first.message.words[0];
-    // The raw info of the phase's calls, and of its replies.
-    let mut phase: Option<u64> = None;
+    // The raw info of the phase's calls (at first `NO_PHASE`), and of its
+    // replies.
+    let mut phase = NO_PHASE;
     let mut reply_info = 0;
-    let mut seen = 0usize;
+    // The phase's next sample: counted from WARM_UP_ITERATIONS below 0
+    // (wrapped), so the warm-up's calls find no slot.
+    let warm_up = WARM_UP_ITERATIONS as usize;
+    let mut slot = 0usize;
     loop {
-        if phase != Some(info) {
-            if let Some(ended) = phase {
-                let label = MessageInfo::from(ended).label();
-                report_call_phase(parameter, label, &mut samples[..], seen, overhead);
+        if info != phase {
+            if phase != NO_PHASE {
+                let label = MessageInfo::from(phase).label();
+                let seen = slot.wrapping_add(warm_up);
+                report_call_phase(parameter, label, samples, seen, overhead);
             }
             let label = MessageInfo::from(info).label();
             if label == STOP_LABEL {
@@ -338,8 +344,8 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
                     1
                 };
             }
-            phase = Some(info);
-            seen = 0;
+            phase = info;
+            slot = 0usize.wrapping_sub(warm_up);
             // As long as the call, but register-only for the phase whose
             // calls are judged on their buffer words (those must stay as
             // the client wrote them).
@@ -348,12 +354,11 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
                 _ => info,
             };
         }
-        if let Some(slot) = seen.checked_sub(WARM_UP_ITERATIONS as usize) {
-            if let Some(sample) = samples.get_mut(slot) {
-                *sample = arrived.wrapping_sub(sent).saturating_sub(overhead);
-            }
+        // The overhead is taken off when the phase is reported.
+        if let Some(sample) = samples.get_mut(slot) {
+            *sample = arrived.wrapping_sub(sent);
         }
-        seen += 1;
+        slot = slot.wrapping_add(1);
         // The reply's word 0 is the counter right before the svc; the
         // next call's arrival the counter right after it.
         let (next, _, after) = stamped_ipc(Syscall::ReplyRecv.number(), endpoint.0, reply_info);
@@ -365,6 +370,10 @@ pub fn run_ipc_server(parameter: BenchParameter) -> i32 {
         arrived = after;
     }
 }
+
+/// No phase yet: no message info is all ones (its length would be 127
+/// words, more than any message has).
+const NO_PHASE: u64 = u64::MAX;
 
 fn report_call_phase(
     parameter: BenchParameter,
@@ -394,6 +403,10 @@ fn report_call_phase(
         .saturating_sub(WARM_UP_ITERATIONS as usize)
         .min(samples.len());
     if parameter.runs(name) && timed > 0 {
+        // The server stored each one-way time as it was measured.
+        for sample in &mut samples[..timed] {
+            *sample = sample.saturating_sub(overhead);
+        }
         let stats = summarise(&mut samples[..timed], overhead);
         print_row(parameter, name, stats);
     }
