@@ -10,7 +10,6 @@
 .equ K_LAST_RAN,           {K_LAST_RAN}            // then current
 .equ K_CURRENT,            {K_CURRENT}             // then fp_owner
 .equ K_FP_OWNER,           {K_FP_OWNER}
-.equ K_FP_ACCESS,          {K_FP_ACCESS}
 .equ K_MEMORY_BASE,        {K_MEMORY_BASE}
 .equ K_ASID_GENERATION,    {K_ASID_GENERATION}
 .equ GRANULE_SHIFT,        {GRANULE_SHIFT}
@@ -199,7 +198,6 @@
     lsl     x9, x10, #CPACR_FPEN_EL0_SHIFT
     orr     x9, x9, #CPACR_FPEN_TRAP_EL0
     msr     cpacr_el1, x9
-    strb    w10, [\state, #KERNEL + K_FP_ACCESS]
     msr     ttbr0_el1, x27
     isb
     // The lock's release: what was written above is seen by the next

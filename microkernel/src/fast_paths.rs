@@ -127,7 +127,6 @@ core::arch::global_asm!(
     K_LAST_RAN = const l::KERNEL_LAST_RAN,
     K_CURRENT = const l::KERNEL_CURRENT,
     K_FP_OWNER = const l::KERNEL_FP_OWNER,
-    K_FP_ACCESS = const l::KERNEL_FP_ACCESS,
     K_MEMORY_BASE = const l::KERNEL_MEMORY_BASE,
     K_ASID_GENERATION = const l::KERNEL_ASID_GENERATION,
     GRANULE_SHIFT = const l::GRANULE_SHIFT,

@@ -202,6 +202,10 @@ impl Platform for Machine {
         registers::set_user_fp_access(enabled)
     }
 
+    fn fp_access(&self) -> bool {
+        registers::user_fp_access()
+    }
+
     fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState) {
         if let Some(saved) = outgoing {
             user_return::save_fp(saved);

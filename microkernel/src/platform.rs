@@ -68,6 +68,10 @@ pub trait Platform: PhysMemory + MemoryMaintenance {
     /// Lets EL0 use FP/SIMD, or makes its next FP/SIMD instruction trap
     /// (CPACR_EL1.FPEN), so FP state moves only when a thread uses it.
     fn set_fp_access(&mut self, enabled: bool);
+    /// Whether EL0 may use FP/SIMD now: this CPU's CPACR_EL1 says, the
+    /// one record of it (the fast paths write the register and nothing
+    /// else).
+    fn fp_access(&self) -> bool;
     /// Saves the live FP/SIMD registers into `outgoing` (if given) and
     /// loads `incoming`.
     fn move_fp_state(&mut self, outgoing: Option<&mut FpState>, incoming: &FpState);

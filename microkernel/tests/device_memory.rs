@@ -115,6 +115,9 @@ impl Platform for FakeMachine {
         self.console.push_str(text);
     }
     fn set_fp_access(&mut self, _enabled: bool) {}
+    fn fp_access(&self) -> bool {
+        false
+    }
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {}
     #[cfg(feature = "bench-calls")]
     fn set_syscall_floor(&mut self, _on: bool) {}

@@ -147,6 +147,9 @@ impl Platform for FakeMachine {
     }
 
     fn set_fp_access(&mut self, _enabled: bool) {}
+    fn fp_access(&self) -> bool {
+        false
+    }
 
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {
         self.fp_switches += 1;

@@ -116,6 +116,12 @@ pub const CPACR_FPEN_TRAP_EL0: u64 = 0b01 << 20;
 /// The FPEN bit that, set, lets EL0 use FP/SIMD.
 pub const CPACR_FPEN_EL0_SHIFT: u64 = 21;
 
+/// Whether EL0 may use FP/SIMD now (CPACR_EL1.FPEN = 0b11, as
+/// `set_user_fp_access(true)` or the fast paths wrote it).
+pub fn user_fp_access() -> bool {
+    CPACR_EL1.get() & (1 << CPACR_FPEN_EL0_SHIFT) != 0
+}
+
 /// Lets EL0 use FP/SIMD (CPACR_EL1.FPEN = 0b11) or traps its next FP/SIMD
 /// instruction to EL1 (0b01). EL1 never uses FP/SIMD (softfloat kernel).
 pub fn set_user_fp_access(enabled: bool) {

@@ -60,7 +60,6 @@ pub(crate) struct CoreView {
     current: Option<ThreadId>,
     last_ran: Option<ThreadId>,
     fp_owner: Option<ThreadId>,
-    fp_access: bool,
     step_installed: bool,
     #[cfg(feature = "bench-calls")]
     floor_interrupted: Option<ThreadId>,
@@ -73,7 +72,6 @@ impl CoreView {
         current: None,
         last_ran: None,
         fp_owner: None,
-        fp_access: true,
         step_installed: false,
         #[cfg(feature = "bench-calls")]
         floor_interrupted: None,
@@ -105,7 +103,6 @@ impl Kernel {
         self.current = view.current;
         self.last_ran = view.last_ran;
         self.fp_owner = view.fp_owner;
-        self.fp_access = view.fp_access;
         self.step_installed = view.step_installed;
         #[cfg(feature = "bench-calls")]
         {
@@ -120,7 +117,6 @@ impl Kernel {
             current: self.current,
             last_ran: self.last_ran,
             fp_owner: self.fp_owner,
-            fp_access: self.fp_access,
             step_installed: self.step_installed,
             #[cfg(feature = "bench-calls")]
             floor_interrupted: self.floor_interrupted,

@@ -120,8 +120,6 @@ pub mod layout {
             && KERNEL_FP_OWNER == KERNEL_CURRENT + 4
             && KERNEL_LAST_RAN.is_multiple_of(4)
     );
-    /// Whether EL0 may use FP/SIMD now (a byte).
-    pub const KERNEL_FP_ACCESS: usize = offset_of!(Kernel, fp_access);
     /// Object memory's base (granule 0's address).
     pub const KERNEL_MEMORY_BASE: usize =
         offset_of!(Kernel, objects) + Objects::MEMORY_OFFSET + Memory::BASE_OFFSET;

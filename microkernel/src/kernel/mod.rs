@@ -122,10 +122,9 @@ pub struct Kernel {
     /// pair load (`fast_path::layout`).
     last_ran: Option<ThreadId>,
     current: Option<ThreadId>,
-    /// The thread whose FP/SIMD registers are in the CPU.
+    /// The thread whose FP/SIMD registers are in the CPU. (Whether EL0
+    /// may use them now is the CPU's CPACR_EL1: `Platform::fp_access`.)
     fp_owner: Option<ThreadId>,
-    /// EL0 may use FP/SIMD without trapping (the current thread owns it).
-    fp_access: bool,
     /// The root task has ended: the run ends with this status at the end
     /// of this kernel entry.
     shutdown: Option<u32>,
@@ -226,7 +225,6 @@ impl Kernel {
             current: None,
             last_ran: None,
             fp_owner: None,
-            fp_access: true,
             shutdown: None,
             attention: false,
             frames: FrameAllocator::new(),

@@ -270,8 +270,8 @@ impl Kernel {
         // FP/SIMD moves lazily: a thread that does not own the registers
         // traps on its first FP instruction (see `take_fp`).
         let owns_fp = self.fp_owner == Some(next);
-        if self.fp_access != owns_fp {
-            self.change_fp_access(platform, owns_fp);
+        if platform.fp_access() != owns_fp {
+            platform.set_fp_access(owns_fp);
         }
         (resume, ready)
     }
@@ -308,19 +308,6 @@ impl Kernel {
         self.sync_space_caches(id);
     }
 
-    /// Inlined: it is a handful of instructions (the CPACR write and its
-    /// ISB), and a call cost as much again in argument moves whenever an
-    /// IPC partner owns the FP registers (every switch then changes it).
-    #[inline(always)]
-    pub(in crate::kernel) fn change_fp_access<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        enabled: bool,
-    ) {
-        platform.set_fp_access(enabled);
-        self.fp_access = enabled;
-    }
-
     /// The current thread used FP/SIMD without owning the registers: move
     /// the owner's state out and the thread's in, then retry.
     pub(in crate::kernel) fn take_fp<P: Platform>(
@@ -342,7 +329,6 @@ impl Kernel {
             self.fp_owner = Some(current);
         }
         platform.set_fp_access(true);
-        self.fp_access = true;
         self.resume(platform)
     }
 }

@@ -49,6 +49,9 @@ impl MemoryMaintenance for Cores {
 impl Platform for Cores {
     fn console_write(&mut self, _text: &str) {}
     fn set_fp_access(&mut self, _enabled: bool) {}
+    fn fp_access(&self) -> bool {
+        false
+    }
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {}
     fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
     fn interrupt_lines(&self) -> u32 {

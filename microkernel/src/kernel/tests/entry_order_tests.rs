@@ -102,6 +102,9 @@ impl Platform for Machine {
         }
     }
     fn set_fp_access(&mut self, _enabled: bool) {}
+    fn fp_access(&self) -> bool {
+        false
+    }
     fn move_fp_state(&mut self, _outgoing: Option<&mut FpState>, _incoming: &FpState) {}
     fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
     fn interrupt_lines(&self) -> u32 {
