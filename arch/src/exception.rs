@@ -51,6 +51,12 @@ pub enum ExceptionClass {
 pub const EC_SVC64: u8 = 0x15;
 
 impl ExceptionClass {
+    /// Whether an ESR value's EC field is an SVC from AArch64
+    /// (`from_esr(esr) == Svc64`, tested with one compare).
+    pub const fn is_svc64(esr: u64) -> bool {
+        (esr >> 26) & 0x3f == EC_SVC64 as u64
+    }
+
     /// Decodes the EC field of an ESR value.
     pub const fn from_esr(esr: u64) -> Self {
         match ((esr >> 26) & 0x3f) as u8 {
@@ -184,6 +190,19 @@ pub const fn svc_immediate(esr: u64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_svc64_agrees_with_the_decoder_for_every_class() {
+        for ec in 0..64u64 {
+            // With ISS bits and bits above the EC set, which it must ignore.
+            let esr = 0xffff_ffff_0000_0000 | ec << 26 | 0x1ff_ffff;
+            assert_eq!(
+                ExceptionClass::is_svc64(esr),
+                ExceptionClass::from_esr(esr) == ExceptionClass::Svc64,
+                "EC {ec:#x}"
+            );
+        }
+    }
 
     #[test]
     fn decodes_common_classes() {

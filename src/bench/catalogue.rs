@@ -194,7 +194,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     },
     CatalogueEntry {
         name: IPC_ROUND_TRIP,
-        what: "Call + ReplyRecv round trip, different address spaces",
+        what: "Call + ReplyRecv round trip, different address spaces: the client's counter reads around its svc, so the server's loop between its two svcs counts too (about 24 instructions: the sample's store, one compare of the raw message info, the reply's registers)",
         linux: &[FUTEX_PROCS_RT, PIPE_RT],
         sel4: None,
         target: Some(Target::AtMost(250)),

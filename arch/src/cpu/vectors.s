@@ -119,6 +119,7 @@
 // save follows).
 .macro user_sync_vector
     .balign 0x80
+.Luser_sync_vector\@:
     stp     x9, x10, [sp, #16 * 4 + 8]
     mrs     x9, esr_el1
     lsr     x10, x9, #26
@@ -157,16 +158,14 @@
     b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
     b.eq    portcullis_ipc_fast_reply_recv
-    b.hi    6f
+    b.hi    el0_svc_above_reply_recv
     cmp     x8, #SYSCALL_YIELD
     b.eq    portcullis_yield_fast
     // x9 and x10 stay parked: the full save skips their slots.
     b       el0_sync_slow_x9_x10_saved
-    // x9 = 0 for Signal, 1 for Wait.
-6:  sub     x9, x8, #SYSCALL_SIGNAL
-    cmp     x9, #1
-    b.ls    portcullis_notification_fast
-    b       el0_sync_slow_x9_x10_saved
+    // The vector's 32 instructions are all it has: one more and the
+    // assembler refuses this (the next vector would move).
+    .org    .Luser_sync_vector\@ + 0x80
 .endm
 
 .macro user_vector_other kind, handler=portcullis_el0_other
@@ -225,6 +224,18 @@ el0_refused_or_slow:
     ldrh    w0, [x9, #REFUSAL_CODES_OFFSET]
     ldp     x9, x10, [sp, #16 * 4 + 8]
     eret
+
+// A syscall number above ReplyRecv's from the inline checks (x9/x10
+// parked): any number above Wait's goes to the generic entry at once (the
+// generic syscalls and invalid numbers: two instructions); else x9 = 0
+// for Signal, 1 for Wait, and the notification fast path.
+el0_svc_above_reply_recv:
+    cmp     x8, #SYSCALL_SIGNAL + 1
+    b.hi    el0_sync_slow_x9_x10_saved
+    sub     x9, x8, #SYSCALL_SIGNAL
+    cmp     x9, #1
+    b.ls    portcullis_notification_fast
+    b       el0_sync_slow_x9_x10_saved
 
 el0_sync_slow:
     save_user_context

@@ -34,6 +34,10 @@ impl Kernel {
         current: ThreadId,
         esr: u64,
     ) -> Resume {
+        debug_assert!(
+            !self.objects.has_retired(),
+            "an earlier kernel entry left retired objects"
+        );
         let thread = &mut self.objects[current];
         thread.stats.count_syscall();
         let slow = thread.work.intersects(WorkFlags::SYSCALL_WORK)
@@ -64,7 +68,18 @@ impl Kernel {
                 self.apply_result(platform, current, esr, None, result);
             }
             Err(code) => {
-                self.apply_result(platform, current, esr, None, SyscallResult::Return(code));
+                Self::write_result(thread, code);
+                // A refused call changes nothing else: the thread goes
+                // back as `resume` would send it, without looking it up
+                // again (9 instructions of `syscall_slow_path_error`).
+                // Nothing is retired: it destroyed nothing, and every
+                // kernel entry frees what it retired before it ends
+                // (checked on the way in).
+                if !self.attention {
+                    if let Some(resume) = Self::as_it_is(thread) {
+                        return resume;
+                    }
+                }
             }
         }
         self.resume(platform)

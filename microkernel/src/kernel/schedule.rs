@@ -6,7 +6,7 @@ use crate::kernel::rseq::counters;
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::StoppedCall;
-use crate::thread::ThreadId;
+use crate::thread::{Thread, ThreadId};
 use arch::layout::MAX_CPUS;
 use arch::object_memory::kind;
 use entry::{ExitLoopHooks, WorkFlags};
@@ -68,20 +68,38 @@ impl Kernel {
         // answered call, nothing to free, no end of the run. One look at
         // it then.
         if let Some(current) = self.current {
-            if !self.attention && !self.objects.has_retired() {
-                let thread = &mut self.objects[current];
-                let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
-                if !answered && !thread.work.intersects(RESUME_WORK) {
-                    #[cfg(feature = "rseq-counters")]
-                    counters::count_exit(thread);
-                    return Resume::User {
-                        ttbr0: thread.ttbr0,
-                        context: &mut thread.context,
-                    };
+            if self.nothing_due() {
+                if let Some(resume) = Self::as_it_is(&mut self.objects[current]) {
+                    return resume;
                 }
             }
         }
         self.resume_with_work(platform)
+    }
+
+    /// Nothing is due at the end of this kernel entry but the current
+    /// thread's own return: no end of the run, no other CPU to interrupt,
+    /// nothing to free.
+    #[inline(always)]
+    pub(in crate::kernel) fn nothing_due(&self) -> bool {
+        !self.attention && !self.objects.has_retired()
+    }
+
+    /// The current thread `thread` goes back to EL0 as it is, if it has
+    /// nothing to do first (no answered call to go on with, no exit work):
+    /// `resume`'s one look at it, when [`nothing_due`](Self::nothing_due).
+    #[inline(always)]
+    pub(in crate::kernel) fn as_it_is(thread: &mut Thread) -> Option<Resume> {
+        let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+        if answered || thread.work.intersects(RESUME_WORK) {
+            return None;
+        }
+        #[cfg(feature = "rseq-counters")]
+        counters::count_exit(thread);
+        Some(Resume::User {
+            ttbr0: thread.ttbr0,
+            context: &mut thread.context,
+        })
     }
 
     /// `resume` when there is something to do first.
