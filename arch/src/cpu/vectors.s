@@ -153,7 +153,8 @@
     // exact numbers are tested here, once: each entry then knows which
     // syscall it has (Call first, two instructions: it is the one of the
     // pair that starts a message; then its answer; then Yield below it,
-    // or Signal and Wait, the two numbers after Signal's, above it).
+    // or, above it, Signal and Wait, tested outside the vector, which is
+    // full: `el0_svc_above_reply_recv`).
 5:  cmp     x8, #SYSCALL_CALL
     b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
