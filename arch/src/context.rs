@@ -41,9 +41,23 @@ pub const REFUSAL_CODES_OFFSET: usize = WORK_FLAGS_OFFSET + 40;
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).
 pub const SPSR_SOFTWARE_STEP: u64 = 1 << 21;
-/// SPSR bits a user thread may hold: NZCV and SS. Everything else (mode,
-/// DAIF masks, PAN, IL) is forced to the EL0t, interrupts-on state.
-pub const SPSR_USER_WRITABLE: u64 = 0xF000_0000 | SPSR_SOFTWARE_STEP;
+/// SPSR bits a user thread may hold, kept across every kernel entry: NZCV
+/// and SS, and the bits of its own PSTATE that EL0 sets on the cores
+/// that have them (DIT, TCO, SSBS, BTYPE; a Cortex-A72 has none, and
+/// the CPU saves them as 0). Everything else (mode, DAIF masks, PAN, UAO,
+/// IL) is forced to the EL0t, interrupts-on state. The IPC fast path,
+/// which restores a waiting partner's saved SPSR as it is, returns the
+/// same bits (`SPSR_NOT_EL0T` are never set there).
+pub const SPSR_USER_WRITABLE: u64 =
+    0xF000_0000 | SPSR_TCO | SPSR_DIT | SPSR_SOFTWARE_STEP | SPSR_SSBS | SPSR_BTYPE;
+/// SPSR.TCO: tag checks overridden (MTE), which EL0 may set.
+const SPSR_TCO: u64 = 1 << 25;
+/// SPSR.DIT: data-independent timing, which EL0 may set.
+const SPSR_DIT: u64 = 1 << 24;
+/// SPSR.SSBS: speculative store bypass safe, which EL0 may set.
+const SPSR_SSBS: u64 = 1 << 12;
+/// SPSR.BTYPE: the branch type a BTI landing pad checks.
+const SPSR_BTYPE: u64 = 0b11 << 10;
 /// SPSR mode field.
 pub const SPSR_MODE_MASK: u64 = 0b1_1111;
 /// SPSR bits an eret straight to a thread must find clear: the mode
@@ -153,6 +167,18 @@ impl UserContext {
     #[inline(always)]
     pub fn set_result(&mut self, code: abi::ErrorCode) {
         self.x[0] = code.raw();
+    }
+
+    /// Ends a wait in a syscall with error `code`: `x0` is the code and
+    /// `x1..x8` are 0. (The IPC fast path does not save a caller's
+    /// `x0..x8`, since a result ends its wait: the error that ends one
+    /// leaves the same registers on either path, and none of what the
+    /// context held from before.)
+    #[inline(always)]
+    pub fn end_wait_with(&mut self, code: abi::ErrorCode) {
+        self.x[0] = code.raw();
+        let x = &mut self.x;
+        [x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]] = [0; 8];
     }
 
     /// Sets `x0` to a raw word (a restored or emulated result, a new
@@ -436,6 +462,22 @@ mod tests {
         ctx.syscall_registers_mut()[8] = 9;
         ctx.set_link_register(30);
         assert_eq!((ctx.x[8], ctx.x[30]), (9, 30));
+        ctx.end_wait_with(abi::ErrorCode::Interrupted);
+        assert_eq!(
+            ctx.x[..10],
+            [
+                abi::ErrorCode::Interrupted.raw(),
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                109
+            ]
+        );
         ctx.set_pc(0x40);
         ctx.set_sp(0x80);
         assert_eq!((ctx.pc, ctx.sp), (0x40, 0x80));
@@ -455,6 +497,8 @@ mod tests {
         // What a thread may hold: NZCV and a pending software step.
         ctx.spsr = SPSR_USER_WRITABLE;
         assert!(ctx.returns_to_el0t());
+        // None of what may come back as it is is masked on the slow path.
+        assert_eq!(SPSR_USER_WRITABLE & SPSR_NOT_EL0T, 0);
         // EL1h, EL1t, any DAIF mask, IL: never.
         for bad in [0b0101, 0b0100, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 20] {
             ctx.spsr = SPSR_USER_WRITABLE | bad;

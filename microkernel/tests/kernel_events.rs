@@ -1875,6 +1875,11 @@ fn deleting_a_saved_reply_or_its_cnode_wakes_the_caller_with_object_deleted() {
     let woken = h.kernel.thread(first);
     assert_eq!(woken.state(), ThreadState::Ready);
     assert_eq!(woken.context().x[0], ErrorCode::ObjectDeleted.raw());
+    assert_eq!(
+        woken.context().x[1..9],
+        [0; 8],
+        "a wait that ends in an error leaves x1..x8 zero, on either path"
+    );
     assert_eq!(woken.saved_reply(), None);
     assert_eq!(h.kernel.check_invariants(), Ok(()));
     // The server ends and its supervisor deletes its TCB and CNode: the
@@ -3456,6 +3461,9 @@ mod preemptible_retype {
         assert_eq!(h.syscall(bind, [8, 3, 1, 0]), 0);
         let irq = Syscall::IrqSetNotification.number();
         assert_eq!(h.syscall(irq, [2, 3, 0, 0]), 0);
+        // Marks in message words 2..5: the notification's message, which
+        // has no words, must not leave them there.
+        h.context().x[4..8].copy_from_slice(&[0x44; 4]);
         assert_eq!(h.syscall(Syscall::Recv.number(), [4, 0, 0, 0]), u64::MAX);
         let retyper = h.kernel.current().expect("the retyper runs");
         assert_ne!(retyper, preemptor);
@@ -3496,6 +3504,11 @@ mod preemptible_retype {
         assert_eq!(retype_spaces(&mut h, TARGET, 62), u64::MAX);
         assert!(h.machine.pending_interrupts.is_empty(), "taken at the stop");
         assert!(woken_by_the_timer(&mut h, preemptor));
+        assert_eq!(
+            h.context().x[2..8],
+            [0; 6],
+            "a bound notification's message has no words"
+        );
         assert_eq!(progress(&h, retyper), Some(PAGES_PER_CHECK));
         assert_eq!(h.kernel.thread(retyper).state(), ThreadState::Ready);
         assert_eq!(

@@ -48,9 +48,12 @@ pub mod vector_constants {
     const _: () = assert!(offset_of!(UserContext, spsr) == CTX_ELR_PAIR + 8);
     /// TPIDR_EL0.
     pub const CTX_TPIDR: usize = offset_of!(UserContext, tpidr);
-    /// The mask is built with one `movz` of 16 bits, shifted by 16.
+    /// The mask is built with a `movz` of its high 16 bits, shifted by
+    /// 16, and a `movk` of its low 16 bits.
     pub const SPSR_USER_WRITABLE_HIGH: u64 = SPSR_USER_WRITABLE >> 16;
-    const _: () = assert!(SPSR_USER_WRITABLE & 0xffff == 0 && SPSR_USER_WRITABLE_HIGH <= 0xffff);
+    /// Its low 16 bits.
+    pub const SPSR_USER_WRITABLE_LOW: u64 = SPSR_USER_WRITABLE & 0xffff;
+    const _: () = assert!(SPSR_USER_WRITABLE_HIGH <= 0xffff);
     /// The whole saved-register block.
     pub const FRAME_SIZE: usize = size_of::<UserContext>();
     // `sub sp, sp, #FRAME_SIZE` and the `[sp, #offset]` forms take 12 bits.
@@ -88,6 +91,7 @@ macro_rules! vectors {
             CTX_ELR_PAIR = const vector_constants::CTX_ELR_PAIR,
             CTX_TPIDR = const vector_constants::CTX_TPIDR,
             SPSR_USER_WRITABLE_HIGH = const vector_constants::SPSR_USER_WRITABLE_HIGH,
+            SPSR_USER_WRITABLE_LOW = const vector_constants::SPSR_USER_WRITABLE_LOW,
             FRAME_SIZE = const vector_constants::FRAME_SIZE,
             WORK_FLAGS_OFFSET = const crate::context::WORK_FLAGS_OFFSET,
             REFUSED_OFFSET = const crate::context::REFUSED_OFFSET,

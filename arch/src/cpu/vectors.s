@@ -15,6 +15,7 @@
 .equ CTX_ELR_PAIR,    {CTX_ELR_PAIR}            // elr_el1, spsr_el1
 .equ CTX_TPIDR,       {CTX_TPIDR}               // tpidr_el0
 .equ SPSR_USER_WRITABLE_HIGH, {SPSR_USER_WRITABLE_HIGH} // context::SPSR_USER_WRITABLE >> 16
+.equ SPSR_USER_WRITABLE_LOW, {SPSR_USER_WRITABLE_LOW}   // and its low 16 bits
 .equ FRAME_SIZE,      {FRAME_SIZE}              // sizeof(UserContext)
 .equ WORK_FLAGS_OFFSET, {WORK_FLAGS_OFFSET}     // Thread.work, right after the context
 .equ REFUSED_OFFSET, {REFUSED_OFFSET}           // Thread.refused, constant refusals' mask
@@ -284,10 +285,11 @@ restore_user_context:
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
     // Whatever wrote the context (the kernel, a tracer), the thread returns
-    // to EL0t with interrupts unmasked: only NZCV and the software-step bit
-    // of its SPSR survive (context::SPSR_USER_WRITABLE), so the eret below
-    // cannot enter EL1.
+    // to EL0t with interrupts unmasked: only the bits of its SPSR a user
+    // thread may hold survive (NZCV, SS and EL0's own PSTATE bits:
+    // context::SPSR_USER_WRITABLE), so the eret below cannot enter EL1.
     movz    x24, #SPSR_USER_WRITABLE_HIGH, lsl #16
+    movk    x24, #SPSR_USER_WRITABLE_LOW
     and     x23, x23, x24
     msr     spsr_el1, x23
     ldr     x24, [sp, #CTX_TPIDR]

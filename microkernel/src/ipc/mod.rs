@@ -652,7 +652,7 @@ pub fn fail_waiter(threads: &mut impl Threads, thread: ThreadId, code: ErrorCode
     let waiter = &mut threads[thread];
     // Its call is over: a message it was to send goes with it.
     waiter.judged.forget();
-    waiter.context.set_result(code);
+    waiter.context.end_wait_with(code);
     waiter.make_ready();
 }
 

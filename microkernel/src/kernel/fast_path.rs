@@ -26,10 +26,11 @@
 //! hold values it had itself at some earlier entry to the kernel (or
 //! zero), never another thread's or the kernel's: the ABI lets these two
 //! syscalls change them (docs/abi.md). The caller's `x0..x8` are dead
-//! while it waits: whatever ends the wait writes the result, a message
-//! in `x0..x8` or an error in `x0` alone (then `x1..x8` hold its own
-//! earlier values too, as the ABI says; `TcbReadRegister` reads such
-//! values while it waits).
+//! while it waits: whatever ends the wait writes all of them, a message
+//! (a bound notification's has no words: `x2..x7` are 0) or an error
+//! with `x1..x8` 0 (`UserContext::end_wait_with`), the same on either
+//! path; `TcbReadRegister` reads the thread's own earlier values there
+//! while it waits.
 //!
 //! # Conditions (all must hold)
 //! * an SVC whose caller has no work at all (its work word is zero), or

@@ -156,12 +156,17 @@ impl Kernel {
     }
 }
 
-/// A `Recv` that ends with the bound notification's word.
+/// A `Recv` that ends with the bound notification's word: a message of
+/// no words (`x2..x7` are 0, whatever the context held: the IPC fast
+/// path does not save a waiting caller's registers there).
 fn deliver(thread: &mut Thread, word: u64) {
     thread.context.set_result(ErrorCode::Ok);
     thread
         .context
         .set_message_info(MessageInfo::with(NOTIFICATION_LABEL, 0));
+    thread
+        .context
+        .set_message_words([0; abi::REGISTER_MESSAGE_WORDS]);
     thread.context.set_value(word);
     if matches!(thread.state(), ThreadState::BlockedOnReceive { .. }) {
         thread.make_ready();

@@ -336,7 +336,7 @@ impl Kernel {
                 self.cancel_wait(target);
                 self.objects[target]
                     .context
-                    .set_result(ErrorCode::Interrupted);
+                    .end_wait_with(ErrorCode::Interrupted);
             }
             // Only a stopped call waits for audit room (cancelled above).
             ThreadState::BlockedOnAudit => {}
@@ -423,7 +423,7 @@ impl Kernel {
                 self.cancel_wait(target);
                 self.objects[target]
                     .context
-                    .set_result(ErrorCode::Interrupted);
+                    .end_wait_with(ErrorCode::Interrupted);
                 self.make_ready(target);
                 true
             }
