@@ -24,7 +24,8 @@ const KERNEL: usize =
 // `lock_at_once` loads the lock word and the view's token as one 16-byte
 // aligned pair.
 const _: () = assert!(
-    KERNEL + l::KERNEL_CORE_TOKEN == 8 && align_of::<KernelCell<crate::KernelState>>() % 16 == 0
+    KERNEL + l::KERNEL_CORE_TOKEN == 8
+        && align_of::<KernelCell<crate::KernelState>>().is_multiple_of(16)
 );
 
 /// The first 4-byte word of an `Option<ObjectId>` as it lies in memory.
