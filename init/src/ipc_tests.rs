@@ -823,18 +823,31 @@ pub fn quitter() -> i32 {
     }
 }
 
-/// Its server ends while owing the reply: the call returns ObjectDeleted.
+/// Its servers (two quitters, waiting and more urgent) end while owing
+/// the reply: each call returns ObjectDeleted, with `x1..x8` zero
+/// (docs/abi.md: a wait that ends in an error zeroes them), first on the
+/// IPC fast path (a one-word message), then on the slow path (seven
+/// words, the seventh in the IPC buffer). The fast path does not save the
+/// caller's `x0..x8`, so both must come to the same registers.
 pub fn abandoned_caller() -> i32 {
-    match ipc::call(ENDPOINT, &Message::new(1, &[2])) {
-        Err(ErrorCode::ObjectDeleted) => 0,
-        other => {
+    set_buffer_word(6, 0x66);
+    for (check, length) in [(1, 1), (3, 7)] {
+        let info = u64::from(MessageInfo::with(1, length));
+        let args = [ENDPOINT.0, info, 2, 0x33, 0x44, 0x55, 0x66, 0x77];
+        let (x, _) = probe::ipc_with_marked_scratch(Syscall::Call.number(), args, [0; 10]);
+        if x[0] != ErrorCode::ObjectDeleted.raw() {
+            println!("the abandoned call of {length} words returned {:#x}", x[0]);
+            return check;
+        }
+        if x[1..] != [0; 8] {
             println!(
-                "the abandoned call returned {:?}",
-                other.map(|m| m.info.label())
+                "x1..x8 after the abandoned call of {length} words: {:#x?}",
+                &x[1..]
             );
-            1
+            return check + 1;
         }
     }
+    0
 }
 
 /// Sends the notification capability in slot 4: through the send-only
