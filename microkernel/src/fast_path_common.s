@@ -38,7 +38,6 @@
 .equ EP_HEAD,              {EP_HEAD}               // then the tail
 .equ EP_TAIL,              {EP_TAIL}
 .equ EP_WAITING,           {EP_WAITING}
-.equ WAITING_SENDERS,      {WAITING_SENDERS}
 .equ WAITING_RECEIVERS,    {WAITING_RECEIVERS}
 .equ WAITING_SENDERS_BIT,  {WAITING_SENDERS_BIT}   // the bit only Senders has
 .equ WAITING_RECEIVERS_BIT, {WAITING_RECEIVERS_BIT} // the bit only Receivers has

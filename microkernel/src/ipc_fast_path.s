@@ -11,8 +11,9 @@
 // them. x0..x8 stay the caller's: x0 the capability, x1 the message info,
 // x2..x7 the message words, which the partner receives in place. They
 // are not saved unless the path refuses: after the switch the caller
-// waits for a result that writes x0..x8 (a message, or `x0` alone for
-// an error, `docs/abi.md`), so its context's x0..x8 are dead until then.
+// waits for a result that writes x0..x8 (a message, or an error with
+// x1..x8 zeroed: `UserContext::end_wait_with`, `docs/abi.md`), so its
+// context's x0..x8 are dead until then.
 //
 // Registers while the checks run:
 //   x19  the kernel state (its lock word first)
