@@ -114,6 +114,9 @@ pub struct AddressSpace {
     frames: Option<OwnedFrames>,
     ipc_buffer: u64,
     tables: TableSource,
+    /// The pages the last walks for the kernel's accesses found
+    /// (`user_address`); forgotten by every method that writes an entry.
+    recent: RecentPages,
 }
 
 /// The frames a kernel-built space owns, listed in a page of the kernel's
@@ -309,6 +312,7 @@ impl AddressSpace {
                     frames: Some(owned),
                     ipc_buffer,
                     tables: TableSource::Pool { used: 0 },
+                    recent: RecentPages::default(),
                 },
                 image.entry,
             )),
@@ -346,6 +350,7 @@ impl AddressSpace {
             frames: None,
             ipc_buffer: 0,
             tables: TableSource::Object { base, pages, used },
+            recent: RecentPages::default(),
         })
     }
 
@@ -468,6 +473,7 @@ impl AddressSpace {
         pages: u64,
         va: u64,
     ) -> Result<(), SpaceError> {
+        self.recent.forget();
         let owned = self.frames.as_mut().ok_or(SpaceError::OutOfMemory)?;
         let mut memory = SpaceMemory {
             phys,
@@ -538,6 +544,7 @@ impl AddressSpace {
         va: u64,
         permissions: Permissions,
     ) -> Result<(), FrameMapError> {
+        self.recent.forget();
         // A different translation (or the very same one: a frame is mapped
         // once) already there.
         if self
@@ -619,6 +626,7 @@ impl AddressSpace {
     /// entries that can exist for this space). Returns whether a page was
     /// mapped there.
     pub fn unmap_page<M: PhysMemory + MemoryMaintenance>(&mut self, phys: &mut M, va: u64) -> bool {
+        self.recent.forget();
         let cleared = self
             .table
             .unmap(&mut TablesOnly(&mut *phys), VirtAddr::new(va), PAGE_SIZE)
@@ -655,7 +663,9 @@ impl AddressSpace {
     }
 }
 
+mod recent_pages;
 mod user_memory;
+use recent_pages::RecentPages;
 pub use user_memory::{UserAccess, UserWords};
 
 #[cfg(test)]

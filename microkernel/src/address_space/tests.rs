@@ -547,3 +547,75 @@ fn unmapping_clears_the_entry_then_flushes_the_page_by_asid() {
     assert!(!space.unmap_page(&mut machine.ram, 0x40_4000));
     assert!(machine.ram.log.is_empty());
 }
+
+#[test]
+fn a_remembered_page_never_outlives_a_change_of_the_tables() {
+    let mut machine = Machine::new();
+    let (mut space, _) = machine.load(&init_like()).expect("loads");
+    let data = 0x40_4000;
+    let old = space.translate_user(&machine.ram, data + 8).unwrap();
+    assert!(space
+        .copy_to_user(&mut machine.ram, data + 8, b"kept")
+        .is_ok());
+    let pages: Vec<_> = space.recent.pages().collect();
+    assert_eq!(pages, [data], "walked once, then remembered");
+    let read = space.user_address(&machine.ram, data + 8, UserAccess::Read);
+    assert_eq!(read, Ok(old.0));
+
+    // Unmapped: the page is forgotten with the entry.
+    assert!(space.unmap_page(&mut machine.ram, data));
+    assert_eq!(space.recent.pages().count(), 0);
+    assert_eq!(space.translate_user(&machine.ram, data), None);
+    assert!(space.copy_to_user(&mut machine.ram, data, b"gone").is_err());
+
+    // Mapped again, elsewhere and read-only: the new entry is what counts.
+    let frame = machine.frames.allocate().unwrap();
+    space
+        .map_frame(
+            &mut machine.ram,
+            &mut machine.frames,
+            frame,
+            data,
+            Permissions::USER_RO,
+        )
+        .unwrap();
+    assert_eq!(
+        space.translate_user(&machine.ram, data + 8),
+        Some((frame + 8, Permissions::USER_RO))
+    );
+    assert!(space.copy_to_user(&mut machine.ram, data, b"ro").is_err());
+    assert!(machine.read(&space, data, 2).is_some());
+
+    // A third page takes the place of the oldest of the two kept.
+    let text = 0x40_0000;
+    let rodata = 0x40_2000;
+    for page in [text, rodata] {
+        assert!(space
+            .user_address(&machine.ram, page, UserAccess::Read)
+            .is_ok());
+    }
+    let pages: Vec<_> = space.recent.pages().collect();
+    assert_eq!(pages, [rodata, text]);
+    // Read-only pages are remembered as such.
+    let write = space.user_address(&machine.ram, rodata, UserAccess::Write);
+    assert_eq!(write, Err(UserAccessError::NotMapped));
+}
+
+#[test]
+fn a_user_byte_is_read_at_any_offset_of_its_word_and_only_where_el0_may_read() {
+    let mut machine = Machine::new();
+    let (mut space, _) = machine.load(&init_like()).expect("loads");
+    let data = 0x40_4000;
+    assert!(space
+        .copy_to_user(&mut machine.ram, data, &[1, 2, 3, 4, 5, 6, 7, 8, 9])
+        .is_ok());
+    for (offset, byte) in (1..=9).enumerate() {
+        let read = space.read_user_byte(&machine.ram, data + offset as u64);
+        assert_eq!(read, Ok(byte));
+    }
+    // Rodata reads; nothing mapped (page 0, a page unmapped) does not.
+    assert_eq!(space.read_user_byte(&machine.ram, 0x40_2000), Ok(b'r'));
+    assert!(space.read_user_byte(&machine.ram, 0).is_err());
+    assert!(space.unmap_page(&mut machine.ram, data));
+    assert!(space.read_user_byte(&machine.ram, data).is_err());
+}

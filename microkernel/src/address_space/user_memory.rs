@@ -91,15 +91,46 @@ impl UserWords {
 impl AddressSpace {
     /// The physical address user address `va` leads to, if its page is
     /// mapped as Normal memory with `access` for EL0 (the one check of
-    /// every access: see the module's comment).
+    /// every access: see the module's comment). A page EL0 may read is
+    /// remembered (`RecentPages`), and found again without a walk.
+    #[inline(always)]
     pub fn user_address<M: PhysMemory>(
         &self,
         phys: &M,
         va: u64,
         access: UserAccess,
     ) -> Result<u64, UserAccessError> {
+        if let Some(pa) = self.recent.find(va, access) {
+            debug_assert!(
+                self.translate_user(phys, va).is_some_and(
+                    |(walked, permissions)| walked == pa && allows(permissions, access)
+                ),
+                "a remembered page is stale"
+            );
+            return Ok(pa);
+        }
+        self.walk_for(phys, va, access)
+    }
+
+    /// `user_address` for a page not remembered: walked, and remembered
+    /// if EL0 may read it. (Out of line: the lookup alone stays small
+    /// where it is inlined, as in a loop over a judged buffer's words.)
+    #[inline(never)]
+    fn walk_for<M: PhysMemory>(
+        &self,
+        phys: &M,
+        va: u64,
+        access: UserAccess,
+    ) -> Result<u64, UserAccessError> {
         match self.translate_user(phys, va) {
-            Some((pa, permissions)) if allows(permissions, access) => Ok(pa),
+            Some((pa, permissions)) if allows(permissions, UserAccess::Read) => {
+                let writable = allows(permissions, UserAccess::Write);
+                self.recent.remember(va, pa, writable);
+                if access == UserAccess::Write && !writable {
+                    return Err(UserAccessError::NotMapped);
+                }
+                Ok(pa)
+            }
             _ => Err(UserAccessError::NotMapped),
         }
     }
@@ -110,6 +141,16 @@ impl AddressSpace {
     pub fn user_readable_page<M: PhysMemory>(&self, phys: &M, va: u64) -> Option<u64> {
         self.user_address(phys, page_floor(va), UserAccess::Read)
             .ok()
+    }
+
+    /// The byte at user address `va`, if its page is mapped for EL0
+    /// reading (a user-dispatch selector): one word read, where a copy of
+    /// one byte cost some 70 instructions.
+    pub fn read_user_byte<M: PhysMemory>(&self, phys: &M, va: u64) -> Result<u8, UserAccessError> {
+        let pa = self.user_address(phys, va, UserAccess::Read)?;
+        // Little-endian: the byte at `pa` is its word's byte `pa % 8`.
+        let word = phys.read_phys_u64(pa & !7);
+        Ok((word >> (8 * (pa & 7))) as u8)
     }
 
     /// Copies `out.len()` bytes from user address `va`. Every page must be

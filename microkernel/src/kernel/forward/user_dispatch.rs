@@ -57,7 +57,7 @@ impl Kernel {
                 .check_user_writable(platform, config.buffer, FRAME_BYTES)
                 .map_err(|_| ErrorCode::InvalidAddress)?;
             space
-                .copy_from_user(platform, config.selector, &mut [0u8])
+                .read_user_byte(platform, config.selector)
                 .map_err(|_| ErrorCode::InvalidAddress)?;
         }
         let thread = &mut self.objects[current];
@@ -153,13 +153,12 @@ impl Kernel {
         if config.allows(context.pc.wrapping_sub(4)) {
             return None;
         }
-        let mut selector = [0u8];
         match self
             .thread_space(current)
-            .map(|space| space.copy_from_user(platform, config.selector, &mut selector))
+            .map(|space| space.read_user_byte(platform, config.selector))
         {
-            Some(Ok(())) if selector[0] == SELECTOR_ALLOW => None,
-            Some(Ok(())) => Some(0),
+            Some(Ok(SELECTOR_ALLOW)) => None,
+            Some(Ok(_)) => Some(0),
             _ => Some(FLAG_SELECTOR_UNREADABLE),
         }
     }
