@@ -18,8 +18,9 @@ use super::UserAccess;
 use arch::layout::PAGE_SIZE;
 use core::cell::Cell;
 
-/// How many pages a space remembers: a user-dispatch selector and buffer
-/// (each redirect reads the one and writes the other) fit.
+/// How many pages a space remembers: a user-dispatch selector and a
+/// buffer within one page (each redirect reads the one and writes the
+/// other) fit; a buffer across two pages and its selector do not.
 const PAGES: usize = 2;
 
 /// The low bits of an entry's first word (the page's own are 0): the
