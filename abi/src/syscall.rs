@@ -446,6 +446,24 @@ impl Syscall {
         self as u64
     }
 
+    /// Does it carry memory beyond its registers, which a filter may judge
+    /// and a policy server is sent: `DebugPrint`'s text and `FilterLoad`'s
+    /// description (`x2` address, `x3` length), and the IPC buffer words
+    /// of a message `Send`, `NBSend`, `Call`, `Reply` or `ReplyRecv`
+    /// sends. No other syscall does.
+    pub const fn carries_memory(self) -> bool {
+        matches!(
+            self,
+            Syscall::DebugPrint
+                | Syscall::FilterLoad
+                | Syscall::Send
+                | Syscall::NBSend
+                | Syscall::Call
+                | Syscall::Reply
+                | Syscall::ReplyRecv
+        )
+    }
+
     /// A short lower-case name, for traces and reports.
     pub const fn name(self) -> &'static str {
         match self {

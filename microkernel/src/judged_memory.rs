@@ -18,7 +18,8 @@
 //!   description (`x2` address, `x3` length; the first
 //!   [`MAX_JUDGED_BYTES`]), and the IPC buffer words (word 6 up to the
 //!   message's length) of a message sent by `Send`, `NBSend`, `Call`,
-//!   `Reply` and `ReplyRecv`. Other syscalls carry no memory.
+//!   `Reply` and `ReplyRecv` (`abi::Syscall::carries_memory`). Other
+//!   syscalls carry no memory.
 //! * **Where it lives, and who pays.** In the calling thread's TCB record,
 //!   [`MAX_JUDGED_BYTES`] bytes of it, paid by the Untyped memory the TCB
 //!   was retyped from (the kernel's own records for the threads it

@@ -52,8 +52,9 @@ pub struct VerdictCache {
     /// the badge, so evaluating it needs the capability lookup.
     needs_capability: u64,
     /// Bit n: judging syscall n needs the memory it carries copied first:
-    /// a reachable rule reads memory, or the verdict can be `Notify`
-    /// (the request carries the copy to the server).
+    /// it carries some (`Syscall::carries_memory`), and a reachable
+    /// rule reads memory or the verdict can be `Notify` (the request
+    /// carries the copy to the server).
     needs_memory: u64,
 }
 
@@ -94,7 +95,7 @@ impl VerdictCache {
                 if reach.needs_capability {
                     cache.needs_capability |= 1 << number;
                 }
-                if reach.needs_memory {
+                if reach.needs_memory && syscall.carries_memory() {
                     cache.needs_memory |= 1 << number;
                 }
             }
@@ -148,9 +149,9 @@ impl VerdictCache {
     }
 
     /// Whether judging syscall `number` needs the memory it carries copied
-    /// first (a rule that can decide it reads memory, or a filter's
-    /// verdict can be `Notify`). Unlike `needs_capability`, true for a
-    /// cached `Notify` too: its server is sent the copy.
+    /// first (it carries some, and a rule that can decide it reads memory
+    /// or a filter's verdict can be `Notify`). Unlike `needs_capability`,
+    /// true for a cached `Notify` too: its server is sent the copy.
     pub fn needs_memory(&self, number: u64) -> bool {
         number < 64 && self.needs_memory & (1 << number) != 0
     }

@@ -348,6 +348,24 @@ fn verdict_uses_the_cache_or_evaluates() {
 }
 
 #[test]
+fn only_a_syscall_that_carries_memory_has_it_copied_for_a_server() {
+    // Every syscall asks a server: only those with memory of their own
+    // (a buffer, a message's words past the registers) need a copy.
+    let f = filter_with_default(&[], Action::Notify);
+    let cache = VerdictCache::new(&[&f]);
+    for syscall in Syscall::ALL {
+        assert_eq!(
+            cache.needs_memory(syscall.number()),
+            syscall.carries_memory(),
+            "{syscall:?}"
+        );
+    }
+    assert!(cache.needs_memory(Syscall::Call.number()));
+    assert!(cache.needs_memory(Syscall::DebugPrint.number()));
+    assert!(!cache.needs_memory(Syscall::Null.number()));
+}
+
+#[test]
 fn load_replaces_the_rules_or_keeps_them() {
     let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
     let mut d = FilterDescription::new(Action::Allow);
