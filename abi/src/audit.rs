@@ -23,6 +23,15 @@
 //! before its syscall runs, until there is room. Sequence numbers are given
 //! to dropped records too, so the server can see every gap.
 //!
+//! The server may read on another CPU while the kernel writes, so the
+//! two counters order the slots (as `smp_store_release` and
+//! `smp_load_acquire` order Linux's perf ring): the kernel writes a
+//! record's slot, then a barrier, then `written`; a reader reads
+//! `written`, then a barrier, then the slot. A reader done with a slot
+//! puts a barrier before it advances `consumed`, and the kernel reads
+//! `consumed` with a barrier after it before it writes into a slot that
+//! count frees. (`audit_server::Reader::next` does the reader's part.)
+//!
 //! # A record's bytes
 //!
 //! Postcard with every integer fixed-width little-endian

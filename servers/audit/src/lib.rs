@@ -15,6 +15,7 @@ use abi::audit::{
 use abi::cap::CapType;
 use abi::{ErrorCode, Syscall};
 use core::fmt;
+use core::sync::atomic::{fence, Ordering};
 
 /// The ring's 4 KiB, however the server reaches them.
 pub trait RingMemory {
@@ -83,11 +84,16 @@ impl Reader {
         if consumed >= written {
             return None;
         }
+        // The kernel, perhaps on another CPU, wrote the slot before the
+        // count: read the slot only after the count (`abi::audit`).
+        fence(Ordering::Acquire);
         let slot = SLOTS_OFFSET + (consumed % RING_SLOTS) * SLOT_BYTES;
         let mut bytes = [0u8; RECORD_BYTES];
         for (i, chunk) in bytes.chunks_exact_mut(8).enumerate() {
             chunk.copy_from_slice(&ring.read_u64(slot + 8 * i as u64).to_le_bytes());
         }
+        // Every read of the slot before it is handed back for a new record.
+        fence(Ordering::Release);
         ring.write_u64(CONSUMED_OFFSET, consumed + 1);
         let Some(record) = AuditRecord::decode(&bytes) else {
             return Some(Entry::Garbled { index: consumed });

@@ -30,6 +30,7 @@ use abi::audit::{
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, MessageInfo};
 use arch::object_memory::kind;
+use core::sync::atomic::{fence, Ordering};
 use entry::WorkFlags;
 
 impl crate::thread::Thread {
@@ -55,6 +56,10 @@ impl RingState {
         let written = phys.read_phys_u64(ring + WRITTEN_OFFSET);
         // The server's field: never past what was written.
         let consumed = phys.read_phys_u64(ring + CONSUMED_OFFSET).min(written);
+        // The server, on another CPU, released the slots it counts as
+        // consumed (a barrier before its store): no write into a slot
+        // this finds free may be seen before the server's reads of it.
+        fence(Ordering::Acquire);
         RingState { written, consumed }
     }
 
@@ -559,6 +564,10 @@ impl Kernel {
         // Fixed-width: the record's words go straight into its slot.
         let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
         platform.write_phys_words(slot, &record.words());
+        // The record before the count that shows it: a server on another
+        // CPU that sees `written` move must see the slot's words (it reads
+        // `written` with a barrier after it, `abi::audit`).
+        fence(Ordering::Release);
         // `written` is in the shared page (the server can write it too):
         // at u64::MAX it wraps, as every other value moves on by one.
         platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written.wrapping_add(1));
