@@ -53,20 +53,75 @@ struct RingState {
 
 impl RingState {
     fn read<M: PhysMemory>(phys: &M, ring: u64) -> RingState {
-        let written = phys.read_phys_u64(ring + WRITTEN_OFFSET);
-        // The server's field: never past what was written.
-        let consumed = phys.read_phys_u64(ring + CONSUMED_OFFSET).min(written);
+        let mut counts = [0; 2];
+        phys.read_phys_words(ring + WRITTEN_OFFSET, &mut counts);
+        Self::from_counts(counts)
+    }
+
+    /// From the ring's `written` and `consumed` words, as read.
+    fn from_counts([written, consumed]: [u64; 2]) -> RingState {
         // The server, on another CPU, released the slots it counts as
         // consumed (a barrier before its store): no write into a slot
         // this finds free may be seen before the server's reads of it.
         fence(Ordering::Acquire);
-        RingState { written, consumed }
+        // The server's field: never past what was written.
+        RingState {
+            written,
+            consumed: consumed.min(written),
+        }
     }
 
     fn is_full(&self) -> bool {
         self.written - self.consumed >= RING_SLOTS
     }
 }
+
+/// Stage 4's record of `thread`'s syscall, if it is audited (see
+/// `Kernel::audit_begin`): the registers as judged (`checked`: `x0` and
+/// `x8` as a policy server emulated them), the verdict, whether a server
+/// decided.
+#[inline(always)]
+fn begin_record(
+    thread: &mut crate::thread::Thread,
+    outcome: EntryOutcome,
+    forwarded: bool,
+    checked: Option<(u64, u64)>,
+) {
+    if thread.audit.is_none() {
+        return;
+    }
+    let x0 = thread.context.result();
+    let verdict = match outcome {
+        EntryOutcome::Logged => AuditVerdict::Logged,
+        EntryOutcome::Refused => AuditVerdict::Refused(x0 as u16),
+        EntryOutcome::Emulated => AuditVerdict::Emulated,
+        EntryOutcome::Trap => AuditVerdict::Trapped,
+        EntryOutcome::Kill => AuditVerdict::Killed,
+        _ => AuditVerdict::Allowed,
+    };
+    let mut call = thread.context.syscall_registers();
+    if let Some((x0, x8)) = checked {
+        call[0] = x0;
+        call[8] = x8;
+    }
+    // The sink is the thread's (`PendingRecord::moved_sink`).
+    thread.audit_pending = Some(PendingRecord {
+        moved_sink: None,
+        call,
+        verdict,
+        forwarded,
+    });
+}
+
+/// The header words `write_record` reads at once: `next_sequence`,
+/// `written`, `consumed`, `dropped`, in that order.
+const HEADER_WORDS: usize = 4;
+const _: () = assert!(
+    NEXT_SEQUENCE_OFFSET == 0
+        && WRITTEN_OFFSET == 8
+        && CONSUMED_OFFSET == 16
+        && DROPPED_OFFSET == 24
+);
 
 /// Does syscall `number` name a capability in `x0`? (`Null`, `Yield`,
 /// `Exit`, `BenchFloor` and `Reply` do not; a record of them names no
@@ -278,20 +333,21 @@ impl Kernel {
         current: ThreadId,
         esr: u64,
     ) {
-        let audit_only = |kernel: &Self| {
-            kernel.objects[current]
-                .work
-                .intersection(WorkFlags::SYSCALL_WORK)
-                == WorkFlags::AUDIT
+        let audit_only = |thread: &crate::thread::Thread| {
+            thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT
         };
-        // (Asked again after the ring is looked at: an audit whose ring or
-        // notification is gone was turned off there.)
-        if self.audit_ring_is_full(platform, current) || !audit_only(self) {
+        if self.audit_ring_is_full(platform, current) {
             return self.syscall_with_work(platform, current, esr, None);
         }
-        self.audit_begin(current, EntryOutcome::Run, false, None);
-        let entered = crate::kernel::entry_work::Entered::dispatch_without_work();
+        // Looked up once for the steps before dispatch. (Asked again after
+        // the ring is looked at: an audit whose ring or notification is
+        // gone was turned off there.)
         let thread = &mut self.objects[current];
+        if !audit_only(thread) {
+            return self.syscall_with_work(platform, current, esr, None);
+        }
+        begin_record(thread, EntryOutcome::Run, false, None);
+        let entered = crate::kernel::entry_work::Entered::dispatch_without_work();
         thread.trace.number = thread.context.syscall_number();
         let copy = crate::syscall::decode_copy::<{ crate::syscall::AUDITED_COPY }>;
         let result = match copy(&thread.context) {
@@ -307,7 +363,7 @@ impl Kernel {
         // filter to its own thread, whose exit stages the machine asks
         // for, or turned its audit off).
         let code = match result {
-            SyscallResult::Return(code) if audit_only(self) => code,
+            SyscallResult::Return(code) if audit_only(&self.objects[current]) => code,
             _ => return self.finish_syscall_with_work(platform, current, esr, &entered, result),
         };
         // What the exit machine asks for this work word: the record with
@@ -373,31 +429,7 @@ impl Kernel {
         forwarded: bool,
         checked: Option<(u64, u64)>,
     ) {
-        let thread = &mut self.objects[current];
-        if thread.audit.is_none() {
-            return;
-        }
-        let x0 = thread.context.result();
-        let verdict = match outcome {
-            EntryOutcome::Logged => AuditVerdict::Logged,
-            EntryOutcome::Refused => AuditVerdict::Refused(x0 as u16),
-            EntryOutcome::Emulated => AuditVerdict::Emulated,
-            EntryOutcome::Trap => AuditVerdict::Trapped,
-            EntryOutcome::Kill => AuditVerdict::Killed,
-            _ => AuditVerdict::Allowed,
-        };
-        let mut call = thread.context.syscall_registers();
-        if let Some((x0, x8)) = checked {
-            call[0] = x0;
-            call[8] = x8;
-        }
-        // The sink is the thread's (`PendingRecord::moved_sink`).
-        thread.audit_pending = Some(PendingRecord {
-            moved_sink: None,
-            call,
-            verdict,
-            forwarded,
-        });
+        begin_record(&mut self.objects[current], outcome, forwarded, checked);
     }
 
     /// Stage 5 (`ExitStep::WriteAuditRecord`): writes the pending record
@@ -522,11 +554,14 @@ impl Kernel {
             return self.objects[thread].audit_pending = None;
         }
         let ring = sink.ring;
-        let sequence = platform.read_phys_u64(ring + NEXT_SEQUENCE_OFFSET);
-        platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
-        let state = RingState::read(platform, ring);
+        // The header's four words in one read (one translation, not one
+        // a word).
+        let mut header = [0; HEADER_WORDS];
+        platform.read_phys_words(ring, &mut header);
+        let [sequence, written, consumed, dropped] = header;
+        let state = RingState::from_counts([written, consumed]);
         if state.is_full() {
-            let dropped = platform.read_phys_u64(ring + DROPPED_OFFSET);
+            platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
             platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
             let audited = &mut self.objects[thread];
             audited.audit_pending = None;
@@ -570,7 +605,11 @@ impl Kernel {
         fence(Ordering::Release);
         // `written` is in the shared page (the server can write it too):
         // at u64::MAX it wraps, as every other value moves on by one.
-        platform.write_phys_u64(ring + WRITTEN_OFFSET, state.written.wrapping_add(1));
+        // (With the next sequence number, the word before it: one write.)
+        platform.write_phys_words(
+            ring + NEXT_SEQUENCE_OFFSET,
+            &[sequence.wrapping_add(1), state.written.wrapping_add(1)],
+        );
         let audited = &mut self.objects[thread];
         audited.audit_pending = None;
         if same_sink {
