@@ -233,6 +233,10 @@ impl AddressSpace {
     /// of words), every page of them mapped as Normal memory with
     /// `access` for EL0; `NotMapped` otherwise, or for an unaligned or
     /// longer range.
+    /// (Inlined: with the length known where it is called, the split of
+    /// the range into its runs folds away; called, it cost a user-dispatch
+    /// redirect and its return some 90 instructions.)
+    #[inline(always)]
     pub fn user_words<M: PhysMemory>(
         &self,
         phys: &M,
