@@ -232,8 +232,12 @@ impl JudgedMemory {
                 self.judged = unreadable;
                 return;
             };
-            let chunks = self.bytes.0.chunks_exact_mut(8).take(judged.div_ceil(8));
-            for (k, chunk) in chunks.enumerate() {
+            // Each chunk indexed from the aligned array: one store a word.
+            // (The target has strict alignment: the chunks an iterator
+            // handed out here, with the shifts between, were stored a byte
+            // at a time, 15 instructions a word.)
+            let (chunks, _) = self.bytes.0.as_chunks_mut::<8>();
+            for k in 0..judged.div_ceil(8).min(chunks.len()) {
                 let next_at = first + 8 * (k as u64 + 1);
                 // The next word, when a byte of it is copied into this one.
                 let high = if shift != 0 && next_at <= last {
@@ -251,11 +255,7 @@ impl JudgedMemory {
                     0 => low,
                     _ => (low >> shift) | (high << (64 - shift)),
                 };
-                let [b0, b1, b2, b3, b4, b5, b6, b7] = word.to_le_bytes();
-                let [c0, c1, c2, c3, c4, c5, c6, c7] = chunk else {
-                    unreachable!("chunks of eight");
-                };
-                (*c0, *c1, *c2, *c3, *c4, *c5, *c6, *c7) = (b0, b1, b2, b3, b4, b5, b6, b7);
+                chunks[k] = word.to_le_bytes();
                 low = match shift {
                     0 if next_at <= last => match word_at(next_at) {
                         Ok(word) => word,
