@@ -69,9 +69,12 @@ pub enum StopAnswer {
 /// A policy server's answer to one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyAnswer {
-    /// Judge the call again (with the server's changes, if any, in
-    /// `regs`); the asking filter's `Notify` is waived.
+    /// Judge the call again, as it was judged; the asking filter's
+    /// `Notify` is waived.
     Allow,
+    /// Judge the call again with the server's new `x2..x7` (in `regs`
+    /// already); the asking filter's `Notify` is waived.
+    AllowWith,
     /// Do not run it; return this code.
     Refuse(ErrorCode),
     /// Do not run it; return `x0` and `x8` as if it had.

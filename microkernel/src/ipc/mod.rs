@@ -543,7 +543,7 @@ fn answer_policy_request(asker: &mut Thread, request: &PolicyRequest, verdict: V
             // Other filters' servers allowed the old arguments, not these.
             call.regs[2..8].copy_from_slice(&regs);
             call.waived = asking;
-            PolicyAnswer::Allow
+            PolicyAnswer::AllowWith
         }
         // An unknown label or error code came as `Errno(Denied)`.
         Verdict::Errno(code) => PolicyAnswer::Refuse(code),

@@ -99,7 +99,9 @@ impl Pass {
                 self.outcome = EntryOutcome::Kill;
                 PolicyDecision::Verdict(PolicyVerdict::Kill)
             }
-            PolicyAnswer::Allow => PolicyDecision::Verdict(PolicyVerdict::Allow),
+            PolicyAnswer::Allow | PolicyAnswer::AllowWith => {
+                PolicyDecision::Verdict(PolicyVerdict::Allow)
+            }
         }
     }
 
@@ -475,8 +477,20 @@ impl Kernel {
         // then the filters judge it again (its `Notify` waived).
         if let Some(StopAnswer::Policy(answer)) = pass.answer {
             pass.answer = None;
-            if answer != PolicyAnswer::Allow {
-                return pass.server_decided(context, answer);
+            match answer {
+                // The one filter's own `Notify`, waived, is its verdict
+                // again: the call goes on with the registers, memory and
+                // capability it was judged on (a change to any of them
+                // cancels it), and a filter never changes once attached.
+                // (New arguments, and a stack of more filters, are judged
+                // again: another rule may refuse them, another filter ask
+                // its own server.)
+                PolicyAnswer::Allow if stack.len() == 1 && pass.waived & 1 != 0 => {
+                    pass.outcome = EntryOutcome::Run;
+                    return PolicyDecision::Verdict(PolicyVerdict::Allow);
+                }
+                PolicyAnswer::Allow | PolicyAnswer::AllowWith => {}
+                _ => return pass.server_decided(context, answer),
             }
         }
         let check = PolicyCheck::new(verdicts, stack, others, *cspace_slots, context);
