@@ -3406,6 +3406,33 @@ mod stopped_calls {
             ErrorCode::WouldBlock.raw()
         );
     }
+
+    #[test]
+    fn a_pc_write_cancels_a_stopped_syscall_and_an_sp_write_does_not() {
+        let mut h = Harness::start();
+        let (tracer, tracee) = tracer_attached(&mut h);
+        assert_eq!(h.syscall(Syscall::Poll.number(), [5, 0, 0, 0]), u64::MAX);
+        assert_eq!(h.kernel.current(), Some(tracer));
+        let write = Syscall::TcbWriteRegister.number();
+        // The stack pointer is no input of a verdict: the call stays.
+        assert_eq!(h.syscall(write, [3, abi::tcb::Register::SP, 0x7000, 0]), 0);
+        assert_eq!(h.context().x[8], 0, "nothing was cancelled");
+        assert!(h.kernel.thread(tracee).call().is_some());
+        // The PC is (a rule may judge it): the kept call would go on as
+        // judged at another PC, so it is cancelled, then the write lands.
+        assert_eq!(h.syscall(write, [3, abi::tcb::Register::PC, 0x2000, 0]), 0);
+        assert_eq!(
+            h.context().x[8],
+            1,
+            "the writer learns a call was cancelled"
+        );
+        let thread = h.kernel.thread(tracee);
+        assert_eq!(thread.call(), None);
+        assert_eq!(thread.state(), ThreadState::Ready);
+        assert_eq!(thread.context().x[0], ErrorCode::Interrupted.raw());
+        assert_eq!(thread.context().pc, 0x2000);
+        assert_eq!(h.kernel.check_invariants(), Ok(()));
+    }
 }
 
 /// A long `Retype` is preemptible (issue 13, point 7), in the case

@@ -374,7 +374,10 @@ impl Kernel {
     /// in IPC) cancels that syscall first: it returns `Interrupted` and
     /// does not run, then the write takes effect. So no write is ever
     /// overwritten by a call that goes on, and no call runs that was not
-    /// judged as it runs. Other registers are only written. A thread's own
+    /// judged as it runs. A write to the PC cancels a call stopped for its
+    /// tracer, a policy server or audit room the same way (a rule may
+    /// judge the PC), not a wait in IPC. Other registers are only
+    /// written. A thread's own
     /// `x0` and `x8` cannot be written (`InvalidArgument`): this syscall's
     /// results go there.
     #[inline(never)]
@@ -390,7 +393,17 @@ impl Kernel {
         if target == current && matches!(register, Register::X(0 | 8)) {
             return Err(ErrorCode::InvalidArgument);
         }
-        let cancelled = call_register && target != current && self.cancel_syscall(platform, target);
+        // The PC is judged too (a rule may look at it, `Operand::Pc`): a
+        // write to it cancels a call stopped after a verdict, which would
+        // otherwise go on as judged at another PC. (Not a wait in IPC or
+        // for a fault handler: those were judged as they began, and a
+        // fault handler moves the PC to resume its thread.)
+        let cancelled = target != current
+            && if call_register {
+                self.cancel_syscall(platform, target)
+            } else {
+                register == Register::Pc && self.cancel_stopped_call(platform, target)
+            };
         let context = &mut self.objects[target].context;
         match register {
             Register::X(n) => context.set_register(usize::from(n), value),
@@ -401,15 +414,24 @@ impl Kernel {
         Ok(cancelled)
     }
 
+    /// Cancels the call `target` has stopped (`cancel_call`), which then
+    /// returns `Interrupted` when the thread runs; `false` if it has none.
+    fn cancel_stopped_call<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
+        if !self.cancel_call(platform, target) {
+            return false;
+        }
+        if self.objects[target].state() != ThreadState::Ready {
+            self.make_ready(target);
+        }
+        true
+    }
+
     /// Cancels whatever syscall `target` is inside (not its own running
     /// one): a stopped call (`cancel_call`), or a wait in IPC, which ends
     /// with `Interrupted` as a suspension would end it (the thread runs on).
     /// `false` if it was in none.
     fn cancel_syscall<P: Platform>(&mut self, platform: &mut P, target: ThreadId) -> bool {
-        if self.cancel_call(platform, target) {
-            if self.objects[target].state() != ThreadState::Ready {
-                self.make_ready(target);
-            }
+        if self.cancel_stopped_call(platform, target) {
             return true;
         }
         match self.objects[target].state() {
