@@ -91,7 +91,8 @@ pub const POLICY_REPLY_WORDS: usize = 6;
 pub struct PolicyRequest {
     /// The syscall number.
     pub number: u64,
-    /// The `CapType` number of the capability `x0` names (0: none).
+    /// The `CapType` number of the capability `x0` names (0: none, or a
+    /// syscall that names none, `Syscall::names_capability`).
     pub object_type: u64,
     /// That capability's badge (0 if none or unbadged).
     pub badge: u64,

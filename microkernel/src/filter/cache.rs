@@ -92,7 +92,9 @@ impl VerdictCache {
                 let reach = reachable(filter, number);
                 least = least.max(reach.least);
                 most = most.max(reach.most);
-                if reach.needs_capability {
+                // A syscall that names no capability has no object type
+                // or badge to look up (`Syscall::names_capability`).
+                if reach.needs_capability && syscall.names_capability() {
                     cache.needs_capability |= 1 << number;
                 }
                 if reach.needs_memory && syscall.carries_memory() {

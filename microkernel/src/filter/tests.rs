@@ -366,6 +366,33 @@ fn only_a_syscall_that_carries_memory_has_it_copied_for_a_server() {
 }
 
 #[test]
+fn a_syscall_that_names_no_capability_has_none_looked_up() {
+    // The same rule on the object type, for a syscall that names one in
+    // x0 and for one that does not: only the first looks it up.
+    let on_type = |syscall| Rule {
+        object_type: Some(CapType::Endpoint),
+        ..rule(Some(syscall), DENIED)
+    };
+    let f = filter(&[on_type(Syscall::Send), on_type(Syscall::Null)]);
+    let cache = VerdictCache::new(&[&f]);
+    assert!(cache.needs_capability(Syscall::Send.number()));
+    assert!(!cache.needs_capability(Syscall::Null.number()));
+    for syscall in Syscall::ALL {
+        let number = syscall.number();
+        assert_eq!(
+            Syscall::number_names_capability(number),
+            syscall.names_capability()
+        );
+        if !syscall.names_capability() {
+            assert!(!cache.needs_capability(number), "{syscall:?}");
+        }
+    }
+    // An unknown number is judged as one that names a capability.
+    assert!(Syscall::number_names_capability(999));
+    assert!(Syscall::number_names_capability(u64::MAX));
+}
+
+#[test]
 fn load_replaces_the_rules_or_keeps_them() {
     let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
     let mut d = FilterDescription::new(Action::Allow);

@@ -123,17 +123,6 @@ const _: () = assert!(
         && DROPPED_OFFSET == 24
 );
 
-/// Does syscall `number` name a capability in `x0`? (`Null`, `Yield`,
-/// `Exit`, `BenchFloor` and `Reply` do not; a record of them names no
-/// object.)
-fn names_capability(number: u64) -> bool {
-    use abi::Syscall;
-    !matches!(
-        Syscall::from_number(number),
-        Some(Syscall::Null | Syscall::Yield | Syscall::Exit | Syscall::BenchFloor | Syscall::Reply)
-    )
-}
-
 /// What `TcbSetAudit` asks beside the TCB: the ring's Frame and the
 /// notification (capability pointers), the mode (`None`: off) and the
 /// badge its records carry.
@@ -573,7 +562,7 @@ impl Kernel {
         let call = &pending.call;
         let object_type = audited
             .cspace
-            .filter(|_| names_capability(call[8]))
+            .filter(|_| abi::Syscall::number_names_capability(call[8]))
             .and_then(|cnode| {
                 let slot = objects.slot(cnode, call[0]).ok()?;
                 Some(objects.lookup(slot).ok()?.cap_type().raw())

@@ -178,7 +178,11 @@ impl Kernel {
         let r = &call.regs;
         let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
         let number = r[8];
+        // (0 and 0 for a syscall that names no capability, whatever `x0`
+        // holds: `Syscall::names_capability`.)
+        let names = Syscall::number_names_capability(number);
         let (object_type, cap_badge) = cspace
+            .filter(|_| names)
             .and_then(|cnode| {
                 let cap = self
                     .objects
