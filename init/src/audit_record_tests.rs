@@ -14,6 +14,7 @@ use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
 use audit_server::{Entry, Line, Reader};
 use sdk::ipc::{self, Cptr};
+use sdk::probe;
 use sdk::syscall::{cnode, retype};
 use sdk::tcb::{FilterServer, Tcb};
 use sdk::thread::{bind_to_own_space, OwnThread};
@@ -150,7 +151,14 @@ pub fn self_end_auditor() -> i32 {
             tcb.set_audit(RING, RING_SIGNAL, Some(AuditMode::Lossy), badge),
             Ok(())
         );
-        expect!(check + 4, tcb.resume(), Ok(()));
+        // The child runs at once, above this thread: the lean entry's
+        // resume switches away (its rest of the frame saved after the
+        // call) and comes back here later with every register kept.
+        expect!(
+            check + 4,
+            probe::registers_kept_across(Syscall::TcbResume.number(), tcb.0 .0, 0, 0),
+            (ErrorCode::Ok.raw(), 0)
+        );
         // It has ended: its TCB is kept, ended (it exited: a resume does
         // not run it), or is gone.
         let (gone, want) = match mode {

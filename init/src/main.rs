@@ -384,6 +384,37 @@ fn syscall_checks() -> i32 {
         println!("{changed} callee registers changed across a syscall");
         return checks.len() as i32 + 1;
     }
+    // Every kernel entry a syscall can take keeps x9..x30, sp, TPIDR_EL0
+    // and NZCV: the vector's Null, the lean entry (an unknown number), and
+    // the generic entry after the lean one declined (a register read,
+    // refused here for its empty slot).
+    let entries = [
+        (
+            "null (the vector)",
+            Syscall::Null.number(),
+            0,
+            ErrorCode::Ok,
+        ),
+        (
+            "an unknown number (the lean entry)",
+            999,
+            0,
+            ErrorCode::InvalidSyscall,
+        ),
+        (
+            "a register read of an empty slot (the generic entry)",
+            Syscall::TcbReadRegister.number(),
+            0xfff,
+            ErrorCode::InvalidCapability,
+        ),
+    ];
+    for (what, number, x0, want) in entries {
+        let (result, changed) = probe::registers_kept_across(number, x0, 0, 0);
+        if result != want.raw() || changed != 0 {
+            println!("{what}: x0 {result:#x} (want {want:?}), {changed} kept registers changed");
+            return checks.len() as i32 + 1;
+        }
+    }
     if !embedded_tasks_plan() {
         return checks.len() as i32 + 2;
     }

@@ -22,7 +22,7 @@ use arch::boards::PhysRange;
 use arch::context::{FpState, UserContext};
 use arch::mmu::AsidBits;
 use microkernel::address_space::USER_STACK_TOP;
-use microkernel::kernel::{Interrupt, Kernel, Resume, EXIT_FAILURE, EXIT_SUCCESS};
+use microkernel::kernel::{Interrupt, Kernel, LeanSyscall, Resume, EXIT_FAILURE, EXIT_SUCCESS};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
@@ -36,6 +36,9 @@ const RAM: PhysRange = PhysRange {
     size: 32 << 20,
 };
 const SVC: u64 = 0x15 << 26;
+/// What a saved register slot the lean entry did not save holds while
+/// its kernel half runs (`Harness::svc`).
+const LEAN_SCRIBBLE: u64 = 0xdead_1ea0_dead_1ea0;
 /// Data abort from EL0, translation fault level 0, write.
 const NULL_WRITE_ESR: u64 = (0x24 << 26) | (1 << 6) | 0b000100;
 const CODE: u64 = 0x40_0000;
@@ -307,11 +310,46 @@ impl Harness {
         ctx.x[3] = args[2];
         ctx.x[4] = args[3];
         let before = ctx as *mut UserContext;
-        let resume = self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
+        let resume = self.svc(before);
         self.resumed(resume);
         match self.resume {
             Resume::User { context, .. } if context == before => self.context().x[0],
             _ => u64::MAX,
+        }
+    }
+
+    /// The SVC of the thread whose registers are at `context`, as the
+    /// vector takes it: by the lean entry when the thread has no work
+    /// (`el0_svc_generic`), which saves only x0..x18 and x30. The rest
+    /// stays in the CPU: here its slots are scribbled over while the
+    /// kernel's half runs, so a syscall that read them would see garbage,
+    /// and put back before the thread returns or the frame is saved whole
+    /// (so a write the lean entry's kernel side made to them is lost, as
+    /// on the board).
+    fn svc(&mut self, context: *mut UserContext) -> Resume {
+        // SAFETY (test): the pointer is into the boxed kernel (a live
+        // thread's context); no other reference to it is in use here.
+        let ctx = unsafe { &mut *context };
+        let no_work = self
+            .kernel
+            .current()
+            .is_some_and(|thread| self.kernel.thread(thread).work().is_empty());
+        if !no_work {
+            return self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
+        }
+        let kept = *ctx;
+        ctx.x[19..30].fill(LEAN_SCRIBBLE);
+        (ctx.sp, ctx.pc, ctx.spsr, ctx.tpidr) =
+            (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
+        let lean = self.kernel.lean_syscall(&mut self.machine, SVC);
+        // SAFETY (test): as above; the kernel's borrow has ended.
+        let ctx = unsafe { &mut *context };
+        ctx.x[19..30].copy_from_slice(&kept.x[19..30]);
+        (ctx.sp, ctx.pc, ctx.spsr, ctx.tpidr) = (kept.sp, kept.pc, kept.spsr, kept.tpidr);
+        match lean {
+            LeanSyscall::Returns { ttbr0 } => Resume::User { context, ttbr0 },
+            LeanSyscall::NotLean => self.kernel.handle_el0_sync(&mut self.machine, SVC, 0),
+            LeanSyscall::Finish => self.kernel.finish_lean_syscall(&mut self.machine),
         }
     }
 

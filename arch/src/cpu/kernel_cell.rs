@@ -86,6 +86,57 @@ impl<T> KernelCell<T> {
         result
     }
 
+    /// As [`with_on_core`](Self::with_on_core), but only if the lock is
+    /// free now: `None`, and `f` not run, if another CPU holds it (this
+    /// CPU then answers no stall request, so its caller must take the
+    /// waiting entry). `f` returns its result and whether to keep the lock
+    /// past this call, for [`with_kept`](Self::with_kept) to release: the
+    /// lean syscall entry keeps it while its stub saves the rest of a
+    /// thread's registers.
+    ///
+    /// # Panics
+    /// As `with_on_core` (debug builds: the lock word is never this CPU's
+    /// here).
+    #[inline(always)]
+    pub fn try_with_on_core<R>(&self, f: impl FnOnce(&mut T, u64) -> (R, bool)) -> Option<R> {
+        let this = opaque(self);
+        let me = smp::this_core_token();
+        if let Err(holder) =
+            this.holder
+                .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+        {
+            debug_assert_ne!(holder, me, "kernel state re-entered");
+            return None;
+        }
+        // SAFETY: as in `with_on_core`: this CPU took the lock above.
+        let (result, keep) = f(unsafe { &mut *this.value.get() }, me);
+        if !keep {
+            this.holder.store(0, Ordering::Release);
+        }
+        Some(result)
+    }
+
+    /// Runs `f` under the lock a [`try_with_on_core`](Self::try_with_on_core)
+    /// on this CPU kept, then releases it.
+    ///
+    /// # Safety
+    /// This CPU holds the lock, kept by `try_with_on_core`, and nothing has
+    /// used the value since.
+    #[inline(always)]
+    pub unsafe fn with_kept<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let this = opaque(self);
+        debug_assert_eq!(
+            this.holder.load(Ordering::Relaxed),
+            smp::this_core_token(),
+            "the lock is this CPU's"
+        );
+        // SAFETY: the caller guarantees this CPU holds the lock and no
+        // reference from before is in use.
+        let result = f(unsafe { &mut *this.value.get() });
+        this.holder.store(0, Ordering::Release);
+        result
+    }
+
     /// The lock is taken: wait for it, answering stall requests.
     #[cold]
     #[inline(never)]

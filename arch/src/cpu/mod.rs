@@ -8,6 +8,7 @@ pub mod cross_core;
 pub mod early_map;
 pub mod kernel_cell;
 mod kernel_fault;
+pub mod lean_entry;
 pub mod phys;
 pub mod power;
 pub mod registers;
@@ -60,6 +61,12 @@ pub mod vector_constants {
     const _: () = assert!(FRAME_SIZE < 4096 && WORK_FLAGS_OFFSET + 8 < 4096);
     /// ESR_EL1.EC of an SVC from AArch64.
     pub const EC_SVC64: u64 = crate::exception::EC_SVC64 as u64;
+    /// What the lean syscall entry's stub does after the kernel's half
+    /// (`lean_entry`).
+    pub const LEAN_SAVE_REST: u64 = super::lean_entry::SAVE_REST;
+    /// The lean entry's syscall is done and the lock kept.
+    pub const LEAN_FINISH: u64 = super::lean_entry::FINISH;
+    const _: () = assert!(LEAN_SAVE_REST == 0 && LEAN_FINISH == 1);
     /// `Call`, which has an IPC fast path.
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
@@ -101,6 +108,7 @@ macro_rules! vectors {
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
             SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
             SYSCALL_SIGNAL = const vector_constants::SYSCALL_SIGNAL,
+            LEAN_FINISH = const vector_constants::LEAN_FINISH,
         );
     };
 }

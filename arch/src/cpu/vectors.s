@@ -26,6 +26,7 @@
 .equ SYSCALL_REPLY_RECV, {SYSCALL_REPLY_RECV}   // abi::Syscall::ReplyRecv
 .equ SYSCALL_YIELD, {SYSCALL_YIELD}             // abi::Syscall::Yield
 .equ SYSCALL_SIGNAL, {SYSCALL_SIGNAL}           // abi::Syscall::Signal, then Wait
+.equ LEAN_FINISH, {LEAN_FINISH}                 // lean_entry::FINISH (SAVE_REST is 0)
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -228,16 +229,83 @@ el0_refused_or_slow:
     eret
 
 // A syscall number above ReplyRecv's from the inline checks (x9/x10
-// parked): any number above Wait's goes to the generic entry at once (the
-// generic syscalls and invalid numbers: two instructions); else x9 = 0
-// for Signal, 1 for Wait, and the notification fast path.
+// parked, x10 the work word): any number above Wait's goes to the lean
+// entry at once (the generic syscalls and invalid numbers: two
+// instructions); else x9 = 0 for Signal, 1 for Wait, and the notification
+// fast path; the capability syscalls between go to the lean entry too.
 el0_svc_above_reply_recv:
     cmp     x8, #SYSCALL_SIGNAL + 1
-    b.hi    el0_sync_slow_x9_x10_saved
+    b.hi    el0_svc_generic
     sub     x9, x8, #SYSCALL_SIGNAL
     cmp     x9, #1
     b.ls    portcullis_notification_fast
-    b       el0_sync_slow_x9_x10_saved
+    b       el0_svc_generic
+
+// The lean syscall entry (docs/entry.md §2; `lean_entry.rs` has the
+// protocol): an SVC of a thread with no work (x10, the work word, is 0;
+// else the generic entry) that no fast path takes. Only x0..x18 and x30
+// are saved (x9 and x10 are parked already): the kernel's half,
+// `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1 and
+// TPIDR_EL0 as the thread had them. It returns the context in x0 and in
+// x1 either the TTBR0 to return with (the thread goes back as it is: only
+// what was saved is loaded) or what to do first (the rest of the frame
+// saved, then the generic entry or, with the lock still held, the end of
+// the lean one).
+el0_svc_generic:
+    cbnz    x10, el0_sync_slow_x9_x10_saved
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    str     x8, [sp, #16 * 4]
+    str     x11, [sp, #16 * 5 + 8]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    str     x18, [sp, #16 * 9]
+    str     x30, [sp, #CTX_SP_EL0_PAIR]
+    mov     x0, sp
+    mrs     x9, tpidr_el1
+    mov     sp, x9
+    bl      portcullis_el0_svc
+    cmp     x1, #LEAN_FINISH
+    b.ls    el0_svc_save_rest
+    msr     ttbr0_el1, x1
+    mov     sp, x0
+    ldp     x0, x1, [sp, #16 * 0]
+    ldp     x2, x3, [sp, #16 * 1]
+    ldp     x4, x5, [sp, #16 * 2]
+    ldp     x6, x7, [sp, #16 * 3]
+    ldp     x8, x9, [sp, #16 * 4]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+    ldr     x18, [sp, #16 * 9]
+    ldr     x30, [sp, #CTX_SP_EL0_PAIR]
+    eret
+
+// The rest of the frame into the context at x0 (sp is the kernel stack's
+// top again), then the generic entry (x1 = 0) or the lean entry's end.
+el0_svc_save_rest:
+    str     x19, [x0, #16 * 9 + 8]
+    stp     x20, x21, [x0, #16 * 10]
+    stp     x22, x23, [x0, #16 * 11]
+    stp     x24, x25, [x0, #16 * 12]
+    stp     x26, x27, [x0, #16 * 13]
+    stp     x28, x29, [x0, #16 * 14]
+    mrs     x21, sp_el0
+    str     x21, [x0, #CTX_SP_EL0_PAIR + 8]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [x0, #CTX_ELR_PAIR]
+    mrs     x24, tpidr_el0
+    str     x24, [x0, #CTX_TPIDR]
+    cbnz    x1, 1f
+    bl      portcullis_el0_sync
+    b       .
+1:  bl      portcullis_el0_svc_finish
+    b       .
 
 el0_sync_slow:
     save_user_context

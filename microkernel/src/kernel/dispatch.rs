@@ -124,7 +124,7 @@ impl Kernel {
     /// dispatch, as the hot path's own copy of it used to be (the thread
     /// is looked up again only by the results that write to it).
     #[inline(always)]
-    fn apply_result<P: Platform>(
+    pub(in crate::kernel) fn apply_result<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

@@ -33,6 +33,7 @@ mod entry_work;
 pub mod fast_path;
 mod forward;
 mod invariants;
+mod lean_entry;
 mod members;
 mod object;
 mod root_task;
@@ -44,6 +45,7 @@ mod tests;
 pub use crate::platform::Interrupt;
 pub use crate::thread::{FILTER_DESTROYED_STATUS, TCB_DESTROYED_STATUS, VSPACE_DESTROYED_STATUS};
 pub use abi::policy_request::KILLED_BY_POLICY;
+pub use lean_entry::LeanSyscall;
 
 /// Exit status of a system whose root task exited with 0.
 pub const EXIT_SUCCESS: u32 = 0;

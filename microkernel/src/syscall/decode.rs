@@ -31,6 +31,8 @@ pub const ENTRY_WORK_COPY: Copy = 1;
 pub const SHARED_COPY: Copy = 2;
 /// The copy the audit-only path (`Kernel::syscall_audited`) uses.
 pub const AUDITED_COPY: Copy = 3;
+/// The copy the lean entry (`Kernel::lean_syscall`) uses.
+pub const LEAN_COPY: Copy = 4;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)

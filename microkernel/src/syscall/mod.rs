@@ -7,12 +7,15 @@
 //! * `call`: the calls there are (`Call`) and what carrying one out
 //!   comes to (`SyscallResult`).
 //! * `decode`: registers to a `Call`.
+//! * `lean`: which syscalls the lean entry may carry out.
 
 mod call;
 mod decode;
+mod lean;
 #[cfg(test)]
 mod tests;
 
 pub use crate::thread::UserDispatchConfig;
 pub use call::*;
 pub use decode::*;
+pub use lean::*;

@@ -1,0 +1,81 @@
+//! The lean syscall entry (docs/entry.md §2): a syscall of a thread with
+//! no work, carried out with only `x0..x18` and `x30` saved.
+//!
+//! Its stub (`el0_svc_generic` in `arch/src/cpu/vectors.s`) keeps the
+//! rest of the thread's registers in the CPU while the kernel decides.
+//! When the thread goes back as it is (the common case: a syscall that
+//! returns to its caller with nothing due), only what was saved is loaded
+//! again. Otherwise the kernel keeps its lock, the stub saves the rest of
+//! the frame, and [`Kernel::finish_lean_syscall`] goes on as the generic
+//! entry would: no other CPU sees the thread's context until it is whole.
+
+use crate::kernel::{Kernel, Resume};
+use crate::platform::Platform;
+use crate::stopped_call::Progress;
+use crate::syscall;
+
+/// What became of a syscall offered to the lean entry.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LeanSyscall {
+    /// Not for the lean entry (the thread has work, or the syscall reads
+    /// or writes saved registers the entry did not save: see
+    /// `syscall::lean_entry_takes`): nothing was done. Save the whole
+    /// frame and take the generic entry.
+    NotLean,
+    /// Done, and the thread goes back as it is, with this TTBR0: load
+    /// what was saved and return.
+    Returns {
+        /// Its address space root and ASID.
+        ttbr0: u64,
+    },
+    /// Done, and something is due before any return (a switch, exit
+    /// work, a reschedule, a freed object, another CPU to wake): save the
+    /// rest of the frame, then [`Kernel::finish_lean_syscall`].
+    Finish,
+}
+
+impl Kernel {
+    /// The syscall of the thread on this CPU, by the lean entry, if it may
+    /// take it: the thread has no work at all (so no entry or exit work)
+    /// and the syscall reads and writes no saved register beyond
+    /// `x0..x18` and `x30` (`syscall::lean_entry_takes`).
+    pub fn lean_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
+        let Some(current) = self.current else {
+            return LeanSyscall::NotLean;
+        };
+        debug_assert!(
+            !self.objects.has_retired(),
+            "an earlier kernel entry left retired objects"
+        );
+        let thread = &mut self.objects[current];
+        if !thread.work.is_empty() || !syscall::lean_entry_takes(thread.context.syscall_number()) {
+            return LeanSyscall::NotLean;
+        }
+        thread.stats.count_syscall();
+        match syscall::decode_copy::<{ syscall::LEAN_COPY }>(&thread.context) {
+            Ok(call) => {
+                let result = self.dispatch::<P, { syscall::LEAN_COPY }>(
+                    platform,
+                    current,
+                    call,
+                    Progress::NONE,
+                );
+                self.apply_result(platform, current, esr, None, result);
+            }
+            Err(code) => Self::write_result(thread, code),
+        }
+        if self.current == Some(current) && self.nothing_due() {
+            if let Some(Resume::User { ttbr0, .. }) = Self::as_it_is(&mut self.objects[current]) {
+                return LeanSyscall::Returns { ttbr0 };
+            }
+        }
+        LeanSyscall::Finish
+    }
+
+    /// After [`LeanSyscall::Finish`], with the whole frame saved: where
+    /// the CPU goes, as the generic entry would have sent it.
+    #[inline(never)]
+    pub fn finish_lean_syscall<P: Platform>(&mut self, platform: &mut P) -> Resume {
+        self.resume(platform)
+    }
+}
