@@ -1,6 +1,6 @@
 //! What the lean syscall entry's Rust half tells its stub
 //! (`el0_svc_generic` in `vectors.s`; the kernel's side is
-//! `Kernel::lean_syscall`, docs/entry.md §2).
+//! `Kernel::lean_syscall`; docs/architecture.md has the context model).
 //!
 //! The stub saves `x0..x18` and `x30` of a thread with no work and calls
 //! the kernel's `portcullis_el0_svc(context) -> LeanExit`. `x19..x29`,

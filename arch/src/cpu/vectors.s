@@ -241,7 +241,7 @@ el0_svc_above_reply_recv:
     b.ls    portcullis_notification_fast
     b       el0_svc_generic
 
-// The lean syscall entry (docs/entry.md §2; `lean_entry.rs` has the
+// The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
 // protocol): an SVC of a thread with no work (x10, the work word, is 0;
 // else the generic entry) that no fast path takes. Only x0..x18 and x30
 // are saved (x9 and x10 are parked already): the kernel's half,

@@ -1,5 +1,6 @@
-//! The lean syscall entry (docs/entry.md §2): a syscall of a thread with
-//! no work, carried out with only `x0..x18` and `x30` saved.
+//! The lean syscall entry (docs/architecture.md, "The lean entry's
+//! context model"): a syscall of a thread with no work, carried out with
+//! only `x0..x18` and `x30` saved.
 //!
 //! Its stub (`el0_svc_generic` in `arch/src/cpu/vectors.s`) keeps the
 //! rest of the thread's registers in the CPU while the kernel decides.

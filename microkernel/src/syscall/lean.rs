@@ -1,5 +1,5 @@
 //! Which syscalls the lean entry may carry out (`Kernel::lean_syscall`,
-//! docs/entry.md §2).
+//! docs/architecture.md).
 //!
 //! The lean entry saves only `x0..x18` and `x30` before the kernel runs;
 //! `x19..x29`, `SP_EL0`, `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` stay in the
