@@ -347,7 +347,11 @@ impl Harness {
         ctx.x[19..30].copy_from_slice(&kept.x[19..30]);
         (ctx.sp, ctx.pc, ctx.spsr, ctx.tpidr) = (kept.sp, kept.pc, kept.spsr, kept.tpidr);
         match lean {
-            LeanSyscall::Returns { ttbr0 } => Resume::User { context, ttbr0 },
+            LeanSyscall::Returns { ttbr0 } => {
+                // The stub reads 0 and 1 as the other two answers.
+                assert!(ttbr0 >> 48 != 0, "a space's TTBR0 has a nonzero ASID");
+                Resume::User { context, ttbr0 }
+            }
             LeanSyscall::NotLean => self.kernel.handle_el0_sync(&mut self.machine, SVC, 0),
             LeanSyscall::Finish => self.kernel.finish_lean_syscall(&mut self.machine),
         }

@@ -109,6 +109,7 @@ macro_rules! vectors {
             SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
             SYSCALL_SIGNAL = const vector_constants::SYSCALL_SIGNAL,
             LEAN_FINISH = const vector_constants::LEAN_FINISH,
+            LEAN_POISON = const cfg!(feature = "poison-unsaved") as u64,
         );
     };
 }

@@ -27,6 +27,7 @@
 .equ SYSCALL_YIELD, {SYSCALL_YIELD}             // abi::Syscall::Yield
 .equ SYSCALL_SIGNAL, {SYSCALL_SIGNAL}           // abi::Syscall::Signal, then Wait
 .equ LEAN_FINISH, {LEAN_FINISH}                 // lean_entry::FINISH (SAVE_REST is 0)
+.equ LEAN_POISON, {LEAN_POISON}                 // 1: feature poison-unsaved (test image)
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -264,6 +265,19 @@ el0_svc_generic:
     stp     x16, x17, [sp, #16 * 8]
     str     x18, [sp, #16 * 9]
     str     x30, [sp, #CTX_SP_EL0_PAIR]
+.if LEAN_POISON
+    // What the kernel's half must not read: the slots left unsaved.
+    movz    x9, #0x9015, lsl #48
+    str     x9, [sp, #16 * 9 + 8]
+    stp     x9, x9, [sp, #16 * 10]
+    stp     x9, x9, [sp, #16 * 11]
+    stp     x9, x9, [sp, #16 * 12]
+    stp     x9, x9, [sp, #16 * 13]
+    stp     x9, x9, [sp, #16 * 14]
+    str     x9, [sp, #CTX_SP_EL0_PAIR + 8]
+    stp     x9, x9, [sp, #CTX_ELR_PAIR]
+    str     x9, [sp, #CTX_TPIDR]
+.endif
     mov     x0, sp
     mrs     x9, tpidr_el1
     mov     sp, x9

@@ -330,7 +330,8 @@ impl Kernel {
                 let result = self.cap_syscall(platform, current, operation, cnode, source, target);
                 if self.current != Some(current) {
                     // Deleting a TCB it made ended the caller itself (its
-                    // slot may even hold a new thread): nothing to return.
+                    // record is freed when the entry ends, by `reap`):
+                    // nothing to return.
                     return SyscallResult::Ipc(ipc::Effects::new(Next::Continue));
                 }
                 result.into()

@@ -26,7 +26,11 @@ pub enum LeanSyscall {
     /// Done, and the thread goes back as it is, with this TTBR0: load
     /// what was saved and return.
     Returns {
-        /// Its address space root and ASID.
+        /// Its address space root and ASID. Never 0 or 1, which the stub
+        /// reads as the other answers: ASID 0 is the kernel's own (the
+        /// empty table of software PAN) and never a space's, so a
+        /// thread's TTBR0 is at least 2^48 (the host harness checks every
+        /// one it is given).
         ttbr0: u64,
     },
     /// Done, and something is due before any return (a switch, exit
@@ -63,7 +67,19 @@ impl Kernel {
                 );
                 self.apply_result(platform, current, esr, None, result);
             }
-            Err(code) => Self::write_result(thread, code),
+            Err(code) => {
+                Self::write_result(thread, code);
+                // A refused call changes nothing else: the thread goes
+                // back as `resume` would send it, without looking it up
+                // again (12 instructions of `syscall_slow_path_error`).
+                // Nothing is retired (checked on the way in).
+                if !self.attention {
+                    if let Some(Resume::User { ttbr0, .. }) = Self::as_it_is(thread) {
+                        return LeanSyscall::Returns { ttbr0 };
+                    }
+                }
+                return LeanSyscall::Finish;
+            }
         }
         if self.current == Some(current) && self.nothing_due() {
             if let Some(Resume::User { ttbr0, .. }) = Self::as_it_is(&mut self.objects[current]) {
@@ -75,6 +91,11 @@ impl Kernel {
 
     /// After [`LeanSyscall::Finish`], with the whole frame saved: where
     /// the CPU goes, as the generic entry would have sent it.
+    ///
+    /// The stub saved the frame into the record of a thread that may have
+    /// ended in its syscall: that record is freed only here (`reap`, at
+    /// the end of `resume`), and nothing was retired before the syscall,
+    /// so no mid-entry `reap` could have freed it first.
     #[inline(never)]
     pub fn finish_lean_syscall<P: Platform>(&mut self, platform: &mut P) -> Resume {
         self.resume(platform)
