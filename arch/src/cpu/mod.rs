@@ -67,6 +67,10 @@ pub mod vector_constants {
     /// The lean entry's syscall is done and the lock kept.
     pub const LEAN_FINISH: u64 = super::lean_entry::FINISH;
     const _: () = assert!(LEAN_SAVE_REST == 0 && LEAN_FINISH == 1);
+    /// The work word of a thread whose only work is audit, which the lean
+    /// entry also takes (`cmp` takes it as an immediate).
+    pub const WORK_AUDIT: u64 = entry::WorkFlags::AUDIT.bits();
+    const _: () = assert!(WORK_AUDIT < 4096);
     /// `Call`, which has an IPC fast path.
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
@@ -109,6 +113,7 @@ macro_rules! vectors {
             SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
             SYSCALL_SIGNAL = const vector_constants::SYSCALL_SIGNAL,
             LEAN_FINISH = const vector_constants::LEAN_FINISH,
+            WORK_AUDIT = const vector_constants::WORK_AUDIT,
             LEAN_POISON = const cfg!(feature = "poison-unsaved") as u64,
         );
     };

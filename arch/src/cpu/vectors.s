@@ -28,6 +28,7 @@
 .equ SYSCALL_SIGNAL, {SYSCALL_SIGNAL}           // abi::Syscall::Signal, then Wait
 .equ LEAN_FINISH, {LEAN_FINISH}                 // lean_entry::FINISH (SAVE_REST is 0)
 .equ LEAN_POISON, {LEAN_POISON}                 // 1: feature poison-unsaved (test image)
+.equ WORK_AUDIT, {WORK_AUDIT}                   // entry::WorkFlags::AUDIT alone
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -216,14 +217,15 @@
 // refuse the syscall with a constant code and nothing else is asked of it
 // (bit x8 of the `refused` mask, only for x8 below 64: a larger number
 // must not alias one), x0 is that code and the thread goes on at once, as
-// the generic entry's policy stage would leave it. Otherwise the generic
+// the generic entry's policy stage would leave it. Otherwise the lean
+// entry if audit is all its work (x10 the work word), else the generic
 // entry. x9/x10 parked.
 el0_refused_or_slow:
     cmp     x8, #64
     b.hs    el0_sync_slow_x9_x10_saved
     ldr     x9, [sp, #REFUSED_OFFSET]
     lsr     x9, x9, x8
-    tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    tbz     x9, #0, el0_audited_or_slow
     add     x9, sp, x8, lsl #1
     ldrh    w0, [x9, #REFUSAL_CODES_OFFSET]
     ldp     x9, x10, [sp, #16 * 4 + 8]
@@ -244,8 +246,10 @@ el0_svc_above_reply_recv:
 
 // The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
 // protocol): an SVC of a thread with no work (x10, the work word, is 0;
-// else the generic entry) that no fast path takes. Only x0..x18 and x30
-// are saved (x9 and x10 are parked already): the kernel's half,
+// else the generic entry) that no fast path takes, or, from
+// `el0_audited_or_slow`, of a thread whose only work is audit. Only
+// x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
+// half,
 // `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1 and
 // TPIDR_EL0 as the thread had them. It returns the context in x0 and in
 // x1 either the TTBR0 to return with (the thread goes back as it is: only
@@ -254,6 +258,7 @@ el0_svc_above_reply_recv:
 // the lean one).
 el0_svc_generic:
     cbnz    x10, el0_sync_slow_x9_x10_saved
+el0_svc_lean:
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]
@@ -298,6 +303,15 @@ el0_svc_generic:
     ldr     x18, [sp, #16 * 9]
     ldr     x30, [sp, #CTX_SP_EL0_PAIR]
     eret
+
+// From `el0_refused_or_slow` (x9/x10 parked, x10 the work word): a
+// thread whose only work is audit takes the lean entry too (its records
+// read x0..x8 and the result, nothing else of the frame); any other work
+// the generic entry.
+el0_audited_or_slow:
+    cmp     x10, #WORK_AUDIT
+    b.ne    el0_sync_slow_x9_x10_saved
+    b       el0_svc_lean
 
 // The rest of the frame into the context at x0 (sp is the kernel stack's
 // top again), then the generic entry (x1 = 0) or the lean entry's end.

@@ -1,6 +1,6 @@
 //! The lean syscall entry (docs/architecture.md, "The lean entry's
-//! context model"): a syscall of a thread with no work, carried out with
-//! only `x0..x18` and `x30` saved.
+//! context model"): a syscall of a thread with no work, or with audit
+//! alone, carried out with only `x0..x18` and `x30` saved.
 //!
 //! Its stub (`el0_svc_generic` in `arch/src/cpu/vectors.s`) keeps the
 //! rest of the thread's registers in the CPU while the kernel decides.
@@ -14,6 +14,8 @@ use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
 use crate::stopped_call::Progress;
 use crate::syscall;
+use crate::thread::ThreadId;
+use entry::WorkFlags;
 
 /// What became of a syscall offered to the lean entry.
 #[derive(Debug, PartialEq, Eq)]
@@ -41,9 +43,10 @@ pub enum LeanSyscall {
 
 impl Kernel {
     /// The syscall of the thread on this CPU, by the lean entry, if it may
-    /// take it: the thread has no work at all (so no entry or exit work)
-    /// and the syscall reads and writes no saved register beyond
-    /// `x0..x18` and `x30` (`syscall::lean_entry_takes`).
+    /// take it: the thread has no work at all (so no entry or exit work),
+    /// or audit alone (the audit-only lane, `syscall_audited`), and the
+    /// syscall reads and writes no saved register beyond `x0..x18` and
+    /// `x30` (`syscall::lean_entry_takes`).
     pub fn lean_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
         let Some(current) = self.current else {
             return LeanSyscall::NotLean;
@@ -53,7 +56,14 @@ impl Kernel {
             "an earlier kernel entry left retired objects"
         );
         let thread = &mut self.objects[current];
-        if !thread.work.is_empty() || !syscall::lean_entry_takes(thread.context.syscall_number()) {
+        if !thread.work.is_empty() {
+            // Rare beside the no-work case: laid out as its test's
+            // second way (taken first, the audit test cost every lean
+            // syscall 2 instructions).
+            core::hint::cold_path();
+            return self.lean_syscall_audited(platform, current, esr);
+        }
+        if !syscall::lean_entry_takes(thread.context.syscall_number()) {
             return LeanSyscall::NotLean;
         }
         thread.stats.count_syscall();
@@ -81,6 +91,40 @@ impl Kernel {
                 return LeanSyscall::Finish;
             }
         }
+        self.lean_end(current)
+    }
+
+    /// `lean_syscall` for a thread with work: audit alone (the vector
+    /// sends no other work here) takes the audit-only lane
+    /// (`syscall_audited`). Its records read x0..x8 and the result,
+    /// nothing else of the frame, and the lane's other ways (a full ring,
+    /// a syscall that gave its own thread work) ask nothing of it either:
+    /// `syscall::reads_or_writes_whole_context` declines a tracer's
+    /// attach, the only work whose stops would.
+    #[inline(always)]
+    fn lean_syscall_audited<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+    ) -> LeanSyscall {
+        let thread = &mut self.objects[current];
+        let number = thread.context.syscall_number();
+        if thread.work != WorkFlags::AUDIT
+            || thread.skips_entry_work(number)
+            || !syscall::lean_entry_takes(number)
+        {
+            return LeanSyscall::NotLean;
+        }
+        thread.stats.count_syscall();
+        self.syscall_audited(platform, current, esr);
+        self.lean_end(current)
+    }
+
+    /// How a lean syscall of `current` ends: it goes back as it is if it
+    /// is still on the CPU and nothing is due.
+    #[inline(always)]
+    fn lean_end(&mut self, current: ThreadId) -> LeanSyscall {
         if self.current == Some(current) && self.nothing_due() {
             if let Some(Resume::User { ttbr0, .. }) = Self::as_it_is(&mut self.objects[current]) {
                 return LeanSyscall::Returns { ttbr0 };

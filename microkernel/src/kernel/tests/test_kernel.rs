@@ -50,3 +50,47 @@ pub(in crate::kernel) fn delete_and_reap(kernel: &mut Kernel, cnode: CNodeId, in
     while kernel.objects.take_destroyed().is_some() {}
     kernel.reap();
 }
+
+/// What a stale saved slot holds while the lean entry's kernel half runs
+/// (`svc_as_the_vector_takes_it`).
+const LEAN_SCRIBBLE: u64 = 0xdead_1ea0_dead_1ea0;
+
+/// The SVC of `current` (on the CPU), as the vector takes it: by the lean
+/// entry for a thread with no work or audit alone (the Rust half then
+/// decides), else by the generic entry. While the lean half runs, the
+/// slots it leaves unsaved (x19..x29, SP_EL0, ELR, SPSR, TPIDR_EL0) hold
+/// garbage, as on the board they hold stale values; they are put back
+/// before the thread returns or its frame is saved whole, so what the
+/// lean half wrote there is lost, as on the board.
+pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform>(
+    kernel: &mut Kernel,
+    platform: &mut P,
+    current: crate::thread::ThreadId,
+    esr: u64,
+) -> crate::kernel::Resume {
+    use crate::kernel::LeanSyscall;
+    use entry::WorkFlags;
+    assert_eq!(kernel.current, Some(current), "the thread is on the CPU");
+    let work = kernel.objects[current].work;
+    if !(work.is_empty() || work == WorkFlags::AUDIT) {
+        return kernel.syscall(platform, current, esr);
+    }
+    let kept = kernel.objects[current].context;
+    let context = &mut kernel.objects[current].context;
+    context.x[19..30].fill(LEAN_SCRIBBLE);
+    (context.sp, context.pc, context.spsr, context.tpidr) =
+        (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
+    let lean = kernel.lean_syscall(platform, esr);
+    let context = &mut kernel.objects[current].context;
+    context.x[19..30].copy_from_slice(&kept.x[19..30]);
+    (context.sp, context.pc, context.spsr, context.tpidr) =
+        (kept.sp, kept.pc, kept.spsr, kept.tpidr);
+    match lean {
+        LeanSyscall::Returns { ttbr0 } => crate::kernel::Resume::User {
+            context: &mut kernel.objects[current].context,
+            ttbr0,
+        },
+        LeanSyscall::NotLean => kernel.syscall(platform, current, esr),
+        LeanSyscall::Finish => kernel.finish_lean_syscall(platform),
+    }
+}
