@@ -319,8 +319,8 @@ impl Harness {
     }
 
     /// The SVC of the thread whose registers are at `context`, as the
-    /// vector takes it: by the lean entry when the thread has no work
-    /// (`el0_svc_generic`), which saves only x0..x18 and x30. The rest
+    /// vector takes it: by the lean entry when the thread has no work or
+    /// audit alone (`el0_svc_generic`), which saves only x0..x18 and x30. The rest
     /// stays in the CPU: here its slots are scribbled over while the
     /// kernel's half runs, so a syscall that read them would see garbage,
     /// and put back before the thread returns or the frame is saved whole
@@ -330,11 +330,11 @@ impl Harness {
         // SAFETY (test): the pointer is into the boxed kernel (a live
         // thread's context); no other reference to it is in use here.
         let ctx = unsafe { &mut *context };
-        let no_work = self
-            .kernel
-            .current()
-            .is_some_and(|thread| self.kernel.thread(thread).work().is_empty());
-        if !no_work {
+        let lean = self.kernel.current().is_some_and(|thread| {
+            let work = self.kernel.thread(thread).work();
+            work.is_empty() || work == entry::WorkFlags::AUDIT
+        });
+        if !lean {
             return self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);
         }
         let kept = *ctx;

@@ -115,12 +115,16 @@
 // saved registers, is zero) is answered here if it is `Null` (x8 == 0),
 // and goes to the IPC fast path of that syscall
 // (`portcullis_ipc_fast_call` or `portcullis_ipc_fast_reply_recv`, in the
-// kernel's `ipc_fast_path.s`) if it is `Call` or `ReplyRecv`. A thread with work takes the same two
-// ways only for a syscall its no-entry-work mask (the word after the work
-// word) excuses, and only with no exit work; everything else goes to
-// `portcullis_el0_sync`, the generic entry. x9/x10 are parked in their
-// own context slots while the checks run (and stay there when the full
-// save follows).
+// kernel's `ipc_fast_path.s`) if it is `Call` or `ReplyRecv` (and to
+// theirs if `Yield`, `Signal` or `Wait`); any other goes to the lean
+// entry (`el0_svc_generic`), which saves only what the kernel's compiled
+// code may clobber. A thread with work takes the same ways only for a
+// syscall its no-entry-work mask (the word after the work word) excuses,
+// and only with no exit work; a thread whose only work is audit takes
+// the lean entry; everything else goes to `portcullis_el0_sync`, the
+// generic entry, after the full save. x9/x10 are parked in their own
+// context slots while the checks run (and stay there when a save
+// follows).
 .macro user_sync_vector
     .balign 0x80
 .Luser_sync_vector\@:
@@ -153,7 +157,7 @@
     lsr     x9, x9, x8
     tbz     x9, #0, el0_refused_or_slow
     // Only Call, ReplyRecv, Yield, Signal and Wait have a fast path: any
-    // other syscall goes to the generic entry without trying one. The
+    // other syscall goes to the lean entry without trying one. The
     // exact numbers are tested here, once: each entry then knows which
     // syscall it has (Call first, two instructions: it is the one of the
     // pair that starts a message; then its answer; then Yield below it,
@@ -166,8 +170,9 @@
     b.hi    el0_svc_above_reply_recv
     cmp     x8, #SYSCALL_YIELD
     b.eq    portcullis_yield_fast
-    // x9 and x10 stay parked: the full save skips their slots.
-    b       el0_sync_slow_x9_x10_saved
+    // Any other number below ReplyRecv's: the lean entry (x9 and x10 stay
+    // parked, and both saves skip their slots).
+    b       el0_svc_generic
     // The vector's 32 instructions are all it has: one more and the
     // assembler refuses this (the next vector would move).
     .org    .Luser_sync_vector\@ + 0x80
@@ -233,7 +238,8 @@ el0_refused_or_slow:
 
 // A syscall number above ReplyRecv's from the inline checks (x9/x10
 // parked, x10 the work word): any number above Wait's goes to the lean
-// entry at once (the generic syscalls and invalid numbers: two
+// entry at once (as the numbers below ReplyRecv's without a path of
+// their own do) (the generic syscalls and invalid numbers: two
 // instructions); else x9 = 0 for Signal, 1 for Wait, and the notification
 // fast path; the capability syscalls between go to the lean entry too.
 el0_svc_above_reply_recv:
