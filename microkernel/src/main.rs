@@ -651,8 +651,9 @@ fn el0_sync() -> ! {
 
 /// The kernel's half of the lean syscall entry (`el0_svc_generic` in
 /// `vectors.s`, `arch::cpu::lean_entry`): a syscall of a thread with no
-/// work or audit alone, with only `x0..x18` and `x30` saved. It is carried out here if
-/// the kernel lock is free now and `Kernel::lean_syscall` takes it.
+/// work or audit alone, with only `x0..x18` and `x30` saved. It is
+/// carried out here if the kernel lock is free now and
+/// `Kernel::lean_syscall` takes it.
 #[no_mangle]
 extern "C" fn portcullis_el0_svc(context: *mut UserContext) -> LeanExit {
     user_return::block_user_access();

@@ -20,9 +20,9 @@ use entry::WorkFlags;
 /// What became of a syscall offered to the lean entry.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LeanSyscall {
-    /// Not for the lean entry (the thread has work, or the syscall reads
-    /// or writes saved registers the entry did not save: see
-    /// `syscall::lean_entry_takes`): nothing was done. Save the whole
+    /// Not for the lean entry (the thread has work other than audit
+    /// alone, or the syscall reads or writes saved registers the entry
+    /// did not save: see `syscall::lean_entry_takes`): nothing was done. Save the whole
     /// frame and take the generic entry.
     NotLean,
     /// Done, and the thread goes back as it is, with this TTBR0: load
