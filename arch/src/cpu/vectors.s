@@ -237,11 +237,11 @@ el0_refused_or_slow:
     eret
 
 // A syscall number above ReplyRecv's from the inline checks (x9/x10
-// parked, x10 the work word): any number above Wait's goes to the lean
-// entry at once (as the numbers below ReplyRecv's without a path of
-// their own do) (the generic syscalls and invalid numbers: two
-// instructions); else x9 = 0 for Signal, 1 for Wait, and the notification
-// fast path; the capability syscalls between go to the lean entry too.
+// parked, x10 the work word): any number above Wait's (the generic
+// syscalls and invalid numbers) goes to the lean entry at once, in two
+// instructions, as the numbers below ReplyRecv's without a path of their
+// own do; else x9 = 0 for Signal, 1 for Wait, and the notification fast
+// path; the capability syscalls between go to the lean entry too.
 el0_svc_above_reply_recv:
     cmp     x8, #SYSCALL_SIGNAL + 1
     b.hi    el0_svc_generic
@@ -255,9 +255,8 @@ el0_svc_above_reply_recv:
 // else the generic entry) that no fast path takes, or, from
 // `el0_audited_or_slow`, of a thread whose only work is audit. Only
 // x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
-// half,
-// `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1 and
-// TPIDR_EL0 as the thread had them. It returns the context in x0 and in
+// half, `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1
+// and TPIDR_EL0 as the thread had them. It returns the context in x0 and in
 // x1 either the TTBR0 to return with (the thread goes back as it is: only
 // what was saved is loaded) or what to do first (the rest of the frame
 // saved, then the generic entry or, with the lock still held, the end of
