@@ -36,13 +36,31 @@
 .equ KIND_FIQ,    2
 .equ KIND_SERROR, 3
 
+// Register pairs by their slots in a context at `base`, `op` `stp` to
+// save or `ldp` to load: the saves and loads below are written from these.
+.macro x0_to_x7 op, base
+    \op     x0, x1, [\base, #16 * 0]
+    \op     x2, x3, [\base, #16 * 1]
+    \op     x4, x5, [\base, #16 * 2]
+    \op     x6, x7, [\base, #16 * 3]
+.endm
+.macro x12_to_x17 op, base
+    \op     x12, x13, [\base, #16 * 6]
+    \op     x14, x15, [\base, #16 * 7]
+    \op     x16, x17, [\base, #16 * 8]
+.endm
+.macro x20_to_x29 op, base
+    \op     x20, x21, [\base, #16 * 10]
+    \op     x22, x23, [\base, #16 * 11]
+    \op     x24, x25, [\base, #16 * 12]
+    \op     x26, x27, [\base, #16 * 13]
+    \op     x28, x29, [\base, #16 * 14]
+.endm
+
 // With `x9_x10_saved` = 1, x9 and x10 are already in their slots (the
 // inline fast path parked them there) and hold scratch values.
 .macro save_user_context x9_x10_saved=0
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
+    x0_to_x7 stp, sp
 .if \x9_x10_saved
     str     x8, [sp, #16 * 4]
     str     x11, [sp, #16 * 5 + 8]
@@ -50,15 +68,9 @@
     stp     x8, x9, [sp, #16 * 4]
     stp     x10, x11, [sp, #16 * 5]
 .endif
-    stp     x12, x13, [sp, #16 * 6]
-    stp     x14, x15, [sp, #16 * 7]
-    stp     x16, x17, [sp, #16 * 8]
+    x12_to_x17 stp, sp
     stp     x18, x19, [sp, #16 * 9]
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
+    x20_to_x29 stp, sp
     mrs     x21, sp_el0
     stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     mrs     x22, elr_el1
@@ -264,15 +276,10 @@ el0_svc_above_reply_recv:
 el0_svc_generic:
     cbnz    x10, el0_sync_slow_x9_x10_saved
 el0_svc_lean:
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
+    x0_to_x7 stp, sp
     str     x8, [sp, #16 * 4]
     str     x11, [sp, #16 * 5 + 8]
-    stp     x12, x13, [sp, #16 * 6]
-    stp     x14, x15, [sp, #16 * 7]
-    stp     x16, x17, [sp, #16 * 8]
+    x12_to_x17 stp, sp
     str     x18, [sp, #16 * 9]
     str     x30, [sp, #CTX_SP_EL0_PAIR]
 .if LEAN_POISON
@@ -296,15 +303,10 @@ el0_svc_lean:
     b.ls    el0_svc_save_rest
     msr     ttbr0_el1, x1
     mov     sp, x0
-    ldp     x0, x1, [sp, #16 * 0]
-    ldp     x2, x3, [sp, #16 * 1]
-    ldp     x4, x5, [sp, #16 * 2]
-    ldp     x6, x7, [sp, #16 * 3]
+    x0_to_x7 ldp, sp
     ldp     x8, x9, [sp, #16 * 4]
     ldp     x10, x11, [sp, #16 * 5]
-    ldp     x12, x13, [sp, #16 * 6]
-    ldp     x14, x15, [sp, #16 * 7]
-    ldp     x16, x17, [sp, #16 * 8]
+    x12_to_x17 ldp, sp
     ldr     x18, [sp, #16 * 9]
     ldr     x30, [sp, #CTX_SP_EL0_PAIR]
     eret
@@ -322,11 +324,7 @@ el0_audited_or_slow:
 // top again), then the generic entry (x1 = 0) or the lean entry's end.
 el0_svc_save_rest:
     str     x19, [x0, #16 * 9 + 8]
-    stp     x20, x21, [x0, #16 * 10]
-    stp     x22, x23, [x0, #16 * 11]
-    stp     x24, x25, [x0, #16 * 12]
-    stp     x26, x27, [x0, #16 * 13]
-    stp     x28, x29, [x0, #16 * 14]
+    x20_to_x29 stp, x0
     mrs     x21, sp_el0
     str     x21, [x0, #CTX_SP_EL0_PAIR + 8]
     mrs     x22, elr_el1
@@ -397,21 +395,12 @@ restore_user_context:
     msr     tpidr_el0, x24
     ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     msr     sp_el0, x21
-    ldp     x0, x1, [sp, #16 * 0]
-    ldp     x2, x3, [sp, #16 * 1]
-    ldp     x4, x5, [sp, #16 * 2]
-    ldp     x6, x7, [sp, #16 * 3]
+    x0_to_x7 ldp, sp
     ldp     x8, x9, [sp, #16 * 4]
     ldp     x10, x11, [sp, #16 * 5]
-    ldp     x12, x13, [sp, #16 * 6]
-    ldp     x14, x15, [sp, #16 * 7]
-    ldp     x16, x17, [sp, #16 * 8]
+    x12_to_x17 ldp, sp
     ldp     x18, x19, [sp, #16 * 9]
-    ldp     x20, x21, [sp, #16 * 10]
-    ldp     x22, x23, [sp, #16 * 11]
-    ldp     x24, x25, [sp, #16 * 12]
-    ldp     x26, x27, [sp, #16 * 13]
-    ldp     x28, x29, [sp, #16 * 14]
+    x20_to_x29 ldp, sp
     eret
 
 // fp_save(state: *mut FpState), fp_restore(state: *const FpState)
