@@ -379,11 +379,6 @@ fn syscall_checks() -> i32 {
             return number as i32 + 1;
         }
     }
-    let changed = probe::registers_preserved_across_syscall();
-    if changed != 0 {
-        println!("{changed} callee registers changed across a syscall");
-        return checks.len() as i32 + 1;
-    }
     // Every kernel entry a syscall can take keeps x9..x30, sp, TPIDR_EL0
     // and NZCV: the vector's Null, the lean entry (an unknown number), and
     // the generic entry after the lean one declined (a register read,

@@ -243,37 +243,11 @@ pub fn registers_kept_across(number: u64, x0: u64, x2: u64, x3: u64) -> (u64, u6
     (result, changed + marks_changed)
 }
 
-/// Makes a null syscall with x9..x17 and x20..x28 holding known values and
-/// returns how many of them the kernel changed (it must preserve them).
+/// Makes a null syscall and returns how many of the registers it must
+/// keep it changed ([`registers_kept_across`]; 0 when the kernel kept
+/// them all).
 pub fn registers_preserved_across_syscall() -> u64 {
-    let mut regs = [0u64; 18];
-    for (i, r) in regs.iter_mut().enumerate() {
-        *r = 0x5eed_0000_0000_0000 | (i as u64 * 0x1111);
-    }
-    let mut after = regs;
-    // SAFETY: a null syscall changes x0 only (x1..x7 declared clobbered).
-    unsafe {
-        asm!(
-            "svc #0",
-            inout("x9") after[0] => after[0], inout("x10") after[1] => after[1],
-            inout("x11") after[2] => after[2], inout("x12") after[3] => after[3],
-            inout("x13") after[4] => after[4], inout("x14") after[5] => after[5],
-            inout("x15") after[6] => after[6], inout("x16") after[7] => after[7],
-            inout("x17") after[8] => after[8], inout("x20") after[9] => after[9],
-            inout("x21") after[10] => after[10], inout("x22") after[11] => after[11],
-            inout("x23") after[12] => after[12], inout("x24") after[13] => after[13],
-            inout("x25") after[14] => after[14], inout("x26") after[15] => after[15],
-            inout("x27") after[16] => after[16], inout("x28") after[17] => after[17],
-            inout("x0") 0u64 => _, out("x1") _, out("x2") _, out("x3") _,
-            out("x4") _, out("x5") _, out("x6") _, out("x7") _,
-            in("x8") abi::Syscall::Null.number(),
-            options(nostack),
-        )
-    };
-    regs.iter()
-        .zip(after.iter())
-        .filter(|(a, b)| a != b)
-        .count() as u64
+    registers_kept_across(abi::Syscall::Null.number(), 0, 0, 0).1
 }
 
 /// Makes IPC syscall `number` with `x0..x7` as given and `x9..x18`
