@@ -314,6 +314,13 @@ impl Kernel {
     /// more. (Its decoding and dispatch are a copy of their own,
     /// `syscall::AUDITED_COPY`: as a second caller of the generic entry's
     /// copy it cost every row with entry work some 50 instructions.)
+    ///
+    /// Only a lossless audit looks at its ring before the syscall (stage
+    /// 4's wait for room). A lossy one never waits, so its ring and
+    /// notification are looked at once, when the record is written
+    /// (`write_pending_record`), which turns off an audit whose ring or
+    /// notification is gone as `live_audit` would have at the entry:
+    /// either way that syscall has no record, and runs as it would have.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_audited<P: Platform>(
@@ -325,12 +332,18 @@ impl Kernel {
         let audit_only = |thread: &crate::thread::Thread| {
             thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT
         };
-        if self.audit_ring_is_full(platform, current) {
+        let lossless = |thread: &crate::thread::Thread| {
+            thread
+                .audit
+                .as_ref()
+                .is_some_and(|sink| sink.mode == AuditMode::Lossless)
+        };
+        if lossless(&self.objects[current]) && self.audit_ring_is_full(platform, current) {
             return self.syscall_with_work(platform, current, esr, None);
         }
-        // Looked up once for the steps before dispatch. (Asked again after
-        // the ring is looked at: an audit whose ring or notification is
-        // gone was turned off there.)
+        // Looked up once for the steps before dispatch. (Asked after a
+        // lossless ring is looked at: an audit whose ring or notification
+        // is gone was turned off there.)
         let thread = &mut self.objects[current];
         if !audit_only(thread) {
             return self.syscall_with_work(platform, current, esr, None);
@@ -351,27 +364,35 @@ impl Kernel {
         // Still audit alone (the syscall may have attached a tracer or a
         // filter to its own thread, whose exit stages the machine asks
         // for, or turned its audit off).
+        let Some((thread, others)) = self.objects.split_thread(current) else {
+            unreachable!("the current thread is a thread");
+        };
         let code = match result {
-            SyscallResult::Return(code) if audit_only(&self.objects[current]) => code,
+            SyscallResult::Return(code) if audit_only(thread) => code,
             _ => return self.finish_syscall_with_work(platform, current, esr, &entered, result),
         };
         // What the exit machine asks for this work word: the record with
         // the result, then the exit to user mode.
         debug_assert!({
-            let mut exit = entry::SyscallExit::new(entered.entry, self.exit_work_word(current));
+            // (`exit_work_word`, on the thread in hand: its record is
+            // pending, as its audit was on at the entry and still is.)
+            let mut exit = entry::SyscallExit::new(entered.entry, thread.work);
             let record = exit.next_step();
-            (record, exit.next_step())
-                == (
-                    entry::ExitStep::WriteAuditRecord { with_result: true },
-                    entry::ExitStep::ExitToUser,
-                )
+            thread.audit_pending.is_some()
+                && (record, exit.next_step())
+                    == (
+                        entry::ExitStep::WriteAuditRecord { with_result: true },
+                        entry::ExitStep::ExitToUser,
+                    )
         });
-        let thread = &mut self.objects[current];
         thread.judged.forget();
         Self::write_result(thread, code);
         let x0 = thread.context.result();
-        self.write_record(platform, current, Some(x0));
-        Self::exit_loop_on(&mut self.objects[current]);
+        let written = write_pending_record(platform, thread, &others, Some(x0));
+        // (Stage 8 clears only `NOTIFY_RESUME`, which nothing the record's
+        // signal does sets.)
+        Self::exit_loop_on(thread);
+        self.after_record(platform, current, written);
     }
 
     /// Lets lossless threads whose ring has room run again (on the tick,
@@ -514,11 +535,9 @@ impl Kernel {
     }
 
     /// Writes `thread`'s pending record, and forgets it, into the ring it
-    /// began with, if that ring still exists (the syscall may have
-    /// destroyed it: then there is nowhere to write, and its server has
-    /// lost the ring with it). Lossy or lossless, a full ring drops the
-    /// record and counts it. The record is read where it is kept, never
-    /// copied whole (each bulk copy was a `memcpy` call).
+    /// began with (see [`write_pending_record`]), then lets the audit
+    /// server know, or turns off an audit whose ring or notification is
+    /// gone.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn write_record(
@@ -527,98 +546,170 @@ impl Kernel {
         thread: ThreadId,
         result: Option<u64>,
     ) {
-        let objects = &self.objects;
-        let audited = &objects[thread];
-        let Some(pending) = &audited.audit_pending else {
-            return;
+        let Some((audited, others)) = self.objects.split_thread(thread) else {
+            unreachable!("a thread's record is written");
         };
-        // Drops are counted for the thread only while it is audited into
-        // the ring its record began with (unchanged, or set again to the
-        // same one).
-        let same_sink = pending.moved_sink.is_none() || pending.moved_sink == audited.audit;
-        let Some(sink) = pending.moved_sink.as_ref().or(audited.audit.as_ref()) else {
-            return self.objects[thread].audit_pending = None;
-        };
-        if objects.resolve(sink.frame, CapType::Frame).is_none() {
-            return self.objects[thread].audit_pending = None;
-        }
-        let ring = sink.ring;
-        // The header's four words in one read (one translation, not one
-        // a word).
-        let mut header = [0; HEADER_WORDS];
-        platform.read_phys_words(ring, &mut header);
-        let [sequence, written, consumed, dropped] = header;
-        let state = RingState::from_counts([written, consumed]);
-        if state.is_full() {
-            platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
-            platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
-            let audited = &mut self.objects[thread];
-            audited.audit_pending = None;
-            if same_sink {
-                audited.audit_dropped += 1;
+        let written = write_pending_record(platform, audited, &others, result);
+        self.after_record(platform, thread, written);
+    }
+
+    /// What follows a record's write (`RecordWritten`): the server's
+    /// notification signalled, or the audit turned off.
+    #[inline(always)]
+    fn after_record(
+        &mut self,
+        platform: &mut impl Platform,
+        thread: ThreadId,
+        written: RecordWritten,
+    ) {
+        match written {
+            RecordWritten::Quietly => {}
+            RecordWritten::First { signal, bits } => {
+                // A signal only wakes (the caller carries on): with nobody
+                // woken, as when the server is busy, nothing is left to
+                // apply.
+                let effects = self.signal_notification(signal, bits);
+                debug_assert!(effects.next == crate::ipc::Next::Continue);
+                if effects.woken().next().is_some() {
+                    self.apply_ipc(platform, effects);
+                }
             }
-            return;
+            // Nowhere to write any more: off, as `live_audit` would have
+            // turned it at the next syscall's entry.
+            RecordWritten::SinkGone => self.attach_audit(thread, None),
         }
-        let call = &pending.call;
-        let object_type = audited
-            .cspace
-            .filter(|_| abi::Syscall::number_names_capability(call[8]))
-            .and_then(|cnode| {
-                let slot = objects.slot(cnode, call[0]).ok()?;
-                Some(objects.lookup(slot).ok()?.cap_type().raw())
-            })
-            .unwrap_or(0);
-        let record = AuditRecord {
-            sequence,
-            time: platform.counter(),
-            thread_badge: sink.badge,
-            thread: audited.number,
-            syscall: call[8],
-            object_type,
-            label: MessageInfo::from(call[1]).label(),
-            args: [
-                call[0], call[1], call[2], call[3], call[4], call[5], call[6], call[7],
-            ],
-            result,
-            verdict: pending.verdict,
-            forwarded: pending.forwarded,
-            dropped: if same_sink { audited.audit_dropped } else { 0 },
+    }
+}
+
+/// What became of a pending record (`write_pending_record`).
+#[derive(Clone, Copy)]
+enum RecordWritten {
+    /// Written, dropped into a full ring, or there was none: nothing more
+    /// to do.
+    Quietly,
+    /// Written into an empty ring: the server hears of it once, not per
+    /// record, through this notification and these bits.
+    First {
+        signal: crate::cap::ObjectId,
+        bits: u64,
+    },
+    /// The thread's own ring or notification is gone (its syscall, or
+    /// another CPU, destroyed it): no record, and the audit is to be
+    /// turned off.
+    SinkGone,
+}
+
+/// Writes `audited`'s pending record, and forgets it, into the ring it
+/// began with, if that ring and its notification still exist (the
+/// syscall may have destroyed them: then there is nowhere to write, and
+/// the server has lost the ring with them). Lossy or lossless, a full
+/// ring drops the record and counts it. The record is read where it is
+/// kept, never copied whole (each bulk copy was a `memcpy` call). One
+/// body for the two callers, `Kernel::write_record` and the audit-only
+/// lane (`Kernel::syscall_audited`), which has the thread in hand: as a
+/// call it cost the lane its own look-ups of the thread and the ring.
+#[inline(always)]
+fn write_pending_record(
+    platform: &mut impl Platform,
+    audited: &mut crate::thread::Thread,
+    others: &crate::cap::OtherObjects<'_>,
+    result: Option<u64>,
+) -> RecordWritten {
+    let Some(pending) = &audited.audit_pending else {
+        return RecordWritten::Quietly;
+    };
+    // Drops are counted for the thread only while it is audited into
+    // the ring its record began with (unchanged, or set again to the
+    // same one).
+    let same_sink = pending.moved_sink.is_none() || pending.moved_sink == audited.audit;
+    let Some(sink) = pending.moved_sink.as_ref().or(audited.audit.as_ref()) else {
+        audited.audit_pending = None;
+        return RecordWritten::Quietly;
+    };
+    let (signal, bits) = sink.notification;
+    if !others.resolves(sink.frame, CapType::Frame)
+        || !others.resolves(signal, CapType::Notification)
+    {
+        // Only the thread's own audit is turned off: a record that began
+        // with another ring has nothing to say about this one.
+        let own = pending.moved_sink.is_none();
+        audited.audit_pending = None;
+        return if own {
+            RecordWritten::SinkGone
+        } else {
+            RecordWritten::Quietly
         };
-        let (signal, bits) = sink.notification;
-        // Fixed-width: the record's words go straight into its slot.
-        let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
-        platform.write_phys_words(slot, &record.words());
-        // The record before the count that shows it: a server on another
-        // CPU that sees `written` move must see the slot's words (it reads
-        // `written` with a barrier after it, `abi::audit`).
-        fence(Ordering::Release);
-        // `written` is in the shared page (the server can write it too):
-        // at u64::MAX it wraps, as every other value moves on by one.
-        // (With the next sequence number, the word before it: one write.)
-        platform.write_phys_words(
-            ring + NEXT_SEQUENCE_OFFSET,
-            &[sequence.wrapping_add(1), state.written.wrapping_add(1)],
-        );
-        let audited = &mut self.objects[thread];
+    }
+    let ring = sink.ring;
+    // The header's four words in one read (one translation, not one
+    // a word).
+    let mut header = [0; HEADER_WORDS];
+    platform.read_phys_words(ring, &mut header);
+    let [sequence, written, consumed, dropped] = header;
+    let state = RingState::from_counts([written, consumed]);
+    if state.is_full() {
+        platform.write_phys_u64(ring + NEXT_SEQUENCE_OFFSET, sequence.wrapping_add(1));
+        platform.write_phys_u64(ring + DROPPED_OFFSET, dropped.wrapping_add(1));
         audited.audit_pending = None;
         if same_sink {
-            audited.audit_dropped = 0;
+            audited.audit_dropped += 1;
         }
-        // Empty to non-empty: the server hears of it once, not per record
-        // (if the notification is still the one named: the syscall may
-        // have destroyed it).
-        if state.written != state.consumed {
-            return;
-        }
-        if let Some(signal) = self.objects.resolve(signal, CapType::Notification) {
-            // A signal only wakes (the caller carries on): with nobody
-            // woken, as when the server is busy, nothing is left to apply.
-            let effects = self.signal_notification(signal, bits);
-            debug_assert!(effects.next == crate::ipc::Next::Continue);
-            if effects.woken().next().is_some() {
-                self.apply_ipc(platform, effects);
-            }
-        }
+        return RecordWritten::Quietly;
+    }
+    let call = &pending.call;
+    // The capability `x0` named, through the thread's CSpace range (the
+    // invariant checks keep it the CNode's).
+    let (first, slots) = audited.cspace_slots;
+    let object_type =
+        if abi::Syscall::number_names_capability(call[8]) && call[0] < u64::from(slots) {
+            others
+                .slot_content(crate::cap::SlotId(first.0 + call[0] as u32))
+                .filter(|cap| !cap.is_null())
+                .map_or(0, |cap| cap.cap_type().raw())
+        } else {
+            0
+        };
+    let record = AuditRecord {
+        sequence,
+        time: platform.counter(),
+        thread_badge: sink.badge,
+        thread: audited.number,
+        syscall: call[8],
+        object_type,
+        label: MessageInfo::from(call[1]).label(),
+        args: [
+            call[0], call[1], call[2], call[3], call[4], call[5], call[6], call[7],
+        ],
+        result,
+        verdict: pending.verdict,
+        forwarded: pending.forwarded,
+        dropped: if same_sink { audited.audit_dropped } else { 0 },
+    };
+    // Fixed-width: the record's words go straight into its slot.
+    let slot = ring + SLOTS_OFFSET + (state.written % RING_SLOTS) * SLOT_BYTES;
+    platform.write_phys_words(slot, &record.words());
+    // The record before the count that shows it: a server on another
+    // CPU that sees `written` move must see the slot's words (it reads
+    // `written` with a barrier after it, `abi::audit`).
+    fence(Ordering::Release);
+    // `written` is in the shared page (the server can write it too):
+    // at u64::MAX it wraps, as every other value moves on by one.
+    // (With the next sequence number, the word before it: one write.)
+    platform.write_phys_words(
+        ring + NEXT_SEQUENCE_OFFSET,
+        &[sequence.wrapping_add(1), state.written.wrapping_add(1)],
+    );
+    audited.audit_pending = None;
+    if same_sink {
+        audited.audit_dropped = 0;
+    }
+    // Empty to non-empty: the server hears of it once, not per record.
+    if state.written != state.consumed {
+        return RecordWritten::Quietly;
+    }
+    RecordWritten::First {
+        signal: signal.id,
+        bits,
     }
 }
 
