@@ -338,13 +338,16 @@ impl Kernel {
                 .as_ref()
                 .is_some_and(|sink| sink.mode == AuditMode::Lossless)
         };
-        if lossless(&self.objects[current]) && self.audit_ring_is_full(platform, current) {
-            return self.syscall_with_work(platform, current, esr, None);
-        }
-        // Looked up once for the steps before dispatch. (Asked after a
+        // Looked up once for the steps before dispatch (again after a
         // lossless ring is looked at: an audit whose ring or notification
-        // is gone was turned off there.)
-        let thread = &mut self.objects[current];
+        // is gone was turned off there).
+        let mut thread = &mut self.objects[current];
+        if lossless(thread) {
+            if self.audit_ring_is_full(platform, current) {
+                return self.syscall_with_work(platform, current, esr, None);
+            }
+            thread = &mut self.objects[current];
+        }
         if !audit_only(thread) {
             return self.syscall_with_work(platform, current, esr, None);
         }
