@@ -211,8 +211,12 @@ impl Scene {
         self
     }
 
-    fn audited(mut self) -> Scene {
-        let mode = Some(AuditMode::Lossless);
+    fn audited(self) -> Scene {
+        self.audited_in(AuditMode::Lossless)
+    }
+
+    fn audited_in(mut self, mode: AuditMode) -> Scene {
+        let mode = Some(mode);
         self.kernel
             .set_audit(
                 &mut self.machine,
@@ -670,4 +674,44 @@ fn an_audit_only_syscall_takes_the_lean_entry_and_writes_the_same_record() {
     );
     assert_eq!(scene.records().len(), 0);
     assert_eq!(scene.thread().stats.counts(), syscalls);
+}
+
+/// An audit whose notification or ring is gone (destroyed without the
+/// kernel's hooks, as by another CPU between two syscalls) is turned off
+/// by the thread's next syscall, which runs as it would have, with no
+/// record: a lossless one at its audit entry (its wait for room looks at
+/// the ring), a lossy one when its record would be written (it never
+/// looks before).
+#[test]
+fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall() {
+    for mode in [AuditMode::Lossy, AuditMode::Lossless] {
+        for gone in [SIGNAL, RING] {
+            let case = format!("{mode:?}, slot {gone} gone");
+            let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited_in(mode);
+            scene.syscall(Syscall::Null);
+            assert_eq!(scene.records().len(), 1, "{case}");
+            let cnode = scene.cnode;
+            super::test_kernel::delete_and_reap(&mut scene.kernel, cnode, gone);
+            scene.syscall(Syscall::Null);
+            assert_eq!(
+                scene.thread().context.result(),
+                ErrorCode::Ok.raw(),
+                "{case}"
+            );
+            assert_eq!(scene.thread().audit, None, "{case}: off");
+            assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
+            assert!(scene.thread().audit_pending.is_none(), "{case}");
+            if gone == SIGNAL {
+                // The ring is still there: nothing more was written to it.
+                assert_eq!(scene.records().len(), 1, "{case}: no record");
+            }
+            // Not audited: the next syscall is an ordinary one.
+            scene.syscall(Syscall::Null);
+            assert_eq!(
+                scene.thread().context.result(),
+                ErrorCode::Ok.raw(),
+                "{case}"
+            );
+        }
+    }
 }
