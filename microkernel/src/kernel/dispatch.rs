@@ -46,6 +46,8 @@ impl Kernel {
             let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
             if work == WorkFlags::AUDIT {
                 self.syscall_audited(platform, current, esr);
+            } else if work == WorkFlags::POLICY {
+                self.syscall_judged(platform, current, esr);
             } else if work == WorkFlags::USER_DISPATCH {
                 self.syscall_user_dispatched(platform, current, esr);
             } else {

@@ -29,6 +29,8 @@ use entry::{
 
 use crate::kernel::forward::policy::PolicyCheck;
 
+mod judged;
+
 /// What the entry stages decided for one syscall so far, beside the
 /// machine's steps: what the kernel acts on once the pass ends, what a
 /// stopped call keeps, and what the audit record shows.
@@ -190,6 +192,21 @@ impl Kernel {
             }
         }
         let (end, entered) = self.enter_with_work(platform, current, resumed);
+        self.end_of_entry(platform, current, esr, end, entered)
+    }
+
+    /// Carries out `end`, the step that ended a pass of the entry stages
+    /// (`enter_with_work`): `Some` when the syscall is to be dispatched
+    /// now; otherwise it is over or stopped, and `None`.
+    #[inline(always)]
+    fn end_of_entry<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        end: EntryStep,
+        entered: Entered,
+    ) -> Option<(Entered, Progress)> {
         let entry = entered.entry;
         match end {
             EntryStep::Dispatch => return Some((entered, Progress::NONE)),

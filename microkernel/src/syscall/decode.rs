@@ -33,6 +33,8 @@ pub const SHARED_COPY: Copy = 2;
 pub const AUDITED_COPY: Copy = 3;
 /// The copy the lean entry (`Kernel::lean_syscall`) uses.
 pub const LEAN_COPY: Copy = 4;
+/// The copy the policy-only path (`Kernel::syscall_judged`) uses.
+pub const JUDGED_COPY: Copy = 5;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)

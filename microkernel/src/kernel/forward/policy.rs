@@ -38,7 +38,10 @@ impl<'a> PolicyCheck<'a> {
     /// filter stack; the capability `x0` names (through the thread's
     /// cached CSpace range) is looked up only when a rule that can decide
     /// this syscall looks at its type or badge. A filter's server counts
-    /// only while its endpoint lives.
+    /// only while its endpoint lives. (Inlined into both its callers, the
+    /// generic entry's policy stage and the policy-only lane: called, it
+    /// and `verdict` cost each some 25 instructions.)
+    #[inline(always)]
     pub(in crate::kernel) fn new(
         verdicts: &'a VerdictCache,
         stack: &'a [AttachedFilter],
@@ -89,7 +92,8 @@ impl<'a> PolicyCheck<'a> {
     /// they are now and the judged copy of its memory (the copies the
     /// dispatched call will use), with the
     /// `Notify` verdicts in `waived` allowed; for `Notify`, the filter
-    /// whose server is asked.
+    /// whose server is asked. (Inlined: see `new`.)
+    #[inline(always)]
     pub(in crate::kernel) fn verdict(
         &self,
         regs: &UserContext,

@@ -715,3 +715,80 @@ fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall
         }
     }
 }
+
+/// The policy-only lane (`Kernel::syscall_judged`, which `syscall` takes
+/// for a thread whose only work is policy) leaves the same state as the
+/// generic entry's machine (`syscall_with_work`) for every verdict, each
+/// evaluated (a rule on `x2`) or given by the default: the registers, the
+/// thread's state, stopped call, trace progress, work and counts, who
+/// runs next, and what the machine saw.
+#[test]
+fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_verdict() {
+    use abi::policy::{ArgMatch, ArgOp};
+    let actions = [
+        Action::Allow,
+        Action::Log,
+        Action::Errno(ERRNO),
+        Action::Trap,
+        Action::Kill,
+        Action::Notify,
+    ];
+    let numbers = [Syscall::Null, Syscall::Poll, Syscall::DebugPrint];
+    let mut lane_taken = 0;
+    for action in actions {
+        for number in numbers {
+            // The rule's comparison holds for `x2` = 2 and not for 3: the
+            // verdict is the rule's or the default (`Allow`), evaluated.
+            for x2 in [2, 3] {
+                let mut states = Vec::new();
+                for by_lane in [true, false] {
+                    let mut rule = rule(number, action);
+                    rule.args
+                        .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
+                        .unwrap();
+                    let mut scene = Scene::new(rule).filtered();
+                    let thread = scene.thread;
+                    assert_eq!(scene.thread().work, WorkFlags::POLICY);
+                    let context = &mut scene.kernel.objects[thread].context;
+                    context.set_syscall_number(number.number());
+                    context.set_arg(entry::ArgIndex::X0, SIGNAL);
+                    context.set_arg(entry::ArgIndex::X2, x2);
+                    context.set_arg(entry::ArgIndex::X3, 5);
+                    context.pc = 0x1004;
+                    // A verdict that is the same either way (an `Allow`
+                    // rule) is a constant: that syscall skips the entry.
+                    if scene.thread().skips_entry_work(number.number()) {
+                        assert_eq!(action, Action::Allow);
+                        continue;
+                    }
+                    let machine = &mut scene.machine;
+                    if by_lane {
+                        lane_taken += 1;
+                        let _ = scene.kernel.syscall(machine, thread, SVC);
+                    } else {
+                        scene.kernel.objects[thread].stats.count_syscall();
+                        scene.kernel.syscall_with_work(machine, thread, SVC, None);
+                        let _ = scene.kernel.resume(machine);
+                    }
+                    let t = &scene.kernel.objects[thread];
+                    states.push((
+                        t.context,
+                        t.state(),
+                        t.call,
+                        t.trace,
+                        t.work,
+                        t.stats.counts(),
+                        scene.kernel.current,
+                        scene.machine.seen.clone(),
+                        scene.machine.line.clone(),
+                    ));
+                }
+                if let [lane, machine] = &states[..] {
+                    assert_eq!(lane, machine, "{action:?} on {number:?} with x2 = {x2}");
+                }
+            }
+        }
+    }
+    // Every verdict but the constant `Allow`, on each number, both ways.
+    assert_eq!(lane_taken, (actions.len() - 1) * numbers.len() * 2);
+}
