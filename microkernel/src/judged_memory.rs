@@ -296,7 +296,9 @@ impl JudgedMemory {
         }
     }
 
-    /// The copy as rules see it.
+    /// The copy as rules see it. (Inlined where the facts are built:
+    /// called, the view went through memory.)
+    #[inline(always)]
     pub fn view(&self) -> JudgedView<'_> {
         match self.judged {
             Judged::Nothing => JudgedView::default(),

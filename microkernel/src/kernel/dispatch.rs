@@ -265,7 +265,12 @@ impl Kernel {
         let esr = call.esr;
         let resumed = call.resumed();
         thread.call.clear();
-        self.syscall_with_work(platform, current, esr, Some(&resumed));
+        // Policy alone: its lane (a server's answer to a request).
+        if thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::POLICY {
+            self.continue_judged(platform, current, esr, &resumed);
+        } else {
+            self.syscall_with_work(platform, current, esr, Some(&resumed));
+        }
     }
 
     /// Runs a decoded syscall. `progress` is how far a preempted one got

@@ -35,6 +35,9 @@ pub const AUDITED_COPY: Copy = 3;
 pub const LEAN_COPY: Copy = 4;
 /// The copy the policy-only path (`Kernel::syscall_judged`) uses.
 pub const JUDGED_COPY: Copy = 5;
+/// The copy the policy-only path uses for an answered call
+/// (`Kernel::continue_judged`).
+pub const ANSWERED_COPY: Copy = 6;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)

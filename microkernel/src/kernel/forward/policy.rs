@@ -100,30 +100,13 @@ impl<'a> PolicyCheck<'a> {
         waived: u8,
         memory: &JudgedMemory,
     ) -> (Action, Option<u8>) {
-        // The facts, built only when rules are evaluated (a cached
-        // verdict needs none). Word by word (the view's): a slice copy
-        // was a call to `memcpy`.
-        // Built in one go: each `with_*` copy of the facts was a copy of
-        // the whole struct.
-        let facts = || {
-            let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
-            SyscallFacts {
-                number,
-                object_type: self.capability.map(|(object_type, _)| object_type),
-                label: MessageInfo::from(x1).label(),
-                badge: self.capability.map(|(_, badge)| badge),
-                args: [x0, x1, x2, x3, x4, x5, x6, x7],
-                pc: regs.pc(),
-                memory: memory.view(),
-            }
-        };
         // The cache answers everything but `Notify`, whose filter (and
         // so its server) only an evaluation of each filter tells; with one
         // filter, the stack's verdict is that filter's.
         if waived == 0 || self.stack.len() == 1 {
             let verdict = match self.verdicts.cached_verdict(regs.syscall_number()) {
                 Some(verdict) => verdict,
-                None => evaluate(&self.stack, &facts()),
+                None => evaluate(&self.stack, &self.facts(regs, memory)),
             };
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
@@ -141,7 +124,27 @@ impl<'a> PolicyCheck<'a> {
                 verdict => return (verdict, None),
             }
         }
-        self.routed(&facts(), waived)
+        self.routed(&self.facts(regs, memory), waived)
+    }
+
+    /// The facts the rules are evaluated on, built only when rules are
+    /// (a cached verdict needs none). Word by word (the view's): a slice
+    /// copy was a call to `memcpy`. Built in one go: each `with_*` copy
+    /// of the facts was a copy of the whole struct. (Inlined: as a
+    /// closure the compiler called it, and the facts went through
+    /// memory.)
+    #[inline(always)]
+    fn facts<'m>(&self, regs: &UserContext, memory: &'m JudgedMemory) -> SyscallFacts<'m> {
+        let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
+        SyscallFacts {
+            number,
+            object_type: self.capability.map(|(object_type, _)| object_type),
+            label: MessageInfo::from(x1).label(),
+            badge: self.capability.map(|(_, badge)| badge),
+            args: [x0, x1, x2, x3, x4, x5, x6, x7],
+            pc: regs.pc(),
+            memory: memory.view(),
+        }
     }
 
     #[cold]

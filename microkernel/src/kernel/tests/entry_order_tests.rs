@@ -24,6 +24,8 @@ use arch::object_memory::kind;
 use entry::{EntryStop, WorkFlags};
 use std::collections::HashMap;
 
+mod lanes;
+
 /// ESR of an `svc` from AArch64 EL0.
 const SVC: u64 = 0x15 << 26;
 const UNTYPED: u64 = 0;
@@ -143,6 +145,11 @@ struct Scene {
 
 impl Scene {
     fn new(rule: Rule) -> Scene {
+        Scene::with_rules([rule])
+    }
+
+    /// A scene whose filter has these rules, in order (`Allow` by default).
+    fn with_rules(rules: impl IntoIterator<Item = Rule>) -> Scene {
         let (mut kernel, cnode, _) = kernel_with_untyped(256 * 1024);
         let untyped = kernel.objects.slot(cnode, UNTYPED).unwrap();
         let caps = &mut kernel.objects;
@@ -160,7 +167,9 @@ impl Scene {
             caps.retype(untyped, object, 0, cnode, index, 1).unwrap();
         }
         let mut description = FilterDescription::new(Action::Allow);
-        description.push(rule).unwrap();
+        for rule in rules {
+            description.push(rule).unwrap();
+        }
         let mut buffer = [0u8; MAX_DESCRIPTION_BYTES];
         let bytes = encode(&description, &mut buffer).unwrap();
         let filter = object_in(&kernel, cnode, FILTER);
@@ -630,165 +639,4 @@ fn an_audited_syscall_that_attaches_a_tracer_to_its_own_thread_owes_its_exit_sto
     assert_eq!(records[0].syscall, Syscall::TcbAttachTracer.number());
     assert_eq!(records[0].result, Some(ErrorCode::Ok.raw()));
     assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
-}
-
-/// An audit-only thread's syscall is carried out by the lean entry (its
-/// record reads nothing of the frame the lean entry leaves unsaved): the
-/// same record as the generic entry writes, and the thread goes back as
-/// it is; a thread with other work is declined, with nothing done.
-#[test]
-fn an_audit_only_syscall_takes_the_lean_entry_and_writes_the_same_record() {
-    use crate::kernel::LeanSyscall;
-    let mut records = Vec::new();
-    for lean in [false, true] {
-        let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
-        let context = &mut scene.kernel.objects[scene.thread].context;
-        context.set_syscall_number(Syscall::Poll.number());
-        context.set_arg(entry::ArgIndex::X0, SIGNAL);
-        context.pc = 0x1004;
-        if lean {
-            let answer = scene.kernel.lean_syscall(&mut scene.machine, SVC);
-            assert!(matches!(answer, LeanSyscall::Returns { .. }), "{answer:?}");
-        } else {
-            let _ = scene.kernel.syscall(&mut scene.machine, scene.thread, SVC);
-        }
-        assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
-        let mut written = scene.records();
-        assert_eq!(written.len(), 1);
-        written[0].time = 0;
-        records.push(written.remove(0));
-    }
-    assert_eq!(records[0], records[1]);
-    assert_eq!(records[1].syscall, Syscall::Poll.number());
-    // Policy work besides: declined before anything is done.
-    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO)))
-        .filtered()
-        .audited();
-    let syscalls = scene.thread().stats.counts();
-    scene.kernel.objects[scene.thread]
-        .context
-        .set_syscall_number(Syscall::Poll.number());
-    assert_eq!(
-        scene.kernel.lean_syscall(&mut scene.machine, SVC),
-        LeanSyscall::NotLean
-    );
-    assert_eq!(scene.records().len(), 0);
-    assert_eq!(scene.thread().stats.counts(), syscalls);
-}
-
-/// An audit whose notification or ring is gone (destroyed without the
-/// kernel's hooks, as by another CPU between two syscalls) is turned off
-/// by the thread's next syscall, which runs as it would have, with no
-/// record: a lossless one at its audit entry (its wait for room looks at
-/// the ring), a lossy one when its record would be written (it never
-/// looks before).
-#[test]
-fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall() {
-    for mode in [AuditMode::Lossy, AuditMode::Lossless] {
-        for gone in [SIGNAL, RING] {
-            let case = format!("{mode:?}, slot {gone} gone");
-            let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited_in(mode);
-            scene.syscall(Syscall::Null);
-            assert_eq!(scene.records().len(), 1, "{case}");
-            let cnode = scene.cnode;
-            super::test_kernel::delete_and_reap(&mut scene.kernel, cnode, gone);
-            scene.syscall(Syscall::Null);
-            assert_eq!(
-                scene.thread().context.result(),
-                ErrorCode::Ok.raw(),
-                "{case}"
-            );
-            assert_eq!(scene.thread().audit, None, "{case}: off");
-            assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
-            assert!(scene.thread().audit_pending.is_none(), "{case}");
-            if gone == SIGNAL {
-                // The ring is still there: nothing more was written to it.
-                assert_eq!(scene.records().len(), 1, "{case}: no record");
-            }
-            // Not audited: the next syscall is an ordinary one.
-            scene.syscall(Syscall::Null);
-            assert_eq!(
-                scene.thread().context.result(),
-                ErrorCode::Ok.raw(),
-                "{case}"
-            );
-        }
-    }
-}
-
-/// The policy-only lane (`Kernel::syscall_judged`, which `syscall` takes
-/// for a thread whose only work is policy) leaves the same state as the
-/// generic entry's machine (`syscall_with_work`) for every verdict, each
-/// evaluated (a rule on `x2`) or given by the default: the registers, the
-/// thread's state, stopped call, trace progress, work and counts, who
-/// runs next, and what the machine saw.
-#[test]
-fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_verdict() {
-    use abi::policy::{ArgMatch, ArgOp};
-    let actions = [
-        Action::Allow,
-        Action::Log,
-        Action::Errno(ERRNO),
-        Action::Trap,
-        Action::Kill,
-        Action::Notify,
-    ];
-    let numbers = [Syscall::Null, Syscall::Poll, Syscall::DebugPrint];
-    let mut lane_taken = 0;
-    for action in actions {
-        for number in numbers {
-            // The rule's comparison holds for `x2` = 2 and not for 3: the
-            // verdict is the rule's or the default (`Allow`), evaluated.
-            for x2 in [2, 3] {
-                let mut states = Vec::new();
-                for by_lane in [true, false] {
-                    let mut rule = rule(number, action);
-                    rule.args
-                        .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
-                        .unwrap();
-                    let mut scene = Scene::new(rule).filtered();
-                    let thread = scene.thread;
-                    assert_eq!(scene.thread().work, WorkFlags::POLICY);
-                    let context = &mut scene.kernel.objects[thread].context;
-                    context.set_syscall_number(number.number());
-                    context.set_arg(entry::ArgIndex::X0, SIGNAL);
-                    context.set_arg(entry::ArgIndex::X2, x2);
-                    context.set_arg(entry::ArgIndex::X3, 5);
-                    context.pc = 0x1004;
-                    // A verdict that is the same either way (an `Allow`
-                    // rule) is a constant: that syscall skips the entry.
-                    if scene.thread().skips_entry_work(number.number()) {
-                        assert_eq!(action, Action::Allow);
-                        continue;
-                    }
-                    let machine = &mut scene.machine;
-                    if by_lane {
-                        lane_taken += 1;
-                        let _ = scene.kernel.syscall(machine, thread, SVC);
-                    } else {
-                        scene.kernel.objects[thread].stats.count_syscall();
-                        scene.kernel.syscall_with_work(machine, thread, SVC, None);
-                        let _ = scene.kernel.resume(machine);
-                    }
-                    let t = &scene.kernel.objects[thread];
-                    states.push((
-                        t.context,
-                        t.state(),
-                        t.call,
-                        t.trace,
-                        t.work,
-                        t.stats.counts(),
-                        scene.kernel.current,
-                        scene.machine.seen.clone(),
-                        scene.machine.line.clone(),
-                    ));
-                }
-                if let [lane, machine] = &states[..] {
-                    assert_eq!(lane, machine, "{action:?} on {number:?} with x2 = {x2}");
-                }
-            }
-        }
-    }
-    // Every verdict but the constant `Allow`, on each number, both ways.
-    assert_eq!(lane_taken, (actions.len() - 1) * numbers.len() * 2);
 }

@@ -1,0 +1,271 @@
+//! The entry's lanes beside its machine: the lean entry's audit-only
+//! lane and the policy-only lane (`Kernel::syscall_judged`) against the
+//! entry machine, and the audit a gone ring turns off.
+
+use super::*;
+
+/// An audit-only thread's syscall is carried out by the lean entry (its
+/// record reads nothing of the frame the lean entry leaves unsaved): the
+/// same record as the generic entry writes, and the thread goes back as
+/// it is; a thread with other work is declined, with nothing done.
+#[test]
+fn an_audit_only_syscall_takes_the_lean_entry_and_writes_the_same_record() {
+    use crate::kernel::LeanSyscall;
+    let mut records = Vec::new();
+    for lean in [false, true] {
+        let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
+        let context = &mut scene.kernel.objects[scene.thread].context;
+        context.set_syscall_number(Syscall::Poll.number());
+        context.set_arg(entry::ArgIndex::X0, SIGNAL);
+        context.pc = 0x1004;
+        if lean {
+            let answer = scene.kernel.lean_syscall(&mut scene.machine, SVC);
+            assert!(matches!(answer, LeanSyscall::Returns { .. }), "{answer:?}");
+        } else {
+            let _ = scene.kernel.syscall(&mut scene.machine, scene.thread, SVC);
+        }
+        assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
+        let mut written = scene.records();
+        assert_eq!(written.len(), 1);
+        written[0].time = 0;
+        records.push(written.remove(0));
+    }
+    assert_eq!(records[0], records[1]);
+    assert_eq!(records[1].syscall, Syscall::Poll.number());
+    // Policy work besides: declined before anything is done.
+    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO)))
+        .filtered()
+        .audited();
+    let syscalls = scene.thread().stats.counts();
+    scene.kernel.objects[scene.thread]
+        .context
+        .set_syscall_number(Syscall::Poll.number());
+    assert_eq!(
+        scene.kernel.lean_syscall(&mut scene.machine, SVC),
+        LeanSyscall::NotLean
+    );
+    assert_eq!(scene.records().len(), 0);
+    assert_eq!(scene.thread().stats.counts(), syscalls);
+}
+
+/// An audit whose notification or ring is gone (destroyed without the
+/// kernel's hooks, as by another CPU between two syscalls) is turned off
+/// by the thread's next syscall, which runs as it would have, with no
+/// record: a lossless one at its audit entry (its wait for room looks at
+/// the ring), a lossy one when its record would be written (it never
+/// looks before).
+#[test]
+fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall() {
+    for mode in [AuditMode::Lossy, AuditMode::Lossless] {
+        for gone in [SIGNAL, RING] {
+            let case = format!("{mode:?}, slot {gone} gone");
+            let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited_in(mode);
+            scene.syscall(Syscall::Null);
+            assert_eq!(scene.records().len(), 1, "{case}");
+            let cnode = scene.cnode;
+            crate::kernel::tests::test_kernel::delete_and_reap(&mut scene.kernel, cnode, gone);
+            scene.syscall(Syscall::Null);
+            assert_eq!(
+                scene.thread().context.result(),
+                ErrorCode::Ok.raw(),
+                "{case}"
+            );
+            assert_eq!(scene.thread().audit, None, "{case}: off");
+            assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
+            assert!(scene.thread().audit_pending.is_none(), "{case}");
+            if gone == SIGNAL {
+                // The ring is still there: nothing more was written to it.
+                assert_eq!(scene.records().len(), 1, "{case}: no record");
+            }
+            // Not audited: the next syscall is an ordinary one.
+            scene.syscall(Syscall::Null);
+            assert_eq!(
+                scene.thread().context.result(),
+                ErrorCode::Ok.raw(),
+                "{case}"
+            );
+        }
+    }
+}
+
+/// The policy-only lane (`Kernel::syscall_judged`, which `syscall` takes
+/// for a thread whose only work is policy) leaves the same state as the
+/// generic entry's machine (`syscall_with_work`) for every verdict, each
+/// evaluated (a rule on `x2`) or given by the default: the registers, the
+/// thread's state, stopped call, trace progress, work and counts, who
+/// runs next, and what the machine saw.
+#[test]
+fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_verdict() {
+    use abi::policy::{ArgMatch, ArgOp};
+    let actions = [
+        Action::Allow,
+        Action::Log,
+        Action::Errno(ERRNO),
+        Action::Trap,
+        Action::Kill,
+        Action::Notify,
+    ];
+    let numbers = [Syscall::Null, Syscall::Poll, Syscall::DebugPrint];
+    let mut lane_taken = 0;
+    for action in actions {
+        for number in numbers {
+            // The rule's comparison holds for `x2` = 2 and not for 3: the
+            // verdict is the rule's or the default (`Allow`), evaluated.
+            for x2 in [2, 3] {
+                let mut states = Vec::new();
+                for by_lane in [true, false] {
+                    let mut rule = rule(number, action);
+                    rule.args
+                        .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
+                        .unwrap();
+                    let mut scene = Scene::new(rule).filtered();
+                    let thread = scene.thread;
+                    assert_eq!(scene.thread().work, WorkFlags::POLICY);
+                    let context = &mut scene.kernel.objects[thread].context;
+                    context.set_syscall_number(number.number());
+                    context.set_arg(entry::ArgIndex::X0, SIGNAL);
+                    context.set_arg(entry::ArgIndex::X2, x2);
+                    context.set_arg(entry::ArgIndex::X3, 5);
+                    context.pc = 0x1004;
+                    // A verdict that is the same either way (an `Allow`
+                    // rule) is a constant: that syscall skips the entry.
+                    if scene.thread().skips_entry_work(number.number()) {
+                        assert_eq!(action, Action::Allow);
+                        continue;
+                    }
+                    let machine = &mut scene.machine;
+                    if by_lane {
+                        lane_taken += 1;
+                        let _ = scene.kernel.syscall(machine, thread, SVC);
+                    } else {
+                        scene.kernel.objects[thread].stats.count_syscall();
+                        scene.kernel.syscall_with_work(machine, thread, SVC, None);
+                        let _ = scene.kernel.resume(machine);
+                    }
+                    let t = &scene.kernel.objects[thread];
+                    states.push((
+                        t.context,
+                        t.state(),
+                        t.call,
+                        t.trace,
+                        t.work,
+                        t.stats.counts(),
+                        scene.kernel.current,
+                        scene.machine.seen.clone(),
+                        scene.machine.line.clone(),
+                    ));
+                }
+                if let [lane, machine] = &states[..] {
+                    assert_eq!(lane, machine, "{action:?} on {number:?} with x2 = {x2}");
+                }
+            }
+        }
+    }
+    // Every verdict but the constant `Allow`, on each number, both ways.
+    assert_eq!(lane_taken, (actions.len() - 1) * numbers.len() * 2);
+}
+
+/// A syscall stopped at its policy stage, whose server has answered, goes
+/// on by the policy-only lane (`continue_call`) as by the entry machine:
+/// every answer, to a `Notify` for `x2` = 2 (with a rule that refuses
+/// `x2` = 7, so that new arguments are judged again), leaves the same
+/// state either way.
+#[test]
+fn a_server_answer_goes_on_by_the_policy_only_lane_as_by_the_entry_machine() {
+    use abi::policy::{ArgMatch, ArgOp};
+    let answers = [
+        PolicyAnswer::Allow,
+        PolicyAnswer::AllowWith,
+        PolicyAnswer::Refuse(ErrorCode::Denied),
+        PolicyAnswer::Emulate { x0: 5, x8: 6 },
+        PolicyAnswer::Kill,
+    ];
+    for answer in answers {
+        for new_x2 in [2, 7] {
+            let mut states = Vec::new();
+            for by_lane in [true, false] {
+                let mut notify = rule(Syscall::Poll, Action::Notify);
+                notify
+                    .args
+                    .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
+                    .unwrap();
+                // A second rule of the one filter: `x2` = 7 is refused.
+                let mut refuse = rule(Syscall::Poll, Action::Errno(ERRNO));
+                refuse
+                    .args
+                    .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 7))
+                    .unwrap();
+                let mut scene = Scene::with_rules([notify, refuse]).filtered();
+                let thread = scene.thread;
+                let context = &mut scene.kernel.objects[thread].context;
+                context.set_syscall_number(Syscall::Poll.number());
+                context.set_arg(entry::ArgIndex::X0, SIGNAL);
+                context.set_arg(entry::ArgIndex::X2, 2);
+                context.pc = 0x1004;
+                let _ = scene.kernel.syscall(&mut scene.machine, thread, SVC);
+                assert!(
+                    scene.thread().policy_request().is_some(),
+                    "{answer:?}: asked"
+                );
+                // The server's answer, as `ipc::answer_policy_request`
+                // leaves it (new arguments in the kept registers).
+                scene.kernel.objects[thread].take_kernel_message();
+                scene.kernel.cancel_wait(thread);
+                let t = &mut scene.kernel.objects[thread];
+                let call = t.call.as_mut().unwrap();
+                call.forwarded = true;
+                call.waived |= 1;
+                call.answer = Some(StopAnswer::Policy(answer));
+                if answer == PolicyAnswer::AllowWith {
+                    call.regs[2] = new_x2;
+                }
+                // Back on the CPU, and on as `continue_call` goes on.
+                t.run();
+                scene.kernel.current = Some(thread);
+                let call = *t.call.as_ref().unwrap();
+                t.context.set_syscall_registers(&call.regs);
+                let resumed = call.resumed();
+                t.call.clear();
+                let machine = &mut scene.machine;
+                if by_lane {
+                    scene
+                        .kernel
+                        .continue_judged(machine, thread, call.esr, &resumed);
+                } else {
+                    scene
+                        .kernel
+                        .syscall_with_work(machine, thread, call.esr, Some(&resumed));
+                }
+                let _ = scene.kernel.resume(machine);
+                let t = &scene.kernel.objects[thread];
+                states.push((
+                    t.context,
+                    t.state(),
+                    t.call,
+                    t.trace,
+                    t.work,
+                    scene.kernel.current,
+                    scene.machine.seen.clone(),
+                    scene.machine.line.clone(),
+                ));
+            }
+            assert_eq!(states[0], states[1], "{answer:?}, x2 = {new_x2}");
+            // And what each answer means, as a check of the check.
+            let (context, state, ..) = states[0];
+            let expected = match (answer, new_x2) {
+                (PolicyAnswer::Allow, _) | (PolicyAnswer::AllowWith, 2) => Some(0),
+                (PolicyAnswer::AllowWith, _) => Some(u64::from(ERRNO)),
+                (PolicyAnswer::Refuse(code), _) => Some(code.raw()),
+                (PolicyAnswer::Emulate { x0, .. }, _) => Some(x0),
+                (PolicyAnswer::Kill, _) => None,
+            };
+            match expected {
+                Some(x0) => assert_eq!(context.result(), x0, "{answer:?}, x2 = {new_x2}"),
+                None => assert!(
+                    matches!(state, ThreadState::Exited(_) | ThreadState::Free),
+                    "{answer:?}: {state:?}"
+                ),
+            }
+        }
+    }
+}
