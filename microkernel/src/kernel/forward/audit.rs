@@ -319,8 +319,10 @@ impl Kernel {
     /// 4's wait for room). A lossy one never waits, so its ring and
     /// notification are looked at once, when the record is written
     /// (`write_pending_record`), which turns off an audit whose ring or
-    /// notification is gone as `live_audit` would have at the entry:
-    /// either way that syscall has no record, and runs as it would have.
+    /// notification is gone, as `live_audit` would have at the entry; the
+    /// syscall runs as it would have, and its record is written if its
+    /// ring still lives (a syscall that destroyed its own notification is
+    /// recorded).
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_audited<P: Platform>(
@@ -597,15 +599,15 @@ enum RecordWritten {
         bits: u64,
     },
     /// The thread's own ring or notification is gone (its syscall, or
-    /// another CPU, destroyed it): no record, and the audit is to be
-    /// turned off.
+    /// another CPU, destroyed it): the audit is to be turned off. (The
+    /// record is written if only the notification is gone.)
     SinkGone,
 }
 
 /// Writes `audited`'s pending record, and forgets it, into the ring it
-/// began with, if that ring and its notification still exist (the
-/// syscall may have destroyed them: then there is nowhere to write, and
-/// the server has lost the ring with them). Lossy or lossless, a full
+/// began with, if that ring still exists (the syscall may have destroyed
+/// it: then there is nowhere to write, and the server has lost the ring
+/// with it), and signals the notification if it still exists. Lossy or lossless, a full
 /// ring drops the record and counts it. The record is read where it is
 /// kept, never copied whole (each bulk copy was a `memcpy` call). One
 /// body for the two callers, `Kernel::write_record` and the audit-only
@@ -630,12 +632,14 @@ fn write_pending_record(
         return RecordWritten::Quietly;
     };
     let (signal, bits) = sink.notification;
-    if !others.resolves(sink.frame, CapType::Frame)
-        || !others.resolves(signal, CapType::Notification)
-    {
-        // Only the thread's own audit is turned off: a record that began
-        // with another ring has nothing to say about this one.
-        let own = pending.moved_sink.is_none();
+    // Only the thread's own audit is turned off when its ring or
+    // notification is gone: a record that began with another ring has
+    // nothing to say about this one.
+    let own = pending.moved_sink.is_none();
+    // A record goes into a ring that lives, its notification gone or
+    // not (the syscall may have destroyed it: its record still tells
+    // the server so); one whose ring is gone cannot be written.
+    if !others.resolves(sink.frame, CapType::Frame) {
         audited.audit_pending = None;
         return if own {
             RecordWritten::SinkGone
@@ -643,6 +647,15 @@ fn write_pending_record(
             RecordWritten::Quietly
         };
     }
+    // After the record (or its drop), with its notification gone: nobody
+    // to signal, and the thread's own audit to turn off.
+    let signal_gone = |others: &crate::cap::OtherObjects<'_>| {
+        if own && !others.resolves(signal, CapType::Notification) {
+            RecordWritten::SinkGone
+        } else {
+            RecordWritten::Quietly
+        }
+    };
     let ring = sink.ring;
     // The header's four words in one read (one translation, not one
     // a word).
@@ -657,7 +670,7 @@ fn write_pending_record(
         if same_sink {
             audited.audit_dropped += 1;
         }
-        return RecordWritten::Quietly;
+        return signal_gone(others);
     }
     let call = &pending.call;
     // The capability `x0` named, through the thread's CSpace range (the
@@ -706,9 +719,10 @@ fn write_pending_record(
     if same_sink {
         audited.audit_dropped = 0;
     }
-    // Empty to non-empty: the server hears of it once, not per record.
-    if state.written != state.consumed {
-        return RecordWritten::Quietly;
+    // Empty to non-empty: the server hears of it once, not per record
+    // (if the notification is still the one named).
+    if state.written != state.consumed || !others.resolves(signal, CapType::Notification) {
+        return signal_gone(others);
     }
     RecordWritten::First {
         signal: signal.id,
