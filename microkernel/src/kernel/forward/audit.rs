@@ -512,11 +512,15 @@ impl Kernel {
         // fixed at its audit entry: this record replaces it, or the next
         // syscall that writes no record of its own (one the tracer skips)
         // or the thread's end would write it too.
-        self.objects[thread].audit_pending = None;
-        if self.live_audit(thread).is_none() {
+        // Written if its ring lives, its notification gone or not (as
+        // every record: `write_pending_record`, which turns off an audit
+        // whose ring or notification is gone).
+        let audited = &mut self.objects[thread];
+        audited.audit_pending = None;
+        if audited.audit.is_none() {
             return;
         }
-        self.objects[thread].audit_pending = Some(PendingRecord {
+        audited.audit_pending = Some(PendingRecord {
             moved_sink: None,
             call: call.regs,
             verdict: AuditVerdict::Cancelled,

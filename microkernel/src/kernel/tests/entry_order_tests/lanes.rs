@@ -4,6 +4,39 @@
 
 use super::*;
 
+/// What the lane tests compare after a syscall taken both ways.
+#[derive(Clone, Debug, PartialEq)]
+struct LaneState {
+    context: arch::context::UserContext,
+    state: ThreadState,
+    call: CallSlot,
+    trace: TraceProgress,
+    work: WorkFlags,
+    counts: Option<crate::thread::StatCounts>,
+    current: Option<ThreadId>,
+    seen: Vec<Seen>,
+    line: String,
+}
+
+impl Scene {
+    /// The thread's registers, state, stopped call, trace progress, work
+    /// and counts, who runs next, and what the machine saw.
+    fn lane_state(&self) -> LaneState {
+        let t = self.thread();
+        LaneState {
+            context: t.context,
+            state: t.state(),
+            call: t.call,
+            trace: t.trace,
+            work: t.work,
+            counts: t.stats.counts(),
+            current: self.kernel.current,
+            seen: self.machine.seen.clone(),
+            line: self.machine.line.clone(),
+        }
+    }
+}
+
 /// An audit-only thread's syscall is carried out by the lean entry (its
 /// record reads nothing of the frame the lean entry leaves unsaved): the
 /// same record as the generic entry writes, and the thread goes back as
@@ -131,6 +164,34 @@ fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
     }
 }
 
+/// A stopped syscall cancelled after its audit's notification is gone
+/// (its ring still there) is recorded as cancelled, as any record goes
+/// into a ring that lives, and the audit is then off.
+#[test]
+fn a_cancelled_call_is_recorded_though_its_audit_notification_is_gone() {
+    let mut scene = Scene::new(rule(Syscall::Null, Action::Notify))
+        .filtered()
+        .audited();
+    scene.syscall(Syscall::Null);
+    let call = *scene
+        .thread()
+        .call
+        .as_ref()
+        .expect("stopped for its server");
+    let cnode = scene.cnode;
+    crate::kernel::tests::test_kernel::delete_and_reap(&mut scene.kernel, cnode, SIGNAL);
+    let thread = scene.thread;
+    let interrupted = Some(ErrorCode::Interrupted.raw());
+    scene
+        .kernel
+        .audit_cancelled(&mut scene.machine, thread, &call, interrupted);
+    let records = scene.records();
+    assert_eq!(records.len(), 1, "recorded");
+    assert_eq!(records[0].verdict, AuditVerdict::Cancelled);
+    assert_eq!(records[0].result, interrupted);
+    assert_eq!(scene.thread().audit, None, "off");
+}
+
 /// The policy-only lane (`Kernel::syscall_judged`, which `syscall` takes
 /// for a thread whose only work is policy) leaves the same state as the
 /// generic entry's machine (`syscall_with_work`) for every verdict, each
@@ -185,18 +246,7 @@ fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_ver
                         scene.kernel.syscall_with_work(machine, thread, SVC, None);
                         let _ = scene.kernel.resume(machine);
                     }
-                    let t = &scene.kernel.objects[thread];
-                    states.push((
-                        t.context,
-                        t.state(),
-                        t.call,
-                        t.trace,
-                        t.work,
-                        t.stats.counts(),
-                        scene.kernel.current,
-                        scene.machine.seen.clone(),
-                        scene.machine.line.clone(),
-                    ));
+                    states.push(scene.lane_state());
                 }
                 if let [lane, machine] = &states[..] {
                     assert_eq!(lane, machine, "{action:?} on {number:?} with x2 = {x2}");
@@ -280,21 +330,11 @@ fn a_server_answer_goes_on_by_the_policy_only_lane_as_by_the_entry_machine() {
                         .syscall_with_work(machine, thread, call.esr, Some(&resumed));
                 }
                 let _ = scene.kernel.resume(machine);
-                let t = &scene.kernel.objects[thread];
-                states.push((
-                    t.context,
-                    t.state(),
-                    t.call,
-                    t.trace,
-                    t.work,
-                    scene.kernel.current,
-                    scene.machine.seen.clone(),
-                    scene.machine.line.clone(),
-                ));
+                states.push(scene.lane_state());
             }
             assert_eq!(states[0], states[1], "{answer:?}, x2 = {new_x2}");
             // And what each answer means, as a check of the check.
-            let (context, state, ..) = states[0];
+            let LaneState { context, state, .. } = states[0].clone();
             let expected = match (answer, new_x2) {
                 (PolicyAnswer::Allow, _) | (PolicyAnswer::AllowWith, 2) => Some(0),
                 (PolicyAnswer::AllowWith, _) => Some(u64::from(ERRNO)),
