@@ -7,12 +7,13 @@
 //! | slot | capability | rights |
 //! |------|------------|--------|
 //! | [`ROOT_CNODE_SLOT`] (0) | its own CNode | read, write |
-//! | [`ROOT_CONSOLE_SLOT`] (1) | the debug console | write |
+//! | [`ROOT_CONSOLE_SLOT`] (1) | the debug console | read (its input), write |
 //! | [`ROOT_TCB_SLOT`] | its own TCB | all |
 //! | [`ROOT_VSPACE_SLOT`] | its own VSpace | all |
 //! | [`ROOT_IPC_BUFFER_SLOT`] | the Frame of its IPC buffer (mapped at `IPC_BUFFER_ADDRESS`) | read, write |
 //! | [`ROOT_IRQ_SLOT`] | an IrqHandler for the interrupt `BootInfo::irq` names | all |
 //! | [`ROOT_IRQ_CONTROL_SLOT`] | the IrqControl: an IrqHandler for any interrupt the kernel does not keep (`IrqControlGet`) | all |
+//! | [`ROOT_INSPECTOR_SLOT`] | the Inspector: reads every thread and CSpace ([`crate::inspect`]) | read |
 //! | [`ROOT_FIRST_UNTYPED_SLOT`].. | one Untyped per block of free RAM | all |
 //! | [`ROOT_FIRST_DEVICE_UNTYPED_SLOT`].. | one device Untyped per block of device memory the kernel does not use | all |
 //!
@@ -79,6 +80,8 @@ pub const ROOT_IRQ_SLOT: u64 = 5;
 /// The IrqControl capability: `IrqControlGet` through it makes an
 /// IrqHandler for any interrupt the kernel does not keep.
 pub const ROOT_IRQ_CONTROL_SLOT: u64 = 6;
+/// The Inspector capability (`Syscall::InspectThread`, `InspectCaps`).
+pub const ROOT_INSPECTOR_SLOT: u64 = 7;
 /// The first Untyped; the others follow in consecutive slots.
 pub const ROOT_FIRST_UNTYPED_SLOT: u64 = 16;
 /// Most Untyped capabilities the root is given.

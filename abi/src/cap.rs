@@ -42,11 +42,15 @@ pub enum CapType {
     /// not keep (`IrqControlGet`); only the kernel makes it (the root
     /// task's).
     IrqControl = 12,
+    /// The right to read every thread's state and every CSpace
+    /// (`InspectThread`, `InspectCaps`; `abi::inspect`); only the kernel
+    /// makes it (the root task's).
+    Inspector = 13,
 }
 
 impl CapType {
     /// Every type, in number order.
-    pub const ALL: [CapType; 13] = [
+    pub const ALL: [CapType; 14] = [
         CapType::Null,
         CapType::Untyped,
         CapType::CNode,
@@ -60,6 +64,7 @@ impl CapType {
         CapType::DebugConsole,
         CapType::Filter,
         CapType::IrqControl,
+        CapType::Inspector,
     ];
 
     /// Decodes a type number; `None` for a number no type has.
@@ -92,6 +97,7 @@ impl CapType {
             CapType::DebugConsole => "debug_console",
             CapType::Filter => "filter",
             CapType::IrqControl => "irq_control",
+            CapType::Inspector => "inspector",
         }
     }
 
@@ -194,7 +200,7 @@ mod tests {
             assert_eq!(CapType::from_name(t.name()), Some(*t));
         }
         assert_eq!(CapType::from_name("Endpoint"), None);
-        assert_eq!(CapType::from_raw(13), None);
+        assert_eq!(CapType::from_raw(CapType::ALL.len() as u64), None);
         assert_eq!(CapType::from_raw(u64::MAX), None);
     }
 

@@ -34,10 +34,14 @@ pub mod audit;
 pub mod bench;
 pub mod bootinfo;
 pub mod cap;
+pub mod console;
+pub mod control;
 pub mod debug;
 pub mod elf;
 pub mod error;
+pub mod export;
 pub mod fault;
+pub mod inspect;
 pub mod message;
 pub mod policy;
 pub mod policy_request;
@@ -85,7 +89,9 @@ pub const IPC_BUFFER_ADDRESS: u64 = 0x0000_7fff_ffff_1000;
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 /// Pages of stack below [`USER_STACK_TOP`] in a kernel-made address space
 /// (the page below them stays unmapped as a guard).
-pub const USER_STACK_PAGES: u64 = 16;
+/// (The root task keeps its system's whole state, 32 tasks of it, on its
+/// stack: 128 KiB.)
+pub const USER_STACK_PAGES: u64 = 32;
 
 const _: () =
     assert!(USER_STACK_TOP + 4096 == IPC_BUFFER_ADDRESS && USER_STACK_TOP.is_multiple_of(16));

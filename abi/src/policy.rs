@@ -1014,7 +1014,7 @@ mod tests {
             0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0,
         ];
         let bad = [
-            rule(&[1, 13], &[0], &[0], &[0]),            // no such object type
+            rule(&[1, 14], &[0], &[0], &[0]),            // no such object type
             rule(&[2], &[0], &[0], &[0]),                // Option tag 2
             rule(&[0], &[0], &[0], &[6]),                // no such action
             rule(&[0], &[1, 0, 0, 1, 7, 0], &[0], &[0]), // no such op

@@ -314,11 +314,44 @@ pub enum Syscall {
     /// (`abi::rseq::Counters`, `COUNTERS_BYTES`) to user address `x2`
     /// (0: nowhere) and prints them on the console.
     DebugRseqCounters = 54,
+    /// Reads console input through the DebugConsole capability `x0`
+    /// (read right): up to `x3` bytes (at most `DEBUG_PRINT_MAX`) into
+    /// user memory at `x2`, oldest first; `x8` returns how many (0: none
+    /// waiting; it never waits). The kernel keeps up to
+    /// `abi::console::INPUT_BYTES` bytes that nobody has read; bytes
+    /// beyond that are dropped and counted, and `x1` returns how many
+    /// were dropped since the last `ConsoleRead` (`docs/shell.md`).
+    ConsoleRead = 55,
+    /// Through the DebugConsole capability `x0` (read right): when `x3 ==
+    /// 1`, the notification capability `x2` (write right) is signalled
+    /// (its badge, or bit 0 if unbadged) whenever console input arrives
+    /// and none was waiting; `x3 == 0` unbinds it. From the first bind on
+    /// the kernel takes input from the UART. One notification at a time:
+    /// a bind replaces the last one.
+    ConsoleSetNotification = 56,
+    /// Writes `x3` bytes (1 ..= `DEBUG_PRINT_MAX`) at user address `x2`
+    /// through the DebugConsole capability `x0` (write right) as one
+    /// binary frame: `0x00`, the bytes, `0x00`, after ending any line a
+    /// thread left open, with nothing between them (`abi::export`). A
+    /// zero byte among them is `InvalidArgument`: it would end the frame.
+    ConsoleWriteFrame = 57,
+    /// Through the Inspector capability `x0` (read right): writes the
+    /// thread with the smallest number at or above `x2` as
+    /// `abi::inspect::THREAD_INFO_WORDS` words at user address `x3`
+    /// (8-byte aligned) and returns `x8 = 1`; `x8 = 0` and nothing
+    /// written when there is none.
+    InspectThread = 58,
+    /// Through the Inspector capability `x0` (read right): writes the
+    /// first capability at slot `x3` or above in the CSpace of the thread
+    /// numbered `x2` as `abi::inspect::CAP_INFO_WORDS` words at user
+    /// address `x4` (8-byte aligned) and returns `x8 = 1`; `x8 = 0` when
+    /// there is none. No thread with that number: `InvalidArgument`.
+    InspectCaps = 59,
 }
 
 impl Syscall {
     /// Every syscall, in number order.
-    pub const ALL: [Syscall; 55] = [
+    pub const ALL: [Syscall; 60] = [
         Syscall::Null,
         Syscall::Yield,
         Syscall::Exit,
@@ -374,10 +407,15 @@ impl Syscall {
         Syscall::SetRseq,
         Syscall::SliceYield,
         Syscall::DebugRseqCounters,
+        Syscall::ConsoleRead,
+        Syscall::ConsoleSetNotification,
+        Syscall::ConsoleWriteFrame,
+        Syscall::InspectThread,
+        Syscall::InspectCaps,
     ];
 
     /// One past the highest syscall number.
-    pub const END: u64 = 55;
+    pub const END: u64 = 60;
 
     /// Decodes `x8`; `None` for a number no syscall has.
     pub const fn from_number(number: u64) -> Option<Syscall> {
@@ -437,6 +475,11 @@ impl Syscall {
             52 => Some(Syscall::SetRseq),
             53 => Some(Syscall::SliceYield),
             54 => Some(Syscall::DebugRseqCounters),
+            55 => Some(Syscall::ConsoleRead),
+            56 => Some(Syscall::ConsoleSetNotification),
+            57 => Some(Syscall::ConsoleWriteFrame),
+            58 => Some(Syscall::InspectThread),
+            59 => Some(Syscall::InspectCaps),
             _ => None,
         }
     }
@@ -480,14 +523,16 @@ impl Syscall {
     }
 
     /// Does it carry memory beyond its registers, which a filter may judge
-    /// and a policy server is sent: `DebugPrint`'s text and `FilterLoad`'s
-    /// description (`x2` address, `x3` length), and the IPC buffer words
+    /// and a policy server is sent: `DebugPrint`'s text, `ConsoleWriteFrame`'s
+    /// frame and `FilterLoad`'s description (`x2` address, `x3` length),
+    /// and the IPC buffer words
     /// of a message `Send`, `NBSend`, `Call`, `Reply` or `ReplyRecv`
     /// sends. No other syscall does.
     pub const fn carries_memory(self) -> bool {
         matches!(
             self,
             Syscall::DebugPrint
+                | Syscall::ConsoleWriteFrame
                 | Syscall::FilterLoad
                 | Syscall::Send
                 | Syscall::NBSend
@@ -555,6 +600,11 @@ impl Syscall {
             Syscall::SetRseq => "set_rseq",
             Syscall::SliceYield => "slice_yield",
             Syscall::DebugRseqCounters => "debug_rseq_counters",
+            Syscall::ConsoleRead => "console_read",
+            Syscall::ConsoleSetNotification => "console_set_notification",
+            Syscall::ConsoleWriteFrame => "console_write_frame",
+            Syscall::InspectThread => "inspect_thread",
+            Syscall::InspectCaps => "inspect_caps",
         }
     }
 

@@ -15,6 +15,7 @@
 //! | 8 | IPC buffer word 8 | its PC: after the `svc` (entry, exit) or the next instruction to run (step) |
 //! | 9 | IPC buffer word 9 | the thread's number (given out in order over the kernel's life, as console lines show it) |
 //! | 10, 11 | IPC buffer words 10, 11 | the thread's `x6`, `x7` |
+//! | 12 | IPC buffer word 12 | the counter (CNTVCT_EL0) when the thread stopped ([`TIME_WORD`]), for a timeline |
 //!
 //! The tracer answers with `Reply` (or `ReplyRecv`). The reply's label is
 //! one of the `TRACE_REPLY_*` actions, optionally OR-ed with
@@ -47,7 +48,9 @@ pub const TRACE_EXIT: u64 = 0x7ac1;
 /// was executed.
 pub const TRACE_STEP: u64 = 0x7ac2;
 /// Words in a stop message.
-pub const TRACE_STOP_WORDS: u8 = 12;
+pub const TRACE_STOP_WORDS: u8 = 13;
+/// The word of a stop message that holds its time.
+pub const TIME_WORD: usize = 12;
 
 /// Reply action: carry on (at an entry stop: run the syscall as it is).
 pub const TRACE_REPLY_CONTINUE: u64 = 0;
@@ -118,6 +121,8 @@ pub struct StopMessage {
     pub pc: u64,
     /// The thread's number.
     pub thread: u64,
+    /// The counter when the thread stopped.
+    pub time: u64,
 }
 
 impl StopMessage {
@@ -128,8 +133,8 @@ impl StopMessage {
         MessageInfo::with(self.kind.label(), TRACE_STOP_WORDS)
     }
 
-    /// The message words, in order: 0..=5 go in `x2..x7`, 6..=11 in IPC
-    /// buffer words 6..=11.
+    /// The message words, in order: 0..=5 go in `x2..x7`, 6..=12 in IPC
+    /// buffer words 6..=12.
     #[inline(always)]
     pub const fn encode(&self) -> [u64; TRACE_STOP_WORDS as usize] {
         let r = &self.regs;
@@ -146,6 +151,7 @@ impl StopMessage {
             self.thread,
             r[6],
             r[7],
+            self.time,
         ]
     }
 
@@ -166,6 +172,7 @@ impl StopMessage {
             regs: [w[1], w[2], w[3], w[4], w[5], w[6], w[10], w[11], w[7]],
             pc: w[8],
             thread: w[9],
+            time: w[TIME_WORD],
         })
     }
 }
@@ -268,9 +275,13 @@ mod tests {
             regs: [5, 1, 2, 3, 4, 55, 66, 77, 19],
             pc: 0x40_1000,
             thread: 3,
+            time: 0x1234_5678,
         };
         let words = stop.encode();
-        assert_eq!(words, [19, 5, 1, 2, 3, 4, 55, 19, 0x40_1000, 3, 66, 77]);
+        assert_eq!(
+            words,
+            [19, 5, 1, 2, 3, 4, 55, 19, 0x40_1000, 3, 66, 77, 0x1234_5678]
+        );
         assert_eq!(stop.info().length(), TRACE_STOP_WORDS);
         for kind in [StopKind::Entry, StopKind::Exit, StopKind::Step] {
             let stop = StopMessage { kind, ..stop };

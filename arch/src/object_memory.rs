@@ -87,6 +87,8 @@ pub trait Layout {
     type Filter;
     /// The body of the IrqControl object.
     type IrqControl;
+    /// The body of the Inspector object.
+    type Inspector;
 }
 
 mod sealed {
@@ -136,6 +138,8 @@ pub mod kind {
     pub enum Filter {}
     /// The IrqControl object.
     pub enum IrqControl {}
+    /// The Inspector object.
+    pub enum Inspector {}
 }
 
 macro_rules! kinds {
@@ -164,6 +168,7 @@ kinds!(
     DebugConsole: false,
     Filter: false,
     IrqControl: false,
+    Inspector: false,
 );
 
 impl<L: Layout> ArrayKind<L> for kind::CNode {
@@ -792,6 +797,7 @@ mod tests {
         type DebugConsole = ();
         type Filter = Big;
         type IrqControl = ();
+        type Inspector = ();
     }
 
     fn memory() -> ObjectMemory<Test> {

@@ -88,6 +88,32 @@ fn check_call(context: &UserContext, decoded: Result<Call, ErrorCode>) {
             assert!((1..=abi::tcb::MAX_NAME_BYTES).contains(&len));
             assert!(is_user_range(address, len as u64));
         }
+        Call::ConsoleRead | Call::ConsoleWriteFrame => {
+            let (console, address, len) =
+                microkernel::syscall::console_read_arguments(context).expect("decode accepted it");
+            assert_eq!([console, address, len as u64], [x[0], x[2], x[3]]);
+            assert!(len <= DEBUG_PRINT_MAX && is_user_range(address, len as u64));
+            assert!(len > 0 || call == Call::ConsoleRead, "an empty frame");
+        }
+        Call::ConsoleSetNotification => {
+            let (console, notification) = microkernel::syscall::console_binding_arguments(context)
+                .expect("decode accepted it");
+            assert_eq!(console, x[0]);
+            assert_eq!(notification, (x[3] == 1).then_some(x[2]));
+            assert!(x[3] <= 1);
+        }
+        Call::InspectThread | Call::InspectCaps => {
+            let inspected = if call == Call::InspectThread {
+                microkernel::syscall::Inspected::Thread
+            } else {
+                microkernel::syscall::Inspected::Caps
+            };
+            let (inspector, _, _, address) =
+                microkernel::syscall::inspect_arguments(context, inspected)
+                    .expect("decode accepted it");
+            assert_eq!(inspector, x[0]);
+            assert!(address % 8 == 0 && is_user_range(address, 8));
+        }
         Call::FilterLoad { address, len, .. } => {
             assert!(len <= MAX_DESCRIPTION_BYTES && is_user_range(address, len as u64));
         }
@@ -239,6 +265,11 @@ fn syscall_of(call: &Call) -> Syscall {
         Call::TcbSetSpace => Syscall::TcbSetSpace,
         Call::SetRseq => Syscall::SetRseq,
         Call::SliceYield => Syscall::SliceYield,
+        Call::ConsoleRead => Syscall::ConsoleRead,
+        Call::ConsoleSetNotification => Syscall::ConsoleSetNotification,
+        Call::ConsoleWriteFrame => Syscall::ConsoleWriteFrame,
+        Call::InspectThread => Syscall::InspectThread,
+        Call::InspectCaps => Syscall::InspectCaps,
         Call::DebugRseqCounters { .. } => Syscall::DebugRseqCounters,
         Call::UserDispatchReturn { .. } => Syscall::UserDispatchReturn,
         Call::Tcb { operation, .. } => match operation {

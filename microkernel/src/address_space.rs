@@ -32,7 +32,7 @@ pub const MAX_FRAMES: usize = (PAGE_SIZE / 8) as usize;
 /// Top of the user stack (exclusive, 16-byte aligned).
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 /// Pages of user stack; the page below stays unmapped as a guard.
-pub const USER_STACK_PAGES: u64 = 16;
+pub const USER_STACK_PAGES: u64 = 32;
 /// Most pages a program's segments may take in a space the kernel builds:
 /// what [`MAX_FRAMES`] leaves after the stack and the IPC buffer (a file
 /// needing more could never load), not `abi::elf::MAX_PAGES`, which

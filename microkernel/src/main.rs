@@ -190,6 +190,18 @@ impl Platform for Machine {
         console::write_str(text)
     }
 
+    fn console_write_bytes(&mut self, bytes: &[u8]) {
+        console::write_bytes(bytes)
+    }
+
+    fn console_take_input(&mut self, out: &mut [u8]) -> usize {
+        console::read_input(out)
+    }
+
+    fn console_start_input(&mut self) {
+        console::start_input()
+    }
+
     fn arm_slice_end(&mut self, ticks: u64) -> bool {
         let at = registers::counter().wrapping_add(ticks);
         // A tick due first ends the extension itself.

@@ -65,6 +65,19 @@ pub trait MemoryMaintenance {
 pub trait Platform: PhysMemory + MemoryMaintenance {
     /// Writes text to the kernel console.
     fn console_write(&mut self, text: &str);
+    /// Writes bytes to the console as they are (a binary frame: no line
+    /// ending is translated). The default, for a console that takes only
+    /// text, drops them.
+    fn console_write_bytes(&mut self, _bytes: &[u8]) {}
+    /// Takes up to `out.len()` bytes of input waiting in the console
+    /// UART: how many (0: none). The default has no input.
+    fn console_take_input(&mut self, _out: &mut [u8]) -> usize {
+        0
+    }
+    /// Makes the console UART interrupt when input arrives (its line at
+    /// the interrupt controller is the kernel's to enable). The default
+    /// has no input.
+    fn console_start_input(&mut self) {}
     /// Lets EL0 use FP/SIMD, or makes its next FP/SIMD instruction trap
     /// (CPACR_EL1.FPEN), so FP state moves only when a thread uses it.
     fn set_fp_access(&mut self, enabled: bool);

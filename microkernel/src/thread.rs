@@ -437,6 +437,8 @@ pub struct TraceStop {
     pub kind: abi::trace::StopKind,
     /// Word 0 of the message: the syscall number (entry, exit) or `x8`.
     pub number: u64,
+    /// The counter (CNTVCT_EL0) when the thread stopped.
+    pub time: u64,
 }
 
 /// A traced thread's progress through one syscall: which stops it is

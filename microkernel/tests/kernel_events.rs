@@ -27,6 +27,7 @@ use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform};
 use microkernel::thread::{ThreadId, ThreadState};
 use std::collections::HashMap;
 
+mod console_and_inspection;
 mod maintenance;
 mod policy_servers;
 mod rseq;
@@ -68,6 +69,14 @@ struct FakeMachine {
     maintenance: maintenance::Recorder,
     /// Every `arm_slice_end`: its ticks from now.
     slice_ends: Vec<u64>,
+    /// Everything the console was sent, text and raw bytes, in order.
+    console_bytes: Vec<u8>,
+    /// Input waiting in the console UART.
+    console_input: std::collections::VecDeque<u8>,
+    /// The UART's receive interrupt is on.
+    console_input_started: bool,
+    /// Interrupt lines as the kernel last set them.
+    enabled_interrupts: std::collections::BTreeSet<u32>,
 }
 
 impl FakeMachine {
@@ -147,6 +156,23 @@ impl MemoryMaintenance for FakeMachine {
 impl Platform for FakeMachine {
     fn console_write(&mut self, text: &str) {
         self.console.push_str(text);
+        self.console_bytes.extend_from_slice(text.as_bytes());
+    }
+
+    fn console_write_bytes(&mut self, bytes: &[u8]) {
+        self.console_bytes.extend_from_slice(bytes);
+    }
+
+    fn console_take_input(&mut self, out: &mut [u8]) -> usize {
+        let taken = out.len().min(self.console_input.len());
+        for (slot, byte) in out.iter_mut().zip(self.console_input.drain(..taken)) {
+            *slot = byte;
+        }
+        taken
+    }
+
+    fn console_start_input(&mut self) {
+        self.console_input_started = true;
     }
 
     fn set_fp_access(&mut self, _enabled: bool) {}
@@ -165,7 +191,13 @@ impl Platform for FakeMachine {
         self.single_step = on;
     }
 
-    fn set_interrupt_enabled(&mut self, _id: u32, _enabled: bool) {}
+    fn set_interrupt_enabled(&mut self, id: u32, enabled: bool) {
+        if enabled {
+            self.enabled_interrupts.insert(id);
+        } else {
+            self.enabled_interrupts.remove(&id);
+        }
+    }
 
     fn interrupt_lines(&self) -> u32 {
         // QEMU virt's GICv2: 32 private and 256 shared interrupts.

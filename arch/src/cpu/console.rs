@@ -78,6 +78,44 @@ pub fn write_str(text: &str) {
     let _ = fmt::Write::write_str(&mut Writer, text);
 }
 
+/// Writes bytes as they are (no `\r` before `\n`): a binary frame.
+pub fn write_bytes(bytes: &[u8]) {
+    if let Some(uart) = uart() {
+        for &byte in bytes {
+            uart.write_byte(byte);
+        }
+    }
+}
+
+/// Takes up to `out.len()` received bytes: how many. The receive
+/// interrupt is cleared once the FIFO is empty.
+pub fn read_input(out: &mut [u8]) -> usize {
+    let Some(uart) = uart() else {
+        return 0;
+    };
+    let mut taken = 0;
+    while taken < out.len() {
+        match uart.read_byte() {
+            Some(byte) => {
+                out[taken] = byte;
+                taken += 1;
+            }
+            None => {
+                uart.clear_receive_interrupt();
+                break;
+            }
+        }
+    }
+    taken
+}
+
+/// Makes the UART interrupt when input arrives.
+pub fn start_input() {
+    if let Some(uart) = uart() {
+        uart.set_receive_interrupt(true);
+    }
+}
+
 /// Waits until the UART has sent everything (before powering off).
 pub fn flush() {
     if let Some(uart) = uart() {

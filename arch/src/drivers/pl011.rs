@@ -15,12 +15,18 @@ register_structs! {
         (0x2c => line_control: ReadWrite<u32>),
         (0x30 => control: ReadWrite<u32>),
         (0x34 => _reserved2),
+        (0x38 => interrupt_mask: ReadWrite<u32>),
+        (0x3c => _reserved3),
         (0x44 => interrupt_clear: WriteOnly<u32>),
         (0x48 => @END),
     }
 }
 
 const FLAG_TX_FULL: u32 = 1 << 5;
+const FLAG_RX_EMPTY: u32 = 1 << 4;
+/// The receive interrupt (the FIFO reached its trigger level) and the
+/// receive timeout (bytes wait below it): both mean "input to read".
+const INTERRUPT_RX_AND_TIMEOUT: u32 = (1 << 4) | (1 << 6);
 const FLAG_BUSY: u32 = 1 << 3;
 const LINE_8N1_FIFO: u32 = (0b11 << 5) | (1 << 4);
 const CONTROL_ENABLE_TX_RX: u32 = (1 << 0) | (1 << 8) | (1 << 9);
@@ -68,6 +74,37 @@ impl Pl011 {
             core::hint::spin_loop();
         }
         self.registers.data.set(u32::from(byte));
+    }
+
+    /// The next byte received, if one waits. Bytes that arrived with an
+    /// error (framing, parity, break, overrun: bits 8..12 of the data
+    /// register) are dropped.
+    pub fn read_byte(&self) -> Option<u8> {
+        loop {
+            if self.registers.flags.get() & FLAG_RX_EMPTY != 0 {
+                return None;
+            }
+            let data = self.registers.data.get();
+            if data & 0xf00 == 0 {
+                return Some(data as u8);
+            }
+        }
+    }
+
+    /// Interrupts when input arrives (the receive and receive-timeout
+    /// interrupts), or stops that.
+    pub fn set_receive_interrupt(&self, on: bool) {
+        let mask = self.registers.interrupt_mask.get();
+        self.registers.interrupt_mask.set(if on {
+            mask | INTERRUPT_RX_AND_TIMEOUT
+        } else {
+            mask & !INTERRUPT_RX_AND_TIMEOUT
+        });
+    }
+
+    /// Clears the receive interrupts (after the FIFO was drained).
+    pub fn clear_receive_interrupt(&self) {
+        self.registers.interrupt_clear.set(INTERRUPT_RX_AND_TIMEOUT);
     }
 
     /// Waits until everything sent has left the UART.

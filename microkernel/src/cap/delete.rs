@@ -293,6 +293,7 @@ impl Objects {
             CapType::DebugConsole => m.destroy::<kind::DebugConsole>(g).is_some(),
             CapType::Filter => m.destroy::<kind::Filter>(g).is_some(),
             CapType::IrqControl => m.destroy::<kind::IrqControl>(g).is_some(),
+            CapType::Inspector => m.destroy::<kind::Inspector>(g).is_some(),
             CapType::Null => false,
         };
         debug_assert!(freed, "a retired record is of its header's type");

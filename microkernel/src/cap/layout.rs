@@ -35,6 +35,7 @@ impl Layout for KernelLayout {
     type DebugConsole = ();
     type Filter = FilterBody;
     type IrqControl = ();
+    type Inspector = ();
 }
 
 /// Object memory laid out for the kernel.
@@ -170,6 +171,7 @@ pub fn record_bytes(cap_type: CapType, radix: u8) -> Option<u64> {
         CapType::DebugConsole => bytes::<L, kind::DebugConsole>(),
         CapType::Filter => bytes::<L, kind::Filter>(),
         CapType::IrqControl => bytes::<L, kind::IrqControl>(),
+        CapType::Inspector => bytes::<L, kind::Inspector>(),
         CapType::Null => return None,
     };
     Some(size as u64)

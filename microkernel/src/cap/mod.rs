@@ -320,6 +320,7 @@ impl Objects {
             }
             CapType::DebugConsole => m.create::<kind::DebugConsole>(granule, header, ()),
             CapType::IrqControl => m.create::<kind::IrqControl>(granule, header, ()),
+            CapType::Inspector => m.create::<kind::Inspector>(granule, header, ()),
             CapType::Filter => m.create::<kind::Filter>(
                 granule,
                 header,
@@ -406,6 +407,7 @@ impl Objects {
             | CapType::Notification
             | CapType::IrqHandler
             | CapType::IrqControl
+            | CapType::Inspector
             | CapType::DebugConsole => phys == 0 && size_bytes == 0,
             // CNodes come from `create_cnode`; filters and Reply objects
             // only from retype.

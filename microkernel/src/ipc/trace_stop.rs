@@ -33,6 +33,7 @@ pub(super) fn deliver_trace_stop<M: PhysMemory>(
         regs: tracee.context.syscall_registers(),
         pc: tracee.context.pc,
         thread: u64::from(tracee.number),
+        time: stop.time,
     };
     let words = message.encode();
     if let Some(buffer) = tracer.ipc_buffer {

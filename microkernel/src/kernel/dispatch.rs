@@ -8,6 +8,7 @@ use crate::platform::Platform;
 use crate::stopped_call::{
     CallSlot, CallStop, JudgedCapability, Progress, StopAnswer, StoppedCall,
 };
+use crate::syscall::Inspected;
 use crate::syscall::{self, Call, SyscallResult};
 use crate::thread::{Thread, ThreadId, ThreadState};
 use abi::ErrorCode;
@@ -421,6 +422,19 @@ impl Kernel {
             Call::SetUserDispatch => self.set_user_dispatch(platform, current).into(),
             Call::SetRseq => self.set_rseq(platform, current).into(),
             Call::SliceYield => self.slice_yield(platform, current),
+            Call::ConsoleRead => SyscallResult::Return(self.console_read(platform, current)),
+            Call::ConsoleSetNotification => {
+                SyscallResult::Return(self.console_set_notification(platform, current))
+            }
+            Call::ConsoleWriteFrame => {
+                SyscallResult::Return(self.console_write_frame(platform, current))
+            }
+            Call::InspectThread => {
+                SyscallResult::Return(self.inspect(platform, current, Inspected::Thread))
+            }
+            Call::InspectCaps => {
+                SyscallResult::Return(self.inspect(platform, current, Inspected::Caps))
+            }
             #[cfg(feature = "rseq-counters")]
             Call::DebugRseqCounters { address } => {
                 self.debug_rseq_counters(platform, current, address).into()

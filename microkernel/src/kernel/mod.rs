@@ -80,10 +80,10 @@ const _: () =
 /// The originals of the root's device Untypeds, one per block of the
 /// device memory the kernel does not use.
 const KERNEL_ROOT_DEVICE_UNTYPED_SLOTS: u64 = KERNEL_ROOT_UNTYPED_SLOTS + MAX_BOOT_UNTYPEDS as u64;
-const _: () = assert!(
-    KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS as u64
-        <= 1 << KERNEL_CNODE_RADIX
-);
+/// The Inspector (`object/inspector.rs`), made with the console.
+const KERNEL_INSPECTOR_SLOT: u64 =
+    KERNEL_ROOT_DEVICE_UNTYPED_SLOTS + abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS as u64;
+const _: () = assert!(KERNEL_INSPECTOR_SLOT < 1 << KERNEL_CNODE_RADIX);
 
 /// Where the CPU goes after the kernel has handled an event.
 #[derive(Debug, PartialEq, Eq)]
@@ -203,6 +203,8 @@ pub struct Kernel {
     /// Where `FilterLoad` copies a description from user memory (within
     /// one syscall).
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],
+    /// The console's input, kept until it is read.
+    console_input: object::console_input::ConsoleInput,
 }
 
 impl Default for Kernel {
@@ -254,6 +256,7 @@ impl Kernel {
             open_line: None,
             policy_cookie: 0,
             policy_scratch: [0; MAX_DESCRIPTION_BYTES],
+            console_input: object::console_input::ConsoleInput::new(),
         }
     }
 
@@ -320,13 +323,14 @@ impl Kernel {
         self.resume(platform)
     }
 
-    /// The kernel CNode and the console object with its original
-    /// capability.
+    /// The kernel CNode, and the console and the Inspector with their
+    /// original capabilities.
     fn create_kernel_objects(&mut self) -> Result<(), CapError> {
         let before = self.frames.allocated();
         let cnode = self.kernel_cnode(KERNEL_CNODE_RADIX)?;
         self.kernel_cnode = Some(cnode);
         self.create_original(CapType::DebugConsole, 0, 0, KERNEL_CONSOLE_SLOT)?;
+        self.create_original(CapType::Inspector, 0, 0, KERNEL_INSPECTOR_SLOT)?;
         self.own_pages = self.frames.allocated() - before;
         Ok(())
     }

@@ -16,13 +16,15 @@ use crate::address_space::{AddressSpace, SpaceError, USER_STACK_TOP};
 use crate::cap::{CNodeId, Capability, FrameMapping};
 use crate::kernel::{Kernel, EXIT_FAILURE, EXIT_SUCCESS, KERNEL_CONSOLE_SLOT};
 use crate::kernel::{
-    KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT, KERNEL_ROOT_IRQ_CONTROL_SLOT,
+    KERNEL_INSPECTOR_SLOT, KERNEL_ROOT_CNODE_SLOT, KERNEL_ROOT_IPC_FRAME_SLOT,
+    KERNEL_ROOT_IRQ_CONTROL_SLOT,
 };
 use crate::kernel::{KERNEL_ROOT_DEVICE_UNTYPED_SLOTS, KERNEL_ROOT_TCB_SLOT};
 use crate::kernel::{KERNEL_ROOT_UNTYPED_SLOTS, KERNEL_ROOT_VSPACE_SLOT};
 use crate::platform::{Console, Platform};
 use crate::thread::{ThreadId, ThreadName, ThreadState};
 use abi::bootinfo::MAX_BOOT_DEVICE_UNTYPEDS;
+use abi::bootinfo::ROOT_INSPECTOR_SLOT;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_UNTYPEDS};
 use abi::bootinfo::{ROOT_ARGUMENT, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT, ROOT_CONSOLE_SLOT};
 use abi::bootinfo::{ROOT_IMAGE_ADDRESS, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT, SYSTEM_IMAGE_ADDRESS};
@@ -66,7 +68,18 @@ impl Kernel {
             ROOT_CNODE_SLOT,
             Rights::READ_WRITE,
         )?;
-        self.mint_from_kernel(KERNEL_CONSOLE_SLOT, cnode, ROOT_CONSOLE_SLOT, Rights::WRITE)?;
+        self.mint_from_kernel(
+            KERNEL_CONSOLE_SLOT,
+            cnode,
+            ROOT_CONSOLE_SLOT,
+            Rights::READ_WRITE,
+        )?;
+        self.mint_from_kernel(
+            KERNEL_INSPECTOR_SLOT,
+            cnode,
+            ROOT_INSPECTOR_SLOT,
+            Rights::READ,
+        )?;
         let tcb = self
             .create_original(CapType::Tcb, 0, 0, KERNEL_ROOT_TCB_SLOT)
             .map_err(|_| "no room for its TCB")?;

@@ -327,6 +327,19 @@ pub enum Call {
     SetRseq,
     /// `SliceYield`: end a time-slice extension.
     SliceYield,
+    /// `ConsoleRead`, its registers checked ([`console_read_arguments`]
+    /// reads them again, as for `TcbSetName`).
+    ConsoleRead,
+    /// `ConsoleSetNotification`, its registers checked
+    /// ([`console_binding_arguments`]).
+    ConsoleSetNotification,
+    /// `ConsoleWriteFrame`, its registers checked
+    /// ([`console_frame_arguments`]).
+    ConsoleWriteFrame,
+    /// `InspectThread`, its registers checked ([`inspect_arguments`]).
+    InspectThread,
+    /// `InspectCaps`, its registers checked ([`inspect_arguments`]).
+    InspectCaps,
     /// `DebugRseqCounters` into user address `address` (x2; 0: only
     /// printed). Images with the `rseq-counters` feature only.
     #[cfg(feature = "rseq-counters")]

@@ -242,6 +242,26 @@ pub fn decode_copy<const COPY: Copy>(context: &UserContext) -> Result<Call, Erro
             Ok(Call::SetRseq)
         }
         Syscall::SliceYield => Ok(Call::SliceYield),
+        Syscall::ConsoleRead => {
+            console_read_arguments(context)?;
+            Ok(Call::ConsoleRead)
+        }
+        Syscall::ConsoleSetNotification => {
+            console_binding_arguments(context)?;
+            Ok(Call::ConsoleSetNotification)
+        }
+        Syscall::ConsoleWriteFrame => {
+            console_frame_arguments(context)?;
+            Ok(Call::ConsoleWriteFrame)
+        }
+        Syscall::InspectThread => {
+            inspect_arguments(context, Inspected::Thread)?;
+            Ok(Call::InspectThread)
+        }
+        Syscall::InspectCaps => {
+            inspect_arguments(context, Inspected::Caps)?;
+            Ok(Call::InspectCaps)
+        }
         #[cfg(not(feature = "rseq-counters"))]
         Syscall::DebugRseqCounters => Err(ErrorCode::InvalidSyscall),
         #[cfg(feature = "rseq-counters")]
@@ -466,6 +486,76 @@ pub fn name_arguments(context: &UserContext) -> Result<(u64, u64, usize), ErrorC
     }
     let (address, len) = user_buffer(context, abi::tcb::MAX_NAME_BYTES)?;
     Ok((context.capability_pointer(), address, len))
+}
+
+/// `ConsoleRead`'s arguments: the console capability slot (x0), the
+/// user buffer (x2, x3: at most `DEBUG_PRINT_MAX` bytes, in the user half).
+pub fn console_read_arguments(context: &UserContext) -> Result<(u64, u64, usize), ErrorCode> {
+    let (address, len) = user_buffer(context, DEBUG_PRINT_MAX)?;
+    Ok((context.capability_pointer(), address, len))
+}
+
+/// `ConsoleWriteFrame`'s arguments: as [`console_read_arguments`], and at
+/// least one byte (an empty frame would be two delimiters, which read as
+/// one frame's end and the next one's start).
+pub fn console_frame_arguments(context: &UserContext) -> Result<(u64, u64, usize), ErrorCode> {
+    if context.x[3] == 0 {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    console_read_arguments(context)
+}
+
+/// `ConsoleSetNotification`'s arguments: the console capability slot
+/// (x0), the notification's (x2) when `x3 == 1`, `None` when `x3 == 0`;
+/// another `x3` is `InvalidArgument`.
+pub fn console_binding_arguments(context: &UserContext) -> Result<(u64, Option<u64>), ErrorCode> {
+    let notification = match context.x[3] {
+        0 => None,
+        1 => Some(context.x[2]),
+        _ => return Err(ErrorCode::InvalidArgument),
+    };
+    Ok((context.capability_pointer(), notification))
+}
+
+/// What an inspection syscall reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inspected {
+    /// `InspectThread`: `x2` the first thread number wanted, `x3` where.
+    Thread,
+    /// `InspectCaps`: `x2` the thread's number, `x3` the first slot
+    /// wanted, `x4` where.
+    Caps,
+}
+
+/// An inspection's arguments (see [`Inspected`]): the Inspector slot
+/// (x0), the two numbers and the user address the words go to, which
+/// must be 8-byte aligned (`InvalidArgument`) and in the user half
+/// (`InvalidAddress`).
+pub fn inspect_arguments(
+    context: &UserContext,
+    inspected: Inspected,
+) -> Result<(u64, u64, u64, u64), ErrorCode> {
+    let (first, second, address, words) = match inspected {
+        Inspected::Thread => (
+            context.x[2],
+            0,
+            context.x[3],
+            abi::inspect::THREAD_INFO_WORDS,
+        ),
+        Inspected::Caps => (
+            context.x[2],
+            context.x[3],
+            context.x[4],
+            abi::inspect::CAP_INFO_WORDS,
+        ),
+    };
+    if !address.is_multiple_of(8) {
+        return Err(ErrorCode::InvalidArgument);
+    }
+    if !arch::layout::is_user_range(address, 8 * words as u64) {
+        return Err(ErrorCode::InvalidAddress);
+    }
+    Ok((context.capability_pointer(), first, second, address))
 }
 
 /// Checks `TcbSetSpace`'s registers: the optional capabilities

@@ -72,7 +72,12 @@ pub const fn reads_or_writes_whole_context(syscall: Syscall) -> bool {
         | Syscall::TcbSetAffinity
         | Syscall::SetRseq
         | Syscall::SliceYield
-        | Syscall::DebugRseqCounters => false,
+        | Syscall::DebugRseqCounters
+        | Syscall::ConsoleRead
+        | Syscall::ConsoleSetNotification
+        | Syscall::ConsoleWriteFrame
+        | Syscall::InspectThread
+        | Syscall::InspectCaps => false,
     }
 }
 

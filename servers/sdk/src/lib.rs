@@ -10,7 +10,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod console;
+pub mod console_input;
 pub mod debug;
+pub mod inspect;
 pub mod ipc;
 pub mod loader;
 pub mod policy;

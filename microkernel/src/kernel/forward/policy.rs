@@ -229,7 +229,7 @@ impl Kernel {
         let thread = &self.objects[current];
         let context = &thread.context;
         match Syscall::from_number(context.syscall_number()) {
-            Some(Syscall::DebugPrint | Syscall::FilterLoad) => {
+            Some(Syscall::DebugPrint | Syscall::ConsoleWriteFrame | Syscall::FilterLoad) => {
                 let (address, length) = (context.arg(ArgIndex::X2), context.arg(ArgIndex::X3));
                 let vspace = thread.space;
                 let Some((thread, others)) = self.objects.split_thread(current) else {

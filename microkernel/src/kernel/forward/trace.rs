@@ -130,15 +130,20 @@ impl Kernel {
             // Its endpoint is gone (`live_tracer`).
             thread.detach_tracer();
         }
+        let time = platform.counter();
         match tracer {
             Some((endpoint, badge)) => {
-                thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
+                thread.set_kernel_message(KernelMessage::TraceStop(TraceStop {
+                    kind,
+                    number,
+                    time,
+                }));
                 self.send_on_behalf(platform, current, endpoint, badge);
             }
             None => {
                 if kind == StopKind::Entry {
                     // Nobody to stop for: the syscall goes on as made.
-                    thread.abandon_trace_stop(TraceStop { kind, number });
+                    thread.abandon_trace_stop(TraceStop { kind, number, time });
                     thread.run();
                 }
             }
@@ -217,7 +222,8 @@ impl Kernel {
             None
         };
         if let (Some((kind, number)), Some((endpoint, badge))) = (stop, tracer) {
-            thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number }));
+            let time = platform.counter();
+            thread.set_kernel_message(KernelMessage::TraceStop(TraceStop { kind, number, time }));
             self.send_on_behalf(platform, current, endpoint, badge);
             return true;
         }

@@ -1,7 +1,9 @@
-//! The debug console: user text printed as tagged lines.
+//! The debug console's output: user text printed as tagged lines, and
+//! binary frames written whole (its input is `console_input.rs`).
 
 use crate::kernel::Kernel;
 use crate::platform::{Console, Platform};
+use crate::syscall::console_frame_arguments;
 use crate::thread::ThreadId;
 use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
@@ -9,9 +11,7 @@ use core::fmt::Write;
 
 impl Kernel {
     /// `DebugPrint`: `len` bytes (at most `DEBUG_PRINT_MAX`) from `address`
-    /// through the console capability `console` (write right). The text
-    /// as judged, if a filter or policy server judged it (all of it: a
-    /// print is at most 256 bytes, the copy 512), else read now. Out of
+    /// through the console capability `console` (write right). Out of
     /// line: inlined, it made the whole dispatch body spill more
     /// registers (10 instructions on `syscall_slow_path_error`).
     #[inline(never)]
@@ -23,45 +23,94 @@ impl Kernel {
         address: u64,
         len: usize,
     ) -> ErrorCode {
+        let tagged = match self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE) {
+            Ok(capability) => !capability.rights().read(),
+            Err(code) => return code,
+        };
+        let mut text = [0u8; DEBUG_PRINT_MAX];
+        let len = len.min(DEBUG_PRINT_MAX);
+        if let Err(code) = self.console_bytes(platform, current, address, &mut text[..len]) {
+            return code;
+        }
+        self.print_user_text(platform, current, &text[..len], tagged);
+        ErrorCode::Ok
+    }
+
+    /// The bytes a console syscall of `current` prints from `address`:
+    /// the text as judged, if a filter or policy server judged it (all of
+    /// it: a print is at most 256 bytes, the copy 512), else read now.
+    #[inline(always)]
+    fn console_bytes<P: Platform>(
+        &self,
+        platform: &P,
+        current: ThreadId,
+        address: u64,
+        out: &mut [u8],
+    ) -> Result<(), ErrorCode> {
+        let len = out.len();
+        match self.objects[current].judged.buffer_for(address, len as u64) {
+            Some(Ok(judged)) if judged.len() == len => {
+                out.copy_from_slice(judged);
+                Ok(())
+            }
+            Some(_) => Err(ErrorCode::InvalidAddress),
+            None => self
+                .thread_space(current)
+                .ok_or(ErrorCode::InvalidAddress)?
+                .copy_from_user(platform, address, out)
+                .map_err(|_| ErrorCode::InvalidAddress),
+        }
+    }
+
+    /// `ConsoleWriteFrame` by `current` (decode checked the registers'
+    /// form): its bytes, none of them 0, go out as `0x00 bytes 0x00`
+    /// after any line a thread left open, so a frame is never split by
+    /// other text (the kernel lock is held while it is written).
+    #[inline(never)]
+    pub(in crate::kernel) fn console_write_frame<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+    ) -> ErrorCode {
+        let Ok((console, address, len)) = console_frame_arguments(&self.objects[current].context)
+        else {
+            return ErrorCode::InvalidArgument;
+        };
         if let Err(code) = self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE) {
             return code;
         }
-        let mut text = [0u8; DEBUG_PRINT_MAX];
-        let len = len.min(DEBUG_PRINT_MAX);
-        match self.objects[current].judged.buffer_for(address, len as u64) {
-            Some(Ok(judged)) if judged.len() == len => text[..len].copy_from_slice(judged),
-            Some(_) => return ErrorCode::InvalidAddress,
-            None => {
-                let Some(space) = self.thread_space(current) else {
-                    return ErrorCode::InvalidAddress;
-                };
-                if space
-                    .copy_from_user(platform, address, &mut text[..len])
-                    .is_err()
-                {
-                    return ErrorCode::InvalidAddress;
-                }
-            }
+        let mut frame = [0u8; DEBUG_PRINT_MAX];
+        let frame = &mut frame[..len];
+        if let Err(code) = self.console_bytes(platform, current, address, frame) {
+            return code;
         }
-        self.print_user_text(platform, current, &text[..len]);
+        if frame.contains(&abi::export::FRAME_DELIMITER) {
+            return ErrorCode::InvalidArgument;
+        }
+        self.end_user_lines(platform);
+        platform.console_write_bytes(&[abi::export::FRAME_DELIMITER]);
+        platform.console_write_bytes(frame);
+        platform.console_write_bytes(&[abi::export::FRAME_DELIMITER]);
         ErrorCode::Ok
     }
 
     /// Prints a thread's text, each line prefixed with the thread's name
-    /// and number, except the root task's: its lines are the system's own
-    /// (its driver's TAP, the demo's steps) and go out as they are. Lines
-    /// of different threads never share a console line.
+    /// and number if `tagged`. A print through a console capability with
+    /// the read right is not: its holder owns the console's input too
+    /// (the root task, whose lines are the system's own, or a shell
+    /// talking to the person at the terminal). Lines of different threads
+    /// never share a console line.
     #[inline(never)]
     pub(in crate::kernel) fn print_user_text<P: Platform>(
         &mut self,
         platform: &mut P,
         id: ThreadId,
         text: &[u8],
+        tagged: bool,
     ) {
         if self.open_line.is_some_and(|writer| writer != id) {
             self.end_user_lines(platform);
         }
-        let tagged = self.root != Some(id);
         let thread = &self.objects[id];
         let mut console = Console(platform);
         let mut line_open = self.open_line == Some(id);

@@ -16,9 +16,15 @@ use core::fmt::Write;
 
 impl Kernel {
     /// An interrupt some IrqHandler stands for: masked until acknowledged,
-    /// and its notification signalled. One nobody handles is masked.
+    /// and its notification signalled. One nobody handles is masked. The
+    /// console UART's is the kernel's own: its input is kept for readers
+    /// (`console_input.rs`).
     #[inline(never)]
     pub(in crate::kernel) fn deliver_interrupt<P: Platform>(&mut self, platform: &mut P, id: u32) {
+        if id == platform.console_intid() {
+            self.console_input_arrived(platform);
+            return;
+        }
         platform.set_interrupt_enabled(id, false);
         let binding = self
             .irq_handlers

@@ -184,7 +184,7 @@ impl Kernel {
             CapType::Tcb => self.tcb_destroyed(platform, object),
             CapType::VSpace => self.vspace_destroyed(platform, object),
             CapType::Frame => self.frame_destroyed(platform, object),
-            CapType::DebugConsole | CapType::IrqControl | CapType::Null => {}
+            CapType::DebugConsole | CapType::IrqControl | CapType::Inspector | CapType::Null => {}
         }
     }
 

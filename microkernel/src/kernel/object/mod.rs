@@ -4,9 +4,11 @@
 
 pub(in crate::kernel) mod cnode;
 pub(in crate::kernel) mod console;
+pub(in crate::kernel) mod console_input;
 pub(in crate::kernel) mod endpoint;
 pub(in crate::kernel) mod filter;
 pub(in crate::kernel) mod filter_server;
+pub(in crate::kernel) mod inspector;
 pub(in crate::kernel) mod irq;
 pub(in crate::kernel) mod irq_control;
 pub(in crate::kernel) mod lifecycle;
