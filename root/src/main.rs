@@ -15,6 +15,7 @@
 #![no_main]
 #![deny(unsafe_code)]
 
+mod control;
 mod objects;
 mod privileged;
 mod supervise;

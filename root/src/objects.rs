@@ -47,7 +47,7 @@ pub struct Objects {
 impl Objects {
     /// Makes every object of `plan`.
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     pub fn make(
         plan: &Plan<'static>,

@@ -25,6 +25,7 @@
 
 use crate::objects::{OWN_VSPACE, SCRATCH_VA};
 use crate::tasks::{Failure, System, Why};
+use abi::bootinfo::ROOT_INSPECTOR_SLOT;
 use abi::bootinfo::{BootInfo, BootUntyped, BOOT_INFO_WORDS, MAX_BOOT_DEVICE_UNTYPEDS};
 use abi::bootinfo::{MAX_BOOT_UNTYPEDS, MAX_COMMAND_LINE, ROOT_CNODE_RADIX, ROOT_CNODE_SLOT};
 use abi::bootinfo::{ROOT_CONSOLE_SLOT, ROOT_IRQ_SLOT, ROOT_TCB_SLOT, ROOT_VSPACE_SLOT};
@@ -39,7 +40,7 @@ use sdk::vspace::Frame;
 
 /// Hands task `index` (built, not started) what the root was given.
 // A frame of its own: inlined, every step's locals would share
-// one frame bigger than the root's 64 KiB stack.
+// one frame bigger than the root's 128 KiB stack.
 #[inline(never)]
 pub fn hand_over(
     system: &mut System,
@@ -72,6 +73,14 @@ pub fn hand_over(
         None,
     )
     .map_err(code("the console"))?;
+    cnode::mint_into(
+        cnode_cap,
+        ROOT_INSPECTOR_SLOT,
+        ROOT_INSPECTOR_SLOT,
+        Rights::READ,
+        None,
+    )
+    .map_err(code("the Inspector"))?;
     cnode::mint_into(cnode_cap, tcb.0 .0, ROOT_TCB_SLOT, Rights::ALL, None)
         .map_err(code("its TCB"))?;
     cnode::mint_into(cnode_cap, vspace.0 .0, ROOT_VSPACE_SLOT, Rights::ALL, None)

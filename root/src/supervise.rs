@@ -3,8 +3,12 @@
 //! with the task's index + 1. It prints how each ended, rebuilds the
 //! task if its restart rule says so, and ends the system when a task
 //! marked `ends_system` has ended for good, or when every task has.
+//! Control requests (`abi::control`) come on the same endpoint, badged
+//! `CONTROL_BADGE` | the asker's index + 1 (`crate::control`).
 
+use crate::control::ReceiveSlot;
 use crate::tasks::System;
+use abi::control::CONTROL_BADGE;
 use abi::fault::{ThreadEnd, END_LABEL, FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::system::plan::{Restart, TaskPlan};
 use abi::Syscall;
@@ -13,9 +17,13 @@ use sdk::println;
 
 /// Supervises until the system ends; returns its status.
 // A frame of its own: inlined, every step's locals would share
-// one frame bigger than the root's 64 KiB stack.
+// one frame bigger than the root's 128 KiB stack.
 #[inline(never)]
 pub fn run(system: &mut System) -> i32 {
+    let Some(mut receive) = ReceiveSlot::new(system) else {
+        println!("system: the root's CNode is full");
+        return 1;
+    };
     loop {
         let received = match ipc::recv(system.endpoint) {
             Ok(received) => received,
@@ -24,8 +32,8 @@ pub fn run(system: &mut System) -> i32 {
                 return 1;
             }
         };
-        let plan_index = received
-            .badge
+        let control = received.badge & CONTROL_BADGE != 0;
+        let plan_index = (received.badge & !CONTROL_BADGE)
             .checked_sub(1)
             .and_then(|i| u16::try_from(i).ok());
         let Some((index, plan)) =
@@ -37,6 +45,12 @@ pub fn run(system: &mut System) -> i32 {
             );
             continue;
         };
+        if control {
+            if let Some(status) = crate::control::serve(system, &mut receive, index, &received) {
+                return status;
+            }
+            continue;
+        }
         let message = received.message;
         match message.info.label() {
             FAULT_LABEL => {
@@ -68,7 +82,7 @@ pub fn run(system: &mut System) -> i32 {
 /// Task `index` ended as `end`: says so, applies its restart rule, and
 /// returns the system's status if the system ends.
 // A frame of its own: inlined, every step's locals would share
-// one frame bigger than the root's 64 KiB stack.
+// one frame bigger than the root's 128 KiB stack.
 #[inline(never)]
 fn ended(
     system: &mut System,
@@ -112,11 +126,19 @@ fn ended(
         built.ended = true;
         built.failed = failed;
     }
+    let status = match end {
+        ThreadEnd::Exited { status } if !failed => i32::try_from(status).unwrap_or(1),
+        _ => 1,
+    };
+    after_end(system, index, status)
+}
+
+/// Task `index` has ended for good (`status`: the system's status if its
+/// end ends the system): the system's status if the system ends now,
+/// because the task says so or because every supervised task has ended.
+pub fn after_end(system: &System, index: usize, status: i32) -> Option<i32> {
+    let plan = system.plan.task(index as u16)?;
     if plan.ends_system {
-        let status = match end {
-            ThreadEnd::Exited { status } if !failed => i32::try_from(status).unwrap_or(1),
-            _ => 1,
-        };
         println!("system: {} ended the system (status {status})", plan.name);
         return Some(status);
     }

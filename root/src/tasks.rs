@@ -20,6 +20,8 @@ use sdk::task::{PoolUntyped, UntypedPool};
 use sdk::tcb::{FilterCap, FilterServer};
 use sdk::vspace::Frame;
 
+mod steering;
+
 /// Runs of root slots one task's extras take at most: one per mapping
 /// (copies of the Frames it maps), per filter (the filter and its
 /// server's badged endpoint), the tracer's and the audit ring's.
@@ -122,6 +124,8 @@ pub struct Built {
     pub failed: bool,
     /// Its filters, as the root holds them (it made them: write right).
     filters: [HeldFilter; MAX_TASK_FILTERS],
+    /// The root's slot of the endpoint a control request traced it to.
+    traced_to: Option<u64>,
 }
 
 /// A filter the root made and attached to a task, packed in a word (0:
@@ -180,7 +184,7 @@ impl System {
     /// The system of `plan` with its shared objects and the supervisor's
     /// endpoint made, and no task yet ([`System::build_all`]).
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     pub fn new(info: &BootInfo, plan: Plan<'static>) -> Result<System, Failure> {
         let slots = SlotAllocator::new(ROOT_FIRST_FREE_SLOT..1 << ROOT_CNODE_RADIX)
@@ -351,7 +355,7 @@ impl System {
     /// Builds task `index` (not started, not yet given other tasks'
     /// TCBs: `connect` does that once every task exists).
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     fn build_task(&mut self, index: usize, plan: &TaskPlan<'static>) -> Result<(), Failure> {
         let name = plan.name;
@@ -401,8 +405,9 @@ impl System {
             ended: false,
             failed: false,
             filters: [HeldFilter::default(); MAX_TASK_FILTERS],
+            traced_to: None,
         };
-        let result = self.equip(&mut built, plan);
+        let result = self.equip(&mut built, index, plan);
         self.tasks[index] = Some(built);
         result
     }
@@ -410,9 +415,14 @@ impl System {
     /// Gives a built task its capabilities (but other tasks' TCBs), its
     /// mappings, filters, tracer and audit ring.
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
-    fn equip(&mut self, built: &mut Built, plan: &TaskPlan<'static>) -> Result<(), Failure> {
+    fn equip(
+        &mut self,
+        built: &mut Built,
+        index: usize,
+        plan: &TaskPlan<'static>,
+    ) -> Result<(), Failure> {
         let name = plan.name;
         let fail = |what, why| Failure::task(name, what, why);
         let (tcb, vspace, untyped) = (built.task.tcb(), built.task.vspace(), built.task.untyped());
@@ -430,6 +440,10 @@ impl System {
                     badge_of(used),
                 ),
                 CapSource::Console => cnode::mint_into(own, ROOT_CONSOLE_SLOT, slot, rights, None),
+                CapSource::Supervisor => {
+                    let badge = abi::control::CONTROL_BADGE | (index as u64 + 1);
+                    cnode::mint_into(own, self.endpoint.0, slot, rights, Some(badge))
+                }
                 CapSource::Irq {
                     intid,
                     notification,
@@ -528,7 +542,7 @@ impl System {
     /// every task that names task `index`'s TCB gets it (after a rebuild,
     /// the old copies went with the old TCB).
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     fn connect(&mut self, index: usize, plan: &TaskPlan<'static>) -> Result<(), Failure> {
         let fail = |why| Failure::task(plan.name, "giving it a TCB", why);
@@ -558,7 +572,7 @@ impl System {
 
     /// Starts task `index` and says so.
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     fn start(&mut self, index: usize, plan: &TaskPlan<'static>) -> Result<(), Failure> {
         let Some(built) = self.built(index) else {
@@ -603,7 +617,7 @@ impl System {
     /// memory), with every capability, mapping, filter, tracer and ring,
     /// and starts it.
     // A frame of its own: inlined, every step's locals would share
-    // one frame bigger than the root's 64 KiB stack.
+    // one frame bigger than the root's 128 KiB stack.
     #[inline(never)]
     pub fn rebuild(&mut self, index: usize) -> Result<(), Failure> {
         let plan = self
@@ -611,18 +625,7 @@ impl System {
             .task(index as u16)
             .ok_or(Failure::system("a restart", Why::Plan("no such task")))?;
         let restarts = self.built(index).map_or(0, |b| b.restarts);
-        if let Some(old) = self.tasks[index].take() {
-            old.task
-                .destroy(&mut self.supervisor)
-                .map_err(|e| Failure::task(plan.name, "taking it down", Why::Task(e)))?;
-            for (first, count) in old.extras {
-                let run = u64::from(first)..u64::from(first) + u64::from(count);
-                for slot in run.clone() {
-                    let _ = cnode::delete(ROOT_CNODE_SLOT, slot);
-                }
-                let _ = self.supervisor.slots.free_range(run);
-            }
-        }
+        self.take_down(index, plan.name)?;
         self.build_task(index, &plan)?;
         if let Some(built) = self.tasks[index].as_mut() {
             built.restarts = restarts + 1;
@@ -633,6 +636,25 @@ impl System {
         self.confine(index, &plan)?;
         self.hand_filters_to(index)?;
         self.start(index, &plan)
+    }
+
+    /// Destroys task `index` (if built) and frees the root's copies made
+    /// for it: its memory is revoked, so nothing of it is left.
+    pub fn take_down(&mut self, index: usize, name: &'static str) -> Result<(), Failure> {
+        let Some(old) = self.tasks.get_mut(index).and_then(Option::take) else {
+            return Ok(());
+        };
+        old.task
+            .destroy(&mut self.supervisor)
+            .map_err(|e| Failure::task(name, "taking it down", Why::Task(e)))?;
+        for (first, count) in old.extras {
+            let run = u64::from(first)..u64::from(first) + u64::from(count);
+            for slot in run.clone() {
+                let _ = cnode::delete(ROOT_CNODE_SLOT, slot);
+            }
+            let _ = self.supervisor.slots.free_range(run);
+        }
+        Ok(())
     }
 
     /// A free slot of the root's.

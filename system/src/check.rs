@@ -982,6 +982,7 @@ impl Checker<'_> {
             }
             let kinds = [
                 cap.console.is_some(),
+                cap.supervisor.is_some(),
                 cap.endpoint.is_some(),
                 cap.notification.is_some() && cap.irq.is_none(),
                 cap.irq.is_some(),
@@ -993,7 +994,7 @@ impl Checker<'_> {
                 self.error(
                     cap_at,
                     &field,
-                    "give exactly one of console, endpoint, notification, irq (with notification), tcb, vspace, untyped",
+                    "give exactly one of console, supervisor, endpoint, notification, irq (with notification), tcb, vspace, untyped",
                 );
                 continue;
             }
@@ -1016,7 +1017,10 @@ impl Checker<'_> {
             };
             let made = if cap.console.is_some() {
                 no_badge(self, "console");
-                rights(self, "w", "w").map(|r| (CapSource::Console, r))
+                rights(self, "rw", "w").map(|r| (CapSource::Console, r))
+            } else if cap.supervisor.is_some() {
+                no_badge(self, "supervisor");
+                rights(self, "wgG", "wgG").map(|r| (CapSource::Supervisor, r))
             } else if let Some(endpoint) = &cap.endpoint {
                 let object = self.object(Kind::Endpoint, endpoint, &format!("{field}.endpoint"));
                 let r = self.required_rights(cap, "rwgG", &field, cap_at);

@@ -116,6 +116,7 @@ pub struct FaultHandler {
 pub struct Cap {
     pub slot: Spanned<i64>,
     pub console: Option<Spanned<bool>>,
+    pub supervisor: Option<Spanned<bool>>,
     pub endpoint: Option<Name>,
     pub notification: Option<Name>,
     pub irq: Option<Spanned<i64>>,

@@ -183,6 +183,10 @@ pub enum CapSource {
     Object(ObjectUse),
     /// The debug console.
     Console,
+    /// The root's supervisor endpoint, badged `control::CONTROL_BADGE` |
+    /// the task's index + 1: the task may ask the supervisor to show and
+    /// change the system (`abi::control`).
+    Supervisor,
     /// An IrqHandler for interrupt `intid`, its interrupts signalled to
     /// a notification of the plan.
     Irq {
@@ -441,7 +445,7 @@ impl<'a> Plan<'a> {
                 } => notification(n),
                 CapSource::Tcb { task } => *task < self.head.tasks,
                 CapSource::Untyped { bits } => (MIN_MEMORY_BITS..task.memory_bits).contains(bits),
-                CapSource::Console | CapSource::OwnVSpace => true,
+                CapSource::Console | CapSource::Supervisor | CapSource::OwnVSpace => true,
             });
             let maps_ok = task.mappings.iter().all(|m| {
                 kind(m.object)
