@@ -414,7 +414,7 @@ run_lint() {
 	lint_step env PORTCULLIS_ROOT_ELF="${PORTCULLIS_ROOT_ELF:-$root_elf}" \
 		cargo clippy -p portcullis-microkernel --features image \
 		--target aarch64-unknown-none-softfloat -- -D warnings
-	lint_step cargo clippy -p portcullis-init -p portcullis-root --features image \
+	lint_step cargo clippy -p portcullis-init -p portcullis-root -p portcullis-shell -p portcullis-ticker --features image \
 		--target aarch64-unknown-none -- -D warnings
 	# The examples' tasks are a workspace of their own (programs for
 	# AArch64 only), linted as the system tool builds them.

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::artifacts::KernelFlavour;
 use crate::bench::BenchOptions;
+use crate::decode::Format;
 use crate::guest_mode::GuestMode;
 use crate::machine::Machine;
 use crate::profile::ProfileOptions;
@@ -24,6 +25,8 @@ USAGE:
     portcullis run [SYSTEM.toml] [OPTIONS]
     portcullis build-system SYSTEM.toml [--out FILE]
     portcullis new DIRECTORY
+    portcullis shell [--script FILE] [--capture FILE] [OPTIONS]
+    portcullis decode LOG [--format text|jsonl|perfetto|svg] [--out FILE]
     portcullis bench [OPTIONS]
     portcullis profile NAME [--iterations N] [--machine M] [--cpus N] [--timeout SECS] [--pcs FILE]
     portcullis probe [--machine M]...
@@ -41,6 +44,26 @@ the image to FILE (default target/systems/images/NAME.img) and prints it.
 
 new DIRECTORY: write a starting point there: an app, a policy server and their
 system description, which boots as written (`run DIRECTORY/system.toml`).
+
+shell: build and boot the shell's system (systems/shell.toml, docs/shell.md)
+with the serial line on this terminal: a prompt to inspect and steer the
+running system. `exit` at the prompt ends the system; Ctrl-A x quits QEMU.
+With --script FILE the lines of FILE are typed instead, each once the prompt
+is back (`^C` types Ctrl-C; `#` starts a comment), and the session's text is
+printed; --capture FILE also writes the raw serial bytes there, for `decode`.
+The run options below apply; a person's session has no deadline, and a
+script's each command must be answered within 60 s.
+
+decode LOG: read a captured serial log (the guest's UART bytes, as `run`
+echoes them to stdout) and write its text lines and its export frames (trace
+stops and audit records, docs/export.md) to FILE (default: stdout) as
+    text       the lines, and each event as an strace-like line (default)
+    jsonl      one JSON object per line
+    perfetto   a Chrome trace-event JSON to open in ui.perfetto.dev
+    svg        a timeline drawing, one lane per thread
+Frames that do not decode, and one the log ends inside, are shown where they
+were and counted on stderr. Exit status 0; 66 if LOG cannot be read, 73 if
+FILE cannot be written.
 
 OPTIONS (run):
     --machine virt|raspi4b  QEMU machine (default virt). raspi4b needs QEMU 9+
@@ -134,6 +157,24 @@ pub enum CliCommand {
     },
     /// Write a new system's starting point into this directory.
     New(PathBuf),
+    /// Boot the shell's system: on this terminal, or driven by a script.
+    Shell {
+        /// The boot (its system: the shell's unless another is named).
+        request: RunRequest,
+        /// Lines to type instead of a person.
+        script: Option<PathBuf>,
+        /// Where the raw serial bytes of a scripted run go.
+        capture: Option<PathBuf>,
+    },
+    /// Turn a captured log's export frames into text, JSON or a drawing.
+    Decode {
+        /// The captured log.
+        log: PathBuf,
+        /// What to write.
+        format: Format,
+        /// Where (`None`: stdout).
+        out: Option<PathBuf>,
+    },
 }
 
 /// A command line the runner cannot follow.
@@ -163,7 +204,7 @@ impl fmt::Display for CliError {
             CliError::UnknownCommand(word) => {
                 write!(
                     f,
-                    "unknown command `{word}` (the commands are run, build-system, new, bench, profile and probe)"
+                    "unknown command `{word}` (the commands are run, build-system, new, shell, decode, bench, profile and probe)"
                 )
             }
             CliError::UnknownOption(word) => write!(f, "unknown option `{word}`"),
@@ -189,6 +230,8 @@ where
         Some("profile") => bench::parse_profile(args),
         Some("probe") => parse_probe(args),
         Some("build-system") => parse_build_system(args),
+        Some("decode") => parse_decode(args),
+        Some("shell") => parse_shell(args),
         Some("new") => match (args.next(), args.next()) {
             (Some(word), _) if word == "-h" || word == "--help" => Ok(CliCommand::Help),
             (Some(directory), None) => Ok(CliCommand::New(PathBuf::from(directory))),
@@ -281,6 +324,78 @@ fn parse_build_system(mut args: impl Iterator<Item = String>) -> Result<CliComma
     }
     let description = description.ok_or(CliError::MissingValue("build-system SYSTEM.toml"))?;
     Ok(CliCommand::BuildSystem { description, out })
+}
+
+fn parse_shell(args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+    let mut script = None;
+    let mut capture = None;
+    let mut rest = Vec::new();
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let (option, inline_value) = match arg.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => {
+                (option.to_string(), Some(value.to_string()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &'static str| {
+            inline_value
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(CliError::MissingValue(name))
+        };
+        match option.as_str() {
+            "--script" => script = Some(PathBuf::from(value("--script")?)),
+            "--capture" => capture = Some(PathBuf::from(value("--capture")?)),
+            _ => rest.push(arg),
+        }
+    }
+    let CliCommand::Run(mut request) = parse_run(rest.into_iter())? else {
+        return Ok(CliCommand::Help);
+    };
+    if request.system.is_none() && request.system_image.is_none() {
+        request.system = Some(crate::shell_session::description());
+    }
+    if capture.is_some() && script.is_none() {
+        return Err(bad(
+            "--capture",
+            "needs --script (a person's session is not captured)",
+        ));
+    }
+    Ok(CliCommand::Shell {
+        request,
+        script,
+        capture,
+    })
+}
+
+fn parse_decode(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+    let mut log = None;
+    let mut format = Format::default();
+    let mut out = None;
+    while let Some(arg) = args.next() {
+        let (option, inline_value) = match arg.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => {
+                (option.to_string(), Some(value.to_string()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &'static str| {
+            inline_value
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(CliError::MissingValue(name))
+        };
+        match option.as_str() {
+            "-h" | "--help" => return Ok(CliCommand::Help),
+            "--format" => format = value("--format")?.parse().map_err(|e| bad("--format", e))?,
+            "--out" => out = Some(PathBuf::from(value("--out")?)),
+            _ if !arg.starts_with('-') && log.is_none() => log = Some(PathBuf::from(arg)),
+            _ => return Err(CliError::UnknownOption(arg)),
+        }
+    }
+    let log = log.ok_or(CliError::MissingValue("decode LOG"))?;
+    Ok(CliCommand::Decode { log, format, out })
 }
 
 fn parse_probe(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
@@ -386,6 +501,47 @@ mod tests {
             probe(&["--elf"]),
             Err(CliError::UnknownOption("--elf".into()))
         );
+    }
+
+    fn decode(words: &[&str]) -> Result<CliCommand, CliError> {
+        parse(
+            std::iter::once("decode")
+                .chain(words.iter().copied())
+                .map(String::from),
+        )
+    }
+
+    #[test]
+    fn decode_takes_a_log_a_format_and_an_output() {
+        assert_eq!(
+            decode(&["run.log"]),
+            Ok(CliCommand::Decode {
+                log: PathBuf::from("run.log"),
+                format: Format::Text,
+                out: None
+            })
+        );
+        assert_eq!(
+            decode(&["--format", "perfetto", "run.log", "--out=trace.json"]),
+            Ok(CliCommand::Decode {
+                log: PathBuf::from("run.log"),
+                format: Format::Perfetto,
+                out: Some(PathBuf::from("trace.json"))
+            })
+        );
+        assert_eq!(decode(&[]), Err(CliError::MissingValue("decode LOG")));
+        assert!(matches!(
+            decode(&["run.log", "--format", "json"]),
+            Err(CliError::BadValue {
+                option: "--format",
+                ..
+            })
+        ));
+        assert_eq!(
+            decode(&["a.log", "b.log"]),
+            Err(CliError::UnknownOption("b.log".into()))
+        );
+        assert_eq!(decode(&["--out"]), Err(CliError::MissingValue("--out")));
     }
 
     #[test]

@@ -37,6 +37,7 @@
 pub mod artifacts;
 pub mod bench;
 pub mod cli;
+pub mod decode;
 pub mod guest_mode;
 pub mod guest_output;
 pub mod machine;
@@ -44,6 +45,7 @@ pub mod new;
 pub mod profile;
 pub mod qemu;
 pub mod session;
+pub mod shell_session;
 
 pub use artifacts::KernelFlavour;
 pub use guest_mode::GuestMode;

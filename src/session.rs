@@ -89,6 +89,9 @@ pub enum RunError {
     /// The system description has mistakes, or its tasks do not build:
     /// one line per mistake, each naming the file, line and field.
     System(String),
+    /// A scripted shell session went wrong: what was awaited, and what
+    /// the guest printed (`shell_session`).
+    Session(String),
 }
 
 impl fmt::Display for RunError {
@@ -100,6 +103,7 @@ impl fmt::Display for RunError {
                 write!(f, "no system image at {} (--system-image)", path.display())
             }
             RunError::System(errors) => write!(f, "the system cannot be built:\n{errors}"),
+            RunError::Session(what) => write!(f, "the shell session failed: {what}"),
         }
     }
 }

@@ -83,6 +83,38 @@ impl LaunchConfig {
         args
     }
 
+    /// [`LaunchConfig::qemu_args`] for a person at this terminal: the
+    /// serial line is the terminal through QEMU's multiplexer, so Ctrl-C
+    /// reaches the guest (`signal=off`) and Ctrl-A x quits QEMU (its
+    /// monitor is on the same line, behind Ctrl-A c).
+    pub fn interactive_qemu_args(&self) -> Vec<OsString> {
+        let plain = self.qemu_args();
+        let mut args = Vec::with_capacity(plain.len() + 2);
+        let mut words = plain.into_iter().peekable();
+        while let Some(word) = words.next() {
+            match word.to_str() {
+                Some("-monitor") if words.peek().is_some_and(|w| w == "none") => {
+                    words.next();
+                }
+                Some("-serial") if words.peek().is_some_and(|w| w == "stdio") => {
+                    words.next();
+                    for interactive in [
+                        "-chardev",
+                        "stdio,id=console,mux=on,signal=off",
+                        "-serial",
+                        "chardev:console",
+                        "-mon",
+                        "chardev=console",
+                    ] {
+                        args.push(OsString::from(interactive));
+                    }
+                }
+                _ => args.push(word),
+            }
+        }
+        args
+    }
+
     /// The arguments after `qemu-system-aarch64`.
     pub fn qemu_args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
@@ -260,6 +292,22 @@ mod tests {
             words(&virt_test()).join(" "),
             "-M virt,gic-version=2 -cpu cortex-a72 -smp 4 -m 1G -nic none -display none \
              -monitor none -serial stdio -no-reboot -semihosting -kernel /k/portcullis-kernel \
+             -append portcullis.exit=semihosting"
+        );
+    }
+
+    #[test]
+    fn an_interactive_run_puts_the_serial_line_and_monitor_on_the_terminal() {
+        let args: Vec<String> = virt_test()
+            .interactive_qemu_args()
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args.join(" "),
+            "-M virt,gic-version=2 -cpu cortex-a72 -smp 4 -m 1G -nic none -display none \
+             -chardev stdio,id=console,mux=on,signal=off -serial chardev:console \
+             -mon chardev=console -no-reboot -semihosting -kernel /k/portcullis-kernel \
              -append portcullis.exit=semihosting"
         );
     }

@@ -146,6 +146,17 @@ impl Tracer {
         Line {
             tracer: self,
             event,
+            name: None,
+        }
+    }
+
+    /// The event as one line whose thread is shown by `name` as
+    /// `[name#N]` (the kernel's console tag), not as `[task N]`.
+    pub fn named_line<'a>(&'a self, event: &'a Event, name: &'a str) -> Line<'a> {
+        Line {
+            tracer: self,
+            event,
+            name: Some(name),
         }
     }
 }
@@ -154,13 +165,26 @@ impl Tracer {
 pub struct Line<'a> {
     tracer: &'a Tracer,
     event: &'a Event,
+    name: Option<&'a str>,
+}
+
+/// Who a line is about: `[task N]`, or `[name#N]`.
+struct Who<'a>(Option<&'a str>, u64);
+
+impl fmt::Display for Who<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, "[{name}#{}]", self.1),
+            None => write!(f, "[task {}]", self.1),
+        }
+    }
 }
 
 impl fmt::Display for Line<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.event {
             Event::Returned { entry, exit } => {
-                write!(f, "[task {}] ", entry.thread)?;
+                write!(f, "{} ", Who(self.name, entry.thread))?;
                 self.call(f, entry)?;
                 write!(f, " = ")?;
                 result(f, entry, exit)
@@ -168,20 +192,24 @@ impl fmt::Display for Line<'_> {
             Event::NoReturn { entry } if entry.syscall() == Some(Syscall::Exit) => {
                 write!(
                     f,
-                    "[task {}] exit({}) = ?",
-                    entry.thread, entry.regs[0] as i64
+                    "{} exit({}) = ?",
+                    Who(self.name, entry.thread),
+                    entry.regs[0] as i64
                 )
             }
             Event::NoReturn { entry } => {
-                write!(f, "[task {}] ", entry.thread)?;
+                write!(f, "{} ", Who(self.name, entry.thread))?;
                 self.call(f, entry)?;
                 write!(f, " = ? (no exit stop)")
             }
             Event::Unpaired { exit } => {
-                write!(f, "[task {}] <... {} resumed> = ", exit.thread, exit.name())?;
+                let who = Who(self.name, exit.thread);
+                write!(f, "{who} <... {} resumed> = ", exit.name())?;
                 result(f, exit, exit)
             }
-            Event::Step { stop } => write!(f, "[task {}] step at {:#x}", stop.thread, stop.pc),
+            Event::Step { stop } => {
+                write!(f, "{} step at {:#x}", Who(self.name, stop.thread), stop.pc)
+            }
         }
     }
 }
