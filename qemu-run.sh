@@ -14,6 +14,13 @@
 #                                  build its tasks and boot it; a mistake is an
 #                                  error naming FILE:LINE:COLUMN and the field
 #                                  (exit status 65), and nothing boots
+#   ./qemu-run.sh shell [--script FILE] [--capture FILE] [BOOT OPTIONS]
+#                                  boot the shell's system (systems/shell.toml,
+#                                  docs/shell.md): a prompt on this terminal to
+#                                  inspect and steer the running system (`exit`
+#                                  ends it, Ctrl-A x quits QEMU); --script types
+#                                  FILE's lines instead, --capture keeps the
+#                                  serial bytes for `portcullis decode`
 #   ./qemu-run.sh new DIRECTORY    write a starting point there (an app, a policy
 #                                  server, their system.toml) that boots as written
 #   ./qemu-run.sh test [ARGS...]   run every test: `cargo test --workspace`,
@@ -292,12 +299,26 @@ from_caller() {
 }
 
 run_demo() {
+	boot_with run "$@"
+}
+
+# `shell [--script FILE] [--capture FILE] [BOOT OPTIONS]`: the shell's
+# system (systems/shell.toml) on this terminal, or typed from FILE.
+run_shell() {
+	boot_with shell "$@"
+}
+
+# Set-up, then the runner's COMMAND (run or shell) with the arguments,
+# paths the caller gave made absolute.
+boot_with() {
+	local command="$1"
+	shift
 	local args=("$@") machine=virt i
 	for ((i = 0; i < ${#args[@]}; i++)); do
 		case "${args[$i]}" in
 		--machine) machine="${args[$((i + 1))]:-}" ;;
 		--machine=*) machine="${args[$i]#--machine=}" ;;
-		--system | --system-image | --dtb)
+		--system | --system-image | --dtb | --script | --capture)
 			i=$((i + 1))
 			[ "$i" -lt "${#args[@]}" ] && args[i]="$(from_caller "${args[$i]}")"
 			;;
@@ -316,7 +337,7 @@ run_demo() {
 	fi
 	say "building the kernel and the runner"
 	cargo build -p portcullis --bin portcullis
-	cargo run --quiet -p portcullis --bin portcullis -- run "${args[@]}"
+	cargo run --quiet -p portcullis --bin portcullis -- "$command" "${args[@]}"
 }
 
 # `run SYSTEM.toml [OPTIONS]`: build and boot a described system.
@@ -444,6 +465,10 @@ main() {
 	run)
 		shift
 		run_system "$@"
+		;;
+	shell)
+		shift
+		run_shell "$@"
 		;;
 	new)
 		shift

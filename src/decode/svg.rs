@@ -25,7 +25,7 @@ const LANE_HEIGHT: f64 = 26.0;
 const BAR_HEIGHT: f64 = 14.0;
 const AXIS_HEIGHT: f64 = 44.0;
 /// Narrowest bar: a call shorter than a pixel still shows.
-const MIN_BAR: f64 = 1.0;
+const MIN_BAR: f64 = 2.0;
 const RETURNED: &str = "#1f6fb4";
 const NO_EXIT: &str = "#9cc3e6";
 const DECISION: &str = "#c0392b";
@@ -123,7 +123,7 @@ pub fn draw(timeline: &Timeline) -> String {
             );
             let _ = writeln!(
                 svg,
-                "<path class=\"decision\" d=\"M{x:.2},{:.1} l6,7 l-6,7 l-6,-7 z\" fill=\"{DECISION}\"><title>{}</title></path>",
+                "<path class=\"decision\" d=\"M{x:.2},{:.1} l6,7 l-6,7 l-6,-7 z\" fill=\"none\" stroke=\"{DECISION}\" stroke-width=\"2\"><title>{}</title></path>",
                 middle - 7.0,
                 escape(&title)
             );

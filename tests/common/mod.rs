@@ -22,6 +22,16 @@ pub fn request(machine: Machine, mode: GuestMode) -> RunRequest {
     RunRequest::captured(machine, mode)
 }
 
+/// Waits for this test's turn at QEMU (see `ONE_QEMU_AT_A_TIME`), for
+/// tests that run QEMU themselves: the turn lasts while the guard lives.
+// Each test file compiles this module on its own; not all use this.
+#[allow(dead_code)]
+pub fn qemu_turn() -> std::sync::MutexGuard<'static, ()> {
+    ONE_QEMU_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Boots `request` (one QEMU at a time) and returns the outcome, whatever
 /// it is; panics only if QEMU could not be started.
 // Each test file compiles this module on its own; not all use this.
