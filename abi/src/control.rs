@@ -92,6 +92,9 @@ impl TaskName {
             bytes[8 * i..8 * i + 8].copy_from_slice(&words[1 + i].to_le_bytes());
         }
         core::str::from_utf8(&bytes[..len]).ok()?;
+        // Bytes past the name are the sender's padding: not kept, so that
+        // two requests naming one task are equal.
+        bytes[len..].fill(0);
         Some(TaskName {
             bytes,
             len: len as u8,
@@ -379,6 +382,63 @@ mod tests {
         );
         assert_eq!(TaskName::new(""), None);
         assert_eq!(TaskName::new(&"x".repeat(25)), None);
+    }
+
+    #[test]
+    fn a_name_is_read_without_the_padding_after_it() {
+        let mut bytes = [0u8; MAX_POLICY_BYTES];
+        let padded = [3, u64::from_le_bytes(*b"tic\xffjunk"), u64::MAX, 7];
+        let task = TaskName::new("tic").unwrap();
+        assert_eq!(
+            Request::decode(KILL, &padded, &mut bytes),
+            Some(Request::Kill { task })
+        );
+    }
+
+    #[test]
+    fn any_words_under_any_label_decode_without_a_panic() {
+        let mut bytes = [0u8; MAX_POLICY_BYTES];
+        let labels = [
+            THREAD,
+            CAPS,
+            KILL,
+            RESTART,
+            TRACE_ON,
+            TRACE_OFF,
+            POLICY,
+            0,
+            u64::MAX,
+        ];
+        for fill in [
+            0,
+            1,
+            4,
+            8,
+            24,
+            25,
+            472,
+            473,
+            u64::from(u32::MAX) + 1,
+            u64::MAX,
+        ] {
+            for len in 0..=MAX_WORDS {
+                let mut words = [fill; MAX_WORDS];
+                // A well-formed name in front, so that the lengths and
+                // descriptions after it are what is tried.
+                if fill == 8 {
+                    words[..NAME_WORDS].copy_from_slice(&[1, u64::from(b'a'), 0, 0]);
+                }
+                for label in labels {
+                    let request = Request::decode(label, &words[..len], &mut bytes);
+                    if let Some(Request::Policy { description, .. }) = request {
+                        assert!(description.len() <= MAX_POLICY_BYTES);
+                        assert!(NAME_WORDS + 1 + description.len().div_ceil(8) <= len);
+                    }
+                }
+            }
+        }
+        // A thread number past 32 bits names no thread.
+        assert_eq!(Request::decode(CAPS, &[1 << 32, 0], &mut bytes), None);
     }
 
     #[test]

@@ -324,13 +324,15 @@ pub enum Syscall {
     ConsoleRead = 55,
     /// Through the DebugConsole capability `x0` (read right): when `x3 ==
     /// 1`, the notification capability `x2` (write right) is signalled
-    /// (its badge, or bit 0 if unbadged) whenever console input arrives
-    /// and none was waiting; `x3 == 0` unbinds it. From the first bind on
+    /// (its badge, or bit 0 if unbadged) whenever console input arrives,
+    /// and at once if some waits; `x3 == 0` unbinds it. From the first bind on
     /// the kernel takes input from the UART. One notification at a time:
     /// a bind replaces the last one.
     ConsoleSetNotification = 56,
     /// Writes `x3` bytes (1 ..= `DEBUG_PRINT_MAX`) at user address `x2`
-    /// through the DebugConsole capability `x0` (write right) as one
+    /// through the DebugConsole capability `x0` (read and write rights:
+    /// a frame's bytes are neither tagged nor made printable, so only the
+    /// console's owner, who prints untagged, may write them) as one
     /// binary frame: `0x00`, the bytes, `0x00`, after ending any line a
     /// thread left open, with nothing between them (`abi::export`). A
     /// zero byte among them is `InvalidArgument`: it would end the frame.

@@ -46,6 +46,9 @@ const CODE: u64 = 0x40_0000;
 const DATA: u64 = 0x40_1000;
 const GREETING: &[u8] = b"hello from the fake EL0\n";
 const CONSOLE: u64 = abi::task::CONSOLE_SLOT;
+/// A copy of the root's console without the read right
+/// (`Harness::write_only_console`).
+const WRITE_ONLY_CONSOLE: u64 = ROOT_FIRST_FREE_SLOT + 199;
 /// The EL1 physical timer's interrupt, whose IrqHandler the root holds.
 const TIMER_INTID: u32 = 30;
 /// Where the tests' system image lies in RAM (16 MiB in).
@@ -576,6 +579,24 @@ impl Harness {
         made.into_iter().map(|(id, ..)| id).collect()
     }
 
+    /// The root (on the CPU) mints a copy of its console with only the
+    /// write right into `WRITE_ONLY_CONSOLE`, for threads sharing its
+    /// CSpace to print tagged lines through: a print through a console
+    /// capability with the read right is its holder's, the terminal's
+    /// owner, and goes out untagged.
+    fn write_only_console(&mut self) {
+        self.context().x[6] = 0;
+        self.ok(
+            Syscall::CapMint.number(),
+            [
+                0,
+                CONSOLE,
+                WRITE_ONLY_CONSOLE,
+                u64::from(Rights::WRITE.raw()),
+            ],
+        );
+    }
+
     /// The root (on the CPU) makes one thread of priority `priority` in
     /// its own CSpace and address space, starting at `CODE` with `x0`,
     /// and resumes it: its TCB's slot and the thread.
@@ -695,7 +716,7 @@ fn the_root_starts_at_the_entry_with_its_argument_and_stack() {
 }
 
 #[test]
-fn syscall_results_land_in_x0_and_only_the_roots_lines_are_untagged() {
+fn syscall_results_land_in_x0_and_only_the_console_owners_lines_are_untagged() {
     let mut h = Harness::start();
     assert_eq!(
         h.syscall(Syscall::Null.number(), [0; 4]),
@@ -710,7 +731,9 @@ fn syscall_results_land_in_x0_and_only_the_roots_lines_are_untagged() {
         0
     );
     assert_eq!(h.machine.console, "hello from the fake EL0\n");
-    // A thread the root makes prints under its name and number.
+    // A thread the root makes prints under its name and number, through
+    // a console capability without the read right.
+    h.write_only_console();
     let (_, child) = h.child(100, 0, NO_CAP);
     assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);
     assert_eq!(h.kernel.current(), Some(child));
@@ -718,7 +741,7 @@ fn syscall_results_land_in_x0_and_only_the_roots_lines_are_untagged() {
     assert_eq!(
         h.syscall(
             Syscall::DebugPrint.number(),
-            [CONSOLE, DATA, GREETING.len() as u64, 0]
+            [WRITE_ONLY_CONSOLE, DATA, GREETING.len() as u64, 0]
         ),
         0
     );
@@ -727,6 +750,20 @@ fn syscall_results_land_in_x0_and_only_the_roots_lines_are_untagged() {
             .console
             .ends_with(&format!("[task#{number}] hello from the fake EL0\n")),
         "{}",
+        h.machine.console
+    );
+    // Through the console with the read right: untagged, and a backspace
+    // goes out as it is; tagged, it is shown as `?` (a line cannot erase
+    // its own tag).
+    h.poke(DATA + 0x800, b"ab\x08c\n");
+    for console in [CONSOLE, WRITE_ONLY_CONSOLE] {
+        h.ok(Syscall::DebugPrint.number(), [console, DATA + 0x800, 5, 0]);
+    }
+    assert!(
+        h.machine
+            .console
+            .ends_with(&format!("\nab\x08c\n[task#{number}] ab?c\n")),
+        "{:?}",
         h.machine.console
     );
 }
@@ -3294,7 +3331,7 @@ mod thread_names {
             self.poke(TEXT + 0x100, text);
             self.syscall(
                 Syscall::DebugPrint.number(),
-                [ROOT_CONSOLE_SLOT, TEXT + 0x100, text.len() as u64, 0],
+                [WRITE_ONLY_CONSOLE, TEXT + 0x100, text.len() as u64, 0],
             )
         }
     }
@@ -3303,6 +3340,7 @@ mod thread_names {
     /// TCB, in `TCB`, and the console) and address space, on the CPU.
     fn root() -> (Harness, ThreadId) {
         let mut h = Harness::start();
+        h.write_only_console();
         let (tcb, child) = h.child(100, 0, NO_CAP);
         assert_eq!(tcb, TCB);
         assert_eq!(h.syscall(Syscall::Yield.number(), [0; 4]), u64::MAX);

@@ -8,6 +8,7 @@ use crate::tasks::System;
 use abi::bootinfo::{ROOT_CNODE_SLOT, ROOT_INSPECTOR_SLOT};
 use abi::control::{ControlError, Request, MAX_POLICY_BYTES, MAX_WORDS};
 use abi::inspect::{CAP_INFO_WORDS, THREAD_INFO_WORDS};
+use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_REPLY_DETACH, TRACE_STEP};
 use abi::{IPC_BUFFER_RECEIVE_SLOT_WORD, REGISTER_MESSAGE_WORDS};
 use sdk::ipc::{self, Message, Received};
 use sdk::println;
@@ -33,13 +34,31 @@ impl ReceiveSlot {
         ipc::set_buffer_word(IPC_BUFFER_RECEIVE_SLOT_WORD, self.0);
     }
 
-    /// Takes what arrived: the slot is the caller's now, and another is
-    /// named in its place.
-    fn take(&mut self, system: &mut System) -> Option<u64> {
-        let next = system.slot().ok()?;
-        let taken = core::mem::replace(&mut self.0, next);
+    /// Takes what arrived (`count` capabilities): the first is the
+    /// caller's now, and another slot is named in its place.
+    ///
+    /// The kernel puts a message's capabilities in consecutive slots from
+    /// the one named, each of which was empty: a request carries at most
+    /// one, so any others landed in the slots after it (free in the
+    /// root's books, or taken and still empty), and are deleted at once.
+    /// Kept, they would fill slots the root hands out later (a rebuild's,
+    /// the next receive slot), and its own retypes and copies there would
+    /// fail. With no slot left to name next, what arrived is deleted and
+    /// the same slot named again: a full CNode refuses the request, it
+    /// does not wedge the next one.
+    fn take(&mut self, system: &mut System, count: u8) -> Option<u64> {
+        for extra in 1..u64::from(count) {
+            let _ = cnode::delete(ROOT_CNODE_SLOT, self.0 + extra);
+        }
+        let taken = match system.slot() {
+            Ok(next) => Some(core::mem::replace(&mut self.0, next)),
+            Err(_) => {
+                let _ = cnode::delete(ROOT_CNODE_SLOT, self.0);
+                None
+            }
+        };
         self.arm();
-        Some(taken)
+        taken
     }
 }
 
@@ -63,9 +82,22 @@ pub fn serve(
         };
     }
     // A capability that came with it is the request's, or deleted.
-    let sent_cap = (message.info.caps() > 0)
-        .then(|| receive.take(system))
-        .flatten();
+    let caps = message.info.caps();
+    let sent_cap = (caps > 0).then(|| receive.take(system, caps)).flatten();
+    // A trace stop: a tracee whose tracer was attached (`TraceOn`) to a
+    // copy of the asker's own supervisor capability, so its stops come
+    // here with the asker's badge. Not a request: the tracer is detached
+    // (an answer labelled as a control error would be read by the kernel
+    // as a trace action, "modify" for 1, rewriting the tracee's call).
+    if matches!(message.info.label(), TRACE_ENTRY | TRACE_EXIT | TRACE_STEP) {
+        if let Some(slot) = sent_cap {
+            let _ = cnode::delete(ROOT_CNODE_SLOT, slot);
+            let _ = system.supervisor.slots.free(slot);
+        }
+        let _ = ipc::reply(&Message::new(TRACE_REPLY_DETACH, &[]));
+        receive.arm();
+        return None;
+    }
     let mut bytes = [0u8; MAX_POLICY_BYTES];
     let request = Request::decode(message.info.label(), &words[..length], &mut bytes);
     let asker_name = system.plan.task(asker as u16).map_or("?", |t| t.name);
@@ -100,9 +132,20 @@ pub fn serve(
             Ok(())
         }),
         Some(Request::Restart { task }) => named(system, task.as_str()).and_then(|index| {
-            let name = system.restart_on_request(index, asker)?;
-            println!("system: {name} restarted at {asker_name}'s request");
-            Ok(())
+            match system.restart_on_request(index, asker) {
+                Ok(name) => {
+                    println!("system: {name} restarted at {asker_name}'s request");
+                    Ok(())
+                }
+                Err(not) => {
+                    // Taken down and not built again: it has ended, and
+                    // that may end the system, as any end does.
+                    if not.ended {
+                        ended_system = crate::supervise::after_end(system, index, 1);
+                    }
+                    Err(not.error)
+                }
+            }
         }),
         Some(Request::TraceOn { task }) => named(system, task.as_str()).and_then(|index| {
             let endpoint = sent_cap.ok_or(ControlError::NoEndpoint)?;

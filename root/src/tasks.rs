@@ -551,8 +551,10 @@ impl System {
                 continue;
             };
             let rights = Rights::from_raw(cap.rights.into()).unwrap_or(Rights::NONE);
+            // A task that is not built (a rebuild of it failed) neither
+            // gets nor gives a TCB; the others go on being connected.
             let (Some(holder), Some(named)) = (self.built(index), self.built(task.into())) else {
-                return Err(fail(Why::Plan("names a task that was not built")));
+                continue;
             };
             let given = cnode::mint_into(
                 holder.task.cnode().0,
@@ -562,8 +564,10 @@ impl System {
                 None,
             );
             match given {
-                // Still there: the holder was not rebuilt.
-                Ok(()) | Err(ErrorCode::SlotOccupied) => {}
+                // Still there: the holder was not rebuilt. Or one of the
+                // two was killed (`steering.rs`): its CNode or TCB went
+                // with its memory, and there is nothing to give.
+                Ok(()) | Err(ErrorCode::SlotOccupied | ErrorCode::InvalidCapability) => {}
                 Err(e) => return Err(fail(Why::Code(e))),
             }
         }

@@ -397,6 +397,56 @@ fn objects_nobody_can_use_are_reported() {
 }
 
 #[test]
+fn a_console_reader_and_a_supervisor_client_are_planned_with_their_rights() {
+    let text = SMALL.replace(
+        "{ slot = 1, console = true }",
+        "{ slot = 1, console = true, rights = \"rw\" }, { slot = 4, supervisor = true }, { slot = 5, supervisor = true, rights = \"w\" }",
+    );
+    let system = load(&write(&text, &[])).unwrap_or_else(|d| panic!("{d}"));
+    let caps = &system.tasks[0].caps;
+    let source = |slot: u32| {
+        caps.iter()
+            .find(|c| c.slot == slot)
+            .map(|c| (c.source, c.rights))
+    };
+    assert_eq!(source(1), Some((CapSource::Console, 0b11)));
+    // A supervisor capability: write, grant (an endpoint with `trace on`)
+    // and grant-reply, unless fewer are given.
+    assert_eq!(source(4), Some((CapSource::Supervisor, 0b1110)));
+    assert_eq!(source(5), Some((CapSource::Supervisor, 0b10)));
+    assert_one(
+        &SMALL.replace("console = true", "console = true, rights = \"rwg\""),
+        "\"rwg\"",
+        "tasks.app.caps[0].rights",
+        "right 'g'",
+    );
+    assert_one(
+        &SMALL.replace(
+            "{ slot = 1, console = true }",
+            "{ slot = 1, supervisor = true, badge = 9 }",
+        ),
+        "9 }",
+        "tasks.app.caps[0].badge",
+        "a supervisor capability takes no badge",
+    );
+    assert_one(
+        &SMALL.replace(
+            "{ slot = 1, console = true }",
+            "{ slot = 1, supervisor = true, rights = \"r\" }",
+        ),
+        "\"r\"",
+        "tasks.app.caps[0].rights",
+        "right 'r'",
+    );
+    assert_one(
+        &SMALL.replace("console = true", "console = true, supervisor = true"),
+        "{ slot = 1",
+        "tasks.app.caps[0]",
+        "give exactly one of console, supervisor,",
+    );
+}
+
+#[test]
 fn servers_must_hold_what_they_serve() {
     let base = VALID.replace(
         "caps = [ { slot = 1, endpoint = \"stops\", rights = \"r\" } ]",

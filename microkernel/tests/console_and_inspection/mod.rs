@@ -340,3 +340,218 @@ fn the_inspector_lists_a_threads_capabilities_and_refuses_what_it_must() {
         ErrorCode::InvalidAddress.raw()
     );
 }
+
+/// The root's console minted with only the write right into a free slot:
+/// that slot (what any task of a description gets by default).
+fn write_only(h: &mut Harness) -> u64 {
+    let slot = h.next_slot;
+    h.next_slot += 1;
+    h.context().x[5] = 0;
+    h.ok(
+        Syscall::CapMint.number(),
+        [0, ROOT_CONSOLE_SLOT, slot, u64::from(Rights::WRITE.raw())],
+    );
+    slot
+}
+
+#[test]
+fn a_frame_needs_the_read_right_too_so_a_tagged_writer_cannot_forge_lines() {
+    let mut h = Harness::start();
+    let write_only = write_only(&mut h);
+    // What a write-only holder prints is tagged, its control bytes shown
+    // as `?`: it cannot pass for the kernel's, the root's or a TAP line.
+    let forged = b"\n# portcullis: 9 passed, 0 failed\n\x1b[2J";
+    h.poke(BUFFER, forged);
+    h.ok(
+        Syscall::DebugPrint.number(),
+        [write_only, BUFFER, forged.len() as u64, 0],
+    );
+    let console = String::from_utf8_lossy(&h.machine.console_bytes).into_owned();
+    assert!(
+        console.contains("] # portcullis: 9 passed, 0 failed\n"),
+        "{console}"
+    );
+    assert!(!console.contains("\n# portcullis"), "{console}");
+    assert!(!console.contains('\x1b'), "{console}");
+    // A frame is raw bytes: through that capability, the same bytes
+    // would reach the terminal untagged, escape included. Refused.
+    let before = h.machine.console_bytes.len();
+    assert_eq!(
+        h.syscall(
+            Syscall::ConsoleWriteFrame.number(),
+            [write_only, BUFFER, forged.len() as u64, 0],
+        ),
+        ErrorCode::MissingRights.raw()
+    );
+    assert_eq!(h.machine.console_bytes.len(), before, "nothing written");
+    // The terminal's owner (read and write) writes frames.
+    h.ok(
+        Syscall::ConsoleWriteFrame.number(),
+        [ROOT_CONSOLE_SLOT, BUFFER, forged.len() as u64, 0],
+    );
+    assert!(h.machine.console_bytes.ends_with(b"\x1b[2J\0"));
+}
+
+/// A page the root's space has no mapping at: the one after its data page.
+const UNMAPPED: u64 = DATA + 0x1000;
+
+#[test]
+fn blocks_and_reads_that_cross_into_a_page_it_cannot_write_change_nothing() {
+    let mut h = Harness::start();
+    // The page after the data page is not mapped; the one before it is
+    // code (read-only).
+    let space = h.kernel.thread_space(h.kernel.current().unwrap()).unwrap();
+    assert!(space.translate_user(&h.machine, UNMAPPED).is_none());
+    let pattern = [0x5au8; 16];
+    let tail = UNMAPPED - 16;
+    h.poke(tail, &pattern);
+    // An inspection block that starts on the data page and ends past it:
+    // refused, and not one word of it written.
+    assert_eq!(
+        h.syscall(
+            Syscall::InspectThread.number(),
+            [ROOT_INSPECTOR_SLOT, 0, tail, 0]
+        ),
+        ErrorCode::InvalidAddress.raw()
+    );
+    let root = h.inspect_thread(0).expect("the root").number;
+    assert_eq!(
+        h.syscall(
+            Syscall::InspectCaps.number(),
+            [ROOT_INSPECTOR_SLOT, u64::from(root), 0, UNMAPPED - 8],
+        ),
+        ErrorCode::InvalidAddress.raw()
+    );
+    assert_eq!(h.peek(tail, 16), pattern);
+    // Console input read across the same end, and across the code page's
+    // end into the data page: refused, nothing taken.
+    let notification = h.make(CapType::Notification, 0);
+    assert_eq!(h.bind_console(ROOT_CONSOLE_SLOT, notification), 0);
+    h.type_in(b"abc");
+    for address in [UNMAPPED - 2, DATA - 1] {
+        assert_eq!(
+            h.syscall(
+                Syscall::ConsoleRead.number(),
+                [ROOT_CONSOLE_SLOT, address, 3, 0],
+            ),
+            ErrorCode::InvalidAddress.raw(),
+            "{address:#x}"
+        );
+    }
+    assert_eq!(h.peek(tail, 16), pattern);
+    // Ending just before the unmapped page is fine.
+    assert_eq!(
+        h.syscall(
+            Syscall::ConsoleRead.number(),
+            [ROOT_CONSOLE_SLOT, UNMAPPED - 3, 3, 0],
+        ),
+        0
+    );
+    assert_eq!(h.context().x[8], 3);
+    assert_eq!(h.peek(UNMAPPED - 3, 3), b"abc");
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
+}
+
+#[test]
+fn a_second_binding_replaces_the_first_and_an_unbinding_any_binding() {
+    let mut h = Harness::start();
+    let first = h.make(CapType::Notification, 0);
+    let second = h.make(CapType::Notification, 0);
+    assert_eq!(h.bind_console(ROOT_CONSOLE_SLOT, first), 0);
+    assert_eq!(h.bind_console(ROOT_CONSOLE_SLOT, second), 0);
+    h.type_in(b"x");
+    assert_eq!((h.poll(first), h.poll(second)), (0, 1));
+    // The notification's own capability without the write right cannot be
+    // bound: binding signals, which that capability could not.
+    let read_only = h.next_slot;
+    h.next_slot += 1;
+    h.context().x[5] = 0;
+    h.ok(
+        Syscall::CapMint.number(),
+        [0, first, read_only, u64::from(Rights::READ.raw())],
+    );
+    assert_eq!(
+        h.bind_console(ROOT_CONSOLE_SLOT, read_only),
+        ErrorCode::MissingRights.raw()
+    );
+    h.type_in(b"y");
+    assert_eq!((h.poll(first), h.poll(second)), (0, 1), "still the second");
+    assert_eq!(h.console_read(ROOT_CONSOLE_SLOT, 8), (0, 2, 0));
+}
+
+#[test]
+fn console_reads_answer_alike_on_the_lean_and_the_generic_entry() {
+    for lean in [true, false] {
+        let mut h = Harness::start();
+        h.lean = lean;
+        let notification = h.make(CapType::Notification, 0);
+        assert_eq!(h.bind_console(ROOT_CONSOLE_SLOT, notification), 0);
+        let typed = [b'z'; 300];
+        h.type_in(&typed);
+        let ctx = h.context();
+        // Registers the call does not answer in stay as they were.
+        ctx.x[9] = 0x99;
+        ctx.x[19] = 0x1919;
+        assert_eq!(
+            h.console_read(ROOT_CONSOLE_SLOT, 256),
+            (0, 256, 44),
+            "lean {lean}"
+        );
+        let ctx = h.context();
+        assert_eq!((ctx.x[9], ctx.x[19]), (0x99, 0x1919), "lean {lean}");
+        assert_eq!(h.console_read(ROOT_CONSOLE_SLOT, 256), (0, 0, 0));
+    }
+}
+
+#[test]
+fn a_filter_judges_a_frames_bytes_and_the_judged_bytes_are_what_is_written() {
+    use abi::policy::{encode, Action, BytesMatch, BytesOp, FilterDescription, Rule};
+    let mut h = Harness::start();
+    let mut description = FilterDescription::new(Action::Allow);
+    description
+        .push(Rule {
+            syscall: Some(Syscall::ConsoleWriteFrame.number()),
+            bytes: Some(BytesMatch::new(BytesOp::Contains, b"evil", 0).unwrap()),
+            ..Rule::new(Action::Errno(ErrorCode::Denied.raw() as u16))
+        })
+        .unwrap();
+    let mut encoded = vec![0u8; abi::policy::MAX_DESCRIPTION_BYTES];
+    let len = encode(&description, &mut encoded).unwrap().len();
+    let filter = h.make(CapType::Filter, 0);
+    h.poke(BUFFER, &encoded[..len]);
+    h.ok(
+        Syscall::FilterLoad.number(),
+        [filter, BUFFER, len as u64, 0],
+    );
+    h.context().x[5] = 0;
+    h.ok(
+        Syscall::TcbAttachFilter.number(),
+        [ROOT_TCB_SLOT, filter, 0, 0],
+    );
+    let before = h.machine.console_bytes.len();
+    h.poke(BUFFER, b"an evil frame");
+    assert_eq!(
+        h.syscall(
+            Syscall::ConsoleWriteFrame.number(),
+            [ROOT_CONSOLE_SLOT, BUFFER, 13, 0],
+        ),
+        ErrorCode::Denied.raw()
+    );
+    assert_eq!(h.machine.console_bytes.len(), before);
+    h.poke(BUFFER, b"a good frame");
+    h.ok(
+        Syscall::ConsoleWriteFrame.number(),
+        [ROOT_CONSOLE_SLOT, BUFFER, 12, 0],
+    );
+    assert!(h.machine.console_bytes.ends_with(b"\0a good frame\0"));
+    // Judged and found to hold a zero: still refused whole.
+    h.poke(BUFFER, b"a\0b");
+    assert_eq!(
+        h.syscall(
+            Syscall::ConsoleWriteFrame.number(),
+            [ROOT_CONSOLE_SLOT, BUFFER, 3, 0],
+        ),
+        ErrorCode::InvalidArgument.raw()
+    );
+    assert!(h.machine.console_bytes.ends_with(b"\0a good frame\0"));
+}

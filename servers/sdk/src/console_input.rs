@@ -50,7 +50,8 @@ pub fn clear_notification(console: u64) -> Result<(), ErrorCode> {
 
 /// Writes `frame` (1 ..= `abi::DEBUG_PRINT_MAX` bytes, none of them 0:
 /// COBS bytes from `abi::export::encode_frame`) as one frame between two
-/// zero bytes.
+/// zero bytes, through a console capability with the read and write
+/// rights.
 pub fn write_frame(console: u64, frame: &[u8]) -> Result<(), ErrorCode> {
     let x = raw_syscall_registers(
         Syscall::ConsoleWriteFrame.number(),

@@ -9,6 +9,9 @@ use abi::cap::{CapType, Rights};
 use abi::{ErrorCode, DEBUG_PRINT_MAX};
 use core::fmt::Write;
 
+/// Backspace, which a console holder with the read right may print.
+const BACKSPACE: u8 = 0x08;
+
 impl Kernel {
     /// `DebugPrint`: `len` bytes (at most `DEBUG_PRINT_MAX`) from `address`
     /// through the console capability `console` (write right). Out of
@@ -66,6 +69,13 @@ impl Kernel {
     /// form): its bytes, none of them 0, go out as `0x00 bytes 0x00`
     /// after any line a thread left open, so a frame is never split by
     /// other text (the kernel lock is held while it is written).
+    ///
+    /// Through a console capability with the read right as well as the
+    /// write right, the terminal owner's (as for untagged text): a frame
+    /// is raw bytes, neither tagged nor made printable, so one from any
+    /// other writer could carry lines that read as the kernel's or the
+    /// root's (a TAP summary, `system: ...`) or escape sequences to the
+    /// terminal, which a tagged print never can.
     #[inline(never)]
     pub(in crate::kernel) fn console_write_frame<P: Platform>(
         &mut self,
@@ -76,7 +86,9 @@ impl Kernel {
         else {
             return ErrorCode::InvalidArgument;
         };
-        if let Err(code) = self.thread_cap(current, console, CapType::DebugConsole, Rights::WRITE) {
+        if let Err(code) =
+            self.thread_cap(current, console, CapType::DebugConsole, Rights::READ_WRITE)
+        {
             return code;
         }
         let mut frame = [0u8; DEBUG_PRINT_MAX];
@@ -123,6 +135,9 @@ impl Kernel {
             }
             let shown = match byte {
                 b'\n' | b'\t' | 0x20..=0x7e => byte as char,
+                // Backspace, for a shell's line editing: only untagged, so
+                // a tagged line cannot erase its own tag.
+                BACKSPACE if !tagged => byte as char,
                 _ => '?',
             };
             let _ = console.write_char(shown);
