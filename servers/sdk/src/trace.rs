@@ -70,10 +70,12 @@ pub struct Stop {
     pub thread: u64,
     /// The badge of the endpoint capability the tracer attached with.
     pub badge: u64,
+    /// The counter (CNTVCT_EL0) when the thread stopped.
+    pub time: u64,
 }
 
 impl Stop {
-    /// A stop from its label, its 12 words (`abi::trace` layout) and the
+    /// A stop from its label, its 13 words (`abi::trace` layout) and the
     /// badge; `None` if the label is no stop's or words are missing.
     pub fn from_words(label: u64, words: &[u64], badge: u64) -> Option<Stop> {
         let words = words
@@ -88,6 +90,7 @@ impl Stop {
             pc: stop.pc,
             thread: stop.thread,
             badge,
+            time: stop.time,
         })
     }
 
@@ -243,16 +246,17 @@ mod tests {
 
     #[test]
     fn stops_decode_from_the_documented_layout() {
-        let words: [u64; 12] = [19, 5, 1, 2, 3, 4, 55, 19, 0x40_1000, 3, 66, 77];
+        let words: [u64; 13] = [19, 5, 1, 2, 3, 4, 55, 19, 0x40_1000, 3, 66, 77, 0x9_0000];
         let stop = Stop::from_words(TRACE_ENTRY, &words, 0x7ace).expect("a stop");
         assert!(stop.is_entry());
         assert_eq!(stop.syscall(), Some(Syscall::Poll));
         assert_eq!(stop.regs, [5, 1, 2, 3, 4, 55, 66, 77, 19]);
         assert_eq!((stop.pc, stop.thread, stop.badge), (0x40_1000, 3, 0x7ace));
+        assert_eq!(stop.time, 0x9_0000);
         let exit = Stop::from_words(TRACE_EXIT, &words, 0).expect("a stop");
         assert!(exit.is_exit() && exit.name() == "poll");
         assert_eq!(Stop::from_words(0xfa17, &words, 0), None);
-        assert_eq!(Stop::from_words(TRACE_ENTRY, &words[..11], 0), None);
+        assert_eq!(Stop::from_words(TRACE_ENTRY, &words[..12], 0), None);
     }
 
     #[test]

@@ -307,7 +307,7 @@ impl Shell {
     /// A trace stop: answered at once (the traced thread goes on), then
     /// shown if the shell is showing trace lines.
     fn stop(&mut self, stop: Stop) {
-        let time = stop_time();
+        let time = stop.time;
         let _ = ipc::reply(&sdk::trace::resume(false));
         let Some(event) = self.tracer.stop(&stop) else {
             if self.mode == Mode::Tracing && self.exporting {
@@ -484,12 +484,6 @@ fn export_thread(info: &ThreadInfo) {
         name,
     };
     let _ = console_input::export(slots::CONSOLE, &event);
-}
-
-/// The counter value the trace stop just received carries (`abi::trace`,
-/// an IPC buffer word: read before anything else is sent or received).
-fn stop_time() -> u64 {
-    ipc::buffer_word(abi::trace::TIME_WORD)
 }
 
 /// A name typed, as requests carry it.

@@ -315,10 +315,11 @@ mod tests {
     use super::*;
     use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_STEP};
 
-    /// A stop as the kernel sends it: `number`, `x0..x5`, `x8`, pc, thread.
+    /// A stop as the kernel sends it: `number`, `x0..x5`, `x8`, pc,
+    /// thread, `x6`, `x7`, time.
     fn stop(label: u64, thread: u64, number: u64, x: [u64; 6], x8: u64) -> Stop {
         let words = [
-            number, x[0], x[1], x[2], x[3], x[4], x[5], x8, 0x40_1000, thread, 0, 0,
+            number, x[0], x[1], x[2], x[3], x[4], x[5], x8, 0x40_1000, thread, 0, 0, 0,
         ];
         Stop::from_words(label, &words, 0).expect("a stop")
     }

@@ -757,7 +757,9 @@ mod tests {
         supervisor.slots = SlotAllocator::new(80..90).unwrap();
         assert_eq!(
             TaskBuilder::new("t", &file).build(&mut supervisor),
-            Err(TaskError::Slots(SlotError::Exhausted(6 + 16 + 6)))
+            Err(TaskError::Slots(SlotError::Exhausted(
+                6 + abi::USER_STACK_PAGES + 6
+            )))
         );
     }
 
