@@ -87,8 +87,13 @@ pub fn write_bytes(bytes: &[u8]) {
     }
 }
 
-/// Takes up to `out.len()` received bytes: how many. The receive
-/// interrupt is cleared once the FIFO is empty.
+/// Takes up to `out.len()` received bytes: how many. Reading the FIFO
+/// empty is what clears the receive interrupts (both the PL011's and
+/// QEMU's model). They are not also cleared through UARTICR: a byte that
+/// arrived between the last read and that write would have raised the
+/// interrupt just to have it cleared, and it would then wait in the FIFO
+/// with nothing to say so (QEMU raises the receive interrupt only when
+/// its FIFO goes from empty to one byte).
 pub fn read_input(out: &mut [u8]) -> usize {
     let Some(uart) = uart() else {
         return 0;
@@ -100,18 +105,17 @@ pub fn read_input(out: &mut [u8]) -> usize {
                 out[taken] = byte;
                 taken += 1;
             }
-            None => {
-                uart.clear_receive_interrupt();
-                break;
-            }
+            None => break,
         }
     }
     taken
 }
 
-/// Makes the UART interrupt when input arrives.
+/// Makes the UART interrupt when input arrives (a stale receive interrupt
+/// is cleared first; what waits in the FIFO is read by the caller next).
 pub fn start_input() {
     if let Some(uart) = uart() {
+        uart.clear_receive_interrupt();
         uart.set_receive_interrupt(true);
     }
 }

@@ -102,7 +102,8 @@ impl Pl011 {
         });
     }
 
-    /// Clears the receive interrupts (after the FIFO was drained).
+    /// Clears the receive interrupts (before they are first enabled:
+    /// afterwards, reading the FIFO empty clears them).
     pub fn clear_receive_interrupt(&self) {
         self.registers.interrupt_clear.set(INTERRUPT_RX_AND_TIMEOUT);
     }
