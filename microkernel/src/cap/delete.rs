@@ -47,7 +47,7 @@ impl Objects {
         self.drain_dying();
         // A device Untyped's Frames are children of the RAM Untypeds that
         // paid their records, not of it: revoking it takes them back too.
-        if cap.cap_type() == CapType::Untyped
+        if cap.has_type(CapType::Untyped)
             && self.slot_content(slot) == Some(cap)
             && self
                 .get::<kind::Untyped>(cap.object())

@@ -33,7 +33,7 @@ impl Objects {
         cap: Capability,
     ) -> Result<(), CapError> {
         if !self.lookup(control)?.has_type(CapType::IrqControl)
-            || cap.cap_type() != CapType::IrqHandler
+            || !cap.has_type(CapType::IrqHandler)
         {
             return Err(CapError::WrongCapabilityType);
         }
@@ -49,7 +49,7 @@ impl Objects {
     pub fn copy(&mut self, src: SlotId, dst: SlotId) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
-        if cap.cap_type() == CapType::Reply {
+        if cap.has_type(CapType::Reply) {
             return Err(CapError::InvalidArgument);
         }
         self.store(dst, cap);
@@ -75,7 +75,7 @@ impl Objects {
     ) -> Result<(), CapError> {
         let cap = self.lookup(src)?;
         self.check_empty(dst)?;
-        if cap.cap_type() == CapType::Reply {
+        if cap.has_type(CapType::Reply) {
             return Err(CapError::InvalidArgument);
         }
         if !rights.is_subset_of(cap.rights()) {

@@ -137,7 +137,7 @@ impl Objects {
                 _ => return Err(V::DanglingCapability(slot)),
             };
             self.check_links(slot, links)?;
-            if cap.cap_type() == CapType::Reply
+            if cap.has_type(CapType::Reply)
                 && (links.first_child.get().is_some() || header.cap_count != 1)
             {
                 return Err(V::ReplyNotSingle(slot));
@@ -148,10 +148,10 @@ impl Objects {
                 Some(parent) => {
                     let parent_cap = self.slot_content(parent).unwrap_or(Capability::NULL);
                     let copy = parent_cap.object() == cap.object();
-                    let carved = parent_cap.cap_type() == CapType::Untyped
+                    let carved = parent_cap.has_type(CapType::Untyped)
                         && header.parent() == Some(parent_cap.object());
-                    let issued = parent_cap.cap_type() == CapType::IrqControl
-                        && cap.cap_type() == CapType::IrqHandler;
+                    let issued = parent_cap.has_type(CapType::IrqControl)
+                        && cap.has_type(CapType::IrqHandler);
                     if !copy && !carved && !issued {
                         return Err(V::BadDerivation(slot));
                     }

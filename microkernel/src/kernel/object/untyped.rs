@@ -202,7 +202,7 @@ impl Kernel {
             .lookup(slot)
             .ok()
             .filter(|cap| {
-                cap.cap_type() == CapType::Untyped && Rights::WRITE.is_subset_of(cap.rights())
+                cap.has_type(CapType::Untyped) && Rights::WRITE.is_subset_of(cap.rights())
             })
             .map(|cap| cap.object())
         else {
