@@ -4,6 +4,8 @@
 mod bench;
 mod words;
 
+use words::OptionWords;
+
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -329,25 +331,14 @@ fn parse_build_system(mut args: impl Iterator<Item = String>) -> Result<CliComma
 fn parse_shell(args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
     let mut script = None;
     let mut capture = None;
+    // The run options are `run`'s: handed on as they were given.
     let mut rest = Vec::new();
-    let mut args = args.peekable();
-    while let Some(arg) = args.next() {
-        let (option, inline_value) = match arg.split_once('=') {
-            Some((option, value)) if option.starts_with("--") => {
-                (option.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &'static str| {
-            inline_value
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(CliError::MissingValue(name))
-        };
-        match option.as_str() {
-            "--script" => script = Some(PathBuf::from(value("--script")?)),
-            "--capture" => capture = Some(PathBuf::from(value("--capture")?)),
-            _ => rest.push(arg),
+    let mut words = OptionWords::new(args);
+    while let Some(word) = words.next_word() {
+        match word.as_str() {
+            "--script" => script = Some(PathBuf::from(words.value("--script")?)),
+            "--capture" => capture = Some(PathBuf::from(words.value("--capture")?)),
+            _ => rest.push(words.as_given(word)),
         }
     }
     let CliCommand::Run(mut request) = parse_run(rest.into_iter())? else {
@@ -369,29 +360,23 @@ fn parse_shell(args: impl Iterator<Item = String>) -> Result<CliCommand, CliErro
     })
 }
 
-fn parse_decode(mut args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
+fn parse_decode(args: impl Iterator<Item = String>) -> Result<CliCommand, CliError> {
     let mut log = None;
     let mut format = Format::default();
     let mut out = None;
-    while let Some(arg) = args.next() {
-        let (option, inline_value) = match arg.split_once('=') {
-            Some((option, value)) if option.starts_with("--") => {
-                (option.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &'static str| {
-            inline_value
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(CliError::MissingValue(name))
-        };
-        match option.as_str() {
+    let mut words = OptionWords::new(args);
+    while let Some(word) = words.next_word() {
+        match word.as_str() {
             "-h" | "--help" => return Ok(CliCommand::Help),
-            "--format" => format = value("--format")?.parse().map_err(|e| bad("--format", e))?,
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            _ if !arg.starts_with('-') && log.is_none() => log = Some(PathBuf::from(arg)),
-            _ => return Err(CliError::UnknownOption(arg)),
+            "--format" => {
+                format = words
+                    .value("--format")?
+                    .parse()
+                    .map_err(|e| bad("--format", e))?
+            }
+            "--out" => out = Some(PathBuf::from(words.value("--out")?)),
+            _ if !word.starts_with('-') && log.is_none() => log = Some(PathBuf::from(word)),
+            _ => return Err(CliError::UnknownOption(words.as_given(word))),
         }
     }
     let log = log.ok_or(CliError::MissingValue("decode LOG"))?;

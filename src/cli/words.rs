@@ -41,6 +41,15 @@ impl<I: Iterator<Item = String>> OptionWords<I> {
             .ok_or(CliError::MissingValue(option))
     }
 
+    /// The word just read as it was given (`--option=value` whole), for a
+    /// parser that hands the words it does not take on to another.
+    pub fn as_given(&mut self, word: String) -> String {
+        match self.inline_value.take() {
+            Some(value) => format!("{word}={value}"),
+            None => word,
+        }
+    }
+
     /// Fails if the option just read came with `=value` it does not take.
     pub fn no_value(&mut self, option: &'static str) -> Result<(), CliError> {
         match self.inline_value.take() {
@@ -71,6 +80,11 @@ mod tests {
         assert_eq!(words.next_word().as_deref(), Some("plain"));
         assert_eq!(words.next_word().as_deref(), Some("--flag"));
         assert!(words.no_value("--flag").is_err());
+        let mut given = OptionWords::new(["--m=v", "w"].into_iter().map(String::from));
+        let word = given.next_word().unwrap();
+        assert_eq!(given.as_given(word), "--m=v");
+        let word = given.next_word().unwrap();
+        assert_eq!(given.as_given(word), "w");
         assert_eq!(words.next_word(), None);
         assert_eq!(words.value("--c"), Err(CliError::MissingValue("--c")));
     }

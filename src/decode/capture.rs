@@ -151,18 +151,7 @@ pub fn arguments_text(args: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::export::{encode_frame, MAX_FRAME_BYTES};
-
-    fn log(events: &[Event]) -> Vec<u8> {
-        let mut log = Vec::new();
-        for event in events {
-            let mut out = [0u8; MAX_FRAME_BYTES];
-            log.push(0);
-            log.extend_from_slice(encode_frame(event, &mut out).expect("fits"));
-            log.push(0);
-        }
-        log
-    }
+    use crate::decode::framed::log;
 
     #[test]
     fn the_first_clock_with_a_frequency_counts() {

@@ -147,12 +147,10 @@ fn audit_json(capture: &Capture, record: &AuditRecord) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::export::{encode_frame, MAX_FRAME_BYTES};
+    use crate::decode::framed::log;
 
     fn framed(event: &Event) -> Vec<u8> {
-        let mut out = [0u8; MAX_FRAME_BYTES];
-        let bytes = encode_frame(event, &mut out).expect("fits");
-        [&[0][..], bytes, &[0]].concat()
+        log(std::slice::from_ref(event))
     }
 
     #[test]

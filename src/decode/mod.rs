@@ -16,6 +16,7 @@
 //! | `jsonl.rs` | `--format jsonl`: one JSON object per line |
 //! | `perfetto.rs` | `--format perfetto`: Chrome trace-event JSON for ui.perfetto.dev |
 //! | `svg.rs` | `--format svg`: a timeline drawn as SVG, one lane per thread |
+//! | `framed.rs` | (tests) logs made of frames, as the kernel writes them |
 //!
 //! Nothing in a log makes the decoder panic: a frame that does not decode
 //! is counted and shown where it was, and a frame the log ends inside is
@@ -23,6 +24,8 @@
 
 pub mod calls;
 pub mod capture;
+#[cfg(test)]
+mod framed;
 pub mod jsonl;
 pub mod perfetto;
 pub mod split;

@@ -129,19 +129,9 @@ fn decision_event(timeline: &Timeline, record: &AuditRecord) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::framed::log;
     use abi::audit::AuditVerdict;
-    use abi::export::{encode_frame, Event, MAX_FRAME_BYTES};
-
-    fn log(events: &[Event]) -> Vec<u8> {
-        let mut log = Vec::new();
-        for event in events {
-            let mut out = [0u8; MAX_FRAME_BYTES];
-            log.push(0);
-            log.extend_from_slice(encode_frame(event, &mut out).expect("fits"));
-            log.push(0);
-        }
-        log
-    }
+    use abi::export::Event;
 
     #[test]
     fn calls_are_complete_events_in_microseconds() {

@@ -131,18 +131,7 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::export::{encode_frame, MAX_FRAME_BYTES};
-
-    fn log(events: &[Event]) -> Vec<u8> {
-        let mut log = Vec::new();
-        for event in events {
-            let mut out = [0u8; MAX_FRAME_BYTES];
-            log.push(0);
-            log.extend_from_slice(encode_frame(event, &mut out).expect("fits"));
-            log.push(0);
-        }
-        log
-    }
+    use crate::decode::framed::log;
 
     #[test]
     fn an_open_call_ends_with_the_log() {
