@@ -53,19 +53,22 @@ impl ConsoleInput {
         }
     }
 
-    /// Takes up to `out.len()` bytes into `out`: how many.
-    fn take(&mut self, out: &mut [u8]) -> usize {
-        let mut taken = 0;
-        while taken < out.len() {
-            match self.bytes.pop_front() {
-                Some(byte) => {
-                    out[taken] = byte;
-                    taken += 1;
-                }
-                None => break,
-            }
+    /// Copies the oldest bytes, up to `out.len()`, into `out` without
+    /// taking them: how many.
+    fn peek(&self, out: &mut [u8]) -> usize {
+        let mut copied = 0;
+        for (slot, &byte) in out.iter_mut().zip(self.bytes.iter()) {
+            *slot = byte;
+            copied += 1;
         }
-        taken
+        copied
+    }
+
+    /// Takes the `count` oldest bytes away (they were read).
+    fn consume(&mut self, count: usize) {
+        for _ in 0..count {
+            self.bytes.pop_front();
+        }
     }
 }
 
@@ -132,28 +135,23 @@ impl Kernel {
         if self.console_input.started {
             self.drain_console_uart(platform);
         }
-        let available = self.console_input.bytes.len().min(len);
+        // Copied out before anything is taken (a refused copy writes
+        // nothing), so a refused read loses no input.
         let mut text = [0u8; DEBUG_PRINT_MAX];
-        // Checked before anything is taken: a refused read loses nothing.
-        if available > 0 {
+        let copied = self.console_input.peek(&mut text[..len]);
+        if copied > 0 {
             let Some(space) = self.thread_space(current) else {
                 return ErrorCode::InvalidAddress;
             };
             if space
-                .check_user_writable(&*platform, address, available as u64)
+                .copy_to_user(platform, address, &text[..copied])
                 .is_err()
             {
                 return ErrorCode::InvalidAddress;
             }
+            self.console_input.consume(copied);
         }
-        let taken = self.console_input.take(&mut text[..available]);
-        if taken > 0 {
-            let written = self
-                .thread_space(current)
-                .map(|space| space.copy_to_user(platform, address, &text[..taken]));
-            // Checked writable above, and nothing changed the tables.
-            debug_assert!(matches!(written, Some(Ok(()))));
-        }
+        let taken = copied;
         let dropped = core::mem::take(&mut self.console_input.dropped);
         let context = &mut self.objects[current].context;
         context.x[1] = dropped;
