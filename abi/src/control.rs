@@ -442,6 +442,25 @@ mod tests {
     }
 
     #[test]
+    fn no_request_label_is_a_kernel_messages() {
+        // The root answers a kernel message that reaches its endpoint with
+        // a control badge as that message (root/src/control.rs): no request
+        // may be mistaken for one.
+        let kernel = [
+            crate::fault::FAULT_LABEL,
+            crate::fault::END_LABEL,
+            crate::policy_request::POLICY_REQUEST_LABEL,
+            crate::trace::TRACE_ENTRY,
+            crate::trace::TRACE_EXIT,
+            crate::trace::TRACE_STEP,
+            crate::message::NOTIFICATION_LABEL,
+        ];
+        for label in [THREAD, CAPS, KILL, RESTART, TRACE_ON, TRACE_OFF, POLICY] {
+            assert!(!kernel.contains(&label), "{label:#x}");
+        }
+    }
+
+    #[test]
     fn error_codes_round_trip() {
         for error in [
             ControlError::BadRequest,

@@ -7,8 +7,11 @@
 use crate::tasks::System;
 use abi::bootinfo::{ROOT_CNODE_SLOT, ROOT_INSPECTOR_SLOT};
 use abi::control::{ControlError, Request, MAX_POLICY_BYTES, MAX_WORDS};
+use abi::fault::{END_LABEL, FAULT_LABEL, FAULT_REPLY_STOP};
 use abi::inspect::{CAP_INFO_WORDS, THREAD_INFO_WORDS};
+use abi::policy_request::{POLICY_REPLY_ERRNO, POLICY_REQUEST_LABEL};
 use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_REPLY_DETACH, TRACE_STEP};
+use abi::ErrorCode;
 use abi::{IPC_BUFFER_RECEIVE_SLOT_WORD, REGISTER_MESSAGE_WORDS};
 use sdk::ipc::{self, Message, Received};
 use sdk::println;
@@ -84,17 +87,21 @@ pub fn serve(
     // A capability that came with it is the request's, or deleted.
     let caps = message.info.caps();
     let sent_cap = (caps > 0).then(|| receive.take(system, caps)).flatten();
-    // A trace stop: a tracee whose tracer was attached (`TraceOn`) to a
-    // copy of the asker's own supervisor capability, so its stops come
-    // here with the asker's badge. Not a request: the tracer is detached
-    // (an answer labelled as a control error would be read by the kernel
-    // as a trace action, "modify" for 1, rewriting the tracee's call).
-    if matches!(message.info.label(), TRACE_ENTRY | TRACE_EXIT | TRACE_STEP) {
+    // A kernel message, not a request: a thread whose tracer, policy
+    // server or fault endpoint was set (by a holder of the rights to do
+    // so) to a copy of the asker's supervisor capability sends its stops,
+    // requests and faults here with the asker's badge. An answer labelled
+    // as a control error would be read by the kernel as that message's
+    // answer (1: a trace "modify", a policy "errno 0", a fault's "set the
+    // PC"), so each gets the answer that fails safe.
+    if let Some(answer) = kernel_message_answer(message.info.label()) {
         if let Some(slot) = sent_cap {
             let _ = cnode::delete(ROOT_CNODE_SLOT, slot);
             let _ = system.supervisor.slots.free(slot);
         }
-        let _ = ipc::reply(&Message::new(TRACE_REPLY_DETACH, &[]));
+        if let Some(answer) = answer {
+            let _ = ipc::reply(&answer);
+        }
         receive.arm();
         return None;
     }
@@ -181,6 +188,24 @@ pub fn serve(
     let _ = ipc::reply(&reply);
     receive.arm();
     ended_system
+}
+
+/// For a kernel message's label, its safe answer: a trace stop's tracer
+/// is detached (the thread runs on, as when a tracer goes), a policy
+/// request is refused with `Denied` (policy fails closed), a fault stops
+/// the thread; an end message is owed no answer (`Some(None)`). `None`
+/// for any other label: a request.
+fn kernel_message_answer(label: u64) -> Option<Option<Message>> {
+    match label {
+        TRACE_ENTRY | TRACE_EXIT | TRACE_STEP => Some(Some(Message::new(TRACE_REPLY_DETACH, &[]))),
+        POLICY_REQUEST_LABEL => Some(Some(Message::new(
+            POLICY_REPLY_ERRNO,
+            &[ErrorCode::Denied.raw()],
+        ))),
+        FAULT_LABEL => Some(Some(Message::new(FAULT_REPLY_STOP, &[]))),
+        END_LABEL => Some(None),
+        _ => None,
+    }
 }
 
 /// The task named `name`.
