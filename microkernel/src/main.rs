@@ -162,6 +162,10 @@ impl PhysMemory for Machine {
         phys::read_words(pa, out)
     }
 
+    fn copy_phys_words(&mut self, from: u64, to: u64, count: usize) {
+        phys::copy_words(from, to, count)
+    }
+
     fn zero_frame(&mut self, pa: u64) {
         phys::zero_page(pa)
     }

@@ -31,6 +31,16 @@ pub trait PhysMemory {
             *word = self.read_phys_u64(pa + 8 * i as u64);
         }
     }
+    /// Copies `count` words from the aligned `from` to the aligned `to`,
+    /// each run within one page (a message's buffer words: the page of
+    /// each side is found once, not once a word). The default copies them
+    /// one by one.
+    fn copy_phys_words(&mut self, from: u64, to: u64, count: usize) {
+        for i in 0..count as u64 {
+            let value = self.read_phys_u64(from + 8 * i);
+            self.write_phys_u64(to + 8 * i, value);
+        }
+    }
     /// Zeroes the 4 KiB frame at `pa`.
     fn zero_frame(&mut self, pa: u64);
 }

@@ -128,6 +128,20 @@ pub fn read_words(pa: u64, out: &mut [u64]) {
     }
 }
 
+/// Copies `count` words from physical `from` to physical `to` (each run
+/// 8-byte aligned RAM within one page, the two not overlapping): one
+/// translation a side, not one a word.
+pub fn copy_words(from: u64, to: u64, count: usize) {
+    let src = phys_to_virt(from) as *const u64;
+    let dst = phys_to_virt(to) as *mut u64;
+    for i in 0..count {
+        // SAFETY: as `read_u64` and `write_u64`: aligned RAM, each page
+        // mapped in the linear map or the image window, `i` within the
+        // caller's run on it.
+        unsafe { core::ptr::write_volatile(dst.add(i), core::ptr::read_volatile(src.add(i))) }
+    }
+}
+
 /// Copies `pairs` (at least one) pairs of words from `src` to `dst`, two
 /// words a step with a load and a store pair (a user-dispatch frame is
 /// 36 words; word by word took four instructions each).

@@ -32,9 +32,15 @@ pub fn fits_in_registers(info: MessageInfo) -> bool {
 
 /// Copies the message of `from` to `to`: x1 (message info, length as
 /// delivered, no capabilities yet), x2..x7, buffer words, `badge` in x8
-/// and `Ok` in x0.
+/// and `Ok` in x0. Returns whether the message names capabilities to
+/// move (the kernel moves them afterwards: `Kernel::transfer_caps`).
 #[inline(always)]
-pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread, badge: u64) {
+pub fn transfer<M: PhysMemory>(
+    phys: &mut M,
+    from: &mut Thread,
+    to: &mut Thread,
+    badge: u64,
+) -> bool {
     let info = sent_info(from);
     let wanted = (info.length() as usize).min(MAX_MESSAGE_WORDS);
     let length = match (from.ipc_buffer, to.ipc_buffer) {
@@ -50,10 +56,12 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
             length
         }
         (Some(source), Some(target)) if wanted > REGISTER_MESSAGE_WORDS => {
-            for word in REGISTER_MESSAGE_WORDS..wanted {
-                let value = phys.read_phys_u64(source + 8 * word as u64);
-                phys.write_phys_u64(target + 8 * word as u64, value);
-            }
+            let first = 8 * REGISTER_MESSAGE_WORDS as u64;
+            phys.copy_phys_words(
+                source + first,
+                target + first,
+                wanted - REGISTER_MESSAGE_WORDS,
+            );
             wanted
         }
         _ => {
@@ -74,6 +82,7 @@ pub fn transfer<M: PhysMemory>(phys: &mut M, from: &mut Thread, to: &mut Thread,
     // kernel target (strict alignment).
     receiver.set_message_words(from.context.message_words());
     receiver.set_badge(badge);
+    info.caps() != 0
 }
 
 /// The buffer words `6..wanted` of a message its sender's filters judged,

@@ -59,9 +59,11 @@ pub struct Effects {
     pub next: Next,
     /// Threads that became ready and must join the run queue, in order.
     woken: [Option<ThreadId>; MAX_WOKEN],
-    /// A message went from the first thread to the second (the kernel
-    /// then moves any capabilities it carries); `NONE` for none.
-    delivered: [Option<ThreadId>; 2],
+    /// A message that carries capabilities went from the first thread to
+    /// the second (the kernel then moves them); `None` for none. Set only
+    /// for such a message, so that the common one costs the kernel no
+    /// second look at the sender.
+    carried_caps: [Option<ThreadId>; 2],
 }
 
 const _: () = assert!(core::mem::size_of::<Effects>() <= 32);
@@ -71,12 +73,16 @@ impl Effects {
         Effects {
             next,
             woken: [None; MAX_WOKEN],
-            delivered: [None; 2],
+            carried_caps: [None; 2],
         }
     }
 
-    fn delivering(mut self, from: ThreadId, to: ThreadId) -> Effects {
-        self.delivered = [Some(from), Some(to)];
+    /// A message went from `from` to `to`; `carries_caps`: it names
+    /// capabilities to move (`transfer` says).
+    fn delivering(mut self, from: ThreadId, to: ThreadId, carries_caps: bool) -> Effects {
+        if carries_caps {
+            self.carried_caps = [Some(from), Some(to)];
+        }
         self
     }
 
@@ -92,10 +98,10 @@ impl Effects {
         }
     }
 
-    /// The thread a message went from and the one it went to, if one was
-    /// delivered.
-    pub fn delivered(&self) -> Option<(ThreadId, ThreadId)> {
-        Some((self.delivered[0]?, self.delivered[1]?))
+    /// The thread a message carrying capabilities went from and the one
+    /// it went to, if one was delivered.
+    pub fn carried_caps(&self) -> Option<(ThreadId, ThreadId)> {
+        Some((self.carried_caps[0]?, self.carried_caps[1]?))
     }
 
     /// The caller carries on and `thread` became ready (a `Reply`).
@@ -141,9 +147,9 @@ pub fn send<M: PhysMemory>(
 ) -> Result<Effects, IpcError> {
     if let Some(receiver) = endpoint.pop_front_of(threads, Waiting::Receivers) {
         let (from, to) = threads.pair_mut(sender, receiver);
-        transfer(phys, from, to, badge);
+        let caps = transfer(phys, from, to, badge);
         if kind.call {
-            let effects = Effects::new(Next::SwitchTo(receiver)).delivering(sender, receiver);
+            let effects = Effects::new(Next::SwitchTo(receiver)).delivering(sender, receiver, caps);
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
         }
@@ -151,7 +157,7 @@ pub fn send<M: PhysMemory>(
         to.make_ready();
         return Ok(Effects::new(Next::Continue)
             .wake(receiver)
-            .delivering(sender, receiver));
+            .delivering(sender, receiver, caps));
     }
     if !kind.blocking {
         return Err(IpcError::WouldBlock);
@@ -163,6 +169,21 @@ pub fn send<M: PhysMemory>(
 
 /// `receiver` receives from endpoint `endpoint`.
 pub fn receive<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut impl Threads,
+    endpoint: &mut EndpointQueue,
+    endpoint_index: ObjectId,
+    receiver: ThreadId,
+    blocking: bool,
+) -> Result<Effects, IpcError> {
+    receive_inline(phys, threads, endpoint, endpoint_index, receiver, blocking)
+}
+
+/// `receive`, inlined into `reply_receive`: called, its effects came back
+/// through memory and were packed again (30 instructions of a slow
+/// `ReplyRecv`).
+#[inline(always)]
+fn receive_inline<M: PhysMemory>(
     phys: &mut M,
     threads: &mut impl Threads,
     endpoint: &mut EndpointQueue,
@@ -193,8 +214,8 @@ pub fn receive<M: PhysMemory>(
             let displaced = owe_answer(from, sender, to, receiver);
             return Ok(displace(threads, displaced, Effects::new(Next::Continue)));
         }
-        transfer(phys, from, to, badge);
-        let effects = Effects::new(Next::Continue).delivering(sender, receiver);
+        let caps = transfer(phys, from, to, badge);
+        let effects = Effects::new(Next::Continue).delivering(sender, receiver, caps);
         if call {
             let displaced = owe_reply(from, sender, to, receiver);
             return Ok(displace(threads, displaced, effects));
@@ -429,6 +450,16 @@ pub fn reply<M: PhysMemory>(
     threads: &mut impl Threads,
     replier: ThreadId,
 ) -> Result<ThreadId, IpcError> {
+    reply_inline(phys, threads, replier)
+}
+
+/// `reply`, inlined into `reply_receive`.
+#[inline(always)]
+fn reply_inline<M: PhysMemory>(
+    phys: &mut M,
+    threads: &mut impl Threads,
+    replier: ThreadId,
+) -> Result<ThreadId, IpcError> {
     let caller = threads[replier]
         .reply_to
         .take()
@@ -578,10 +609,10 @@ pub fn reply_receive<M: PhysMemory>(
     endpoint_index: ObjectId,
     replier: ThreadId,
 ) -> Result<Effects, IpcError> {
-    let replied = reply(phys, threads, replier).ok();
+    let replied = reply_inline(phys, threads, replier).ok();
     // Changed in place: building a new `Effects` from this one was two
     // `memcpy` calls.
-    let mut effects = receive(phys, threads, endpoint, endpoint_index, replier, true)?;
+    let mut effects = receive_inline(phys, threads, endpoint, endpoint_index, replier, true)?;
     if let Some(caller) = replied {
         if effects.next == Next::Blocked {
             effects.next = Next::SwitchTo(caller);

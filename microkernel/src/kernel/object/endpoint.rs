@@ -129,10 +129,8 @@ impl Kernel {
         }
         match result {
             Ok(effects) => {
-                if let Some((from, to)) = effects.delivered() {
-                    if message::sent_info(&self.objects[from]).caps() != 0 {
-                        self.transfer_caps(platform, from, to);
-                    }
+                if let Some((from, to)) = effects.carried_caps() {
+                    self.transfer_caps(platform, from, to);
                 }
                 SyscallResult::Ipc(effects)
             }
