@@ -266,9 +266,13 @@ impl Kernel {
         let esr = call.esr;
         let resumed = call.resumed();
         thread.call.clear();
-        // Policy alone: its lane (a server's answer to a request).
-        if thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::POLICY {
+        // Policy alone, or tracing alone: its lane (a server's answer to
+        // a request, a tracer's to an entry stop).
+        let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
+        if work == WorkFlags::POLICY {
             self.continue_judged(platform, current, esr, &resumed);
+        } else if work == WorkFlags::TRACE {
+            self.continue_traced(platform, current, esr, &resumed);
         } else {
             self.syscall_with_work(platform, current, esr, Some(&resumed));
         }

@@ -30,6 +30,7 @@ use entry::{
 use crate::kernel::forward::policy::PolicyCheck;
 
 mod judged;
+mod traced;
 
 /// What the entry stages decided for one syscall so far, beside the
 /// machine's steps: what the kernel acts on once the pass ends, what a
@@ -147,6 +148,30 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_with_work<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+        resumed: Option<&Resumed>,
+    ) {
+        // Tracing alone: a new syscall stops at its entry at once (its
+        // lane; routed here, not in `Kernel::syscall`, where one more arm
+        // cost the other lanes 8 to 10 instructions).
+        if resumed.is_none()
+            && self.objects[current]
+                .work
+                .intersection(WorkFlags::SYSCALL_WORK)
+                == WorkFlags::TRACE
+        {
+            return self.syscall_traced(platform, current, esr);
+        }
+        self.syscall_by_machine(platform, current, esr, resumed);
+    }
+
+    /// `syscall_with_work` asking the entry machine at every stage (what
+    /// the lanes are checked against).
+    #[inline(always)]
+    pub(in crate::kernel) fn syscall_by_machine<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,

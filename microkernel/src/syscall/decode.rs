@@ -38,6 +38,9 @@ pub const JUDGED_COPY: Copy = 5;
 /// The copy the policy-only path uses for an answered call
 /// (`Kernel::continue_judged`).
 pub const ANSWERED_COPY: Copy = 6;
+/// The copy the trace-only path uses for a call its tracer let go on
+/// (`Kernel::continue_traced`).
+pub const TRACED_COPY: Copy = 7;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)

@@ -25,6 +25,7 @@ use entry::{EntryStop, WorkFlags};
 use std::collections::HashMap;
 
 mod lanes;
+mod trace_lane;
 
 /// ESR of an `svc` from AArch64 EL0.
 const SVC: u64 = 0x15 << 26;

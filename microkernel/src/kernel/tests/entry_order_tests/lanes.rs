@@ -6,7 +6,7 @@ use super::*;
 
 /// What the lane tests compare after a syscall taken both ways.
 #[derive(Clone, Debug, PartialEq)]
-struct LaneState {
+pub(super) struct LaneState {
     context: arch::context::UserContext,
     state: ThreadState,
     call: CallSlot,
@@ -21,7 +21,7 @@ struct LaneState {
 impl Scene {
     /// The thread's registers, state, stopped call, trace progress, work
     /// and counts, who runs next, and what the machine saw.
-    fn lane_state(&self) -> LaneState {
+    pub(super) fn lane_state(&self) -> LaneState {
         let t = self.thread();
         LaneState {
             context: t.context,

@@ -1,0 +1,175 @@
+//! The trace-only lane (`Kernel::syscall_traced`, `Kernel::continue_traced`)
+//! against the entry machine (`Kernel::syscall_by_machine`): a syscall of
+//! a thread whose only syscall work is tracing leaves the same state
+//! either way, at its entry stop and after every answer its tracer can
+//! give.
+
+use super::*;
+
+/// The syscalls the lane tests make: returning ones, one that yields, one
+/// that blocks (a `Call` to the tracer's endpoint, where nobody receives)
+/// and one that ends its thread.
+const NUMBERS: [Syscall; 6] = [
+    Syscall::Null,
+    Syscall::Poll,
+    Syscall::DebugPrint,
+    Syscall::Yield,
+    Syscall::Call,
+    Syscall::Exit,
+];
+
+/// A tracer's answer to an entry stop, as `ipc::trace_stop::answer_trace_stop`
+/// applies it to the stopped call.
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Continue,
+    /// New number and `x0`.
+    Modify(Syscall, u64),
+    /// Skipped: this result in `x0`.
+    Skip(u64),
+    Detach,
+}
+
+/// A traced thread (tracing its only work) about to make `number`.
+fn traced_scene(number: Syscall) -> Scene {
+    let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).traced();
+    assert_eq!(scene.thread().work, WorkFlags::TRACE);
+    let thread = scene.thread;
+    let context = &mut scene.kernel.objects[thread].context;
+    context.set_syscall_number(number.number());
+    // The `Call`'s endpoint; `Poll`'s notification; `DebugPrint`'s text
+    // of length 0.
+    let x0 = if number == Syscall::Call {
+        TRACER
+    } else {
+        SIGNAL
+    };
+    context.set_arg(entry::ArgIndex::X0, x0);
+    context.set_arg(entry::ArgIndex::X2, 2);
+    context.pc = 0x1004;
+    scene
+}
+
+/// A new syscall stops at its entry the same way by the lane
+/// (`Kernel::syscall`, which routes it there) as by the machine.
+#[test]
+fn a_traced_syscall_stops_at_its_entry_by_the_trace_only_lane_as_by_the_entry_machine() {
+    for number in NUMBERS {
+        let mut states = Vec::new();
+        for by_lane in [true, false] {
+            let mut scene = traced_scene(number);
+            let thread = scene.thread;
+            let machine = &mut scene.machine;
+            if by_lane {
+                let _ = scene.kernel.syscall(machine, thread, SVC);
+            } else {
+                scene.kernel.objects[thread].stats.count_syscall();
+                scene.kernel.syscall_by_machine(machine, thread, SVC, None);
+                let _ = scene.kernel.resume(machine);
+            }
+            assert_eq!(scene.trace_stop(), Some(StopKind::Entry), "{number:?}");
+            assert_eq!(
+                scene.stopped_at(),
+                Some(CallStop::Entry(EntryStop::TraceEntry)),
+                "{number:?}"
+            );
+            states.push(scene.lane_state());
+        }
+        assert_eq!(states[0], states[1], "{number:?}");
+    }
+}
+
+/// After each answer the tracer can give to the entry stop, the call goes
+/// on by the lane (`continue_traced`) as by the machine: the same state,
+/// for every syscall (one that returns, yields, blocks or ends), the exit
+/// stop sent (or, for a skip or a detach, not) once the thread is on its
+/// way back to EL0.
+#[test]
+fn a_tracer_answer_goes_on_by_the_trace_only_lane_as_by_the_entry_machine() {
+    let answers = [
+        Answer::Continue,
+        Answer::Modify(Syscall::Null, 9),
+        Answer::Modify(Syscall::Poll, SIGNAL),
+        Answer::Skip(77),
+        Answer::Detach,
+    ];
+    let mut exit_stops = 0;
+    for number in NUMBERS {
+        for answer in answers {
+            let mut states = Vec::new();
+            for by_lane in [true, false] {
+                let mut scene = traced_scene(number);
+                scene.syscall_as_made();
+                scene.tracer_answers(answer);
+                let thread = scene.thread;
+                // As `pick_resume` finds it: the thread runs.
+                scene.kernel.current = Some(thread);
+                scene.kernel.objects[thread].run();
+                let machine = &mut scene.machine;
+                if by_lane {
+                    // Routed by its work as the answer left it (a detach
+                    // takes it to the machine).
+                    scene.kernel.continue_call(machine, thread);
+                } else {
+                    // `continue_call`'s own steps, then the machine.
+                    let t = &mut scene.kernel.objects[thread];
+                    let call = t.call.as_ref().expect("a stopped call");
+                    let (regs, esr, resumed) = (call.regs, call.esr, call.resumed());
+                    t.context.set_syscall_registers(&regs);
+                    t.call.clear();
+                    scene
+                        .kernel
+                        .syscall_by_machine(machine, thread, esr, Some(&resumed));
+                }
+                let _ = scene.kernel.resume(machine);
+                states.push(scene.lane_state());
+                exit_stops += usize::from(scene.trace_stop() == Some(StopKind::Exit));
+            }
+            assert_eq!(states[0], states[1], "{answer:?} to {number:?}");
+        }
+    }
+    // Both ways, every continued or modified call that returns gets its
+    // exit stop: `Null`, `Poll`, `DebugPrint` and `Yield` continued (4),
+    // and every number modified into `Null` or `Poll` (12); not a skip, a
+    // detach, a call that blocks or one that ends its thread.
+    assert_eq!(exit_stops, 2 * (4 + 12));
+}
+
+impl Scene {
+    /// The thread's syscall as set up, taken as the vector takes it.
+    fn syscall_as_made(&mut self) {
+        let _ = super::super::test_kernel::svc_as_the_vector_takes_it(
+            &mut self.kernel,
+            &mut self.machine,
+            self.thread,
+            SVC,
+        );
+        assert_eq!(self.trace_stop(), Some(StopKind::Entry));
+    }
+
+    /// The tracer's `answer` to the entry stop the thread waits at,
+    /// applied as `ipc::trace_stop::answer_trace_stop` applies it; the
+    /// thread is ready afterwards and nothing runs.
+    fn tracer_answers(&mut self, answer: Answer) {
+        let thread = self.thread;
+        assert!(self.kernel.objects[thread].take_trace_stop().is_some());
+        self.kernel.cancel_wait(thread);
+        let t = &mut self.kernel.objects[thread];
+        let call = t.call.as_mut().expect("a stopped call");
+        call.answer = Some(StopAnswer::TraceContinue);
+        match answer {
+            Answer::Continue => {}
+            Answer::Modify(number, x0) => {
+                call.regs[8] = number.number();
+                call.regs[0] = x0;
+            }
+            Answer::Skip(x0) => {
+                call.regs[0] = x0;
+                call.answer = Some(StopAnswer::TraceSkip);
+            }
+            Answer::Detach => t.detach_tracer(),
+        }
+        t.make_ready();
+        self.kernel.current = None;
+    }
+}
