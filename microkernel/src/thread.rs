@@ -688,16 +688,16 @@ pub struct PolicyRequest {
     /// The position, in the thread's stack, of the filter whose server
     /// was asked (its `Notify` is the one an "allow" waives).
     pub filter: u8,
-    /// The syscall number.
-    pub number: u64,
     /// The `CapType` number of the capability `x0` names (0: none).
     pub object_type: u64,
     /// That capability's badge.
     pub badge: u64,
     /// Unique per request.
     pub cookie: u64,
-    /// `x0..x7` as the thread made the call.
-    pub args: [u64; 8],
+    // The number and `x0..x7` are the stopped call's (`Thread::call`),
+    // which the thread keeps for as long as it asks (a cancelled call
+    // takes the request with it): a copy here cost every request some 25
+    // instructions.
 }
 
 pub use crate::ids::MAX_STACKED_FILTERS;

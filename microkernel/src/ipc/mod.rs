@@ -371,14 +371,18 @@ fn deliver_policy_request<M: PhysMemory>(
     server: &mut Thread,
     badge: u64,
 ) {
-    // Word by word, as the request was built (`notify_policy_server`): array
-    // copies can become `memcpy` calls on the strict-alignment target.
-    let a = &request.args;
+    // The call's registers, kept with the thread while it asks (a call
+    // cancelled takes its request with it, so there is one); word by
+    // word: array copies can become `memcpy` calls on the
+    // strict-alignment target.
+    let no_call = [0; 9];
+    debug_assert!(asker.call.as_ref().is_some(), "a request without its call");
+    let a = asker.call.as_ref().map_or(&no_call, |call| &call.regs);
     // The judged copy of the memory the call carries: what the server
     // decides on is what runs if it allows (`crate::judged_memory`).
     let (memory, memory_length, judged) = asker.judged.described();
     let words = abi::policy_request::PolicyRequest {
-        number: request.number,
+        number: a[8],
         object_type: request.object_type,
         badge: request.badge,
         thread: u64::from(asker.number),

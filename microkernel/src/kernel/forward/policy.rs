@@ -180,11 +180,7 @@ impl Kernel {
             call.forwarded = true;
             return;
         };
-        // Word by word: copies of the registers as arrays or slices
-        // were calls to `memcpy`.
-        let r = &call.regs;
-        let args = [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]];
-        let number = r[8];
+        let (x0, number) = (call.regs[0], call.regs[8]);
         // (0 and 0 for a syscall that names no capability, whatever `x0`
         // holds: `Syscall::names_capability`.)
         let names = Syscall::number_names_capability(number);
@@ -193,7 +189,7 @@ impl Kernel {
             .and_then(|cnode| {
                 let cap = self
                     .objects
-                    .lookup(self.objects.slot(cnode, args[0]).ok()?)
+                    .lookup(self.objects.slot(cnode, x0).ok()?)
                     .ok()?;
                 Some((u64::from(cap.cap_type().raw()), cap.badge()))
             })
@@ -201,11 +197,9 @@ impl Kernel {
         self.policy_cookie += 1;
         self.objects[current].set_kernel_message(KernelMessage::PolicyRequest(PolicyRequest {
             filter,
-            number,
             object_type,
             badge: cap_badge,
             cookie: self.policy_cookie,
-            args,
         }));
         self.send_on_behalf(platform, current, endpoint, badge);
     }

@@ -357,10 +357,12 @@ fn a_notify_filtered_audited_traced_syscall_goes_through_the_stages_in_order() {
     scene.tracer_continues();
     // Stage 3: the filter's `Notify` asks its server; still no record.
     let request = *scene.thread().policy_request().expect("a policy request");
-    assert_eq!(
-        (request.filter, request.number),
-        (0, Syscall::Null.number())
-    );
+    let call = scene
+        .thread()
+        .call
+        .as_ref()
+        .expect("the call it asks about");
+    assert_eq!((request.filter, call.regs[8]), (0, Syscall::Null.number()));
     assert_eq!(scene.stopped_at(), Some(CallStop::Entry(EntryStop::Policy)));
     assert_eq!(scene.trace_stop(), None);
     assert!(scene.thread().audit_pending.is_none());
