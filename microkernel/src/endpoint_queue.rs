@@ -84,9 +84,13 @@ pub trait Queued {
     fn queue_links_mut(&mut self) -> &mut QueueLinks;
 }
 
-/// Who waits in the queue.
+/// Who waits in the queue. A word, not a byte: the queue then has no
+/// padding, and the kernel copies one in three word loads (with a byte
+/// and three bytes of padding, it copied those four byte by byte). The
+/// fast paths' assembly reads and writes its low byte only (the values
+/// fit in it; the other three bytes stay zero).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(u8)]
+#[repr(u32)]
 pub enum Waiting {
     /// Nobody.
     #[default]
@@ -113,7 +117,8 @@ impl EndpointQueue {
     pub const HEAD_OFFSET: usize = core::mem::offset_of!(EndpointQueue, head);
     /// Where the tail lies.
     pub const TAIL_OFFSET: usize = core::mem::offset_of!(EndpointQueue, tail);
-    /// Where who waits lies (one byte, a [`Waiting`]).
+    /// Where who waits lies (a [`Waiting`] word; the assembly uses its
+    /// low byte).
     pub const WAITING_OFFSET: usize = core::mem::offset_of!(EndpointQueue, waiting);
 
     /// An empty queue.

@@ -244,7 +244,8 @@ pub mod layout {
     /// The waiters' tail.
     pub const NOTIFICATION_TAIL: usize =
         NOTIFICATION_HEAD - EndpointQueue::HEAD_OFFSET + EndpointQueue::TAIL_OFFSET;
-    /// Who waits (a byte).
+    /// Who waits (the low byte of a `Waiting` word, all the assembly reads
+    /// and writes).
     pub const NOTIFICATION_WAITING: usize =
         NOTIFICATION_HEAD - EndpointQueue::HEAD_OFFSET + EndpointQueue::WAITING_OFFSET;
     /// The thread it is bound to (0: none).
@@ -264,7 +265,8 @@ pub mod layout {
     // endpoint's queue and a notification's alike).
     const _: () = assert!(ENDPOINT_TAIL == ENDPOINT_HEAD + 4);
     const _: () = assert!(NOTIFICATION_TAIL == NOTIFICATION_HEAD + 4);
-    /// Who waits (a byte).
+    /// Who waits (the low byte of a `Waiting` word, all the assembly reads
+    /// and writes).
     pub const ENDPOINT_WAITING: usize =
         Memory::body_offset::<kind::Endpoint>() + EndpointQueue::WAITING_OFFSET;
     /// `Waiting::Nobody` (0: one `strb wzr` writes it).
