@@ -648,18 +648,24 @@ fn owe_reply(
 /// The receiver of a `Call` never answered its previous caller
 /// (`displaced`): that caller learns it will get no reply, instead of
 /// waiting forever.
+/// (The effects are changed in place: passed through the cold call and
+/// back, they were copied twice on every `Call`.)
 #[inline(always)]
-fn displace(threads: &mut impl Threads, displaced: Option<ThreadId>, effects: Effects) -> Effects {
-    match displaced {
-        Some(previous) => abandon_caller(threads, previous, effects),
-        None => effects,
+fn displace(
+    threads: &mut impl Threads,
+    displaced: Option<ThreadId>,
+    mut effects: Effects,
+) -> Effects {
+    if let Some(previous) = displaced {
+        abandon_caller(threads, previous, &mut effects);
     }
+    effects
 }
 
 /// `displace`'s work, out of the IPC paths.
 #[cold]
 #[inline(never)]
-fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effects) -> Effects {
+fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: &mut Effects) {
     threads[previous].reply_from = None;
     if threads[previous].policy_request().is_some() {
         // Its policy server moved on without a verdict: closed.
@@ -679,7 +685,7 @@ fn abandon_caller(threads: &mut impl Threads, previous: ThreadId, effects: Effec
     } else {
         fail_waiter(threads, previous, ErrorCode::ObjectDeleted);
     }
-    effects.wake(previous)
+    effects.add_woken(previous);
 }
 
 /// Wakes a blocked thread with error `code` in x0.
