@@ -372,9 +372,12 @@ fn deliver_policy_request<M: PhysMemory>(
     badge: u64,
 ) {
     // The call's registers, kept with the thread while it asks (a call
-    // cancelled takes its request with it, so there is one); word by
-    // word: array copies can become `memcpy` calls on the
-    // strict-alignment target.
+    // cancelled takes its request with it, so there is one: the
+    // invariants check it); word by word: array copies can become
+    // `memcpy` calls on the strict-alignment target. Were there none,
+    // the server would see zeros and its answer would find no call to
+    // decide, which the thread learns as `Denied`
+    // (`answer_policy_request`): closed either way.
     let no_call = [0; 9];
     debug_assert!(asker.call.as_ref().is_some(), "a request without its call");
     let a = asker.call.as_ref().map_or(&no_call, |call| &call.regs);

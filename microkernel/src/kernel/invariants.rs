@@ -89,6 +89,12 @@ impl Kernel {
             if thread.judged.is_taken() && !in_flight && self.current != Some(id) {
                 return Err("a thread whose call is over still has a judged copy of its memory");
             }
+            // A policy request is built from the call it asks about
+            // (`ipc::deliver_policy_request`): a thread that asks keeps
+            // it (a cancelled call takes its request with it).
+            if thread.policy_request().is_some() && !thread.call.is_some() {
+                return Err("a thread asks its policy server about a call it no longer has");
+            }
             // A stopped syscall waits for its answer where such answers
             // come from, or has it and goes on when its thread runs: a
             // thread with one is never anywhere else (an ordinary IPC

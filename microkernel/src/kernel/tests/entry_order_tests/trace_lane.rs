@@ -79,11 +79,43 @@ fn a_traced_syscall_stops_at_its_entry_by_the_trace_only_lane_as_by_the_entry_ma
     }
 }
 
-/// After each answer the tracer can give to the entry stop, the call goes
-/// on by the lane (`continue_traced`) as by the machine: the same state,
-/// for every syscall (one that returns, yields, blocks or ends), the exit
-/// stop sent (or, for a skip or a detach, not) once the thread is on its
-/// way back to EL0.
+/// Work the thread gains or loses while it waits at its entry stop (by
+/// another thread's syscall, or its tracer's answer).
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    None,
+    /// Single-stepping switched on (the tracer's "step").
+    StepOn,
+    /// Single-stepping it had at the stop switched off.
+    StepOff,
+    Sysemu,
+    Audited(AuditMode),
+    Filtered,
+    /// Exit work: a reschedule, a notify-resume, an rseq event.
+    Exit(WorkFlags),
+    /// The tracer detached (`TcbDetachTracer`) after its answer.
+    Detached,
+}
+
+const CHANGES: [Change; 10] = [
+    Change::None,
+    Change::StepOn,
+    Change::StepOff,
+    Change::Sysemu,
+    Change::Audited(AuditMode::Lossless),
+    Change::Audited(AuditMode::Lossy),
+    Change::Filtered,
+    Change::Exit(WorkFlags::NEED_RESCHED),
+    Change::Exit(WorkFlags::NOTIFY_RESUME),
+    Change::Exit(WorkFlags::RSEQ),
+];
+
+/// After each answer the tracer can give to the entry stop, whatever
+/// work the thread gained or lost while it waited, the call goes on by
+/// `continue_call` (the lane, when tracing is still its only work) as by
+/// the machine: the same state, records, stops and requests, for every
+/// syscall (one that returns, yields, blocks or ends), the exit stop sent
+/// (or not) once the thread is on its way back to EL0.
 #[test]
 fn a_tracer_answer_goes_on_by_the_trace_only_lane_as_by_the_entry_machine() {
     let answers = [
@@ -93,49 +125,100 @@ fn a_tracer_answer_goes_on_by_the_trace_only_lane_as_by_the_entry_machine() {
         Answer::Skip(77),
         Answer::Detach,
     ];
-    let mut exit_stops = 0;
+    let (mut lane_taken, mut exit_stops) = (0, 0);
     for number in NUMBERS {
         for answer in answers {
-            let mut states = Vec::new();
-            for by_lane in [true, false] {
-                let mut scene = traced_scene(number);
-                scene.syscall_as_made();
-                scene.tracer_answers(answer);
-                let thread = scene.thread;
-                // As `pick_resume` finds it: the thread runs.
-                scene.kernel.current = Some(thread);
-                scene.kernel.objects[thread].run();
-                let machine = &mut scene.machine;
-                if by_lane {
-                    // Routed by its work as the answer left it (a detach
-                    // takes it to the machine).
-                    scene.kernel.continue_call(machine, thread);
-                } else {
-                    // `continue_call`'s own steps, then the machine.
-                    let t = &mut scene.kernel.objects[thread];
-                    let call = t.call.as_ref().expect("a stopped call");
-                    let (regs, esr, resumed) = (call.regs, call.esr, call.resumed());
-                    t.context.set_syscall_registers(&regs);
-                    t.call.clear();
-                    scene
-                        .kernel
-                        .syscall_by_machine(machine, thread, esr, Some(&resumed));
+            for change in CHANGES.into_iter().chain([Change::Detached]) {
+                let mut states = Vec::new();
+                for by_lane in [true, false] {
+                    let mut scene = traced_scene(number);
+                    if let Change::StepOff = change {
+                        scene.kernel.objects[scene.thread].set_single_step(true);
+                    }
+                    scene.syscall_as_made();
+                    scene = scene.changed(change);
+                    scene.tracer_answers(answer);
+                    let thread = scene.thread;
+                    if let Change::Detached = change {
+                        scene.kernel.objects[thread].detach_tracer();
+                    }
+                    // As `pick_resume` finds it: the thread runs.
+                    scene.kernel.current = Some(thread);
+                    scene.kernel.objects[thread].run();
+                    let work = scene.thread().work.intersection(WorkFlags::SYSCALL_WORK);
+                    let machine = &mut scene.machine;
+                    if by_lane {
+                        lane_taken += usize::from(work == WorkFlags::TRACE);
+                        // Routed by its work as it is now.
+                        scene.kernel.continue_call(machine, thread);
+                    } else {
+                        // `continue_call`'s own steps, then the machine.
+                        let t = &mut scene.kernel.objects[thread];
+                        let call = t.call.as_ref().expect("a stopped call");
+                        let (regs, esr, resumed) = (call.regs, call.esr, call.resumed());
+                        t.context.set_syscall_registers(&regs);
+                        t.call.clear();
+                        scene
+                            .kernel
+                            .syscall_by_machine(machine, thread, esr, Some(&resumed));
+                    }
+                    let _ = scene.kernel.resume(machine);
+                    let t = scene.thread();
+                    let asks = t.policy_request().map(|request| request.filter);
+                    let pending = t.audit_pending.is_some();
+                    let mut records = scene.records();
+                    for record in &mut records {
+                        record.time = 0;
+                    }
+                    let stop = scene.trace_stop();
+                    if change_is_none(change) {
+                        exit_stops += usize::from(stop == Some(StopKind::Exit));
+                    }
+                    states.push((scene.lane_state(), stop, asks, pending, records));
                 }
-                let _ = scene.kernel.resume(machine);
-                states.push(scene.lane_state());
-                exit_stops += usize::from(scene.trace_stop() == Some(StopKind::Exit));
+                assert_eq!(
+                    states[0], states[1],
+                    "{answer:?} to {number:?} after {change:?}"
+                );
             }
-            assert_eq!(states[0], states[1], "{answer:?} to {number:?}");
         }
     }
-    // Both ways, every continued or modified call that returns gets its
-    // exit stop: `Null`, `Poll`, `DebugPrint` and `Yield` continued (4),
-    // and every number modified into `Null` or `Poll` (12); not a skip, a
-    // detach, a call that blocks or one that ends its thread.
+    // The lane was not checked on nothing: it took every case whose
+    // syscall work stayed tracing alone, all answers but a detach after
+    // no change, stepping switched off, or exit work (5 changes).
+    assert_eq!(lane_taken, NUMBERS.len() * 4 * 5);
+    // With nothing changed, both ways, every continued or modified call
+    // that returns gets its exit stop: `Null`, `Poll`, `DebugPrint` and
+    // `Yield` continued (4), and every number modified into `Null` or
+    // `Poll` (12); not a skip, a detach, a call that blocks or one that
+    // ends its thread.
     assert_eq!(exit_stops, 2 * (4 + 12));
 }
 
+fn change_is_none(change: Change) -> bool {
+    matches!(change, Change::None)
+}
+
 impl Scene {
+    /// The thread, stopped, gains or loses `change`'s work.
+    fn changed(mut self, change: Change) -> Scene {
+        let thread = self.thread;
+        let t = &mut self.kernel.objects[thread];
+        match change {
+            Change::None | Change::Detached => {}
+            Change::StepOn => t.set_single_step(true),
+            Change::StepOff => t.set_single_step(false),
+            Change::Sysemu => {
+                t.work.insert(WorkFlags::SYSEMU);
+                t.recompute_no_entry_work();
+            }
+            Change::Exit(work) => t.work.insert(work),
+            Change::Audited(mode) => return self.audited_in(mode),
+            Change::Filtered => return self.filtered(),
+        }
+        self
+    }
+
     /// The thread's syscall as set up, taken as the vector takes it.
     fn syscall_as_made(&mut self) {
         let _ = super::super::test_kernel::svc_as_the_vector_takes_it(
