@@ -86,12 +86,14 @@ impl Kernel {
     }
 
     /// The current thread `thread` goes back to EL0 as it is, if it has
-    /// nothing to do first (no answered call to go on with, no exit work):
-    /// `resume`'s one look at it, when [`nothing_due`](Self::nothing_due).
+    /// nothing to do first (no answered call to go on with, no exit work,
+    /// no trace stop owed): `resume`'s one look at it, when
+    /// [`nothing_due`](Self::nothing_due).
     #[inline(always)]
     pub(in crate::kernel) fn as_it_is(thread: &mut Thread) -> Option<Resume> {
         let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
-        if answered || thread.work.intersects(RESUME_WORK) {
+        if answered || (thread.work.intersects(RESUME_WORK) && !Self::traced_owing_nothing(thread))
+        {
             return None;
         }
         #[cfg(feature = "rseq-counters")]
@@ -100,6 +102,22 @@ impl Kernel {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,
         })
+    }
+
+    /// A traced thread (its only resume work) that owes its tracer no
+    /// stop and has no blocked syscall's exit stages to run: its way back
+    /// asks nothing of `trace_before_user` (the half of a traced thread's
+    /// returns that follow an answered exit stop). What that would do
+    /// besides is done lazily: a tracer whose endpoint is gone is
+    /// detached at the thread's next stop (`trace_stop`), and single-step
+    /// hardware left on by a stepping thread is switched off by the one
+    /// software-step exception it causes (`software_step`), as for a
+    /// thread that is not traced.
+    #[inline(always)]
+    fn traced_owing_nothing(thread: &Thread) -> bool {
+        thread.work.intersection(RESUME_WORK) == WorkFlags::TRACE
+            && thread.trace.owed == 0
+            && thread.trace.exit_deferred.is_none()
     }
 
     /// `resume` when there is something to do first.
@@ -273,7 +291,8 @@ impl Kernel {
         // thread's own copy of the generation spares a look at its space.
         let asid_stale = thread.asid_generation != self.asids.generation();
         let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
-        let ready = !answered && !thread.work.intersects(RESUME_WORK);
+        let ready = !answered
+            && (!thread.work.intersects(RESUME_WORK) || Self::traced_owing_nothing(thread));
         let mut resume = Resume::User {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,

@@ -15,10 +15,12 @@
 //!
 //! Single-stepping uses the architecture's software step: MDSCR_EL1.SS on
 //! while a stepping thread runs, SPSR.SS = 1 when it is resumed to step.
-//! SS is switched on on a stepping thread's way back to EL0 and off on a
-//! traced thread's; a thread that is not traced finds it off, or takes
-//! one software-step exception before its first instruction, which
-//! switches it off (so the common return path has no check for it). After one instruction it takes a software-step
+//! SS is switched on on a stepping thread's way back to EL0 and off on
+//! the way back of a traced thread that owes a stop; any other thread
+//! (untraced, or traced and owing nothing: `Kernel::as_it_is`) finds it
+//! off, or takes one software-step exception before its first
+//! instruction, which switches it off (so the common return path has no
+//! check for it). After one instruction it takes a software-step
 //! exception (EC 0x32), reported as a step stop. A stepped `svc` sets
 //! SPSR.SS = 0 on the way in; its step is reported by stage 7 after the
 //! exit stop, and the tracer's answer sets SPSR.SS afresh, so it is

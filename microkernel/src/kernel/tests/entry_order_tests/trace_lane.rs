@@ -256,3 +256,44 @@ impl Scene {
         self.kernel.current = None;
     }
 }
+
+/// A traced thread whose exit stop was answered owes its tracer nothing:
+/// it goes back to EL0 as it is (`Kernel::as_it_is`), its tracing left
+/// alone. A tracer whose endpoint went meanwhile is then found gone at
+/// the thread's next stop: that syscall runs as made, untraced, and the
+/// tracer is detached.
+#[test]
+fn a_traced_thread_that_owes_nothing_goes_back_as_it_is_and_a_gone_tracer_is_found_at_its_next_stop(
+) {
+    let mut scene = traced_scene(Syscall::Null);
+    scene.syscall_as_made();
+    scene.tracer_continues();
+    assert_eq!(scene.trace_stop(), Some(StopKind::Exit));
+    // The exit stop answered, the tracer's endpoint gone before the
+    // thread is back.
+    let thread = scene.thread;
+    assert!(scene.kernel.objects[thread].take_trace_stop().is_some());
+    scene.kernel.cancel_wait(thread);
+    scene.kernel.make_ready(thread);
+    scene.kernel.current = None;
+    let cnode = scene.cnode;
+    super::super::test_kernel::delete_and_reap(&mut scene.kernel, cnode, TRACER);
+    let back = scene.kernel.resume(&mut scene.machine);
+    assert!(matches!(back, crate::kernel::Resume::User { .. }));
+    assert_eq!(scene.kernel.current, Some(thread));
+    assert_eq!(scene.thread().trace, TraceProgress::NONE, "nothing owed");
+    assert!(
+        scene.thread().work.contains(WorkFlags::TRACE),
+        "not detached on the way back: at the next stop"
+    );
+    // The next syscall finds the tracer gone: no stop, run as made.
+    let before = scene.thread().stats.counts();
+    scene.syscall(Syscall::Null);
+    assert_eq!(scene.trace_stop(), None);
+    assert_eq!(scene.thread().call, CallSlot::Empty);
+    assert_eq!(scene.thread().tracer, None);
+    assert!(!scene.thread().work.contains(WorkFlags::TRACE));
+    assert_eq!(scene.thread().context.result(), ErrorCode::Ok.raw());
+    assert_ne!(scene.thread().stats.counts(), before, "the syscall ran");
+    assert_eq!(scene.kernel.current, Some(thread));
+}
