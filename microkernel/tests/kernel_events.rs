@@ -1551,6 +1551,15 @@ impl Harness {
         self.context().x[1] = 0;
         self.syscall(Syscall::Reply.number(), [0; 4])
     }
+
+    /// The current thread replies `label` with `words` (a tracer; at
+    /// most three, in `x2..x4`).
+    fn reply_with(&mut self, label: u64, words: &[u64]) -> u64 {
+        self.context().x[1] = u64::from(abi::MessageInfo::with(label, words.len() as u8));
+        let mut args = [0u64; 4];
+        args[1..=words.len()].copy_from_slice(words);
+        self.syscall(Syscall::Reply.number(), args)
+    }
 }
 
 #[test]
@@ -1636,6 +1645,57 @@ fn a_stop_queued_on_a_destroyed_endpoint_lets_the_thread_run_untraced() {
     assert_eq!(h.kernel.current(), Some(tracee));
     assert_eq!(h.context().x[0], ErrorCode::Ok.raw());
     assert_eq!(h.kernel.thread(tracee).call(), None);
+}
+
+/// A tracee the tracer stops stepping ("continue" at a step stop) owes
+/// nothing and goes back as it is, with the step hardware still on: its
+/// first instruction takes one software-step exception, which switches
+/// the hardware off and reports nothing; its next syscall stops at its
+/// entry as before.
+#[test]
+fn a_tracee_no_longer_stepped_switches_the_step_hardware_off_with_one_exception_and_no_stop() {
+    use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_REPLY_STEP, TRACE_STEP};
+    const STEP_ESR: u64 = 0x32 << 26;
+    let mut h = Harness::start();
+    let (tracer, tracee) = tracer_attached(&mut h);
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), u64::MAX);
+    // Stepped from its entry stop on: entry, exit, then the step report.
+    let mut stops = vec![];
+    loop {
+        assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), 0);
+        let label = received_label(&mut h);
+        stops.push(label);
+        if label == TRACE_STEP {
+            break;
+        }
+        assert_eq!(h.reply_with(TRACE_REPLY_STEP, &[]), 0);
+    }
+    assert_eq!(stops, [TRACE_ENTRY, TRACE_EXIT, TRACE_STEP]);
+    // One more step: the tracee runs one instruction with the hardware
+    // on, and its step stop comes.
+    assert_eq!(h.reply_with(TRACE_REPLY_STEP, &[]), 0);
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracee));
+    assert!(h.machine.single_step);
+    h.context().pc += 4;
+    h.fault(STEP_ESR, 0);
+    assert_eq!(h.kernel.current(), Some(tracer));
+    assert_eq!(received_label(&mut h), TRACE_STEP);
+    // "Continue", no step: the tracee runs with the hardware left on.
+    assert_eq!(h.reply_continue(), 0);
+    assert_eq!(h.syscall(Syscall::Recv.number(), [2, 0, 0, 0]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracee));
+    assert!(h.machine.single_step, "switched off lazily");
+    assert_eq!(h.context().spsr & (1 << 21), 0, "SPSR.SS clear");
+    let pc = h.context().pc;
+    h.fault(STEP_ESR, 0);
+    assert_eq!(h.kernel.current(), Some(tracee), "no step stop");
+    assert!(!h.machine.single_step);
+    assert_eq!(h.context().pc, pc, "no instruction lost");
+    assert_eq!(h.syscall(Syscall::Null.number(), [0; 4]), u64::MAX);
+    assert_eq!(h.kernel.current(), Some(tracer));
+    assert_eq!(received_label(&mut h), TRACE_ENTRY);
+    assert_eq!(h.kernel.check_invariants(), Ok(()));
 }
 
 impl Harness {

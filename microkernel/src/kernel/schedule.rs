@@ -112,7 +112,9 @@ impl Kernel {
     /// detached at the thread's next stop (`trace_stop`), and single-step
     /// hardware left on by a stepping thread is switched off by the one
     /// software-step exception it causes (`software_step`), as for a
-    /// thread that is not traced.
+    /// thread that is not traced. (When anything else is due, the thread
+    /// goes through `pick_resume` after all, and `trace_before_user` does
+    /// both at once: either way is right.)
     #[inline(always)]
     fn traced_owing_nothing(thread: &Thread) -> bool {
         thread.work.intersection(RESUME_WORK) == WorkFlags::TRACE

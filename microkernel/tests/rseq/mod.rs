@@ -10,7 +10,6 @@ use abi::rseq::{
     SLICE_GRANTED, SLICE_REQUEST, UNREGISTER,
 };
 use abi::trace::{TRACE_ENTRY, TRACE_EXIT, TRACE_REPLY_RESULT, TRACE_REPLY_STEP, TRACE_STEP};
-use abi::MessageInfo;
 use entry::WorkFlags;
 
 /// The root's area and descriptor, another thread's, in the data page.
@@ -95,15 +94,6 @@ impl Harness {
 
     fn peek_u32(&self, thread: ThreadId, va: u64) -> u32 {
         self.peek_u64(thread, va) as u32
-    }
-
-    /// The current thread replies `label` with `words` (a tracer; at
-    /// most three, in `x2..x4`).
-    fn reply_with(&mut self, label: u64, words: &[u64]) -> u64 {
-        self.context().x[1] = u64::from(MessageInfo::with(label, words.len() as u8));
-        let mut args = [0u64; 4];
-        args[1..=words.len()].copy_from_slice(words);
-        self.syscall(Syscall::Reply.number(), args)
     }
 }
 
