@@ -22,7 +22,8 @@ pub(in crate::kernel) const MAX_SCHEDULING_ROUNDS: usize = 8;
 pub(in crate::kernel) const MAX_RESUME_ROUNDS: usize = MAX_SCHEDULING_ROUNDS + 256;
 
 /// Work that keeps `resume` from sending the current thread straight
-/// back: exit work, and trace stops or single-stepping to arrange.
+/// back: exit work, and trace stops or single-stepping to arrange
+/// (`TRACE` alone only while a stop is owed: `traced_owing_nothing`).
 pub(in crate::kernel) const RESUME_WORK: WorkFlags = WorkFlags::EXIT_WORK
     .union(WorkFlags::TRACE)
     .union(WorkFlags::SINGLESTEP);
