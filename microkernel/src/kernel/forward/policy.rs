@@ -171,7 +171,6 @@ impl Kernel {
             .filters
             .get(usize::from(filter))
             .and_then(|attached| self.live_server(attached));
-        let cspace = self.objects[current].cspace;
         let Some(call) = self.objects[current].call.as_mut() else {
             return;
         };
@@ -180,20 +179,20 @@ impl Kernel {
             call.forwarded = true;
             return;
         };
-        let (x0, number) = (call.regs[0], call.regs[8]);
-        // (0 and 0 for a syscall that names no capability, whatever `x0`
-        // holds: `Syscall::names_capability`.)
-        let names = Syscall::number_names_capability(number);
-        let (object_type, cap_badge) = cspace
-            .filter(|_| names)
-            .and_then(|cnode| {
-                let cap = self
-                    .objects
-                    .lookup(self.objects.slot(cnode, x0).ok()?)
-                    .ok()?;
-                Some((u64::from(cap.cap_type().raw()), cap.badge()))
-            })
-            .unwrap_or((0, 0));
+        // The capability `x0` names is the one the call was judged on,
+        // kept with it by `stop_call` a moment ago (looked up again here,
+        // it cost every request some 20 instructions). 0 and 0 for a
+        // syscall that names no capability, whatever `x0` holds
+        // (`Syscall::names_capability`), and for an empty slot.
+        let named = match call.capability {
+            Some(judged) if Syscall::number_names_capability(call.regs[8]) => judged.capability,
+            _ => crate::cap::Capability::NULL,
+        };
+        let (object_type, cap_badge) = if named.is_null() {
+            (0, 0)
+        } else {
+            (u64::from(named.cap_type().raw()), named.badge())
+        };
         self.policy_cookie += 1;
         self.objects[current].set_kernel_message(KernelMessage::PolicyRequest(PolicyRequest {
             filter,
