@@ -34,6 +34,17 @@ impl Harness {
         self.resumed(resume);
     }
 
+    /// `ConsoleWriteFrame` of `bytes` (put in `BUFFER` first) through
+    /// `console`: the code.
+    fn write_frame(&mut self, console: u64, bytes: &[u8]) -> u64 {
+        self.poke(BUFFER, bytes);
+        let len = bytes.len() as u64;
+        self.syscall(
+            Syscall::ConsoleWriteFrame.number(),
+            [console, BUFFER, len, 0],
+        )
+    }
+
     /// `ConsoleRead` of up to `len` bytes into `BUFFER`: the code, then
     /// (bytes read, bytes dropped).
     fn console_read(&mut self, console: u64, len: u64) -> (u64, u64, u64) {
@@ -216,10 +227,9 @@ fn a_frame_goes_out_whole_between_delimiters_after_an_open_line() {
         [ROOT_CONSOLE_SLOT, BUFFER, 10, 0],
     );
     let frame = [0x05, 0x11, 0x22, 0x0a, 0x33];
-    h.poke(BUFFER, &frame);
-    h.ok(
-        Syscall::ConsoleWriteFrame.number(),
-        [ROOT_CONSOLE_SLOT, BUFFER, frame.len() as u64, 0],
+    assert_eq!(
+        h.write_frame(ROOT_CONSOLE_SLOT, &frame),
+        ErrorCode::Ok.raw()
     );
     let mut expected = b"no newline\n\0".to_vec();
     expected.extend_from_slice(&frame);
@@ -529,28 +539,19 @@ fn a_filter_judges_a_frames_bytes_and_the_judged_bytes_are_what_is_written() {
         [ROOT_TCB_SLOT, filter, 0, 0],
     );
     let before = h.machine.console_bytes.len();
-    h.poke(BUFFER, b"an evil frame");
     assert_eq!(
-        h.syscall(
-            Syscall::ConsoleWriteFrame.number(),
-            [ROOT_CONSOLE_SLOT, BUFFER, 13, 0],
-        ),
+        h.write_frame(ROOT_CONSOLE_SLOT, b"an evil frame"),
         ErrorCode::Denied.raw()
     );
     assert_eq!(h.machine.console_bytes.len(), before);
-    h.poke(BUFFER, b"a good frame");
-    h.ok(
-        Syscall::ConsoleWriteFrame.number(),
-        [ROOT_CONSOLE_SLOT, BUFFER, 12, 0],
+    assert_eq!(
+        h.write_frame(ROOT_CONSOLE_SLOT, b"a good frame"),
+        ErrorCode::Ok.raw()
     );
     assert!(h.machine.console_bytes.ends_with(b"\0a good frame\0"));
     // Judged and found to hold a zero: still refused whole.
-    h.poke(BUFFER, b"a\0b");
     assert_eq!(
-        h.syscall(
-            Syscall::ConsoleWriteFrame.number(),
-            [ROOT_CONSOLE_SLOT, BUFFER, 3, 0],
-        ),
+        h.write_frame(ROOT_CONSOLE_SLOT, b"a\0b"),
         ErrorCode::InvalidArgument.raw()
     );
     assert!(h.machine.console_bytes.ends_with(b"\0a good frame\0"));
