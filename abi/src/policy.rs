@@ -399,6 +399,11 @@ impl Rule {
         self.bytes.is_some() || self.args.iter().any(|a| a.operand.reads_memory())
     }
 
+    /// Does the rule look at the caller's PC ([`Operand::Pc`])?
+    pub fn reads_pc(&self) -> bool {
+        self.args.iter().any(|a| a.operand == Operand::Pc)
+    }
+
     /// Could the rule match syscall `number`?
     pub fn applies_to(&self, number: u64) -> bool {
         self.syscall.is_none_or(|s| s == number)

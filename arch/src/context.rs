@@ -37,6 +37,11 @@ pub const REFUSED_OFFSET: usize = WORK_FLAGS_OFFSET + 16;
 /// (after the mask, the TTBR0 value and the ASID generation).
 pub const REFUSAL_CODES_OFFSET: usize = WORK_FLAGS_OFFSET + 40;
 
+/// Where the kernel keeps a thread's mask of syscalls the lean entry
+/// judges (bit n: syscall n), after the 64 codes; checked against the TCB
+/// layout at build time.
+pub const LEAN_JUDGED_OFFSET: usize = REFUSAL_CODES_OFFSET + 2 * 64;
+
 /// SPSR value for a fresh EL0 AArch64 thread: EL0t, interrupts enabled.
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).

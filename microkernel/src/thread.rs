@@ -262,6 +262,13 @@ pub struct Thread {
     /// The codes of `refused`'s syscalls, by number (the vector reads
     /// one at `REFUSAL_CODES_OFFSET + 2 × number`).
     pub(crate) refusal_codes: [u16; 64],
+    /// Bit n: the lean entry judges syscall n: policy is the thread's
+    /// only syscall work, and the verdict reads and writes nothing of the
+    /// frame beyond `x0..x8` (`VerdictCache::judged_by_lean_entry`). The
+    /// vector reads it at `LEAN_JUDGED_OFFSET` (checked below) to send
+    /// only those numbers there; the lean entry asks the cache again.
+    /// Kept with `no_entry_work` by `recompute_no_entry_work`.
+    pub(crate) lean_judged: u64,
     /// Life-cycle state.
     state: ThreadState,
     /// Scheduling priority (written through `set_priority`).
@@ -583,6 +590,7 @@ impl Thread {
         no_entry_work: 0,
         refused: 0,
         refusal_codes: [0; 64],
+        lean_judged: 0,
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: ThreadName::EMPTY,
@@ -710,6 +718,8 @@ const _: () =
 const _: () = assert!(core::mem::offset_of!(Thread, refused) == arch::context::REFUSED_OFFSET);
 const _: () =
     assert!(core::mem::offset_of!(Thread, refusal_codes) == arch::context::REFUSAL_CODES_OFFSET);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, lean_judged) == arch::context::LEAN_JUDGED_OFFSET);
 
 /// A plain table of threads for the unit tests of code that is generic
 /// over [`Threads`] (the IPC engine, the queues): thread `i` is entry `i`.

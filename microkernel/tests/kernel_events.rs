@@ -369,11 +369,13 @@ impl Harness {
         // SAFETY (test): the pointer is into the boxed kernel (a live
         // thread's context); no other reference to it is in use here.
         let ctx = unsafe { &mut *context };
-        // An audit-only thread's number of 64 or more takes the full save
-        // (the vector's refusal test reads a 64-bit mask first).
+        // An audit-only or policy-only thread's number of 64 or more takes
+        // the full save (the vector's refusal test reads a 64-bit mask
+        // first); the kernel's half decides the rest.
         let lean = self.kernel.current().is_some_and(|thread| {
             let work = self.kernel.thread(thread).work();
-            work.is_empty() || work == entry::WorkFlags::AUDIT && ctx.x[8] < 64
+            let lean_work = work == entry::WorkFlags::AUDIT || work == entry::WorkFlags::POLICY;
+            work.is_empty() || lean_work && ctx.x[8] < 64
         });
         if !(lean && self.lean) {
             return self.kernel.handle_el0_sync(&mut self.machine, SVC, 0);

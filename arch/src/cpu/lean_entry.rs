@@ -3,7 +3,7 @@
 //! `Kernel::lean_syscall`; docs/architecture.md has the context model).
 //!
 //! The stub saves `x0..x18` and `x30` of a thread with no work (or audit
-//! alone) and calls
+//! alone, or policy alone for some numbers) and calls
 //! the kernel's `portcullis_el0_svc(context) -> LeanExit`. `x19..x29`,
 //! `SP_EL0`, `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` are still the
 //! thread's when that returns: the kernel is compiled code that keeps

@@ -67,10 +67,12 @@ pub mod vector_constants {
     /// The lean entry's syscall is done and the lock kept.
     pub const LEAN_FINISH: u64 = super::lean_entry::FINISH;
     const _: () = assert!(LEAN_SAVE_REST == 0 && LEAN_FINISH == 1);
-    /// The work word of a thread whose only work is audit, which the lean
-    /// entry also takes (`cmp` takes it as an immediate).
+    /// The work words of a thread whose only work is audit, or policy,
+    /// which the lean entry also takes (`cmp` takes them as immediates).
     pub const WORK_AUDIT: u64 = entry::WorkFlags::AUDIT.bits();
-    const _: () = assert!(WORK_AUDIT < 4096);
+    /// (See `WORK_AUDIT`.)
+    pub const WORK_POLICY: u64 = entry::WorkFlags::POLICY.bits();
+    const _: () = assert!(WORK_AUDIT < 4096 && WORK_POLICY < 4096);
     /// `Call`, which has an IPC fast path.
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
@@ -107,13 +109,15 @@ macro_rules! vectors {
             WORK_FLAGS_OFFSET = const crate::context::WORK_FLAGS_OFFSET,
             REFUSED_OFFSET = const crate::context::REFUSED_OFFSET,
             REFUSAL_CODES_OFFSET = const crate::context::REFUSAL_CODES_OFFSET,
+            LEAN_JUDGED_OFFSET = const crate::context::LEAN_JUDGED_OFFSET,
+            WORK_AUDIT = const vector_constants::WORK_AUDIT,
+            WORK_POLICY = const vector_constants::WORK_POLICY,
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,
             SYSCALL_YIELD = const vector_constants::SYSCALL_YIELD,
             SYSCALL_SIGNAL = const vector_constants::SYSCALL_SIGNAL,
             LEAN_FINISH = const vector_constants::LEAN_FINISH,
-            WORK_AUDIT = const vector_constants::WORK_AUDIT,
             LEAN_POISON = const cfg!(feature = "poison-unsaved") as u64,
         );
     };

@@ -29,6 +29,8 @@
 .equ LEAN_FINISH, {LEAN_FINISH}                 // lean_entry::FINISH (SAVE_REST is 0)
 .equ LEAN_POISON, {LEAN_POISON}                 // 1: feature poison-unsaved (test image)
 .equ WORK_AUDIT, {WORK_AUDIT}                   // entry::WorkFlags::AUDIT alone
+.equ WORK_POLICY, {WORK_POLICY}                 // entry::WorkFlags::POLICY alone
+.equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -235,8 +237,8 @@
 // (bit x8 of the `refused` mask, only for x8 below 64: a larger number
 // must not alias one), x0 is that code and the thread goes on at once, as
 // the generic entry's policy stage would leave it. Otherwise the lean
-// entry if audit is all its work (x10 the work word), else the generic
-// entry. x9/x10 parked.
+// entry if audit is all its work (x10 the work word), or policy for a
+// number the lean entry judges; else the generic entry. x9/x10 parked.
 el0_refused_or_slow:
     cmp     x8, #64
     b.hs    el0_sync_slow_x9_x10_saved
@@ -265,7 +267,7 @@ el0_svc_above_reply_recv:
 // The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
 // protocol): an SVC of a thread with no work (x10, the work word, is 0;
 // else the generic entry) that no fast path takes, or, from
-// `el0_audited_or_slow`, of a thread whose only work is audit. Only
+// `el0_audited_or_slow`, of a thread whose only work is audit or policy. Only
 // x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
 // half, `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1
 // and TPIDR_EL0 as the thread had them. It returns the context in x0 and in
@@ -311,13 +313,20 @@ el0_svc_lean:
     ldr     x30, [sp, #CTX_SP_EL0_PAIR]
     eret
 
-// From `el0_refused_or_slow` (x9/x10 parked, x10 the work word): a
-// thread whose only work is audit takes the lean entry too (its records
-// read x0..x8 and the result, nothing else of the frame); any other work
-// the generic entry.
+// From `el0_refused_or_slow` (x9/x10 parked, x10 the work word, x8 below
+// 64): a thread whose only work is audit takes the lean entry too (its
+// records read x0..x8 and the result, nothing else of the frame), as does
+// one whose only work is policy for a number its `lean_judged` mask has
+// (its verdict reads and writes x0..x8 alone); anything else the generic
+// entry.
 el0_audited_or_slow:
     cmp     x10, #WORK_AUDIT
+    b.eq    el0_svc_lean
+    cmp     x10, #WORK_POLICY
     b.ne    el0_sync_slow_x9_x10_saved
+    ldr     x9, [sp, #LEAN_JUDGED_OFFSET]
+    lsr     x9, x9, x8
+    tbz     x9, #0, el0_sync_slow_x9_x10_saved
     b       el0_svc_lean
 
 // The rest of the frame into the context at x0 (sp is the kernel stack's

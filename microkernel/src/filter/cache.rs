@@ -26,7 +26,7 @@
 //! (`Kill`).
 
 use super::description::Filter;
-use super::evaluate::evaluate;
+use super::evaluate::evaluate_deciding;
 use super::facts::SyscallFacts;
 use abi::policy::Action;
 use abi::Syscall;
@@ -56,7 +56,25 @@ pub struct VerdictCache {
     /// rule reads memory or the verdict can be `Notify` (the request
     /// carries the copy to the server).
     needs_memory: u64,
+    /// Bit n: the lean entry may judge syscall n (`Kernel::lean_syscall`),
+    /// which saves only `x0..x18` and `x30`: judging it, and what its
+    /// verdict does, reads and writes no saved register beyond `x0..x8`.
+    /// So no rule the filters can reach for it reads the PC, and no
+    /// verdict they can reach is `Notify` (the request carries the PC),
+    /// `Trap` (its fault report does) or `Kill`. Nor is memory copied to
+    /// judge it: such a call sends or prints what it carries, mostly
+    /// switches threads, and so saves the whole frame anyway (by the lean
+    /// entry, `ipc_call_one_way_bytes_judged` cost 23 instructions more).
+    judged_lean: u64,
+    /// Per number: bit i set when filter i of the stack can give syscall
+    /// n a verdict other than `Allow`. The others cannot change the
+    /// stack's verdict (the strictest; `Allow` is the least strict), so
+    /// evaluation skips them (`evaluate_deciding`).
+    deciding: [u8; SYSCALL_COUNT],
 }
+
+// A bit per filter a thread may stack.
+const _: () = assert!(crate::ids::MAX_STACKED_FILTERS <= 8);
 
 impl VerdictCache {
     /// The cache of a thread with no filters: everything allowed.
@@ -73,6 +91,8 @@ impl VerdictCache {
             refused: 0,
             needs_capability: 0,
             needs_memory: 0,
+            judged_lean: all_syscalls_mask(),
+            deciding: [0; SYSCALL_COUNT],
         }
     }
 
@@ -84,14 +104,23 @@ impl VerdictCache {
             refused: 0,
             needs_capability: 0,
             needs_memory: 0,
+            judged_lean: 0,
+            deciding: [0; SYSCALL_COUNT],
         };
         for syscall in Syscall::ALL {
             let number = syscall.number();
             let (mut least, mut most) = (Action::Allow, Action::Allow);
-            for filter in filters {
+            let mut lean = true;
+            for (position, filter) in filters.iter().enumerate() {
                 let reach = reachable(filter, number);
+                // (A ninth filter and on, past any stack the kernel
+                // keeps, is always evaluated.)
+                if reach.most != Action::Allow && position < 8 {
+                    cache.deciding[number as usize] |= 1 << position;
+                }
                 least = least.max(reach.least);
                 most = most.max(reach.most);
+                lean &= reach.registers_only;
                 // A syscall that names no capability has no object type
                 // or badge to look up (`Syscall::names_capability`).
                 if reach.needs_capability && syscall.names_capability() {
@@ -100,6 +129,9 @@ impl VerdictCache {
                 if reach.needs_memory && syscall.carries_memory() {
                     cache.needs_memory |= 1 << number;
                 }
+            }
+            if lean && cache.needs_memory & (1 << number) == 0 {
+                cache.judged_lean |= 1 << number;
             }
             if least == most {
                 cache.verdicts[number as usize] = Some(least);
@@ -158,11 +190,36 @@ impl VerdictCache {
         number < 64 && self.needs_memory & (1 << number) != 0
     }
 
+    /// Bit n set: the lean entry may judge syscall n (as
+    /// `judged_by_lean_entry`).
+    pub fn lean_judged_mask(&self) -> u64 {
+        self.judged_lean
+    }
+
+    /// Whether the lean entry may judge syscall `number`: no rule that can
+    /// decide it reads the PC, its verdict is always `Allow`, `Log` or
+    /// `Errno`, and no memory is copied to judge it (false for any number
+    /// that is no syscall).
+    pub fn judged_by_lean_entry(&self, number: u64) -> bool {
+        number < 64 && self.judged_lean & (1 << number) != 0
+    }
+
+    /// Bit i set: filter i of the stack can give syscall `number` a
+    /// verdict other than `Allow` (every bit for a number that is no
+    /// syscall: nothing is known of it).
+    pub fn deciding_filters(&self, number: u64) -> u8 {
+        usize::try_from(number)
+            .ok()
+            .and_then(|n| self.deciding.get(n))
+            .map_or(u8::MAX, |&bits| bits)
+    }
+
     /// The verdict for `facts`: cached, or evaluated over `filters`, which
     /// must be the stack the cache was computed for.
     pub fn verdict(&self, filters: &[&Filter], facts: &SyscallFacts) -> Action {
-        self.cached_verdict(facts.number)
-            .unwrap_or_else(|| evaluate(filters, facts))
+        self.cached_verdict(facts.number).unwrap_or_else(|| {
+            evaluate_deciding(filters, self.deciding_filters(facts.number), facts)
+        })
     }
 }
 
@@ -187,12 +244,16 @@ struct Reach {
     needs_capability: bool,
     /// A rule it can reach reads memory, or it can say `Notify`.
     needs_memory: bool,
+    /// No rule it can reach reads the PC, and it can only say `Allow`,
+    /// `Log` or `Errno`.
+    registers_only: bool,
 }
 
 impl Reach {
     fn add(&mut self, action: Action) {
         self.least = self.least.min(action);
         self.most = self.most.max(action);
+        self.registers_only &= matches!(action, Action::Allow | Action::Log | Action::Errno(_));
     }
 }
 
@@ -206,9 +267,11 @@ fn reachable(filter: &Filter, number: u64) -> Reach {
         most: Action::Allow,
         needs_capability: false,
         needs_memory: false,
+        registers_only: true,
     };
     for rule in filter.rules().iter().filter(|r| r.applies_to(number)) {
         reach.add(rule.action);
+        reach.registers_only &= !rule.reads_pc();
         reach.needs_capability |= rule.object_type.is_some() || rule.badge.is_some();
         reach.needs_memory |= rule.reads_memory() || rule.action == Action::Notify;
         if !rule.is_conditional() {

@@ -26,5 +26,5 @@ mod tests;
 
 pub use cache::{VerdictCache, SYSCALL_COUNT};
 pub use description::Filter;
-pub use evaluate::{evaluate, killing_rule, routed_verdict};
+pub use evaluate::{evaluate, evaluate_deciding, killing_rule, routed_verdict};
 pub use facts::{JudgedView, SyscallFacts};

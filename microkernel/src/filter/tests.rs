@@ -366,6 +366,93 @@ fn only_a_syscall_that_carries_memory_has_it_copied_for_a_server() {
 }
 
 #[test]
+fn the_lean_entry_judges_a_number_whose_verdict_needs_no_more_than_x0_to_x8() {
+    let on_x2 = |action| with_arg(rule(Some(Syscall::Null), action), 2, u64::MAX, ArgOp::Eq, 1);
+    for (action, lean) in [
+        (Action::Errno(5), true),
+        (Action::Log, true),
+        (Action::Notify, false),
+        (Action::Trap, false),
+        (Action::Kill, false),
+    ] {
+        let conditional = filter(&[on_x2(action)]);
+        let cache = VerdictCache::new(&[&conditional]);
+        assert_eq!(
+            cache.judged_by_lean_entry(Syscall::Null.number()),
+            lean,
+            "{action:?}"
+        );
+        assert!(cache.judged_by_lean_entry(Syscall::Yield.number()));
+    }
+    // A rule on the PC, whatever its action.
+    let mut on_pc = rule(Some(Syscall::Null), Action::Errno(5));
+    on_pc
+        .args
+        .push(ArgMatch {
+            operand: Operand::Pc,
+            ..ArgMatch::register(0, u64::MAX, ArgOp::Eq, 0x1000)
+        })
+        .unwrap();
+    let cache = VerdictCache::new(&[&filter(&[on_pc])]);
+    assert!(!cache.judged_by_lean_entry(Syscall::Null.number()));
+    // A rule on the bytes a call carries: copied first, not lean.
+    let on_bytes = with_arg(
+        rule(Some(Syscall::DebugPrint), DENIED),
+        2,
+        u64::MAX,
+        ArgOp::Eq,
+        1,
+    );
+    let on_word = ArgMatch {
+        operand: Operand::Word(7),
+        ..ArgMatch::register(0, u64::MAX, ArgOp::Eq, 1)
+    };
+    let mut on_memory = rule(Some(Syscall::Call), DENIED);
+    on_memory.args.push(on_word).unwrap();
+    let cache = VerdictCache::new(&[&filter(&[on_bytes, on_memory])]);
+    assert!(cache.judged_by_lean_entry(Syscall::DebugPrint.number()));
+    assert!(!cache.judged_by_lean_entry(Syscall::Call.number()));
+    // A default reaches every number no rule decides.
+    let trapping = filter_with_default(&[rule(Some(Syscall::Null), Action::Allow)], Action::Trap);
+    let cache = VerdictCache::new(&[&trapping]);
+    assert!(cache.judged_by_lean_entry(Syscall::Null.number()));
+    assert!(!cache.judged_by_lean_entry(Syscall::Yield.number()));
+    // Stacked: any filter's reach counts; no number past the syscalls.
+    let quiet = filter(&[]);
+    let cache = VerdictCache::new(&[&quiet, &trapping]);
+    assert!(!cache.judged_by_lean_entry(Syscall::Yield.number()));
+    assert!(VerdictCache::unfiltered().judged_by_lean_entry(Syscall::Call.number()));
+    assert!(!VerdictCache::unfiltered().judged_by_lean_entry(64));
+    assert!(!VerdictCache::unfiltered().judged_by_lean_entry(u64::MAX));
+}
+
+#[test]
+fn a_filter_that_can_only_allow_a_syscall_is_not_evaluated_for_it() {
+    let quiet = filter(&[rule(Some(Syscall::Yield), DENIED)]);
+    let on_x2 = filter(&[with_arg(
+        rule(Some(Syscall::Null), DENIED),
+        2,
+        u64::MAX,
+        ArgOp::Eq,
+        1,
+    )]);
+    let cache = VerdictCache::new(&[&quiet, &on_x2]);
+    assert_eq!(cache.deciding_filters(Syscall::Null.number()), 0b10);
+    assert_eq!(cache.deciding_filters(Syscall::Yield.number()), 0b01);
+    assert_eq!(cache.deciding_filters(Syscall::Call.number()), 0);
+    assert_eq!(cache.deciding_filters(999), u8::MAX);
+    // A skipped filter is not asked: one that would refuse everything
+    // gives Allow when its bit is clear.
+    let refusing = filter_with_default(&[], DENIED);
+    let null = facts(Syscall::Null, [0; 8]);
+    assert_eq!(
+        evaluate_deciding(&[&refusing, &on_x2], 0b10, &null),
+        Action::Allow
+    );
+    assert_eq!(evaluate_deciding(&[&refusing, &on_x2], 0b11, &null), DENIED);
+}
+
+#[test]
 fn a_syscall_that_names_no_capability_has_none_looked_up() {
     // The same rule on the object type, for a syscall that names one in
     // x0 and for one that does not: only the first looks it up.
@@ -634,6 +721,18 @@ proptest! {
                 prop_assert_eq!(cached, evaluate(&stack, facts));
             }
             prop_assert_eq!(cache.verdict(&stack, facts), evaluate(&stack, facts));
+            // Only the deciding filters evaluated: the same verdict.
+            let deciding = cache.deciding_filters(facts.number);
+            prop_assert_eq!(evaluate_deciding(&stack, deciding, facts), evaluate(&stack, facts));
+            // The lean entry judges such a number: no call with it may
+            // trap or kill.
+            if cache.judged_by_lean_entry(facts.number) {
+                let verdict = evaluate(&stack, facts);
+                prop_assert!(matches!(verdict, Action::Allow | Action::Log | Action::Errno(_)));
+                let elsewhere = SyscallFacts { pc: facts.pc ^ 0x1004, ..*facts };
+                prop_assert_eq!(evaluate(&stack, &elsewhere), verdict, "no rule reads the PC");
+                prop_assert!(!cache.needs_memory(facts.number));
+            }
         }
         for s in Syscall::ALL {
             let bit = cache.no_entry_work_mask() & (1 << s.number()) != 0;

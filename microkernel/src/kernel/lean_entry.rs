@@ -1,6 +1,6 @@
 //! The lean syscall entry (docs/architecture.md, "The lean entry's
 //! context model"): a syscall of a thread with no work, or with audit
-//! alone, carried out with only `x0..x18` and `x30` saved.
+//! or policy alone, carried out with only `x0..x18` and `x30` saved.
 //!
 //! Its stub (`el0_svc_generic` in `arch/src/cpu/vectors.s`) keeps the
 //! rest of the thread's registers in the CPU while the kernel decides.
@@ -21,7 +21,7 @@ use entry::WorkFlags;
 #[derive(Debug, PartialEq, Eq)]
 pub enum LeanSyscall {
     /// Not for the lean entry (the thread has work other than audit
-    /// alone, or the syscall reads or writes saved registers the entry
+    /// or policy alone, a filter that may trap or kill the syscall, or the syscall reads or writes saved registers the entry
     /// did not save: see `syscall::lean_entry_takes`): nothing was done. Save the whole
     /// frame and take the generic entry.
     NotLean,
@@ -44,7 +44,7 @@ pub enum LeanSyscall {
 impl Kernel {
     /// The syscall of the thread on this CPU, by the lean entry, if it may
     /// take it: the thread has no work at all (so no entry or exit work),
-    /// or audit alone (the audit-only lane, `syscall_audited`), and the
+    /// or audit or policy alone (`lean_syscall_with_work`), and the
     /// syscall reads and writes no saved register beyond `x0..x18` and
     /// `x30` (`syscall::lean_entry_takes`).
     pub fn lean_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
@@ -61,7 +61,7 @@ impl Kernel {
             // second way (taken first, the audit test cost every lean
             // syscall 2 instructions).
             core::hint::cold_path();
-            return self.lean_syscall_audited(platform, current, esr);
+            return self.lean_syscall_with_work(platform, current, esr);
         }
         if !syscall::lean_entry_takes(thread.context.syscall_number()) {
             return LeanSyscall::NotLean;
@@ -94,15 +94,27 @@ impl Kernel {
         self.lean_end(current)
     }
 
-    /// `lean_syscall` for a thread with work: audit alone (the vector
-    /// sends no other work here) takes the audit-only lane
-    /// (`syscall_audited`). Its records read x0..x8 and the result,
-    /// nothing else of the frame, and the lane's other ways (a full ring,
-    /// a syscall that gave its own thread work) ask nothing of it either:
-    /// `syscall::reads_or_writes_whole_context` declines a tracer's
-    /// attach, the only work whose stops would.
+    /// `lean_syscall` for a thread with work: audit alone or policy alone
+    /// (the vector sends no other work here), for a syscall its
+    /// no-entry-work mask does not excuse.
+    ///
+    /// * Audit alone takes the audit-only lane (`syscall_audited`). Its
+    ///   records read x0..x8 and the result, nothing else of the frame,
+    ///   and the lane's other ways (a full ring, a syscall that gave its
+    ///   own thread work) ask nothing of it either:
+    ///   `syscall::reads_or_writes_whole_context` declines a tracer's
+    ///   attach, the only work whose stops would.
+    /// * Policy alone takes the policy-only lane (`syscall_judged`) when
+    ///   its verdict reads nothing of the frame beyond x0..x8 and does
+    ///   nothing with it but write x0
+    ///   (`VerdictCache::judged_by_lean_entry`): no rule that can decide
+    ///   the number reads the PC, and the verdict is always `Allow`, `Log`
+    ///   or `Errno`. A `Notify`'s request carries the PC and a `Trap`'s
+    ///   fault report too, so a number that may get either takes the
+    ///   generic entry, as does one that may be killed, and one judged on
+    ///   memory (see the cache's docs).
     #[inline(always)]
-    fn lean_syscall_audited<P: Platform>(
+    fn lean_syscall_with_work<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
@@ -110,14 +122,21 @@ impl Kernel {
     ) -> LeanSyscall {
         let thread = &mut self.objects[current];
         let number = thread.context.syscall_number();
-        if thread.work != WorkFlags::AUDIT
+        let audited = thread.work == WorkFlags::AUDIT;
+        let judged =
+            thread.work == WorkFlags::POLICY && thread.verdicts.judged_by_lean_entry(number);
+        if !(audited || judged)
             || thread.skips_entry_work(number)
             || !syscall::lean_entry_takes(number)
         {
             return LeanSyscall::NotLean;
         }
         thread.stats.count_syscall();
-        self.syscall_audited(platform, current, esr);
+        if audited {
+            self.syscall_audited(platform, current, esr);
+        } else {
+            self.syscall_judged(platform, current, esr);
+        }
         self.lean_end(current)
     }
 

@@ -3,7 +3,7 @@
 //! policy server.
 
 use crate::cap::OtherObjects;
-use crate::filter::{evaluate, routed_verdict, Filter, SyscallFacts, VerdictCache};
+use crate::filter::{evaluate_deciding, routed_verdict, Filter, SyscallFacts, VerdictCache};
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::judged_memory::JudgedMemory;
 use crate::kernel::object::filter_server::serves_in;
@@ -106,7 +106,11 @@ impl<'a> PolicyCheck<'a> {
         if waived == 0 || self.stack.len() == 1 {
             let verdict = match self.verdicts.cached_verdict(regs.syscall_number()) {
                 Some(verdict) => verdict,
-                None => evaluate(&self.stack, &self.facts(regs, memory)),
+                None => evaluate_deciding(
+                    &self.stack,
+                    self.deciding(regs.syscall_number()),
+                    &self.facts(regs, memory),
+                ),
             };
             match verdict {
                 Action::Notify if self.stack.len() == 1 => {
@@ -125,6 +129,20 @@ impl<'a> PolicyCheck<'a> {
             }
         }
         self.routed(&self.facts(regs, memory), waived)
+    }
+
+    /// The filters whose verdict for syscall `number` can be other than
+    /// `Allow` (`VerdictCache::deciding_filters`), by their positions in
+    /// the stack the cache was computed for; all of them should a filter
+    /// of the attached stack be missing from `stack` (the positions would
+    /// not match).
+    #[inline(always)]
+    fn deciding(&self, number: u64) -> u8 {
+        if self.stack.len() == self.attached.len() {
+            self.verdicts.deciding_filters(number)
+        } else {
+            u8::MAX
+        }
     }
 
     /// The facts the rules are evaluated on, built only when rules are

@@ -56,12 +56,8 @@ pub(in crate::kernel) fn delete_and_reap(kernel: &mut Kernel, cnode: CNodeId, in
 const LEAN_SCRIBBLE: u64 = 0xdead_1ea0_dead_1ea0;
 
 /// The SVC of `current` (on the CPU), as the vector takes it: by the lean
-/// entry for a thread with no work or audit alone (the Rust half then
-/// decides), else by the generic entry. While the lean half runs, the
-/// slots it leaves unsaved (x19..x29, SP_EL0, ELR, SPSR, TPIDR_EL0) hold
-/// garbage, as on the board they hold stale values; they are put back
-/// before the thread returns or its frame is saved whole, so what the
-/// lean half wrote there is lost, as on the board.
+/// entry for a thread with no work, or with audit or policy alone (the
+/// Rust half then decides), else by the generic entry.
 pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform>(
     kernel: &mut Kernel,
     platform: &mut P,
@@ -73,22 +69,13 @@ pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform
     assert_eq!(kernel.current, Some(current), "the thread is on the CPU");
     let work = kernel.objects[current].work;
     let number = kernel.objects[current].context.syscall_number();
-    // An audit-only thread's number of 64 or more takes the full save
+    // A number of 64 or more of a thread with work takes the full save
     // (the vector's refusal test reads a 64-bit mask first).
-    if !(work.is_empty() || work == WorkFlags::AUDIT && number < 64) {
+    let lean_work = work == WorkFlags::AUDIT || work == WorkFlags::POLICY;
+    if !(work.is_empty() || lean_work && number < 64) {
         return kernel.syscall(platform, current, esr);
     }
-    let kept = kernel.objects[current].context;
-    let context = &mut kernel.objects[current].context;
-    context.x[19..30].fill(LEAN_SCRIBBLE);
-    (context.sp, context.pc, context.spsr, context.tpidr) =
-        (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
-    let lean = kernel.lean_syscall(platform, esr);
-    let context = &mut kernel.objects[current].context;
-    context.x[19..30].copy_from_slice(&kept.x[19..30]);
-    (context.sp, context.pc, context.spsr, context.tpidr) =
-        (kept.sp, kept.pc, kept.spsr, kept.tpidr);
-    match lean {
+    match lean_half(kernel, platform, esr) {
         LeanSyscall::Returns { ttbr0 } => crate::kernel::Resume::User {
             context: &mut kernel.objects[current].context,
             ttbr0,
@@ -96,4 +83,29 @@ pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform
         LeanSyscall::NotLean => kernel.syscall(platform, current, esr),
         LeanSyscall::Finish => kernel.finish_lean_syscall(platform),
     }
+}
+
+/// The lean entry's kernel half for the thread on the CPU, as on the
+/// board: while it runs, the slots it leaves unsaved (x19..x29, SP_EL0,
+/// ELR, SPSR, TPIDR_EL0) hold garbage, as on the board they hold stale
+/// values; they are put back before the thread returns or its frame is
+/// saved whole, so what the half wrote there is lost, as on the board.
+pub(in crate::kernel) fn lean_half<P: crate::platform::Platform>(
+    kernel: &mut Kernel,
+    platform: &mut P,
+    esr: u64,
+) -> crate::kernel::LeanSyscall {
+    let current = kernel.current.expect("a thread is on the CPU");
+    let kept = kernel.objects[current].context;
+    let context = &mut kernel.objects[current].context;
+    context.x[19..30].fill(LEAN_SCRIBBLE);
+    (context.sp, context.pc, context.spsr, context.tpidr) =
+        (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
+    let lean = kernel.lean_syscall(platform, esr);
+    // (A thread that ended in its syscall keeps its record until `reap`.)
+    let context = &mut kernel.objects[current].context;
+    context.x[19..30].copy_from_slice(&kept.x[19..30]);
+    (context.sp, context.pc, context.spsr, context.tpidr) =
+        (kept.sp, kept.pc, kept.spsr, kept.tpidr);
+    lean
 }

@@ -192,14 +192,20 @@ fn a_cancelled_call_is_recorded_though_its_audit_notification_is_gone() {
     assert_eq!(scene.thread().audit, None, "off");
 }
 
-/// The policy-only lane (`Kernel::syscall_judged`, which `syscall` takes
-/// for a thread whose only work is policy) leaves the same state as the
-/// generic entry's machine (`syscall_with_work`) for every verdict, each
-/// evaluated (a rule on `x2`) or given by the default: the registers, the
-/// thread's state, stopped call, trace progress, work and counts, who
-/// runs next, and what the machine saw.
+/// The policy-only lane (`Kernel::syscall_judged`, which `syscall` and
+/// the lean entry take for a thread whose only work is policy) leaves the
+/// same state as the generic entry's machine (`syscall_with_work`) for
+/// every verdict, each evaluated (a rule on `x2`) or given by the
+/// default: the registers, the thread's state, stopped call, trace
+/// progress, work and counts, who runs next, and what the machine saw.
+/// By the lean entry (its unsaved slots scribbled over while it runs),
+/// too: a number whose rule reads the PC, or whose verdict may be a
+/// `Notify`, a `Trap` or a `Kill` (each reads the PC or ends the
+/// thread), is declined with nothing done, and takes the generic entry.
 #[test]
 fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_verdict() {
+    use crate::kernel::tests::test_kernel::lean_half;
+    use crate::kernel::LeanSyscall;
     use abi::policy::{ArgMatch, ArgOp};
     let actions = [
         Action::Allow,
@@ -211,51 +217,84 @@ fn the_policy_only_lane_leaves_the_same_state_as_the_entry_machine_for_every_ver
     ];
     let numbers = [Syscall::Null, Syscall::Poll, Syscall::DebugPrint];
     let mut lane_taken = 0;
-    for action in actions {
-        for number in numbers {
-            // The rule's comparison holds for `x2` = 2 and not for 3: the
-            // verdict is the rule's or the default (`Allow`), evaluated.
-            for x2 in [2, 3] {
-                let mut states = Vec::new();
-                for by_lane in [true, false] {
-                    let mut rule = rule(number, action);
-                    rule.args
-                        .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
-                        .unwrap();
-                    let mut scene = Scene::new(rule).filtered();
-                    let thread = scene.thread;
-                    assert_eq!(scene.thread().work, WorkFlags::POLICY);
-                    let context = &mut scene.kernel.objects[thread].context;
-                    context.set_syscall_number(number.number());
-                    context.set_arg(entry::ArgIndex::X0, SIGNAL);
-                    context.set_arg(entry::ArgIndex::X2, x2);
-                    context.set_arg(entry::ArgIndex::X3, 5);
-                    context.pc = 0x1004;
-                    // A verdict that is the same either way (an `Allow`
-                    // rule) is a constant: that syscall skips the entry.
-                    if scene.thread().skips_entry_work(number.number()) {
-                        assert_eq!(action, Action::Allow);
-                        continue;
-                    }
-                    let machine = &mut scene.machine;
-                    if by_lane {
+    for (action, number, on_pc) in actions
+        .into_iter()
+        .flat_map(|a| numbers.map(|n| (a, n)))
+        .flat_map(|(a, n)| [(a, n, false), (a, n, true)])
+    {
+        // The rule's comparison (of `x2`, or of the PC) holds for 2 and not
+        // for 3: the verdict is the rule's or the default (`Allow`),
+        // evaluated.
+        for x2 in [2, 3] {
+            let mut states = Vec::new();
+            for way in ["lane", "lean", "machine"] {
+                let mut rule = rule(number, action);
+                let compared = ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2);
+                let compared = match on_pc {
+                    true => ArgMatch {
+                        operand: abi::policy::Operand::Pc,
+                        value: 0x1000 + 2,
+                        ..compared
+                    },
+                    false => compared,
+                };
+                rule.args.push(compared).unwrap();
+                let mut scene = Scene::new(rule).filtered();
+                let thread = scene.thread;
+                assert_eq!(scene.thread().work, WorkFlags::POLICY);
+                let context = &mut scene.kernel.objects[thread].context;
+                context.set_syscall_number(number.number());
+                context.set_arg(entry::ArgIndex::X0, SIGNAL);
+                context.set_arg(entry::ArgIndex::X2, x2);
+                context.set_arg(entry::ArgIndex::X3, 5);
+                context.pc = if on_pc { 0x1000 + x2 } else { 0x1004 };
+                // A verdict that is the same either way (an `Allow`
+                // rule) is a constant: that syscall skips the entry.
+                if scene.thread().skips_entry_work(number.number()) {
+                    assert_eq!(action, Action::Allow);
+                    continue;
+                }
+                let machine = &mut scene.machine;
+                match way {
+                    "lane" => {
                         lane_taken += 1;
                         let _ = scene.kernel.syscall(machine, thread, SVC);
-                    } else {
+                    }
+                    "lean" => {
+                        let before = scene.kernel.objects[thread].stats.counts();
+                        let answer = lean_half(&mut scene.kernel, machine, SVC);
+                        let reads_pc =
+                            on_pc || matches!(action, Action::Notify | Action::Trap | Action::Kill);
+                        assert_eq!(answer == LeanSyscall::NotLean, reads_pc, "{action:?}");
+                        match answer {
+                            LeanSyscall::NotLean => {
+                                let counts = scene.kernel.objects[thread].stats.counts();
+                                assert_eq!(counts, before, "declined with nothing done");
+                                let _ = scene.kernel.syscall(machine, thread, SVC);
+                            }
+                            LeanSyscall::Finish => {
+                                let _ = scene.kernel.finish_lean_syscall(machine);
+                            }
+                            LeanSyscall::Returns { .. } => {}
+                        }
+                    }
+                    _ => {
                         scene.kernel.objects[thread].stats.count_syscall();
                         scene.kernel.syscall_with_work(machine, thread, SVC, None);
                         let _ = scene.kernel.resume(machine);
                     }
-                    states.push(scene.lane_state());
                 }
-                if let [lane, machine] = &states[..] {
-                    assert_eq!(lane, machine, "{action:?} on {number:?} with x2 = {x2}");
-                }
+                states.push(scene.lane_state());
+            }
+            if let [lane, lean, machine] = &states[..] {
+                let case = format!("{action:?} on {number:?}, x2 or PC {x2} (PC: {on_pc})");
+                assert_eq!(lane, machine, "{case}");
+                assert_eq!(lean, machine, "{case}, by the lean entry");
             }
         }
     }
     // Every verdict but the constant `Allow`, on each number, both ways.
-    assert_eq!(lane_taken, (actions.len() - 1) * numbers.len() * 2);
+    assert_eq!(lane_taken, (actions.len() - 1) * numbers.len() * 2 * 2);
 }
 
 /// A syscall stopped at its policy stage, whose server has answered, goes
