@@ -3785,7 +3785,10 @@ mod preemptible_retype {
 /// through the generic entry. Both must leave the same registers, the
 /// same console, the same place to go and sound invariants: a syscall
 /// placed on the lean side that read those slots, or wrote them, would
-/// differ here.
+/// differ here. Each is made twice more by a root whose only work is
+/// policy, with a filter that must be evaluated for every number (a rule
+/// on `x7` that never holds here): the lean entry's policy-only lane
+/// (`Kernel::lean_judged`) against the generic entry's.
 #[test]
 fn every_syscall_leaves_the_same_state_by_the_lean_entry_as_by_the_generic_one() {
     let untyped = Harness::start().largest_untyped();
@@ -3802,11 +3805,16 @@ fn every_syscall_leaves_the_same_state_by_the_lean_entry_as_by_the_generic_one()
         ],
         [ROOT_CONSOLE_SLOT, 0x40_0000, 8, 0],
     ];
-    for number in 0..=(Syscall::ALL.len() as u64 + 2) {
+    for (number, filtered) in
+        (0..=(Syscall::ALL.len() as u64 + 2)).flat_map(|n| [(n, false), (n, true)])
+    {
         for args in patterns {
             let outcome = |lean: bool| {
                 let mut h = Harness::start();
                 h.lean = lean;
+                if filtered {
+                    confine_with_a_rule_evaluated_for_every_syscall(&mut h);
+                }
                 let ctx = h.context();
                 // Values a syscall must not depend on, nor lose.
                 for (i, x) in ctx.x.iter_mut().enumerate().skip(9) {
@@ -3842,8 +3850,42 @@ fn every_syscall_leaves_the_same_state_by_the_lean_entry_as_by_the_generic_one()
             assert_eq!(
                 outcome(true),
                 outcome(false),
-                "syscall {number} with {args:x?}: the lean entry and the generic one differ"
+                "syscall {number} with {args:x?} (filtered: {filtered}): the lean entry and the generic one differ"
             );
         }
     }
+}
+
+/// The root attaches to itself a filter with one rule for every syscall,
+/// refusing it when `x7` is `0x5eed_5eed`: every verdict is evaluated
+/// (nothing is cached), and judged by the lean entry.
+fn confine_with_a_rule_evaluated_for_every_syscall(h: &mut Harness) {
+    use abi::policy::{encode, Action, ArgMatch, ArgOp, FilterDescription, Rule};
+    const FILTER: u64 = ROOT_FIRST_FREE_SLOT + 400;
+    let untyped = h.largest_untyped();
+    h.context().x[5] = 1;
+    h.ok(
+        Syscall::Retype.number(),
+        [untyped, u64::from(CapType::Filter.raw()), 0, FILTER],
+    );
+    let mut rule = Rule::new(Action::errno(ErrorCode::InvalidArgument));
+    rule.args
+        .push(ArgMatch::register(7, u64::MAX, ArgOp::Eq, 0x5eed_5eed))
+        .unwrap();
+    let mut description = FilterDescription::new(Action::Allow);
+    description.push(rule).unwrap();
+    let mut buffer = vec![0u8; abi::policy::MAX_DESCRIPTION_BYTES];
+    let bytes = encode(&description, &mut buffer).unwrap().to_vec();
+    h.poke(DATA, &bytes);
+    h.ok(
+        Syscall::FilterLoad.number(),
+        [FILTER, DATA, bytes.len() as u64, 0],
+    );
+    h.context().x[5] = 0;
+    h.ok(
+        Syscall::TcbAttachFilter.number(),
+        [ROOT_TCB_SLOT, FILTER, 0, 0],
+    );
+    let root = h.kernel.current().expect("the root runs");
+    assert_eq!(h.kernel.thread(root).work(), entry::WorkFlags::POLICY);
 }

@@ -135,7 +135,7 @@ impl Kernel {
         if audited {
             self.syscall_audited(platform, current, esr);
         } else {
-            self.syscall_judged(platform, current, esr);
+            self.lean_judged(platform, current, esr);
         }
         self.lean_end(current)
     }

@@ -41,6 +41,9 @@ pub const ANSWERED_COPY: Copy = 6;
 /// The copy the trace-only path uses for a call its tracer let go on
 /// (`Kernel::continue_traced`).
 pub const TRACED_COPY: Copy = 7;
+/// The copy the policy-only path inside the lean entry uses
+/// (`Kernel::lean_judged`).
+pub const LEAN_JUDGED_COPY: Copy = 8;
 
 /// [`decode`], one copy per `COPY`. The syscall path without entry work
 /// is the hot one: with a copy of its own (and one of `Kernel::dispatch`)

@@ -8,6 +8,7 @@ use crate::platform::Platform;
 use crate::stopped_call::{CallStop, EntryOutcome, Progress, Resumed};
 use crate::syscall::{self, SyscallResult};
 use crate::thread::ThreadId;
+use abi::policy::Action;
 use entry::{EntryStep, PolicyDecision, PolicyVerdict, SyscallEnter, SyscallEntry};
 
 impl Kernel {
@@ -54,6 +55,55 @@ impl Kernel {
         resumed: &Resumed,
     ) {
         self.judged_lane::<P, { syscall::ANSWERED_COPY }>(platform, current, esr, Some(resumed));
+    }
+
+    /// The policy-only lane inside the lean entry, for a syscall it judges
+    /// (`VerdictCache::judged_by_lean_entry`: its verdict needs nothing
+    /// of the frame beyond `x0..x8` and is `Allow`, `Log` or `Errno`).
+    /// An allowed call is dispatched and finished as
+    /// [`syscall_judged`](Self::syscall_judged) would, without that
+    /// lane's general verdict (the routing to servers, the judged memory,
+    /// a server's answer) or the entry machine's bookkeeping, which
+    /// such a call needs none of; a refused one goes through
+    /// `syscall_judged`, which judges it again (the same verdict: nothing
+    /// was changed) and refuses it as the machine does. (A dispatch copy
+    /// of its own, `syscall::LEAN_JUDGED_COPY`.)
+    #[inline(never)]
+    pub(in crate::kernel) fn lean_judged<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        current: ThreadId,
+        esr: u64,
+    ) {
+        let Some((thread, others)) = self.objects.split_thread(current) else {
+            unreachable!("the current thread is a thread");
+        };
+        let verdict = crate::kernel::forward::policy::lean_verdict(
+            &thread.verdicts,
+            &thread.filters,
+            others,
+            thread.cspace_slots,
+            &thread.context,
+        );
+        let outcome = match verdict {
+            Action::Allow => EntryOutcome::Run,
+            // No audit here: `Log` only marks the outcome.
+            Action::Log => EntryOutcome::Logged,
+            _ => return self.syscall_judged(platform, current, esr),
+        };
+        thread.trace.number = thread.context.syscall_number();
+        let entered = Entered {
+            entry: SyscallEntry::Dispatch,
+            outcome,
+            waived: 0,
+            forwarded: false,
+        };
+        const COPY: syscall::Copy = syscall::LEAN_JUDGED_COPY;
+        let result = match syscall::decode_copy::<COPY>(&thread.context) {
+            Ok(call) => self.dispatch::<P, COPY>(platform, current, call, Progress::NONE),
+            Err(code) => SyscallResult::Return(code),
+        };
+        self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 
     /// Both lanes' body; `COPY` the dispatch's copy (one per caller, for

@@ -3,7 +3,9 @@
 //! policy server.
 
 use crate::cap::OtherObjects;
-use crate::filter::{evaluate_deciding, routed_verdict, Filter, SyscallFacts, VerdictCache};
+use crate::filter::{
+    evaluate, evaluate_deciding, routed_verdict, Filter, SyscallFacts, VerdictCache,
+};
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::judged_memory::JudgedMemory;
 use crate::kernel::object::filter_server::serves_in;
@@ -18,6 +20,72 @@ use abi::{ErrorCode, MessageInfo, Syscall};
 use arch::context::UserContext;
 use arch::object_memory::kind;
 use entry::ArgIndex;
+
+/// Type and badge of the capability `x0` names (through the thread's
+/// cached CSpace range, `first` and `slots`), if the cache says a rule
+/// that can decide this syscall looks at them and the slot holds one.
+#[inline(always)]
+fn judged_capability(
+    verdicts: &VerdictCache,
+    others: &OtherObjects<'_>,
+    (first, slots): (crate::cap::SlotId, u32),
+    regs: &UserContext,
+) -> Option<(CapType, u64)> {
+    let cptr = regs.capability_pointer();
+    if verdicts.needs_capability(regs.syscall_number()) && cptr < u64::from(slots) {
+        others
+            .slot_content(crate::cap::SlotId(first.0 + cptr as u32))
+            .filter(|cap| !cap.is_null())
+            .map(|cap| (cap.cap_type(), cap.badge()))
+    } else {
+        None
+    }
+}
+
+/// The verdict of a syscall the lean entry judges
+/// (`VerdictCache::judged_by_lean_entry`), as `PolicyCheck::verdict`
+/// gives it for a new call: its filters' on `x0..x7`, the number and the
+/// capability `x0` names. No rule that can decide it reads the PC (which
+/// the lean entry leaves unsaved: the facts say 0) or memory (none is
+/// copied), and its verdict is never `Notify`, so no server is routed
+/// to. Only the filters that can give it anything but `Allow` are looked
+/// up and evaluated.
+#[inline(always)]
+pub(in crate::kernel) fn lean_verdict(
+    verdicts: &VerdictCache,
+    attached: &[AttachedFilter],
+    others: OtherObjects<'_>,
+    cspace: (crate::cap::SlotId, u32),
+    regs: &UserContext,
+) -> Action {
+    let number = regs.syscall_number();
+    debug_assert!(verdicts.judged_by_lean_entry(number));
+    if let Some(verdict) = verdicts.cached_verdict(number) {
+        return verdict;
+    }
+    let deciding = verdicts.deciding_filters(number);
+    // (Attached filters are pinned: each is there, at the position the
+    // cache was computed for.)
+    let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = attached
+        .iter()
+        .enumerate()
+        .filter(|&(position, _)| position >= 8 || deciding & (1 << position) != 0)
+        .filter_map(|(_, a)| others.get::<kind::Filter>(a.filter))
+        .map(|body| &body.filter)
+        .collect();
+    let capability = judged_capability(verdicts, &others, cspace, regs);
+    let [x0, x1, x2, x3, x4, x5, x6, x7, number] = regs.syscall_registers();
+    let facts = SyscallFacts {
+        number,
+        object_type: capability.map(|(object_type, _)| object_type),
+        label: MessageInfo::from(x1).label(),
+        badge: capability.map(|(_, badge)| badge),
+        args: [x0, x1, x2, x3, x4, x5, x6, x7],
+        pc: 0,
+        memory: crate::filter::JudgedView::default(),
+    };
+    evaluate(&stack, &facts)
+}
 
 /// A thread's filters and what evaluating them may need.
 pub(in crate::kernel) struct PolicyCheck<'a> {
@@ -49,16 +117,7 @@ impl<'a> PolicyCheck<'a> {
         (first, slots): (crate::cap::SlotId, u32),
         regs: &UserContext,
     ) -> PolicyCheck<'a> {
-        let cptr = regs.capability_pointer();
-        let capability =
-            if verdicts.needs_capability(regs.syscall_number()) && cptr < u64::from(slots) {
-                others
-                    .slot_content(crate::cap::SlotId(first.0 + cptr as u32))
-                    .filter(|cap| !cap.is_null())
-                    .map(|cap| (cap.cap_type(), cap.badge()))
-            } else {
-                None
-            };
+        let capability = judged_capability(verdicts, &others, (first, slots), regs);
         PolicyCheck {
             verdicts,
             stack: stack
