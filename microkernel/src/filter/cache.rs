@@ -65,6 +65,8 @@ pub struct VerdictCache {
     /// judge it: such a call sends or prints what it carries, mostly
     /// switches threads, and so saves the whole frame anyway (by the lean
     /// entry, `ipc_call_one_way_bytes_judged` cost 23 instructions more).
+    /// Nor does the syscall itself read or write the whole frame (the lean
+    /// entry would decline it: `syscall::reads_or_writes_whole_context`).
     judged_lean: u64,
     /// Per number: bit i set when filter i of the stack can give syscall
     /// n a verdict other than `Allow`. The others cannot change the
@@ -91,7 +93,7 @@ impl VerdictCache {
             refused: 0,
             needs_capability: 0,
             needs_memory: 0,
-            judged_lean: all_syscalls_mask(),
+            judged_lean: lean_entry_syscalls_mask(),
             deciding: [0; SYSCALL_COUNT],
         }
     }
@@ -130,7 +132,10 @@ impl VerdictCache {
                     cache.needs_memory |= 1 << number;
                 }
             }
-            if lean && cache.needs_memory & (1 << number) == 0 {
+            if lean
+                && cache.needs_memory & (1 << number) == 0
+                && !crate::syscall::reads_or_writes_whole_context(syscall)
+            {
                 cache.judged_lean |= 1 << number;
             }
             if least == most {
@@ -198,8 +203,8 @@ impl VerdictCache {
 
     /// Whether the lean entry may judge syscall `number`: no rule that can
     /// decide it reads the PC, its verdict is always `Allow`, `Log` or
-    /// `Errno`, and no memory is copied to judge it (false for any number
-    /// that is no syscall).
+    /// `Errno`, no memory is copied to judge it, and the syscall takes
+    /// the lean entry at all (false for any number that is no syscall).
     pub fn judged_by_lean_entry(&self, number: u64) -> bool {
         number < 64 && self.judged_lean & (1 << number) != 0
     }
@@ -221,6 +226,20 @@ impl VerdictCache {
             evaluate_deciding(filters, self.deciding_filters(facts.number), facts)
         })
     }
+}
+
+/// Bit n set for every syscall number n that takes the lean entry (it
+/// reads and writes no saved register beyond `x0..x18` and `x30`).
+const fn lean_entry_syscalls_mask() -> u64 {
+    let mut mask = 0u64;
+    let mut i = 0;
+    while i < Syscall::ALL.len() {
+        if !crate::syscall::reads_or_writes_whole_context(Syscall::ALL[i]) {
+            mask |= 1 << Syscall::ALL[i].number();
+        }
+        i += 1;
+    }
+    mask
 }
 
 /// Bit n set for every syscall number n.

@@ -422,6 +422,15 @@ fn the_lean_entry_judges_a_number_whose_verdict_needs_no_more_than_x0_to_x8() {
     let cache = VerdictCache::new(&[&quiet, &trapping]);
     assert!(!cache.judged_by_lean_entry(Syscall::Yield.number()));
     assert!(VerdictCache::unfiltered().judged_by_lean_entry(Syscall::Call.number()));
+    // A syscall that reads or writes the whole frame never takes the lean
+    // entry: not judged there either.
+    for syscall in Syscall::ALL {
+        assert_eq!(
+            VerdictCache::unfiltered().judged_by_lean_entry(syscall.number()),
+            !crate::syscall::reads_or_writes_whole_context(syscall),
+            "{syscall:?}"
+        );
+    }
     assert!(!VerdictCache::unfiltered().judged_by_lean_entry(64));
     assert!(!VerdictCache::unfiltered().judged_by_lean_entry(u64::MAX));
 }

@@ -104,7 +104,8 @@ impl Kernel {
     ///   own thread work) ask nothing of it either:
     ///   `syscall::reads_or_writes_whole_context` declines a tracer's
     ///   attach, the only work whose stops would.
-    /// * Policy alone takes the policy-only lane (`syscall_judged`) when
+    /// * Policy alone takes the policy-only lane's lean form
+    ///   (`lean_judged`) when
     ///   its verdict reads nothing of the frame beyond x0..x8 and does
     ///   nothing with it but write x0
     ///   (`VerdictCache::judged_by_lean_entry`): no rule that can decide

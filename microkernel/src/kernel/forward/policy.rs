@@ -165,6 +165,8 @@ impl<'a> PolicyCheck<'a> {
         if waived == 0 || self.stack.len() == 1 {
             let verdict = match self.verdicts.cached_verdict(regs.syscall_number()) {
                 Some(verdict) => verdict,
+                // One filter decides alone: nothing to skip.
+                None if self.stack.len() == 1 => evaluate(&self.stack, &self.facts(regs, memory)),
                 None => evaluate_deciding(
                     &self.stack,
                     self.deciding(regs.syscall_number()),
