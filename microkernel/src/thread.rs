@@ -394,6 +394,11 @@ pub struct Thread {
     /// only threads with rseq work read them.)
     pub(crate) rseq: Option<entry::rseq::Registration>,
     pub(crate) slice: SliceExtension,
+    /// Neighbours among the threads auditing into its audit's ring Frame
+    /// (last, as the next: read only when an audit is set or cleared).
+    pub(crate) audit_ring_links: MemberLinks,
+    /// Neighbours among the threads whose audit signals its notification.
+    pub(crate) audit_signal_links: MemberLinks,
 }
 
 /// A thread's syscall user dispatch (`abi::user_dispatch`), as decoded
@@ -632,6 +637,8 @@ impl Thread {
         created_by_user: false,
         saved_reply: None,
         buffer_links: MemberLinks::NONE,
+        audit_ring_links: MemberLinks::NONE,
+        audit_signal_links: MemberLinks::NONE,
         end: None,
         lost_filter: false,
         served: ServedFilters::NONE,
@@ -641,8 +648,10 @@ impl Thread {
 /// Where an audited thread's records go (`abi::audit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditSink {
-    /// The Frame object holding the ring (records are written only while
-    /// it resolves).
+    /// The Frame object holding the ring. While this is a thread's own
+    /// audit, the thread is on the Frame's and the notification's lists
+    /// of audit users, and destroying either turns its audit off
+    /// (`Kernel::audit_sink_destroyed`): a thread's own sink always lives.
     pub frame: ObjectRef,
     /// Its physical address.
     pub ring: u64,

@@ -65,7 +65,7 @@ pub struct FrameMapping {
 }
 
 /// A Frame: its page, where it is mapped (at most once), and the threads
-/// whose IPC buffer it is.
+/// whose IPC buffer or audit ring it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameBody {
     /// Physical address of the page.
@@ -76,6 +76,10 @@ pub struct FrameBody {
     /// `Thread::buffer_links`): destroying the Frame takes their buffer
     /// away.
     pub buffer_users: Option<ThreadId>,
+    /// The first thread whose audit ring it is (linked through
+    /// `Thread::audit_ring_links`): destroying the Frame turns their
+    /// audit off.
+    pub audit_users: Option<ThreadId>,
     /// The device Untyped whose memory the page is (MMIO: mapped as
     /// Device memory, never zeroed, never written by the kernel), or none
     /// for a page of RAM. Its record is paid by the RAM Untyped its header

@@ -309,6 +309,7 @@ impl Objects {
                     phys,
                     mapping: None,
                     buffer_users: None,
+                    audit_users: None,
                     device: ObjectLink::NONE,
                 },
             ),

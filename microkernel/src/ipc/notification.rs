@@ -19,6 +19,9 @@ pub struct Notification {
     /// The thread it is bound to (`TcbBindNotification`): a signal no
     /// waiter takes ends that thread's `Recv`.
     pub bound: Option<ThreadId>,
+    /// The first thread whose audit signals it (linked through
+    /// `Thread::audit_signal_links`): destroying it turns their audit off.
+    pub audit_users: Option<ThreadId>,
 }
 
 impl Notification {
@@ -27,6 +30,7 @@ impl Notification {
         word: 0,
         waiters: EndpointQueue::EMPTY,
         bound: None,
+        audit_users: None,
     };
 }
 

@@ -46,7 +46,8 @@ impl Kernel {
         if slow {
             let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
             if work == WorkFlags::AUDIT {
-                self.syscall_audited(platform, current, esr);
+                // (`resume` below asks how the thread goes back.)
+                let _ = self.syscall_audited(platform, current, esr);
             } else if work == WorkFlags::POLICY {
                 self.syscall_judged(platform, current, esr);
             } else if work == WorkFlags::USER_DISPATCH {

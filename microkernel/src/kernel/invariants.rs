@@ -7,6 +7,7 @@ use crate::endpoint_queue::{EndpointQueue, Queued, Waiting};
 use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::thread::{ThreadId, ThreadState};
+use abi::cap::CapType;
 use arch::layout::MAX_CPUS;
 use arch::object_memory::kind;
 use entry::WorkFlags;
@@ -169,6 +170,22 @@ impl Kernel {
             if let Some(frame) = thread.ipc_buffer_frame {
                 if !members::contains(&self.objects, frame, id, Use::Buffer) {
                     return Err("a thread is not on its IPC buffer Frame's list");
+                }
+            }
+            if let Some(sink) = thread.audit {
+                let (signal, _) = sink.notification;
+                if self.objects.resolve(sink.frame, CapType::Frame).is_none()
+                    || self
+                        .objects
+                        .resolve(signal, CapType::Notification)
+                        .is_none()
+                {
+                    return Err("a thread's audit writes into a ring or signals a notification that is gone");
+                }
+                if !members::contains(&self.objects, sink.frame.id, id, Use::AuditRing)
+                    || !members::contains(&self.objects, signal.id, id, Use::AuditSignal)
+                {
+                    return Err("a thread is not on its audit ring's or notification's list");
                 }
             }
             for (position, attached) in thread.filters.iter().enumerate() {

@@ -1,5 +1,5 @@
 //! The threads that use an object: its CSpace CNode's, its VSpace's, its
-//! IPC buffer Frame's.
+//! IPC buffer Frame's, its audit ring Frame's and its audit notification's.
 //!
 //! Each such object keeps the first of its threads in its body, and the
 //! threads link to each other through a pair of links of their own (seL4
@@ -21,6 +21,10 @@ pub(in crate::kernel) enum Use {
     Space,
     /// The Frame is the thread's IPC buffer.
     Buffer,
+    /// The Frame holds the ring of the thread's audit.
+    AuditRing,
+    /// The Notification is the one the thread's audit signals.
+    AuditSignal,
 }
 
 impl Use {
@@ -30,6 +34,8 @@ impl Use {
             Use::CSpace => &mut thread.cspace_links,
             Use::Space => &mut thread.space_links,
             Use::Buffer => &mut thread.buffer_links,
+            Use::AuditRing => &mut thread.audit_ring_links,
+            Use::AuditSignal => &mut thread.audit_signal_links,
         }
     }
 
@@ -39,6 +45,8 @@ impl Use {
             Use::CSpace => thread.cspace_links,
             Use::Space => thread.space_links,
             Use::Buffer => thread.buffer_links,
+            Use::AuditRing => thread.audit_ring_links,
+            Use::AuditSignal => thread.audit_signal_links,
         }
     }
 
@@ -48,6 +56,8 @@ impl Use {
             Use::CSpace => objects.get::<kind::CNode>(object)?.users,
             Use::Space => objects.get::<kind::VSpace>(object)?.users,
             Use::Buffer => objects.get::<kind::Frame>(object)?.buffer_users,
+            Use::AuditRing => objects.get::<kind::Frame>(object)?.audit_users,
+            Use::AuditSignal => objects.get::<kind::Notification>(object)?.audit_users,
         }
     }
 
@@ -61,6 +71,12 @@ impl Use {
             Use::Buffer => objects
                 .get_mut::<kind::Frame>(object)
                 .map(|f| &mut f.buffer_users),
+            Use::AuditRing => objects
+                .get_mut::<kind::Frame>(object)
+                .map(|f| &mut f.audit_users),
+            Use::AuditSignal => objects
+                .get_mut::<kind::Notification>(object)
+                .map(|n| &mut n.audit_users),
         }
     }
 }

@@ -92,9 +92,7 @@ impl Kernel {
     /// [`nothing_due`](Self::nothing_due).
     #[inline(always)]
     pub(in crate::kernel) fn as_it_is(thread: &mut Thread) -> Option<Resume> {
-        let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
-        if answered || (thread.work.intersects(RESUME_WORK) && !Self::traced_owing_nothing(thread))
-        {
+        if !Self::goes_back_as_it_is(thread) {
             return None;
         }
         #[cfg(feature = "rseq-counters")]
@@ -103,6 +101,15 @@ impl Kernel {
             ttbr0: thread.ttbr0,
             context: &mut thread.context,
         })
+    }
+
+    /// `as_it_is`'s question alone (without its count of the return):
+    /// has the current thread `thread` nothing to do before it goes back
+    /// to EL0?
+    #[inline(always)]
+    pub(in crate::kernel) fn goes_back_as_it_is(thread: &Thread) -> bool {
+        let answered = thread.call.as_ref().is_some_and(StoppedCall::is_answered);
+        !(answered || (thread.work.intersects(RESUME_WORK) && !Self::traced_owing_nothing(thread)))
     }
 
     /// A traced thread (its only resume work) that owes its tracer no

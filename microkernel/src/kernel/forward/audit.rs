@@ -18,6 +18,7 @@
 
 use crate::endpoint_queue::Queued;
 use crate::ipc::notification;
+use crate::kernel::members::{self, Use};
 use crate::kernel::Kernel;
 use crate::platform::{PhysMemory, Platform};
 use crate::stopped_call::EntryOutcome;
@@ -158,7 +159,7 @@ impl Kernel {
         let target = self
             .tcb_thread(tcb.object())
             .ok_or(ErrorCode::InvalidCapability)?;
-        let present = self.live_audit(target);
+        let present = self.objects[target].audit;
         let sink = match mode {
             None => {
                 if let Some(present) = present {
@@ -212,30 +213,10 @@ impl Kernel {
         Ok(())
     }
 
-    /// `thread`'s audit, if its ring and notification still live; an audit
-    /// whose ring or notification is gone is turned off here (there is
-    /// nowhere to write: never a write into freed memory).
-    pub(in crate::kernel) fn live_audit(&mut self, thread: ThreadId) -> Option<AuditSink> {
-        let sink = self.objects[thread].audit?;
-        if self.sink_lives(&sink) {
-            return Some(sink);
-        }
-        self.attach_audit(thread, None);
-        None
-    }
-
-    /// Do `sink`'s ring and notification still live?
-    #[inline(always)]
-    fn sink_lives(&self, sink: &AuditSink) -> bool {
-        self.objects.resolve(sink.frame, CapType::Frame).is_some()
-            && self
-                .objects
-                .resolve(sink.notification.0, CapType::Notification)
-                .is_some()
-    }
-
     /// Sets (or clears) a thread's audit sink, its work and its fast-path
-    /// mask; a thread waiting for room is let go when audit goes away.
+    /// mask, and the lists of audit users it is on (the ring Frame's and
+    /// the notification's); a thread waiting for room is let go when audit
+    /// goes away.
     pub(in crate::kernel) fn attach_audit(&mut self, target: ThreadId, sink: Option<AuditSink>) {
         let thread = &mut self.objects[target];
         // A record in progress keeps the audit it began with.
@@ -244,7 +225,7 @@ impl Kernel {
                 pending.moved_sink = thread.audit;
             }
         }
-        thread.audit = sink;
+        let old = core::mem::replace(&mut thread.audit, sink);
         match sink {
             Some(_) => thread.work.insert(WorkFlags::AUDIT),
             None => {
@@ -253,8 +234,54 @@ impl Kernel {
             }
         }
         thread.recompute_no_entry_work();
-        if sink.is_none() && thread.state() == ThreadState::BlockedOnAudit {
+        if let Some(old) = old {
+            self.leave_audit_lists(target, &old);
+        }
+        if let Some(sink) = sink {
+            members::join(&mut self.objects, sink.frame.id, target, Use::AuditRing);
+            let signal = sink.notification.0.id;
+            members::join(&mut self.objects, signal, target, Use::AuditSignal);
+        }
+        if sink.is_none() && self.objects[target].state() == ThreadState::BlockedOnAudit {
             self.end_audit_wait(target);
+        }
+    }
+
+    /// Takes `thread` off the lists of audit users of `sink`'s ring Frame
+    /// and notification.
+    fn leave_audit_lists(&mut self, thread: ThreadId, sink: &AuditSink) {
+        members::leave(&mut self.objects, sink.frame.id, thread, Use::AuditRing);
+        let signal = sink.notification.0.id;
+        members::leave(&mut self.objects, signal, thread, Use::AuditSignal);
+    }
+
+    /// `thread`'s record is emptied (its TCB is destroyed, or it ended
+    /// for good): it leaves the lists of audit users it is on.
+    pub(in crate::kernel) fn leave_audit(&mut self, thread: ThreadId) {
+        if let Some(sink) = self.objects[thread].audit.take() {
+            self.leave_audit_lists(thread, &sink);
+        }
+    }
+
+    /// A Frame (`Use::AuditRing`) or Notification (`Use::AuditSignal`) is
+    /// destroyed: every thread whose audit uses it is audited no more
+    /// (never a write into freed memory), and one waiting for room goes
+    /// on. A record in progress keeps the audit it began with
+    /// (`PendingRecord::moved_sink`), looked at when it is written. So
+    /// the kernel keeps every thread's own sink alive, and a record is
+    /// written into it without looking at the ring or the notification
+    /// first.
+    pub(in crate::kernel) fn audit_sink_destroyed<P: Platform>(
+        &mut self,
+        platform: &mut P,
+        object: crate::cap::ObjectId,
+        what: Use,
+    ) {
+        while let Some(user) = members::first(&self.objects, object, what) {
+            // Another CPU running it stops first (as for `TcbSetAudit`):
+            // the vector reads its work word without the kernel lock.
+            self.stop_elsewhere(platform, user);
+            self.attach_audit(user, None);
         }
     }
 
@@ -285,21 +312,16 @@ impl Kernel {
     /// full ring? (Stage 4's question, `EntryStep::AuditRoom`.)
     #[inline(always)]
     pub(in crate::kernel) fn audit_ring_is_full(
-        &mut self,
+        &self,
         platform: &impl Platform,
         current: ThreadId,
     ) -> bool {
-        // `live_audit`, reading the two fields in place: a copy of the
-        // whole sink was a memcpy on every audited syscall.
-        let Some(sink) = &self.objects[current].audit else {
-            return false;
-        };
-        let (lossless, ring) = (sink.mode == AuditMode::Lossless, sink.ring);
-        if !self.sink_lives(sink) {
-            self.attach_audit(current, None);
-            return false;
-        }
-        lossless && RingState::read(platform, ring).is_full()
+        // (The two fields read in place: a copy of the whole sink was a
+        // memcpy on every audited syscall. The sink lives: the kernel
+        // turns an audit off when its ring or notification goes.)
+        self.objects[current].audit.as_ref().is_some_and(|sink| {
+            sink.mode == AuditMode::Lossless && RingState::read(platform, sink.ring).is_full()
+        })
     }
 
     /// A new syscall of a thread whose only syscall work is audit
@@ -316,13 +338,20 @@ impl Kernel {
     /// copy it cost every row with entry work some 50 instructions.)
     ///
     /// Only a lossless audit looks at its ring before the syscall (stage
-    /// 4's wait for room). A lossy one never waits, so its ring and
-    /// notification are looked at once, when the record is written
-    /// (`write_pending_record`), which turns off an audit whose ring or
-    /// notification is gone, as `live_audit` would have at the entry; the
-    /// syscall runs as it would have, and its record is written if its
-    /// ring still lives (a syscall that destroyed its own notification is
-    /// recorded).
+    /// 4's wait for room); a lossy one looks at it once, when the record
+    /// is written. Neither asks whether the ring and the notification
+    /// live: the kernel turns an audit off when either goes
+    /// (`audit_sink_destroyed`), and a syscall that destroys its own
+    /// keeps the sink its record began with (`write_pending_record` looks
+    /// at that one).
+    ///
+    /// Its common end (a result returned, audit alone still) answers the
+    /// thread's TTBR0 if the thread then goes back as it is, as far as
+    /// the thread itself says (`Kernel::goes_back_as_it_is`, asked before
+    /// the record's signal, which changes nothing of the thread; the
+    /// caller asks `nothing_due` after it): the lean entry then needs no
+    /// look-up of its own. `None`: it did not, or the lane went another
+    /// way.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_audited<P: Platform>(
@@ -330,28 +359,19 @@ impl Kernel {
         platform: &mut P,
         current: ThreadId,
         esr: u64,
-    ) {
+    ) -> Option<u64> {
         let audit_only = |thread: &crate::thread::Thread| {
             thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT
         };
-        let lossless = |thread: &crate::thread::Thread| {
-            thread
-                .audit
-                .as_ref()
-                .is_some_and(|sink| sink.mode == AuditMode::Lossless)
-        };
-        // Looked up once for the steps before dispatch (again after a
-        // lossless ring is looked at: an audit whose ring or notification
-        // is gone was turned off there).
-        let mut thread = &mut self.objects[current];
-        if lossless(thread) {
-            if self.audit_ring_is_full(platform, current) {
-                return self.syscall_with_work(platform, current, esr, None);
-            }
-            thread = &mut self.objects[current];
+        if self.audit_ring_is_full(platform, current) {
+            self.syscall_with_work(platform, current, esr, None);
+            return None;
         }
+        // Looked up once for the steps before dispatch.
+        let thread = &mut self.objects[current];
         if !audit_only(thread) {
-            return self.syscall_with_work(platform, current, esr, None);
+            self.syscall_with_work(platform, current, esr, None);
+            return None;
         }
         begin_record(thread, EntryOutcome::Run, false, None);
         let entered = crate::kernel::entry_work::Entered::dispatch_without_work();
@@ -374,7 +394,10 @@ impl Kernel {
         };
         let code = match result {
             SyscallResult::Return(code) if audit_only(thread) => code,
-            _ => return self.finish_syscall_with_work(platform, current, esr, &entered, result),
+            _ => {
+                self.finish_syscall_with_work(platform, current, esr, &entered, result);
+                return None;
+            }
         };
         // What the exit machine asks for this work word: the record with
         // the result, then the exit to user mode.
@@ -397,7 +420,9 @@ impl Kernel {
         // (Stage 8 clears only `NOTIFY_RESUME`, which nothing the record's
         // signal does sets.)
         Self::exit_loop_on(thread);
-        self.after_record(platform, current, written);
+        let back = Self::goes_back_as_it_is(thread).then_some(thread.ttbr0);
+        self.after_record(platform, written);
+        back
     }
 
     /// Lets lossless threads whose ring has room run again (on the tick,
@@ -417,10 +442,9 @@ impl Kernel {
         let mut next = self.audit_waiters.head();
         while let Some(waiter) = next {
             next = self.objects[waiter].queue_links().next();
-            let room = self
-                .live_audit(waiter)
+            let room = self.objects[waiter]
+                .audit
                 .is_none_or(|sink| !RingState::read(platform, sink.ring).is_full());
-            // (`live_audit` ends the wait of a thread whose audit is gone.)
             if room && self.objects[waiter].state() == ThreadState::BlockedOnAudit {
                 self.end_audit_wait(waiter);
             }
@@ -512,9 +536,9 @@ impl Kernel {
         // fixed at its audit entry: this record replaces it, or the next
         // syscall that writes no record of its own (one the tracer skips)
         // or the thread's end would write it too.
-        // Written if its ring lives, its notification gone or not (as
-        // every record: `write_pending_record`, which turns off an audit
-        // whose ring or notification is gone).
+        // Written into the thread's audit, if it is still audited (its
+        // ring and notification live: the kernel turns an audit off when
+        // either goes).
         let audited = &mut self.objects[thread];
         audited.audit_pending = None;
         if audited.audit.is_none() {
@@ -545,8 +569,7 @@ impl Kernel {
 
     /// Writes `thread`'s pending record, and forgets it, into the ring it
     /// began with (see [`write_pending_record`]), then lets the audit
-    /// server know, or turns off an audit whose ring or notification is
-    /// gone.
+    /// server know.
     #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn write_record(
@@ -559,18 +582,13 @@ impl Kernel {
             unreachable!("a thread's record is written");
         };
         let written = write_pending_record(platform, audited, &others, result);
-        self.after_record(platform, thread, written);
+        self.after_record(platform, written);
     }
 
     /// What follows a record's write (`RecordWritten`): the server's
-    /// notification signalled, or the audit turned off.
+    /// notification signalled, if the ring was empty.
     #[inline(always)]
-    fn after_record(
-        &mut self,
-        platform: &mut impl Platform,
-        thread: ThreadId,
-        written: RecordWritten,
-    ) {
+    fn after_record(&mut self, platform: &mut impl Platform, written: RecordWritten) {
         match written {
             RecordWritten::Quietly => {}
             RecordWritten::First { signal, bits } => {
@@ -583,9 +601,6 @@ impl Kernel {
                     self.apply_ipc(platform, effects);
                 }
             }
-            // Nowhere to write any more: off, as `live_audit` would have
-            // turned it at the next syscall's entry.
-            RecordWritten::SinkGone => self.attach_audit(thread, None),
         }
     }
 }
@@ -602,18 +617,21 @@ enum RecordWritten {
         signal: crate::cap::ObjectId,
         bits: u64,
     },
-    /// The thread's own ring or notification is gone (its syscall, or
-    /// another CPU, destroyed it): the audit is to be turned off. (The
-    /// record is written if only the notification is gone.)
-    SinkGone,
 }
 
 /// Writes `audited`'s pending record, and forgets it, into the ring it
-/// began with, if that ring still exists (the syscall may have destroyed
-/// it: then there is nowhere to write, and the server has lost the ring
-/// with it), and signals the notification if it still exists. Lossy or lossless, a full
-/// ring drops the record and counts it. The record is read where it is
-/// kept, never copied whole (each bulk copy was a `memcpy` call). One
+/// began with, and signals the notification if the ring was empty.
+/// Lossy or lossless, a full ring drops the record and counts it.
+///
+/// The thread's own sink lives (the kernel turns an audit off when its
+/// ring or notification goes, `Kernel::audit_sink_destroyed`), so it is
+/// written without a look at either. A record that began with an audit
+/// changed since (`PendingRecord::moved_sink`: the syscall changed its
+/// own audit, or destroyed its ring or notification) looks: into a ring
+/// that is gone nothing is written (the server lost the ring with it),
+/// and a notification that is gone is not signalled (the record still
+/// tells the server what the syscall did). The record is read where it
+/// is kept, never copied whole (each bulk copy was a `memcpy` call). One
 /// body for the two callers, `Kernel::write_record` and the audit-only
 /// lane (`Kernel::syscall_audited`), which has the thread in hand: as a
 /// call it cost the lane its own look-ups of the thread and the ring.
@@ -636,30 +654,11 @@ fn write_pending_record(
         return RecordWritten::Quietly;
     };
     let (signal, bits) = sink.notification;
-    // Only the thread's own audit is turned off when its ring or
-    // notification is gone: a record that began with another ring has
-    // nothing to say about this one.
-    let own = pending.moved_sink.is_none();
-    // A record goes into a ring that lives, its notification gone or
-    // not (the syscall may have destroyed it: its record still tells
-    // the server so); one whose ring is gone cannot be written.
-    if !others.resolves(sink.frame, CapType::Frame) {
+    let moved = pending.moved_sink.is_some();
+    if moved && !others.resolves(sink.frame, CapType::Frame) {
         audited.audit_pending = None;
-        return if own {
-            RecordWritten::SinkGone
-        } else {
-            RecordWritten::Quietly
-        };
+        return RecordWritten::Quietly;
     }
-    // After the record (or its drop), with its notification gone: nobody
-    // to signal, and the thread's own audit to turn off.
-    let signal_gone = |others: &crate::cap::OtherObjects<'_>| {
-        if own && !others.resolves(signal, CapType::Notification) {
-            RecordWritten::SinkGone
-        } else {
-            RecordWritten::Quietly
-        }
-    };
     let ring = sink.ring;
     // The header's four words in one read (one translation, not one
     // a word).
@@ -674,7 +673,7 @@ fn write_pending_record(
         if same_sink {
             audited.audit_dropped += 1;
         }
-        return signal_gone(others);
+        return RecordWritten::Quietly;
     }
     let call = &pending.call;
     // The capability `x0` named, through the thread's CSpace range (the
@@ -723,30 +722,13 @@ fn write_pending_record(
     if same_sink {
         audited.audit_dropped = 0;
     }
-    // Empty to non-empty: the server hears of it once, not per record
-    // (if the notification is still the one named).
-    if state.written != state.consumed || !others.resolves(signal, CapType::Notification) {
-        return signal_gone(others);
+    // Empty to non-empty: the server hears of it once, not per record.
+    if state.written != state.consumed || (moved && !others.resolves(signal, CapType::Notification))
+    {
+        return RecordWritten::Quietly;
     }
     RecordWritten::First {
         signal: signal.id,
         bits,
-    }
-}
-
-impl Kernel {
-    /// A ring or notification an audit used is gone: threads waiting for
-    /// room in it are no longer audited (never a write into freed memory)
-    /// and run their `svc` again. (Threads not waiting find their audit's
-    /// objects gone at their next record: `Kernel::write_record`.)
-    pub(in crate::kernel) fn stop_audit_waiters(&mut self, uses: impl Fn(&AuditSink) -> bool) {
-        let mut next = self.audit_waiters.head();
-        while let Some(waiter) = next {
-            next = self.objects[waiter].queue_links().next();
-            if self.objects[waiter].audit.as_ref().is_some_and(&uses) {
-                // Off, which ends its wait.
-                self.attach_audit(waiter, None);
-            }
-        }
     }
 }

@@ -3,6 +3,7 @@
 use crate::cap::ObjectId;
 use crate::ipc;
 use crate::ipc::notification;
+use crate::kernel::members::Use;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
 use crate::syscall::NotificationOperation;
@@ -61,13 +62,15 @@ impl Kernel {
     }
 
     /// Its waiters wake with `ObjectDeleted`, its bound thread is unbound,
-    /// the interrupts signalling it are masked, and threads auditing into
-    /// it waiting for room go on.
+    /// the interrupts signalling it are masked, and threads whose audit
+    /// signals it are audited no more (before its state is taken: the
+    /// list of them is in it).
     pub(in crate::kernel) fn notification_destroyed<P: Platform>(
         &mut self,
         platform: &mut P,
         object: ObjectId,
     ) {
+        self.audit_sink_destroyed(platform, object, Use::AuditSignal);
         let Some(state) = self
             .objects
             .get_mut::<kind::Notification>(object)
@@ -90,7 +93,6 @@ impl Kernel {
                 }
             }
         }
-        self.stop_audit_waiters(|sink| sink.notification.0.id == object);
         let mut waiters = state.waiters;
         while let Some(waiter) = waiters.pop_front(&mut self.objects) {
             ipc::fail_waiter(&mut self.objects, waiter, ErrorCode::ObjectDeleted);

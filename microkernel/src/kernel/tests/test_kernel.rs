@@ -51,6 +51,22 @@ pub(in crate::kernel) fn delete_and_reap(kernel: &mut Kernel, cnode: CNodeId, in
     kernel.reap();
 }
 
+/// Deletes the capability in slot `index` of `cnode` as a kernel entry
+/// does: the kernel lets go of what that destroys (its hooks run), and
+/// the records are freed as the entry ends.
+pub(in crate::kernel) fn delete_through_the_kernel<P: crate::platform::Platform>(
+    kernel: &mut Kernel,
+    platform: &mut P,
+    cnode: CNodeId,
+    index: u64,
+) {
+    let slot = kernel.objects.slot(cnode, index).unwrap();
+    kernel
+        .destroying(platform, |objects| objects.delete(slot))
+        .unwrap();
+    kernel.reap();
+}
+
 /// What a stale saved slot holds while the lean entry's kernel half runs
 /// (`svc_as_the_vector_takes_it`).
 const LEAN_SCRIBBLE: u64 = 0xdead_1ea0_dead_1ea0;

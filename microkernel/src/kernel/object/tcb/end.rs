@@ -225,6 +225,7 @@ impl Kernel {
             self.leave_space(platform, id);
             self.leave_cspace(id);
             self.leave_buffer(id);
+            self.leave_audit(id);
         }
         let thread = &mut self.objects[id];
         let priority = thread.priority;

@@ -173,6 +173,7 @@ impl Kernel {
         self.leave_space(platform, id);
         self.leave_cspace(id);
         self.leave_buffer(id);
+        self.leave_audit(id);
         self.detach_filters(id);
         self.unbind(id);
         self.forget_on_cores(id);

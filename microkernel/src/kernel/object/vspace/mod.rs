@@ -280,6 +280,7 @@ impl Kernel {
             thread.ipc_buffer_frame = None;
             thread.ipc_buffer = None;
         }
-        self.stop_audit_waiters(|sink| sink.frame.id == object);
+        // A thread whose audit ring it was is audited no more.
+        self.audit_sink_destroyed(platform, object, Use::AuditRing);
     }
 }

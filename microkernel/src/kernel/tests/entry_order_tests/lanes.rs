@@ -1,6 +1,7 @@
 //! The entry's lanes beside its machine: the lean entry's audit-only
 //! lane and the policy-only lane (`Kernel::syscall_judged`) against the
-//! entry machine, and the audit a gone ring turns off.
+//! entry machine, and the audit a destroyed ring or notification turns
+//! off.
 
 use super::*;
 
@@ -81,14 +82,12 @@ fn an_audit_only_syscall_takes_the_lean_entry_and_writes_the_same_record() {
     assert_eq!(scene.thread().stats.counts(), syscalls);
 }
 
-/// An audit whose notification or ring is gone (destroyed without the
-/// kernel's hooks, as by another CPU between two syscalls) is turned off
-/// by the thread's next syscall, which runs as it would have: a lossless
-/// one at its audit entry (its wait for room looks at the ring), with no
-/// record; a lossy one when its record is written (it never looks
-/// before), which still goes into a ring that lives.
+/// An audit whose notification or ring is destroyed is off at once
+/// (`Kernel::audit_sink_destroyed`): the thread leaves the lists of audit
+/// users, has no audit work, and its next syscall is an ordinary one
+/// that writes no record, lossy or lossless.
 #[test]
-fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall() {
+fn an_audit_whose_notification_or_ring_is_destroyed_is_off_at_once() {
     for mode in [AuditMode::Lossy, AuditMode::Lossless] {
         for gone in [SIGNAL, RING] {
             let case = format!("{mode:?}, slot {gone} gone");
@@ -96,41 +95,34 @@ fn an_audit_whose_notification_or_ring_is_gone_is_turned_off_by_the_next_syscall
             scene.syscall(Syscall::Null);
             assert_eq!(scene.records().len(), 1, "{case}");
             let cnode = scene.cnode;
-            crate::kernel::tests::test_kernel::delete_and_reap(&mut scene.kernel, cnode, gone);
-            scene.syscall(Syscall::Null);
-            assert_eq!(
-                scene.thread().context.result(),
-                ErrorCode::Ok.raw(),
-                "{case}"
+            crate::kernel::tests::test_kernel::delete_through_the_kernel(
+                &mut scene.kernel,
+                &mut scene.machine,
+                cnode,
+                gone,
             );
             assert_eq!(scene.thread().audit, None, "{case}: off");
             assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
-            assert!(scene.thread().audit_pending.is_none(), "{case}");
-            if gone == SIGNAL {
-                // The ring is still there: a lossy syscall's record went
-                // into it; a lossless one found its audit gone first.
-                let records = match mode {
-                    AuditMode::Lossy => 2,
-                    AuditMode::Lossless => 1,
-                };
-                assert_eq!(scene.records().len(), records, "{case}");
-            }
-            // Not audited: the next syscall is an ordinary one.
             scene.syscall(Syscall::Null);
             assert_eq!(
                 scene.thread().context.result(),
                 ErrorCode::Ok.raw(),
                 "{case}"
             );
+            assert!(scene.thread().audit_pending.is_none(), "{case}");
+            if gone == SIGNAL {
+                // The ring is still there: nothing more went into it.
+                assert_eq!(scene.records().len(), 1, "{case}");
+            }
         }
     }
 }
 
-/// A syscall that destroys its own audit's notification (its record
-/// begun at the audit entry, the notification gone before the record is
-/// written) is recorded in its ring, which still lives, and the audit is
-/// then off: every audited syscall leaves a record or a visible gap. A
-/// ring gone with it leaves nothing to write into, and the audit off.
+/// A syscall that destroys its own audit's notification is recorded in
+/// its ring, which still lives, unsignalled, and the audit is then off:
+/// every audited syscall leaves a record or a visible gap. A syscall
+/// that destroys its own ring leaves nothing to write into (the server
+/// lost the ring with it), and the audit off.
 #[test]
 fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
     use crate::stopped_call::EntryOutcome;
@@ -142,11 +134,21 @@ fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
             let context = &mut scene.kernel.objects[thread].context;
             context.set_syscall_number(Syscall::CapDelete.number());
             context.set_arg(entry::ArgIndex::X2, gone);
+            // Its record begun at its audit entry, the syscall destroys
+            // the object through the kernel (its hooks run), and its
+            // record is written after dispatch.
             scene
                 .kernel
                 .audit_begin(thread, EntryOutcome::Run, false, None);
             let cnode = scene.cnode;
-            crate::kernel::tests::test_kernel::delete_and_reap(&mut scene.kernel, cnode, gone);
+            crate::kernel::tests::test_kernel::delete_through_the_kernel(
+                &mut scene.kernel,
+                &mut scene.machine,
+                cnode,
+                gone,
+            );
+            assert_eq!(scene.thread().audit, None, "{case}: off at once");
+            scene.machine.seen.clear();
             scene
                 .kernel
                 .write_record(&mut scene.machine, thread, Some(ErrorCode::Ok.raw()));
@@ -156,6 +158,7 @@ fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
                 assert_eq!(records[0].syscall, Syscall::CapDelete.number(), "{case}");
                 assert_eq!(records[0].args[2], SIGNAL, "{case}");
                 assert_eq!(records[0].result, Some(ErrorCode::Ok.raw()), "{case}");
+                assert_eq!(scene.machine.seen, [Seen::Record(1)], "{case}: once");
             }
             assert_eq!(scene.thread().audit, None, "{case}: off");
             assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
@@ -164,11 +167,53 @@ fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
     }
 }
 
-/// A stopped syscall cancelled after its audit's notification is gone
-/// (its ring still there) is recorded as cancelled, as any record goes
-/// into a ring that lives, and the audit is then off.
+/// A lossless thread waiting for room in its ring (its syscall stopped
+/// at its audit entry) goes on when the ring or the notification is
+/// destroyed: its audit is off, and its syscall runs as judged, without
+/// a record.
 #[test]
-fn a_cancelled_call_is_recorded_though_its_audit_notification_is_gone() {
+fn a_thread_waiting_for_audit_room_goes_on_when_its_ring_or_notification_is_destroyed() {
+    for gone in [SIGNAL, RING] {
+        let case = format!("slot {gone} gone");
+        let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited();
+        let ring = scene.ring;
+        scene
+            .machine
+            .write_phys_u64(ring + WRITTEN_OFFSET, abi::audit::RING_SLOTS);
+        scene.syscall(Syscall::Null);
+        assert_eq!(
+            scene.thread().state(),
+            ThreadState::BlockedOnAudit,
+            "{case}"
+        );
+        let cnode = scene.cnode;
+        crate::kernel::tests::test_kernel::delete_through_the_kernel(
+            &mut scene.kernel,
+            &mut scene.machine,
+            cnode,
+            gone,
+        );
+        assert_eq!(scene.thread().audit, None, "{case}: off");
+        assert_eq!(scene.thread().state(), ThreadState::Ready, "{case}");
+        scene.machine.seen.clear();
+        let _ = scene.kernel.resume(&mut scene.machine);
+        assert_eq!(scene.kernel.current, Some(scene.thread), "{case}");
+        assert_eq!(scene.thread().call, CallSlot::Empty, "{case}");
+        assert_eq!(
+            scene.thread().context.result(),
+            ErrorCode::Ok.raw(),
+            "{case}"
+        );
+        assert_eq!(scene.machine.seen, [], "{case}: no record");
+    }
+}
+
+/// A stopped syscall whose audit's notification is destroyed while it
+/// waits for its policy server had no record begun yet (that is after
+/// the verdict): its audit is off at once, and its cancellation writes
+/// nothing.
+#[test]
+fn a_stopped_call_whose_audit_notification_is_destroyed_is_not_recorded_when_cancelled() {
     let mut scene = Scene::new(rule(Syscall::Null, Action::Notify))
         .filtered()
         .audited();
@@ -178,18 +223,21 @@ fn a_cancelled_call_is_recorded_though_its_audit_notification_is_gone() {
         .call
         .as_ref()
         .expect("stopped for its server");
+    assert!(scene.thread().audit_pending.is_none());
     let cnode = scene.cnode;
-    crate::kernel::tests::test_kernel::delete_and_reap(&mut scene.kernel, cnode, SIGNAL);
+    crate::kernel::tests::test_kernel::delete_through_the_kernel(
+        &mut scene.kernel,
+        &mut scene.machine,
+        cnode,
+        SIGNAL,
+    );
+    assert_eq!(scene.thread().audit, None, "off");
     let thread = scene.thread;
     let interrupted = Some(ErrorCode::Interrupted.raw());
     scene
         .kernel
         .audit_cancelled(&mut scene.machine, thread, &call, interrupted);
-    let records = scene.records();
-    assert_eq!(records.len(), 1, "recorded");
-    assert_eq!(records[0].verdict, AuditVerdict::Cancelled);
-    assert_eq!(records[0].result, interrupted);
-    assert_eq!(scene.thread().audit, None, "off");
+    assert_eq!(scene.records().len(), 0);
 }
 
 /// The policy-only lane (`Kernel::syscall_judged`, which `syscall` and
