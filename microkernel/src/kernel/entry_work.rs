@@ -190,7 +190,7 @@ impl Kernel {
             }
             Err(code) => SyscallResult::Return(code),
         };
-        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        let _ = self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 
     /// The entry work of `syscall_with_work`, and the step that ends it
@@ -292,6 +292,12 @@ impl Kernel {
     /// kernel keeps it; blocked, they run when it returns). (Inlined into
     /// both its callers, `syscall_with_work` and `syscall_audited`: called,
     /// it cost every syscall with entry work some 20 instructions.)
+    ///
+    /// It answers the thread's TTBR0 when a returned result leaves the
+    /// thread going back as it is, as far as the thread itself says
+    /// (`goes_back_as_it_is`, on the thread in hand; the caller asks
+    /// whether it is still the CPU's and `nothing_due`), else `None` (the lean entry's policy lane then
+    /// needs no look-up of its own; other callers ignore it).
     #[inline(always)]
     pub(in crate::kernel) fn finish_syscall_with_work<P: Platform>(
         &mut self,
@@ -300,7 +306,7 @@ impl Kernel {
         esr: u64,
         entered: &Entered,
         result: SyscallResult,
-    ) {
+    ) -> Option<u64> {
         // The common cases, a result or restored registers: the result,
         // then the exit stages from one look at the thread (the record's
         // result is the `x0` the thread returns with).
@@ -316,19 +322,20 @@ impl Kernel {
             if thread.audit_pending.is_none() {
                 if Self::exit_work_on(thread, entered.entry) {
                     self.end_thread(platform, current, ThreadState::Exited(KILLED_BY_POLICY));
+                    return None;
                 }
-            } else {
-                let x0 = thread.context.result();
-                let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
-                self.exit_with_record(platform, current, exit, step, true, Some(x0));
+                return Self::goes_back_as_it_is(thread).then_some(thread.ttbr0);
             }
-            return;
+            let x0 = thread.context.result();
+            let (exit, step) = Self::exit_with_record_on(thread, entered.entry, true);
+            self.exit_with_record(platform, current, exit, step, true, Some(x0));
+            return None;
         }
         if let SyscallResult::Preempted { .. } = result {
             // Kept to go on (`preempt_call`): stage 5 runs when it is done.
             let _ = self.write_back(platform, current, esr, entered, result);
             self.defer_exit_work(current, entered.entry);
-            return;
+            return None;
         }
         // Stage 5 before the result is applied (an IPC's effects, a
         // yield): the record's result is the one dispatch gave (none for
@@ -352,6 +359,7 @@ impl Kernel {
             }
             Dispatched::Ended => {}
         }
+        None
     }
 
     /// A call that waits keeps its judged copy only while it waits to send

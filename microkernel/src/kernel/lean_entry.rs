@@ -133,23 +133,31 @@ impl Kernel {
             return LeanSyscall::NotLean;
         }
         thread.stats.count_syscall();
+        // Each lane's common end says how the thread goes back, with the
+        // thread in hand (a second look-up here cost the audited syscall
+        // some 10 instructions).
         if audited {
-            // The lane's common end says how the thread goes back, with
-            // the thread in hand (a second look-up here cost the audited
-            // syscall some 10 instructions).
             if let Some(ttbr0) = self.syscall_audited(platform, current, esr) {
-                debug_assert_eq!(self.current, Some(current));
-                if !self.nothing_due() {
-                    return LeanSyscall::Finish;
-                }
-                #[cfg(feature = "rseq-counters")]
-                crate::kernel::rseq::counters::count_exit(&self.objects[current]);
-                return LeanSyscall::Returns { ttbr0 };
+                return self.lean_back(current, ttbr0);
             }
-        } else {
-            self.lean_judged(platform, current, esr);
+        } else if let Some(ttbr0) = self.lean_judged(platform, current, esr) {
+            return self.lean_back(current, ttbr0);
         }
         self.lean_end(current)
+    }
+
+    /// How a lean syscall of `current` ends when its lane found the thread
+    /// going back as it is, with this TTBR0, as far as the thread says:
+    /// back, if it is still the CPU's (a syscall may suspend its own
+    /// thread and return) and nothing else is due.
+    #[inline(always)]
+    fn lean_back(&mut self, current: ThreadId, ttbr0: u64) -> LeanSyscall {
+        if self.current != Some(current) || !self.nothing_due() {
+            return LeanSyscall::Finish;
+        }
+        #[cfg(feature = "rseq-counters")]
+        crate::kernel::rseq::counters::count_exit(&self.objects[current]);
+        LeanSyscall::Returns { ttbr0 }
     }
 
     /// How a lean syscall of `current` ends: it goes back as it is if it

@@ -67,14 +67,16 @@ impl Kernel {
     /// such a call needs none of; a refused one goes through
     /// `syscall_judged`, which judges it again (the same verdict: nothing
     /// was changed) and refuses it as the machine does. (A dispatch copy
-    /// of its own, `syscall::LEAN_JUDGED_COPY`.)
+    /// of its own, `syscall::LEAN_JUDGED_COPY`.) It answers as
+    /// `finish_syscall_with_work` does: the thread's TTBR0 if a returned
+    /// result leaves it going back as it is, else `None`.
     #[inline(never)]
     pub(in crate::kernel) fn lean_judged<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
         esr: u64,
-    ) {
+    ) -> Option<u64> {
         let Some((thread, others)) = self.objects.split_thread(current) else {
             unreachable!("the current thread is a thread");
         };
@@ -89,7 +91,10 @@ impl Kernel {
             Action::Allow => EntryOutcome::Run,
             // No audit here: `Log` only marks the outcome.
             Action::Log => EntryOutcome::Logged,
-            _ => return self.syscall_judged(platform, current, esr),
+            _ => {
+                self.syscall_judged(platform, current, esr);
+                return None;
+            }
         };
         thread.trace.number = thread.context.syscall_number();
         let entered = Entered {
@@ -103,7 +108,7 @@ impl Kernel {
             Ok(call) => self.dispatch::<P, COPY>(platform, current, call, Progress::NONE),
             Err(code) => SyscallResult::Return(code),
         };
-        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        self.finish_syscall_with_work(platform, current, esr, &entered, result)
     }
 
     /// Both lanes' body; `COPY` the dispatch's copy (one per caller, for
@@ -185,6 +190,6 @@ impl Kernel {
             Ok(call) => self.dispatch::<P, COPY>(platform, current, call, Progress::NONE),
             Err(code) => SyscallResult::Return(code),
         };
-        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        let _ = self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 }

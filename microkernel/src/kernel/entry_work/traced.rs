@@ -96,7 +96,7 @@ impl Kernel {
             ),
             Err(code) => SyscallResult::Return(code),
         };
-        self.finish_syscall_with_work(platform, current, esr, &entered, result);
+        let _ = self.finish_syscall_with_work(platform, current, esr, &entered, result);
     }
 
     /// The step the entry machine ends a pass with for `work` (tracing

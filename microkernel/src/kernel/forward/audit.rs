@@ -349,7 +349,8 @@ impl Kernel {
     /// thread's TTBR0 if the thread then goes back as it is, as far as
     /// the thread itself says (`Kernel::goes_back_as_it_is`, asked before
     /// the record's signal, which changes nothing of the thread; the
-    /// caller asks `nothing_due` after it): the lean entry then needs no
+    /// caller asks whether it is still the CPU's, since a syscall may
+    /// suspend its own thread, and `nothing_due`): the lean entry then needs no
     /// look-up of its own. `None`: it did not, or the lane went another
     /// way.
     #[cold]
@@ -395,7 +396,7 @@ impl Kernel {
         let code = match result {
             SyscallResult::Return(code) if audit_only(thread) => code,
             _ => {
-                self.finish_syscall_with_work(platform, current, esr, &entered, result);
+                let _ = self.finish_syscall_with_work(platform, current, esr, &entered, result);
                 return None;
             }
         };

@@ -82,6 +82,37 @@ fn an_audit_only_syscall_takes_the_lean_entry_and_writes_the_same_record() {
     assert_eq!(scene.thread().stats.counts(), syscalls);
 }
 
+/// A syscall that suspends its own thread returns a result and leaves
+/// nothing owed on the thread, yet the thread is no longer the CPU's:
+/// the lean entry's lanes (audit alone, policy alone) must not send it
+/// back as it is.
+#[test]
+fn a_lean_lane_syscall_that_suspends_its_own_thread_does_not_go_back() {
+    use crate::kernel::LeanSyscall;
+    use abi::policy::{ArgMatch, ArgOp};
+    for policy in [false, true] {
+        // A rule on `x2` (which does not hold), so that the verdict for
+        // `TcbSuspend` is evaluated by the lean entry's policy lane.
+        let mut rule = rule(Syscall::TcbSuspend, Action::Errno(ERRNO));
+        rule.args
+            .push(ArgMatch::register(2, u64::MAX, ArgOp::Eq, 2))
+            .unwrap();
+        let scene = Scene::new(rule);
+        let mut scene = if policy {
+            scene.filtered()
+        } else {
+            scene.audited()
+        };
+        let context = &mut scene.kernel.objects[scene.thread].context;
+        context.set_syscall_number(Syscall::TcbSuspend.number());
+        context.set_arg(entry::ArgIndex::X0, TCB);
+        context.pc = 0x1004;
+        let answer = scene.kernel.lean_syscall(&mut scene.machine, SVC);
+        assert_eq!(answer, LeanSyscall::Finish, "policy {policy}");
+        assert_ne!(scene.kernel.current, Some(scene.thread), "policy {policy}");
+    }
+}
+
 /// An audit whose notification or ring is destroyed is off at once
 /// (`Kernel::audit_sink_destroyed`): the thread leaves the lists of audit
 /// users, has no audit work, and its next syscall is an ordinary one
