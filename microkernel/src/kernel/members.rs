@@ -105,6 +105,12 @@ pub(in crate::kernel) fn join(
     thread: ThreadId,
     what: Use,
 ) {
+    // (An object of another type has no list: the thread would be on
+    // none, and destroying the object would not find it.)
+    debug_assert!(
+        what.head(objects, object).is_some(),
+        "a thread joins the list of an object of another type"
+    );
     member_links::join(
         &mut ObjectMembers {
             objects,

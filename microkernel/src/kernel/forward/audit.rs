@@ -258,7 +258,9 @@ impl Kernel {
     /// `thread`'s record is emptied (its TCB is destroyed, or it ended
     /// for good): it leaves the lists of audit users it is on.
     pub(in crate::kernel) fn leave_audit(&mut self, thread: ThreadId) {
-        if let Some(sink) = self.objects[thread].audit.take() {
+        let audited = &mut self.objects[thread];
+        audited.work.remove(WorkFlags::AUDIT);
+        if let Some(sink) = audited.audit.take() {
             self.leave_audit_lists(thread, &sink);
         }
     }
@@ -282,6 +284,11 @@ impl Kernel {
             // the vector reads its work word without the kernel lock.
             self.stop_elsewhere(platform, user);
             self.attach_audit(user, None);
+            debug_assert_ne!(
+                members::first(&self.objects, object, what),
+                Some(user),
+                "a thread whose audit went off left the list"
+            );
         }
     }
 
@@ -364,13 +371,14 @@ impl Kernel {
         let audit_only = |thread: &crate::thread::Thread| {
             thread.work.intersection(WorkFlags::SYSCALL_WORK) == WorkFlags::AUDIT
         };
-        if self.audit_ring_is_full(platform, current) {
-            self.syscall_with_work(platform, current, esr, None);
-            return None;
-        }
-        // Looked up once for the steps before dispatch.
+        // Looked up once for the steps before dispatch: a lossless ring
+        // with no room (`audit_ring_is_full`, on the thread in hand) and
+        // other work go the machine's way.
         let thread = &mut self.objects[current];
-        if !audit_only(thread) {
+        let full = |sink: &AuditSink| {
+            sink.mode == AuditMode::Lossless && RingState::read(platform, sink.ring).is_full()
+        };
+        if thread.audit.as_ref().is_some_and(full) || !audit_only(thread) {
             self.syscall_with_work(platform, current, esr, None);
             return None;
         }
