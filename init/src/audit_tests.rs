@@ -169,6 +169,34 @@ pub fn server(scenario: u64) -> i32 {
             "[audit] lossy: {} records read, {} lost, every loss accounted for",
             reader.records, reader.missing
         );
+        // The ring's Frame destroyed (its only capability deleted, which
+        // unmaps it) while the app, blocked in its second report, is
+        // audited into it: the kernel turns the app's audit off at once,
+        // so its invariants hold now (an audited thread's ring lives and
+        // lists it), and a new ring may be set (a second `TcbSetAudit` on
+        // a thread that is audited is `Denied`).
+        expect!(
+            20,
+            sdk::syscall::cnode::delete(crate::programs::CNODE_SLOT, RING.0 .0),
+            Ok(())
+        );
+        expect!(
+            21,
+            sdk::debug::check_invariants(false).map(|report| report.hold_now),
+            Ok(true)
+        );
+        let second_ring = Frame(Cptr(13));
+        expect!(
+            22,
+            sdk::syscall::retype(UNTYPED, CapType::Frame, 0, second_ring.0 .0, 1),
+            Ok(())
+        );
+        expect!(
+            23,
+            set_audit(APP_TCB, second_ring, 1, AUDIT_APP_BADGE),
+            Ok(())
+        );
+        println!("[audit] the ring destroyed: the app's audit was off at once");
         let _ = ipc::reply(&Message::new(0, &[]));
         return 0;
     }
