@@ -20,6 +20,17 @@ pub(super) struct LaneState {
 }
 
 impl Scene {
+    /// Deletes the capability in `slot` of the scene's CNode as a kernel
+    /// entry does (the kernel's hooks run for what that destroys).
+    fn destroy_through_the_kernel(&mut self, slot: u64) {
+        crate::kernel::tests::test_kernel::delete_through_the_kernel(
+            &mut self.kernel,
+            &mut self.machine,
+            self.cnode,
+            slot,
+        );
+    }
+
     /// The thread's registers, state, stopped call, trace progress, work
     /// and counts, who runs next, and what the machine saw.
     pub(super) fn lane_state(&self) -> LaneState {
@@ -125,13 +136,7 @@ fn an_audit_whose_notification_or_ring_is_destroyed_is_off_at_once() {
             let mut scene = Scene::new(rule(Syscall::Exit, Action::Errno(ERRNO))).audited_in(mode);
             scene.syscall(Syscall::Null);
             assert_eq!(scene.records().len(), 1, "{case}");
-            let cnode = scene.cnode;
-            crate::kernel::tests::test_kernel::delete_through_the_kernel(
-                &mut scene.kernel,
-                &mut scene.machine,
-                cnode,
-                gone,
-            );
+            scene.destroy_through_the_kernel(gone);
             assert_eq!(scene.thread().audit, None, "{case}: off");
             assert!(!scene.thread().work.contains(WorkFlags::AUDIT), "{case}");
             scene.syscall(Syscall::Null);
@@ -171,13 +176,7 @@ fn a_syscall_that_destroys_its_own_audit_notification_is_still_recorded() {
             scene
                 .kernel
                 .audit_begin(thread, EntryOutcome::Run, false, None);
-            let cnode = scene.cnode;
-            crate::kernel::tests::test_kernel::delete_through_the_kernel(
-                &mut scene.kernel,
-                &mut scene.machine,
-                cnode,
-                gone,
-            );
+            scene.destroy_through_the_kernel(gone);
             assert_eq!(scene.thread().audit, None, "{case}: off at once");
             scene.machine.seen.clear();
             scene
@@ -217,13 +216,7 @@ fn a_thread_waiting_for_audit_room_goes_on_when_its_ring_or_notification_is_dest
             ThreadState::BlockedOnAudit,
             "{case}"
         );
-        let cnode = scene.cnode;
-        crate::kernel::tests::test_kernel::delete_through_the_kernel(
-            &mut scene.kernel,
-            &mut scene.machine,
-            cnode,
-            gone,
-        );
+        scene.destroy_through_the_kernel(gone);
         assert_eq!(scene.thread().audit, None, "{case}: off");
         assert_eq!(scene.thread().state(), ThreadState::Ready, "{case}");
         scene.machine.seen.clear();
@@ -255,13 +248,7 @@ fn a_stopped_call_whose_audit_notification_is_destroyed_is_not_recorded_when_can
         .as_ref()
         .expect("stopped for its server");
     assert!(scene.thread().audit_pending.is_none());
-    let cnode = scene.cnode;
-    crate::kernel::tests::test_kernel::delete_through_the_kernel(
-        &mut scene.kernel,
-        &mut scene.machine,
-        cnode,
-        SIGNAL,
-    );
+    scene.destroy_through_the_kernel(SIGNAL);
     assert_eq!(scene.thread().audit, None, "off");
     let thread = scene.thread;
     let interrupted = Some(ErrorCode::Interrupted.raw());
