@@ -229,6 +229,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::Preemptor => preemption_tests::preemptor(),
         BootProgram::YieldRetyper => preemption_tests::yield_retyper(),
         BootProgram::RetypeYielder => preemption_tests::retype_yielder(),
+        BootProgram::UserDispatchPaths => user_dispatch_tests::paths(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

@@ -505,6 +505,11 @@ pub enum BootProgram {
     /// twice before it, so that a yield found the retyper preempted in
     /// its `Retype` and queued with its call kept.
     RetypeYielder = 151,
+    /// User dispatch on both paths (`init/src/user_dispatch_tests.rs`):
+    /// a redirect and its return with the SDK's buffer (one page: the
+    /// fast path) and with one across two pages (the generic entry) agree;
+    /// an Untyped in slot 4, its own VSpace in 6, its own TCB in 7.
+    UserDispatchPaths = 152,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -603,7 +608,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 152] = [
+    pub const ALL: [BootProgram; 153] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -756,6 +761,7 @@ impl BootProgram {
         BootProgram::BenchRseq,
         BootProgram::YieldRetyper,
         BootProgram::RetypeYielder,
+        BootProgram::UserDispatchPaths,
     ];
 
     /// A short name, used to name the thread.
@@ -913,6 +919,7 @@ impl BootProgram {
             BootProgram::BenchRseq => "bench-rseq",
             BootProgram::YieldRetyper => "yield-retyper",
             BootProgram::RetypeYielder => "retype-yielder",
+            BootProgram::UserDispatchPaths => "dispatch-paths",
         }
     }
 

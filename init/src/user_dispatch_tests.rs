@@ -7,7 +7,10 @@
 //! blocked calls only record what happened.
 
 use abi::cap::CapType;
-use abi::user_dispatch::{FLAG_SELECTOR_UNREADABLE, FRAME_BYTES};
+use abi::user_dispatch::{
+    FLAGS_WORD, FLAG_SELECTOR_UNREADABLE, FRAME_BYTES, FRAME_WORDS, NUMBER_WORD, NZCV_WORD,
+    PC_WORD, SP_WORD,
+};
 use abi::vspace::{MapRights, FRAME_MAP_START};
 use abi::{ErrorCode, Syscall};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +32,9 @@ static SEEN_X2: AtomicU64 = AtomicU64::new(0);
 static SEEN_PC: AtomicU64 = AtomicU64::new(0);
 static SEEN_FLAGS: AtomicU64 = AtomicU64::new(u64::MAX);
 static SEEN_FRAME_ADDRESS: AtomicU64 = AtomicU64::new(0);
+
+/// A page's bytes.
+const PAGE_BYTES: u64 = 4096;
 
 /// The result the handler makes up: recognisably not the kernel's.
 const EMULATED: u64 = 0x5eed_0000;
@@ -307,4 +313,99 @@ pub fn unmapped() -> i32 {
     // would be redirected (and kill it, passing the case by accident).
     trampoline_syscall(Syscall::Exit.number(), [0, 0, 30, 0, 0, 0, 0, 0]);
     30
+}
+
+/// The whole frame the handler was last given, word by word.
+static SEEN_FRAME: [AtomicU64; FRAME_WORDS] = [const { AtomicU64::new(0) }; FRAME_WORDS];
+
+/// Emulates a redirected syscall as `handler` does, keeping a copy of
+/// the frame it was given.
+extern "C" fn copying_handler(frame: &mut Frame, number: u64) -> ! {
+    let tail = [frame.sp, frame.pc, frame.nzcv, frame.number, frame.flags];
+    for (seen, word) in SEEN_FRAME.iter().zip(frame.x.iter().chain(&tail)) {
+        seen.store(*word, Ordering::SeqCst);
+    }
+    handler(frame, number)
+}
+
+/// One `Null` redirected into `buffer` and returned from, with the
+/// selector blocking only around it: the result the caller got, the
+/// frame the handler saw, and how many of the two syscalls (the redirect
+/// and its return) the generic entry counted. `None` if the statistics
+/// cannot be read.
+#[inline(never)]
+fn redirect_into(buffer: u64, own_tcb: Cptr) -> Option<(u64, [u64; FRAME_WORDS], u64)> {
+    let range = trampoline_range();
+    let config = [
+        range.start,
+        range.end,
+        copying_handler as *const () as usize as u64,
+        buffer,
+        SELECTOR.address(),
+    ];
+    user_dispatch::set_raw(0, config).ok()?;
+    let before = sdk::debug::thread_stats(own_tcb).ok()?.syscalls;
+    SELECTOR.set(Selector::Block);
+    let result = null_outside(0x52);
+    SELECTOR.set(Selector::Allow);
+    let after = sdk::debug::thread_stats(own_tcb).ok()?.syscalls;
+    user_dispatch::clear().ok()?;
+    let frame = core::array::from_fn(|word| SEEN_FRAME[word].load(Ordering::SeqCst));
+    // (The second `thread_stats` counts itself.)
+    Some((result, frame, after - before - 1))
+}
+
+/// `BootProgram::UserDispatchPaths`: an Untyped in slot 4, its own VSpace
+/// in slot 6, its own TCB in slot 7. The same redirect and return, from
+/// the same call site, into the SDK's buffer (on one page: the fast
+/// path, which the generic entry's statistics never see) and into a
+/// buffer across two pages (which the fast path leaves to the generic
+/// entry: both syscalls counted): the caller gets the handler's answer
+/// both times, and the frames agree in every word the call site fixes.
+pub fn paths() -> i32 {
+    const UNTYPED: u64 = 4;
+    const SPACE: VSpace = VSpace(Cptr(6));
+    const OWN_TCB: Cptr = Cptr(7);
+    const PAGES: [FrameCap; 2] = [FrameCap(Cptr(8)), FrameCap(Cptr(9))];
+    let va = FRAME_MAP_START;
+    expect!(1, retype(UNTYPED, CapType::Frame, 0, 8, 2), Ok(()));
+    expect!(
+        2,
+        PAGES[0].map_view(SPACE, va, MapRights::ReadWrite).is_ok(),
+        true
+    );
+    expect!(
+        3,
+        PAGES[1]
+            .map_view(SPACE, va + PAGE_BYTES, MapRights::ReadWrite)
+            .is_ok(),
+        true
+    );
+    expect!(
+        4,
+        FRAME.address() % PAGE_BYTES <= PAGE_BYTES - FRAME_BYTES,
+        true
+    );
+    let across = va + PAGE_BYTES - 64;
+    let Some((fast_result, fast, fast_counted)) = redirect_into(FRAME.address(), OWN_TCB) else {
+        return 5;
+    };
+    let Some((slow_result, slow, slow_counted)) = redirect_into(across, OWN_TCB) else {
+        return 6;
+    };
+    expect!(10, fast_result, EMULATED | 0x52);
+    expect!(11, slow_result, EMULATED | 0x52);
+    expect!(12, fast_counted, 0);
+    expect!(13, slow_counted, 2);
+    // x0..x8 (the call's registers), SP, PC, the number, the flags.
+    let fixed = (0..=8).chain([SP_WORD, PC_WORD, NUMBER_WORD, FLAGS_WORD]);
+    for word in fixed {
+        expect!(20 + word as i32, fast[word], slow[word]);
+    }
+    expect!(60, fast[NUMBER_WORD], Syscall::Null.number());
+    expect!(61, fast[2], 0x52);
+    expect!(62, fast[NZCV_WORD] & !abi::tcb::NZCV_MASK, 0);
+    expect!(63, slow[NZCV_WORD] & !abi::tcb::NZCV_MASK, 0);
+    expect!(64, SEEN_FRAME_ADDRESS.load(Ordering::SeqCst), across);
+    0
 }

@@ -1,5 +1,6 @@
 // What the fast paths share (`ipc_fast_path.s`, `yield_fast_path.s`,
-// `notification_fast_path.s`, assembled after this file in one block by
+// `notification_fast_path.s`, `user_dispatch_fast_path.s`, assembled
+// after this file in one block by
 // `fast_paths.rs`): the values they use, and the steps each of them takes
 // the same way.
 

@@ -1,7 +1,8 @@
 //! Assembles the fast paths that leave the vector for assembly of their
 //! own, the IPC fast path (`ipc_fast_path.s`), the yield fast path
-//! (`yield_fast_path.s`) and the notification fast path
-//! (`notification_fast_path.s`), in one block after
+//! (`yield_fast_path.s`), the notification fast path
+//! (`notification_fast_path.s`) and the user-dispatch fast path
+//! (`user_dispatch_fast_path.s`), in one block after
 //! `fast_path_common.s` (the values they use and the macros for the steps
 //! they share: the save, the lock, the next thread's checks, the switch),
 //! with the offsets and values `microkernel::kernel::fast_path::layout`
@@ -101,6 +102,61 @@ const _: () = assert!(unsafe { core::mem::transmute::<Option<ThreadId>, u32>(Non
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
 
+/// Where the words of a thread's `user_dispatch` payload lie from the
+/// thread's first byte: `start`, `end`, `handler`, `buffer`, `selector`
+/// (`user_dispatch_fast_path.s` reads them of a thread whose work is
+/// `USER_DISPATCH`, which the kernel sets exactly while it is `Some`).
+/// Found in a `Some` of five distinct words: const evaluation refuses to
+/// build if a layout put them anywhere else.
+const USER_DISPATCH_WORDS: [usize; 5] = {
+    use microkernel::thread::UserDispatchConfig;
+    const WORDS: usize = size_of::<Option<UserDispatchConfig>>() / 8;
+    const MARKS: [u64; 5] = [0x5701, 0x5702, 0x5703, 0x5704, 0x5705];
+    let config = Some(UserDispatchConfig {
+        start: MARKS[0],
+        end: MARKS[1],
+        handler: MARKS[2],
+        buffer: MARKS[3],
+        selector: MARKS[4],
+    });
+    // SAFETY: the option is `WORDS` words (checked below: its size is a
+    // multiple of 8, its alignment 8) and any bytes are valid
+    // `MaybeUninit`s; only the payload's words are read as initialised,
+    // and const evaluation refuses a read of an uninitialised one.
+    let words: [MaybeUninit<u64>; WORDS] = unsafe { core::mem::transmute(config) };
+    let mut found = [0; 5];
+    let mut mark = 0;
+    while mark < 5 {
+        // The payload is the option's last five words (its tag first).
+        let word = WORDS - 5 + mark;
+        // SAFETY: see above.
+        assert!(unsafe { words[word].assume_init() } == MARKS[mark]);
+        found[mark] = l::THREAD_USER_DISPATCH + 8 * word;
+        mark += 1;
+    }
+    found
+};
+const _: () = assert!(
+    size_of::<Option<microkernel::thread::UserDispatchConfig>>().is_multiple_of(8)
+        && align_of::<Option<microkernel::thread::UserDispatchConfig>>() == 8
+);
+// The frame's words as the fast path writes and reads them: x0..x30, SP,
+// PC, NZCV, number, flags; an allowing selector is 0 (`cbz`).
+const _: () = {
+    use abi::user_dispatch as ud;
+    assert!(ud::X0_WORD == 0 && ud::SP_WORD == 31 && ud::PC_WORD == 32);
+    assert!(ud::NZCV_WORD == 33 && ud::NUMBER_WORD == 34 && ud::FLAGS_WORD == 35);
+    assert!(ud::FRAME_WORDS == 36 && ud::SELECTOR_ALLOW == 0);
+    assert!(ud::FRAME_BYTES < arch::layout::PAGE_SIZE);
+};
+/// `ccmp`'s flags immediate with only C set.
+const NZCV_C: u64 = 0b0010;
+/// PAR_EL1's output address, bits 47..12 (a 48-bit physical space).
+const PAR_PA_MASK: u64 = 0x0000_ffff_ffff_f000;
+/// The upper half of PAR_EL1's attribute byte (bits 63..60): MAIR's
+/// encoding, zero for every Device type, never for Normal memory.
+const PAR_ATTR_OUTER_MASK: u64 = 0xf000_0000_0000_0000;
+
 /// 1 when the image counts each thread's yields (`test-calls`: the
 /// thread statistics), so the yield fast path counts its own too.
 #[cfg(feature = "test-calls")]
@@ -114,6 +170,7 @@ core::arch::global_asm!(
         include_str!("ipc_fast_path.s"),
         include_str!("yield_fast_path.s"),
         include_str!("notification_fast_path.s"),
+        include_str!("user_dispatch_fast_path.s"),
     ),
     STATE = sym STATE,
     KERNEL = const KERNEL,
@@ -178,4 +235,18 @@ core::arch::global_asm!(
     N_TAIL = const l::NOTIFICATION_TAIL,
     N_WAITING = const l::NOTIFICATION_WAITING,
     N_BOUND = const l::NOTIFICATION_BOUND,
+    SYSCALL_USER_DISPATCH_RETURN = const abi::Syscall::UserDispatchReturn.number(),
+    T_UD_START = const USER_DISPATCH_WORDS[0],
+    T_UD_END = const USER_DISPATCH_WORDS[1],
+    T_UD_HANDLER = const USER_DISPATCH_WORDS[2],
+    T_UD_BUFFER = const USER_DISPATCH_WORDS[3],
+    T_UD_SELECTOR = const USER_DISPATCH_WORDS[4],
+    NZCV_MASK = const abi::tcb::NZCV_MASK,
+    NZCV_C = const NZCV_C,
+    USER_END = const arch::layout::USER_END,
+    LINEAR_BASE = const arch::layout::LINEAR_BASE,
+    PAGE_SIZE = const arch::layout::PAGE_SIZE,
+    FRAME_BYTES = const abi::user_dispatch::FRAME_BYTES,
+    PAR_PA_MASK = const PAR_PA_MASK,
+    PAR_ATTR_OUTER_MASK = const PAR_ATTR_OUTER_MASK,
 );

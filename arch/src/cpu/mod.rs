@@ -72,7 +72,10 @@ pub mod vector_constants {
     pub const WORK_AUDIT: u64 = entry::WorkFlags::AUDIT.bits();
     /// (See `WORK_AUDIT`.)
     pub const WORK_POLICY: u64 = entry::WorkFlags::POLICY.bits();
-    const _: () = assert!(WORK_AUDIT < 4096 && WORK_POLICY < 4096);
+    /// The work word of a thread whose only work is syscall user
+    /// dispatch, which the user-dispatch fast path takes.
+    pub const WORK_USER_DISPATCH: u64 = entry::WorkFlags::USER_DISPATCH.bits();
+    const _: () = assert!(WORK_AUDIT < 4096 && WORK_POLICY < 4096 && WORK_USER_DISPATCH < 4096);
     /// `Call`, which has an IPC fast path.
     pub const SYSCALL_CALL: u64 = abi::Syscall::Call.number();
     /// `ReplyRecv`, which has an IPC fast path.
@@ -112,6 +115,7 @@ macro_rules! vectors {
             LEAN_JUDGED_OFFSET = const crate::context::LEAN_JUDGED_OFFSET,
             WORK_AUDIT = const vector_constants::WORK_AUDIT,
             WORK_POLICY = const vector_constants::WORK_POLICY,
+            WORK_USER_DISPATCH = const vector_constants::WORK_USER_DISPATCH,
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,

@@ -30,6 +30,7 @@
 .equ LEAN_POISON, {LEAN_POISON}                 // 1: feature poison-unsaved (test image)
 .equ WORK_AUDIT, {WORK_AUDIT}                   // entry::WorkFlags::AUDIT alone
 .equ WORK_POLICY, {WORK_POLICY}                 // entry::WorkFlags::POLICY alone
+.equ WORK_USER_DISPATCH, {WORK_USER_DISPATCH}   // entry::WorkFlags::USER_DISPATCH alone
 .equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
 
 // Exception kinds passed to the Rust handlers.
@@ -238,10 +239,11 @@
 // must not alias one), x0 is that code and the thread goes on at once, as
 // the generic entry's policy stage would leave it. Otherwise the lean
 // entry if audit is all its work (x10 the work word), or policy for a
-// number the lean entry judges; else the generic entry. x9/x10 parked.
+// number the lean entry judges; the user-dispatch fast path if syscall
+// user dispatch is (any number); else the generic entry. x9/x10 parked.
 el0_refused_or_slow:
     cmp     x8, #64
-    b.hs    el0_sync_slow_x9_x10_saved
+    b.hs    el0_dispatched_or_slow
     ldr     x9, [sp, #REFUSED_OFFSET]
     lsr     x9, x9, x8
     tbz     x9, #0, el0_audited_or_slow
@@ -323,11 +325,20 @@ el0_audited_or_slow:
     cmp     x10, #WORK_AUDIT
     b.eq    el0_svc_lean
     cmp     x10, #WORK_POLICY
-    b.ne    el0_sync_slow_x9_x10_saved
+    b.ne    el0_dispatched_or_slow
     ldr     x9, [sp, #LEAN_JUDGED_OFFSET]
     lsr     x9, x9, x8
     tbz     x9, #0, el0_sync_slow_x9_x10_saved
     b       el0_svc_lean
+
+// A thread whose only work is syscall user dispatch (any number): the
+// user-dispatch fast path (the kernel's `user_dispatch_fast_path.s`),
+// which sends what it does not take to the generic entry; anything else
+// the generic entry. x9/x10 parked, x10 the work word.
+el0_dispatched_or_slow:
+    cmp     x10, #WORK_USER_DISPATCH
+    b.eq    portcullis_user_dispatch_fast
+    b       el0_sync_slow_x9_x10_saved
 
 // The rest of the frame into the context at x0 (sp is the kernel stack's
 // top again), then the generic entry (x1 = 0) or the lean entry's end.

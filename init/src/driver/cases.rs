@@ -163,6 +163,7 @@ pub const TEST_CASES: &[Case] = &[
     RSEQ_CASES[4],
     RSEQ_CASES[5],
     YIELD_TO_PREEMPTED_CALL_CASE,
+    USER_DISPATCH_CASES[2],
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -1004,7 +1005,7 @@ const USER_SPACE_CASE: Case = Case {
 };
 
 /// Syscall user dispatch (`init/src/user_dispatch_tests.rs`).
-const USER_DISPATCH_CASES: [Case; 2] = [
+const USER_DISPATCH_CASES: [Case; 3] = [
     case(
         "syscall user dispatch: bad configurations get typed errors; a blocked call from outside the trampoline runs the handler, which sees its number and arguments and returns an emulated result; the selector switches it without a syscall; calls from the trampoline always run",
         &[BootProgram::UserDispatch.selector(0)],
@@ -1021,6 +1022,26 @@ const USER_DISPATCH_CASES: [Case; 2] = [
         grants: &[
             Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
             Grant { thread: 0, slot: 6, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+        ],
+        priorities: &[],
+        endpoint_owner: None,
+        fault_endpoints: &[],
+        cnode_radix: None,
+        root_task: false,
+        cpus: Cpus::Boot,
+    },
+    Case {
+        name: "syscall user dispatch on both paths: a redirect and its return into the SDK's buffer (one page: the fast path, uncounted by the generic entry) and into a buffer across two pages (the generic entry, both syscalls counted) give the caller the handler's answer and the handler the same frame",
+        threads: &[BootProgram::UserDispatchPaths.selector(0)],
+        expect: Expect::ExitZero,
+        endpoints: 0,
+        notifications: 0,
+        untyped_pages: 4,
+        irq: None,
+        grants: &[
+            Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+            Grant { thread: 0, slot: 6, object: CaseObject::VSpace(0), rights: Rights::READ_WRITE, badge: 0 },
+            Grant { thread: 0, slot: 7, object: CaseObject::Tcb(0), rights: Rights::READ_WRITE, badge: 0 },
         ],
         priorities: &[],
         endpoint_owner: None,

@@ -206,6 +206,12 @@ pub mod layout {
             && THREAD_TTBR0.is_multiple_of(8)
             && TCB_BODY + THREAD_TTBR0 <= 504
     );
+    /// `user_dispatch` (an `Option<UserDispatchConfig>`): the binary
+    /// finds where its payload's words lie in it (the user-dispatch fast
+    /// path, `user_dispatch_fast_path.s`, reads them only for a thread
+    /// whose work is `USER_DISPATCH`, which is set exactly while it is
+    /// `Some`).
+    pub const THREAD_USER_DISPATCH: usize = offset_of!(Thread, user_dispatch);
     /// The work bits a fast partner may have: policy work only (entry
     /// work), so this mask of the others must find none.
     pub const WORK_NOT_POLICY: u64 = !WorkFlags::POLICY.bits();

@@ -72,8 +72,19 @@ impl SelectorByte {
 
 /// Where the kernel saves the interrupted context: one [`Frame`], written
 /// by the kernel when it redirects a syscall and handed to the handler.
-#[repr(C, align(16))]
+///
+/// Aligned to 512 bytes (the ABI asks 8), so that its 288 never cross a
+/// page: the kernel's user-dispatch fast path takes a redirect and its
+/// return only for a frame on one page (docs/user_dispatch.md).
+#[repr(C, align(512))]
 pub struct DispatchBuffer(UnsafeCell<Frame>);
+
+// Never across a page: the frame fits in the alignment, which divides a page.
+const _: () = assert!(
+    abi::user_dispatch::FRAME_BYTES <= 512
+        && core::mem::align_of::<DispatchBuffer>() == 512
+        && 4096 % 512 == 0
+);
 
 // SAFETY: only the kernel writes the frame (at a redirect, while the
 // thread is in the kernel) and only the handler it enters reads it.
