@@ -335,10 +335,12 @@ el0_audited_or_slow:
 // user-dispatch fast path (the kernel's `user_dispatch_fast_path.s`),
 // which sends what it does not take to the generic entry; anything else
 // the generic entry. x9/x10 parked, x10 the work word.
+// (The generic entry's way first: one instruction fewer for a traced
+// thread's every syscall.)
 el0_dispatched_or_slow:
     cmp     x10, #WORK_USER_DISPATCH
-    b.eq    portcullis_user_dispatch_fast
-    b       el0_sync_slow_x9_x10_saved
+    b.ne    el0_sync_slow_x9_x10_saved
+    b       portcullis_user_dispatch_fast
 
 // The rest of the frame into the context at x0 (sp is the kernel stack's
 // top again), then the generic entry (x1 = 0) or the lean entry's end.
