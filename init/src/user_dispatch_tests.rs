@@ -192,18 +192,26 @@ pub fn run() -> i32 {
     // A readable frame whose words would return to the kernel's half or
     // set SPSR bits other than NZCV: refused, nothing restored (this code
     // goes on running).
-    let mut forged = Frame {
+    // (On one page, as the SDK's buffer is: the user-dispatch fast path
+    // reads these frames and leaves each to the generic entry's refusal.)
+    #[repr(C, align(512))]
+    struct OnePage(Frame);
+    let mut forged = OnePage(Frame {
         x: [0; 31],
         sp: 0,
         pc: kernel,
         nzcv: 0,
         number: 0,
         flags: 0,
-    };
-    expect!(45, user_dispatch::return_to(&forged), address);
-    forged.pc = null_outside as *const () as u64;
-    forged.nzcv = 1 << 21;
-    expect!(46, user_dispatch::return_to(&forged), bad);
+    });
+    expect!(45, user_dispatch::return_to(&forged.0), address);
+    forged.0.pc = null_outside as *const () as u64;
+    forged.0.nzcv = 1 << 21;
+    expect!(46, user_dispatch::return_to(&forged.0), bad);
+    // The PC's last word must lie in the user half: 2^48 - 3 does not.
+    forged.0.pc = (1 << 48) - 3;
+    forged.0.nzcv = 0;
+    expect!(47, user_dispatch::return_to(&forged.0), address);
 
     // Off (through the trampoline would do as well): blocking no longer
     // redirects.

@@ -149,6 +149,10 @@ const _: () = {
     assert!(ud::FRAME_WORDS == 36 && ud::SELECTOR_ALLOW == 0);
     assert!(ud::FRAME_BYTES < arch::layout::PAGE_SIZE);
 };
+/// The bits no address of the user half has (`tst` takes them as an
+/// immediate: a run of ones).
+const USER_HALF_OUTSIDE: u64 = !(arch::layout::USER_END - 1);
+const _: () = assert!(arch::layout::USER_END.is_power_of_two());
 /// `ccmp`'s flags immediate with only C set.
 const NZCV_C: u64 = 0b0010;
 /// PAR_EL1's output address, bits 47..12 (a 48-bit physical space).
@@ -243,7 +247,7 @@ core::arch::global_asm!(
     T_UD_SELECTOR = const USER_DISPATCH_WORDS[4],
     NZCV_MASK = const abi::tcb::NZCV_MASK,
     NZCV_C = const NZCV_C,
-    USER_END = const arch::layout::USER_END,
+    USER_HALF_OUTSIDE = const USER_HALF_OUTSIDE,
     LINEAR_BASE = const arch::layout::LINEAR_BASE,
     PAGE_SIZE = const arch::layout::PAGE_SIZE,
     FRAME_BYTES = const abi::user_dispatch::FRAME_BYTES,

@@ -19,9 +19,14 @@
 // (`AddressSpace::user_address`: mapped for EL0, written only if
 // EL0-writable, Normal memory), then through the linear map. A failed
 // translation never faults: PAR_EL1 says so. All of it is done under the
-// kernel lock, free at once with this CPU's view (the tables change only
-// under it, so the page stays as translated until the release; the
-// redirect's last write is made before it, the return's last read too).
+// kernel lock, taken only if it is free at once and the kernel's view is
+// this CPU's (`lock_at_once` with its view check, which this path must
+// keep): no other CPU has held the lock since this one last did, so no
+// unmap, TLB maintenance or request to this CPU came in between, and the
+// work word the vector read without the lock still holds. The tables
+// change only under the lock, so the page stays as translated until the
+// release; the redirect's last write is made before it, the return's last
+// read too.
 //
 // Anything else goes to the generic entry with nothing changed, and it
 // decides as it always does (the reference: it also gives every error):
@@ -40,8 +45,10 @@
 //   x9   the kernel state (its lock word first), once locked
 //   x10, x11  scratch
 //   x12  PAR_EL1, then the kernel's address of the buffer or frame
-// The thread's saved registers are not written (it goes back at once; a
-// thread's saved registers are only what it had at its last save).
+// Of the thread's saved registers only the slots of x9..x12 are written
+// (what is parked there, and on the return the frame's x9 and x12): it
+// goes back at once, and another CPU reads or writes its context only
+// after stopping this one, which waits for its whole save.
 
 // Its own values, beside the shared ones (`fast_path_common.s`), from
 // `fast_paths.rs`.
@@ -53,7 +60,7 @@
 .equ T_UD_SELECTOR,       {T_UD_SELECTOR}
 .equ NZCV_MASK,           {NZCV_MASK}        // SPSR's NZCV bits
 .equ NZCV_C,              {NZCV_C}           // `ccmp`'s flags: C alone
-.equ USER_END,            {USER_END}         // the user half's end
+.equ USER_HALF_OUTSIDE,   {USER_HALF_OUTSIDE} // the bits no user address has
 .equ LINEAR_BASE,         {LINEAR_BASE}      // physical address 0 in the linear map
 .equ PAGE_SIZE,           {PAGE_SIZE}
 .equ FRAME_BYTES,         {FRAME_BYTES}      // a user-dispatch frame
@@ -162,13 +169,18 @@ user_dispatch_return_fast:
     user_page s1e0r, x0, x12, user_dispatch_declined
     // The PC and NZCV words, each read once (the values checked are the
     // values used): the PC with 4 bytes in the user half, NZCV bits only.
+    // (x0 stays the thread's until the last decline: the generic entry
+    // must find the call as it was made.) The PC: below the user half's
+    // end, and so is PC + 3.
     ldp     x10, x11, [x12, #8 * 32]
     tst     x11, #~NZCV_MASK
     b.ne    user_dispatch_declined
-    mov     x0, #USER_END
-    sub     x0, x0, #4
-    cmp     x10, x0
-    b.hi    user_dispatch_declined
+    tst     x10, #USER_HALF_OUTSIDE
+    b.ne    user_dispatch_declined
+    add     x10, x10, #3
+    tst     x10, #USER_HALF_OUTSIDE
+    sub     x10, x10, #3
+    b.ne    user_dispatch_declined
     msr     elr_el1, x10
     mrs     x0, spsr_el1
     and     x0, x0, #~NZCV_MASK
