@@ -80,11 +80,11 @@ impl SelectorByte {
 pub struct DispatchBuffer(UnsafeCell<Frame>);
 
 // Never across a page: the frame fits in the alignment, which divides a page.
-const _: () = assert!(
-    abi::user_dispatch::FRAME_BYTES <= 512
-        && core::mem::align_of::<DispatchBuffer>() == 512
-        && 4096 % 512 == 0
-);
+const _: () = {
+    let align = core::mem::align_of::<DispatchBuffer>() as u64;
+    assert!(abi::user_dispatch::FRAME_BYTES <= align);
+    assert!(abi::elf::PAGE_SIZE.is_multiple_of(align));
+};
 
 // SAFETY: only the kernel writes the frame (at a redirect, while the
 // thread is in the kernel) and only the handler it enters reads it.
