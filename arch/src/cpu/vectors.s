@@ -31,6 +31,7 @@
 .equ WORK_AUDIT, {WORK_AUDIT}                   // entry::WorkFlags::AUDIT alone
 .equ WORK_POLICY, {WORK_POLICY}                 // entry::WorkFlags::POLICY alone
 .equ WORK_USER_DISPATCH, {WORK_USER_DISPATCH}   // entry::WorkFlags::USER_DISPATCH alone
+.equ WORK_USER_DISPATCH_BIT, {WORK_USER_DISPATCH_BIT} // and its bit's number
 .equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
 
 // Exception kinds passed to the Rust handlers.
@@ -319,24 +320,30 @@ el0_svc_lean:
 // 64): a thread whose only work is audit takes the lean entry too (its
 // records read x0..x8 and the result, nothing else of the frame), as does
 // one whose only work is policy for a number its `lean_judged` mask has
-// (its verdict reads and writes x0..x8 alone); anything else the generic
-// entry.
+// (its verdict reads and writes x0..x8 alone); one whose work has the user
+// dispatch bit goes on as `el0_dispatched_or_slow` does; anything else the
+// generic entry. (The bit's test is the only one a thread with other work,
+// a traced one, pays for it: one instruction.)
 el0_audited_or_slow:
     cmp     x10, #WORK_AUDIT
     b.eq    el0_svc_lean
     cmp     x10, #WORK_POLICY
-    b.ne    el0_dispatched_or_slow
+    b.eq    el0_judged_or_slow
+    tbz     x10, #WORK_USER_DISPATCH_BIT, el0_sync_slow_x9_x10_saved
+    cmp     x10, #WORK_USER_DISPATCH
+    b.eq    portcullis_user_dispatch_fast
+    b       el0_sync_slow_x9_x10_saved
+el0_judged_or_slow:
     ldr     x9, [sp, #LEAN_JUDGED_OFFSET]
     lsr     x9, x9, x8
     tbz     x9, #0, el0_sync_slow_x9_x10_saved
     b       el0_svc_lean
 
-// A thread whose only work is syscall user dispatch (any number): the
-// user-dispatch fast path (the kernel's `user_dispatch_fast_path.s`),
-// which sends what it does not take to the generic entry; anything else
-// the generic entry. x9/x10 parked, x10 the work word.
-// (The generic entry's way first: one instruction fewer for a traced
-// thread's every syscall.)
+// From `el0_refused_or_slow` for a number of 64 or more: a thread whose
+// only work is syscall user dispatch takes the user-dispatch fast path
+// (the kernel's `user_dispatch_fast_path.s`), which sends what it does not
+// take to the generic entry; anything else the generic entry. x9/x10
+// parked, x10 the work word.
 el0_dispatched_or_slow:
     cmp     x10, #WORK_USER_DISPATCH
     b.ne    el0_sync_slow_x9_x10_saved
