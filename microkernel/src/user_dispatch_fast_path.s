@@ -1,7 +1,8 @@
 // The user-dispatch fast path: a syscall of a thread whose only work is
 // syscall user dispatch (docs/user_dispatch.md), in its two common cases,
-// from the EL0 synchronous vector (`el0_dispatched_or_slow` in
-// `arch/src/cpu/vectors.s`) to the eret:
+// from the EL0 synchronous vector (`el0_audited_or_slow`, and for numbers
+// of 64 or more `el0_dispatched_or_slow`, in `arch/src/cpu/vectors.s`) to
+// the eret:
 //
 // * A redirect: an `svc` outside the allowed range while the selector
 //   byte blocks. The 36 words of the frame go straight from the CPU's
