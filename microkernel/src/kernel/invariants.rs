@@ -208,6 +208,11 @@ impl Kernel {
             {
                 return Err("a thread without an rseq area has rseq work or an extension");
             }
+            // The user-dispatch fast path reads the configuration of a
+            // thread with the work bit without looking at the option.
+            if thread.work.contains(WorkFlags::USER_DISPATCH) != thread.user_dispatch.is_some() {
+                return Err("a thread's user-dispatch work and its configuration disagree");
+            }
             // The IPC fast path tests only the cached slots.
             let cached_slots = match thread.cspace {
                 Some(cspace) => self
