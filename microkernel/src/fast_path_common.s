@@ -69,12 +69,28 @@
 .equ N_WAITING,            {N_WAITING}
 .equ N_BOUND,              {N_BOUND}
 
+// Register pairs by their slots in a context at `base` (a user-dispatch
+// frame lays x0..x30 out the same way), `op` `stp` to save or `ldp` to
+// load. (The vectors, `arch/src/cpu/vectors.s`, have the same two for
+// their saves: they are assembled in another crate's block, where these
+// macros are not defined.)
+.macro x0_to_x7_pairs op, base
+    \op     x0, x1, [\base, #16 * 0]
+    \op     x2, x3, [\base, #16 * 1]
+    \op     x4, x5, [\base, #16 * 2]
+    \op     x6, x7, [\base, #16 * 3]
+.endm
+.macro x20_to_x29_pairs op, base
+    \op     x20, x21, [\base, #16 * 10]
+    \op     x22, x23, [\base, #16 * 11]
+    \op     x24, x25, [\base, #16 * 12]
+    \op     x26, x27, [\base, #16 * 13]
+    \op     x28, x29, [\base, #16 * 14]
+.endm
+
 // x0..x8 into the context SP_EL1 points at.
 .macro save_arguments
-    stp     x0, x1, [sp, #16 * 0]
-    stp     x2, x3, [sp, #16 * 1]
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
+    x0_to_x7_pairs stp, sp
     str     x8, [sp, #16 * 4]
 .endm
 
@@ -95,11 +111,7 @@
 .else
     str     x19, [sp, #8 * 19]
 .endif
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
+    x20_to_x29_pairs stp, sp
     mrs     x21, sp_el0
     stp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     mrs     x22, elr_el1

@@ -115,11 +115,7 @@
     ldp     x14, x15, [sp, #16 * 7]
     ldp     x16, x17, [sp, #16 * 8]
     ldp     x18, x19, [sp, #16 * 9]
-    ldp     x20, x21, [sp, #16 * 10]
-    ldp     x22, x23, [sp, #16 * 11]
-    ldp     x24, x25, [sp, #16 * 12]
-    ldp     x26, x27, [sp, #16 * 13]
-    ldp     x28, x29, [sp, #16 * 14]
+    x20_to_x29_pairs ldp, sp
     eret
 .endm
 

@@ -124,10 +124,7 @@ portcullis_user_dispatch_fast:
     // The frame: x0..x30 (x9..x12 from where they are parked), SP_EL0,
     // the PC after the svc, NZCV, the number, flags 0. x0 and x1 are the
     // scratch registers from here: the handler gets new ones.
-    stp     x0, x1, [x12, #8 * 0]
-    stp     x2, x3, [x12, #8 * 2]
-    stp     x4, x5, [x12, #8 * 4]
-    stp     x6, x7, [x12, #8 * 6]
+    x0_to_x7_pairs stp, x12
     ldp     x0, x1, [sp, #8 * 9]
     stp     x8, x0, [x12, #8 * 8]
     ldr     x0, [sp, #8 * 11]
@@ -137,11 +134,7 @@ portcullis_user_dispatch_fast:
     stp     x14, x15, [x12, #8 * 14]
     stp     x16, x17, [x12, #8 * 16]
     stp     x18, x19, [x12, #8 * 18]
-    stp     x20, x21, [x12, #8 * 20]
-    stp     x22, x23, [x12, #8 * 22]
-    stp     x24, x25, [x12, #8 * 24]
-    stp     x26, x27, [x12, #8 * 26]
-    stp     x28, x29, [x12, #8 * 28]
+    x20_to_x29_pairs stp, x12
     mrs     x0, sp_el0
     stp     x30, x0, [x12, #8 * 30]
     mrs     x0, elr_el1
@@ -196,10 +189,7 @@ user_dispatch_return_fast:
     str     x0, [sp, #8 * 9]
     ldr     x0, [x12, #8 * 12]
     str     x0, [sp, #8 * 12]
-    ldp     x0, x1, [x12, #8 * 0]
-    ldp     x2, x3, [x12, #8 * 2]
-    ldp     x4, x5, [x12, #8 * 4]
-    ldp     x6, x7, [x12, #8 * 6]
+    x0_to_x7_pairs ldp, x12
     ldr     x8, [x12, #8 * 8]
     ldp     x10, x11, [x12, #8 * 10]
     ldp     x13, x14, [x12, #8 * 13]
