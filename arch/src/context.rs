@@ -42,6 +42,11 @@ pub const REFUSAL_CODES_OFFSET: usize = WORK_FLAGS_OFFSET + 40;
 /// layout at build time.
 pub const LEAN_JUDGED_OFFSET: usize = REFUSAL_CODES_OFFSET + 2 * 64;
 
+/// Where the kernel keeps a thread's mask of syscalls whose verdict the
+/// vector evaluates on the registers (bit n: syscall n), right after;
+/// checked against the TCB layout at build time.
+pub const REGISTER_JUDGED_OFFSET: usize = LEAN_JUDGED_OFFSET + 8;
+
 /// SPSR value for a fresh EL0 AArch64 thread: EL0t, interrupts enabled.
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).

@@ -1,8 +1,9 @@
 //! Assembles the fast paths that leave the vector for assembly of their
 //! own, the IPC fast path (`ipc_fast_path.s`), the yield fast path
 //! (`yield_fast_path.s`), the notification fast path
-//! (`notification_fast_path.s`) and the user-dispatch fast path
-//! (`user_dispatch_fast_path.s`), in one block after
+//! (`notification_fast_path.s`), the user-dispatch fast path
+//! (`user_dispatch_fast_path.s`) and the policy fast path
+//! (`policy_fast_path.s`), in one block after
 //! `fast_path_common.s` (the values they use and the macros for the steps
 //! they share: the save, the lock, the next thread's checks, the switch),
 //! with the offsets and values `microkernel::kernel::fast_path::layout`
@@ -15,6 +16,7 @@ use arch::cpu::registers::{CPACR_FPEN_EL0_SHIFT, CPACR_FPEN_TRAP_EL0};
 use arch::cpu::vector_constants as ctx;
 use core::mem::{align_of, offset_of, size_of, MaybeUninit};
 use microkernel::cap::ObjectId;
+use microkernel::filter::Comparison;
 use microkernel::kernel::fast_path::layout as l;
 use microkernel::stopped_call::CallSlot;
 use microkernel::thread::{state_tag, Thread, ThreadId, ThreadState};
@@ -161,6 +163,25 @@ const PAR_PA_MASK: u64 = 0x0000_ffff_ffff_f000;
 /// encoding, zero for every Device type, never for Normal memory.
 const PAR_ATTR_OUTER_MASK: u64 = 0xf000_0000_0000_0000;
 
+/// The code bits of an `Errno`'s rank.
+const ERRNO_CODE_MASK: u32 = microkernel::filter::ERRNO_RANK - 1;
+// A comparison as the policy fast path reads it: 24 bytes (its index
+// times 3, times 8), the mask and the value as one pair, then one word:
+// the verdict's rank (bits 0..31), the register (32..39), the outcomes
+// (40..47), `on_hold` (48..55) and `on_fail` (56..63); the outcomes'
+// bits by the number `cset`/`cinc` give (0 less, 1 equal, 2 greater);
+// an `Errno`'s rank its code above a bit of its own.
+const _: () = {
+    use microkernel::filter as f;
+    assert!(size_of::<Comparison>() == 24);
+    assert!(offset_of!(Comparison, mask) == 0 && offset_of!(Comparison, value) == 8);
+    assert!(offset_of!(Comparison, verdict) == 16 && offset_of!(Comparison, register) == 20);
+    assert!(offset_of!(Comparison, outcomes) == 21 && offset_of!(Comparison, on_hold) == 22);
+    assert!(offset_of!(Comparison, on_fail) == 23);
+    assert!(f::LESS == 1 << 0 && f::EQUAL == 1 << 1 && f::GREATER == 1 << 2);
+    assert!(f::ERRNO_RANK == 1 << 16 && f::END == u8::MAX);
+};
+
 /// 1 when the image counts each thread's yields (`test-calls`: the
 /// thread statistics), so the yield fast path counts its own too.
 #[cfg(feature = "test-calls")]
@@ -175,6 +196,7 @@ core::arch::global_asm!(
         include_str!("yield_fast_path.s"),
         include_str!("notification_fast_path.s"),
         include_str!("user_dispatch_fast_path.s"),
+        include_str!("policy_fast_path.s"),
     ),
     STATE = sym STATE,
     KERNEL = const KERNEL,
@@ -253,4 +275,8 @@ core::arch::global_asm!(
     FRAME_BYTES = const abi::user_dispatch::FRAME_BYTES,
     PAR_PA_MASK = const PAR_PA_MASK,
     PAR_ATTR_OUTER_MASK = const PAR_ATTR_OUTER_MASK,
+    T_PROGRAM_START = const l::THREAD_PROGRAM_START,
+    T_PROGRAM_COMPARISONS = const l::THREAD_PROGRAM_COMPARISONS,
+    PROGRAM_END = const microkernel::filter::END,
+    ERRNO_CODE_MASK = const ERRNO_CODE_MASK,
 );

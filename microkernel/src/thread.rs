@@ -2,7 +2,7 @@
 
 use crate::endpoint_queue::{QueueLinks, Queued};
 use crate::fault::FaultReport;
-use crate::filter::VerdictCache;
+use crate::filter::{RegisterProgram, VerdictCache};
 pub use crate::ids::ThreadId;
 use crate::ids::{CNodeId, FilterUser, ObjectId, ObjectRef, Priority, SlotId};
 use crate::judged_memory::JudgedMemory;
@@ -228,8 +228,8 @@ impl ThreadStats {
 ///
 /// `repr(C)` with the saved registers first and the work word right after
 /// them: the inline fast path in `arch/src/cpu/vectors.s` finds the work
-/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked below; SP_EL1 points at
-/// the saved registers). The fields the syscall and IPC paths use come
+/// word at `SP_EL1 + WORK_FLAGS_OFFSET` (checked in `offsets.rs`; SP_EL1
+/// points at the saved registers). The fields the syscall and IPC paths use come
 /// next, before the large ones (FP state, filters), so they stay within
 /// the reach of an immediate load offset.
 #[repr(C)]
@@ -243,13 +243,13 @@ pub struct Thread {
     /// Bit n: syscall n needs no entry work even though `work` holds
     /// syscall work (its policy verdict is a constant `Allow`, and nothing
     /// else is asked of it). Right after `work`: the inline fast path reads
-    /// it at `WORK_FLAGS_OFFSET + 8` (checked below).
+    /// it at `WORK_FLAGS_OFFSET + 8` (checked in `offsets.rs`).
     pub(crate) no_entry_work: u64,
     /// Bit n: syscall n is refused with `refusal_codes[n]` in `x0` and
     /// nothing else (its policy verdict is a constant `Errno`, and
     /// nothing else is asked of it): the vector answers it
-    /// (`el0_refused_or_slow`) at `WORK_FLAGS_OFFSET + 16` (checked
-    /// below). Kept with `no_entry_work` by `recompute_no_entry_work`.
+    /// (`el0_refused_or_slow`) at `WORK_FLAGS_OFFSET + 16` (checked in
+    /// `offsets.rs`). Kept with `no_entry_work` by `recompute_no_entry_work`.
     pub(crate) refused: u64,
     /// The TTBR0_EL1 value of that space (root and ASID), kept here so
     /// that a switch loads one word (near the start: the IPC fast path
@@ -265,10 +265,18 @@ pub struct Thread {
     /// Bit n: the lean entry judges syscall n: policy is the thread's
     /// only syscall work, and the verdict reads and writes nothing of the
     /// frame beyond `x0..x8` (`VerdictCache::judged_by_lean_entry`). The
-    /// vector reads it at `LEAN_JUDGED_OFFSET` (checked below) to send
-    /// only those numbers there; the lean entry asks the cache again.
+    /// vector reads it at `LEAN_JUDGED_OFFSET` (checked in `offsets.rs`) to
+    /// send only those numbers there; the lean entry asks the cache again.
     /// Kept with `no_entry_work` by `recompute_no_entry_work`.
     pub(crate) lean_judged: u64,
+    /// Bit n: the vector judges syscall n itself, walking
+    /// `register_program` (`policy_fast_path.s`; read at
+    /// `REGISTER_JUDGED_OFFSET`). Its compiled mask while policy is the
+    /// only syscall work, else 0 (`recompute_no_entry_work`).
+    pub(crate) register_judged: u64,
+    /// The verdicts compiled to comparisons of `x0..x7`, recomputed with
+    /// `verdicts` (near the start: reached with immediate offsets).
+    pub(crate) register_program: RegisterProgram,
     /// Life-cycle state.
     state: ThreadState,
     /// Scheduling priority (written through `set_priority`).
@@ -596,6 +604,8 @@ impl Thread {
         refused: 0,
         refusal_codes: [0; 64],
         lean_judged: 0,
+        register_judged: 0,
+        register_program: RegisterProgram::empty(),
         fp: FpState::zeroed(),
         state: ThreadState::Free,
         name: ThreadName::EMPTY,
@@ -718,17 +728,6 @@ pub struct PolicyRequest {
 }
 
 pub use crate::ids::MAX_STACKED_FILTERS;
-
-// The fast path's view of the TCB (see the struct's docs).
-const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK_FLAGS_OFFSET);
-const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
-const _: () =
-    assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
-const _: () = assert!(core::mem::offset_of!(Thread, refused) == arch::context::REFUSED_OFFSET);
-const _: () =
-    assert!(core::mem::offset_of!(Thread, refusal_codes) == arch::context::REFUSAL_CODES_OFFSET);
-const _: () =
-    assert!(core::mem::offset_of!(Thread, lean_judged) == arch::context::LEAN_JUDGED_OFFSET);
 
 /// A plain table of threads for the unit tests of code that is generic
 /// over [`Threads`] (the IPC engine, the queues): thread `i` is entry `i`.

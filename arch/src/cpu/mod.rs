@@ -116,6 +116,7 @@ macro_rules! vectors {
             REFUSED_OFFSET = const crate::context::REFUSED_OFFSET,
             REFUSAL_CODES_OFFSET = const crate::context::REFUSAL_CODES_OFFSET,
             LEAN_JUDGED_OFFSET = const crate::context::LEAN_JUDGED_OFFSET,
+            REGISTER_JUDGED_OFFSET = const crate::context::REGISTER_JUDGED_OFFSET,
             WORK_AUDIT = const vector_constants::WORK_AUDIT,
             WORK_POLICY = const vector_constants::WORK_POLICY,
             WORK_USER_DISPATCH = const vector_constants::WORK_USER_DISPATCH,

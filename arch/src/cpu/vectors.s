@@ -33,6 +33,7 @@
 .equ WORK_USER_DISPATCH, {WORK_USER_DISPATCH}   // entry::WorkFlags::USER_DISPATCH alone
 .equ WORK_USER_DISPATCH_BIT, {WORK_USER_DISPATCH_BIT} // and its bit's number
 .equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
+.equ REGISTER_JUDGED_OFFSET, {REGISTER_JUDGED_OFFSET} // Thread.register_judged, those the vector judges
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -178,7 +179,10 @@
     // syscall it has (Call first, two instructions: it is the one of the
     // pair that starts a message; then its answer; then Yield below it,
     // or, above it, Signal and Wait, tested outside the vector, which is
-    // full: `el0_svc_above_reply_recv`).
+    // full: `el0_svc_above_reply_recv`). (Also the way on of a syscall
+    // the policy fast path allowed: `el0_svc_allowed`.)
+    .global el0_svc_excused
+el0_svc_excused:
 5:  cmp     x8, #SYSCALL_CALL
     b.eq    portcullis_ipc_fast_call
     cmp     x8, #SYSCALL_REPLY_RECV
@@ -333,11 +337,35 @@ el0_audited_or_slow:
     cmp     x10, #WORK_USER_DISPATCH
     b.eq    portcullis_user_dispatch_fast
     b       el0_sync_slow_x9_x10_saved
+// Of those, a number whose verdict the thread's filters give from
+// x0..x7 alone (its `register_judged` mask, within `lean_judged`: tested
+// second, so a number for the generic entry pays nothing for it) is
+// judged at once by the kernel's policy fast path (`policy_fast_path.s`),
+// which refuses it or goes on at `el0_svc_allowed`.
 el0_judged_or_slow:
-    ldr     x9, [sp, #LEAN_JUDGED_OFFSET]
+    ldp     x9, x10, [sp, #LEAN_JUDGED_OFFSET]
     lsr     x9, x9, x8
     tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    lsr     x10, x10, x8
+    tbnz    x10, #0, portcullis_policy_fast
     b       el0_svc_lean
+
+// A syscall of a thread whose only work is policy that the policy fast
+// path allowed on its registers (x9/x10 parked, x8 below 64, the
+// registers as the thread left them): `Null` is answered here, any other
+// goes on as a syscall without entry work goes from the vector
+// (`el0_svc_excused`), to the fast path of its syscall, else the lean
+// entry. x10 = 0 sends it there rather than to the generic entry (the
+// lean entry reads the work word itself, and judges the call again the
+// same way: see `lean_verdict`).
+    .global el0_svc_allowed
+el0_svc_allowed:
+    cbz     x8, 1f
+    mov     x10, xzr
+    b       el0_svc_excused
+1:  mov     x0, xzr
+    ldp     x9, x10, [sp, #16 * 4 + 8]
+    eret
 
 // From `el0_refused_or_slow` for a number of 64 or more: a thread whose
 // only work is syscall user dispatch takes the user-dispatch fast path

@@ -16,11 +16,17 @@
 //! * [`VerdictCache`]: per syscall number, the verdict when it does not
 //!   depend on anything but the number, and from it the thread's "no entry
 //!   work" mask: the syscalls that may take the fast path.
+//! * [`RegisterProgram`]: the verdicts of the syscalls whose filters look
+//!   at `x0..x7` alone, compiled to a table of comparisons the vector
+//!   walks in assembly (and the lean entry in Rust).
 
 mod cache;
 mod description;
 mod evaluate;
 mod facts;
+mod register_program;
+#[cfg(test)]
+mod register_program_tests;
 #[cfg(test)]
 mod tests;
 
@@ -28,3 +34,6 @@ pub use cache::{VerdictCache, SYSCALL_COUNT};
 pub use description::Filter;
 pub use evaluate::{evaluate, evaluate_deciding, killing_rule, routed_verdict};
 pub use facts::{JudgedView, SyscallFacts};
+pub use register_program::{
+    Comparison, RegisterProgram, END, EQUAL, ERRNO_RANK, GREATER, LESS, PROGRAM_COMPARISONS,
+};

@@ -212,6 +212,17 @@ pub mod layout {
     /// whose work is `USER_DISPATCH`, which is set exactly while it is
     /// `Some`).
     pub const THREAD_USER_DISPATCH: usize = offset_of!(Thread, user_dispatch);
+    /// `register_program` (`filter::RegisterProgram`): each syscall's
+    /// first comparison (a byte per number), and the comparisons (the
+    /// policy fast path, `policy_fast_path.s`, walks them for a number
+    /// whose `register_judged` bit is set). Within an `add`'s 12-bit
+    /// immediate of the thread.
+    pub const THREAD_PROGRAM_START: usize =
+        offset_of!(Thread, register_program) + crate::filter::RegisterProgram::START_OFFSET;
+    /// (See `THREAD_PROGRAM_START`.)
+    pub const THREAD_PROGRAM_COMPARISONS: usize =
+        offset_of!(Thread, register_program) + crate::filter::RegisterProgram::COMPARISONS_OFFSET;
+    const _: () = assert!(THREAD_PROGRAM_START < 4096 && THREAD_PROGRAM_COMPARISONS < 4096);
     /// The work bits a fast partner may have: policy work only (entry
     /// work), so this mask of the others must find none.
     pub const WORK_NOT_POLICY: u64 = !WorkFlags::POLICY.bits();

@@ -31,21 +31,28 @@ impl Thread {
         self.work.bits() & !WorkFlags::POLICY.bits() == 0
     }
 
-    /// Recomputes `no_entry_work`, `refused` and `lean_judged` after the
-    /// filters (or any other entry work) changed: the policy's
-    /// constant-`Allow` and constant-`Errno` syscalls and those the lean
-    /// entry judges, as long as policy is the only syscall work.
+    /// Recomputes `no_entry_work`, `refused`, `lean_judged` and
+    /// `register_judged` after the filters (or any other entry work)
+    /// changed: the policy's constant-`Allow` and constant-`Errno`
+    /// syscalls, those the lean entry judges and those the vector judges
+    /// on the registers, as long as policy is the only syscall work.
     pub fn recompute_no_entry_work(&mut self) {
         let other_work =
             self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
-        (self.no_entry_work, self.refused, self.lean_judged) = if other_work == 0 {
+        (
+            self.no_entry_work,
+            self.refused,
+            self.lean_judged,
+            self.register_judged,
+        ) = if other_work == 0 {
             (
                 self.verdicts.no_entry_work_mask(),
                 self.verdicts.refused_mask(),
                 self.verdicts.lean_judged_mask(),
+                self.register_program.compiled_mask(),
             )
         } else {
-            (0, 0, 0)
+            (0, 0, 0, 0)
         };
         // Only the refused numbers' codes are read (the vector tests the
         // bit first), so only theirs are written: this runs at every trace

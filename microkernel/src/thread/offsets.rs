@@ -61,3 +61,17 @@ impl Thread {
     /// `asid_generation`.
     pub const ASID_GENERATION_OFFSET: usize = core::mem::offset_of!(Thread, asid_generation);
 }
+
+// The fast path's view of the TCB (see `Thread`'s docs).
+const _: () = assert!(core::mem::offset_of!(Thread, work) == arch::context::WORK_FLAGS_OFFSET);
+const _: () = assert!(core::mem::offset_of!(Thread, context) == 0);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, no_entry_work) == arch::context::WORK_FLAGS_OFFSET + 8);
+const _: () = assert!(core::mem::offset_of!(Thread, refused) == arch::context::REFUSED_OFFSET);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, refusal_codes) == arch::context::REFUSAL_CODES_OFFSET);
+const _: () =
+    assert!(core::mem::offset_of!(Thread, lean_judged) == arch::context::LEAN_JUDGED_OFFSET);
+const _: () = assert!(
+    core::mem::offset_of!(Thread, register_judged) == arch::context::REGISTER_JUDGED_OFFSET
+);

@@ -82,6 +82,7 @@ impl Kernel {
         };
         let verdict = crate::kernel::forward::policy::lean_verdict(
             &thread.verdicts,
+            &thread.register_program,
             &thread.filters,
             others,
             thread.cspace_slots,

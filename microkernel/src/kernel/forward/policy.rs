@@ -4,7 +4,8 @@
 
 use crate::cap::OtherObjects;
 use crate::filter::{
-    evaluate, evaluate_deciding, routed_verdict, Filter, SyscallFacts, VerdictCache,
+    evaluate, evaluate_deciding, routed_verdict, Filter, RegisterProgram, SyscallFacts,
+    VerdictCache,
 };
 use crate::ipc::message::MAX_MESSAGE_WORDS;
 use crate::judged_memory::JudgedMemory;
@@ -48,11 +49,14 @@ fn judged_capability(
 /// capability `x0` names. No rule that can decide it reads the PC (which
 /// the lean entry leaves unsaved: the facts say 0) or memory (none is
 /// copied), and its verdict is never `Notify`, so no server is routed
-/// to. Only the filters that can give it anything but `Allow` are looked
-/// up and evaluated.
+/// to. A syscall whose filters compare registers alone is judged by the
+/// thread's compiled comparisons (`RegisterProgram`, which the vector
+/// walked already); for any other, only the filters that can give it
+/// anything but `Allow` are looked up and evaluated.
 #[inline(always)]
 pub(in crate::kernel) fn lean_verdict(
     verdicts: &VerdictCache,
+    program: &RegisterProgram,
     attached: &[AttachedFilter],
     others: OtherObjects<'_>,
     cspace: (crate::cap::SlotId, u32),
@@ -61,6 +65,10 @@ pub(in crate::kernel) fn lean_verdict(
     let number = regs.syscall_number();
     debug_assert!(verdicts.judged_by_lean_entry(number));
     if let Some(verdict) = verdicts.cached_verdict(number) {
+        return verdict;
+    }
+    let [x0, x1, x2, x3, x4, x5, x6, x7, _] = regs.syscall_registers();
+    if let Some(verdict) = program.verdict(number, &[x0, x1, x2, x3, x4, x5, x6, x7]) {
         return verdict;
     }
     let deciding = verdicts.deciding_filters(number);

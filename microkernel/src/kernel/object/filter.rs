@@ -6,7 +6,7 @@
 
 use crate::cap::FilterUser;
 use crate::cap::ObjectId;
-use crate::filter::{Filter, VerdictCache};
+use crate::filter::{Filter, RegisterProgram, VerdictCache};
 use crate::kernel::object::filter_server;
 use crate::kernel::Kernel;
 use crate::platform::Platform;
@@ -227,10 +227,10 @@ impl Kernel {
         }
     }
 
-    /// Recomputes a thread's verdict cache and no-entry-work mask from its
-    /// filter stack.
+    /// Recomputes a thread's verdict cache, its compiled verdicts and its
+    /// no-entry-work mask from its filter stack.
     fn refresh_verdicts(&mut self, target: ThreadId) {
-        let cache = {
+        let (cache, program) = {
             let stack: heapless::Vec<&Filter, { crate::thread::MAX_STACKED_FILTERS }> = self
                 .objects[target]
                 .filters
@@ -238,10 +238,13 @@ impl Kernel {
                 .filter_map(|a| self.objects.get::<kind::Filter>(a.filter))
                 .map(|body| &body.filter)
                 .collect();
-            VerdictCache::new(&stack)
+            let cache = VerdictCache::new(&stack);
+            let program = RegisterProgram::new(&stack, &cache);
+            (cache, program)
         };
         let thread = &mut self.objects[target];
         thread.verdicts = cache;
+        thread.register_program = program;
         thread.recompute_no_entry_work();
     }
 }
