@@ -30,6 +30,7 @@ mod filter_lifetime_tests;
 mod fuzz;
 mod ipc_tests;
 mod judged_memory_tests;
+mod policy_paths_tests;
 mod policy_routing_tests;
 mod policy_server_tests;
 mod policy_tests;
@@ -230,6 +231,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::YieldRetyper => preemption_tests::yield_retyper(),
         BootProgram::RetypeYielder => preemption_tests::retype_yielder(),
         BootProgram::UserDispatchPaths => user_dispatch_tests::paths(),
+        BootProgram::PolicyPaths => policy_paths_tests::paths(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

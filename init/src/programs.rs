@@ -510,6 +510,11 @@ pub enum BootProgram {
     /// fast path) and with one across two pages (the generic entry) agree;
     /// an Untyped in slot 4, its own VSpace in 6, its own TCB in 7.
     UserDispatchPaths = 152,
+    /// The policy fast path against the generic entry
+    /// (`init/src/policy_paths_tests.rs`): the same calls judged by the
+    /// vector's walk of the compiled verdicts and by the generic entry
+    /// agree; an Untyped in slot 4, its own TCB in 7.
+    PolicyPaths = 153,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -608,7 +613,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 153] = [
+    pub const ALL: [BootProgram; 154] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -762,6 +767,7 @@ impl BootProgram {
         BootProgram::YieldRetyper,
         BootProgram::RetypeYielder,
         BootProgram::UserDispatchPaths,
+        BootProgram::PolicyPaths,
     ];
 
     /// A short name, used to name the thread.
@@ -920,6 +926,7 @@ impl BootProgram {
             BootProgram::YieldRetyper => "yield-retyper",
             BootProgram::RetypeYielder => "retype-yielder",
             BootProgram::UserDispatchPaths => "dispatch-paths",
+            BootProgram::PolicyPaths => "policy-paths",
         }
     }
 

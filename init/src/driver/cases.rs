@@ -164,6 +164,7 @@ pub const TEST_CASES: &[Case] = &[
     RSEQ_CASES[5],
     YIELD_TO_PREEMPTED_CALL_CASE,
     USER_DISPATCH_CASES[2],
+    POLICY_PATHS_CASE,
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -1051,6 +1052,28 @@ const USER_DISPATCH_CASES: [Case; 3] = [
         cpus: Cpus::Boot,
     },
 ];
+
+/// The policy fast path against the generic entry
+/// (`init/src/policy_paths_tests.rs`).
+const POLICY_PATHS_CASE: Case = Case {
+    name: "policy judged on the registers on both paths: the same Null and Yield calls through two stacked filters whose rules compare registers every way a rule can get the same results from the vector's walk of the compiled verdicts (no call reaches the generic entry) and, once a filter that reads the PC is attached, from the generic entry (every call counted)",
+    threads: &[BootProgram::PolicyPaths.selector(0)],
+    expect: Expect::ExitZero,
+    endpoints: 0,
+    notifications: 0,
+    untyped_pages: 16,
+    irq: None,
+    grants: &[
+        Grant { thread: 0, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        Grant { thread: 0, slot: 7, object: CaseObject::Tcb(0), rights: TCB_WITH_TRACE, badge: 0 },
+    ],
+    priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+    cpus: Cpus::Boot,
+};
 
 /// A TCB capability that may attach a tracer and filters.
 const TCB_WITH_TRACE: Rights =
