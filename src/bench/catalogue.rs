@@ -260,7 +260,7 @@ pub const CATALOGUE: &[CatalogueEntry] = &[
     },
     CatalogueEntry {
         name: "syscall_policy_evaluated_allow",
-        what: "null syscall whose verdict is not cached (a rule on x2 could refuse it): the lean entry evaluates the filter that can refuse it on the saved registers, allows, dispatches",
+        what: "null syscall whose verdict is not cached (a rule on x2 could refuse it): the vector's policy fast path walks the thread's compiled verdicts on the live registers, allows, and answers it as for a thread without work",
         linux: &[linux("getpid_seccomp_check5_arg_nocache", 881.5)],
         sel4: None,
         target: Some(Target::AtMost(180)),
