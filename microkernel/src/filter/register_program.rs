@@ -202,9 +202,10 @@ impl RegisterProgram {
         })
     }
 
-    /// Does every link name a later comparison, or end the walk?
-    #[cfg(test)]
-    pub(crate) fn links_go_forward(&self) -> bool {
+    /// Does every start and link name a comparison (a later one, for a
+    /// link), or end the walk? (The assembly's walk relies on it: it has
+    /// no bound of its own. `check_invariants` asks.)
+    pub fn links_go_forward(&self) -> bool {
         let forward = |from: usize, to: u8| to == END || usize::from(to) > from;
         let starts = self
             .start

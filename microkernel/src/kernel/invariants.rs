@@ -213,6 +213,14 @@ impl Kernel {
             if thread.work.contains(WorkFlags::USER_DISPATCH) != thread.user_dispatch.is_some() {
                 return Err("a thread's user-dispatch work and its configuration disagree");
             }
+            // The policy fast path walks the compiled verdicts of a number
+            // in the mask with no bound of its own: only compiled numbers,
+            // and links that only go forward.
+            if thread.register_judged & !thread.register_program.compiled_mask() != 0
+                || !thread.register_program.links_go_forward()
+            {
+                return Err("a thread's register-judged syscalls are not its compiled ones");
+            }
             // The IPC fast path tests only the cached slots.
             let cached_slots = match thread.cspace {
                 Some(cspace) => self

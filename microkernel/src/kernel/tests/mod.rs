@@ -5,5 +5,6 @@ mod core_tests;
 mod entry_order_tests;
 mod judged_capability_tests;
 mod queue_invariant_tests;
+mod register_program_invariant_tests;
 pub(in crate::kernel) mod test_kernel;
 mod user_dispatch_invariant_tests;
