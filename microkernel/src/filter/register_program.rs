@@ -390,6 +390,22 @@ impl Writer {
         Some(())
     }
 
+    /// What reaches this point of the filter gets `verdict` (an
+    /// unconditional rule's, or the default): a comparison that always
+    /// holds, on to the next filter. An `Allow` is no comparison at all:
+    /// what reaches it goes on with the next filter.
+    fn end_filter_with(&mut self, verdict: u32) -> Option<()> {
+        if verdict != 0 {
+            let at = self.write(Comparison {
+                outcomes: ALWAYS,
+                verdict,
+                ..Comparison::UNUSED
+            })?;
+            self.to_next_filter.push((at, Link::Hold)).ok()?;
+        }
+        Some(())
+    }
+
     /// The comparisons, with every link still open ending the walk.
     fn finish(mut self) -> Option<Scratch> {
         self.begin_filter()?;
@@ -427,17 +443,8 @@ fn compile(filters: &[&Filter], deciding: u8, number: u64) -> Option<Scratch> {
                 Conditions::Beyond => return None,
             };
             if conditions.is_empty() {
-                // Unconditional: it ends the filter. (An `Allow` is no
-                // comparison at all: what reaches it goes on with the
-                // next filter.)
-                if verdict != 0 {
-                    let at = writer.write(Comparison {
-                        outcomes: ALWAYS,
-                        verdict,
-                        ..Comparison::UNUSED
-                    })?;
-                    writer.to_next_filter.push((at, Link::Hold)).ok()?;
-                }
+                // Unconditional: it ends the filter.
+                writer.end_filter_with(verdict)?;
                 ended = true;
                 break;
             }
@@ -465,15 +472,7 @@ fn compile(filters: &[&Filter], deciding: u8, number: u64) -> Option<Scratch> {
             }
         }
         if !ended {
-            let verdict = rank(filter.default())?;
-            if verdict != 0 {
-                let at = writer.write(Comparison {
-                    outcomes: ALWAYS,
-                    verdict,
-                    ..Comparison::UNUSED
-                })?;
-                writer.to_next_filter.push((at, Link::Hold)).ok()?;
-            }
+            writer.end_filter_with(rank(filter.default())?)?;
         }
     }
     writer.finish()

@@ -225,27 +225,10 @@ fn register_action() -> impl Strategy<Value = Action> {
 }
 
 fn register_rule() -> impl Strategy<Value = Rule> {
-    let op = prop_oneof![
-        Just(ArgOp::Eq),
-        Just(ArgOp::Ne),
-        Just(ArgOp::Lt),
-        Just(ArgOp::Le),
-        Just(ArgOp::Gt),
-        Just(ArgOp::Ge),
-        Just(ArgOp::MaskedEq),
-    ];
-    let operand = prop_oneof![
+    let arg = super::tests::any_arg(prop_oneof![
         (0u8..=7).prop_map(Operand::Register),
         (0u8..=5).prop_map(Operand::Word),
-    ];
-    let arg = (operand, prop_oneof![Just(u64::MAX), 0u64..4], op, 0u64..4).prop_map(
-        |(operand, mask, op, value)| ArgMatch {
-            operand,
-            mask,
-            op,
-            value,
-        },
-    );
+    ]);
     (
         proptest::option::of(0u64..6),
         proptest::option::weighted(0.3, 0u64..2),

@@ -529,7 +529,9 @@ fn any_action() -> impl Strategy<Value = Action> {
     ]
 }
 
-fn any_rule() -> impl Strategy<Value = Rule> {
+/// A comparison of one of `operands`, with every operator, a full or a
+/// small mask, and a small value (also the compiled verdicts' tests').
+pub(super) fn any_arg(operands: impl Strategy<Value = Operand>) -> impl Strategy<Value = ArgMatch> {
     let op = prop_oneof![
         Just(ArgOp::Eq),
         Just(ArgOp::Ne),
@@ -539,19 +541,22 @@ fn any_rule() -> impl Strategy<Value = Rule> {
         Just(ArgOp::Ge),
         Just(ArgOp::MaskedEq),
     ];
-    let operand = prop_oneof![
-        (0u8..=7).prop_map(Operand::Register),
-        (0u8..=9).prop_map(Operand::Word),
-        Just(Operand::Pc),
-    ];
-    let arg = (operand, prop_oneof![Just(u64::MAX), 0u64..4], op, 0u64..4).prop_map(
+    (operands, prop_oneof![Just(u64::MAX), 0u64..4], op, 0u64..4).prop_map(
         |(operand, mask, op, value)| ArgMatch {
             operand,
             mask,
             op,
             value,
         },
-    );
+    )
+}
+
+fn any_rule() -> impl Strategy<Value = Rule> {
+    let arg = any_arg(prop_oneof![
+        (0u8..=7).prop_map(Operand::Register),
+        (0u8..=9).prop_map(Operand::Word),
+        Just(Operand::Pc),
+    ]);
     let bytes = proptest::option::weighted(
         0.2,
         (
