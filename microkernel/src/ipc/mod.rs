@@ -135,7 +135,10 @@ pub struct SendKind {
 }
 
 /// `sender` sends its message through endpoint `endpoint` (index
-/// `endpoint_index`) with `badge`.
+/// `endpoint_index`) with `badge`. Inlined into `ipc_syscall`, its one
+/// caller, as `reply_receive` is: called, each built its `Effects` in
+/// memory for the caller to copy again.
+#[inline(always)]
 pub fn send<M: PhysMemory>(
     phys: &mut M,
     threads: &mut impl Threads,
@@ -523,7 +526,6 @@ fn answer_inline<M: PhysMemory>(
 /// fault handler's resumes or stops it. Takes the pair `answer_inline`
 /// already looked up: each look at a thread by id costs a bounds and kind
 /// check.
-#[cold]
 fn take_answer<M: PhysMemory>(phys: &mut M, replier: &mut Thread, caller: &mut Thread) {
     let message = caller.take_kernel_message();
     if let Some(KernelMessage::TraceStop(stop)) = message {
@@ -609,6 +611,7 @@ pub fn fail_policy_request(threads: &mut impl Threads, thread: ThreadId) {
 
 /// `ReplyRecv`: reply if a reply is owed, then receive. When the receive
 /// waits, the CPU goes straight to the caller just replied to.
+#[inline(always)]
 pub fn reply_receive<M: PhysMemory>(
     phys: &mut M,
     threads: &mut impl Threads,

@@ -233,7 +233,6 @@ impl Kernel {
 
     /// Goes on with `current`'s stopped syscall, whose answer has come:
     /// from the registers the kernel kept, not the thread's.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn continue_call<P: Platform>(
         &mut self,

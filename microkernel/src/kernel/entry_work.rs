@@ -723,7 +723,6 @@ impl Kernel {
     /// work: the kernel keeps the call as judged so far (the registers
     /// now), then sends the trace entry stop, or asks the filter's policy
     /// server, or leaves it waiting for audit room. The thread blocks.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn stop_call<P: Platform>(
         &mut self,

@@ -255,16 +255,7 @@ impl Kernel {
         }
     }
 
-    /// Makes `next` the running thread: its ASID is current, its FP/SIMD
-    /// state and TPIDR_EL0 are in the CPU.
-    /// Out of line: inlined into `resume` it weighed on the paths that do
-    /// not switch (their register saves), which are most syscalls.
-    #[inline(never)]
-    pub(in crate::kernel) fn switch_to<P: Platform>(&mut self, platform: &mut P, next: ThreadId) {
-        let _ = self.switch_to_inline(platform, next);
-    }
-
-    /// `switch_to`, and the way back to EL0 if `next` has nothing to do
+    /// The switch to `next`, and the way back to EL0 if `next` has nothing to do
     /// first (no exit work, trace stop or answered call: `resume`'s own
     /// test), read while the thread is in hand.
     #[inline(never)]
@@ -281,8 +272,12 @@ impl Kernel {
         ready.then_some(resume)
     }
 
-    /// `switch_to`, inlined into its caller: the IPC fast path's copy
-    /// saves the call and its register saves.
+    /// Makes `next` the running thread: its ASID is current, its FP/SIMD
+    /// state and TPIDR_EL0 are in the CPU. Inlined into its two callers,
+    /// `apply_ipc` (a slow IPC, a kernel message sent) and
+    /// `switch_to_ready` (`resume`'s scheduler, out of line: inlined into
+    /// `resume` it weighed on the paths that do not switch, which are most
+    /// syscalls), with no call and no register saves of its own.
     ///
     /// Returns the way back to EL0 for `next` and whether it may take it
     /// at once (`switch_to_ready`).
@@ -324,7 +319,7 @@ impl Kernel {
     }
 
     /// A new ASID for `thread`'s space after a generation rollover (kept
-    /// out of line: `switch_to` is on the IPC fast path). The space keeps
+    /// out of line: the switch is on every slow IPC's path). The space keeps
     /// it, so the other threads in the space find it current; their
     /// cached TTBR0 values change with it.
     #[cold]

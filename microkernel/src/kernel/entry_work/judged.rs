@@ -28,7 +28,6 @@ impl Kernel {
     /// pass kept between two calls and a second look at the thread cost
     /// the evaluated `Allow` some 100 instructions more. (A dispatch copy
     /// of its own, `syscall::JUDGED_COPY`, as `syscall_audited` has.)
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_judged<P: Platform>(
         &mut self,
@@ -45,7 +44,6 @@ impl Kernel {
     /// (`syscall::ANSWERED_COPY`): with one dispatch copy for both lanes
     /// the compiler called the dispatch, which cost the new syscall some
     /// 40 instructions.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn continue_judged<P: Platform>(
         &mut self,

@@ -60,7 +60,6 @@ impl Kernel {
     /// `syscall_with_work` runs them (the exit stop is owed, and sent on
     /// the way back to EL0). Any other answer (a skip, none) and a call
     /// stopped elsewhere go through `syscall_with_work`.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn continue_traced<P: Platform>(
         &mut self,

@@ -360,7 +360,6 @@ impl Kernel {
     /// suspend its own thread, and `nothing_due`): the lean entry then needs no
     /// look-up of its own. `None`: it did not, or the lane went another
     /// way.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn syscall_audited<P: Platform>(
         &mut self,

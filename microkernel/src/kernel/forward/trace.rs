@@ -191,7 +191,6 @@ impl Kernel {
     /// runs a blocked syscall's exit stages, sends the first stop owed
     /// (`true`: the thread now waits for its tracer), else makes
     /// MDSCR_EL1.SS match the thread.
-    #[cold]
     #[inline(never)]
     pub(in crate::kernel) fn trace_before_user<P: Platform>(
         &mut self,
