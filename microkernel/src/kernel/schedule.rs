@@ -255,9 +255,9 @@ impl Kernel {
         }
     }
 
-    /// The switch to `next`, and the way back to EL0 if `next` has nothing to do
-    /// first (no exit work, trace stop or answered call: `resume`'s own
-    /// test), read while the thread is in hand.
+    /// The switch to `next`, and the way back to EL0 if `next` has nothing
+    /// to do first (no exit work, trace stop or answered call: `resume`'s
+    /// own test), read while the thread is in hand.
     #[inline(never)]
     pub(in crate::kernel) fn switch_to_ready<P: Platform>(
         &mut self,

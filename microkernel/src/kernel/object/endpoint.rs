@@ -192,9 +192,10 @@ impl Kernel {
     /// Applies what an IPC operation asked of the scheduler.
     ///
     /// Inlined into its callers, with `switch_to_inline`: called, its
-    /// `Effects` went through memory and it tail-called an out-of-line copy of the switch, which
-    /// cost a slow `Call` or `ReplyRecv` some 10 to 20 instructions and a
-    /// trace stop or policy request as much again (`portcullis bench`).
+    /// `Effects` went through memory and it tail-called an out-of-line
+    /// copy of the switch, which cost a slow `Call` or `ReplyRecv` some 10
+    /// to 20 instructions and a trace stop or policy request as much again
+    /// (`portcullis bench`).
     #[inline(always)]
     pub(in crate::kernel) fn apply_ipc<P: Platform>(&mut self, platform: &mut P, effects: Effects) {
         // A caller that waits leaves the CPU before anyone wakes, so that
