@@ -217,28 +217,39 @@ impl Kernel {
                 _ => self.make_ready(thread),
             }
         }
-        if let Next::SwitchTo(thread) = effects.next {
+        let Next::SwitchTo(thread) = effects.next else {
+            return;
+        };
+        // What the tests below read of the partner, in one look (the
+        // run queue's search is a call, after which the compiler looked
+        // the thread up again).
+        let partner = &self.objects[thread];
+        let ends = matches!(
+            partner.state_ref(),
+            ThreadState::Faulted(_) | ThreadState::Exited(_)
+        );
+        let (affinity, priority) = (usize::from(partner.affinity), partner.priority);
+        if ends {
             // A fault reply "stop" sent with ReplyRecv: the faulter ends
             // instead of resuming at the faulting instruction.
-            if let state @ (ThreadState::Faulted(_) | ThreadState::Exited(_)) =
-                *self.objects[thread].state_ref()
-            {
-                self.end_thread(platform, thread, state);
-            } else if usize::from(self.objects[thread].affinity) != self.cpu
-                || self.run_queues[self.cpu % arch::layout::MAX_CPUS]
-                    .ready
-                    .highest_priority()
-                    .is_some_and(|ready| ready > self.objects[thread].priority)
-            {
-                // seL4's possibleSwitchTo: the direct switch may not jump
-                // a more urgent ready thread, nor take a thread to another
-                // CPU than its own; the partner queues and its CPU's
-                // scheduler picks.
-                self.make_ready(thread);
-            } else {
-                let _ = self.switch_to_inline(platform, thread);
-            }
+            let state = *self.objects[thread].state_ref();
+            self.end_thread(platform, thread, state);
+            return;
         }
+        if affinity != self.cpu
+            || self.run_queues[self.cpu % arch::layout::MAX_CPUS]
+                .ready
+                .highest_priority()
+                .is_some_and(|ready| ready > priority)
+        {
+            // seL4's possibleSwitchTo: the direct switch may not jump a
+            // more urgent ready thread, nor take a thread to another CPU
+            // than its own; the partner queues and its CPU's scheduler
+            // picks.
+            self.make_ready(thread);
+            return;
+        }
+        let _ = self.switch_to_inline(platform, thread);
     }
 
     /// Sends the kernel message `thread` has pending (a fault report, a
