@@ -42,8 +42,25 @@ pub fn phys_to_virt(pa: u64) -> u64 {
     }
 }
 
+/// The kernel virtual address of `pa`, RAM outside the kernel image: its
+/// linear-map address, with no look at the image window. The word
+/// accessors below, which the kernel core reaches through its
+/// `PhysMemory`, use it: what it gives them is RAM the frame pool handed
+/// out (object memory, and the frames, tables, IPC buffers and audit
+/// rings carved from its Untyped), never the image, which the pool leaves
+/// out. The image's two loads and compare cost each translation some 7
+/// instructions, 15 of the one-word buffer copy of a slow IPC. An image
+/// address given to them faults, as the linear map leaves the image out:
+/// a kernel bug reported at once, never a write through an alias.
+#[inline(always)]
+fn ram_to_virt(pa: u64) -> u64 {
+    phys_to_linear(pa)
+}
+
 /// Copies `out.len()` bytes from physical `pa`. The caller has checked the
 /// range is RAM (a user frame found by a page-table walk, or a table).
+/// Image-aware (`phys_to_virt`): the boot's search for the system image
+/// reads with it.
 pub fn read(pa: u64, out: &mut [u8]) {
     let src = phys_to_virt(pa) as *const u8;
     // SAFETY: the caller guarantees `pa..pa+len` is RAM, which is mapped
@@ -58,23 +75,26 @@ pub fn write(pa: u64, data: &[u8]) {
     unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
 }
 
-/// Fills the 4 KiB page at `pa` with zeros.
+/// Fills the 4 KiB page at `pa` (RAM outside the image, `ram_to_virt`)
+/// with zeros.
 pub fn zero_page(pa: u64) {
-    let dst = phys_to_virt(pa) as *mut u64;
-    // SAFETY: as `write`; the page is 4 KiB aligned RAM.
+    let dst = ram_to_virt(pa) as *mut u64;
+    // SAFETY: as `write`; the page is 4 KiB aligned RAM, in the linear map.
     unsafe { core::ptr::write_bytes(dst, 0, 512) };
 }
 
-/// Reads the u64 at physical `pa` (8-byte aligned RAM).
+/// Reads the u64 at physical `pa` (8-byte aligned RAM outside the image,
+/// `ram_to_virt`).
 pub fn read_u64(pa: u64) -> u64 {
-    // SAFETY: as `read`; aligned.
-    unsafe { core::ptr::read_volatile(phys_to_virt(pa) as *const u64) }
+    // SAFETY: as `read`; aligned, in the linear map.
+    unsafe { core::ptr::read_volatile(ram_to_virt(pa) as *const u64) }
 }
 
-/// Writes the u64 at physical `pa` (8-byte aligned RAM).
+/// Writes the u64 at physical `pa` (8-byte aligned RAM outside the image,
+/// `ram_to_virt`).
 pub fn write_u64(pa: u64, value: u64) {
-    // SAFETY: as `write`; aligned.
-    unsafe { core::ptr::write_volatile(phys_to_virt(pa) as *mut u64, value) }
+    // SAFETY: as `write`; aligned, in the linear map.
+    unsafe { core::ptr::write_volatile(ram_to_virt(pa) as *mut u64, value) }
 }
 
 /// Runs of at most this many words are copied a word at a time: a run of
@@ -83,10 +103,10 @@ pub fn write_u64(pa: u64, value: u64) {
 /// pair loop below cannot be.
 const UNROLLED_WORDS: usize = 16;
 
-/// Writes `words` from physical `pa` on (8-byte aligned RAM, within one
-/// page: one translation for all of them).
+/// Writes `words` from physical `pa` on (8-byte aligned RAM outside the
+/// image, within one page: one translation for all of them).
 pub fn write_words(pa: u64, words: &[u64]) {
-    let dst = phys_to_virt(pa) as *mut u64;
+    let dst = ram_to_virt(pa) as *mut u64;
     if words.len() <= UNROLLED_WORDS {
         for (i, word) in words.iter().enumerate() {
             // SAFETY: as `write_u64`: aligned RAM, the page mapped in the
@@ -96,8 +116,7 @@ pub fn write_words(pa: u64, words: &[u64]) {
         return;
     }
     let pairs = words.len() / 2;
-    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map or the
-    // image window; `2 * pairs` words are within the caller's range on
+    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map; `2 * pairs` words are within the caller's range on
     // that page, and the source slice has them.
     unsafe { copy_pairs(words.as_ptr(), dst, pairs) };
     if let Some(last) = words.get(2 * pairs) {
@@ -106,10 +125,10 @@ pub fn write_words(pa: u64, words: &[u64]) {
     }
 }
 
-/// Reads `out.len()` words from physical `pa` on (8-byte aligned RAM,
-/// within one page: one translation for all of them).
+/// Reads `out.len()` words from physical `pa` on (8-byte aligned RAM
+/// outside the image, within one page: one translation for all of them).
 pub fn read_words(pa: u64, out: &mut [u64]) {
-    let src = phys_to_virt(pa) as *const u64;
+    let src = ram_to_virt(pa) as *const u64;
     if out.len() <= UNROLLED_WORDS {
         for (i, word) in out.iter_mut().enumerate() {
             // SAFETY: as `read_u64`: aligned RAM, the page mapped in the
@@ -129,15 +148,14 @@ pub fn read_words(pa: u64, out: &mut [u64]) {
 }
 
 /// Copies `count` words from physical `from` to physical `to` (each run
-/// 8-byte aligned RAM within one page, the two not overlapping): one
-/// translation a side, not one a word.
+/// 8-byte aligned RAM outside the image within one page, the two not
+/// overlapping): one translation a side, not one a word.
 pub fn copy_words(from: u64, to: u64, count: usize) {
-    let src = phys_to_virt(from) as *const u64;
-    let dst = phys_to_virt(to) as *mut u64;
+    let src = ram_to_virt(from) as *const u64;
+    let dst = ram_to_virt(to) as *mut u64;
     for i in 0..count {
         // SAFETY: as `read_u64` and `write_u64`: aligned RAM, each page
-        // mapped in the linear map or the image window, `i` within the
-        // caller's run on it.
+        // mapped in the linear map, `i` within the caller's run on it.
         unsafe { core::ptr::write_volatile(dst.add(i), core::ptr::read_volatile(src.add(i))) }
     }
 }
