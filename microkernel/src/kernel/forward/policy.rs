@@ -95,14 +95,19 @@ pub(in crate::kernel) fn lean_verdict(
     evaluate(&stack, &facts)
 }
 
+/// The filters of a thread's stack, in order.
+type Stack<'a> = heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>;
+
 /// A thread's filters and what evaluating them may need.
 pub(in crate::kernel) struct PolicyCheck<'a> {
     pub verdicts: &'a VerdictCache,
-    pub stack: heapless::Vec<&'a Filter, { crate::thread::MAX_STACKED_FILTERS }>,
-    /// The thread's stack as attached (with each filter's server), read
-    /// only when a verdict is `Notify` (`served`).
+    /// The thread's stack as attached (with each filter's server). Its
+    /// filters are resolved (`stack`) only for a verdict the cache does
+    /// not give: resolved on every judged syscall they cost some 45
+    /// instructions, which a cached verdict (a `Notify` among them) never
+    /// needed.
     attached: &'a [AttachedFilter],
-    /// Every other object, for `served`.
+    /// Every other object, for `stack` and `served`.
     others: OtherObjects<'a>,
     /// Type and badge of the capability `x0` names, if the cache says a
     /// rule looks at them and the slot holds one.
@@ -128,15 +133,30 @@ impl<'a> PolicyCheck<'a> {
         let capability = judged_capability(verdicts, &others, (first, slots), regs);
         PolicyCheck {
             verdicts,
-            stack: stack
-                .iter()
-                .filter_map(|a| others.get::<kind::Filter>(a.filter))
-                .map(|body| &body.filter)
-                .collect(),
             attached: stack,
             others,
             capability,
         }
+    }
+
+    /// The attached filters, resolved. Each is there: an attached filter
+    /// is pinned until the last thread it confines ends (checked by
+    /// `check_invariants`), so the stack has one filter per attached
+    /// entry, at its position (`deciding` still checks). (Inlined: the
+    /// stack is built where it is used.)
+    #[inline(always)]
+    fn stack(&self) -> Stack<'a> {
+        self.attached
+            .iter()
+            .filter_map(|a| self.others.get::<kind::Filter>(a.filter))
+            .map(|body| &body.filter)
+            .collect()
+    }
+
+    /// One filter is attached: its verdict is the stack's.
+    #[inline(always)]
+    fn one_filter(&self) -> bool {
+        self.attached.len() == 1
     }
 
     /// Bit n: the n-th filter has a policy server (one whose endpoint
@@ -170,34 +190,47 @@ impl<'a> PolicyCheck<'a> {
         // The cache answers everything but `Notify`, whose filter (and
         // so its server) only an evaluation of each filter tells; with one
         // filter, the stack's verdict is that filter's.
-        if waived == 0 || self.stack.len() == 1 {
-            let verdict = match self.verdicts.cached_verdict(regs.syscall_number()) {
-                Some(verdict) => verdict,
-                // One filter decides alone: nothing to skip.
-                None if self.stack.len() == 1 => evaluate(&self.stack, &self.facts(regs, memory)),
-                None => evaluate_deciding(
-                    &self.stack,
-                    self.deciding(regs.syscall_number()),
-                    &self.facts(regs, memory),
-                ),
-            };
-            match verdict {
-                Action::Notify if self.stack.len() == 1 => {
-                    // A waived `Notify` (its server allowed it) needs
-                    // no server.
-                    return if waived & 1 != 0 {
-                        (Action::Allow, None)
-                    } else if self.served() & 1 != 0 {
-                        (Action::Notify, Some(0))
-                    } else {
-                        (Action::Errno(ErrorCode::Denied.raw() as u16), None)
-                    };
+        if waived == 0 || self.one_filter() {
+            let number = regs.syscall_number();
+            if let Some(verdict) = self.verdicts.cached_verdict(number) {
+                match verdict {
+                    Action::Notify if self.one_filter() => return self.one_notify(waived),
+                    Action::Notify => {}
+                    verdict => return (verdict, None),
                 }
-                Action::Notify => {}
-                verdict => return (verdict, None),
+            } else {
+                // (Each way ends here: the stack is not moved, which
+                // was a `memcpy` of it.)
+                let stack = self.stack();
+                let facts = self.facts(regs, memory);
+                let verdict = if self.one_filter() {
+                    // One filter decides alone: nothing to skip.
+                    evaluate(&stack, &facts)
+                } else {
+                    evaluate_deciding(&stack, self.deciding(&stack, number), &facts)
+                };
+                return match verdict {
+                    Action::Notify if self.one_filter() => self.one_notify(waived),
+                    Action::Notify => self.routed(&stack, &facts, waived),
+                    verdict => (verdict, None),
+                };
             }
         }
-        self.routed(&self.facts(regs, memory), waived)
+        self.routed(&self.stack(), &self.facts(regs, memory), waived)
+    }
+
+    /// The verdict of a thread's one filter, `Notify`: allowed if waived
+    /// (its server allowed it), else asked of its server, or refused if
+    /// it has none.
+    #[inline(always)]
+    fn one_notify(&self, waived: u8) -> (Action, Option<u8>) {
+        if waived & 1 != 0 {
+            (Action::Allow, None)
+        } else if self.served() & 1 != 0 {
+            (Action::Notify, Some(0))
+        } else {
+            (Action::Errno(ErrorCode::Denied.raw() as u16), None)
+        }
     }
 
     /// The filters whose verdict for syscall `number` can be other than
@@ -206,8 +239,8 @@ impl<'a> PolicyCheck<'a> {
     /// of the attached stack be missing from `stack` (the positions would
     /// not match).
     #[inline(always)]
-    fn deciding(&self, number: u64) -> u8 {
-        if self.stack.len() == self.attached.len() {
+    fn deciding(&self, stack: &Stack<'_>, number: u64) -> u8 {
+        if stack.len() == self.attached.len() {
             self.verdicts.deciding_filters(number)
         } else {
             u8::MAX
@@ -236,8 +269,8 @@ impl<'a> PolicyCheck<'a> {
 
     #[cold]
     #[inline(never)]
-    fn routed(&self, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
-        routed_verdict(&self.stack, facts, waived, self.served())
+    fn routed(&self, stack: &Stack<'_>, facts: &SyscallFacts, waived: u8) -> (Action, Option<u8>) {
+        routed_verdict(stack, facts, waived, self.served())
     }
 }
 
