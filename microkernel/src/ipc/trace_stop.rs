@@ -120,6 +120,13 @@ impl Thread {
     /// machine in "active, not pending" (`SPSR.SS` = 1): the thread runs
     /// one instruction, then takes a software-step exception.
     pub fn set_single_step(&mut self, on: bool) {
+        // Already as asked (most answers to a stop ask no step): the work
+        // word does not change, so the masks it gives stay current, and
+        // recomputing them cost every answered stop some 10 instructions.
+        let stepping = self.context.spsr & SPSR_SOFTWARE_STEP != 0;
+        if self.work.contains(WorkFlags::SINGLESTEP) == on && stepping == on {
+            return;
+        }
         if on {
             self.work.insert(WorkFlags::SINGLESTEP);
             self.context.spsr |= SPSR_SOFTWARE_STEP;

@@ -188,6 +188,12 @@ impl Kernel {
                     return Err("a thread is not on its audit ring's or notification's list");
                 }
             }
+            // (Read by the vector only for a thread with syscall work: a
+            // thread without has them as its last change left them.)
+            if thread.work.intersects(WorkFlags::SYSCALL_WORK) && !thread.entry_masks_are_current()
+            {
+                return Err("a thread's no-entry-work, refused or judged masks are stale");
+            }
             for (position, attached) in thread.filters.iter().enumerate() {
                 let user = FilterUser {
                     thread: id,

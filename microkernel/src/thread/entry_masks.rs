@@ -37,23 +37,12 @@ impl Thread {
     /// syscalls, those the lean entry judges and those the vector judges
     /// on the registers, as long as policy is the only syscall work.
     pub fn recompute_no_entry_work(&mut self) {
-        let other_work =
-            self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
         (
             self.no_entry_work,
             self.refused,
             self.lean_judged,
             self.register_judged,
-        ) = if other_work == 0 {
-            (
-                self.verdicts.no_entry_work_mask(),
-                self.verdicts.refused_mask(),
-                self.verdicts.lean_judged_mask(),
-                self.register_program.compiled_mask(),
-            )
-        } else {
-            (0, 0, 0, 0)
-        };
+        ) = self.computed_masks();
         // Only the refused numbers' codes are read (the vector tests the
         // bit first), so only theirs are written: this runs at every trace
         // stop, and a loop over all 64 cost 700 instructions there.
@@ -63,5 +52,48 @@ impl Thread {
             self.refusal_codes[number as usize] = self.verdicts.refusal_code(u64::from(number));
             refused &= refused - 1;
         }
+    }
+
+    /// `no_entry_work`, `refused`, `lean_judged` and `register_judged` as
+    /// the work word and the filters give them.
+    #[inline(always)]
+    fn computed_masks(&self) -> (u64, u64, u64, u64) {
+        let other_work =
+            self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
+        if other_work == 0 {
+            (
+                self.verdicts.no_entry_work_mask(),
+                self.verdicts.refused_mask(),
+                self.verdicts.lean_judged_mask(),
+                self.register_program.compiled_mask(),
+            )
+        } else {
+            (0, 0, 0, 0)
+        }
+    }
+
+    /// Do the masks (and the refused numbers' codes) say what the work
+    /// word and the filters give? `check_invariants` asks it of every
+    /// thread with syscall work, the only ones whose masks the vector
+    /// reads. Every change of either recomputes them, so a change that
+    /// leaves the work word as it was may leave them alone
+    /// (`set_single_step`).
+    pub fn entry_masks_are_current(&self) -> bool {
+        let masks = (
+            self.no_entry_work,
+            self.refused,
+            self.lean_judged,
+            self.register_judged,
+        );
+        let mut refused = self.refused;
+        while refused != 0 {
+            let number = refused.trailing_zeros();
+            if self.refusal_codes[number as usize] != self.verdicts.refusal_code(u64::from(number))
+            {
+                return false;
+            }
+            refused &= refused - 1;
+        }
+        masks == self.computed_masks()
     }
 }

@@ -2,6 +2,7 @@
 
 mod binding_invariant_tests;
 mod core_tests;
+mod entry_mask_invariant_tests;
 mod entry_order_tests;
 mod judged_capability_tests;
 mod queue_invariant_tests;
