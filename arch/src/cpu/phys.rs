@@ -116,8 +116,9 @@ pub fn write_words(pa: u64, words: &[u64]) {
         return;
     }
     let pairs = words.len() / 2;
-    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map; `2 * pairs` words are within the caller's range on
-    // that page, and the source slice has them.
+    // SAFETY: as `write_u64`: aligned RAM, mapped in the linear map;
+    // `2 * pairs` words are within the caller's range on that page, and
+    // the source slice has them.
     unsafe { copy_pairs(words.as_ptr(), dst, pairs) };
     if let Some(last) = words.get(2 * pairs) {
         // SAFETY: as above; the one word left.
