@@ -73,9 +73,11 @@ impl Thread {
     }
 
     /// Do the masks (and the refused numbers' codes) say what the work
-    /// word and the filters give? `check_invariants` asks it of every
-    /// thread with syscall work, the only ones whose masks the vector
-    /// reads. Every change of either recomputes them, so a change that
+    /// word, the verdict cache and the compiled verdicts give? (The
+    /// cache and the compiled verdicts are not checked against the
+    /// filters here.) `check_invariants` asks it of every thread with
+    /// syscall work, the only ones whose masks the vector reads. Every
+    /// change of any of them recomputes the masks, so a change that
     /// leaves the work word as it was may leave them alone
     /// (`set_single_step`).
     pub fn entry_masks_are_current(&self) -> bool {
