@@ -5,18 +5,12 @@
 //! The tests break the masks by hand, the way a path that changed the
 //! work word without recomputing them would.
 
-use super::test_kernel::kernel_with_untyped;
-use crate::thread::ThreadId;
-use abi::cap::CapType;
+use super::test_kernel::kernel_with_a_thread;
 use entry::WorkFlags;
 
 #[test]
 fn stale_entry_masks_of_a_thread_with_syscall_work_are_caught() {
-    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
-    let objects = &mut kernel.objects;
-    let slot = objects.slot(cnode, 0).unwrap();
-    let tcb = objects.retype(slot, CapType::Tcb, 0, cnode, 1, 1).unwrap()[0];
-    let thread = ThreadId::of(tcb);
+    let (mut kernel, thread) = kernel_with_a_thread();
     // Without syscall work the vector never reads the masks.
     kernel.objects[thread].no_entry_work = 1;
     assert_eq!(kernel.check_invariants(), Ok(()));
@@ -35,11 +29,7 @@ fn stale_entry_masks_of_a_thread_with_syscall_work_are_caught() {
 
 #[test]
 fn a_step_asked_as_it_already_is_keeps_the_masks_current() {
-    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
-    let objects = &mut kernel.objects;
-    let slot = objects.slot(cnode, 0).unwrap();
-    let tcb = objects.retype(slot, CapType::Tcb, 0, cnode, 1, 1).unwrap()[0];
-    let thread = ThreadId::of(tcb);
+    let (mut kernel, thread) = kernel_with_a_thread();
     let traced = &mut kernel.objects[thread];
     traced.work.insert(WorkFlags::TRACE);
     traced.recompute_no_entry_work();

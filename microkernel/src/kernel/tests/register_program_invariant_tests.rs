@@ -4,20 +4,14 @@
 //! it. The test breaks the mask by hand, the way a path that changed the
 //! program without the mask would.
 
-use super::test_kernel::kernel_with_untyped;
+use super::test_kernel::kernel_with_a_thread;
 use crate::filter::{Filter, RegisterProgram, VerdictCache};
-use crate::thread::ThreadId;
-use abi::cap::CapType;
 use abi::policy::{Action, ArgMatch, ArgOp, FilterDescription, Rule};
 use abi::{ErrorCode, Syscall};
 
 #[test]
 fn a_register_judged_syscall_without_its_comparisons_is_caught() {
-    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
-    let objects = &mut kernel.objects;
-    let slot = objects.slot(cnode, 0).unwrap();
-    let tcb = objects.retype(slot, CapType::Tcb, 0, cnode, 1, 1).unwrap()[0];
-    let thread = ThreadId::of(tcb);
+    let (mut kernel, thread) = kernel_with_a_thread();
     // Null refused when x2 is 1: compiled.
     let mut rule = Rule {
         syscall: Some(Syscall::Null.number()),

@@ -41,6 +41,16 @@ pub(in crate::kernel) fn kernel_with_untyped(
     (kernel, cnode, untyped)
 }
 
+/// The kernel of `kernel_with_untyped` (64 KiB) with one TCB retyped
+/// from its Untyped into slot 1, and that TCB's thread (inactive).
+pub(in crate::kernel) fn kernel_with_a_thread() -> (Box<Kernel>, crate::thread::ThreadId) {
+    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
+    let objects = &mut kernel.objects;
+    let slot = objects.slot(cnode, 0).unwrap();
+    let tcb = objects.retype(slot, CapType::Tcb, 0, cnode, 1, 1).unwrap()[0];
+    (kernel, crate::thread::ThreadId::of(tcb))
+}
+
 /// Deletes the capability in slot `index` of `cnode` and frees what that
 /// destroys, as the end of a kernel entry does (without the kernel's own
 /// destruction hooks).

@@ -5,18 +5,13 @@
 //! pair by hand, both ways, the way a path that changed one without the
 //! other would.
 
-use super::test_kernel::kernel_with_untyped;
-use crate::thread::{ThreadId, UserDispatchConfig};
-use abi::cap::CapType;
+use super::test_kernel::kernel_with_a_thread;
+use crate::thread::UserDispatchConfig;
 use entry::WorkFlags;
 
 #[test]
 fn user_dispatch_work_without_its_configuration_or_the_reverse_is_caught() {
-    let (mut kernel, cnode, _) = kernel_with_untyped(64 * 1024);
-    let objects = &mut kernel.objects;
-    let slot = objects.slot(cnode, 0).unwrap();
-    let tcb = objects.retype(slot, CapType::Tcb, 0, cnode, 1, 1).unwrap()[0];
-    let thread = ThreadId::of(tcb);
+    let (mut kernel, thread) = kernel_with_a_thread();
     assert_eq!(kernel.check_invariants(), Ok(()));
     let disagree = Err("a thread's user-dispatch work and its configuration disagree");
     kernel.objects[thread].work.insert(WorkFlags::USER_DISPATCH);
