@@ -268,8 +268,15 @@ fn step(f: &mut Fixture, op: &Op) -> Result<(), TestCaseError> {
                 Ok(now) => prop_assert_eq!(now, cap, "revoke changed the capability"),
                 Err(_) => prop_assert!(cnode_died, "revoke removed the capability"),
             }
+            // An Untyped is reclaimed when the revoked capability is, after
+            // it, the Untyped's only one. Not when the revoked one went
+            // with a CNode that died and another capability to the
+            // Untyped is left: what was retyped through that one lives.
             let untyped = f.space.object(cap.object()).copied();
-            if untyped.is_some_and(|h| h.cap_type == CapType::Untyped && h.cap_count == 1) {
+            let still_there = f.space.lookup(slot) == Ok(cap);
+            if still_there
+                && untyped.is_some_and(|h| h.cap_type == CapType::Untyped && h.cap_count == 1)
+            {
                 let body = f.untyped_body(cap.object());
                 let reclaimed =
                     body.bottom == 0 && body.top == body.home && body.live_children == 0;
