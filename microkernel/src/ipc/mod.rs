@@ -135,8 +135,8 @@ pub struct SendKind {
 }
 
 /// `sender` sends its message through endpoint `endpoint` (index
-/// `endpoint_index`) with `badge`. Inlined into `ipc_syscall`, its one
-/// caller, as `reply_receive` is: called, each built its `Effects` in
+/// `endpoint_index`) with `badge`. Inlined into `ipc_syscall`'s body, its
+/// one caller, as `reply_receive` is: called, each built its `Effects` in
 /// memory for the caller to copy again.
 #[inline(always)]
 pub fn send<M: PhysMemory>(

@@ -18,14 +18,15 @@ impl Kernel {
     /// and reports what the scheduler must do.
     ///
     /// `ReplyRecv`, a server loop's one syscall, has a copy of its own with
-    /// the operation a constant; the other operations share one. In a copy
-    /// for all of them the tests of the operation (does it send, receive,
-    /// reply first, which rights, which queue operation) cost a slow
-    /// `ReplyRecv` 41 instructions and a slow `Call` 23, since the shared
-    /// copy then has no reply-and-receive paths to lay out around the
-    /// `Call`'s (`portcullis bench`). A third copy for `Call` cost it 26
-    /// more: the compiler built its `Effects` on the stack and moved them
-    /// into the result through a 15-byte `memcpy`.
+    /// the operation a constant; the other operations share one
+    /// (`ipc_operation` is the body of both). With one copy for all of
+    /// them, a slow `ReplyRecv` paid 41 instructions more for the tests
+    /// of the operation (does it send, receive, reply first, which rights,
+    /// which queue operation), and a slow `Call` 23 more, its path laid
+    /// out around the reply-and-receive paths the shared copy now lacks
+    /// (`portcullis bench`). A third copy for `Call` cost it 26 more: the
+    /// compiler built its `Effects` on the stack byte by byte and moved
+    /// them into the result through a 15-byte `memcpy`.
     #[inline(always)]
     pub(in crate::kernel) fn ipc_syscall<P: Platform>(
         &mut self,
