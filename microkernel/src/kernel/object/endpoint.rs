@@ -19,12 +19,12 @@ impl Kernel {
     ///
     /// `ReplyRecv`, a server loop's one syscall, has a copy of its own with
     /// the operation a constant; the other operations share one
-    /// (`ipc_operation` is the body of both). With one copy for all of
-    /// them, a slow `ReplyRecv` paid 41 instructions more for the tests
-    /// of the operation (does it send, receive, reply first, which rights,
-    /// which queue operation), and a slow `Call` 23 more, its path laid
-    /// out around the reply-and-receive paths the shared copy now lacks
-    /// (`portcullis bench`). A third copy for `Call` cost it 26 more: the
+    /// (`ipc_operation`, one function with two copies). With one copy for
+    /// all of them, a slow `ReplyRecv` paid 41 instructions more for the
+    /// tests of the operation (does it send, receive, reply first, which
+    /// rights, which queue operation), and a slow `Call` 23 more, its path
+    /// laid out around the reply-and-receive paths the shared copy now
+    /// lacks (`portcullis bench`). A third copy for `Call` cost it 26 more: the
     /// compiler built its `Effects` on the stack byte by byte and moved
     /// them into the result through a 15-byte `memcpy`.
     #[inline(always)]
@@ -36,43 +36,28 @@ impl Kernel {
         cptr: u64,
     ) -> SyscallResult {
         match operation {
-            IpcOperation::ReplyRecv => self.ipc_reply_recv(platform, current, cptr),
-            _ => self.ipc_other(platform, current, operation, cptr),
+            IpcOperation::ReplyRecv => {
+                self.ipc_operation::<P, true>(platform, current, operation, cptr)
+            }
+            _ => self.ipc_operation::<P, false>(platform, current, operation, cptr),
         }
     }
 
-    /// `ipc_syscall`'s `ReplyRecv`.
+    /// The body of `ipc_syscall`, one copy for `ReplyRecv`
+    /// (`REPLY_RECV`: `operation` is that constant) and one for the rest.
     #[inline(never)]
-    fn ipc_reply_recv<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        cptr: u64,
-    ) -> SyscallResult {
-        self.ipc_operation(platform, current, IpcOperation::ReplyRecv, cptr)
-    }
-
-    /// `ipc_syscall`'s other operations.
-    #[inline(never)]
-    fn ipc_other<P: Platform>(
+    fn ipc_operation<P: Platform, const REPLY_RECV: bool>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
         operation: IpcOperation,
         cptr: u64,
     ) -> SyscallResult {
-        self.ipc_operation(platform, current, operation, cptr)
-    }
-
-    /// The body of every copy of `ipc_syscall`.
-    #[inline(always)]
-    fn ipc_operation<P: Platform>(
-        &mut self,
-        platform: &mut P,
-        current: ThreadId,
-        operation: IpcOperation,
-        cptr: u64,
-    ) -> SyscallResult {
+        let operation = if REPLY_RECV {
+            IpcOperation::ReplyRecv
+        } else {
+            operation
+        };
         // A message longer than the registers, or carrying capabilities,
         // is read from the sender's IPC buffer: a thread given none by
         // `TcbSetSpace` (or whose buffer Frame was destroyed) cannot send
