@@ -667,16 +667,32 @@ fn el0_sync() -> ! {
 
 /// The kernel's half of the lean syscall entry (`el0_svc_generic` in
 /// `vectors.s`, `arch::cpu::lean_entry`): a syscall of a thread with no
-/// work or audit alone, with only `x0..x18` and `x30` saved. It is
+/// work, or policy alone, with only `x0..x18` and `x30` saved. It is
 /// carried out here if the kernel lock is free now and
 /// `Kernel::lean_syscall` takes it.
 #[no_mangle]
 extern "C" fn portcullis_el0_svc(context: *mut UserContext) -> LeanExit {
+    lean_entry(context, Kernel::lean_syscall)
+}
+
+/// The lean entry's kernel half for a thread whose only work is audit
+/// (`el0_svc_audited` in `vectors.s`): `Kernel::lean_audited_syscall`.
+#[no_mangle]
+extern "C" fn portcullis_el0_svc_audited(context: *mut UserContext) -> LeanExit {
+    lean_entry(context, Kernel::lean_audited_syscall)
+}
+
+/// The lean entry's kernel half, with the kernel's side of it: `syscall`.
+#[inline(always)]
+fn lean_entry(
+    context: *mut UserContext,
+    syscall: impl FnOnce(&mut Kernel, &mut Machine, u64) -> LeanSyscall,
+) -> LeanExit {
     user_return::block_user_access();
     let esr = registers::exception_syndrome_register();
     let next = STATE.try_with_on_core(|state, token| {
         state.kernel.on_core(token, this_cpu);
-        match state.kernel.lean_syscall(&mut state.machine, esr) {
+        match syscall(&mut state.kernel, &mut state.machine, esr) {
             LeanSyscall::NotLean => (lean_entry::SAVE_REST, false),
             LeanSyscall::Returns { ttbr0 } => {
                 // A table's address: never mistaken for the two codes.

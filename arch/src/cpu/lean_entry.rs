@@ -2,9 +2,11 @@
 //! (`el0_svc_generic` in `vectors.s`; the kernel's side is
 //! `Kernel::lean_syscall`; docs/architecture.md has the context model).
 //!
-//! The stub saves `x0..x18` and `x30` of a thread with no work (or audit
-//! alone, or policy alone for some numbers) and calls
-//! the kernel's `portcullis_el0_svc(context) -> LeanExit`. `x19..x29`,
+//! The stub saves `x0..x18` and `x30` of a thread with no work (or policy
+//! alone for some numbers) and calls the kernel's
+//! `portcullis_el0_svc(context) -> LeanExit`; for a thread whose only work
+//! is audit, the same stub (`el0_svc_audited`) calls
+//! `portcullis_el0_svc_audited`, with the same protocol. `x19..x29`,
 //! `SP_EL0`, `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` are still the
 //! thread's when that returns: the kernel is compiled code that keeps
 //! `x19..x29` as the procedure-call standard asks, runs on `SP_EL1`, takes

@@ -271,20 +271,8 @@ el0_svc_above_reply_recv:
     b.ls    portcullis_notification_fast
     b       el0_svc_generic
 
-// The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
-// protocol): an SVC of a thread with no work (x10, the work word, is 0;
-// else the generic entry) that no fast path takes, or, from
-// `el0_audited_or_slow`, of a thread whose only work is audit or policy. Only
-// x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
-// half, `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1
-// and TPIDR_EL0 as the thread had them. It returns the context in x0 and in
-// x1 either the TTBR0 to return with (the thread goes back as it is: only
-// what was saved is loaded) or what to do first (the rest of the frame
-// saved, then the generic entry or, with the lock still held, the end of
-// the lean one).
-el0_svc_generic:
-    cbnz    x10, el0_sync_slow_x9_x10_saved
-el0_svc_lean:
+// The lean entry's stub, calling `kernel_half` (see below).
+.macro lean_stub kernel_half
     x0_to_x7 stp, sp
     str     x8, [sp, #16 * 4]
     str     x11, [sp, #16 * 5 + 8]
@@ -307,7 +295,7 @@ el0_svc_lean:
     mov     x0, sp
     mrs     x9, tpidr_el1
     mov     sp, x9
-    bl      portcullis_el0_svc
+    bl      \kernel_half
     cmp     x1, #LEAN_FINISH
     b.ls    el0_svc_save_rest
     msr     ttbr0_el1, x1
@@ -319,6 +307,29 @@ el0_svc_lean:
     ldr     x18, [sp, #16 * 9]
     ldr     x30, [sp, #CTX_SP_EL0_PAIR]
     eret
+.endm
+
+// The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
+// protocol): an SVC of a thread with no work (x10, the work word, is 0;
+// else the generic entry) that no fast path takes, or, from
+// `el0_audited_or_slow`, of a thread whose only work is audit or policy. Only
+// x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
+// half, `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1
+// and TPIDR_EL0 as the thread had them. It returns the context in x0 and in
+// x1 either the TTBR0 to return with (the thread goes back as it is: only
+// what was saved is loaded) or what to do first (the rest of the frame
+// saved, then the generic entry or, with the lock still held, the end of
+// the lean one).
+el0_svc_generic:
+    cbnz    x10, el0_sync_slow_x9_x10_saved
+el0_svc_lean:
+    lean_stub portcullis_el0_svc
+
+// The same for a thread whose only work is audit (from
+// `el0_audited_or_slow`): its kernel half goes straight to the audit-only
+// lane, without the tests by which `portcullis_el0_svc` finds it.
+el0_svc_audited:
+    lean_stub portcullis_el0_svc_audited
 
 // From `el0_refused_or_slow` (x9/x10 parked, x10 the work word, x8 below
 // 64): a thread whose only work is audit takes the lean entry too (its
@@ -330,7 +341,7 @@ el0_svc_lean:
 // a traced one, pays for it: one instruction.)
 el0_audited_or_slow:
     cmp     x10, #WORK_AUDIT
-    b.eq    el0_svc_lean
+    b.eq    el0_svc_audited
     cmp     x10, #WORK_POLICY
     b.eq    el0_judged_or_slow
     tbz     x10, #WORK_USER_DISPATCH_BIT, el0_sync_slow_x9_x10_saved

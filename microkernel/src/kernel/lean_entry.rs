@@ -44,7 +44,7 @@ pub enum LeanSyscall {
 impl Kernel {
     /// The syscall of the thread on this CPU, by the lean entry, if it may
     /// take it: the thread has no work at all (so no entry or exit work),
-    /// or audit or policy alone (`lean_syscall_with_work`), and the
+    /// or policy alone (`lean_syscall_with_work`), and the
     /// syscall reads and writes no saved register beyond `x0..x18` and
     /// `x30` (`syscall::lean_entry_takes`).
     pub fn lean_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
@@ -94,26 +94,57 @@ impl Kernel {
         self.lean_end(current)
     }
 
-    /// `lean_syscall` for a thread with work: audit alone or policy alone
-    /// (the vector sends no other work here), for a syscall its
-    /// no-entry-work mask does not excuse.
-    ///
-    /// * Audit alone takes the audit-only lane (`syscall_audited`). Its
-    ///   records read x0..x8 and the result, nothing else of the frame,
-    ///   and the lane's other ways (a full ring, a syscall that gave its
-    ///   own thread work) ask nothing of it either:
-    ///   `syscall::reads_or_writes_whole_context` declines a tracer's
-    ///   attach, the only work whose stops would.
-    /// * Policy alone takes the policy-only lane's lean form
-    ///   (`lean_judged`) when
-    ///   its verdict reads nothing of the frame beyond x0..x8 and does
-    ///   nothing with it but write x0
-    ///   (`VerdictCache::judged_by_lean_entry`): no rule that can decide
-    ///   the number reads the PC, and the verdict is always `Allow`, `Log`
-    ///   or `Errno`. A `Notify`'s request carries the PC and a `Trap`'s
-    ///   fault report too, so a number that may get either takes the
-    ///   generic entry, as does one that may be killed, and one judged on
-    ///   memory (see the cache's docs).
+    /// The lean entry's syscall of a thread whose only work is audit
+    /// (the vector's own entry for it, `el0_svc_audited`): the audit-only
+    /// lane (`syscall_audited`), inlined here with the thread in hand.
+    /// Its records read x0..x8 and the result, nothing else of the frame,
+    /// and the lane's other ways (a full ring, a syscall that gave its
+    /// own thread work) ask nothing of it either:
+    /// `syscall::reads_or_writes_whole_context` declines a tracer's
+    /// attach, the only work whose stops would. Anything else (other
+    /// work, a syscall that reads or writes saved registers the stub did
+    /// not save) is `NotLean`, with nothing done. The caller has asked
+    /// that the thread's no-entry-work mask does not excuse the number,
+    /// which is below 64 (the vector's tests).
+    pub fn lean_audited_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
+        let Some(current) = self.current else {
+            return LeanSyscall::NotLean;
+        };
+        debug_assert!(
+            !self.objects.has_retired(),
+            "an earlier kernel entry left retired objects"
+        );
+        let thread = &mut self.objects[current];
+        let number = thread.context.syscall_number();
+        if thread.work != WorkFlags::AUDIT || !syscall::lean_entry_takes(number) {
+            return LeanSyscall::NotLean;
+        }
+        // The vector sends here only a number below 64 whose bit in the
+        // no-entry-work mask is clear (an excused number goes the ways of
+        // a syscall without work): not asked again.
+        debug_assert!(number < 64 && !thread.skips_entry_work(number));
+        thread.stats.count_syscall();
+        // The lane's common end says how the thread goes back, with the
+        // thread in hand (a second look-up here cost the audited syscall
+        // some 10 instructions).
+        match self.syscall_audited(platform, current, esr) {
+            Some(ttbr0) => self.lean_back(current, ttbr0),
+            None => self.lean_end(current),
+        }
+    }
+
+    /// `lean_syscall` for a thread with work: policy alone (the vector
+    /// sends no other work here; a thread whose only work is audit has
+    /// an entry of its own, `lean_audited_syscall`), for a syscall its
+    /// no-entry-work mask does not excuse. It takes the policy-only lane's
+    /// lean form (`lean_judged`) when its verdict reads nothing of the
+    /// frame beyond x0..x8 and does nothing with it but write x0
+    /// (`VerdictCache::judged_by_lean_entry`): no rule that can decide
+    /// the number reads the PC, and the verdict is always `Allow`, `Log`
+    /// or `Errno`. A `Notify`'s request carries the PC and a `Trap`'s
+    /// fault report too, so a number that may get either takes the
+    /// generic entry, as does one that may be killed, and one judged on
+    /// memory (see the cache's docs).
     #[inline(always)]
     fn lean_syscall_with_work<P: Platform>(
         &mut self,
@@ -123,24 +154,17 @@ impl Kernel {
     ) -> LeanSyscall {
         let thread = &mut self.objects[current];
         let number = thread.context.syscall_number();
-        let audited = thread.work == WorkFlags::AUDIT;
-        let judged =
-            thread.work == WorkFlags::POLICY && thread.verdicts.judged_by_lean_entry(number);
-        if !(audited || judged)
+        if thread.work != WorkFlags::POLICY
+            || !thread.verdicts.judged_by_lean_entry(number)
             || thread.skips_entry_work(number)
             || !syscall::lean_entry_takes(number)
         {
             return LeanSyscall::NotLean;
         }
         thread.stats.count_syscall();
-        // Each lane's common end says how the thread goes back, with the
-        // thread in hand (a second look-up here cost the audited syscall
-        // some 10 instructions).
-        if audited {
-            if let Some(ttbr0) = self.syscall_audited(platform, current, esr) {
-                return self.lean_back(current, ttbr0);
-            }
-        } else if let Some(ttbr0) = self.lean_judged(platform, current, esr) {
+        // The lane's common end says how the thread goes back, with the
+        // thread in hand.
+        if let Some(ttbr0) = self.lean_judged(platform, current, esr) {
             return self.lean_back(current, ttbr0);
         }
         self.lean_end(current)

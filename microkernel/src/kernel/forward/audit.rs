@@ -344,6 +344,12 @@ impl Kernel {
     /// `syscall::AUDITED_COPY`: as a second caller of the generic entry's
     /// copy it cost every row with entry work some 50 instructions.)
     ///
+    /// Inlined into its one caller, the lean entry's half for a thread
+    /// whose only work is audit (`Kernel::lean_audited_syscall`), which
+    /// has the thread in hand. (When the generic entry called it too, the
+    /// copy's decoding and dispatch were a call of their own, some 30
+    /// instructions more.)
+    ///
     /// Only a lossless audit looks at its ring before the syscall (stage
     /// 4's wait for room); a lossy one looks at it once, when the record
     /// is written. Neither asks whether the ring and the notification
@@ -360,7 +366,7 @@ impl Kernel {
     /// suspend its own thread, and `nothing_due`): the lean entry then needs no
     /// look-up of its own. `None`: it did not, or the lane went another
     /// way.
-    #[inline(never)]
+    #[inline(always)]
     pub(in crate::kernel) fn syscall_audited<P: Platform>(
         &mut self,
         platform: &mut P,

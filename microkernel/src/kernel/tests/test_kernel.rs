@@ -101,6 +101,11 @@ pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform
     if !(work.is_empty() || lean_work && number < 64) {
         return kernel.syscall(platform, current, esr);
     }
+    // A number the mask excuses goes the ways of a syscall without work,
+    // and with the work word not 0, from there to the generic entry.
+    if !work.is_empty() && kernel.objects[current].skips_entry_work(number) {
+        return kernel.syscall(platform, current, esr);
+    }
     match lean_half(kernel, platform, esr) {
         LeanSyscall::Returns { ttbr0 } => crate::kernel::Resume::User {
             context: &mut kernel.objects[current].context,
@@ -127,7 +132,12 @@ pub(in crate::kernel) fn lean_half<P: crate::platform::Platform>(
     context.x[19..30].fill(LEAN_SCRIBBLE);
     (context.sp, context.pc, context.spsr, context.tpidr) =
         (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
-    let lean = kernel.lean_syscall(platform, esr);
+    // The vector's entry for a thread whose only work is audit.
+    let lean = if kernel.objects[current].work == entry::WorkFlags::AUDIT {
+        kernel.lean_audited_syscall(platform, esr)
+    } else {
+        kernel.lean_syscall(platform, esr)
+    };
     // (A thread that ended in its syscall keeps its record until `reap`.)
     let context = &mut kernel.objects[current].context;
     context.x[19..30].copy_from_slice(&kept.x[19..30]);
