@@ -359,7 +359,8 @@ impl Harness {
 
     /// The SVC of the thread whose registers are at `context`, as the
     /// vector takes it: by the lean entry when the thread has no work or
-    /// audit alone (`el0_svc_generic`), which saves only x0..x18 and x30. The rest
+    /// policy alone (`el0_svc_generic`), or audit alone (`el0_svc_audited`,
+    /// its own kernel half), which save only x0..x18 and x30. The rest
     /// stays in the CPU: here its slots are scribbled over while the
     /// kernel's half runs, so a syscall that read them would see garbage,
     /// and put back before the thread returns or the frame is saved whole
@@ -372,8 +373,11 @@ impl Harness {
         // An audit-only or policy-only thread's number of 64 or more takes
         // the full save (the vector's refusal test reads a 64-bit mask
         // first); the kernel's half decides the rest.
-        let lean = self.kernel.current().is_some_and(|thread| {
-            let work = self.kernel.thread(thread).work();
+        let work = self
+            .kernel
+            .current()
+            .map(|thread| self.kernel.thread(thread).work());
+        let lean = work.is_some_and(|work| {
             let lean_work = work == entry::WorkFlags::AUDIT || work == entry::WorkFlags::POLICY;
             work.is_empty() || lean_work && ctx.x[8] < 64
         });
@@ -384,7 +388,11 @@ impl Harness {
         ctx.x[19..30].fill(LEAN_SCRIBBLE);
         (ctx.sp, ctx.pc, ctx.spsr, ctx.tpidr) =
             (LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE, LEAN_SCRIBBLE);
-        let lean = self.kernel.lean_syscall(&mut self.machine, SVC);
+        let lean = if work == Some(entry::WorkFlags::AUDIT) {
+            self.kernel.lean_audited_syscall(&mut self.machine, SVC)
+        } else {
+            self.kernel.lean_syscall(&mut self.machine, SVC)
+        };
         // SAFETY (test): as above; the kernel's borrow has ended.
         let ctx = unsafe { &mut *context };
         ctx.x[19..30].copy_from_slice(&kept.x[19..30]);

@@ -312,7 +312,8 @@ el0_svc_above_reply_recv:
 // The lean syscall entry (docs/architecture.md; `lean_entry.rs` has the
 // protocol): an SVC of a thread with no work (x10, the work word, is 0;
 // else the generic entry) that no fast path takes, or, from
-// `el0_audited_or_slow`, of a thread whose only work is audit or policy. Only
+// `el0_judged_or_slow`, of a thread whose only work is policy (a thread
+// whose only work is audit has a kernel half of its own, below). Only
 // x0..x18 and x30 are saved (x9 and x10 are parked already): the kernel's
 // half, `portcullis_el0_svc`, leaves x19..x29, SP_EL0, ELR_EL1, SPSR_EL1
 // and TPIDR_EL0 as the thread had them. It returns the context in x0 and in

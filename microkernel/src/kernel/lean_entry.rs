@@ -20,10 +20,12 @@ use entry::WorkFlags;
 /// What became of a syscall offered to the lean entry.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LeanSyscall {
-    /// Not for the lean entry (the thread has work other than audit
-    /// or policy alone, a filter that may trap or kill the syscall, or the syscall reads or writes saved registers the entry
-    /// did not save: see `syscall::lean_entry_takes`): nothing was done. Save the whole
-    /// frame and take the generic entry.
+    /// Not for the lean entry (the thread has work other than policy
+    /// alone, for `lean_syscall`, or audit alone, for
+    /// `lean_audited_syscall`; a filter that may trap or kill the
+    /// syscall; or the syscall reads or writes saved registers the entry
+    /// did not save: see `syscall::lean_entry_takes`): nothing was done.
+    /// Save the whole frame and take the generic entry.
     NotLean,
     /// Done, and the thread goes back as it is, with this TTBR0: load
     /// what was saved and return.
@@ -103,9 +105,8 @@ impl Kernel {
     /// `syscall::reads_or_writes_whole_context` declines a tracer's
     /// attach, the only work whose stops would. Anything else (other
     /// work, a syscall that reads or writes saved registers the stub did
-    /// not save) is `NotLean`, with nothing done. The caller has asked
-    /// that the thread's no-entry-work mask does not excuse the number,
-    /// which is below 64 (the vector's tests).
+    /// not save) is `NotLean`, with nothing done. The number is below 64
+    /// (the vector's test), and no number is excused (see below).
     pub fn lean_audited_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
         let Some(current) = self.current else {
             return LeanSyscall::NotLean;
@@ -119,9 +120,12 @@ impl Kernel {
         if thread.work != WorkFlags::AUDIT || !syscall::lean_entry_takes(number) {
             return LeanSyscall::NotLean;
         }
-        // The vector sends here only a number below 64 whose bit in the
-        // no-entry-work mask is clear (an excused number goes the ways of
-        // a syscall without work): not asked again.
+        // Not asked again: the vector sends here only a number below 64
+        // (`x8`, the thread's own, which no other CPU writes while this
+        // one holds the lock), and the no-entry-work mask of a thread
+        // whose syscall work is not policy alone is 0 (`computed_masks`;
+        // the invariant checks hold every mask to it), so with audit
+        // alone no number is excused.
         debug_assert!(number < 64 && !thread.skips_entry_work(number));
         thread.stats.count_syscall();
         // The lane's common end says how the thread goes back, with the
