@@ -146,6 +146,29 @@ impl JudgedMemory {
         }
     }
 
+    /// Word `k` of the copy's bytes (bytes `8k..8k + 8`, little-endian;
+    /// 0 past the array), read from the aligned array in one load. (The
+    /// target has strict alignment: assembled from the bytes of a chunk
+    /// an iterator handed out, a word took some 20 instructions.)
+    #[inline(always)]
+    fn word(&self, k: usize) -> u64 {
+        let (chunks, _) = self.bytes.0.as_chunks::<8>();
+        chunks.get(k).map_or(0, |chunk| u64::from_le_bytes(*chunk))
+    }
+
+    /// The copied bytes as little-endian words, the last word's bytes
+    /// past the copy zero: what a policy request carries of them.
+    pub fn copied_words(&self) -> impl Iterator<Item = u64> + '_ {
+        let length = self.copied().len();
+        (0..length.div_ceil(8)).map(move |k| {
+            let word = self.word(k);
+            match length - 8 * k {
+                whole if whole >= 8 => word,
+                tail => word & ((1 << (8 * tail)) - 1),
+            }
+        })
+    }
+
     /// Buffer word `index` (6 and up) of a judged message, if it was sent.
     pub fn message_word(&self, index: usize) -> Option<u64> {
         let Judged::Message { words } = self.judged else {
@@ -155,11 +178,7 @@ impl JudgedMemory {
         if i >= usize::from(words) {
             return None;
         }
-        let chunk = self.bytes.0.chunks_exact(8).nth(i)?;
-        let [b0, b1, b2, b3, b4, b5, b6, b7] = chunk else {
-            return None;
-        };
-        Some(u64::from_le_bytes([*b0, *b1, *b2, *b3, *b4, *b5, *b6, *b7]))
+        Some(self.word(i))
     }
 
     /// Sets the copy to `words` message buffer words, `word(i)` giving

@@ -151,3 +151,48 @@ fn a_buffer_read_by_words_is_the_bytes_at_any_alignment() {
         }
     }
 }
+
+/// The copy as words: each the little-endian word of its eight bytes,
+/// the last one's bytes past the copy zero, even where the array still
+/// holds a longer earlier copy's bytes.
+#[test]
+fn the_copied_words_are_the_copied_bytes_with_a_zero_tail() {
+    let mut m = JudgedMemory::new();
+    for length in [0u64, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 511, 512, 600] {
+        // A long copy first, so that a stale byte would show.
+        m.take_buffer_by_words(0x1000, 512, |_| Ok::<u64, ()>(u64::MAX));
+        m.take_buffer_by_words(0x1000, length, |va| {
+            Ok::<u64, ()>(va.wrapping_mul(0x0123_4567_89ab_cdef))
+        });
+        let copied = m.copied();
+        let expected: Vec<u64> = copied
+            .chunks(8)
+            .map(|chunk| {
+                let mut bytes = [0u8; 8];
+                bytes[..chunk.len()].copy_from_slice(chunk);
+                u64::from_le_bytes(bytes)
+            })
+            .collect();
+        assert_eq!(
+            m.copied_words().collect::<Vec<_>>(),
+            expected,
+            "length {length}"
+        );
+    }
+}
+
+/// A judged message's words, one by one, are the words it copied.
+#[test]
+fn a_message_word_is_the_word_copied() {
+    let mut m = JudgedMemory::new();
+    m.take_message(9, |i| 0x1111 * (i as u64 + 1));
+    for index in 6..15 {
+        assert_eq!(
+            m.message_word(index),
+            Some(0x1111 * (index as u64 - 5)),
+            "word {index}"
+        );
+    }
+    assert_eq!(m.message_word(15), None);
+    assert_eq!(m.message_word(5), None);
+}
