@@ -183,6 +183,7 @@ impl JudgedMemory {
 
     /// Sets the copy to `words` message buffer words, `word(i)` giving
     /// buffer word `6 + i`.
+    ///
     /// (Out of line: only as a function's argument is the copy known to
     /// the compiler as 8-aligned, which the word stores need on the
     /// strict-alignment kernel target; inlined, each word was eight byte

@@ -47,7 +47,7 @@ impl Kernel {
             let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
             // (Audit alone takes its lane only by the lean entry,
             // `lean_audited_syscall`: a second caller of the lane here
-            // cost the lean one its inlined decoding and dispatch, some 30
+            // cost the lean one its inlined decoding and dispatch, some 40
             // instructions. What comes here, a syscall the lean entry does
             // not take, goes through the machine.)
             if work == WorkFlags::POLICY {

@@ -347,7 +347,7 @@ impl Kernel {
     /// Inlined into its one caller, the lean entry's half for a thread
     /// whose only work is audit (`Kernel::lean_audited_syscall`), which
     /// has the thread in hand. (When the generic entry called it too, the
-    /// copy's decoding and dispatch were a call of their own, some 30
+    /// copy's decoding and dispatch were calls of their own, some 40
     /// instructions more.)
     ///
     /// Only a lossless audit looks at its ring before the syscall (stage
