@@ -50,13 +50,9 @@ impl Kernel {
     /// syscall reads and writes no saved register beyond `x0..x18` and
     /// `x30` (`syscall::lean_entry_takes`).
     pub fn lean_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
-        let Some(current) = self.current else {
+        let Some(current) = self.lean_current() else {
             return LeanSyscall::NotLean;
         };
-        debug_assert!(
-            !self.objects.has_retired(),
-            "an earlier kernel entry left retired objects"
-        );
         let thread = &mut self.objects[current];
         if !thread.work.is_empty() {
             // Rare beside the no-work case: laid out as its test's
@@ -108,13 +104,9 @@ impl Kernel {
     /// not save) is `NotLean`, with nothing done. The number is below 64
     /// (the vector's test), and no number is excused (see below).
     pub fn lean_audited_syscall<P: Platform>(&mut self, platform: &mut P, esr: u64) -> LeanSyscall {
-        let Some(current) = self.current else {
+        let Some(current) = self.lean_current() else {
             return LeanSyscall::NotLean;
         };
-        debug_assert!(
-            !self.objects.has_retired(),
-            "an earlier kernel entry left retired objects"
-        );
         let thread = &mut self.objects[current];
         let number = thread.context.syscall_number();
         if thread.work != WorkFlags::AUDIT || !syscall::lean_entry_takes(number) {
@@ -172,6 +164,18 @@ impl Kernel {
             return self.lean_back(current, ttbr0);
         }
         self.lean_end(current)
+    }
+
+    /// The thread on this CPU, whose syscall a lean entry's half takes
+    /// (`None`: none is, and the half declines). Nothing is retired: every
+    /// kernel entry frees what it retired before it ends.
+    #[inline(always)]
+    fn lean_current(&self) -> Option<ThreadId> {
+        debug_assert!(
+            !self.objects.has_retired(),
+            "an earlier kernel entry left retired objects"
+        );
+        self.current
     }
 
     /// How a lean syscall of `current` ends when its lane found the thread
