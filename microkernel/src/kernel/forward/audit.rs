@@ -388,7 +388,9 @@ impl Kernel {
             return None;
         }
         begin_record(thread, EntryOutcome::Run, false, None);
-        let entered = crate::kernel::entry_work::Entered::dispatch_without_work();
+        // (What the entry decided, `Entered`, is built only where it is
+        // read: built here, its three stores cost every audited syscall.)
+        let entered = crate::kernel::entry_work::Entered::dispatch_without_work;
         thread.trace.number = thread.context.syscall_number();
         let copy = crate::syscall::decode_copy::<{ crate::syscall::AUDITED_COPY }>;
         let result = match copy(&thread.context) {
@@ -409,7 +411,7 @@ impl Kernel {
         let code = match result {
             SyscallResult::Return(code) if audit_only(thread) => code,
             _ => {
-                let _ = self.finish_syscall_with_work(platform, current, esr, &entered, result);
+                let _ = self.finish_syscall_with_work(platform, current, esr, &entered(), result);
                 return None;
             }
         };
@@ -418,7 +420,7 @@ impl Kernel {
         debug_assert!({
             // (`exit_work_word`, on the thread in hand: its record is
             // pending, as its audit was on at the entry and still is.)
-            let mut exit = entry::SyscallExit::new(entered.entry, thread.work);
+            let mut exit = entry::SyscallExit::new(entered().entry, thread.work);
             let record = exit.next_step();
             thread.audit_pending.is_some()
                 && (record, exit.next_step())
@@ -641,14 +643,13 @@ enum RecordWritten {
 /// ring or notification goes, `Kernel::audit_sink_destroyed`), so it is
 /// written without a look at either. A record that began with an audit
 /// changed since (`PendingRecord::moved_sink`: the syscall changed its
-/// own audit, or destroyed its ring or notification) looks: into a ring
-/// that is gone nothing is written (the server lost the ring with it),
-/// and a notification that is gone is not signalled (the record still
-/// tells the server what the syscall did). The record is read where it
-/// is kept, never copied whole (each bulk copy was a `memcpy` call). One
-/// body for the two callers, `Kernel::write_record` and the audit-only
-/// lane (`Kernel::syscall_audited`), which has the thread in hand: as a
-/// call it cost the lane its own look-ups of the thread and the ring.
+/// own audit, or destroyed its ring or notification) is written out of
+/// line, by `write_moved_record`, which looks. The record is read where
+/// it is kept, never copied whole (each bulk copy was a `memcpy` call).
+/// One body for the two callers, `Kernel::write_record` and the
+/// audit-only lane (`Kernel::syscall_audited`), which has the thread in
+/// hand: as a call it cost the lane its own look-ups of the thread and
+/// the ring.
 #[inline(always)]
 fn write_pending_record(
     platform: &mut impl Platform,
@@ -659,21 +660,82 @@ fn write_pending_record(
     let Some(pending) = &audited.audit_pending else {
         return RecordWritten::Quietly;
     };
-    // Drops are counted for the thread only while it is audited into
-    // the ring its record began with (unchanged, or set again to the
-    // same one).
-    let same_sink = pending.moved_sink.is_none() || pending.moved_sink == audited.audit;
-    let Some(sink) = pending.moved_sink.as_ref().or(audited.audit.as_ref()) else {
+    if pending.moved_sink.is_some() {
+        return write_moved_record(platform, audited, others, result);
+    }
+    // Begun with the thread's audit, unchanged since. (None: its TCB is
+    // being destroyed, `Kernel::leave_audit`.)
+    let Some(sink) = &audited.audit else {
         audited.audit_pending = None;
         return RecordWritten::Quietly;
     };
-    let (signal, bits) = sink.notification;
-    let moved = pending.moved_sink.is_some();
-    if moved && !others.resolves(sink.frame, CapType::Frame) {
+    let ((signal, bits), ring, badge) = (sink.notification, sink.ring, sink.badge);
+    match write_into_ring(platform, audited, others, ring, badge, true, result) {
+        true => RecordWritten::First {
+            signal: signal.id,
+            bits,
+        },
+        false => RecordWritten::Quietly,
+    }
+}
+
+/// `write_pending_record` for a record whose audit changed during its
+/// syscall (`PendingRecord::moved_sink`): into a ring that is gone
+/// nothing is written (the server lost the ring with it), and a
+/// notification that is gone is not signalled (the record still tells
+/// the server what the syscall did). Drops are counted for the thread
+/// only if it is audited into that ring again (set again to the same
+/// one).
+#[cold]
+#[inline(never)]
+fn write_moved_record(
+    platform: &mut impl Platform,
+    audited: &mut crate::thread::Thread,
+    others: &crate::cap::OtherObjects<'_>,
+    result: Option<u64>,
+) -> RecordWritten {
+    let Some(pending) = &audited.audit_pending else {
+        return RecordWritten::Quietly;
+    };
+    let Some(sink) = pending.moved_sink else {
+        unreachable!("a moved record keeps the audit it began with");
+    };
+    let same_sink = Some(sink) == audited.audit;
+    if !others.resolves(sink.frame, CapType::Frame) {
         audited.audit_pending = None;
         return RecordWritten::Quietly;
     }
-    let ring = sink.ring;
+    let (signal, bits) = sink.notification;
+    let first = write_into_ring(
+        platform, audited, others, sink.ring, sink.badge, same_sink, result,
+    );
+    if !first || !others.resolves(signal, CapType::Notification) {
+        return RecordWritten::Quietly;
+    }
+    RecordWritten::First {
+        signal: signal.id,
+        bits,
+    }
+}
+
+/// Writes `audited`'s pending record, and forgets it, into the ring at
+/// `ring` (a live one) with the badge `badge`, or drops it into a full
+/// ring and counts the drop (for the thread too, if `same_sink`: it is
+/// still audited into that ring). `true`: the ring was empty before the
+/// record, so the server hears of it (once, not per record).
+#[inline(always)]
+fn write_into_ring(
+    platform: &mut impl Platform,
+    audited: &mut crate::thread::Thread,
+    others: &crate::cap::OtherObjects<'_>,
+    ring: u64,
+    badge: u64,
+    same_sink: bool,
+    result: Option<u64>,
+) -> bool {
+    let Some(pending) = &audited.audit_pending else {
+        return false;
+    };
     // The header's four words in one read (one translation, not one
     // a word).
     let mut header = [0; HEADER_WORDS];
@@ -687,7 +749,7 @@ fn write_pending_record(
         if same_sink {
             audited.audit_dropped += 1;
         }
-        return RecordWritten::Quietly;
+        return false;
     }
     let call = &pending.call;
     // The capability `x0` named, through the thread's CSpace range (the
@@ -705,7 +767,7 @@ fn write_pending_record(
     let record = AuditRecord {
         sequence,
         time: platform.counter(),
-        thread_badge: sink.badge,
+        thread_badge: badge,
         thread: audited.number,
         syscall: call[8],
         object_type,
@@ -736,13 +798,6 @@ fn write_pending_record(
     if same_sink {
         audited.audit_dropped = 0;
     }
-    // Empty to non-empty: the server hears of it once, not per record.
-    if state.written != state.consumed || (moved && !others.resolves(signal, CapType::Notification))
-    {
-        return RecordWritten::Quietly;
-    }
-    RecordWritten::First {
-        signal: signal.id,
-        bits,
-    }
+    // Empty to non-empty.
+    state.written == state.consumed
 }
