@@ -58,7 +58,6 @@ fn record(sequence: u64, time: u64, thread: u32, verdict: AuditVerdict) -> Audit
         thread,
         syscall: 9,
         object_type: 2,
-        label: 0,
         args: [1, 0, 0, 0, 0, 0, 0, 0],
         result: Some(8),
         verdict,

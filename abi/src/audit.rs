@@ -14,7 +14,7 @@
 //! | 8 | `written`: records written so far | kernel |
 //! | 16 | `consumed`: records the server has read | server |
 //! | 24 | `dropped`: records dropped so far, all threads | kernel |
-//! | 64 + 128·i | slot i: one [`AuditRecord`], 128 bytes of fixed-width postcard (below) | kernel |
+//! | 64 + 120·i | slot i (i below 32): one [`AuditRecord`], 120 bytes of fixed-width postcard (below) | kernel |
 //!
 //! Record `n` (counting written ones) is in slot `n % RING_SLOTS`. The ring
 //! is full when `written - consumed == RING_SLOTS`. Then a thread in
@@ -43,14 +43,14 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0, 8, 16 | `sequence`, `time`, `thread_badge` |
-//! | 24, 32 | `syscall`, `label` |
-//! | 40 + 8·i | `args[i]`, i in 0..8 |
-//! | 104 | `result` (0 when there is none) |
-//! | 112 | `dropped` |
-//! | 120 | `thread` (4 bytes) |
-//! | 124 | the code of a `Refused` verdict (2 bytes; 0 for any other) |
-//! | 126 | `object_type` (1 byte) |
-//! | 127 | flags: bit 0 a result, bit 1 `forwarded`, bits 4..7 the verdict (0 `Allowed`, 1 `Refused`, 2 `Killed`, 3 `Trapped`, 4 `Logged`, 5 `Emulated`, 6 `Cancelled`); the other bits 0 |
+//! | 24 | `syscall` |
+//! | 32 + 8·i | `args[i]`, i in 0..8 |
+//! | 96 | `result` (0 when there is none) |
+//! | 104 | `dropped` |
+//! | 112 | `thread` (4 bytes) |
+//! | 116 | the code of a `Refused` verdict (2 bytes; 0 for any other) |
+//! | 118 | `object_type` (1 byte) |
+//! | 119 | flags: bit 0 a result, bit 1 `forwarded`, bits 4..7 the verdict (0 `Allowed`, 1 `Refused`, 2 `Killed`, 3 `Trapped`, 4 `Logged`, 5 `Emulated`, 6 `Cancelled`); the other bits 0 |
 //!
 //! A decoder refuses any other length, an unknown verdict, a flag bit
 //! that must be 0, a code without `Refused` and a result without its
@@ -69,15 +69,22 @@ pub const DROPPED_OFFSET: u64 = 24;
 /// Byte offset of slot 0.
 pub const SLOTS_OFFSET: u64 = 64;
 /// Bytes of one record (the fixed-width encoding above).
-pub const RECORD_BYTES: usize = 128;
+pub const RECORD_BYTES: usize = 120;
 /// The record as the words the kernel stores.
 pub const RECORD_WORDS: usize = RECORD_BYTES / 8;
 /// Bytes per slot: one record.
 pub const SLOT_BYTES: u64 = RECORD_BYTES as u64;
-/// Slots in the ring.
-pub const RING_SLOTS: u64 = (4096 - SLOTS_OFFSET) / SLOT_BYTES;
+/// Slots in the ring: a power of two, so the slot of record `n` is its
+/// low bits (the kernel writes one record per audited syscall; a modulo
+/// by 31, the count of 128-byte slots the page held, cost each 7 more
+/// instructions).
+pub const RING_SLOTS: u64 = 32;
 // The ring fits its page and holds a useful number of records.
-const _: () = assert!(RING_SLOTS >= 16 && SLOTS_OFFSET + RING_SLOTS * SLOT_BYTES <= 4096);
+const _: () = assert!(
+    RING_SLOTS.is_power_of_two()
+        && RING_SLOTS >= 16
+        && SLOTS_OFFSET + RING_SLOTS * SLOT_BYTES <= 4096
+);
 
 /// How a thread's audit behaves when the ring is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,8 +146,6 @@ pub struct AuditRecord {
     pub syscall: u64,
     /// The `CapType` number of the capability `x0` named (0: none).
     pub object_type: u8,
-    /// The message label (`MessageInfo::label` of `x1`).
-    pub label: u64,
     /// `x0..x7` as the syscall was judged (after any tracer's or policy
     /// server's changes): what ran.
     pub args: [u64; 8],
@@ -171,8 +176,6 @@ struct WireRecord {
     thread_badge: u64,
     #[serde(with = "postcard::fixint::le")]
     syscall: u64,
-    #[serde(with = "postcard::fixint::le")]
-    label: u64,
     args: [Word; 8],
     #[serde(with = "postcard::fixint::le")]
     result: u64,
@@ -228,6 +231,12 @@ impl AuditVerdict {
 }
 
 impl AuditRecord {
+    /// The message label (`MessageInfo::label` of `x1`, `args[1]`): not
+    /// stored, as `args[1]` holds it.
+    pub fn label(&self) -> u64 {
+        crate::MessageInfo::from(self.args[1]).label()
+    }
+
     /// The record as the [`RECORD_WORDS`] little-endian words of its slot:
     /// what the kernel stores, word by word (the same bytes as postcard
     /// writes: the tests compare them).
@@ -240,7 +249,6 @@ impl AuditRecord {
             self.time,
             self.thread_badge,
             self.syscall,
-            self.label,
             a[0],
             a[1],
             a[2],
@@ -303,7 +311,6 @@ impl AuditRecord {
             thread: wire.thread,
             syscall: wire.syscall,
             object_type: wire.object_type,
-            label: wire.label,
             args: wire.args.map(|Word(word)| word),
             result,
             verdict,
@@ -321,7 +328,6 @@ impl AuditRecord {
             time: self.time,
             thread_badge: self.thread_badge,
             syscall: self.syscall,
-            label: self.label,
             args: self.args.map(Word),
             result: self.result.unwrap_or(0),
             dropped: self.dropped,
@@ -345,7 +351,6 @@ mod tests {
             thread: u32::MAX,
             syscall: u64::MAX,
             object_type: u8::MAX,
-            label: u64::MAX,
             args: [u64::MAX; 8],
             result: Some(u64::MAX),
             verdict: AuditVerdict::Refused(u16::MAX),
@@ -411,7 +416,6 @@ mod tests {
                 thread: next() as u32,
                 syscall: next(),
                 object_type: next() as u8,
-                label: next(),
                 args,
                 result: (next() & 1 != 0).then(&mut next),
                 verdict: verdicts[(next() % verdicts.len() as u64) as usize],
@@ -444,10 +448,10 @@ mod tests {
         }
         .words();
         assert_eq!(
-            words[15], 0x1055_6677_1122_3344,
+            words[14], 0x1055_6677_1122_3344,
             "thread, code, type, flags"
         );
-        assert_eq!(words[13], 0, "no result: 0");
+        assert_eq!(words[12], 0, "no result: 0");
     }
 
     #[test]
@@ -461,6 +465,8 @@ mod tests {
         assert_eq!(AuditRecord::decode(&longer), None, "trailing byte");
         let flags = RECORD_BYTES - 1;
         let code = RECORD_BYTES - 4;
+        // (The table's offset of `result`.)
+        let result = 96;
         let mut bad = AuditRecord {
             verdict: AuditVerdict::Allowed,
             result: None,
@@ -475,9 +481,9 @@ mod tests {
         bad[code] = 1;
         assert_eq!(AuditRecord::decode(&bad), None, "a code without Refused");
         bad[code] = 0;
-        bad[104] = 1;
+        bad[result] = 1;
         assert_eq!(AuditRecord::decode(&bad), None, "a result without its flag");
-        bad[104] = 0;
+        bad[result] = 0;
         assert!(AuditRecord::decode(&bad).is_some(), "the mended record");
         for seed in 0..2_000u64 {
             let noise: Vec<u8> = (0..(seed % 200))
@@ -485,6 +491,16 @@ mod tests {
                 .collect();
             let _ = AuditRecord::decode(&noise);
         }
+    }
+
+    #[test]
+    fn the_label_is_x1s() {
+        let info = crate::MessageInfo::with(0x1234, 3);
+        let mut record = widest();
+        record.args[1] = info.into();
+        assert_eq!(record.label(), 0x1234);
+        let decoded = AuditRecord::decode(&record.encode()).expect("well formed");
+        assert_eq!(decoded.label(), 0x1234);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! | 1 | [`Event::Thread`] | `thread` u32, `name` (at most 24 bytes) | 31 | 32 |
 //! | 2 | [`Event::SyscallEntry`] | `time` u64, `thread` u32, `number` u64, `args` 6 × u64 | 86 | 87 |
 //! | 3 | [`Event::SyscallExit`] | `time` u64, `thread` u32, `number` u64, `result` u64, `second` u64 | 46 | 47 |
-//! | 4 | [`Event::Audit`] | one [`AuditRecord`] in its serde field order (`sequence`, `time`, `thread_badge`, `thread`, `syscall`, `object_type` u8, `label`, `args` 8 × u64, `result` option, `verdict` enum, `forwarded` bool, `dropped`) | 163 | 164 |
+//! | 4 | [`Event::Audit`] | one [`AuditRecord`] in its serde field order (`sequence`, `time`, `thread_badge`, `thread`, `syscall`, `object_type` u8, `args` 8 × u64, `result` option, `verdict` enum, `forwarded` bool, `dropped`) | 153 | 154 |
 //! | 5 | [`Event::AuditDropped`] | `time` u64, `count` u64 | 21 | 22 |
 //!
 //! Times are the counter (`CNTVCT_EL0`) in ticks; [`Event::Clock`], the
@@ -47,7 +47,7 @@ pub const FRAME_DELIMITER: u8 = 0;
 
 /// Largest encoded frame (COBS bytes, without delimiters) any Event takes; must be <= 256.
 ///
-/// The largest is 164 (an [`Event::Audit`]); the rest is room for the
+/// The largest is 154 (an [`Event::Audit`]); the rest is room for the
 /// record to grow without changing every buffer sized by this. A buffer of
 /// this size also holds the 0 that postcard's encoder ends a frame with,
 /// which [`encode_frame`] needs room for and then leaves out.
@@ -67,14 +67,13 @@ const CLOCK_BYTES: usize = TAG_BYTES + 2 * U64_BYTES;
 const THREAD_BYTES: usize = TAG_BYTES + U32_BYTES + 1 + THREAD_NAME_BYTES;
 const SYSCALL_ENTRY_BYTES: usize = TAG_BYTES + U64_BYTES + U32_BYTES + U64_BYTES + 6 * U64_BYTES;
 const SYSCALL_EXIT_BYTES: usize = TAG_BYTES + U64_BYTES + U32_BYTES + 3 * U64_BYTES;
-/// sequence, time, badge; thread; syscall; object type; label; args;
+/// sequence, time, badge; thread; syscall; object type; args;
 /// result (option tag and word); verdict (tag and a `Refused` code);
 /// forwarded; dropped.
 const AUDIT_RECORD_BYTES: usize = 3 * U64_BYTES
     + U32_BYTES
     + U64_BYTES
     + 1
-    + U64_BYTES
     + 8 * U64_BYTES
     + (1 + U64_BYTES)
     + (TAG_BYTES + U16_BYTES)
@@ -227,7 +226,6 @@ mod tests {
             thread: word as u32,
             syscall: word,
             object_type: word as u8,
-            label: word,
             args: [word; 8],
             result,
             verdict,
@@ -356,19 +354,19 @@ mod tests {
             assert_eq!(frame.len(), cobs_bytes(bytes), "{event:?}");
             assert!(frame.len() < MAX_FRAME_BYTES);
         }
-        assert_eq!(cobs_bytes(LARGEST_EVENT_BYTES), 164);
+        assert_eq!(cobs_bytes(LARGEST_EVENT_BYTES), 154);
     }
 
     #[test]
     fn a_small_buffer_is_too_small_not_a_panic() {
         let (event, _) = &widest()[4];
-        for size in [0, 1, 20, 100, 164] {
+        for size in [0, 1, 20, 100, 154] {
             let mut out = alloc::vec![0u8; size];
             assert_eq!(encode_frame(event, &mut out), Err(FrameError::TooLarge));
         }
         // The frame and postcard's closing 0.
-        let mut out = [0u8; 165];
-        assert_eq!(encode_frame(event, &mut out).map(<[u8]>::len), Ok(164));
+        let mut out = [0u8; 155];
+        assert_eq!(encode_frame(event, &mut out).map(<[u8]>::len), Ok(154));
     }
 
     fn decoded(bytes: &[u8]) -> Result<Event, FrameError> {

@@ -579,7 +579,6 @@ fn record_seeds() {
         thread: 2,
         syscall: Syscall::Poll.number(),
         object_type: CapType::Notification.raw(),
-        label: 3,
         args: [5, 0, 0x40, 7, 0, 0, 0, 0],
         result: Some(0),
         verdict: AuditVerdict::Refused(ErrorCode::Denied.raw() as u16),

@@ -134,7 +134,7 @@ fn audit_json(capture: &Capture, record: &AuditRecord) -> Value {
         "number": record.syscall,
         "syscall": syscall_name(record.syscall),
         "object_type": record.object_type,
-        "label": hex(record.label),
+        "label": hex(record.label()),
         "args": record.args.iter().map(|&x| hex(x)).collect::<Vec<_>>(),
         "result": record.result.map(hex),
         "verdict": verdict,

@@ -160,7 +160,6 @@ mod tests {
                 thread: 5,
                 syscall: 3,
                 object_type: 0,
-                label: 0,
                 args: [0; 8],
                 result: None,
                 verdict: AuditVerdict::Killed,

@@ -250,7 +250,6 @@ mod tests {
             thread: 2,
             syscall: 3,
             object_type: 0,
-            label: 0,
             args: [5, 0, 0, 0, 0, 0, 0, 0],
             result: Some(8),
             verdict: AuditVerdict::Refused(8),

@@ -183,7 +183,6 @@ mod tests {
             thread: 3,
             syscall: Syscall::Poll.number(),
             object_type: CapType::Notification.raw(),
-            label: 0,
             args: [5, 0, 0, 0, 0, 0, 0, 0],
             result: Some(0),
             verdict: AuditVerdict::Allowed,

@@ -7,7 +7,6 @@ use abi::audit::{
     SLOT_BYTES, WRITTEN_OFFSET,
 };
 use abi::cap::CapType;
-use abi::MessageInfo;
 use core::sync::atomic::{fence, Ordering};
 
 /// The ring's counters as the kernel may rely on them.
@@ -201,7 +200,6 @@ fn write_into_ring(
         thread: audited.number,
         syscall: call[8],
         object_type,
-        label: MessageInfo::from(call[1]).label(),
         args: [
             call[0], call[1], call[2], call[3], call[4], call[5], call[6], call[7],
         ],
