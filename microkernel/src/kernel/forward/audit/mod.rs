@@ -390,11 +390,16 @@ impl Kernel {
         thread.judged.forget();
         Self::write_result(thread, code);
         let x0 = thread.context.result();
-        let written = write_pending_record(platform, thread, &others, Some(x0));
-        // (Stage 8 clears only `NOTIFY_RESUME`, which nothing the record's
-        // signal does sets.)
+        // Stage 8 before the record is written, as the two do not meet:
+        // the exit loop clears only `NOTIFY_RESUME` (which nothing the
+        // record's signal does sets), and how the thread goes back reads
+        // its work, its stopped call and its trace state, none of which
+        // the record reads or writes. So what the record's write says
+        // goes straight to its signal (held across the exit loop, it went
+        // through the stack: 11 instructions).
         Self::exit_loop_on(thread);
         let back = Self::goes_back_as_it_is(thread).then_some(thread.ttbr0);
+        let written = write_pending_record(platform, thread, &others, Some(x0));
         self.after_record(platform, written);
         back
     }
