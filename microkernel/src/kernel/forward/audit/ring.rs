@@ -2,6 +2,7 @@
 //! pending record written into it (layout and record: `abi::audit`).
 
 use crate::platform::{PhysMemory, Platform};
+use crate::thread::AuditSink;
 use abi::audit::{
     AuditRecord, CONSUMED_OFFSET, DROPPED_OFFSET, NEXT_SEQUENCE_OFFSET, RING_SLOTS, SLOTS_OFFSET,
     SLOT_BYTES, WRITTEN_OFFSET,
@@ -89,8 +90,8 @@ pub(super) fn write_pending_record(
     let Some(pending) = &audited.audit_pending else {
         return RecordWritten::Quietly;
     };
-    if pending.moved_sink.is_some() {
-        return write_moved_record(platform, audited, others, result);
+    if let Some(began_with) = pending.moved_sink {
+        return write_moved_record(platform, audited, others, began_with, result);
     }
     // Begun with the thread's audit, unchanged since. (None: its TCB is
     // being destroyed, `Kernel::leave_audit`.)
@@ -109,7 +110,7 @@ pub(super) fn write_pending_record(
 }
 
 /// `write_pending_record` for a record whose audit changed during its
-/// syscall (`PendingRecord::moved_sink`): into a ring that is gone
+/// syscall (`PendingRecord::moved_sink`, here `sink`): into a ring that is gone
 /// nothing is written (the server lost the ring with it), and a
 /// notification that is gone is not signalled (the record still tells
 /// the server what the syscall did). Drops are counted for the thread
@@ -121,14 +122,9 @@ fn write_moved_record(
     platform: &mut impl Platform,
     audited: &mut crate::thread::Thread,
     others: &crate::cap::OtherObjects<'_>,
+    sink: AuditSink,
     result: Option<u64>,
 ) -> RecordWritten {
-    let Some(pending) = &audited.audit_pending else {
-        return RecordWritten::Quietly;
-    };
-    let Some(sink) = pending.moved_sink else {
-        unreachable!("a moved record keeps the audit it began with");
-    };
     let same_sink = Some(sink) == audited.audit;
     if !others.resolves(sink.frame, CapType::Frame) {
         audited.audit_pending = None;
