@@ -76,8 +76,9 @@ pub const RECORD_WORDS: usize = RECORD_BYTES / 8;
 pub const SLOT_BYTES: u64 = RECORD_BYTES as u64;
 /// Slots in the ring: a power of two, so the slot of record `n` is its
 /// low bits (the kernel writes one record per audited syscall; a modulo
-/// by 31, the count of 128-byte slots the page held, cost each 7 more
-/// instructions).
+/// by 31, the count of 128-byte slots the page held, was a multiply-high
+/// sequence of 10 instructions, where the mask and the slot's offset take
+/// 3).
 pub const RING_SLOTS: u64 = 32;
 // The ring fits its page and holds a useful number of records.
 const _: () = assert!(

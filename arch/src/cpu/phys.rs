@@ -99,10 +99,10 @@ pub fn write_u64(pa: u64, value: u64) {
 
 /// Runs of at most this many words are copied a pair at a time, unrolled:
 /// a run of a length known where it is written (a trace stop's six buffer
-/// words, an audit record's sixteen, a ring's header) is then one `stp` or
-/// `ldp` a pair, which the pair loop below cannot be. (Word by word, with
-/// volatile accesses, which the compiler never pairs, an audit record
-/// took sixteen stores.)
+/// words, an audit record's fifteen, a ring's header) is then one `stp` or
+/// `ldp` a pair (and one `str` for an odd word), which the pair loop below
+/// cannot be. (Word by word, with volatile accesses, which the compiler
+/// never pairs, an audit record of sixteen words took sixteen stores.)
 const UNROLLED_WORDS: usize = 16;
 
 /// Stores `a` at `*at` and `b` at the word after it, with one `stp`, and

@@ -191,7 +191,7 @@ mod tests {
         }
     }
 
-    /// What the kernel does for one record (see `kernel/forward/audit.rs`).
+    /// What the kernel does for one record (see `kernel/forward/audit/ring.rs`).
     fn kernel_writes(ring: &mut Ring, record: &AuditRecord) -> bool {
         let sequence = ring.read_u64(NEXT_SEQUENCE_OFFSET);
         ring.write_u64(NEXT_SEQUENCE_OFFSET, sequence + 1);
