@@ -138,15 +138,18 @@ pub fn set_user_fp_access(enabled: bool) {
     );
     let enabled = u64::from(enabled);
     // SAFETY: CPACR_EL1 with only FPEN set controls EL0 (and EL1) access
-    // to FP/SIMD, nothing else; the kernel itself never uses FP/SIMD
-    // (softfloat), and the isb makes the change take effect before the
-    // return to EL0.
+    // to FP/SIMD, nothing else; FPEN's low bit, always set, keeps EL1's
+    // own access (`move_fp_state`), so only EL0 sees the change. No isb:
+    // no EL0 instruction runs before the eret, a context synchronization
+    // event (SCTLR_EL1.EOS is set at boot, and is RES1 on cores without
+    // FEAT_ExS), which makes the write take effect (as in the fast paths'
+    // `run_next`); a later read of the register (`user_fp_access`) sees
+    // it, as direct reads and writes of one register keep program order.
     unsafe {
         core::arch::asm!(
             "lsl {value}, {enabled}, #21",
             "orr {value}, {value}, #(1 << 20)",
             "msr cpacr_el1, {value}",
-            "isb",
             enabled = in(reg) enabled,
             value = out(reg) _,
             options(nostack, preserves_flags)
