@@ -114,7 +114,9 @@ pub struct StoppedCall {
     /// capability in, or took it away, or destroyed the object and made a
     /// new one in its memory), what was judged is not what would run, and
     /// the call is cancelled. `None` for a call stopped at its trace entry
-    /// stop, which is judged after.
+    /// stop, which is judged after, and for a syscall that names no
+    /// capability (`Kernel::stop_call`): nothing of the slot was judged,
+    /// and nothing of it runs.
     pub capability: Option<JudgedCapability>,
 }
 

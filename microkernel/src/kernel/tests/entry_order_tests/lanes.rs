@@ -464,3 +464,38 @@ fn a_server_answer_goes_on_by_the_policy_only_lane_as_by_the_entry_machine() {
         }
     }
 }
+
+/// What a call stopped at its policy stage keeps of the slot its `x0`
+/// names (`StoppedCall::capability`, taken by `Kernel::stop_call`):
+/// nothing for a syscall that names no capability (a `Null` asked of its
+/// server), which runs as allowed whatever the slot holds by then; the
+/// capability for a syscall that names one (a `Poll`), which is cancelled
+/// if the slot has changed when the call goes on.
+#[test]
+fn a_stopped_call_keeps_the_named_capability_only_for_a_syscall_that_names_one() {
+    for (number, kept) in [(Syscall::Null, false), (Syscall::Poll, true)] {
+        let mut scene = Scene::new(rule(number, Action::Notify)).filtered();
+        let thread = scene.thread;
+        let context = &mut scene.kernel.objects[thread].context;
+        context.set_syscall_number(number.number());
+        context.set_arg(entry::ArgIndex::X0, SIGNAL);
+        let _ = scene.kernel.syscall(&mut scene.machine, thread, SVC);
+        assert!(scene.thread().policy_request().is_some(), "{number:?}");
+        let call = scene.thread().call.as_ref().expect("a stopped call");
+        assert_eq!(call.capability.is_some(), kept, "{number:?}");
+        // The slot changes while the server decides; it allows.
+        scene.destroy_through_the_kernel(SIGNAL);
+        scene.server_allows();
+        let expected = if kept {
+            ErrorCode::Interrupted
+        } else {
+            ErrorCode::Ok
+        };
+        assert_eq!(
+            scene.thread().context.result(),
+            expected.raw(),
+            "{number:?}"
+        );
+        assert!(scene.thread().call.as_ref().is_none(), "{number:?}");
+    }
+}
