@@ -175,6 +175,16 @@ impl<'a> PolicyCheck<'a> {
             .fold(0u8, |bits, (i, _)| bits | 1 << i)
     }
 
+    /// `served`'s bit 0 alone, for a stack of one filter: the fold over
+    /// the stack cost its `Notify` some 20 instructions more.
+    #[inline(always)]
+    fn first_served(&self) -> bool {
+        self.attached
+            .first()
+            .and_then(|attached| attached.server)
+            .is_some_and(|server| serves_in(&self.others, &server))
+    }
+
     /// The stack's verdict for the syscall in `regs`, from the registers as
     /// they are now and the judged copy of its memory (the copies the
     /// dispatched call will use), with the
@@ -226,7 +236,7 @@ impl<'a> PolicyCheck<'a> {
     fn one_notify(&self, waived: u8) -> (Action, Option<u8>) {
         if waived & 1 != 0 {
             (Action::Allow, None)
-        } else if self.served() & 1 != 0 {
+        } else if self.first_served() {
             (Action::Notify, Some(0))
         } else {
             (Action::Errno(ErrorCode::Denied.raw() as u16), None)
