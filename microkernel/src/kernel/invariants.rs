@@ -90,6 +90,21 @@ impl Kernel {
             if thread.judged.is_taken() && !in_flight && self.current != Some(id) {
                 return Err("a thread whose call is over still has a judged copy of its memory");
             }
+            // A kernel message lives while its thread sends it or waits
+            // for its answer, and no longer: whoever answers it (the IPC
+            // fast path too, for a trace exit stop) or gives up on it
+            // takes it. One that outlived its wait would be taken for a
+            // stop, request or fault the thread no longer has.
+            let sending_or_asking = matches!(
+                thread.state(),
+                ThreadState::BlockedOnSend {
+                    kernel_message: true,
+                    ..
+                } | ThreadState::BlockedOnAnswer
+            );
+            if thread.kernel_message().is_some() != sending_or_asking {
+                return Err("a kernel message outlives its wait, or a thread waits without one");
+            }
             // A policy request is built from the call it asks about
             // (`ipc::deliver_policy_request`): a thread that asks keeps
             // it (a cancelled call takes its request with it).
