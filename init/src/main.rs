@@ -49,6 +49,7 @@ mod tasks;
 mod tcb_tests;
 mod thread_tests;
 mod timer_checks;
+mod trace_answer_tests;
 mod trace_tests;
 mod user_dispatch_tests;
 mod user_space_tests;
@@ -232,6 +233,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::RetypeYielder => preemption_tests::retype_yielder(),
         BootProgram::UserDispatchPaths => user_dispatch_tests::paths(),
         BootProgram::PolicyPaths => policy_paths_tests::paths(),
+        BootProgram::TraceAnswerTracer => trace_answer_tests::tracer(),
+        BootProgram::TraceAnswerTracee => trace_answer_tests::tracee(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

@@ -515,6 +515,12 @@ pub enum BootProgram {
     /// vector's walk of the compiled verdicts and by the generic entry
     /// agree; an Untyped in slot 4, its own TCB in 7.
     PolicyPaths = 153,
+    /// A trace exit stop answered on both paths
+    /// (`init/src/trace_answer_tests.rs`): the tracer, its endpoint in
+    /// slot 2 (receive) and 4 (send), the tracee's TCB in 3, its own in 5.
+    TraceAnswerTracer = 154,
+    /// The thread it traces.
+    TraceAnswerTracee = 155,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -613,7 +619,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 154] = [
+    pub const ALL: [BootProgram; 156] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -768,6 +774,8 @@ impl BootProgram {
         BootProgram::RetypeYielder,
         BootProgram::UserDispatchPaths,
         BootProgram::PolicyPaths,
+        BootProgram::TraceAnswerTracer,
+        BootProgram::TraceAnswerTracee,
     ];
 
     /// A short name, used to name the thread.
@@ -927,6 +935,8 @@ impl BootProgram {
             BootProgram::RetypeYielder => "retype-yielder",
             BootProgram::UserDispatchPaths => "dispatch-paths",
             BootProgram::PolicyPaths => "policy-paths",
+            BootProgram::TraceAnswerTracer => "answer-tracer",
+            BootProgram::TraceAnswerTracee => "answer-tracee",
         }
     }
 

@@ -11,6 +11,7 @@
 //! the compiler that the assembly relies on.
 
 use crate::STATE;
+use abi::trace::StopKind;
 use arch::cpu::kernel_cell::KernelCell;
 use arch::cpu::registers::{CPACR_FPEN_EL0_SHIFT, CPACR_FPEN_TRAP_EL0};
 use arch::cpu::vector_constants as ctx;
@@ -19,7 +20,9 @@ use microkernel::cap::ObjectId;
 use microkernel::filter::Comparison;
 use microkernel::kernel::fast_path::layout as l;
 use microkernel::stopped_call::CallSlot;
-use microkernel::thread::{state_tag, Thread, ThreadId, ThreadState};
+use microkernel::thread::{
+    kernel_message_tag, state_tag, KernelMessage, Thread, ThreadId, ThreadState, TraceStop,
+};
 
 /// Where the kernel lies from the locked state's lock word.
 const KERNEL: usize =
@@ -100,6 +103,66 @@ const _: () = assert!(call_tag(CallSlot::Empty) == 0);
 const _: () = assert!(size_of::<Option<ThreadId>>() == 4);
 // SAFETY: 4 bytes each way (checked above); every bit pattern is a `u32`.
 const _: () = assert!(unsafe { core::mem::transmute::<Option<ThreadId>, u32>(None) } == 0);
+
+/// The bytes of a thread's `kernel_message` the IPC fast path reads and
+/// writes: its tag byte, and a trace stop's kind byte (read only of a
+/// trace stop).
+const fn kernel_message_bytes(message: Option<KernelMessage>) -> (u8, Option<u8>) {
+    const SIZE: usize = size_of::<Option<KernelMessage>>();
+    // SAFETY: any bytes are valid `MaybeUninit`s; only the bytes the
+    // assembly reads are read as initialised, and const evaluation
+    // refuses to build a read of an uninitialised byte (a layout with
+    // the tag or the kind elsewhere, or no tag byte for `None`).
+    let bytes: [MaybeUninit<u8>; SIZE] = unsafe { core::mem::transmute(message) };
+    // SAFETY: see above.
+    let tag = unsafe { bytes[0].assume_init() };
+    let kind = match message {
+        // SAFETY: see above.
+        Some(KernelMessage::TraceStop(_)) => {
+            Some(unsafe { bytes[l::TRACE_STOP_KIND].assume_init() })
+        }
+        _ => None,
+    };
+    (tag, kind)
+}
+/// A trace stop of `kind`.
+const fn trace_stop(kind: StopKind) -> Option<KernelMessage> {
+    Some(KernelMessage::TraceStop(TraceStop {
+        kind,
+        number: 0x5701,
+        time: 0x5702,
+    }))
+}
+// `ldrb w, [thread, #T_KERNEL_MESSAGE]`: `KERNEL_MESSAGE_NONE` exactly
+// for none, the variant's tag for each message; `strb` of
+// `KERNEL_MESSAGE_NONE` there makes it none. A trace stop's kind byte
+// tells an exit stop from the others.
+const _: () = {
+    assert!(kernel_message_bytes(None).0 == l::KERNEL_MESSAGE_NONE);
+    let request = microkernel::thread::PolicyRequest {
+        filter: 0,
+        object_type: 0,
+        badge: 0,
+        cookie: 0,
+    };
+    let (tag, _) = kernel_message_bytes(Some(KernelMessage::PolicyRequest(request)));
+    assert!(tag == kernel_message_tag::POLICY_REQUEST && tag != l::KERNEL_MESSAGE_NONE);
+    let (tag, exit) = kernel_message_bytes(trace_stop(StopKind::Exit));
+    assert!(tag == l::KERNEL_MESSAGE_TRACE_STOP && tag != l::KERNEL_MESSAGE_NONE);
+    let (entry, step) = (
+        kernel_message_bytes(trace_stop(StopKind::Entry)).1,
+        kernel_message_bytes(trace_stop(StopKind::Step)).1,
+    );
+    match (exit, entry, step) {
+        (Some(exit), Some(entry), Some(step)) => {
+            assert!(exit == STOP_KIND_EXIT && entry != exit && step != exit)
+        }
+        _ => panic!("a trace stop has a kind byte"),
+    }
+};
+/// An exit stop's kind byte (`StopKind::Exit`'s, which has no `repr`:
+/// `kernel_message_bytes` checks the byte against the others').
+const STOP_KIND_EXIT: u8 = StopKind::Exit as u8;
 
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
@@ -238,6 +301,17 @@ core::arch::global_asm!(
     T_CSPACE_FIRST = const l::THREAD_CSPACE_FIRST,
     STATE_BLOCKED_ON_RECEIVE = const l::STATE_BLOCKED_ON_RECEIVE,
     STATE_BLOCKED_ON_REPLY = const l::STATE_BLOCKED_ON_REPLY,
+    STATE_BLOCKED_ON_ANSWER = const l::STATE_BLOCKED_ON_ANSWER,
+    T_KERNEL_MESSAGE = const l::THREAD_KERNEL_MESSAGE,
+    KERNEL_MESSAGE_NONE = const l::KERNEL_MESSAGE_NONE,
+    KERNEL_MESSAGE_TRACE_STOP = const l::KERNEL_MESSAGE_TRACE_STOP,
+    TRACE_STOP_KIND = const l::TRACE_STOP_KIND,
+    STOP_KIND_EXIT = const STOP_KIND_EXIT,
+    T_TRACE_OWED = const l::THREAD_TRACE_OWED,
+    WORK_TRACE = const l::WORK_TRACE,
+    K_STEP_INSTALLED = const l::KERNEL_STEP_INSTALLED,
+    SPSR_SS_BIT = const l::SPSR_SS_BIT,
+    TRACE_REPLY_CONTINUE = const abi::trace::TRACE_REPLY_CONTINUE,
     SLOT_SHIFT = const l::SLOT_SHIFT,
     SLOT_CAP_WORD = const l::SLOT_CAP_WORD,
     CAP_TYPE_MASK = const l::CAP_TYPE_MASK,

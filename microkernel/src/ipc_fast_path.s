@@ -65,15 +65,58 @@
     add     x24, x20, x23, lsl #GRANULE_SHIFT
 .endm
 
-// The partner (x25, TCB record in x26) can take the CPU directly: at least as
-// urgent as the caller and of its CPU, no work but policy work, an
-// address space whose ASID is of the current generation (TTBR0 to x27).
-.macro partner_may_run
+// The partner (x25, TCB record in x26) is at least as urgent as the
+// caller and of its CPU (one compare of the two `fast_key`s).
+.macro partner_urgent_enough
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
     cmp     x10, #255
     b.hi    refuse_locked
+.endm
+
+// The partner (TCB record x26) is the thread the scheduler would run
+// here once the caller waits (`Kernel::apply_ipc`'s rule): it has the
+// caller's CPU (the keys' bits above the priority's nine agree), and no
+// thread more urgent than it is ready there (no bit above its priority's
+// in its CPU's run-queue bitmap: in its own word, shifted down by the
+// priority, and in each later word). x27..x29 are clobbered.
+.macro partner_most_urgent_here
+    ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
+    ldrh    w9, [sp, #T_FAST_KEY]
+    eor     w10, w10, w9
+    cmp     w10, #511
+    b.hi    refuse_locked
+    ldr     w28, [x26, #TCB_BODY + T_RUN_QUEUE_WORD]
+    ldrb    w29, [x26, #TCB_BODY + T_PRIORITY]
+    add     x27, x19, x28
+    ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY]
+    lsr     x10, x10, x29
+    cmp     x10, #1
+    b.hi    refuse_locked
+    // x27 back to the CPU's word 0 (x28 the own word's offset in the
+    // bitmap, 0 to 24); each later word must be zero.
+    and     x28, x28, #0x18
+    sub     x27, x27, x28
+    cmp     x28, #16
+    b.hi    .Lmost_urgent\@
+    ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 24]
+    cbnz    x10, refuse_locked
+    b.eq    .Lmost_urgent\@
+    ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 16]
+    cbnz    x10, refuse_locked
+    cmp     x28, #8
+    b.eq    .Lmost_urgent\@
+    ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 8]
+    cbnz    x10, refuse_locked
+.Lmost_urgent\@:
+.endm
+
+// The partner can take the CPU directly: urgent enough, no work but
+// policy work, an address space whose ASID is of the current generation
+// (TTBR0 to x27).
+.macro partner_may_run
+    partner_urgent_enough
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
     b.ne    refuse_locked
@@ -92,8 +135,9 @@
 
 // The partner's TCB record is x26; x0..x8 hold its message. Its
 // registers x9..x30 and system registers come from its context, which
-// SP_EL1 then points at for its next entry.
-.macro return_to_partner
+// SP_EL1 then points at for its next entry. With `all`, x0..x8 come from
+// its context too (a thread that goes back as its syscall left it).
+.macro return_to_partner all=0
     add     sp, x26, #TCB_BODY
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
@@ -109,7 +153,12 @@
     msr     tpidr_el0, x24
     ldp     x30, x21, [sp, #CTX_SP_EL0_PAIR]
     msr     sp_el0, x21
+.if \all
+    x0_to_x7_pairs ldp, sp
+    ldp     x8, x9, [sp, #16 * 4]
+.else
     ldr     x9, [sp, #8 * 9]
+.endif
     ldp     x10, x11, [sp, #16 * 5]
     ldp     x12, x13, [sp, #16 * 6]
     ldp     x14, x15, [sp, #16 * 7]
@@ -160,7 +209,7 @@ portcullis_ipc_fast_reply_recv:
     add     x26, x20, x25, lsl #GRANULE_SHIFT
     ldrb    w10, [x26, #TCB_BODY + T_STATE]
     cmp     w10, #STATE_BLOCKED_ON_REPLY
-    b.ne    refuse_locked
+    b.ne    answer_trace_exit_or_refuse
     ldr     w10, [sp, #T_BOUND_NOTIFICATION]
     cbnz    w10, refuse_locked
     endpoint_capability CAP_READ_BIT, with_type=1
@@ -180,6 +229,69 @@ portcullis_ipc_fast_reply_recv:
     str     x9, [sp, #T_STATE]
     wait_queue_append_caller x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
     switch_to_partner xzr
+
+// A ReplyRecv whose reply answers a trace exit stop with "continue": the
+// caller (a tracer) owes the answer to the traced thread (w25, TCB record
+// x26), which waits for it (`ThreadState::BlockedOnAnswer`, its kernel
+// message that stop), and which then goes back to EL0 as its syscall left
+// it: tracing its only work (no exit work, no single step), no other stop
+// owed, no stopped syscall, SPSR.SS clear and MDSCR_EL1.SS off on this
+// CPU (what `ipc::trace_stop::answer_trace_stop` and the way back,
+// `Kernel::trace_before_user`, would find nothing to do for). "Continue" is
+// the label alone, without the step bit; its words are not read. Then the
+// caller's side as for a reply: no bound notification, the endpoint
+// capability, no sender waiting; and the thread is the one the scheduler
+// would run here once the caller waits (a tracer is often more urgent
+// than the thread it traces, which the reply's own test, at least as
+// urgent as the caller, would refuse).
+answer_trace_exit_or_refuse:
+    cmp     w10, #STATE_BLOCKED_ON_ANSWER
+    b.ne    refuse_locked
+.if TRACE_REPLY_CONTINUE != 0
+    .error "a continue's label is 0: x1 holds no bits above its length and capability count"
+.endif
+    tst     x1, #~MESSAGE_LENGTH_AND_CAPS_MASK
+    b.ne    refuse_locked
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_KERNEL_MESSAGE]
+    cmp     w10, #KERNEL_MESSAGE_TRACE_STOP
+    b.ne    refuse_locked
+    ldrb    w10, [x9, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
+    cmp     w10, #STOP_KIND_EXIT
+    b.ne    refuse_locked
+    ldr     x10, [x9, #T_WORK]
+    cmp     x10, #WORK_TRACE
+    b.ne    refuse_locked
+    ldrb    w10, [x9, #T_TRACE_OWED]
+    cbnz    w10, refuse_locked
+    ldrb    w10, [x9, #T_CALL]
+    cbnz    w10, refuse_locked
+    ldr     x10, [x9, #CTX_ELR_PAIR + 8]
+    tbnz    x10, #SPSR_SS_BIT, refuse_locked
+    add     x9, x19, #KERNEL
+    ldrb    w10, [x9, #K_STEP_INSTALLED]
+    cbnz    w10, refuse_locked
+    ldr     w10, [sp, #T_BOUND_NOTIFICATION]
+    cbnz    w10, refuse_locked
+    endpoint_capability CAP_READ_BIT, with_type=1
+    ldrb    w10, [x24, #EP_WAITING]
+    tbnz    w10, #WAITING_SENDERS_BIT, refuse_locked
+    partner_most_urgent_here
+    asid_current x19, refuse_locked
+    // Point of no return: `ipc::reply_receive`'s changes for such an
+    // answer. The exit stop is answered (the kernel message taken), and
+    // the caller waits on the endpoint as its last receiver.
+    ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
+    str     wzr, [sp, #T_REPLY_TO]
+    str     wzr, [x26, #TCB_BODY + T_REPLY_FROM]
+    mov     w9, #KERNEL_MESSAGE_NONE
+    strb    w9, [x26, #TCB_BODY + T_KERNEL_MESSAGE]
+    mov     w9, #STATE_BLOCKED_ON_RECEIVE
+    orr     x9, x9, x23, lsl #32
+    str     x9, [sp, #T_STATE]
+    wait_queue_append_caller x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
+    run_next x19
+    return_to_partner all=1
 
 // A refusal: nothing was changed. The rest of the caller's registers
 // (x0..x8, x11..x18) go to its context and the generic entry takes the

@@ -51,7 +51,7 @@ pub const VSPACE_DESTROYED_STATUS: i64 = abi::fault::SPACE_DESTROYED_STATUS;
 /// thread it confines has ended.)
 pub const FILTER_DESTROYED_STATUS: i64 = abi::fault::FILTER_DESTROYED_STATUS;
 
-pub use offsets::state_tag;
+pub use offsets::{kernel_message_tag, state_tag};
 
 /// Where a thread is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub enum ThreadState {
     /// Its kernel message (`Thread::kernel_message`: a fault, a policy
     /// request or a trace stop) was received; the receiver owes the
     /// answer that resumes it (or, for a fault, may stop it).
-    BlockedOnAnswer = 8,
+    BlockedOnAnswer = state_tag::BLOCKED_ON_ANSWER,
     /// Stopped by `TcbSuspend` until `TcbResume`: in no queue.
     Suspended = 9,
     /// Made from user space (`Retype` of a TCB) and not started yet: in no
@@ -432,35 +432,6 @@ impl UserDispatchConfig {
     }
 }
 
-/// A message the kernel sends on a thread's behalf, as if the thread had
-/// called the receiver, and whose answer the thread waits for (seL4's
-/// `tcbFault`, which also covers more than faults). One at a time: a
-/// thread that waits for one answer makes no syscall and takes no fault.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelMessage {
-    /// A fault, to its fault endpoint (`abi::fault`): the handler's
-    /// answer retries, moves the PC or stops the thread.
-    Fault(FaultReport),
-    /// A `Notify` verdict's request, to the filter's policy server
-    /// (`abi::policy_request`): the answer is the verdict on the stopped
-    /// call.
-    PolicyRequest(PolicyRequest),
-    /// A syscall entry or exit stop or a single step, to the tracer
-    /// (`abi::trace`): the answer lets the thread go on.
-    TraceStop(TraceStop),
-}
-
-/// A trace stop sent to the tracer (see `abi::trace`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TraceStop {
-    /// Entry, exit or step.
-    pub kind: abi::trace::StopKind,
-    /// Word 0 of the message: the syscall number (entry, exit) or `x8`.
-    pub number: u64,
-    /// The counter (CNTVCT_EL0) when the thread stopped.
-    pub time: u64,
-}
-
 /// A traced thread's progress through one syscall: which stops it is
 /// still owed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -787,12 +758,14 @@ pub(crate) mod test_threads {
 
 mod access;
 mod entry_masks;
+mod kernel_message;
 mod offsets;
 mod rseq;
 mod served;
 mod state;
 pub(crate) use rseq::SliceExtension;
 
+pub use kernel_message::{KernelMessage, TraceStop};
 pub use served::{FilterServer, ServedFilters};
 
 #[cfg(test)]

@@ -165,6 +165,7 @@ pub const TEST_CASES: &[Case] = &[
     YIELD_TO_PREEMPTED_CALL_CASE,
     USER_DISPATCH_CASES[2],
     POLICY_PATHS_CASE,
+    TRACE_ANSWER_PATHS_CASE,
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -1068,6 +1069,34 @@ const POLICY_PATHS_CASE: Case = Case {
         Grant { thread: 0, slot: 7, object: CaseObject::Tcb(0), rights: TCB_WITH_TRACE, badge: 0 },
     ],
     priorities: &[],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+    cpus: Cpus::Boot,
+};
+
+/// A trace exit stop answered on both paths
+/// (`init/src/trace_answer_tests.rs`): the tracer (thread 0, more urgent,
+/// so it attaches before the tracee runs) and its tracee (thread 1).
+const TRACE_ANSWER_PATHS_CASE: Case = Case {
+    name: "a trace exit stop answered on both paths: the same Nulls, their exit stops answered continue in a register-only reply (the IPC fast path: the tracer's ReplyRecv is not counted) and in a seven-word one (the generic entry: counted), leave the tracee the same registers",
+    threads: &[
+        BootProgram::TraceAnswerTracer.selector(0),
+        BootProgram::TraceAnswerTracee.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 0,
+    untyped_pages: 0,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        tcb_grant(0, 3, 1, TCB_WITH_TRACE),
+        grant(0, 4, SEND, TRACEE_BADGE),
+        tcb_grant(0, 5, 0, Rights::READ_WRITE),
+    ],
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,

@@ -79,7 +79,7 @@ pub mod layout {
     use crate::cap::{Capability, Memory, Objects, Slot};
     use crate::endpoint_queue::{EndpointQueue, QueueLinks, Waiting};
     use crate::kernel::Kernel;
-    use crate::thread::{state_tag, Thread};
+    use crate::thread::{kernel_message_tag, state_tag, Thread, TraceStop};
     use abi::cap::{CapType, Rights};
     use arch::mmu::AsidAllocator;
     use arch::object_memory::{kind, GRANULE};
@@ -152,6 +152,32 @@ pub mod layout {
     pub const STATE_BLOCKED_ON_RECEIVE: u8 = state_tag::BLOCKED_ON_RECEIVE;
     /// `ThreadState::BlockedOnReply`'s tag.
     pub const STATE_BLOCKED_ON_REPLY: u8 = state_tag::BLOCKED_ON_REPLY;
+    /// `ThreadState::BlockedOnAnswer`'s tag.
+    pub const STATE_BLOCKED_ON_ANSWER: u8 = state_tag::BLOCKED_ON_ANSWER;
+    /// `kernel_message`'s tag byte: `KERNEL_MESSAGE_NONE` for none, else
+    /// the message's (`kernel_message_tag`).
+    pub const THREAD_KERNEL_MESSAGE: usize = Thread::KERNEL_MESSAGE_OFFSET;
+    /// The tag byte of a thread's `kernel_message` when it has none (the
+    /// value the language gives `None` of a `repr(u8)` enum whose tags are
+    /// 1 to 3: `fast_paths.rs` checks it at build time).
+    pub const KERNEL_MESSAGE_NONE: u8 = 0;
+    /// `KernelMessage::TraceStop`'s tag.
+    pub const KERNEL_MESSAGE_TRACE_STOP: u8 = kernel_message_tag::TRACE_STOP;
+    /// A trace stop's kind (a `StopKind` byte), from the message's tag
+    /// (`repr(u8)`: the variant's fields follow the tag as in a `repr(C)`
+    /// struct, so the `TraceStop` lies at its alignment; checked at build
+    /// time in `fast_paths.rs`).
+    pub const TRACE_STOP_KIND: usize =
+        core::mem::align_of::<TraceStop>() + offset_of!(TraceStop, kind);
+    /// `trace.owed` (a byte: the stops still owed).
+    pub const THREAD_TRACE_OWED: usize = Thread::TRACE_OWED_OFFSET;
+    /// The work word of a thread traced and nothing else.
+    pub const WORK_TRACE: u64 = WorkFlags::TRACE.bits();
+    /// `step_installed`: MDSCR_EL1.SS is on for this CPU (a bool).
+    pub const KERNEL_STEP_INSTALLED: usize = offset_of!(Kernel, step_installed);
+    /// SPSR.SS, the software-step bit of a saved SPSR.
+    pub const SPSR_SS_BIT: u32 = arch::context::SPSR_SOFTWARE_STEP.trailing_zeros();
+    const _: () = assert!(arch::context::SPSR_SOFTWARE_STEP.is_power_of_two());
     /// `fast_key` (a `u16`).
     pub const THREAD_FAST_KEY: usize = Thread::FAST_KEY_OFFSET;
     /// `run_queue_word` (a `u32`): the offset from CPU 0's bitmap of the

@@ -17,8 +17,22 @@ pub mod state_tag {
     pub const BLOCKED_ON_RECEIVE: u8 = 6;
     /// [`super::super::ThreadState::BlockedOnReply`].
     pub const BLOCKED_ON_REPLY: u8 = 7;
+    /// [`super::super::ThreadState::BlockedOnAnswer`].
+    pub const BLOCKED_ON_ANSWER: u8 = 8;
     /// [`super::super::ThreadState::BlockedOnNotification`].
     pub const BLOCKED_ON_NOTIFICATION: u8 = 12;
+}
+
+/// The tags of the [`super::KernelMessage`] variants (`repr(u8)`: the tag
+/// is the message's first byte, each variant's fields after it as in a
+/// `repr(C)` struct). The IPC fast path reads `TRACE_STOP`.
+pub mod kernel_message_tag {
+    /// [`super::super::KernelMessage::Fault`].
+    pub const FAULT: u8 = 1;
+    /// [`super::super::KernelMessage::PolicyRequest`].
+    pub const POLICY_REQUEST: u8 = 2;
+    /// [`super::super::KernelMessage::TraceStop`].
+    pub const TRACE_STOP: u8 = 3;
 }
 
 /// Where the fast paths' assembly (`*_fast_path.s`, through
@@ -56,6 +70,10 @@ impl Thread {
     pub const CSPACE_FIRST_OFFSET: usize = core::mem::offset_of!(Thread, cspace_slots.0);
     /// The CSpace's number of slots.
     pub const CSPACE_SLOTS_OFFSET: usize = core::mem::offset_of!(Thread, cspace_slots.1);
+    /// `kernel_message`, an `Option<KernelMessage>` (its tag byte first).
+    pub const KERNEL_MESSAGE_OFFSET: usize = core::mem::offset_of!(Thread, kernel_message);
+    /// `trace.owed`, a byte (`TraceProgress::owed`).
+    pub const TRACE_OWED_OFFSET: usize = core::mem::offset_of!(Thread, trace.owed);
     /// `ttbr0` (0 without an address space).
     pub const TTBR0_OFFSET: usize = core::mem::offset_of!(Thread, ttbr0);
     /// `asid_generation`.
