@@ -245,16 +245,18 @@ portcullis_ipc_fast_reply_recv:
 // than the thread it traces, which the reply's own test, at least as
 // urgent as the caller, would refuse).
 answer_trace_exit_or_refuse:
+    // (The message's tag first: a policy server's answer, the commonest
+    // other, is refused after two more tests.)
     cmp     w10, #STATE_BLOCKED_ON_ANSWER
+    b.ne    refuse_locked
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_KERNEL_MESSAGE]
+    cmp     w10, #KERNEL_MESSAGE_TRACE_STOP
     b.ne    refuse_locked
 .if TRACE_REPLY_CONTINUE != 0
     .error "a continue's label is 0: x1 holds no bits above its length and capability count"
 .endif
     tst     x1, #~MESSAGE_LENGTH_AND_CAPS_MASK
-    b.ne    refuse_locked
-    add     x9, x26, #TCB_BODY
-    ldrb    w10, [x9, #T_KERNEL_MESSAGE]
-    cmp     w10, #KERNEL_MESSAGE_TRACE_STOP
     b.ne    refuse_locked
     ldrb    w10, [x9, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
     cmp     w10, #STOP_KIND_EXIT
