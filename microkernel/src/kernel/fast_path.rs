@@ -63,6 +63,27 @@
 //! thread (`Kernel::check_invariants` checks it); a partner at least as
 //! urgent as the caller is then at least as urgent as them too.
 //!
+//! # A trace exit stop answered "continue"
+//! A tracer's `ReplyRecv` owes its reply to a thread waiting for an
+//! answer (`BlockedOnAnswer`), not a reply. When that thread's kernel
+//! message is a trace exit stop and the reply is "continue" (label 0, no
+//! step bit; its words are not read), the answer changes nothing of the
+//! thread but the message, which is taken, so the path answers it itself
+//! if the thread then has nothing to do before it returns to EL0: its
+//! work word is `TRACE` alone (no exit work, no single step), no stop is
+//! owed (`trace.owed`), it has no stopped syscall, its SPSR.SS is clear
+//! and MDSCR_EL1.SS is off on this CPU (`step_installed`). The tracer's
+//! side is a reply's (no bound notification, the endpoint's read right,
+//! no sender waiting), and the thread must be the one `Kernel::apply_ipc`
+//! would switch to: of the tracer's CPU, with no more urgent thread ready
+//! there (the run-queue bitmap above its priority is empty), which a
+//! tracer more urgent than the thread it traces does not refuse. The
+//! thread then gets all of its registers back from its context, `x0..x8`
+//! too. A tracer whose endpoint was destroyed meanwhile is found at the
+//! thread's next stop, as for every thread traced through it
+//! (`Kernel::live_tracer`). In-guest case 83 answers the same exit stops
+//! on both paths.
+//!
 //! The rseq counters (`rseq-counters`, test images) do not count its
 //! returns to EL0, as they do not count the vector's inline `Null`.
 
