@@ -142,12 +142,13 @@
     ldp     x22, x23, [sp, #CTX_ELR_PAIR]
     msr     elr_el1, x22
     // The saved SPSR as it is, without `restore_user_context`'s mask: a
-    // partner waits in Call or ReplyRecv, so the CPU saved it at that svc
-    // from EL0 (EL0t, no IL, no DAIF mask: only bits the mask keeps), and
-    // the kernel's only writes since change NZCV or SS. The eret cannot
-    // enter EL1, and the thread gets the bits the slow path would give it
-    // (`Kernel::check_invariants` checks every waiting thread's SPSR in
-    // the test images).
+    // partner waits in Call or ReplyRecv, or for the answer to the exit
+    // stop of a syscall, so the CPU saved it at that svc from EL0 (EL0t,
+    // no IL, no DAIF mask: only bits the mask keeps), and the kernel's
+    // only writes since change NZCV or SS. The eret cannot enter EL1, and
+    // the thread gets the bits the slow path would give it
+    // (`Kernel::check_invariants` checks every such thread's SPSR in the
+    // test images).
     msr     spsr_el1, x23
     ldr     x24, [sp, #CTX_TPIDR]
     msr     tpidr_el0, x24

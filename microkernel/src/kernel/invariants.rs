@@ -25,13 +25,25 @@ impl Kernel {
                 .filter(|&cpu| self.current_on(cpu) == Some(id))
                 .count();
             // The IPC fast path's partners: their SPSR goes to the eret
-            // as it is (`ipc_fast_path.s`, `return_to_partner`).
-            let fast_partner = matches!(
-                thread.state(),
-                ThreadState::BlockedOnReceive { .. } | ThreadState::BlockedOnReply
-            );
+            // as it is (`ipc_fast_path.s`, `return_to_partner`). Those
+            // waiting for the answer to a trace exit stop are its
+            // partners too (`answer_trace_exit_or_refuse`), which also
+            // takes it that such a thread has no exit work left to run
+            // (`trace_before_user` ran it before it sent the stop).
+            let exit_stopped = thread.state() == ThreadState::BlockedOnAnswer
+                && thread
+                    .trace_stop()
+                    .is_some_and(|stop| stop.kind == abi::trace::StopKind::Exit);
+            let fast_partner = exit_stopped
+                || matches!(
+                    thread.state(),
+                    ThreadState::BlockedOnReceive { .. } | ThreadState::BlockedOnReply
+                );
             if fast_partner && !thread.context.returns_to_el0t() {
                 return Err("a thread waiting in IPC has an SPSR that does not return to EL0t");
+            }
+            if exit_stopped && thread.trace.exit_deferred.is_some() {
+                return Err("a thread waits at its exit stop with exit work still deferred");
             }
             // The fast paths take a current generation for a space.
             if thread.ttbr0 == 0 && thread.asid_generation != 0 {
