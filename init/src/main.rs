@@ -235,6 +235,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::PolicyPaths => policy_paths_tests::paths(),
         BootProgram::TraceAnswerTracer => trace_answer_tests::tracer(),
         BootProgram::TraceAnswerTracee => trace_answer_tests::tracee(),
+        BootProgram::TraceAnswerBystander => trace_answer_tests::bystander(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

@@ -517,10 +517,14 @@ pub enum BootProgram {
     PolicyPaths = 153,
     /// A trace exit stop answered on both paths
     /// (`init/src/trace_answer_tests.rs`): the tracer, its endpoint in
-    /// slot 2 (receive) and 4 (send), the tracee's TCB in 3, its own in 5.
+    /// slot 2 (receive) and 4 (send), the tracee's TCB in 3, its own in
+    /// 5, the bystander's notifications in 6 (to wake it) and 7 (its
+    /// mark).
     TraceAnswerTracer = 154,
     /// The thread it traces.
     TraceAnswerTracee = 155,
+    /// A thread more urgent than the tracee that the tracer wakes once.
+    TraceAnswerBystander = 156,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -619,7 +623,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 156] = [
+    pub const ALL: [BootProgram; 157] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -776,6 +780,7 @@ impl BootProgram {
         BootProgram::PolicyPaths,
         BootProgram::TraceAnswerTracer,
         BootProgram::TraceAnswerTracee,
+        BootProgram::TraceAnswerBystander,
     ];
 
     /// A short name, used to name the thread.
@@ -937,6 +942,7 @@ impl BootProgram {
             BootProgram::PolicyPaths => "policy-paths",
             BootProgram::TraceAnswerTracer => "answer-tracer",
             BootProgram::TraceAnswerTracee => "answer-tracee",
+            BootProgram::TraceAnswerBystander => "answer-bystander",
         }
     }
 

@@ -7,7 +7,10 @@
 //! entry answers it: counted). The tracee finds the same registers after
 //! each `Null` either way, and between the two paths it runs for some
 //! timer ticks, at which the kernel checks its invariants (a kernel
-//! message the fast path left behind breaks one). Each returns the number of its first failed
+//! message the fast path left behind breaks one). Once, a thread more
+//! urgent than the tracee is ready when the short answer comes: the
+//! answer is the generic entry's, and that thread runs first. Each
+//! returns the number of its first failed
 //! check (0: all passed).
 
 use crate::programs::ENDPOINT_SLOT;
@@ -24,6 +27,19 @@ const TRACEE: Tcb = Tcb(Cptr(3));
 const STOPS_SEND: Cptr = Cptr(4);
 /// The tracer's own TCB (its statistics).
 const OWN_TCB: Cptr = Cptr(5);
+/// The notification that wakes the bystander (the tracer signals it).
+const WAKE: Cptr = Cptr(6);
+/// The notification the bystander signals when it runs (the tracer
+/// polls it).
+const RAN: Cptr = Cptr(7);
+/// The bystander's: the notification it waits on, and the one it signals.
+const BYSTANDER_WAKE: Cptr = Cptr(2);
+const BYSTANDER_RAN: Cptr = Cptr(3);
+/// The exit stop (of the fast path's, a round's first `Null`) before
+/// whose answer the tracer wakes the bystander, more urgent than the
+/// tracee: the fast path must leave that answer to the generic entry,
+/// which runs the bystander first.
+const BYSTANDER_EXIT: u64 = 4;
 
 /// `Null`s per path (each round makes two: one with marked `x0..x7`, one
 /// with marked `x9..x30`, SP, TPIDR_EL0 and the flags).
@@ -95,6 +111,15 @@ pub fn tracer() -> i32 {
         } else {
             long_continue()
         };
+        if exit == BYSTANDER_EXIT {
+            // A thread more urgent than the tracee is ready when the
+            // short answer comes: it runs before the tracee does (its
+            // mark is there at the tracee's next stop).
+            expect!(16, ipc::signal(WAKE), Ok(()));
+            stop = answered(&answer);
+            expect!(17, ipc::poll(RAN), Ok(1));
+            continue;
+        }
         let before = generic_syscalls();
         stop = answered(&answer);
         let across = generic_syscalls().wrapping_sub(before);
@@ -161,3 +186,11 @@ pub fn tracee() -> i32 {
 
 /// How long the tracee runs between the two paths.
 const SPIN_MS: u64 = 100;
+
+/// The bystander (more urgent than the tracee, less than the tracer):
+/// woken once by the tracer, it marks that it ran.
+pub fn bystander() -> i32 {
+    expect!(30, ipc::wait(BYSTANDER_WAKE), Ok(1));
+    expect!(31, ipc::signal(BYSTANDER_RAN), Ok(()));
+    0
+}

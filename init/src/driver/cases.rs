@@ -1078,16 +1078,18 @@ const POLICY_PATHS_CASE: Case = Case {
 
 /// A trace exit stop answered on both paths
 /// (`init/src/trace_answer_tests.rs`): the tracer (thread 0, more urgent,
-/// so it attaches before the tracee runs) and its tracee (thread 1).
+/// so it attaches before the tracee runs), its tracee (thread 1) and a
+/// bystander between them (thread 2).
 const TRACE_ANSWER_PATHS_CASE: Case = Case {
     name: "a trace exit stop answered on both paths: the same Nulls, their exit stops answered continue in a register-only reply (the IPC fast path: the tracer's ReplyRecv is not counted) and in a seven-word one (the generic entry: counted), leave the tracee the same registers",
     threads: &[
         BootProgram::TraceAnswerTracer.selector(0),
         BootProgram::TraceAnswerTracee.selector(0),
+        BootProgram::TraceAnswerBystander.selector(0),
     ],
     expect: Expect::ExitZero,
     endpoints: 1,
-    notifications: 0,
+    notifications: 2,
     untyped_pages: 0,
     irq: None,
     grants: &[
@@ -1095,8 +1097,13 @@ const TRACE_ANSWER_PATHS_CASE: Case = Case {
         tcb_grant(0, 3, 1, TCB_WITH_TRACE),
         grant(0, 4, SEND, TRACEE_BADGE),
         tcb_grant(0, 5, 0, Rights::READ_WRITE),
+        nth_notification_grant(0, 0, 6, Rights::READ_WRITE, 1),
+        nth_notification_grant(1, 0, 7, Rights::READ_WRITE, 0),
+        nth_notification_grant(0, 2, 2, Rights::READ_WRITE, 0),
+        nth_notification_grant(1, 2, 3, Rights::READ_WRITE, 1),
     ],
-    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY],
+    // The bystander between the two: the tracer's wake leaves it ready.
+    priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
