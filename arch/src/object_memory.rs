@@ -255,6 +255,16 @@ impl<L: Layout> ObjectMemory<L> {
     /// Where `base` (granule 0's address) lies in the structure: the IPC
     /// fast path's assembly loads it from the kernel's state.
     pub const BASE_OFFSET: usize = core::mem::offset_of!(Self, base);
+    /// Where `kinds` (a slice: its first byte's address, then its
+    /// length) lies in the structure: the trace fast path's assembly
+    /// finds a record's kind there (`kind_tag`).
+    pub const KINDS_OFFSET: usize = core::mem::offset_of!(Self, kinds);
+
+    /// The byte `kinds` holds for the first granule of a record of kind
+    /// `K` (what `holds` compares).
+    pub const fn kind_tag<K: Kind<L>>() -> u8 {
+        tag::<L, K>()
+    }
 
     /// Where a record of kind `K` keeps its body, from the record's first
     /// byte (`base + granule * GRANULE`): for the IPC fast path's

@@ -50,6 +50,7 @@ mod tcb_tests;
 mod thread_tests;
 mod timer_checks;
 mod trace_answer_tests;
+mod trace_entry_tests;
 mod trace_tests;
 mod user_dispatch_tests;
 mod user_space_tests;
@@ -236,6 +237,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TraceAnswerTracer => trace_answer_tests::tracer(),
         BootProgram::TraceAnswerTracee => trace_answer_tests::tracee(),
         BootProgram::TraceAnswerBystander => trace_answer_tests::bystander(),
+        BootProgram::TraceEntryTracer => trace_entry_tests::tracer(),
+        BootProgram::TraceEntryTracee => trace_entry_tests::tracee(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

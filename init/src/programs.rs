@@ -525,6 +525,13 @@ pub enum BootProgram {
     TraceAnswerTracee = 155,
     /// A thread more urgent than the tracee that the tracer wakes once.
     TraceAnswerBystander = 156,
+    /// A trace entry stop sent on both paths
+    /// (`init/src/trace_entry_tests.rs`): the tracer, its endpoint in
+    /// slot 2 (receive) and 4 (send), the tracee's TCB in 3, the tracee's
+    /// start notification in 6.
+    TraceEntryTracer = 157,
+    /// The thread it traces (its start notification in 2).
+    TraceEntryTracee = 158,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -623,7 +630,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 157] = [
+    pub const ALL: [BootProgram; 159] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -781,6 +788,8 @@ impl BootProgram {
         BootProgram::TraceAnswerTracer,
         BootProgram::TraceAnswerTracee,
         BootProgram::TraceAnswerBystander,
+        BootProgram::TraceEntryTracer,
+        BootProgram::TraceEntryTracee,
     ];
 
     /// A short name, used to name the thread.
@@ -943,6 +952,8 @@ impl BootProgram {
             BootProgram::TraceAnswerTracer => "answer-tracer",
             BootProgram::TraceAnswerTracee => "answer-tracee",
             BootProgram::TraceAnswerBystander => "answer-bystander",
+            BootProgram::TraceEntryTracer => "entry-tracer",
+            BootProgram::TraceEntryTracee => "entry-tracee",
         }
     }
 

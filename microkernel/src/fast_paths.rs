@@ -164,6 +164,179 @@ const _: () = {
 /// `kernel_message_bytes` checks the byte against the others').
 const STOP_KIND_EXIT: u8 = StopKind::Exit as u8;
 
+/// An entry stop's kind byte (`StopKind::Entry`'s: checked against the
+/// others' with `kernel_message_bytes` below).
+const STOP_KIND_ENTRY: u8 = StopKind::Entry as u8;
+const _: () = {
+    let (tag, kind) = kernel_message_bytes(trace_stop(StopKind::Entry));
+    assert!(tag == l::KERNEL_MESSAGE_TRACE_STOP);
+    match kind {
+        Some(kind) => assert!(kind == STOP_KIND_ENTRY && kind != STOP_KIND_EXIT),
+        None => panic!("a trace stop has a kind byte"),
+    }
+};
+// A trace stop's number and time words where the trace fast path writes
+// them (from the message's tag byte).
+const _: () = {
+    const WORDS: usize = size_of::<Option<KernelMessage>>() / 8;
+    // SAFETY: any bytes are valid `MaybeUninit`s; only the two words are
+    // read as initialised, and const evaluation refuses to build a read
+    // of an uninitialised one (a layout with them elsewhere).
+    let words: [MaybeUninit<u64>; WORDS] =
+        unsafe { core::mem::transmute(trace_stop(StopKind::Entry)) };
+    assert!(l::TRACE_STOP_NUMBER.is_multiple_of(8) && l::TRACE_STOP_TIME.is_multiple_of(8));
+    // SAFETY: see above.
+    assert!(unsafe { words[l::TRACE_STOP_NUMBER / 8].assume_init() } == 0x5701);
+    // SAFETY: see above.
+    assert!(unsafe { words[l::TRACE_STOP_TIME / 8].assume_init() } == 0x5702);
+    assert!(size_of::<Option<KernelMessage>>().is_multiple_of(8));
+};
+
+/// The first byte of an `Option` (its tag, 0 for `None` and 1 for
+/// `Some`, when the option has a byte of its own for it: checked with
+/// each use), and its words (`$words` of them, the payload's read only
+/// at `$marked`, which must hold `$marks`), for the options whose `None`
+/// the trace fast path tests with one load of their first word.
+macro_rules! option_bytes {
+    ($option:ty, $value:expr) => {{
+        const SIZE: usize = size_of::<$option>();
+        // SAFETY: any bytes are valid `MaybeUninit`s; only the first is
+        // read as initialised, and const evaluation refuses to build a
+        // read of an uninitialised byte.
+        let bytes: [MaybeUninit<u8>; SIZE] = unsafe { core::mem::transmute($value) };
+        // SAFETY: see above.
+        unsafe { bytes[0].assume_init() }
+    }};
+}
+/// The word (a `u64`, or a `u32` with `u32`) at byte `offset` of a
+/// value (the payload's, read only where const evaluation finds it
+/// initialised).
+macro_rules! option_word {
+    ($option:ty, $value:expr, $offset:expr) => {
+        option_word!($option, $value, $offset, u64)
+    };
+    ($option:ty, $value:expr, $offset:expr, $word:ty) => {{
+        const WORDS: usize = size_of::<$option>() / size_of::<$word>();
+        // SAFETY: as `option_bytes`: a word not initialised there refuses
+        // to build.
+        let words: [MaybeUninit<$word>; WORDS] = unsafe { core::mem::transmute($value) };
+        assert!($offset % size_of::<$word>() == 0);
+        // SAFETY: see above.
+        unsafe { words[$offset / size_of::<$word>()].assume_init() }
+    }};
+}
+/// Where the thread's tracer's words lie from the thread's first byte:
+/// the endpoint's granule (a `u32`, its word's low half), its serial and
+/// the badge. The option's tag byte is first, 0 exactly for `None`.
+const TRACER_WORDS: [usize; 3] = {
+    use microkernel::cap::ObjectRef;
+    type Tracer = Option<(ObjectRef, u64)>;
+    const PAYLOAD: usize = align_of::<(ObjectRef, u64)>();
+    const ID: usize = PAYLOAD + offset_of!((ObjectRef, u64), 0) + offset_of!(ObjectRef, id);
+    const SERIAL: usize = PAYLOAD + offset_of!((ObjectRef, u64), 0) + offset_of!(ObjectRef, serial);
+    const BADGE: usize = PAYLOAD + offset_of!((ObjectRef, u64), 1);
+    const fn some() -> Tracer {
+        Some((
+            ObjectRef {
+                id: ObjectId(0x5701),
+                serial: 0x5702,
+            },
+            0x5703,
+        ))
+    }
+    assert!(size_of::<Tracer>() == size_of::<(ObjectRef, u64)>() + PAYLOAD);
+    assert!(option_bytes!(Tracer, None::<(ObjectRef, u64)>) == 0);
+    assert!(option_bytes!(Tracer, some()) == 1);
+    assert!(size_of::<ObjectId>() == 4 && ID.is_multiple_of(8));
+    assert!(option_word!(Tracer, some(), ID, u32) == 0x5701);
+    assert!(option_word!(Tracer, some(), SERIAL) == 0x5702);
+    assert!(option_word!(Tracer, some(), BADGE) == 0x5703);
+    assert!(l::THREAD_TRACER.is_multiple_of(8));
+    [
+        l::THREAD_TRACER + ID,
+        l::THREAD_TRACER + SERIAL,
+        l::THREAD_TRACER + BADGE,
+    ]
+};
+/// Where the thread's IPC buffer address lies (the option's tag byte is
+/// first, 0 exactly for `None`).
+const IPC_BUFFER_WORD: usize = {
+    assert!(size_of::<Option<u64>>() == 16 && l::THREAD_IPC_BUFFER.is_multiple_of(8));
+    assert!(option_bytes!(Option<u64>, None::<u64>) == 0);
+    assert!(option_bytes!(Option<u64>, Some(0x5701u64)) == 1);
+    assert!(option_word!(Option<u64>, Some(0x5701u64), 8) == 0x5701);
+    l::THREAD_IPC_BUFFER + 8
+};
+// A thread's `rseq` (an `Option<Registration>`): its tag byte first, 0
+// exactly for `None`.
+const _: () = {
+    use entry::rseq::Registration;
+    type Rseq = Option<Registration>;
+    const SOME: Rseq = Some(Registration {
+        area: 0,
+        signature: 0,
+    });
+    assert!(size_of::<Rseq>() == size_of::<Registration>() + align_of::<Registration>());
+    assert!(option_bytes!(Rseq, None::<Registration>) == 0);
+    assert!(option_bytes!(Rseq, SOME) == 1);
+    assert!(microkernel::thread::Thread::RSEQ_OFFSET.is_multiple_of(8));
+};
+/// The call the trace fast path copies into a thread's `call`: its
+/// registers and ESR lie where the assembly writes them.
+static TRACE_ENTRY_CALL: CallSlot = CallSlot::TRACE_ENTRY;
+const _: () = {
+    use microkernel::stopped_call::{CallStop, StoppedCall};
+    let mut call = StoppedCall::new(
+        [
+            0x5700, 0x5701, 0x5702, 0x5703, 0x5704, 0x5705, 0x5706, 0x5707, 0x5708,
+        ],
+        CallStop::Entry(entry::EntryStop::TraceEntry),
+    );
+    call.esr = 0x5709;
+    let slot = CallSlot::Stopped(call);
+    let regs = l::THREAD_CALL_REGS - l::THREAD_CALL;
+    let mut i = 0;
+    while i < 9 {
+        assert!(option_word!(CallSlot, slot, regs + 8 * i) == 0x5700 + i as u64);
+        i += 1;
+    }
+    assert!(option_word!(CallSlot, slot, l::THREAD_CALL_ESR - l::THREAD_CALL) == 0x5709);
+    assert!(call_tag(CallSlot::TRACE_ENTRY) != 0);
+};
+// An object header's state byte: `Created` and `Live` are 0 and 1 (the
+// assembly's "live" is `<= OBJECT_LIVE_MAX`), every other state above;
+// an endpoint record's kind byte is its type's raw value.
+const _: () = {
+    use abi::cap::CapType;
+    use microkernel::cap::ObjectState;
+    const fn byte(state: ObjectState) -> u8 {
+        // SAFETY: one byte each way (checked below); a fieldless enum's
+        // byte is its discriminant.
+        unsafe { core::mem::transmute::<ObjectState, u8>(state) }
+    }
+    assert!(size_of::<ObjectState>() == 1 && size_of::<CapType>() == 1);
+    assert!(byte(ObjectState::Created) == 0 && byte(ObjectState::Live) == l::OBJECT_LIVE_MAX);
+    assert!(byte(ObjectState::Dying) > l::OBJECT_LIVE_MAX);
+    assert!(byte(ObjectState::Destroyed) > l::OBJECT_LIVE_MAX);
+    assert!(byte(ObjectState::Retired) > l::OBJECT_LIVE_MAX);
+    assert!(byte(ObjectState::Pinned) > l::OBJECT_LIVE_MAX);
+    // SAFETY: one byte each way (checked above).
+    let endpoint = unsafe { core::mem::transmute::<CapType, u8>(CapType::Endpoint) };
+    assert!(endpoint as u64 == l::CAP_ENDPOINT && l::KIND_ENDPOINT == endpoint);
+};
+// Object memory's `kinds` slice: its address, then its length (one pair
+// load).
+const _: () = {
+    const KINDS: &[u8] = &[0, 0, 0];
+    // SAFETY: a slice reference is two words; any bytes are valid
+    // `MaybeUninit`s, and the length is an integer (the address, read as
+    // one, const evaluation refuses: a layout with it second).
+    let words: [MaybeUninit<usize>; 2] = unsafe { core::mem::transmute(KINDS) };
+    // SAFETY: see above.
+    assert!(unsafe { words[1].assume_init() } == 3);
+    assert!(l::KERNEL_KINDS.is_multiple_of(8));
+};
+
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
 
@@ -260,6 +433,7 @@ core::arch::global_asm!(
         include_str!("notification_fast_path.s"),
         include_str!("user_dispatch_fast_path.s"),
         include_str!("policy_fast_path.s"),
+        include_str!("trace_fast_path.s"),
     ),
     STATE = sym STATE,
     KERNEL = const KERNEL,
@@ -353,4 +527,26 @@ core::arch::global_asm!(
     T_PROGRAM_COMPARISONS = const l::THREAD_PROGRAM_COMPARISONS,
     PROGRAM_END = const microkernel::filter::END,
     ERRNO_CODE_MASK = const ERRNO_CODE_MASK,
+    T_RSEQ = const microkernel::thread::Thread::RSEQ_OFFSET,
+    T_TRACER = const l::THREAD_TRACER,
+    T_TRACER_ID = const TRACER_WORDS[0],
+    T_TRACER_SERIAL = const TRACER_WORDS[1],
+    T_TRACER_BADGE = const TRACER_WORDS[2],
+    T_IPC_BUFFER = const l::THREAD_IPC_BUFFER,
+    T_IPC_BUFFER_WORD = const IPC_BUFFER_WORD,
+    T_NUMBER = const l::THREAD_NUMBER,
+    T_TRACE_NUMBER = const l::THREAD_TRACE_NUMBER,
+    T_CALL_REGS = const l::THREAD_CALL_REGS,
+    T_CALL_ESR = const l::THREAD_CALL_ESR,
+    CALL_SLOT_BYTES = const l::CALL_SLOT_BYTES,
+    TRACE_STOP_NUMBER = const l::TRACE_STOP_NUMBER,
+    TRACE_STOP_TIME = const l::TRACE_STOP_TIME,
+    STOP_KIND_ENTRY = const STOP_KIND_ENTRY,
+    K_KINDS = const l::KERNEL_KINDS,
+    KIND_ENDPOINT = const l::KIND_ENDPOINT,
+    H_STATE = const l::HEADER_STATE,
+    H_SERIAL = const l::HEADER_SERIAL,
+    OBJECT_LIVE_MAX = const l::OBJECT_LIVE_MAX,
+    TRACE_ENTRY_CALL = sym TRACE_ENTRY_CALL,
+    STOP_ENTRY_INFO = const l::STOP_ENTRY_INFO,
 );

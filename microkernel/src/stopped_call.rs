@@ -174,7 +174,7 @@ impl StoppedCall {
     }
 
     /// A call stopped at `at` with these registers, nothing answered.
-    pub fn new(regs: [u64; 9], at: CallStop) -> StoppedCall {
+    pub const fn new(regs: [u64; 9], at: CallStop) -> StoppedCall {
         StoppedCall {
             esr: 0,
             capability: None,
@@ -249,6 +249,15 @@ pub enum CallSlot {
 }
 
 impl CallSlot {
+    /// A call stopped at its trace entry stop, its registers and ESR
+    /// still to be written: what the trace fast path
+    /// (`trace_fast_path.s`) copies into a thread's slot before it writes
+    /// those, as `Kernel::stop_call` makes it for such a stop.
+    pub const TRACE_ENTRY: CallSlot = CallSlot::Stopped(StoppedCall::new(
+        [0; 9],
+        CallStop::Entry(entry::EntryStop::TraceEntry),
+    ));
+
     /// The call, if any.
     #[inline(always)]
     pub fn as_ref(&self) -> Option<&StoppedCall> {

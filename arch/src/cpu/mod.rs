@@ -77,6 +77,9 @@ pub mod vector_constants {
     pub const WORK_USER_DISPATCH: u64 = entry::WorkFlags::USER_DISPATCH.bits();
     /// Its bit's number (`tbz`).
     pub const WORK_USER_DISPATCH_BIT: u32 = WORK_USER_DISPATCH.trailing_zeros();
+    /// The work word of a thread whose only work is tracing, whose entry
+    /// stop the trace fast path sends.
+    pub const WORK_TRACE: u64 = entry::WorkFlags::TRACE.bits();
     const _: () = assert!(WORK_USER_DISPATCH.is_power_of_two());
     const _: () = assert!(WORK_AUDIT < 4096 && WORK_POLICY < 4096 && WORK_USER_DISPATCH < 4096);
     /// `Call`, which has an IPC fast path.
@@ -121,6 +124,7 @@ macro_rules! vectors {
             WORK_POLICY = const vector_constants::WORK_POLICY,
             WORK_USER_DISPATCH = const vector_constants::WORK_USER_DISPATCH,
             WORK_USER_DISPATCH_BIT = const vector_constants::WORK_USER_DISPATCH_BIT,
+            WORK_TRACE = const vector_constants::WORK_TRACE,
             EC_SVC64 = const vector_constants::EC_SVC64,
             SYSCALL_CALL = const vector_constants::SYSCALL_CALL,
             SYSCALL_REPLY_RECV = const vector_constants::SYSCALL_REPLY_RECV,

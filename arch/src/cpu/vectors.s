@@ -32,6 +32,7 @@
 .equ WORK_POLICY, {WORK_POLICY}                 // entry::WorkFlags::POLICY alone
 .equ WORK_USER_DISPATCH, {WORK_USER_DISPATCH}   // entry::WorkFlags::USER_DISPATCH alone
 .equ WORK_USER_DISPATCH_BIT, {WORK_USER_DISPATCH_BIT} // and its bit's number
+.equ WORK_TRACE, {WORK_TRACE}                   // entry::WorkFlags::TRACE alone
 .equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
 .equ REGISTER_JUDGED_OFFSET, {REGISTER_JUDGED_OFFSET} // Thread.register_judged, those the vector judges
 
@@ -337,17 +338,22 @@ el0_svc_audited:
 // records read x0..x8 and the result, nothing else of the frame), as does
 // one whose only work is policy for a number its `lean_judged` mask has
 // (its verdict reads and writes x0..x8 alone); one whose work has the user
-// dispatch bit goes on as `el0_dispatched_or_slow` does; anything else the
-// generic entry. (The bit's test is the only one a thread with other work,
-// a traced one, pays for it: one instruction.)
+// dispatch bit goes on as `el0_dispatched_or_slow` does; one whose only
+// work is tracing goes to the trace fast path (the kernel's
+// `trace_fast_path.s`), which sends its entry stop or leaves the syscall
+// to the generic entry; anything else the generic entry.
 el0_audited_or_slow:
     cmp     x10, #WORK_AUDIT
     b.eq    el0_svc_audited
     cmp     x10, #WORK_POLICY
     b.eq    el0_judged_or_slow
-    tbz     x10, #WORK_USER_DISPATCH_BIT, el0_sync_slow_x9_x10_saved
+    tbz     x10, #WORK_USER_DISPATCH_BIT, el0_traced_or_slow
     cmp     x10, #WORK_USER_DISPATCH
     b.eq    portcullis_user_dispatch_fast
+    b       el0_sync_slow_x9_x10_saved
+el0_traced_or_slow:
+    cmp     x10, #WORK_TRACE
+    b.eq    portcullis_trace_entry_fast
     b       el0_sync_slow_x9_x10_saved
 // Of those, a number whose verdict the thread's filters give from
 // x0..x7 alone (its `register_judged` mask, within `lean_judged`: tested

@@ -166,6 +166,7 @@ pub const TEST_CASES: &[Case] = &[
     USER_DISPATCH_CASES[2],
     POLICY_PATHS_CASE,
     TRACE_ANSWER_PATHS_CASE,
+    TRACE_ENTRY_PATHS_CASE,
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -1104,6 +1105,37 @@ const TRACE_ANSWER_PATHS_CASE: Case = Case {
     ],
     // The bystander between the two: the tracer's wake leaves it ready.
     priorities: &[DEFAULT_PRIORITY + 10, DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+    cpus: Cpus::Boot,
+};
+
+/// A trace entry stop sent on both paths (`init/src/trace_entry_tests.rs`):
+/// the tracer (thread 0) and its tracee (thread 1), more urgent, which
+/// waits for the tracer's start.
+const TRACE_ENTRY_PATHS_CASE: Case = Case {
+    name: "a trace entry stop sent on both paths: the same Nulls stop at their entry while the tracer waits in ReplyRecv (the trace fast path: the tracee's Null is not counted) and while it does not (the generic entry queues the stop: counted), and the stops carry the same words",
+    threads: &[
+        BootProgram::TraceEntryTracer.selector(0),
+        BootProgram::TraceEntryTracee.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 0,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        tcb_grant(0, 3, 1, TCB_WITH_TRACE),
+        grant(0, 4, SEND, TRACEE_BADGE),
+        nth_notification_grant(0, 0, 6, Rights::READ_WRITE, 1),
+        nth_notification_grant(0, 1, 2, Rights::READ_WRITE, 0),
+    ],
+    // The tracee more urgent: a `Reply` to its exit stop lets it make its
+    // next `Null` before the tracer's `Recv`.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,

@@ -97,9 +97,10 @@
 /// byte (`base + granule << GRANULE_SHIFT`).
 pub mod layout {
     use crate::cap::word::{OBJECT_SHIFT, RIGHTS_SHIFT, TYPE_MASK};
-    use crate::cap::{Capability, Memory, Objects, Slot};
+    use crate::cap::{Capability, Memory, ObjectHeader, Objects, Slot};
     use crate::endpoint_queue::{EndpointQueue, QueueLinks, Waiting};
     use crate::kernel::Kernel;
+    use crate::stopped_call::{CallSlot, StoppedCall};
     use crate::thread::{kernel_message_tag, state_tag, Thread, TraceStop};
     use abi::cap::{CapType, Rights};
     use arch::mmu::AsidAllocator;
@@ -190,6 +191,58 @@ pub mod layout {
     /// time in `fast_paths.rs`).
     pub const TRACE_STOP_KIND: usize =
         core::mem::align_of::<TraceStop>() + offset_of!(TraceStop, kind);
+    /// A trace stop's number, then its time (two words, from the
+    /// message's tag; checked at build time in `fast_paths.rs`).
+    pub const TRACE_STOP_NUMBER: usize =
+        core::mem::align_of::<TraceStop>() + offset_of!(TraceStop, number);
+    /// A trace stop's time (CNTVCT_EL0 when the thread stopped).
+    pub const TRACE_STOP_TIME: usize =
+        core::mem::align_of::<TraceStop>() + offset_of!(TraceStop, time);
+    /// The message info of an entry stop (`abi::trace::StopMessage::info`:
+    /// its label above the length's seven bits and the capability count's
+    /// two; a host test checks it against the message's).
+    pub const STOP_ENTRY_INFO: u64 =
+        (abi::trace::TRACE_ENTRY << 9) | abi::trace::TRACE_STOP_WORDS as u64;
+    /// `trace.number` (a word: the number the syscall in progress goes
+    /// with, word 0 of its exit stop).
+    pub const THREAD_TRACE_NUMBER: usize = Thread::TRACE_NUMBER_OFFSET;
+    /// `tracer` (an `Option<(ObjectRef, u64)>`: the binary finds its tag
+    /// byte and its payload's words at build time).
+    pub const THREAD_TRACER: usize = Thread::TRACER_OFFSET;
+    /// `ipc_buffer` (an `Option<u64>`: the binary finds its tag byte and
+    /// its word at build time).
+    pub const THREAD_IPC_BUFFER: usize = Thread::IPC_BUFFER_OFFSET;
+    /// `number` (a `u32`: word 9 of a trace stop).
+    pub const THREAD_NUMBER: usize = Thread::NUMBER_OFFSET;
+    /// A stopped call's registers `x0..x8`, from the thread's first byte
+    /// (`call` is a `CallSlot`, `repr(u8)`: the `StoppedCall` follows its
+    /// tag at its alignment; checked at build time in `fast_paths.rs`).
+    pub const THREAD_CALL_REGS: usize =
+        Thread::CALL_OFFSET + core::mem::align_of::<StoppedCall>() + offset_of!(StoppedCall, regs);
+    /// A stopped call's ESR.
+    pub const THREAD_CALL_ESR: usize =
+        Thread::CALL_OFFSET + core::mem::align_of::<StoppedCall>() + offset_of!(StoppedCall, esr);
+    /// The bytes of a thread's `call` (a whole `CallSlot`, which the
+    /// trace fast path copies from `CallSlot::TRACE_ENTRY` in pairs of
+    /// words).
+    pub const CALL_SLOT_BYTES: usize = size_of::<CallSlot>();
+    const _: () =
+        assert!(CALL_SLOT_BYTES.is_multiple_of(8) && Thread::CALL_OFFSET.is_multiple_of(8));
+    const _: () = assert!(THREAD_CALL_REGS.is_multiple_of(8) && THREAD_CALL_ESR.is_multiple_of(8));
+    /// Object memory's `kinds` (a slice: the address of granule 0's kind
+    /// byte, then the number of granules).
+    pub const KERNEL_KINDS: usize =
+        offset_of!(Kernel, objects) + Objects::MEMORY_OFFSET + Memory::KINDS_OFFSET;
+    /// The kind byte of an endpoint record's first granule.
+    pub const KIND_ENDPOINT: u8 = Memory::kind_tag::<kind::Endpoint>();
+    /// An object header's state (a byte), from its record's first byte
+    /// (`ObjectMemory`'s records are `repr(C)`, the header first).
+    pub const HEADER_STATE: usize = offset_of!(ObjectHeader, state);
+    /// An object header's serial.
+    pub const HEADER_SERIAL: usize = offset_of!(ObjectHeader, serial);
+    /// The largest `ObjectState` byte of a live object (`Created` and
+    /// `Live`, the first two: checked at build time in `fast_paths.rs`).
+    pub const OBJECT_LIVE_MAX: u8 = 1;
     /// `trace.owed` (a byte: the stops still owed).
     pub const THREAD_TRACE_OWED: usize = Thread::TRACE_OWED_OFFSET;
     /// The work word of a thread traced and nothing else.

@@ -74,6 +74,16 @@ impl Thread {
     pub const KERNEL_MESSAGE_OFFSET: usize = core::mem::offset_of!(Thread, kernel_message);
     /// `trace.owed`, a byte (`TraceProgress::owed`).
     pub const TRACE_OWED_OFFSET: usize = core::mem::offset_of!(Thread, trace.owed);
+    /// `trace.number`, a `u64` (`TraceProgress::number`).
+    pub const TRACE_NUMBER_OFFSET: usize = core::mem::offset_of!(Thread, trace.number);
+    /// `rseq`, an `Option<Registration>`.
+    pub const RSEQ_OFFSET: usize = core::mem::offset_of!(Thread, rseq);
+    /// `tracer`, an `Option<(ObjectRef, u64)>`.
+    pub const TRACER_OFFSET: usize = core::mem::offset_of!(Thread, tracer);
+    /// `ipc_buffer`, an `Option<u64>`.
+    pub const IPC_BUFFER_OFFSET: usize = core::mem::offset_of!(Thread, ipc_buffer);
+    /// `number`, a `u32` (the thread's number, as stops report it).
+    pub const NUMBER_OFFSET: usize = core::mem::offset_of!(Thread, number);
     /// `ttbr0` (0 without an address space).
     pub const TTBR0_OFFSET: usize = core::mem::offset_of!(Thread, ttbr0);
     /// `asid_generation`.

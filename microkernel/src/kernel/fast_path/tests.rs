@@ -60,6 +60,31 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
     assert!(notification.contains("    cbnz    x9, notification_wait\n"));
 }
 
+/// `vectors.s` sends an SVC to the trace fast path only from a thread
+/// whose work word is `TRACE` alone (no exit work, no single step, no
+/// other entry work) and whose number is below 64 (the way through
+/// `el0_refused_or_slow`, which sends a larger one elsewhere); the path
+/// saves the whole frame first.
+#[test]
+fn the_vector_sends_only_a_thread_traced_alone_to_the_trace_path() {
+    let vectors = include_str!("../../../../arch/src/cpu/vectors.s");
+    let operands = include_str!("../../../../arch/src/cpu/mod.rs");
+    assert!(operands.contains("pub const WORK_TRACE: u64 = entry::WorkFlags::TRACE.bits();"));
+    assert!(vectors.contains(".equ WORK_TRACE, {WORK_TRACE} "));
+    let test = "el0_traced_or_slow:\n    cmp     x10, #WORK_TRACE\n    b.eq    portcullis_trace_entry_fast\n    b       el0_sync_slow_x9_x10_saved\n";
+    assert!(vectors.contains(test));
+    assert_eq!(vectors.matches("portcullis_trace_entry_fast").count(), 1);
+    assert_eq!(vectors.matches("el0_traced_or_slow").count(), 2);
+    assert!(vectors.contains("tbz     x10, #WORK_USER_DISPATCH_BIT, el0_traced_or_slow\n"));
+    assert!(vectors.contains(
+        "el0_refused_or_slow:\n    cmp     x8, #64\n    b.hs    el0_dispatched_or_slow\n"
+    ));
+    let path = include_str!("../../trace_fast_path.s");
+    assert!(path.contains("portcullis_trace_entry_fast:\n    save_arguments\n    stp     x11, x12, [sp, #8 * 11]\n    stp     x13, x14, [sp, #8 * 13]\n    stp     x15, x16, [sp, #8 * 15]\n    stp     x17, x18, [sp, #8 * 17]\n    save_callee_saved\n"));
+    // The work word's test in the vector is the exact `TRACE`, one bit.
+    assert_eq!(entry::WorkFlags::TRACE.bits().count_ones(), 1);
+}
+
 /// The assembly's one compare of the two keys (`partner_may_run`: the
 /// difference below 256) is `Thread::fast_partner_of`: the same CPU, and
 /// at least as urgent.
@@ -84,4 +109,19 @@ fn the_key_compare_is_same_cpu_and_at_least_as_urgent() {
             }
         }
     }
+}
+
+/// The trace fast path gives the tracer the message info of an entry
+/// stop as `StopMessage::info` makes it.
+#[test]
+fn an_entry_stops_message_info_is_the_messages() {
+    let stop = abi::trace::StopMessage {
+        kind: abi::trace::StopKind::Entry,
+        number: 0,
+        regs: [0; 9],
+        pc: 0,
+        thread: 0,
+        time: 0,
+    };
+    assert_eq!(u64::from(stop.info()), super::layout::STOP_ENTRY_INFO);
 }

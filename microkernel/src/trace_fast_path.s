@@ -1,0 +1,177 @@
+// The trace fast path: the entry stop of a syscall of a thread whose only
+// work is tracing, sent to its tracer waiting in `Recv` (or `ReplyRecv`)
+// on the endpoint it traces through, from the EL0 synchronous vector
+// (`arch/src/cpu/vectors.s`, `el0_traced_or_slow`) to the tracer's eret.
+// What it checks and what it changes: `microkernel::kernel::fast_path`.
+//
+// Entered with the thread's registers live but for x9/x10, which the
+// vector parked in their context slots, x8 below 64 and the work word
+// `TRACE` alone (so no exit work, no single step, no other entry work);
+// SP_EL1 points at the thread. The whole frame is saved first: the thread
+// waits at its stop, and its tracer may read or change any register.
+// x0..x8 and x11..x18 keep the thread's values until the point of no
+// return, so a refusal (`refuse_locked`, `ipc_fast_path.s`, which saves
+// them again) leaves the syscall to the generic entry as it came.
+//
+// Registers while the checks run:
+//   x19  the kernel state (its lock word first)
+//   x20  object memory's base
+//   x23  the tracer endpoint's granule, x24 its record
+//   x25  the tracer's thread id, x26 its TCB record
+//   x21  the tracer's IPC buffer (physical)
+//   x27  the tracer's TTBR0 value
+//   x28  the thread's id (after the checks)
+
+// Its own values (the shared ones: `fast_path_common.s`; LINEAR_BASE:
+// `user_dispatch_fast_path.s`), from `fast_paths.rs`.
+.equ T_RSEQ,               {T_RSEQ}                // its tag byte: 0 for none
+.equ T_TRACER,             {T_TRACER}              // its tag byte: 0 for none
+.equ T_TRACER_ID,          {T_TRACER_ID}           // the endpoint's granule
+.equ T_TRACER_SERIAL,      {T_TRACER_SERIAL}
+.equ T_TRACER_BADGE,       {T_TRACER_BADGE}
+.equ T_IPC_BUFFER,         {T_IPC_BUFFER}          // its tag byte: 0 for none
+.equ T_IPC_BUFFER_WORD,    {T_IPC_BUFFER_WORD}     // the physical address
+.equ T_NUMBER,             {T_NUMBER}
+.equ T_TRACE_NUMBER,       {T_TRACE_NUMBER}
+.equ T_CALL_REGS,          {T_CALL_REGS}
+.equ T_CALL_ESR,           {T_CALL_ESR}
+.equ CALL_SLOT_BYTES,      {CALL_SLOT_BYTES}
+.equ TRACE_STOP_NUMBER,    {TRACE_STOP_NUMBER}     // from the message's tag
+.equ TRACE_STOP_TIME,      {TRACE_STOP_TIME}
+.equ STOP_KIND_ENTRY,      {STOP_KIND_ENTRY}
+.equ K_KINDS,              {K_KINDS}               // then their number (a word)
+.equ KIND_ENDPOINT,        {KIND_ENDPOINT}
+.equ H_STATE,              {H_STATE}
+.equ H_SERIAL,             {H_SERIAL}
+.equ OBJECT_LIVE_MAX,      {OBJECT_LIVE_MAX}
+
+    .section .text.trace_fast_path, "ax"
+
+// `bytes` (a multiple of 8) from `from` to `to`, both moved on past them;
+// x22 and x23 are clobbered.
+.macro copy_words from, to, bytes
+.rept (\bytes) / 16
+    ldp     x22, x23, [\from], #16
+    stp     x22, x23, [\to], #16
+.endr
+.if (\bytes) % 16
+    ldr     x22, [\from], #8
+    str     x22, [\to], #8
+.endif
+.endm
+
+    .global portcullis_trace_entry_fast
+portcullis_trace_entry_fast:
+    save_arguments
+    stp     x11, x12, [sp, #8 * 11]
+    stp     x13, x14, [sp, #8 * 13]
+    stp     x15, x16, [sp, #8 * 15]
+    stp     x17, x18, [sp, #8 * 17]
+    save_callee_saved
+    lock_at_once x19, x20, x9, w9, refuse, refuse, x10
+    ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
+    // No restartable sequences (a stop is an rseq event for them:
+    // `Thread::set_kernel_message`).
+    ldrb    w10, [sp, #T_RSEQ]
+    cbnz    w10, refuse_locked
+    // The tracer's endpoint, if it still lives (`Objects::resolve`): a
+    // record of an endpoint starts at its granule (its kind byte, within
+    // object memory's, is the record's type: `ObjectMemory::kind_at`),
+    // live, of the serial the thread's reference has.
+    ldrb    w10, [sp, #T_TRACER]
+    cbz     w10, refuse_locked
+    ldr     w23, [sp, #T_TRACER_ID]
+    ldr     x9, [x19, #KERNEL + K_KINDS]
+    ldr     x10, [x19, #KERNEL + K_KINDS + 8]
+    cmp     x23, x10
+    b.hs    refuse_locked
+    ldrb    w10, [x9, x23]
+    cmp     w10, #KIND_ENDPOINT
+    b.ne    refuse_locked
+    add     x24, x20, x23, lsl #GRANULE_SHIFT
+    ldr     x9, [sp, #T_TRACER_SERIAL]
+    ldr     x10, [x24, #H_SERIAL]
+    cmp     x9, x10
+    b.ne    refuse_locked
+    ldrb    w10, [x24, #H_STATE]
+    cmp     w10, #OBJECT_LIVE_MAX
+    b.hi    refuse_locked
+    // A receiver waits (the head: the tracer), owing no reply, with an
+    // IPC buffer for the stop's last seven words.
+    ldrb    w10, [x24, #EP_WAITING]
+    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
+    ldr     w25, [x24, #EP_HEAD]
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
+    cbnz    w10, refuse_locked
+    add     x9, x26, #TCB_BODY
+    ldrb    w10, [x9, #T_IPC_BUFFER]
+    cbz     w10, refuse_locked
+    ldr     x21, [x9, #T_IPC_BUFFER_WORD]
+    // The tracer is the thread the scheduler would run here once this one
+    // waits (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent by
+    // the slow path), and may return to EL0 at once: no work but policy
+    // work, an ASID of the current generation (TTBR0 to x27).
+    partner_most_urgent_here
+    ldr     x10, [x26, #TCB_BODY + T_WORK]
+    tst     x10, #WORK_NOT_POLICY
+    b.ne    refuse_locked
+    asid_current x19, refuse_locked
+    // Point of no return: `Kernel::syscall_traced`'s changes, then
+    // `ipc::send_kernel_message`'s. The call is kept as stopped at its
+    // entry stop: the slot as `CallSlot::TRACE_ENTRY` has it but for its
+    // registers, which are x0..x8, and its ESR.
+    ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
+    ldr     x9, ={TRACE_ENTRY_CALL}
+    add     x10, sp, #T_CALL
+    copy_words x9, x10, T_CALL_REGS - T_CALL
+    stp     x0, x1, [x10], #16
+    stp     x2, x3, [x10], #16
+    stp     x4, x5, [x10], #16
+    stp     x6, x7, [x10], #16
+    str     x8, [x10], #8
+    add     x9, x9, #8 * 9
+    copy_words x9, x10, T_CALL + CALL_SLOT_BYTES - (T_CALL_REGS + 8 * 9)
+    mrs     x9, esr_el1
+    str     x9, [sp, #T_CALL_ESR]
+    // The stop: its kind, the number, the time (the counter, as
+    // `Kernel::trace_stop` reads it), also the number its exit stop shows.
+    mov     w9, #KERNEL_MESSAGE_TRACE_STOP
+    strb    w9, [sp, #T_KERNEL_MESSAGE]
+    mov     w9, #STOP_KIND_ENTRY
+    strb    w9, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
+    mrs     x22, cntvct_el0
+    str     x8, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_NUMBER]
+    str     x22, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_TIME]
+    str     x8, [sp, #T_TRACE_NUMBER]
+    // The thread waits for the answer the tracer now owes it; the tracer
+    // leaves the queue's head.
+    mov     w9, #STATE_BLOCKED_ON_ANSWER
+    strb    w9, [sp, #T_STATE]
+    str     w25, [sp, #T_REPLY_FROM]
+    str     w28, [x26, #TCB_BODY + T_REPLY_TO]
+    wait_queue_leave_head x26, x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
+    // The stop's words 6..12 into the tracer's IPC buffer (through the
+    // linear map, as `PhysMemory::write_phys_words`): x5, x8, the PC, the
+    // thread's number, x6, x7, the time (`abi::trace::StopMessage`).
+    mov     x10, #LINEAR_BASE
+    add     x21, x21, x10
+    ldr     x23, [sp, #CTX_ELR_PAIR]
+    ldr     w24, [sp, #T_NUMBER]
+    stp     x5, x8, [x21, #8 * 6]
+    stp     x23, x24, [x21, #8 * 8]
+    stp     x6, x7, [x21, #8 * 10]
+    str     x22, [x21, #8 * 12]
+    // Words 0..5 in the tracer's x2..x7: the number, x0..x4. Then x1 the
+    // stop's message info, x0 `Ok`, x8 the badge.
+    mov     x7, x4
+    mov     x6, x3
+    mov     x5, x2
+    mov     x4, x1
+    mov     x3, x0
+    mov     x2, x8
+    ldr     x1, ={STOP_ENTRY_INFO}
+    mov     x0, xzr
+    ldr     x8, [sp, #T_TRACER_BADGE]
+    run_next x19
+    return_to_partner
