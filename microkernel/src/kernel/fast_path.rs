@@ -86,6 +86,39 @@
 //!
 //! The rseq counters (`rseq-counters`, test images) do not count its
 //! returns to EL0, as they do not count the vector's inline `Null`.
+//!
+//! # A trace entry stop sent to a waiting tracer
+//! The trace fast path (`microkernel/src/trace_fast_path.s`) takes a
+//! syscall of a thread whose work word is `TRACE` alone and whose number
+//! is below 64 (the vector's test: no exit work, no single step, no other
+//! entry work), whose entry stop `Kernel::syscall_traced` would send at
+//! once. It saves every register first (the thread waits at its stop, and
+//! its tracer may read or change any of them), and sends the stop itself
+//! when:
+//! * the kernel lock is free at once and the kernel's view this CPU's;
+//! * the thread has no rseq registration (a stop is an rseq event for it:
+//!   `Thread::set_kernel_message`);
+//! * its tracer's endpoint still lives (`Objects::resolve`, as
+//!   `Kernel::resolved_tracer` asks it: the kind byte of the granule is an
+//!   endpoint's, within object memory's, its header's state `Created` or
+//!   `Live` and its serial the reference's);
+//! * a receiver waits there (the head), owing no reply, with an IPC
+//!   buffer (the stop's last seven words go there);
+//! * the receiver is the thread `Kernel::apply_ipc` would switch to (of
+//!   this CPU, no more urgent thread ready here), with no work but policy
+//!   work and an ASID of the current generation.
+//!
+//! It then makes the changes of `Kernel::syscall_traced` and
+//! `ipc::send_kernel_message`: the call kept as `stop_call` keeps it
+//! (`CallSlot::TRACE_ENTRY` with `x0..x8` and the ESR), `trace.number`,
+//! the stop as the kernel message (its number `x8`, its time CNTVCT_EL0),
+//! the thread waiting for the answer the receiver now owes it, the
+//! receiver out of the queue, the stop's words in its IPC buffer (through
+//! the linear map) and in `x2..x7` with `x0` `Ok`, `x1` the entry stop's
+//! info and `x8` the badge; and it switches as the IPC fast path does.
+//! Anything else goes to the generic entry with nothing changed. Like
+//! the other fast paths it does not count the syscall in the thread's
+//! statistics. In-guest case 84 sends the same stops on both paths.
 
 /// Offsets (in bytes) and values the assembly uses, named as it names
 /// them: the IPC fast path's, and the yield's and notification's
