@@ -192,6 +192,37 @@ const _: () = {
     assert!(size_of::<Option<KernelMessage>>().is_multiple_of(8));
 };
 
+// The trace fast path delivers a stop's 13 words as
+// `abi::trace::StopMessage::encode` lays them out: the number and
+// `x0..x4` in the tracer's `x2..x7`, then `x5`, `x8`, the PC, the
+// thread's number, `x6`, `x7` and the time in its IPC buffer's words
+// 6..12. (`kernel::fast_path::layout` checks the widths of the fields
+// it reads and writes.)
+const _: () = {
+    use abi::trace::StopMessage;
+    let words = StopMessage {
+        kind: StopKind::Entry,
+        number: 0x5700,
+        regs: [
+            0x5710, 0x5711, 0x5712, 0x5713, 0x5714, 0x5715, 0x5716, 0x5717, 0x5718,
+        ],
+        pc: 0x5720,
+        thread: 0x5730,
+        time: 0x5740,
+    }
+    .encode();
+    let expected = [
+        0x5700, 0x5710, 0x5711, 0x5712, 0x5713, 0x5714, 0x5715, 0x5718, 0x5720, 0x5730, 0x5716,
+        0x5717, 0x5740,
+    ];
+    assert!(words.len() == expected.len() && abi::REGISTER_MESSAGE_WORDS == 6);
+    let mut i = 0;
+    while i < words.len() {
+        assert!(words[i] == expected[i]);
+        i += 1;
+    }
+};
+
 /// The first byte of an `Option` (its tag, 0 for `None` and 1 for
 /// `Some`, when the option has a byte of its own for it: checked with
 /// each use), and its words (`$words` of them, the payload's read only

@@ -273,6 +273,14 @@ pub mod layout {
     pub const HEADER_STATE: usize = offset_of!(ObjectHeader, state);
     /// An object header's serial.
     pub const HEADER_SERIAL: usize = offset_of!(ObjectHeader, serial);
+    // The trace fast path reads the thread's number as a `u32`, writes
+    // `trace.number` and compares an object header's serial as words.
+    const fn width<T, F>(_field: fn(&T) -> &F) -> usize {
+        size_of::<F>()
+    }
+    const _: () = assert!(width(|t: &Thread| &t.number) == 4);
+    const _: () = assert!(width(|t: &Thread| &t.trace.number) == 8);
+    const _: () = assert!(width(|h: &ObjectHeader| &h.serial) == 8);
     /// The largest `ObjectState` byte of a live object (`Created` and
     /// `Live`, the first two: checked at build time in `fast_paths.rs`).
     pub const OBJECT_LIVE_MAX: u8 = 1;

@@ -79,6 +79,25 @@ fn a_traced_syscall_stops_at_its_entry_by_the_trace_only_lane_as_by_the_entry_ma
     }
 }
 
+/// The call a traced syscall keeps at its entry stop is
+/// `CallSlot::TRACE_ENTRY` with the syscall's `x0..x8` and ESR: what the
+/// trace fast path (`trace_fast_path.s`) copies and writes in its place.
+#[test]
+fn a_traced_entry_stop_keeps_the_trace_fast_paths_call() {
+    for number in NUMBERS {
+        let mut scene = traced_scene(number);
+        let thread = scene.thread;
+        let regs = scene.kernel.objects[thread].context.syscall_registers();
+        let _ = scene.kernel.syscall(&mut scene.machine, thread, SVC);
+        let mut expected = CallSlot::TRACE_ENTRY;
+        let call = expected.as_mut().expect("a stopped call");
+        call.regs = regs;
+        call.esr = SVC;
+        assert_eq!(scene.kernel.objects[thread].call, expected, "{number:?}");
+        assert_eq!(scene.kernel.objects[thread].trace.number, number.number());
+    }
+}
+
 /// Work the thread gains or loses while it waits at its entry stop (by
 /// another thread's syscall, or its tracer's answer).
 #[derive(Clone, Copy, Debug)]
