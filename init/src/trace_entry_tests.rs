@@ -51,7 +51,7 @@ fn marks(round: usize) -> [u64; 8] {
 
 /// Round `round`'s first syscall number.
 fn number(round: usize) -> u64 {
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         Syscall::Null.number()
     } else {
         OTHER
@@ -187,7 +187,7 @@ pub fn tracee() -> i32 {
     for path in 0..2 {
         for (round, kept) in first_path.iter_mut().enumerate() {
             let after = sdk::syscall::raw_syscall_registers(number(round), marks(round));
-            let want = if round % 2 == 0 {
+            let want = if round.is_multiple_of(2) {
                 ErrorCode::Ok
             } else {
                 ErrorCode::InvalidSyscall
@@ -199,7 +199,7 @@ pub fn tracee() -> i32 {
                 expect!(22, after, *kept);
             }
             expect!(
-                23 + path as i32,
+                23 + path,
                 sdk::probe::registers_kept_across(Syscall::Null.number(), 0, round as u64, 0),
                 (ErrorCode::Ok.raw(), 0)
             );
