@@ -105,6 +105,18 @@
     str     x8, [sp, #16 * 4]
 .endm
 
+// x0..x8 and x11..x18 into the context SP_EL1 points at: with x9/x10,
+// which the vector parked, what a path saves besides the callee-saved
+// registers when it hands a syscall to the generic entry, or when the
+// thread's every register must be kept.
+.macro save_arguments_and_temporaries
+    save_arguments
+    stp     x11, x12, [sp, #8 * 11]
+    stp     x13, x14, [sp, #8 * 13]
+    stp     x15, x16, [sp, #8 * 15]
+    stp     x17, x18, [sp, #8 * 17]
+.endm
+
 // x0..x8, x19..x30 and the system registers into the context SP_EL1
 // points at (with `with_x18`, x18 too, in one pair store with x19): what
 // a thread that leaves the CPU keeps beyond what each path saves itself.

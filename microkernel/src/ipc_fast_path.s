@@ -302,11 +302,7 @@ answer_trace_exit_or_refuse:
 refuse_locked:
     stlr    xzr, [x19]
 refuse:
-    save_arguments
-    stp     x11, x12, [sp, #8 * 11]
-    stp     x13, x14, [sp, #8 * 13]
-    stp     x15, x16, [sp, #8 * 15]
-    stp     x17, x18, [sp, #8 * 17]
+    save_arguments_and_temporaries
     mov     x0, sp
     mrs     x21, tpidr_el1
     mov     sp, x21

@@ -62,11 +62,7 @@
 
     .global portcullis_trace_entry_fast
 portcullis_trace_entry_fast:
-    save_arguments
-    stp     x11, x12, [sp, #8 * 11]
-    stp     x13, x14, [sp, #8 * 13]
-    stp     x15, x16, [sp, #8 * 15]
-    stp     x17, x18, [sp, #8 * 17]
+    save_arguments_and_temporaries
     save_callee_saved
     lock_at_once x19, x20, x9, w9, refuse, refuse, x10
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]

@@ -80,7 +80,11 @@ fn the_vector_sends_only_a_thread_traced_alone_to_the_trace_path() {
         "el0_refused_or_slow:\n    cmp     x8, #64\n    b.hs    el0_dispatched_or_slow\n"
     ));
     let path = include_str!("../../trace_fast_path.s");
-    assert!(path.contains("portcullis_trace_entry_fast:\n    save_arguments\n    stp     x11, x12, [sp, #8 * 11]\n    stp     x13, x14, [sp, #8 * 13]\n    stp     x15, x16, [sp, #8 * 15]\n    stp     x17, x18, [sp, #8 * 17]\n    save_callee_saved\n"));
+    assert!(path.contains(
+        "portcullis_trace_entry_fast:\n    save_arguments_and_temporaries\n    save_callee_saved\n"
+    ));
+    let common = include_str!("../../fast_path_common.s");
+    assert!(common.contains(".macro save_arguments_and_temporaries\n    save_arguments\n    stp     x11, x12, [sp, #8 * 11]\n    stp     x13, x14, [sp, #8 * 13]\n    stp     x15, x16, [sp, #8 * 15]\n    stp     x17, x18, [sp, #8 * 17]\n.endm\n"));
     // The work word's test in the vector is the exact `TRACE`, one bit.
     assert_eq!(entry::WorkFlags::TRACE.bits().count_ones(), 1);
 }
