@@ -106,9 +106,21 @@ portcullis_trace_entry_fast:
     ldr     x21, [x9, #T_IPC_BUFFER_WORD]
     // The tracer is the thread the scheduler would run here once this one
     // waits (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent by
-    // the slow path), and may return to EL0 at once: no work but policy
-    // work, an ASID of the current generation (TTBR0 to x27).
+    // the slow path): of this CPU, and no ready thread more urgent. A
+    // tracer at least as urgent as this thread (one compare of the two
+    // keys, as `partner_urgent_enough` makes it) is that: this thread,
+    // running with no reschedule pending (no exit work), is at least as
+    // urgent as every ready thread (`Kernel::check_invariants` checks
+    // it). Another goes through the run queue's test. Then it may return
+    // to EL0 at once: no work but policy work, an ASID of the current
+    // generation (TTBR0 to x27).
+    ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
+    ldrh    w9, [sp, #T_FAST_KEY]
+    sub     x10, x10, x9
+    cmp     x10, #255
+    b.ls    .Ltracer_runs_here
     partner_most_urgent_here
+.Ltracer_runs_here:
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
     b.ne    refuse_locked
@@ -134,8 +146,12 @@ portcullis_trace_entry_fast:
     // `Kernel::trace_stop` reads it), also the number its exit stop shows.
     mov     w9, #KERNEL_MESSAGE_TRACE_STOP
     strb    w9, [sp, #T_KERNEL_MESSAGE]
+.if STOP_KIND_ENTRY == 0
+    strb    wzr, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
+.else
     mov     w9, #STOP_KIND_ENTRY
     strb    w9, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
+.endif
     mrs     x22, cntvct_el0
     str     x8, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_NUMBER]
     str     x22, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_TIME]
