@@ -239,6 +239,7 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TraceAnswerBystander => trace_answer_tests::bystander(),
         BootProgram::TraceEntryTracer => trace_entry_tests::tracer(),
         BootProgram::TraceEntryTracee => trace_entry_tests::tracee(),
+        BootProgram::TraceEntryBystander => trace_entry_tests::bystander(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

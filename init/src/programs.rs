@@ -528,10 +528,15 @@ pub enum BootProgram {
     /// A trace entry stop sent on both paths
     /// (`init/src/trace_entry_tests.rs`): the tracer, its endpoint in
     /// slot 2 (receive) and 4 (send), the tracee's TCB in 3, the tracee's
-    /// start notification in 6.
+    /// start notification in 6, the bystander's in 7 (to arm its timer)
+    /// and 8 (its mark).
     TraceEntryTracer = 157,
     /// The thread it traces (its start notification in 2).
     TraceEntryTracee = 158,
+    /// A thread between the two that a timer wakes while the tracee runs
+    /// (the physical timer's IrqHandler in slot 2, its notification in 3,
+    /// the tracer's in 4 and 5).
+    TraceEntryBystander = 159,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -630,7 +635,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 159] = [
+    pub const ALL: [BootProgram; 160] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -790,6 +795,7 @@ impl BootProgram {
         BootProgram::TraceAnswerBystander,
         BootProgram::TraceEntryTracer,
         BootProgram::TraceEntryTracee,
+        BootProgram::TraceEntryBystander,
     ];
 
     /// A short name, used to name the thread.
@@ -954,6 +960,7 @@ impl BootProgram {
             BootProgram::TraceAnswerBystander => "answer-bystander",
             BootProgram::TraceEntryTracer => "entry-tracer",
             BootProgram::TraceEntryTracee => "entry-tracee",
+            BootProgram::TraceEntryBystander => "entry-bystander",
         }
     }
 

@@ -9,12 +9,17 @@
 //! entry queues the stop, counted). The stops carry the same words either
 //! way, each written afresh (the tracer marks its IPC buffer's stop words
 //! before each receive), and the tracee finds the same results and its
-//! registers kept. Each returns the number of its first failed check (0:
-//! all passed).
+//! registers kept. Between the paths a bystander more urgent than the
+//! tracer (less than the tracee) is woken by a timer while the tracee
+//! runs: the next entry stop finds the tracer waiting, but the bystander
+//! ready above it, so the fast path leaves the stop to the generic entry,
+//! which runs the bystander first. Each returns the number of its first
+//! failed check (0: all passed).
 
 use crate::programs::ENDPOINT_SLOT;
 use abi::{ErrorCode, Syscall};
 use sdk::ipc::{self, Cptr, Received};
+use sdk::syscall::{irq_ack, irq_set_notification, irq_set_timer};
 use sdk::tcb::Tcb;
 use sdk::trace::{self, Stop, StopKind};
 
@@ -28,6 +33,22 @@ const STOPS_SEND: Cptr = Cptr(4);
 /// the tracee's, to wait on).
 const GO: Cptr = Cptr(6);
 const TRACEE_GO: Cptr = Cptr(2);
+/// The notification that has the bystander arm its timer (the tracer's),
+/// and the one the bystander signals once it has run (the tracer polls).
+const ARM: Cptr = Cptr(7);
+const RAN: Cptr = Cptr(8);
+/// The bystander's: the physical timer's IrqHandler, the notification
+/// its interrupt signals, `ARM` and `RAN`.
+const HANDLER: u64 = 2;
+const TIMER: Cptr = Cptr(3);
+const BYSTANDER_ARM: Cptr = Cptr(4);
+const BYSTANDER_RAN: Cptr = Cptr(5);
+/// How long after it is armed the bystander's timer fires, and how long
+/// the tracee runs between the paths (without a syscall, which would
+/// stop): the interrupt comes while it runs, long after the tracer has
+/// gone back to waiting.
+const ARMED_MS: u64 = 50;
+const SPIN_MS: u64 = 300;
 
 /// Rounds per path; each makes two syscalls (`CALLS`).
 pub const ROUNDS: usize = 4;
@@ -150,9 +171,16 @@ pub fn tracer() -> i32 {
             } else {
                 path
             };
+            // Between the paths: the bystander arms its timer (it runs
+            // at once, more urgent), and the tracer waits for the next
+            // stop, which comes once the bystander is ready above it.
+            let bystander = next_path != path;
+            if bystander {
+                expect!(16, ipc::signal(ARM), Ok(()));
+            }
             let before = tracee_syscalls();
             mark_buffer();
-            stop = if next_path == 0 {
+            stop = if next_path == 0 || bystander {
                 next_stop(ipc::reply_recv(STOPS, &trace::resume(false)))
             } else {
                 expect!(10, ipc::reply(&trace::resume(false)), Ok(()));
@@ -163,6 +191,10 @@ pub fn tracer() -> i32 {
                 tracee_syscalls().wrapping_sub(before),
                 next_path as u64
             );
+            if bystander {
+                // It ran before this stop reached the tracer.
+                expect!(17, ipc::poll(RAN), Ok(1));
+            }
         }
     }
     // Both paths sent the same stops (but for the time).
@@ -204,6 +236,31 @@ pub fn tracee() -> i32 {
                 (ErrorCode::Ok.raw(), 0)
             );
         }
+        if path == 0 {
+            // Running while the bystander's timer fires (no syscall, which
+            // would stop at its entry).
+            let spin = sdk::time::deadline_after(core::time::Duration::from_millis(SPIN_MS));
+            while sdk::time::now() < spin {}
+        }
     }
+    0
+}
+
+/// The bystander (more urgent than the tracer, less than the tracee):
+/// told by the tracer, it arms the physical timer and waits for its
+/// interrupt, which makes it ready while the tracee runs; then it marks
+/// that it ran.
+pub fn bystander() -> i32 {
+    expect!(30, irq_set_notification(HANDLER, TIMER.0), Ok(()));
+    expect!(31, ipc::wait(BYSTANDER_ARM), Ok(1));
+    let (_, frequency) = sdk::probe::counter();
+    expect!(
+        32,
+        irq_set_timer(HANDLER, frequency / 1000 * ARMED_MS),
+        Ok(())
+    );
+    expect!(33, ipc::wait(TIMER).map(|bits| bits != 0), Ok(true));
+    expect!(34, irq_ack(HANDLER), Ok(()));
+    expect!(35, ipc::signal(BYSTANDER_RAN), Ok(()));
     0
 }

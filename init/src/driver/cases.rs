@@ -1113,29 +1113,38 @@ const TRACE_ANSWER_PATHS_CASE: Case = Case {
 };
 
 /// A trace entry stop sent on both paths (`init/src/trace_entry_tests.rs`):
-/// the tracer (thread 0) and its tracee (thread 1), more urgent, which
-/// waits for the tracer's start.
+/// the tracer (thread 0), its tracee (thread 1), more urgent, which waits
+/// for the tracer's start, and a bystander between them (thread 2), which
+/// holds the physical timer.
 const TRACE_ENTRY_PATHS_CASE: Case = Case {
-    name: "a trace entry stop sent on both paths: the same Nulls stop at their entry while the tracer waits in ReplyRecv (the trace fast path: the tracee's Null is not counted) and while it does not (the generic entry queues the stop: counted), and the stops carry the same words",
+    name: "a trace entry stop sent on both paths: the same syscalls stop at their entry while the tracer waits in ReplyRecv (the trace fast path: the tracee's syscall is not counted), while it waits but a more urgent thread is ready (the generic entry, which runs that thread first) and while it does not wait (the generic entry queues the stop), and the stops carry the same words",
     threads: &[
         BootProgram::TraceEntryTracer.selector(0),
         BootProgram::TraceEntryTracee.selector(0),
+        BootProgram::TraceEntryBystander.selector(0),
     ],
     expect: Expect::ExitZero,
     endpoints: 1,
-    notifications: 1,
+    notifications: 4,
     untyped_pages: 0,
-    irq: None,
+    irq: Some(PHYSICAL_TIMER_INTID),
     grants: &[
         grant(0, ENDPOINT_SLOT, RECEIVE, 0),
         tcb_grant(0, 3, 1, TCB_WITH_TRACE),
         grant(0, 4, SEND, TRACEE_BADGE),
         nth_notification_grant(0, 0, 6, Rights::READ_WRITE, 1),
         nth_notification_grant(0, 1, 2, Rights::READ_WRITE, 0),
+        Grant { thread: 2, slot: 2, object: CaseObject::Irq, rights: Rights::READ_WRITE, badge: 0 },
+        nth_notification_grant(1, 2, 3, Rights::READ_WRITE, 1),
+        nth_notification_grant(2, 0, 7, Rights::READ_WRITE, 1),
+        nth_notification_grant(2, 2, 4, Rights::READ_WRITE, 0),
+        nth_notification_grant(3, 2, 5, Rights::READ_WRITE, 1),
+        nth_notification_grant(3, 0, 8, Rights::READ_WRITE, 0),
     ],
-    // The tracee more urgent: a `Reply` to its exit stop lets it make its
-    // next `Null` before the tracer's `Recv`.
-    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5],
+    // The tracee most urgent: a `Reply` to its exit stop lets it make its
+    // next syscall before the tracer's `Recv`. The bystander, woken while
+    // the tracee runs, is ready above the tracer when the tracee stops.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 2],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,
