@@ -105,8 +105,11 @@
 //! * a receiver waits there (the head), owing no reply, with an IPC
 //!   buffer (the stop's last seven words go there);
 //! * the receiver is the thread `Kernel::apply_ipc` would switch to (of
-//!   this CPU, no more urgent thread ready here), with no work but policy
-//!   work and an ASID of the current generation.
+//!   this CPU, no more urgent thread ready here: at once for one at least
+//!   as urgent as the thread, which runs with no reschedule pending and
+//!   so is at least as urgent as every ready thread, else by the run
+//!   queue's bitmap), with no work but policy work and an ASID of the
+//!   current generation.
 //!
 //! It then makes the changes of `Kernel::syscall_traced` and
 //! `ipc::send_kernel_message`: the call kept as `stop_call` keeps it
@@ -118,7 +121,9 @@
 //! info and `x8` the badge; and it switches as the IPC fast path does.
 //! Anything else goes to the generic entry with nothing changed. Like
 //! the other fast paths it does not count the syscall in the thread's
-//! statistics. In-guest case 84 sends the same stops on both paths.
+//! statistics. In-guest case 84 sends the same stops on both paths, and
+//! one past a tracer that a more urgent ready thread keeps from the fast
+//! path.
 
 /// Offsets (in bytes) and values the assembly uses, named as it names
 /// them: the IPC fast path's, and the yield's and notification's
