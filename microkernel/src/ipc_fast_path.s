@@ -65,6 +65,18 @@
     add     x24, x20, x23, lsl #GRANULE_SHIFT
 .endm
 
+// A receiver waits at the head of the endpoint whose record is x24,
+// owing no reply (x20 object memory's base): its thread id to w25, its
+// TCB record to x26; else `refuse_locked`.
+.macro receiver_at_head_owing_none
+    ldrb    w10, [x24, #EP_WAITING]
+    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
+    ldr     w25, [x24, #EP_HEAD]
+    add     x26, x20, x25, lsl #GRANULE_SHIFT
+    ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
+    cbnz    w10, refuse_locked
+.endm
+
 // The partner (x25, TCB record in x26) is at least as urgent as the
 // caller and of its CPU (one compare of the two `fast_key`s).
 .macro partner_urgent_enough
@@ -176,13 +188,7 @@ portcullis_ipc_fast_call:
     fits_in_registers_or_slow
     save_and_lock
     endpoint_capability CAP_WRITE_BIT
-    // A receiver waits (the head), owing no reply.
-    ldrb    w10, [x24, #EP_WAITING]
-    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
-    ldr     w25, [x24, #EP_HEAD]
-    add     x26, x20, x25, lsl #GRANULE_SHIFT
-    ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
-    cbnz    w10, refuse_locked
+    receiver_at_head_owing_none
     partner_may_run
     // Point of no return: `ipc::send`'s changes for a Call. The caller
     // waits for the reply the receiver now owes it.

@@ -94,12 +94,7 @@ portcullis_trace_entry_fast:
     b.hi    refuse_locked
     // A receiver waits (the head: the tracer), owing no reply, with an
     // IPC buffer for the stop's last seven words.
-    ldrb    w10, [x24, #EP_WAITING]
-    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
-    ldr     w25, [x24, #EP_HEAD]
-    add     x26, x20, x25, lsl #GRANULE_SHIFT
-    ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
-    cbnz    w10, refuse_locked
+    receiver_at_head_owing_none
     add     x9, x26, #TCB_BODY
     ldrb    w10, [x9, #T_IPC_BUFFER]
     cbz     w10, refuse_locked
@@ -111,9 +106,12 @@ portcullis_trace_entry_fast:
     // keys, as `partner_urgent_enough` makes it) is that: this thread,
     // running with no reschedule pending (no exit work), is at least as
     // urgent as every ready thread (`Kernel::check_invariants` checks
-    // it). Another goes through the run queue's test. Then it may return
-    // to EL0 at once: no work but policy work, an ASID of the current
-    // generation (TTBR0 to x27).
+    // it; as for the IPC fast path's partner, a thread another CPU has
+    // just made ready here, whose reschedule interrupt is still on its
+    // way, is the exception: the interrupt, taken at the eret, preempts
+    // the tracer at once). Another goes through the run queue's test.
+    // Then it may return to EL0 at once: no work but policy work, an
+    // ASID of the current generation (TTBR0 to x27).
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9

@@ -108,8 +108,11 @@
 //!   this CPU, no more urgent thread ready here: at once for one at least
 //!   as urgent as the thread, which runs with no reschedule pending and
 //!   so is at least as urgent as every ready thread, else by the run
-//!   queue's bitmap), with no work but policy work and an ASID of the
-//!   current generation.
+//!   queue's bitmap; a thread another CPU has just made ready here, its
+//!   reschedule interrupt not yet taken, is missed by the first way, as
+//!   by the IPC fast path's test, and preempts the tracer as soon as the
+//!   interrupt comes, at the eret), with no work but policy work and an
+//!   ASID of the current generation.
 //!
 //! It then makes the changes of `Kernel::syscall_traced` and
 //! `ipc::send_kernel_message`: the call kept as `stop_call` keeps it
