@@ -175,22 +175,6 @@ const _: () = {
         None => panic!("a trace stop has a kind byte"),
     }
 };
-// A trace stop's number and time words where the trace fast path writes
-// them (from the message's tag byte).
-const _: () = {
-    const WORDS: usize = size_of::<Option<KernelMessage>>() / 8;
-    // SAFETY: any bytes are valid `MaybeUninit`s; only the two words are
-    // read as initialised, and const evaluation refuses to build a read
-    // of an uninitialised one (a layout with them elsewhere).
-    let words: [MaybeUninit<u64>; WORDS] =
-        unsafe { core::mem::transmute(trace_stop(StopKind::Entry)) };
-    assert!(l::TRACE_STOP_NUMBER.is_multiple_of(8) && l::TRACE_STOP_TIME.is_multiple_of(8));
-    // SAFETY: see above.
-    assert!(unsafe { words[l::TRACE_STOP_NUMBER / 8].assume_init() } == 0x5701);
-    // SAFETY: see above.
-    assert!(unsafe { words[l::TRACE_STOP_TIME / 8].assume_init() } == 0x5702);
-    assert!(size_of::<Option<KernelMessage>>().is_multiple_of(8));
-};
 
 // The trace fast path delivers a stop's 13 words as
 // `abi::trace::StopMessage::encode` lays them out: the number and
@@ -256,6 +240,14 @@ macro_rules! option_word {
         unsafe { words[$offset / size_of::<$word>()].assume_init() }
     }};
 }
+// A trace stop's number and time words where the trace fast path writes
+// them (from the message's tag byte).
+const _: () = {
+    type Message = Option<KernelMessage>;
+    assert!(size_of::<Message>().is_multiple_of(8));
+    assert!(option_word!(Message, trace_stop(StopKind::Entry), l::TRACE_STOP_NUMBER) == 0x5701);
+    assert!(option_word!(Message, trace_stop(StopKind::Entry), l::TRACE_STOP_TIME) == 0x5702);
+};
 /// Where the thread's tracer's words lie from the thread's first byte:
 /// the endpoint's granule (a `u32`, its word's low half), its serial and
 /// the badge. The option's tag byte is first, 0 exactly for `None`.
