@@ -47,6 +47,11 @@ pub const LEAN_JUDGED_OFFSET: usize = REFUSAL_CODES_OFFSET + 2 * 64;
 /// checked against the TCB layout at build time.
 pub const REGISTER_JUDGED_OFFSET: usize = LEAN_JUDGED_OFFSET + 8;
 
+/// Where the kernel keeps a thread's mask of syscalls whose policy
+/// request the vector sends (bit n: syscall n), right after; checked
+/// against the TCB layout at build time.
+pub const ASKED_OFFSET: usize = REGISTER_JUDGED_OFFSET + 8;
+
 /// SPSR value for a fresh EL0 AArch64 thread: EL0t, interrupts enabled.
 pub const SPSR_EL0T: u64 = 0;
 /// SPSR.SS: software step pending (used when single-stepping a thread).

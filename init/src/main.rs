@@ -31,6 +31,7 @@ mod fuzz;
 mod ipc_tests;
 mod judged_memory_tests;
 mod policy_paths_tests;
+mod policy_request_tests;
 mod policy_routing_tests;
 mod policy_server_tests;
 mod policy_tests;
@@ -240,6 +241,8 @@ fn portcullis_main(selector: u64) -> i32 {
         BootProgram::TraceEntryTracer => trace_entry_tests::tracer(),
         BootProgram::TraceEntryTracee => trace_entry_tests::tracee(),
         BootProgram::TraceEntryBystander => trace_entry_tests::bystander(),
+        BootProgram::PolicyRequestServer => policy_request_tests::server(),
+        BootProgram::PolicyRequestAsker => policy_request_tests::asker(),
         BootProgram::RoomApp => stopped_call_tests::room_app(),
         BootProgram::RoomAuditor => stopped_call_tests::room_auditor(),
         BootProgram::RoomAttacker => stopped_call_tests::room_attacker(),

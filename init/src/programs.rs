@@ -537,6 +537,16 @@ pub enum BootProgram {
     /// (the physical timer's IrqHandler in slot 2, its notification in 3,
     /// the tracer's in 4 and 5).
     TraceEntryBystander = 159,
+    /// A policy request sent on both paths
+    /// (`init/src/policy_request_tests.rs`): the server, its endpoint in
+    /// slot 2 (receive), the asker's TCB in 3 (its statistics), its start
+    /// notification in 6.
+    PolicyRequestServer = 160,
+    /// The thread whose filter asks it: the endpoint in slot 2 (send, with
+    /// `policy_request_tests::ASKER_BADGE`), its own TCB in 3 (with the
+    /// policy right), an Untyped in 4, the server's TCB in 5 (read), the
+    /// server's start notification in 6.
+    PolicyRequestAsker = 161,
 }
 
 /// `ReplyClient`'s parameter: the client whose reply the server saves.
@@ -635,7 +645,7 @@ pub const KERNEL_PROBE_ADDRESS: u64 = 0xFFFF_FFFF_C008_0000;
 
 impl BootProgram {
     /// Every program, by number.
-    pub const ALL: [BootProgram; 160] = [
+    pub const ALL: [BootProgram; 162] = [
         BootProgram::Demo,
         BootProgram::Syscalls,
         BootProgram::NullWrite,
@@ -796,6 +806,8 @@ impl BootProgram {
         BootProgram::TraceEntryTracer,
         BootProgram::TraceEntryTracee,
         BootProgram::TraceEntryBystander,
+        BootProgram::PolicyRequestServer,
+        BootProgram::PolicyRequestAsker,
     ];
 
     /// A short name, used to name the thread.
@@ -961,6 +973,8 @@ impl BootProgram {
             BootProgram::TraceEntryTracer => "entry-tracer",
             BootProgram::TraceEntryTracee => "entry-tracee",
             BootProgram::TraceEntryBystander => "entry-bystander",
+            BootProgram::PolicyRequestServer => "request-server",
+            BootProgram::PolicyRequestAsker => "request-asker",
         }
     }
 

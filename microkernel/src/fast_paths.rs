@@ -360,6 +360,121 @@ const _: () = {
     assert!(l::KERNEL_KINDS.is_multiple_of(8));
 };
 
+/// The call the policy request fast path copies into a thread's `call`
+/// (its registers and ESR lie where the trace fast path's do: the same
+/// `StoppedCall`, checked above).
+static POLICY_ASK_CALL: CallSlot = CallSlot::POLICY_ASK;
+const _: () = assert!(call_tag(CallSlot::POLICY_ASK) != 0);
+/// Where a thread's filter stack's length (a word) and its first filter's
+/// server lie from the thread's first byte: the server option's tag byte
+/// (0 exactly for `None`), its endpoint's granule (a `u32`, its word's low
+/// half), the endpoint's serial and the badge. Found in a stack of one
+/// filter with marked words: const evaluation refuses to build if a
+/// layout put them anywhere else (the length first, then the filters).
+const FILTER_WORDS: [usize; 5] = {
+    use microkernel::cap::ObjectRef;
+    use microkernel::thread::{AttachedFilter, FilterServer, MAX_STACKED_FILTERS};
+    type Stack = heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>;
+    const SERVER: usize = 8 + offset_of!(AttachedFilter, server);
+    const PAYLOAD: usize = SERVER + align_of::<FilterServer>();
+    const ID: usize = PAYLOAD + offset_of!(FilterServer, endpoint) + offset_of!(ObjectRef, id);
+    const SERIAL: usize =
+        PAYLOAD + offset_of!(FilterServer, endpoint) + offset_of!(ObjectRef, serial);
+    const BADGE: usize = PAYLOAD + offset_of!(FilterServer, badge);
+    const fn stack(server: Option<FilterServer>) -> Stack {
+        Stack::from_array([AttachedFilter {
+            filter: ObjectId(0x5700),
+            server,
+            next: None,
+            previous: None,
+        }])
+    }
+    const SOME: Option<FilterServer> = Some(FilterServer {
+        endpoint: ObjectRef {
+            id: ObjectId(0x5701),
+            serial: 0x5702,
+        },
+        badge: 0x5703,
+        thread: ObjectRef {
+            id: ObjectId(0x5704),
+            serial: 0x5705,
+        },
+    });
+    assert!(size_of::<Stack>() == 8 + MAX_STACKED_FILTERS * size_of::<AttachedFilter>());
+    assert!(
+        size_of::<Option<FilterServer>>() == size_of::<FilterServer>() + align_of::<FilterServer>()
+    );
+    assert!(option_word!(Stack, stack(SOME), 0) == 1);
+    assert!(option_word!(Stack, stack(None), 0) == 1);
+    assert!(option_word!(Stack, stack(SOME), SERVER, u8) == 1);
+    assert!(option_word!(Stack, stack(None), SERVER, u8) == 0);
+    assert!(ID.is_multiple_of(8));
+    assert!(option_word!(Stack, stack(SOME), ID, u32) == 0x5701);
+    assert!(option_word!(Stack, stack(SOME), SERIAL) == 0x5702);
+    assert!(option_word!(Stack, stack(SOME), BADGE) == 0x5703);
+    assert!(l::THREAD_FILTERS.is_multiple_of(8));
+    [
+        l::THREAD_FILTERS,
+        l::THREAD_FILTERS + SERVER,
+        l::THREAD_FILTERS + ID,
+        l::THREAD_FILTERS + SERIAL,
+        l::THREAD_FILTERS + BADGE,
+    ]
+};
+// A policy request's tag, filter byte and words where the policy request
+// fast path writes them (from the message's tag byte).
+const _: () = {
+    use microkernel::thread::PolicyRequest;
+    type Message = Option<KernelMessage>;
+    const REQUEST: Message = Some(KernelMessage::PolicyRequest(PolicyRequest {
+        filter: 0x57,
+        object_type: 0x5701,
+        badge: 0x5702,
+        cookie: 0x5703,
+    }));
+    assert!(size_of::<Message>().is_multiple_of(8));
+    assert!(kernel_message_bytes(REQUEST).0 == l::KERNEL_MESSAGE_POLICY_REQUEST);
+    assert!(option_word!(Message, REQUEST, l::POLICY_REQUEST_FILTER, u8) == 0x57);
+    assert!(option_word!(Message, REQUEST, l::POLICY_REQUEST_OBJECT_TYPE) == 0x5701);
+    assert!(option_word!(Message, REQUEST, l::POLICY_REQUEST_BADGE) == 0x5702);
+    assert!(option_word!(Message, REQUEST, l::POLICY_REQUEST_COOKIE) == 0x5703);
+};
+// The policy request fast path delivers a request's 17 words as
+// `abi::policy_request::PolicyRequest::encode` lays them out: the number,
+// the object type, the badge, the thread's number, the cookie and `x0` in
+// the server's `x2..x7`, then `x1..x7`, the PC, the memory's kind, its
+// length and the bytes judged in its IPC buffer's words 6..16 (a call
+// that carries no memory: `CarriedMemory::None`, 0, 0).
+const _: () = {
+    use abi::policy_request::{CarriedMemory, PolicyRequest, POLICY_REQUEST_WORDS};
+    let words = PolicyRequest {
+        number: 0x5700,
+        object_type: 0x5701,
+        badge: 0x5702,
+        thread: 0x5703,
+        cookie: 0x5704,
+        args: [
+            0x5710, 0x5711, 0x5712, 0x5713, 0x5714, 0x5715, 0x5716, 0x5717,
+        ],
+        pc: 0x5720,
+        memory: CarriedMemory::None,
+        memory_length: 0x5730,
+        judged: 0x5740,
+    }
+    .encode();
+    let expected = [
+        0x5700, 0x5701, 0x5702, 0x5703, 0x5704, 0x5710, 0x5711, 0x5712, 0x5713, 0x5714, 0x5715,
+        0x5716, 0x5717, 0x5720, 0, 0x5730, 0x5740,
+    ];
+    assert!(words.len() == expected.len() && POLICY_REQUEST_WORDS as usize == 17);
+    assert!(CarriedMemory::None as u64 == 0);
+    let mut i = 0;
+    while i < words.len() {
+        assert!(words[i] == expected[i]);
+        i += 1;
+    }
+};
+
 // The thread offsets reach `[sp, #offset]`'s 12-bit scaled immediates.
 const _: () = assert!(size_of::<Thread>() < 4096 * 4);
 
@@ -457,6 +572,7 @@ core::arch::global_asm!(
         include_str!("user_dispatch_fast_path.s"),
         include_str!("policy_fast_path.s"),
         include_str!("trace_fast_path.s"),
+        include_str!("policy_request_fast_path.s"),
     ),
     STATE = sym STATE,
     KERNEL = const KERNEL,
@@ -572,4 +688,17 @@ core::arch::global_asm!(
     OBJECT_LIVE_MAX = const l::OBJECT_LIVE_MAX,
     TRACE_ENTRY_CALL = sym TRACE_ENTRY_CALL,
     STOP_ENTRY_INFO = const l::STOP_ENTRY_INFO,
+    POLICY_ASK_CALL = sym POLICY_ASK_CALL,
+    T_FILTERS_LEN = const FILTER_WORDS[0],
+    T_SERVER = const FILTER_WORDS[1],
+    T_SERVER_ID = const FILTER_WORDS[2],
+    T_SERVER_SERIAL = const FILTER_WORDS[3],
+    T_SERVER_BADGE = const FILTER_WORDS[4],
+    K_POLICY_COOKIE = const l::KERNEL_POLICY_COOKIE,
+    KERNEL_MESSAGE_POLICY_REQUEST = const l::KERNEL_MESSAGE_POLICY_REQUEST,
+    POLICY_REQUEST_FILTER = const l::POLICY_REQUEST_FILTER,
+    POLICY_REQUEST_OBJECT_TYPE = const l::POLICY_REQUEST_OBJECT_TYPE,
+    POLICY_REQUEST_BADGE = const l::POLICY_REQUEST_BADGE,
+    POLICY_REQUEST_COOKIE = const l::POLICY_REQUEST_COOKIE,
+    POLICY_REQUEST_INFO = const l::POLICY_REQUEST_INFO,
 );

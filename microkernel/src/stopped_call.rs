@@ -258,6 +258,18 @@ impl CallSlot {
         CallStop::Entry(entry::EntryStop::TraceEntry),
     ));
 
+    /// A call stopped at its policy stage to ask the server of the
+    /// stack's first filter, judged on no capability and no memory, its
+    /// registers and ESR still to be written: what the policy request
+    /// fast path (`policy_request_fast_path.s`) copies into a thread's
+    /// slot before it writes those, as `Kernel::stop_call` makes it for
+    /// such a stop.
+    pub const POLICY_ASK: CallSlot = {
+        let mut call = StoppedCall::new([0; 9], CallStop::Entry(entry::EntryStop::Policy));
+        call.outcome = EntryOutcome::Ask { filter: 0 };
+        CallSlot::Stopped(call)
+    };
+
     /// The call, if any.
     #[inline(always)]
     pub fn as_ref(&self) -> Option<&StoppedCall> {

@@ -274,6 +274,13 @@ pub struct Thread {
     /// `REGISTER_JUDGED_OFFSET`). Its compiled mask while policy is the
     /// only syscall work, else 0 (`recompute_no_entry_work`).
     pub(crate) register_judged: u64,
+    /// Bit n: the vector sends syscall n to the policy request fast path
+    /// (`policy_request_fast_path.s`; read at `ASKED_OFFSET`): its
+    /// verdict is the one filter's constant `Notify`, and its request
+    /// holds the registers alone (`VerdictCache::asked_mask`). That mask
+    /// while policy is the only syscall work, else 0
+    /// (`recompute_no_entry_work`).
+    pub(crate) asked: u64,
     /// The verdicts compiled to comparisons of `x0..x7`, recomputed with
     /// `verdicts` (near the start: reached with immediate offsets).
     pub(crate) register_program: RegisterProgram,
@@ -576,6 +583,7 @@ impl Thread {
         refusal_codes: [0; 64],
         lean_judged: 0,
         register_judged: 0,
+        asked: 0,
         register_program: RegisterProgram::empty(),
         fp: FpState::zeroed(),
         state: ThreadState::Free,

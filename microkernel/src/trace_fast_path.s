@@ -60,23 +60,26 @@
 .endif
 .endm
 
-    .global portcullis_trace_entry_fast
-portcullis_trace_entry_fast:
+// The opening of a path that stops the thread: every register saved
+// (the thread waits at its stop, and whoever answers may read or change
+// any of them), the kernel lock if it is free at once (x19 the kernel
+// state, x20 object memory's base), and no restartable sequences (a stop
+// is an rseq event for them: `Thread::set_kernel_message`).
+.macro stop_opening
     save_arguments_and_temporaries
     save_callee_saved
     lock_at_once x19, x20, x9, w9, refuse, refuse, x10
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
-    // No restartable sequences (a stop is an rseq event for them:
-    // `Thread::set_kernel_message`).
     ldrb    w10, [sp, #T_RSEQ]
     cbnz    w10, refuse_locked
-    // The tracer's endpoint, if it still lives (`Objects::resolve`): a
-    // record of an endpoint starts at its granule (its kind byte, within
-    // object memory's, is the record's type: `ObjectMemory::kind_at`),
-    // live, of the serial the thread's reference has.
-    ldrb    w10, [sp, #T_TRACER]
-    cbz     w10, refuse_locked
-    ldr     w23, [sp, #T_TRACER_ID]
+.endm
+
+// The endpoint of granule w23 and serial `serial` (a register), if it
+// still lives (`Objects::resolve`): a record of an endpoint starts at its
+// granule (its kind byte, within object memory's, is the record's type:
+// `ObjectMemory::kind_at`), live, of the serial the reference has. Its
+// record to x24; x9 and x10 are clobbered.
+.macro endpoint_lives serial
     ldr     x9, [x19, #KERNEL + K_KINDS]
     ldr     x10, [x19, #KERNEL + K_KINDS + 8]
     cmp     x23, x10
@@ -85,50 +88,56 @@ portcullis_trace_entry_fast:
     cmp     w10, #KIND_ENDPOINT
     b.ne    refuse_locked
     add     x24, x20, x23, lsl #GRANULE_SHIFT
-    ldr     x9, [sp, #T_TRACER_SERIAL]
     ldr     x10, [x24, #H_SERIAL]
-    cmp     x9, x10
+    cmp     \serial, x10
     b.ne    refuse_locked
     ldrb    w10, [x24, #H_STATE]
     cmp     w10, #OBJECT_LIVE_MAX
     b.hi    refuse_locked
-    // A receiver waits (the head: the tracer), owing no reply, with an
-    // IPC buffer for the stop's last seven words.
+.endm
+
+// A receiver waits at the head of the endpoint whose record is x24,
+// owing no reply (its thread id to w25, its TCB record to x26), with an
+// IPC buffer (its physical address to x21) for the message's words past
+// the registers, and is the thread the scheduler would run here once
+// this one waits (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent
+// by the slow path): of this CPU, and no ready thread more urgent. A
+// receiver at least as urgent as this thread (one compare of the two
+// keys, as `partner_urgent_enough` makes it) is that: this thread,
+// running with no reschedule pending (no exit work), is at least as
+// urgent as every ready thread (`Kernel::check_invariants` checks it; as
+// for the IPC fast path's partner, a thread another CPU has just made
+// ready here, whose reschedule interrupt is still on its way, is the
+// exception: the interrupt, taken at the eret, preempts the receiver at
+// once). Another goes through the run queue's test. Then it may return
+// to EL0 at once: no work but policy work, an ASID of the current
+// generation (TTBR0 to x27).
+.macro stop_receiver_may_run
     receiver_at_head_owing_none
     add     x9, x26, #TCB_BODY
     ldrb    w10, [x9, #T_IPC_BUFFER]
     cbz     w10, refuse_locked
     ldr     x21, [x9, #T_IPC_BUFFER_WORD]
-    // The tracer is the thread the scheduler would run here once this one
-    // waits (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent by
-    // the slow path): of this CPU, and no ready thread more urgent. A
-    // tracer at least as urgent as this thread (one compare of the two
-    // keys, as `partner_urgent_enough` makes it) is that: this thread,
-    // running with no reschedule pending (no exit work), is at least as
-    // urgent as every ready thread (`Kernel::check_invariants` checks
-    // it; as for the IPC fast path's partner, a thread another CPU has
-    // just made ready here, whose reschedule interrupt is still on its
-    // way, is the exception: the interrupt, taken at the eret, preempts
-    // the tracer at once). Another goes through the run queue's test.
-    // Then it may return to EL0 at once: no work but policy work, an
-    // ASID of the current generation (TTBR0 to x27).
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
     cmp     x10, #255
-    b.ls    .Ltracer_runs_here
+    b.ls    .Lreceiver_runs_here\@
     partner_most_urgent_here
-.Ltracer_runs_here:
+.Lreceiver_runs_here\@:
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
     b.ne    refuse_locked
     asid_current x19, refuse_locked
-    // Point of no return: `Kernel::syscall_traced`'s changes, then
-    // `ipc::send_kernel_message`'s. The call is kept as stopped at its
-    // entry stop: the slot as `CallSlot::TRACE_ENTRY` has it but for its
-    // registers, which are x0..x8, and its ESR.
+.endm
+
+// After the point of no return: the call kept as stopped, the slot as
+// `template` (a `CallSlot`'s address) has it but for its registers, which
+// are x0..x8, and its ESR; w28 the current thread (and w29 the FP/SIMD
+// registers' owner, for `run_next`). x9, x10, x22 and x23 are clobbered.
+.macro keep_call template
     ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
-    ldr     x9, ={TRACE_ENTRY_CALL}
+    ldr     x9, =\template
     add     x10, sp, #T_CALL
     copy_words x9, x10, T_CALL_REGS - T_CALL
     stp     x0, x1, [x10], #16
@@ -140,6 +149,35 @@ portcullis_trace_entry_fast:
     copy_words x9, x10, T_CALL + CALL_SLOT_BYTES - (T_CALL_REGS + 8 * 9)
     mrs     x9, esr_el1
     str     x9, [sp, #T_CALL_ESR]
+.endm
+
+// The thread waits for the answer the receiver (w25, TCB record x26) now
+// owes it; the receiver leaves the queue's head (x24's). x9 and x10 are
+// clobbered.
+.macro wait_for_answer
+    mov     w9, #STATE_BLOCKED_ON_ANSWER
+    strb    w9, [sp, #T_STATE]
+    str     w25, [sp, #T_REPLY_FROM]
+    str     w28, [x26, #TCB_BODY + T_REPLY_TO]
+    wait_queue_leave_head x26, x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
+.endm
+
+    .global portcullis_trace_entry_fast
+portcullis_trace_entry_fast:
+    stop_opening
+    // The tracer's endpoint, if it still lives; a receiver waits there
+    // (the head: the tracer) that may take the stop, with an IPC buffer
+    // for its last seven words.
+    ldrb    w10, [sp, #T_TRACER]
+    cbz     w10, refuse_locked
+    ldr     w23, [sp, #T_TRACER_ID]
+    ldr     x22, [sp, #T_TRACER_SERIAL]
+    endpoint_lives x22
+    stop_receiver_may_run
+    // Point of no return: `Kernel::syscall_traced`'s changes, then
+    // `ipc::send_kernel_message`'s. The call is kept as stopped at its
+    // entry stop (`CallSlot::TRACE_ENTRY`).
+    keep_call {TRACE_ENTRY_CALL}
     // The stop: its kind, the number, the time (the counter, as
     // `Kernel::trace_stop` reads it), also the number its exit stop shows.
     mov     w9, #KERNEL_MESSAGE_TRACE_STOP
@@ -154,13 +192,8 @@ portcullis_trace_entry_fast:
     str     x8, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_NUMBER]
     str     x22, [sp, #T_KERNEL_MESSAGE + TRACE_STOP_TIME]
     str     x8, [sp, #T_TRACE_NUMBER]
-    // The thread waits for the answer the tracer now owes it; the tracer
-    // leaves the queue's head.
-    mov     w9, #STATE_BLOCKED_ON_ANSWER
-    strb    w9, [sp, #T_STATE]
-    str     w25, [sp, #T_REPLY_FROM]
-    str     w28, [x26, #TCB_BODY + T_REPLY_TO]
-    wait_queue_leave_head x26, x24, x20, EP_HEAD, EP_TAIL, EP_WAITING
+    // The thread waits for the answer the tracer now owes it.
+    wait_for_answer
     // The stop's words 6..12 into the tracer's IPC buffer (through the
     // linear map, as `PhysMemory::write_phys_words`): x5, x8, the PC, the
     // thread's number, x6, x7, the time (`abi::trace::StopMessage`).

@@ -120,6 +120,7 @@ macro_rules! vectors {
             REFUSAL_CODES_OFFSET = const crate::context::REFUSAL_CODES_OFFSET,
             LEAN_JUDGED_OFFSET = const crate::context::LEAN_JUDGED_OFFSET,
             REGISTER_JUDGED_OFFSET = const crate::context::REGISTER_JUDGED_OFFSET,
+            ASKED_OFFSET = const crate::context::ASKED_OFFSET,
             WORK_AUDIT = const vector_constants::WORK_AUDIT,
             WORK_POLICY = const vector_constants::WORK_POLICY,
             WORK_USER_DISPATCH = const vector_constants::WORK_USER_DISPATCH,

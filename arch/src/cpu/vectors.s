@@ -35,6 +35,7 @@
 .equ WORK_TRACE, {WORK_TRACE}                   // entry::WorkFlags::TRACE alone
 .equ LEAN_JUDGED_OFFSET, {LEAN_JUDGED_OFFSET}   // Thread.lean_judged, the numbers the lean entry judges
 .equ REGISTER_JUDGED_OFFSET, {REGISTER_JUDGED_OFFSET} // Thread.register_judged, those the vector judges
+.equ ASKED_OFFSET, {ASKED_OFFSET}               // Thread.asked, those whose request the vector sends
 
 // Exception kinds passed to the Rust handlers.
 .equ KIND_SYNC,   0
@@ -359,14 +360,24 @@ el0_traced_or_slow:
 // x0..x7 alone (its `register_judged` mask, within `lean_judged`: tested
 // second, so a number for the generic entry pays nothing for it) is
 // judged at once by the kernel's policy fast path (`policy_fast_path.s`),
-// which refuses it or goes on at `el0_svc_allowed`.
+// which refuses it or goes on at `el0_svc_allowed`. A number the lean
+// entry does not judge whose verdict is its one filter's constant
+// `Notify`, its request made of the registers alone (the `asked` mask),
+// goes to the policy request fast path (the kernel's
+// `policy_request_fast_path.s`), which asks the filter's server or leaves
+// the syscall to the generic entry; any other to the generic entry.
 el0_judged_or_slow:
     ldp     x9, x10, [sp, #LEAN_JUDGED_OFFSET]
     lsr     x9, x9, x8
-    tbz     x9, #0, el0_sync_slow_x9_x10_saved
+    tbz     x9, #0, el0_asked_or_slow
     lsr     x10, x10, x8
     tbnz    x10, #0, portcullis_policy_fast
     b       el0_svc_lean
+el0_asked_or_slow:
+    ldr     x9, [sp, #ASKED_OFFSET]
+    lsr     x9, x9, x8
+    tbnz    x9, #0, portcullis_policy_request_fast
+    b       el0_sync_slow_x9_x10_saved
 
 // A syscall of a thread whose only work is policy that the policy fast
 // path allowed on its registers (x9/x10 parked, x8 below 64, the

@@ -167,6 +167,7 @@ pub const TEST_CASES: &[Case] = &[
     POLICY_PATHS_CASE,
     TRACE_ANSWER_PATHS_CASE,
     TRACE_ENTRY_PATHS_CASE,
+    POLICY_REQUEST_PATHS_CASE,
 ];
 
 /// Restartable sequences (`init/src/rseq_tests.rs`): one case thread per
@@ -1145,6 +1146,40 @@ const TRACE_ENTRY_PATHS_CASE: Case = Case {
     // next syscall before the tracer's `Recv`. The bystander, woken while
     // the tracee runs, is ready above the tracer when the tracee stops.
     priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5, DEFAULT_PRIORITY + 2],
+    endpoint_owner: None,
+    fault_endpoints: &[],
+    cnode_radix: None,
+    root_task: false,
+    cpus: Cpus::Boot,
+};
+
+/// A policy request sent on both paths (`init/src/policy_request_tests.rs`):
+/// the server (thread 0) and the asker (thread 1), more urgent, whose
+/// filter names the server.
+const POLICY_REQUEST_PATHS_CASE: Case = Case {
+    name: "a policy request sent on both paths: the same Null and Yield calls, each its one filter's constant Notify, ask the server while it waits in ReplyRecv (the policy request fast path: the asker's syscall is not counted) and while it does not (the generic entry queues the request), and the requests carry the same words, each cookie one more",
+    threads: &[
+        BootProgram::PolicyRequestServer.selector(0),
+        BootProgram::PolicyRequestAsker.selector(0),
+    ],
+    expect: Expect::ExitZero,
+    endpoints: 1,
+    notifications: 1,
+    untyped_pages: 8,
+    irq: None,
+    grants: &[
+        grant(0, ENDPOINT_SLOT, RECEIVE, 0),
+        tcb_grant(0, 3, 1, Rights::READ),
+        nth_notification_grant(0, 0, 6, Rights::READ_WRITE, 0),
+        grant(1, ENDPOINT_SLOT, SEND, crate::policy_request_tests::ASKER_BADGE),
+        tcb_grant(1, 3, 1, TCB_WITH_POLICY),
+        Grant { thread: 1, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
+        tcb_grant(1, 5, 0, Rights::READ),
+        nth_notification_grant(0, 1, 6, Rights::READ_WRITE, 1),
+    ],
+    // The asker most urgent: after a `Reply` it asks again before the
+    // server's `Recv`.
+    priorities: &[DEFAULT_PRIORITY, DEFAULT_PRIORITY + 5],
     endpoint_owner: None,
     fault_endpoints: &[],
     cnode_radix: None,

@@ -48,6 +48,11 @@ pub struct VerdictCache {
     no_entry_work: u64,
     /// Bit n: syscall n's verdict is a constant `Errno`.
     refused: u64,
+    /// Bit n: syscall n's verdict is the constant `Notify` of the stack's
+    /// one filter, and syscall n names no capability and carries no
+    /// memory: its policy request is made of the registers alone, which
+    /// the vector can send (`asked_mask`).
+    asked: u64,
     /// Bit n: a reachable rule for syscall n looks at the object type or
     /// the badge, so evaluating it needs the capability lookup.
     needs_capability: u64,
@@ -91,6 +96,7 @@ impl VerdictCache {
             verdicts,
             no_entry_work: all_syscalls_mask(),
             refused: 0,
+            asked: 0,
             needs_capability: 0,
             needs_memory: 0,
             judged_lean: lean_entry_syscalls_mask(),
@@ -104,6 +110,7 @@ impl VerdictCache {
             verdicts: [None; SYSCALL_COUNT],
             no_entry_work: 0,
             refused: 0,
+            asked: 0,
             needs_capability: 0,
             needs_memory: 0,
             judged_lean: 0,
@@ -146,6 +153,13 @@ impl VerdictCache {
                 if least == Action::Allow {
                     cache.no_entry_work |= 1 << number;
                 }
+                if least == Action::Notify
+                    && filters.len() == 1
+                    && !syscall.names_capability()
+                    && !syscall.carries_memory()
+                {
+                    cache.asked |= 1 << number;
+                }
             }
         }
         cache
@@ -168,6 +182,17 @@ impl VerdictCache {
     /// (`Thread::refused`).
     pub fn refused_mask(&self) -> u64 {
         self.refused
+    }
+
+    /// Bit n set: syscall n's verdict is the constant `Notify` of the
+    /// stack's one filter, and the syscall names no capability and
+    /// carries no memory, so its policy request holds the registers, the
+    /// PC and nothing else of the thread (no object type, no badge, no
+    /// memory). With policy its only work, the vector sends such a
+    /// syscall to the policy request fast path (`policy_request_fast_path.s`),
+    /// which asks the filter's server itself when it waits.
+    pub fn asked_mask(&self) -> u64 {
+        self.asked
     }
 
     /// The code a constant `Errno` verdict of syscall `number` refuses it

@@ -21,6 +21,8 @@
 //!   walks in assembly (and the lean entry in Rust).
 
 mod cache;
+#[cfg(test)]
+mod cache_tests;
 mod description;
 mod evaluate;
 mod facts;

@@ -10,24 +10,24 @@ use abi::policy::{
 use abi::{ErrorCode, MessageInfo, Syscall};
 use proptest::prelude::*;
 
-fn rule(syscall: Option<Syscall>, action: Action) -> Rule {
+pub(super) fn rule(syscall: Option<Syscall>, action: Action) -> Rule {
     Rule {
         syscall: syscall.map(Syscall::number),
         ..Rule::new(action)
     }
 }
 
-fn with_arg(mut rule: Rule, register: u8, mask: u64, op: ArgOp, value: u64) -> Rule {
+pub(super) fn with_arg(mut rule: Rule, register: u8, mask: u64, op: ArgOp, value: u64) -> Rule {
     let arg = ArgMatch::register(register, mask, op, value);
     rule.push_arg(arg).unwrap();
     rule
 }
 
-fn filter(rules: &[Rule]) -> Filter {
+pub(super) fn filter(rules: &[Rule]) -> Filter {
     filter_with_default(rules, Action::Allow)
 }
 
-fn filter_with_default(rules: &[Rule], default: Action) -> Filter {
+pub(super) fn filter_with_default(rules: &[Rule], default: Action) -> Filter {
     let mut d = FilterDescription::new(default);
     for r in rules {
         d.push(r.clone()).unwrap();
@@ -39,7 +39,7 @@ fn facts(syscall: Syscall, args: [u64; 8]) -> SyscallFacts<'static> {
     SyscallFacts::from_registers(syscall.number(), args)
 }
 
-const DENIED: Action = Action::errno(ErrorCode::Denied);
+pub(super) const DENIED: Action = Action::errno(ErrorCode::Denied);
 
 #[test]
 fn no_rule_matching_allows() {
@@ -348,24 +348,6 @@ fn verdict_uses_the_cache_or_evaluates() {
 }
 
 #[test]
-fn only_a_syscall_that_carries_memory_has_it_copied_for_a_server() {
-    // Every syscall asks a server: only those with memory of their own
-    // (a buffer, a message's words past the registers) need a copy.
-    let f = filter_with_default(&[], Action::Notify);
-    let cache = VerdictCache::new(&[&f]);
-    for syscall in Syscall::ALL {
-        assert_eq!(
-            cache.needs_memory(syscall.number()),
-            syscall.carries_memory(),
-            "{syscall:?}"
-        );
-    }
-    assert!(cache.needs_memory(Syscall::Call.number()));
-    assert!(cache.needs_memory(Syscall::DebugPrint.number()));
-    assert!(!cache.needs_memory(Syscall::Null.number()));
-}
-
-#[test]
 fn the_lean_entry_judges_a_number_whose_verdict_needs_no_more_than_x0_to_x8() {
     let on_x2 = |action| with_arg(rule(Some(Syscall::Null), action), 2, u64::MAX, ArgOp::Eq, 1);
     for (action, lean) in [
@@ -459,33 +441,6 @@ fn a_filter_that_can_only_allow_a_syscall_is_not_evaluated_for_it() {
         Action::Allow
     );
     assert_eq!(evaluate_deciding(&[&refusing, &on_x2], 0b11, &null), DENIED);
-}
-
-#[test]
-fn a_syscall_that_names_no_capability_has_none_looked_up() {
-    // The same rule on the object type, for a syscall that names one in
-    // x0 and for one that does not: only the first looks it up.
-    let on_type = |syscall| Rule {
-        object_type: Some(CapType::Endpoint),
-        ..rule(Some(syscall), DENIED)
-    };
-    let f = filter(&[on_type(Syscall::Send), on_type(Syscall::Null)]);
-    let cache = VerdictCache::new(&[&f]);
-    assert!(cache.needs_capability(Syscall::Send.number()));
-    assert!(!cache.needs_capability(Syscall::Null.number()));
-    for syscall in Syscall::ALL {
-        let number = syscall.number();
-        assert_eq!(
-            Syscall::number_names_capability(number),
-            syscall.names_capability()
-        );
-        if !syscall.names_capability() {
-            assert!(!cache.needs_capability(number), "{syscall:?}");
-        }
-    }
-    // An unknown number is judged as one that names a capability.
-    assert!(Syscall::number_names_capability(999));
-    assert!(Syscall::number_names_capability(u64::MAX));
 }
 
 #[test]
@@ -751,6 +706,16 @@ proptest! {
         for s in Syscall::ALL {
             let bit = cache.no_entry_work_mask() & (1 << s.number()) != 0;
             prop_assert_eq!(bit, cache.cached_verdict(s.number()) == Some(Action::Allow));
+            // Asked by the vector: one filter's constant `Notify`, for a
+            // syscall whose request is its registers alone.
+            let asked = cache.asked_mask() & (1 << s.number()) != 0;
+            prop_assert_eq!(
+                asked,
+                stack.len() == 1
+                    && cache.cached_verdict(s.number()) == Some(Action::Notify)
+                    && !s.names_capability()
+                    && !s.carries_memory()
+            );
         }
     }
 

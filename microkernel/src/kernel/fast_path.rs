@@ -142,7 +142,7 @@ pub mod layout {
     use crate::endpoint_queue::{EndpointQueue, QueueLinks, Waiting};
     use crate::kernel::Kernel;
     use crate::stopped_call::{CallSlot, StoppedCall};
-    use crate::thread::{kernel_message_tag, state_tag, Thread, TraceStop};
+    use crate::thread::{kernel_message_tag, state_tag, PolicyRequest, Thread, TraceStop};
     use abi::cap::{CapType, Rights};
     use arch::mmu::AsidAllocator;
     use arch::object_memory::{kind, GRANULE};
@@ -292,6 +292,35 @@ pub mod layout {
     /// The largest `ObjectState` byte of a live object (`Created` and
     /// `Live`, the first two: checked at build time in `fast_paths.rs`).
     pub const OBJECT_LIVE_MAX: u8 = 1;
+    /// `KernelMessage::PolicyRequest`'s tag.
+    pub const KERNEL_MESSAGE_POLICY_REQUEST: u8 = kernel_message_tag::POLICY_REQUEST;
+    /// A policy request's filter (a byte), from the message's tag (as
+    /// `TRACE_STOP_KIND`; checked at build time in `fast_paths.rs`).
+    pub const POLICY_REQUEST_FILTER: usize =
+        core::mem::align_of::<PolicyRequest>() + offset_of!(PolicyRequest, filter);
+    /// A policy request's object type (a word).
+    pub const POLICY_REQUEST_OBJECT_TYPE: usize =
+        core::mem::align_of::<PolicyRequest>() + offset_of!(PolicyRequest, object_type);
+    /// A policy request's badge (a word).
+    pub const POLICY_REQUEST_BADGE: usize =
+        core::mem::align_of::<PolicyRequest>() + offset_of!(PolicyRequest, badge);
+    /// A policy request's cookie (a word).
+    pub const POLICY_REQUEST_COOKIE: usize =
+        core::mem::align_of::<PolicyRequest>() + offset_of!(PolicyRequest, cookie);
+    /// The message info of a policy request
+    /// (`abi::policy_request::PolicyRequest::info`: its label above the
+    /// length's seven bits and the capability count's two; a host test
+    /// checks it against the request's).
+    pub const POLICY_REQUEST_INFO: u64 = (abi::policy_request::POLICY_REQUEST_LABEL << 9)
+        | abi::policy_request::POLICY_REQUEST_WORDS as u64;
+    /// The last policy request's cookie (a word; each request's is one
+    /// more).
+    pub const KERNEL_POLICY_COOKIE: usize = offset_of!(Kernel, policy_cookie);
+    /// `filters` (a `heapless::Vec<AttachedFilter, _>`: the binary finds
+    /// its length and its first filter's server at build time).
+    pub const THREAD_FILTERS: usize = Thread::FILTERS_OFFSET;
+    const _: () = assert!(width(|p: &PolicyRequest| &p.filter) == 1);
+    const _: () = assert!(width(|k: &Kernel| &k.policy_cookie) == 8);
     /// `trace.owed` (a byte: the stops still owed).
     pub const THREAD_TRACE_OWED: usize = Thread::TRACE_OWED_OFFSET;
     /// The work word of a thread traced and nothing else.

@@ -154,6 +154,9 @@ pub struct Kernel {
     /// The kernel's CNode (original capabilities), made at `start`.
     kernel_cnode: Option<CNodeId>,
     ticks: u64,
+    /// The cookie of the last policy request (near the start: the
+    /// policy request fast path reaches it with an immediate offset).
+    policy_cookie: u64,
     /// The next thread number (see `next_thread_number`).
     thread_numbers: u32,
     /// See `own_pages`.
@@ -198,8 +201,6 @@ pub struct Kernel {
     run_queues: [cores::CoreQueue; MAX_CPUS],
     asids: AsidAllocator,
     frames: FrameAllocator,
-    /// The cookie of the last policy request.
-    policy_cookie: u64,
     /// Where `FilterLoad` copies a description from user memory (within
     /// one syscall).
     policy_scratch: [u8; MAX_DESCRIPTION_BYTES],

@@ -31,17 +31,19 @@ impl Thread {
         self.work.bits() & !WorkFlags::POLICY.bits() == 0
     }
 
-    /// Recomputes `no_entry_work`, `refused`, `lean_judged` and
-    /// `register_judged` after the filters (or any other entry work)
-    /// changed: the policy's constant-`Allow` and constant-`Errno`
-    /// syscalls, those the lean entry judges and those the vector judges
-    /// on the registers, as long as policy is the only syscall work.
+    /// Recomputes `no_entry_work`, `refused`, `lean_judged`,
+    /// `register_judged` and `asked` after the filters (or any other entry
+    /// work) changed: the policy's constant-`Allow` and constant-`Errno`
+    /// syscalls, those the lean entry judges, those the vector judges on
+    /// the registers and those whose request it sends, as long as policy
+    /// is the only syscall work.
     pub fn recompute_no_entry_work(&mut self) {
         (
             self.no_entry_work,
             self.refused,
             self.lean_judged,
             self.register_judged,
+            self.asked,
         ) = self.computed_masks();
         // Only the refused numbers' codes are read (the vector tests the
         // bit first), so only theirs are written: this runs at every trace
@@ -54,10 +56,10 @@ impl Thread {
         }
     }
 
-    /// `no_entry_work`, `refused`, `lean_judged` and `register_judged` as
-    /// the work word and the filters give them.
+    /// `no_entry_work`, `refused`, `lean_judged`, `register_judged` and
+    /// `asked` as the work word and the filters give them.
     #[inline(always)]
-    fn computed_masks(&self) -> (u64, u64, u64, u64) {
+    fn computed_masks(&self) -> (u64, u64, u64, u64, u64) {
         let other_work =
             self.work.intersection(WorkFlags::SYSCALL_WORK).bits() & !WorkFlags::POLICY.bits();
         if other_work == 0 {
@@ -66,9 +68,10 @@ impl Thread {
                 self.verdicts.refused_mask(),
                 self.verdicts.lean_judged_mask(),
                 self.register_program.compiled_mask(),
+                self.verdicts.asked_mask(),
             )
         } else {
-            (0, 0, 0, 0)
+            (0, 0, 0, 0, 0)
         }
     }
 
@@ -86,6 +89,7 @@ impl Thread {
             self.refused,
             self.lean_judged,
             self.register_judged,
+            self.asked,
         );
         let mut refused = self.refused;
         while refused != 0 {

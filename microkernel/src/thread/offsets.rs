@@ -80,6 +80,8 @@ impl Thread {
     pub const RSEQ_OFFSET: usize = core::mem::offset_of!(Thread, rseq);
     /// `tracer`, an `Option<(ObjectRef, u64)>`.
     pub const TRACER_OFFSET: usize = core::mem::offset_of!(Thread, tracer);
+    /// `filters`, a `heapless::Vec<AttachedFilter, _>`.
+    pub const FILTERS_OFFSET: usize = core::mem::offset_of!(Thread, filters);
     /// `ipc_buffer`, an `Option<u64>`.
     pub const IPC_BUFFER_OFFSET: usize = core::mem::offset_of!(Thread, ipc_buffer);
     /// `number`, a `u32` (the thread's number, as stops report it).
@@ -103,3 +105,4 @@ const _: () =
 const _: () = assert!(
     core::mem::offset_of!(Thread, register_judged) == arch::context::REGISTER_JUDGED_OFFSET
 );
+const _: () = assert!(core::mem::offset_of!(Thread, asked) == arch::context::ASKED_OFFSET);

@@ -80,8 +80,9 @@ fn the_vector_sends_only_a_thread_traced_alone_to_the_trace_path() {
         "el0_refused_or_slow:\n    cmp     x8, #64\n    b.hs    el0_dispatched_or_slow\n"
     ));
     let path = include_str!("../../trace_fast_path.s");
+    assert!(path.contains("portcullis_trace_entry_fast:\n    stop_opening\n"));
     assert!(path.contains(
-        "portcullis_trace_entry_fast:\n    save_arguments_and_temporaries\n    save_callee_saved\n"
+        ".macro stop_opening\n    save_arguments_and_temporaries\n    save_callee_saved\n"
     ));
     let common = include_str!("../../fast_path_common.s");
     assert!(common.contains(".macro save_arguments_and_temporaries\n    save_arguments\n    stp     x11, x12, [sp, #8 * 11]\n    stp     x13, x14, [sp, #8 * 13]\n    stp     x15, x16, [sp, #8 * 15]\n    stp     x17, x18, [sp, #8 * 17]\n.endm\n"));
@@ -117,6 +118,34 @@ fn the_key_compare_is_same_cpu_and_at_least_as_urgent() {
 
 /// The trace fast path gives the tracer the message info of an entry
 /// stop as `StopMessage::info` makes it.
+/// The vector sends a thread whose work word is `POLICY` alone to the
+/// policy request fast path only for a number of its `asked` mask (below
+/// 64: `el0_refused_or_slow` tests it first), which saves the whole frame
+/// as the trace fast path does; every other number the lean entry does
+/// not judge goes to the generic entry.
+#[test]
+fn the_vector_sends_only_an_asked_number_to_the_policy_request_path() {
+    let vectors = include_str!("../../../../arch/src/cpu/vectors.s");
+    let test = "el0_asked_or_slow:\n    ldr     x9, [sp, #ASKED_OFFSET]\n    lsr     x9, x9, x8\n    tbnz    x9, #0, portcullis_policy_request_fast\n    b       el0_sync_slow_x9_x10_saved\n";
+    assert!(vectors.contains(test));
+    assert_eq!(vectors.matches("portcullis_policy_request_fast").count(), 1);
+    assert!(vectors.contains(
+        "el0_judged_or_slow:\n    ldp     x9, x10, [sp, #LEAN_JUDGED_OFFSET]\n    lsr     x9, x9, x8\n    tbz     x9, #0, el0_asked_or_slow\n"
+    ));
+    assert!(vectors.contains("    cmp     x10, #WORK_POLICY\n    b.eq    el0_judged_or_slow\n"));
+    let path = include_str!("../../policy_request_fast_path.s");
+    assert!(path.contains("portcullis_policy_request_fast:\n    stop_opening\n"));
+}
+
+/// A policy request's message info is the one the assembly loads.
+#[test]
+fn a_policy_requests_message_info_is_the_requests() {
+    assert_eq!(
+        u64::from(abi::policy_request::PolicyRequest::info()),
+        super::layout::POLICY_REQUEST_INFO
+    );
+}
+
 #[test]
 fn an_entry_stops_message_info_is_the_messages() {
     let stop = abi::trace::StopMessage {

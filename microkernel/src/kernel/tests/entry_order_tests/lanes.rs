@@ -265,6 +265,40 @@ fn a_stopped_call_whose_audit_notification_is_destroyed_is_not_recorded_when_can
     assert_eq!(scene.records().len(), 0);
 }
 
+/// The call a syscall keeps when its one filter's constant `Notify` asks
+/// the filter's server is `CallSlot::POLICY_ASK` with the syscall's
+/// `x0..x8` and ESR, and its request filter 0's, with no object type and
+/// no badge: what the policy request fast path
+/// (`policy_request_fast_path.s`) copies and writes in their place, for
+/// every number the thread's `asked` mask sends it.
+#[test]
+fn an_asked_syscall_keeps_the_policy_request_fast_paths_call() {
+    let mut asked = 0;
+    for number in Syscall::ALL {
+        let mut scene = Scene::new(rule(number, Action::Notify)).filtered();
+        if scene.thread().asked & (1 << number.number()) == 0 {
+            continue;
+        }
+        asked += 1;
+        assert_eq!(scene.thread().asked, 1 << number.number(), "{number:?}");
+        scene.syscall(number);
+        let thread = scene.thread();
+        let mut expected = CallSlot::POLICY_ASK;
+        let call = expected.as_mut().expect("a stopped call");
+        call.regs = thread.context.syscall_registers();
+        call.esr = SVC;
+        assert_eq!(thread.call, expected, "{number:?}");
+        assert_eq!(thread.trace.number, number.number());
+        let request = thread.policy_request().expect("a request");
+        assert_eq!(
+            (request.filter, request.object_type, request.badge),
+            (0, 0, 0)
+        );
+        assert_eq!(request.cookie, scene.kernel.policy_cookie);
+    }
+    assert!(asked >= 3, "Null, Yield and Exit at least");
+}
+
 /// The policy-only lane (`Kernel::syscall_judged`, which `syscall` and
 /// the lean entry take for a thread whose only work is policy) leaves the
 /// same state as the generic entry's machine (`syscall_with_work`) for
