@@ -234,30 +234,31 @@ impl Kernel {
     }
 
     /// Goes on with `current`'s stopped syscall, whose answer has come:
-    /// from the registers the kernel kept, not the thread's.
+    /// from the registers the kernel kept, not the thread's. True when it
+    /// went on by the policy-only lane (`continue_judged`).
     #[inline(never)]
     pub(in crate::kernel) fn continue_call<P: Platform>(
         &mut self,
         platform: &mut P,
         current: ThreadId,
-    ) {
+    ) -> bool {
         let Some(judged) = self.objects[current]
             .call
             .as_ref()
             .map(|call| call.capability)
         else {
-            return;
+            return false;
         };
         // The capability the call was judged on must still be the one it
         // names, to the same object (not one made since in its memory);
         // otherwise it is cancelled, as for a register write.
         if judged.is_some_and(|judged| !self.still_judged(current, judged)) {
             self.cancel_call(platform, current);
-            return;
+            return false;
         }
         let thread = &mut self.objects[current];
         let Some(call) = thread.call.as_ref() else {
-            return;
+            return false;
         };
         // Word by word (`set_syscall_registers`), and only what goes on
         // is read: taking the whole call out and copying its registers as
@@ -273,11 +274,14 @@ impl Kernel {
         let work = thread.work.intersection(WorkFlags::SYSCALL_WORK);
         if work == WorkFlags::POLICY {
             self.continue_judged(platform, current, esr, &resumed);
-        } else if work == WorkFlags::TRACE {
+            return true;
+        }
+        if work == WorkFlags::TRACE {
             self.continue_traced(platform, current, esr, &resumed);
         } else {
             self.syscall_with_work(platform, current, esr, Some(&resumed));
         }
+        false
     }
 
     /// Runs a decoded syscall. `progress` is how far a preempted one got

@@ -207,7 +207,18 @@ impl Kernel {
                 // A stopped syscall whose answer has come goes on before
                 // the thread returns to EL0 (it may stop or block again).
                 if thread.call.as_ref().is_some_and(StoppedCall::is_answered) {
-                    self.continue_call(platform, current);
+                    // Then, for a call of the policy-only lane (a server's
+                    // answer, the common case), as `resume` looks first: the
+                    // thread, still this CPU's with nothing else due, goes
+                    // back as it is if it has nothing to do first (its call
+                    // returned, and left it no work), without the next
+                    // round's look.
+                    let judged = self.continue_call(platform, current);
+                    if judged && self.current == Some(current) && self.nothing_due() {
+                        if let Some(resume) = Self::as_it_is(&mut self.objects[current]) {
+                            return resume;
+                        }
+                    }
                     continue;
                 }
                 // Its restartable sequence, once its syscall is over and

@@ -169,7 +169,7 @@ fn a_tracer_answer_goes_on_by_the_trace_only_lane_as_by_the_entry_machine() {
                     if by_lane {
                         lane_taken += usize::from(work == WorkFlags::TRACE);
                         // Routed by its work as it is now.
-                        scene.kernel.continue_call(machine, thread);
+                        let _ = scene.kernel.continue_call(machine, thread);
                     } else {
                         // `continue_call`'s own steps, then the machine.
                         let t = &mut scene.kernel.objects[thread];
