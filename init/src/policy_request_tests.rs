@@ -1,9 +1,10 @@
 //! A policy request sent on both paths (`BootProgram::PolicyRequestServer`,
 //! `BootProgram::PolicyRequestAsker`): the asker's one filter asks its
-//! server about every `Null` and `Yield` (a constant `Notify` of
-//! syscalls that name no capability and carry no memory, which the vector
-//! sends to the policy request fast path), made with marked `x0..x7`,
-//! and with marked `x9..x30`, SP, TPIDR_EL0 and the flags. First the
+//! server about every `Null`, `Yield` and `Poll` (a constant `Notify` of
+//! syscalls that carry no memory, which the vector sends to the policy
+//! request fast path; `Poll` names a badged notification, whose type and
+//! badge the request carries), made with marked `x0..x7` (`x1..x7` for
+//! `Poll`), and with marked `x9..x30`, SP, TPIDR_EL0 and the flags. First the
 //! server answers each with `ReplyRecv`, so it waits when the next comes
 //! (the fast path sends it: the asker's syscall is not counted as a
 //! generic-path one); then with `Reply` and `Recv`, and the asker, more
@@ -36,6 +37,10 @@ const SERVER_TCB: Tcb = Tcb(Cptr(5));
 /// The notification that lets the server start (the asker's, to signal;
 /// the server's, to wait on).
 const GO: Cptr = Cptr(6);
+/// The notification the asker polls, with `POLLED_BADGE`.
+const POLLED: Cptr = Cptr(7);
+/// Its badge.
+pub const POLLED_BADGE: u64 = 0x90b;
 /// Where the asker's filter goes.
 const FILTER: FilterCap = FilterCap(Cptr(8));
 /// The badge of the asker's endpoint capability, which its filter's
@@ -43,11 +48,11 @@ const FILTER: FilterCap = FilterCap(Cptr(8));
 pub const ASKER_BADGE: u64 = 0xa5c;
 
 /// Rounds per path; each makes two syscalls (`CALLS`).
-pub const ROUNDS: usize = 4;
-/// Syscalls per round: one with marked `x0..x7` (`Null` in even rounds,
-/// `Yield` in odd ones, so that the request's number is not always 0),
-/// then a `Null` with marked `x9..x30`, SP, TPIDR_EL0 and the flags
-/// (`probe::registers_kept_across`).
+pub const ROUNDS: usize = 6;
+/// Syscalls per round: one with marked `x0..x7` (`Null`, `Yield` and
+/// `Poll` in turn, so that the request's number is not always 0 and one
+/// names a capability), then a `Null` with marked `x9..x30`, SP,
+/// TPIDR_EL0 and the flags (`probe::registers_kept_across`).
 const CALLS: usize = 2;
 /// What the server writes into its IPC buffer's request words (6..16)
 /// before each receive: a request that left one unwritten shows it.
@@ -58,18 +63,18 @@ type Words = [u64; POLICY_REQUEST_WORDS as usize];
 const COOKIE: usize = 4;
 const PC: usize = 13;
 
-/// The marks of round `round`'s `x0..x7`.
+/// The marks of round `round`'s `x0..x7` (`x0` the notification for
+/// `Poll`).
 fn marks(round: usize) -> [u64; 8] {
-    core::array::from_fn(|i| 0xa0 + 0x10 * round as u64 + i as u64)
+    core::array::from_fn(|i| match (syscall(round), i) {
+        (Syscall::Poll, 0) => POLLED.0,
+        _ => 0xa0 + 0x10 * round as u64 + i as u64,
+    })
 }
 
 /// Round `round`'s first syscall.
 fn syscall(round: usize) -> Syscall {
-    if round.is_multiple_of(2) {
-        Syscall::Null
-    } else {
-        Syscall::Yield
-    }
+    [Syscall::Null, Syscall::Yield, Syscall::Poll][round % 3]
 }
 
 /// The asker's generic-path syscalls so far.
@@ -121,8 +126,13 @@ pub fn server() -> i32 {
             };
             expect!(3, badge, ASKER_BADGE);
             let want = if first { syscall(round) } else { Syscall::Null };
-            // The number, no capability's type or badge; no memory.
-            expect!(4, (words[0], words[1], words[2]), (want.number(), 0, 0));
+            // The number, the type and badge of the capability it names
+            // (none for `Null` and `Yield`); no memory.
+            let named = match want {
+                Syscall::Poll => (u64::from(CapType::Notification.raw()), POLLED_BADGE),
+                _ => (0, 0),
+            };
+            expect!(4, (words[0], (words[1], words[2])), (want.number(), named));
             expect!(5, (words[14], words[15], words[16]), (0, 0, 0));
             if first {
                 expect!(6, &words[5..13], &marks(round)[..]);
@@ -191,6 +201,7 @@ pub fn asker() -> i32 {
     let Ok(rules) = FilterBuilder::new(Action::Allow)
         .rule(RuleBuilder::syscall(Syscall::Null).action(Action::Notify))
         .rule(RuleBuilder::syscall(Syscall::Yield).action(Action::Notify))
+        .rule(RuleBuilder::syscall(Syscall::Poll).action(Action::Notify))
         .encode(&mut buffer)
     else {
         return 21;

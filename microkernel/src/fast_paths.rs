@@ -360,11 +360,93 @@ const _: () = {
     assert!(l::KERNEL_KINDS.is_multiple_of(8));
 };
 
+/// The word of a kept call's `waived` and `forwarded` (and nothing else),
+/// from the thread's first byte: `keep_call` (`trace_fast_path.s`) writes
+/// it 0, as both templates have them.
+const CALL_FLAGS: usize = {
+    use microkernel::stopped_call::StoppedCall;
+    const CALL: usize = l::THREAD_CALL + align_of::<StoppedCall>();
+    const WORD: usize = (CALL + offset_of!(StoppedCall, forwarded)) & !7;
+    const WAIVED: usize = CALL + offset_of!(StoppedCall, waived);
+    assert!(
+        WAIVED >= WORD && WAIVED < WORD + 8 && CALL + offset_of!(StoppedCall, forwarded) < WORD + 8
+    );
+    WORD
+};
+// `keep_call` writes the registers and then the ESR with one pair store
+// from the template's words before the registers, then the rest of the
+// slot (the judged capability and the flags' word) as zeros: every byte
+// past the ESR is theirs, and both templates have no capability, no
+// filter waived and nothing forwarded.
+const _: () = {
+    use microkernel::stopped_call::{JudgedCapability, StoppedCall};
+    assert!(l::THREAD_CALL_ESR == l::THREAD_CALL_REGS + 8 * 9);
+    assert!(l::THREAD_CALL_CAPABILITY == l::THREAD_CALL_ESR + 8);
+    assert!(CALL_FLAGS == l::THREAD_CALL_ESR + 8 + size_of::<Option<JudgedCapability>>());
+    assert!(CALL_FLAGS + 8 == l::THREAD_CALL + l::CALL_SLOT_BYTES);
+    const fn kept_bare(slot: CallSlot) -> bool {
+        match slot {
+            CallSlot::Stopped(StoppedCall {
+                capability: None,
+                waived: 0,
+                forwarded: false,
+                ..
+            }) => true,
+            _ => false,
+        }
+    }
+    assert!(kept_bare(CallSlot::TRACE_ENTRY) && kept_bare(CallSlot::POLICY_ASK));
+};
 /// The call the policy request fast path copies into a thread's `call`
 /// (its registers and ESR lie where the trace fast path's do: the same
 /// `StoppedCall`, checked above).
 static POLICY_ASK_CALL: CallSlot = CallSlot::POLICY_ASK;
 const _: () = assert!(call_tag(CallSlot::POLICY_ASK) != 0);
+/// Bit n: syscall n names no capability (`Syscall::names_capability`):
+/// the policy request fast path keeps none with its call, and its request
+/// carries no type or badge. Every other number below 64 names one (as
+/// `Syscall::number_names_capability` judges an unknown number).
+const NAMES_NO_CAPABILITY: u64 = {
+    let mut mask = 0u64;
+    let mut n = 0;
+    while n < 64 {
+        if !abi::Syscall::number_names_capability(n) {
+            mask |= 1 << n;
+        }
+        n += 1;
+    }
+    mask
+};
+// A kept call's judged capability: `None` exactly when the serial count's
+// word is 0 (a `Some` has at least 1), the count where the assembly writes
+// it.
+const _: () = {
+    use microkernel::stopped_call::{CallStop, JudgedCapability, StoppedCall};
+    let mut call = StoppedCall::new([0; 9], CallStop::Entry(entry::EntryStop::Policy));
+    let slot = CallSlot::Stopped(call);
+    let serial = l::THREAD_CALL_CAPABILITY_SERIAL - l::THREAD_CALL;
+    assert!(option_word!(CallSlot, slot, serial) == 0);
+    call.capability = Some(JudgedCapability {
+        capability: microkernel::cap::Capability::NULL,
+        newest_serial: core::num::NonZeroU64::new(0x5703).unwrap(),
+    });
+    let slot = CallSlot::Stopped(call);
+    assert!(option_word!(CallSlot, slot, serial) == 0x5703);
+    assert!(
+        option_word!(
+            CallSlot,
+            slot,
+            l::THREAD_CALL_CAPABILITY_WORD - l::THREAD_CALL
+        ) == 0
+    );
+    assert!(
+        option_word!(
+            CallSlot,
+            slot,
+            l::THREAD_CALL_CAPABILITY_BADGE - l::THREAD_CALL
+        ) == 0
+    );
+};
 /// Where a thread's filter stack's length (a word) and its first filter's
 /// server lie from the thread's first byte: the server option's tag byte
 /// (0 exactly for `None`), its endpoint's granule (a `u32`, its word's low
@@ -701,4 +783,10 @@ core::arch::global_asm!(
     POLICY_REQUEST_BADGE = const l::POLICY_REQUEST_BADGE,
     POLICY_REQUEST_COOKIE = const l::POLICY_REQUEST_COOKIE,
     POLICY_REQUEST_INFO = const l::POLICY_REQUEST_INFO,
+    NAMES_NO_CAPABILITY = const NAMES_NO_CAPABILITY,
+    K_NEWEST_SERIAL = const l::KERNEL_NEWEST_SERIAL,
+    T_CALL_CAPABILITY_WORD = const l::THREAD_CALL_CAPABILITY_WORD,
+    T_CALL_CAPABILITY_BADGE = const l::THREAD_CALL_CAPABILITY_BADGE,
+    T_CALL_CAPABILITY_SERIAL = const l::THREAD_CALL_CAPABILITY_SERIAL,
+    T_CALL_FLAGS = const CALL_FLAGS,
 );

@@ -8,9 +8,10 @@
 // Entered as the trace fast path is (x9/x10 parked, x8 below 64), for a
 // thread whose work word is `POLICY` alone and whose `asked` mask has
 // x8's bit: the number's verdict is the one filter's constant `Notify`,
-// and the syscall names no capability and carries no memory
-// (`VerdictCache::asked_mask`), so the request is the registers, the PC,
-// the thread's number and a new cookie. The stop's steps are the trace
+// and the syscall carries no memory (`VerdictCache::asked_mask`), so the
+// request is the registers, the PC, the thread's number, a new cookie,
+// and the type and badge of the capability x0 names (none for a syscall
+// that names none). The stop's steps are the trace
 // fast path's (`stop_opening`, `endpoint_lives`, `stop_receiver_may_run`,
 // `keep_call`, `wait_for_answer`: `trace_fast_path.s`, assembled before
 // it), and so are its registers while the checks run; a refusal leaves
@@ -28,6 +29,7 @@
 .equ POLICY_REQUEST_OBJECT_TYPE, {POLICY_REQUEST_OBJECT_TYPE}
 .equ POLICY_REQUEST_BADGE, {POLICY_REQUEST_BADGE}
 .equ POLICY_REQUEST_COOKIE, {POLICY_REQUEST_COOKIE}
+.equ K_NEWEST_SERIAL,      {K_NEWEST_SERIAL}
 
     .section .text.policy_request_fast_path, "ax"
 
@@ -38,34 +40,62 @@ portcullis_policy_request_fast:
     // while the thread is stopped), with a server whose endpoint still
     // lives (`Kernel::live_server`); a receiver waits there that may take
     // the request, with an IPC buffer for its last eleven words.
-    add     x9, sp, #T_FILTERS_LEN
-    ldr     x10, [x9]
+    ldr     x10, [sp, #T_FILTERS_LEN]
     cmp     x10, #1
     b.ne    refuse_locked
-    ldrb    w10, [x9, #T_SERVER - T_FILTERS_LEN]
+    ldrb    w10, [sp, #T_SERVER]
     cbz     w10, refuse_locked
-    ldr     w23, [x9, #T_SERVER_ID - T_FILTERS_LEN]
-    ldr     x22, [x9, #T_SERVER_SERIAL - T_FILTERS_LEN]
+    ldr     w23, [sp, #T_SERVER_ID]
+    ldr     x22, [sp, #T_SERVER_SERIAL]
     endpoint_lives x22
     stop_receiver_may_run
     // Point of no return: `Kernel::syscall_judged`'s changes, then
-    // `Kernel::notify_policy_server`'s and `ipc::send_kernel_message`'s.
-    // The call is kept as stopped at its policy stage, asking filter 0
-    // (`CallSlot::POLICY_ASK`: no capability was judged), with `x8` the
-    // number it goes with.
+    // `Kernel::stop_call`'s, `Kernel::notify_policy_server`'s and
+    // `ipc::send_kernel_message`'s. The call is kept as stopped at its
+    // policy stage, asking filter 0 (`CallSlot::POLICY_ASK`), with `x8`
+    // the number it goes with.
     keep_call {POLICY_ASK_CALL}
     str     x8, [sp, #T_TRACE_NUMBER]
-    // The request, with the kernel's next cookie: filter 0, no object
-    // type, no badge.
-    ldr     x22, [x19, #KERNEL + K_POLICY_COOKIE]
-    add     x22, x22, #1
-    str     x22, [x19, #KERNEL + K_POLICY_COOKIE]
+    // A syscall that names a capability (`Syscall::names_capability`) is
+    // kept with what the slot x0 names holds (`Kernel::capability_named`:
+    // an empty capability past the CSpace's slots) and the serial numbers
+    // given out so far, at least 1 (`Kernel::judged_capability`); its
+    // request carries that capability's type and badge (none for an
+    // empty one). Another keeps none, and its request carries none.
+    mov     x22, xzr
+    mov     x23, xzr
+    ldr     x9, ={NAMES_NO_CAPABILITY}
+    lsr     x9, x9, x8
+    tbnz    x9, #0, .Lrequest
+    ldr     x9, [sp, #T_CSPACE_FIRST]
+    cmp     x0, x9, lsr #32
+    b.hs    .Lnamed
+    add     x9, x0, w9, uxtw
+    add     x9, x20, x9, lsl #SLOT_SHIFT
+    ldp     x22, x23, [x9, #SLOT_CAP_WORD]
+.Lnamed:
+    ldr     x9, [x19, #KERNEL + K_NEWEST_SERIAL]
+    cmp     x9, #0
+    csinc   x9, x9, xzr, ne
+    str     x22, [sp, #T_CALL_CAPABILITY_WORD]
+    str     x23, [sp, #T_CALL_CAPABILITY_BADGE]
+    str     x9, [sp, #T_CALL_CAPABILITY_SERIAL]
+    and     x22, x22, #CAP_TYPE_MASK
+    cmp     x22, #0
+    csel    x23, xzr, x23, eq
+.Lrequest:
+    // The request, with the kernel's next cookie (x11; the thread's x11..x18
+    // are in its context now): filter 0, the object type (x22) and badge
+    // (x23).
+    ldr     x11, [x19, #KERNEL + K_POLICY_COOKIE]
+    add     x11, x11, #1
+    str     x11, [x19, #KERNEL + K_POLICY_COOKIE]
     mov     w9, #KERNEL_MESSAGE_POLICY_REQUEST
     strb    w9, [sp, #T_KERNEL_MESSAGE]
     strb    wzr, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_FILTER]
-    str     xzr, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_OBJECT_TYPE]
-    str     xzr, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_BADGE]
-    str     x22, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_COOKIE]
+    str     x22, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_OBJECT_TYPE]
+    str     x23, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_BADGE]
+    str     x11, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_COOKIE]
     // The thread waits for the answer the server now owes it.
     wait_for_answer
     // The request's words 6..16 into the server's IPC buffer (through the
@@ -74,25 +104,24 @@ portcullis_policy_request_fast:
     // (`abi::policy_request::PolicyRequest::encode`).
     mov     x10, #LINEAR_BASE
     add     x21, x21, x10
-    ldr     x23, [sp, #CTX_ELR_PAIR]
+    ldr     x9, [sp, #CTX_ELR_PAIR]
     str     x1, [x21, #8 * 6]
     stp     x2, x3, [x21, #8 * 7]
     stp     x4, x5, [x21, #8 * 9]
     stp     x6, x7, [x21, #8 * 11]
-    stp     x23, xzr, [x21, #8 * 13]
+    stp     x9, xzr, [x21, #8 * 13]
     stp     xzr, xzr, [x21, #8 * 15]
-    // Words 0..5 in the server's x2..x7: the number, no object type, no
+    // Words 0..5 in the server's x2..x7: the number, the object type, the
     // badge, the thread's number, the cookie, x0. Then x1 the request's
     // message info, x0 `Ok`, x8 the server's badge.
     mov     x7, x0
-    mov     x6, x22
+    mov     x6, x11
     ldr     w5, [sp, #T_NUMBER]
-    mov     x4, xzr
-    mov     x3, xzr
+    mov     x4, x23
+    mov     x3, x22
     mov     x2, x8
     ldr     x1, ={POLICY_REQUEST_INFO}
     mov     x0, xzr
-    add     x9, sp, #T_FILTERS_LEN
-    ldr     x8, [x9, #T_SERVER_BADGE - T_FILTERS_LEN]
+    ldr     x8, [sp, #T_SERVER_BADGE]
     run_next x19
     return_to_partner

@@ -277,7 +277,7 @@ pub struct Thread {
     /// Bit n: the vector sends syscall n to the policy request fast path
     /// (`policy_request_fast_path.s`; read at `ASKED_OFFSET`): its
     /// verdict is the one filter's constant `Notify`, and its request
-    /// holds the registers alone (`VerdictCache::asked_mask`). That mask
+    /// carries no memory (`VerdictCache::asked_mask`). That mask
     /// while policy is the only syscall work, else 0
     /// (`recompute_no_entry_work`).
     pub(crate) asked: u64,

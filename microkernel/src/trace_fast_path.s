@@ -34,7 +34,11 @@
 .equ T_NUMBER,             {T_NUMBER}
 .equ T_TRACE_NUMBER,       {T_TRACE_NUMBER}
 .equ T_CALL_REGS,          {T_CALL_REGS}
-.equ T_CALL_ESR,           {T_CALL_ESR}
+.equ T_CALL_ESR,           {T_CALL_ESR}            // right after the registers
+.equ T_CALL_CAPABILITY_WORD, {T_CALL_CAPABILITY_WORD}    // a kept call's judged capability
+.equ T_CALL_CAPABILITY_BADGE, {T_CALL_CAPABILITY_BADGE}
+.equ T_CALL_CAPABILITY_SERIAL, {T_CALL_CAPABILITY_SERIAL} // 0 for none
+.equ T_CALL_FLAGS,         {T_CALL_FLAGS}          // the word of `waived` and `forwarded`
 .equ CALL_SLOT_BYTES,      {CALL_SLOT_BYTES}
 .equ TRACE_STOP_NUMBER,    {TRACE_STOP_NUMBER}     // from the message's tag
 .equ TRACE_STOP_TIME,      {TRACE_STOP_TIME}
@@ -114,10 +118,9 @@
 // generation (TTBR0 to x27).
 .macro stop_receiver_may_run
     receiver_at_head_owing_none
-    add     x9, x26, #TCB_BODY
-    ldrb    w10, [x9, #T_IPC_BUFFER]
+    ldrb    w10, [x26, #TCB_BODY + T_IPC_BUFFER]
     cbz     w10, refuse_locked
-    ldr     x21, [x9, #T_IPC_BUFFER_WORD]
+    ldr     x21, [x26, #TCB_BODY + T_IPC_BUFFER_WORD]
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
@@ -131,10 +134,15 @@
     asid_current x19, refuse_locked
 .endm
 
-// After the point of no return: the call kept as stopped, the slot as
-// `template` (a `CallSlot`'s address) has it but for its registers, which
-// are x0..x8, and its ESR; w28 the current thread (and w29 the FP/SIMD
-// registers' owner, for `run_next`). x9, x10, x22 and x23 are clobbered.
+// After the point of no return: the call kept as stopped. Its slot's
+// words before the registers (its tag, where it stopped, no answer yet,
+// what the entry decided) as `template` (a `CallSlot`'s address) has them;
+// then its registers, which are x0..x8, and its ESR, right after them;
+// then no capability judged (the serial count's word 0) and no filter
+// waived, not forwarded (the flags' word 0): the rest of the slot, as both
+// templates have it (`fast_paths.rs` checks the layout and the
+// templates). w28 the current thread (and w29 the FP/SIMD registers'
+// owner, for `run_next`). x9, x10, x22 and x23 are clobbered.
 .macro keep_call template
     ldp     w28, w29, [x19, #KERNEL + K_CURRENT]
     ldr     x9, =\template
@@ -144,11 +152,10 @@
     stp     x2, x3, [x10], #16
     stp     x4, x5, [x10], #16
     stp     x6, x7, [x10], #16
-    str     x8, [x10], #8
-    add     x9, x9, #8 * 9
-    copy_words x9, x10, T_CALL + CALL_SLOT_BYTES - (T_CALL_REGS + 8 * 9)
     mrs     x9, esr_el1
-    str     x9, [sp, #T_CALL_ESR]
+    stp     x8, x9, [x10]
+    str     xzr, [sp, #T_CALL_CAPABILITY_SERIAL]
+    str     xzr, [sp, #T_CALL_FLAGS]
 .endm
 
 // The thread waits for the answer the receiver (w25, TCB record x26) now

@@ -1157,14 +1157,14 @@ const TRACE_ENTRY_PATHS_CASE: Case = Case {
 /// the server (thread 0) and the asker (thread 1), more urgent, whose
 /// filter names the server.
 const POLICY_REQUEST_PATHS_CASE: Case = Case {
-    name: "a policy request sent on both paths: the same Null and Yield calls, each its one filter's constant Notify, ask the server while it waits in ReplyRecv (the policy request fast path: the asker's syscall is not counted) and while it does not (the generic entry queues the request), and the requests carry the same words, each cookie one more",
+    name: "a policy request sent on both paths: the same Null, Yield and Poll calls, each its one filter's constant Notify, ask the server while it waits in ReplyRecv (the policy request fast path: the asker's syscall is not counted) and while it does not (the generic entry queues the request), and the requests carry the same words, each cookie one more",
     threads: &[
         BootProgram::PolicyRequestServer.selector(0),
         BootProgram::PolicyRequestAsker.selector(0),
     ],
     expect: Expect::ExitZero,
     endpoints: 1,
-    notifications: 1,
+    notifications: 2,
     untyped_pages: 8,
     irq: None,
     grants: &[
@@ -1176,6 +1176,7 @@ const POLICY_REQUEST_PATHS_CASE: Case = Case {
         Grant { thread: 1, slot: 4, object: CaseObject::Untyped, rights: Rights::ALL, badge: 0 },
         tcb_grant(1, 5, 0, Rights::READ),
         nth_notification_grant(0, 1, 6, Rights::READ_WRITE, 1),
+        nth_notification_grant(1, 1, 7, Rights::READ_WRITE, crate::policy_request_tests::POLLED_BADGE),
     ],
     // The asker most urgent: after a `Reply` it asks again before the
     // server's `Recv`.

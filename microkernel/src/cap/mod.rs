@@ -107,6 +107,12 @@ impl Objects {
     /// Where the object memory lies in `Objects` (for the IPC fast path's
     /// assembly, which reads its base).
     pub const MEMORY_OFFSET: usize = core::mem::offset_of!(Objects, memory);
+    /// Where the count of serial numbers given out lies (`newest_serial`;
+    /// the policy request fast path reads it).
+    pub const SERIALS_OFFSET: usize = core::mem::offset_of!(Objects, serials);
+    // A word, which the fast path loads with one `ldr`: this builds only
+    // while it is a `u64`.
+    const _SERIALS_ARE_A_WORD: fn(&Objects) -> &u64 = |objects| &objects.serials;
 
     /// No memory, no object (a constant, for the kernel's static): give it
     /// memory with `install_memory` before anything else.

@@ -49,9 +49,9 @@ pub struct VerdictCache {
     /// Bit n: syscall n's verdict is a constant `Errno`.
     refused: u64,
     /// Bit n: syscall n's verdict is the constant `Notify` of the stack's
-    /// one filter, and syscall n names no capability and carries no
-    /// memory: its policy request is made of the registers alone, which
-    /// the vector can send (`asked_mask`).
+    /// one filter, and syscall n carries no memory: its policy request is
+    /// made of the registers and the capability `x0` names, which the
+    /// vector can send (`asked_mask`).
     asked: u64,
     /// Bit n: a reachable rule for syscall n looks at the object type or
     /// the badge, so evaluating it needs the capability lookup.
@@ -153,11 +153,7 @@ impl VerdictCache {
                 if least == Action::Allow {
                     cache.no_entry_work |= 1 << number;
                 }
-                if least == Action::Notify
-                    && filters.len() == 1
-                    && !syscall.names_capability()
-                    && !syscall.carries_memory()
-                {
+                if least == Action::Notify && filters.len() == 1 && !syscall.carries_memory() {
                     cache.asked |= 1 << number;
                 }
             }
@@ -185,12 +181,13 @@ impl VerdictCache {
     }
 
     /// Bit n set: syscall n's verdict is the constant `Notify` of the
-    /// stack's one filter, and the syscall names no capability and
-    /// carries no memory, so its policy request holds the registers, the
-    /// PC and nothing else of the thread (no object type, no badge, no
-    /// memory). With policy its only work, the vector sends such a
-    /// syscall to the policy request fast path (`policy_request_fast_path.s`),
-    /// which asks the filter's server itself when it waits.
+    /// stack's one filter, and the syscall carries no memory, so its
+    /// policy request holds the registers, the PC, and the type and badge
+    /// of the capability `x0` names (for a syscall that names one), and
+    /// nothing else of the thread. With policy its only work, the vector
+    /// sends such a syscall to the policy request fast path
+    /// (`policy_request_fast_path.s`), which asks the filter's server
+    /// itself when it waits.
     pub fn asked_mask(&self) -> u64 {
         self.asked
     }

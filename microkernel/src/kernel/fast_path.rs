@@ -127,6 +127,43 @@
 //! statistics. In-guest case 84 sends the same stops on both paths, and
 //! one past a tracer that a more urgent ready thread keeps from the fast
 //! path.
+//!
+//! # A policy request sent to a waiting server
+//! The policy request fast path (`microkernel/src/policy_request_fast_path.s`)
+//! takes a syscall of a thread whose work word is `POLICY` alone, whose
+//! number (below 64) has its bit in the thread's `asked` mask: the
+//! number's verdict is the constant `Notify` of the thread's one filter,
+//! and the syscall carries no memory (`VerdictCache::asked_mask`), so its
+//! request is the registers, the PC, the thread's number, a new cookie and
+//! the type and badge of the capability `x0` names. It saves every
+//! register first, as the trace fast path does (the thread waits for the
+//! answer, and its call goes on from its context), and sends the request
+//! itself when:
+//! * the kernel lock is free at once and the kernel's view this CPU's;
+//! * the thread has no rseq registration;
+//! * its stack holds one filter, whose server's endpoint still lives
+//!   (`Kernel::live_server`: the filter has a server, and the endpoint is
+//!   resolved as the tracer's is);
+//! * a receiver waits there that may take the request, as for the trace
+//!   fast path's stop: at the head, owing no reply, with an IPC buffer,
+//!   the thread `Kernel::apply_ipc` would switch to, with no work but
+//!   policy work and an ASID of the current generation.
+//!
+//! It then makes the changes of `Kernel::syscall_judged`,
+//! `Kernel::stop_call`, `Kernel::notify_policy_server` and
+//! `ipc::send_kernel_message`: the call kept as `stop_call` keeps it
+//! (`CallSlot::POLICY_ASK` with `x0..x8`, the ESR and, for a syscall that
+//! names a capability, what the slot `x0` names holds and the serial count
+//! at least 1), `trace.number`, the kernel's next cookie, the request as
+//! the kernel message (filter 0, the capability's type and badge: none for
+//! an empty slot, a slot past the CSpace or a syscall that names none),
+//! the thread waiting for the answer, the receiver out of the queue, the
+//! request's words in its IPC buffer and in `x2..x7` with `x0` `Ok`, `x1`
+//! the request's info and `x8` the server's badge; and it switches as the
+//! IPC fast path does. Anything else goes to the generic entry with
+//! nothing changed. Like the other fast paths it does not count the
+//! syscall in the thread's statistics. In-guest case 85 sends the same
+//! requests on both paths.
 
 /// Offsets (in bytes) and values the assembly uses, named as it names
 /// them: the IPC fast path's, and the yield's and notification's
@@ -141,7 +178,7 @@ pub mod layout {
     use crate::cap::{Capability, Memory, ObjectHeader, Objects, Slot};
     use crate::endpoint_queue::{EndpointQueue, QueueLinks, Waiting};
     use crate::kernel::Kernel;
-    use crate::stopped_call::{CallSlot, StoppedCall};
+    use crate::stopped_call::{CallSlot, JudgedCapability, StoppedCall};
     use crate::thread::{kernel_message_tag, state_tag, PolicyRequest, Thread, TraceStop};
     use abi::cap::{CapType, Rights};
     use arch::mmu::AsidAllocator;
@@ -313,6 +350,30 @@ pub mod layout {
     /// checks it against the request's).
     pub const POLICY_REQUEST_INFO: u64 = (abi::policy_request::POLICY_REQUEST_LABEL << 9)
         | abi::policy_request::POLICY_REQUEST_WORDS as u64;
+    /// The serial numbers given out so far (a word: `Objects::newest_serial`).
+    pub const KERNEL_NEWEST_SERIAL: usize = offset_of!(Kernel, objects) + Objects::SERIALS_OFFSET;
+    /// A stopped call's judged capability (an `Option<JudgedCapability>`,
+    /// `None` exactly when its serial count, never 0 in a `Some`, is 0):
+    /// the capability's word, its badge, and the serial count.
+    pub const THREAD_CALL_CAPABILITY_WORD: usize =
+        THREAD_CALL_CAPABILITY + offset_of!(JudgedCapability, capability) + Capability::WORD_OFFSET;
+    /// (See `THREAD_CALL_CAPABILITY_WORD`.)
+    pub const THREAD_CALL_CAPABILITY_BADGE: usize = THREAD_CALL_CAPABILITY
+        + offset_of!(JudgedCapability, capability)
+        + Capability::BADGE_OFFSET;
+    /// (See `THREAD_CALL_CAPABILITY_WORD`.)
+    pub const THREAD_CALL_CAPABILITY_SERIAL: usize =
+        THREAD_CALL_CAPABILITY + offset_of!(JudgedCapability, newest_serial);
+    /// A stopped call's judged capability (its first byte).
+    pub const THREAD_CALL_CAPABILITY: usize = Thread::CALL_OFFSET
+        + core::mem::align_of::<StoppedCall>()
+        + offset_of!(StoppedCall, capability);
+    const _: () = assert!(
+        size_of::<Option<JudgedCapability>>() == size_of::<JudgedCapability>()
+            && THREAD_CALL_CAPABILITY_WORD.is_multiple_of(8)
+            && THREAD_CALL_CAPABILITY_BADGE.is_multiple_of(8)
+            && THREAD_CALL_CAPABILITY_SERIAL.is_multiple_of(8)
+    );
     /// The last policy request's cookie (a word; each request's is one
     /// more).
     pub const KERNEL_POLICY_COOKIE: usize = offset_of!(Kernel, policy_cookie);

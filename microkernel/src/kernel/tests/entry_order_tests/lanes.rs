@@ -267,37 +267,81 @@ fn a_stopped_call_whose_audit_notification_is_destroyed_is_not_recorded_when_can
 
 /// The call a syscall keeps when its one filter's constant `Notify` asks
 /// the filter's server is `CallSlot::POLICY_ASK` with the syscall's
-/// `x0..x8` and ESR, and its request filter 0's, with no object type and
-/// no badge: what the policy request fast path
-/// (`policy_request_fast_path.s`) copies and writes in their place, for
-/// every number the thread's `asked` mask sends it.
+/// `x0..x8` and ESR and, for a syscall that names a capability, what the
+/// slot `x0` names held and the serial count; its request is filter 0's,
+/// with that capability's type and badge (none for an empty slot, a slot
+/// past the CSpace, or a syscall that names none): what the policy
+/// request fast path (`policy_request_fast_path.s`) writes in their place,
+/// for every number the thread's `asked` mask sends it, with `x0` naming
+/// an Untyped (slot 0), a badged endpoint, an empty slot and no slot.
 #[test]
 fn an_asked_syscall_keeps_the_policy_request_fast_paths_call() {
     let mut asked = 0;
     for number in Syscall::ALL {
-        let mut scene = Scene::new(rule(number, Action::Notify)).filtered();
-        if scene.thread().asked & (1 << number.number()) == 0 {
-            continue;
+        for x0 in [UNTYPED, BADGED, 200, 1 << 40] {
+            let mut scene = Scene::new(rule(number, Action::Notify)).filtered();
+            if scene.thread().asked & (1 << number.number()) == 0 {
+                continue;
+            }
+            asked += 1;
+            assert_eq!(scene.thread().asked, 1 << number.number(), "{number:?}");
+            // A badged copy of the server's endpoint.
+            let thread = scene.thread;
+            let objects = &mut scene.kernel.objects;
+            let (server, badged) = (
+                objects.slot(scene.cnode, SERVER).unwrap(),
+                objects.slot(scene.cnode, BADGED).unwrap(),
+            );
+            let rights = objects.lookup(server).unwrap().rights();
+            objects.mint(server, badged, rights, Some(0xbad9e)).unwrap();
+            let context = &mut scene.kernel.objects[thread].context;
+            context.set_syscall_number(number.number());
+            context.set_arg(entry::ArgIndex::X0, x0);
+            context.set_arg(entry::ArgIndex::X2, 2);
+            context.pc = 0x1004;
+            let judged = number
+                .names_capability()
+                .then(|| scene.kernel.judged_capability(thread));
+            let regs = scene.kernel.objects[thread].context.syscall_registers();
+            let _ = super::super::test_kernel::svc_as_the_vector_takes_it(
+                &mut scene.kernel,
+                &mut scene.machine,
+                thread,
+                SVC,
+            );
+            let thread = scene.thread();
+            let mut expected = CallSlot::POLICY_ASK;
+            let call = expected.as_mut().expect("a stopped call");
+            call.regs = regs;
+            call.esr = SVC;
+            call.capability = judged;
+            assert_eq!(thread.call, expected, "{number:?} on {x0}");
+            assert_eq!(thread.trace.number, number.number());
+            let request = thread.policy_request().expect("a request");
+            let named = judged.map_or(crate::cap::Capability::NULL, |j| j.capability);
+            let (object_type, badge) = match named.is_null() {
+                true => (0, 0),
+                false => (u64::from(named.cap_type().raw()), named.badge()),
+            };
+            assert_eq!(
+                (request.filter, request.object_type, request.badge),
+                (0, object_type, badge),
+                "{number:?} on {x0}"
+            );
+            if number.names_capability() && x0 == BADGED {
+                assert_eq!(
+                    (object_type, badge),
+                    (CapType::Endpoint.raw().into(), 0xbad9e)
+                );
+            }
+            assert_eq!(request.cookie, scene.kernel.policy_cookie);
         }
-        asked += 1;
-        assert_eq!(scene.thread().asked, 1 << number.number(), "{number:?}");
-        scene.syscall(number);
-        let thread = scene.thread();
-        let mut expected = CallSlot::POLICY_ASK;
-        let call = expected.as_mut().expect("a stopped call");
-        call.regs = thread.context.syscall_registers();
-        call.esr = SVC;
-        assert_eq!(thread.call, expected, "{number:?}");
-        assert_eq!(thread.trace.number, number.number());
-        let request = thread.policy_request().expect("a request");
-        assert_eq!(
-            (request.filter, request.object_type, request.badge),
-            (0, 0, 0)
-        );
-        assert_eq!(request.cookie, scene.kernel.policy_cookie);
     }
-    assert!(asked >= 3, "Null, Yield and Exit at least");
+    assert!(asked >= 4 * 8, "Null, Yield, Poll, Signal... on each slot");
 }
+
+/// A free slot of the scene's CNode.
+const BADGED: u64 = 9;
 
 /// The policy-only lane (`Kernel::syscall_judged`, which `syscall` and
 /// the lean entry take for a thread whose only work is policy) leaves the
