@@ -117,8 +117,8 @@ pub fn server() -> i32 {
     let mut seen = [[[0u64; POLICY_REQUEST_WORDS as usize]; CALLS * ROUNDS]; 2];
     let mut cookie = 0;
     let mut thread = None;
-    for path in 0..2 {
-        for call in 0..CALLS * ROUNDS {
+    for (path, requests) in seen.iter_mut().enumerate() {
+        for (call, kept) in requests.iter_mut().enumerate() {
             let (round, first) = (call / CALLS, call % CALLS == 0);
             let Some((mut words, badge)) = next else {
                 sdk::println!("check 2 failed: no request");
@@ -153,7 +153,7 @@ pub fn server() -> i32 {
                     words[5 + unset] = 0;
                 }
             }
-            seen[path][call] = words;
+            *kept = words;
             if path == 1 && call + 1 == CALLS * ROUNDS {
                 // The last: its answer ends the server's part.
                 expect!(10, ipc::reply(&allow), Ok(()));
@@ -182,8 +182,8 @@ pub fn server() -> i32 {
         }
     }
     // Both paths sent the same requests (but for the cookie and the PC).
-    for call in 0..CALLS * ROUNDS {
-        expect!(14, seen[1][call], seen[0][call]);
+    for (slow, fast) in seen[1].iter().zip(&seen[0]) {
+        expect!(14, slow, fast);
     }
     0
 }

@@ -2,8 +2,10 @@
 //! own, the IPC fast path (`ipc_fast_path.s`), the yield fast path
 //! (`yield_fast_path.s`), the notification fast path
 //! (`notification_fast_path.s`), the user-dispatch fast path
-//! (`user_dispatch_fast_path.s`) and the policy fast path
-//! (`policy_fast_path.s`), in one block after
+//! (`user_dispatch_fast_path.s`), the policy fast path
+//! (`policy_fast_path.s`), the trace fast path (`trace_fast_path.s`) and
+//! the policy request fast path (`policy_request_fast_path.s`, which
+//! takes the trace fast path's steps), in one block after
 //! `fast_path_common.s` (the values they use and the macros for the steps
 //! they share: the save, the lock, the next thread's checks, the switch),
 //! with the offsets and values `microkernel::kernel::fast_path::layout`
@@ -385,15 +387,15 @@ const _: () = {
     assert!(CALL_FLAGS == l::THREAD_CALL_ESR + 8 + size_of::<Option<JudgedCapability>>());
     assert!(CALL_FLAGS + 8 == l::THREAD_CALL + l::CALL_SLOT_BYTES);
     const fn kept_bare(slot: CallSlot) -> bool {
-        match slot {
+        matches!(
+            slot,
             CallSlot::Stopped(StoppedCall {
                 capability: None,
                 waived: 0,
                 forwarded: false,
                 ..
-            }) => true,
-            _ => false,
-        }
+            })
+        )
     }
     assert!(kept_bare(CallSlot::TRACE_ENTRY) && kept_bare(CallSlot::POLICY_ASK));
 };

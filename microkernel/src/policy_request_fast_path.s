@@ -98,12 +98,9 @@ portcullis_policy_request_fast:
     str     x11, [sp, #T_KERNEL_MESSAGE + POLICY_REQUEST_COOKIE]
     // The thread waits for the answer the server now owes it.
     wait_for_answer
-    // The request's words 6..16 into the server's IPC buffer (through the
-    // linear map, as `PhysMemory::write_phys_words`): x1..x7, the PC, and
-    // no memory (`CarriedMemory::None`, length 0, nothing judged)
+    // The request's words 6..16 into the server's IPC buffer: x1..x7, the
+    // PC, and no memory (`CarriedMemory::None`, length 0, nothing judged)
     // (`abi::policy_request::PolicyRequest::encode`).
-    mov     x10, #LINEAR_BASE
-    add     x21, x21, x10
     ldr     x9, [sp, #CTX_ELR_PAIR]
     str     x1, [x21, #8 * 6]
     stp     x2, x3, [x21, #8 * 7]
@@ -112,16 +109,11 @@ portcullis_policy_request_fast:
     stp     x9, xzr, [x21, #8 * 13]
     stp     xzr, xzr, [x21, #8 * 15]
     // Words 0..5 in the server's x2..x7: the number, the object type, the
-    // badge, the thread's number, the cookie, x0. Then x1 the request's
-    // message info, x0 `Ok`, x8 the server's badge.
+    // badge, the thread's number, the cookie, x0.
     mov     x7, x0
     mov     x6, x11
     ldr     w5, [sp, #T_NUMBER]
     mov     x4, x23
     mov     x3, x22
     mov     x2, x8
-    ldr     x1, ={POLICY_REQUEST_INFO}
-    mov     x0, xzr
-    ldr     x8, [sp, #T_SERVER_BADGE]
-    run_next x19
-    return_to_partner
+    send_to_receiver {POLICY_REQUEST_INFO}, T_SERVER_BADGE

@@ -13,12 +13,16 @@
 // return, so a refusal (`refuse_locked`, `ipc_fast_path.s`, which saves
 // them again) leaves the syscall to the generic entry as it came.
 //
+// Its steps are macros (below) that the policy request fast path
+// (`policy_request_fast_path.s`, assembled after it) takes too.
+//
 // Registers while the checks run:
 //   x19  the kernel state (its lock word first)
 //   x20  object memory's base
+//   x22  the tracer endpoint's serial (the reference's)
 //   x23  the tracer endpoint's granule, x24 its record
 //   x25  the tracer's thread id, x26 its TCB record
-//   x21  the tracer's IPC buffer (physical)
+//   x21  the tracer's IPC buffer (its address in the linear map)
 //   x27  the tracer's TTBR0 value
 //   x28  the thread's id (after the checks)
 
@@ -102,10 +106,11 @@
 
 // A receiver waits at the head of the endpoint whose record is x24,
 // owing no reply (its thread id to w25, its TCB record to x26), with an
-// IPC buffer (its physical address to x21) for the message's words past
-// the registers, and is the thread the scheduler would run here once
-// this one waits (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent
-// by the slow path): of this CPU, and no ready thread more urgent. A
+// IPC buffer for the message's words past the registers (its address in
+// the linear map to x21, as `PhysMemory::write_phys_words` writes it),
+// and is the thread the scheduler would run here once this one waits
+// (`Kernel::apply_ipc`'s rule, as for a `Call`'s stop sent by the slow
+// path): of this CPU, and no ready thread more urgent. A
 // receiver at least as urgent as this thread (one compare of the two
 // keys, as `partner_urgent_enough` makes it) is that: this thread,
 // running with no reschedule pending (no exit work), is at least as
@@ -121,6 +126,8 @@
     ldrb    w10, [x26, #TCB_BODY + T_IPC_BUFFER]
     cbz     w10, refuse_locked
     ldr     x21, [x26, #TCB_BODY + T_IPC_BUFFER_WORD]
+    mov     x10, #LINEAR_BASE
+    add     x21, x21, x10
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
@@ -156,6 +163,17 @@
     stp     x8, x9, [x10]
     str     xzr, [sp, #T_CALL_CAPABILITY_SERIAL]
     str     xzr, [sp, #T_CALL_FLAGS]
+.endm
+
+// The receiver (TCB record x26) runs, its x2..x7 the message's first six
+// words (written by the caller): x0 `Ok`, x1 the message info `info`, x8
+// the badge at `badge` (an offset in the thread).
+.macro send_to_receiver info, badge
+    ldr     x1, =\info
+    mov     x0, xzr
+    ldr     x8, [sp, #\badge]
+    run_next x19
+    return_to_partner
 .endm
 
 // The thread waits for the answer the receiver (w25, TCB record x26) now
@@ -201,27 +219,19 @@ portcullis_trace_entry_fast:
     str     x8, [sp, #T_TRACE_NUMBER]
     // The thread waits for the answer the tracer now owes it.
     wait_for_answer
-    // The stop's words 6..12 into the tracer's IPC buffer (through the
-    // linear map, as `PhysMemory::write_phys_words`): x5, x8, the PC, the
-    // thread's number, x6, x7, the time (`abi::trace::StopMessage`).
-    mov     x10, #LINEAR_BASE
-    add     x21, x21, x10
+    // The stop's words 6..12 into the tracer's IPC buffer: x5, x8, the PC,
+    // the thread's number, x6, x7, the time (`abi::trace::StopMessage`).
     ldr     x23, [sp, #CTX_ELR_PAIR]
     ldr     w24, [sp, #T_NUMBER]
     stp     x5, x8, [x21, #8 * 6]
     stp     x23, x24, [x21, #8 * 8]
     stp     x6, x7, [x21, #8 * 10]
     str     x22, [x21, #8 * 12]
-    // Words 0..5 in the tracer's x2..x7: the number, x0..x4. Then x1 the
-    // stop's message info, x0 `Ok`, x8 the badge.
+    // Words 0..5 in the tracer's x2..x7: the number, x0..x4.
     mov     x7, x4
     mov     x6, x3
     mov     x5, x2
     mov     x4, x1
     mov     x3, x0
     mov     x2, x8
-    ldr     x1, ={STOP_ENTRY_INFO}
-    mov     x0, xzr
-    ldr     x8, [sp, #T_TRACER_BADGE]
-    run_next x19
-    return_to_partner
+    send_to_receiver {STOP_ENTRY_INFO}, T_TRACER_BADGE
