@@ -3,8 +3,9 @@
 //! server about every `Null`, `Yield` and `Poll` (a constant `Notify` of
 //! syscalls that carry no memory, which the vector sends to the policy
 //! request fast path; `Poll` names a badged notification, whose type and
-//! badge the request carries), made with marked `x0..x7` (`x1..x7` for
-//! `Poll`), and with marked `x9..x30`, SP, TPIDR_EL0 and the flags. First the
+//! badge the request carries, an empty slot or no slot, which carry
+//! none), made with marked `x0..x7` (`x1..x7` for `Poll`), and with
+//! marked `x9..x30`, SP, TPIDR_EL0 and the flags. First the
 //! server answers each with `ReplyRecv`, so it waits when the next comes
 //! (the fast path sends it: the asker's syscall is not counted as a
 //! generic-path one); then with `Reply` and `Recv`, and the asker, more
@@ -48,11 +49,12 @@ const FILTER: FilterCap = FilterCap(Cptr(8));
 pub const ASKER_BADGE: u64 = 0xa5c;
 
 /// Rounds per path; each makes two syscalls (`CALLS`).
-pub const ROUNDS: usize = 6;
-/// Syscalls per round: one with marked `x0..x7` (`Null`, `Yield` and
-/// `Poll` in turn, so that the request's number is not always 0 and one
-/// names a capability), then a `Null` with marked `x9..x30`, SP,
-/// TPIDR_EL0 and the flags (`probe::registers_kept_across`).
+pub const ROUNDS: usize = 5;
+/// Syscalls per round: one with marked `x0..x7` (`Null`, `Yield`, then
+/// `Poll` of the badged notification, of an empty slot and of no slot:
+/// the request's number is not always 0, and the capability it names is
+/// one, empty, or past the CSpace), then a `Null` with marked `x9..x30`,
+/// SP, TPIDR_EL0 and the flags (`probe::registers_kept_across`).
 const CALLS: usize = 2;
 /// What the server writes into its IPC buffer's request words (6..16)
 /// before each receive: a request that left one unwritten shows it.
@@ -63,18 +65,29 @@ type Words = [u64; POLICY_REQUEST_WORDS as usize];
 const COOKIE: usize = 4;
 const PC: usize = 13;
 
-/// The marks of round `round`'s `x0..x7` (`x0` the notification for
-/// `Poll`).
-fn marks(round: usize) -> [u64; 8] {
-    core::array::from_fn(|i| match (syscall(round), i) {
-        (Syscall::Poll, 0) => POLLED.0,
-        _ => 0xa0 + 0x10 * round as u64 + i as u64,
-    })
+/// An empty slot of the asker's CSpace, and a number past its slots.
+const EMPTY: u64 = 30;
+const PAST: u64 = 1 << 40;
+
+/// Round `round`'s first syscall, and the slot its `x0` names (`None`: a
+/// mark).
+fn syscall(round: usize) -> (Syscall, Option<u64>) {
+    [
+        (Syscall::Null, None),
+        (Syscall::Yield, None),
+        (Syscall::Poll, Some(POLLED.0)),
+        (Syscall::Poll, Some(EMPTY)),
+        (Syscall::Poll, Some(PAST)),
+    ][round % 5]
 }
 
-/// Round `round`'s first syscall.
-fn syscall(round: usize) -> Syscall {
-    [Syscall::Null, Syscall::Yield, Syscall::Poll][round % 3]
+/// The marks of round `round`'s `x0..x7` (`x0` the slot it names, if
+/// any).
+fn marks(round: usize) -> [u64; 8] {
+    core::array::from_fn(|i| match (syscall(round).1, i) {
+        (Some(slot), 0) => slot,
+        _ => 0xa0 + 0x10 * round as u64 + i as u64,
+    })
 }
 
 /// The asker's generic-path syscalls so far.
@@ -125,11 +138,18 @@ pub fn server() -> i32 {
                 return 2;
             };
             expect!(3, badge, ASKER_BADGE);
-            let want = if first { syscall(round) } else { Syscall::Null };
+            let (want, slot) = if first {
+                syscall(round)
+            } else {
+                (Syscall::Null, None)
+            };
             // The number, the type and badge of the capability it names
-            // (none for `Null` and `Yield`); no memory.
-            let named = match want {
-                Syscall::Poll => (u64::from(CapType::Notification.raw()), POLLED_BADGE),
+            // (none for `Null` and `Yield`, an empty slot and no slot);
+            // no memory.
+            let named = match slot {
+                Some(slot) if slot == POLLED.0 => {
+                    (u64::from(CapType::Notification.raw()), POLLED_BADGE)
+                }
                 _ => (0, 0),
             };
             expect!(4, (words[0], (words[1], words[2])), (want.number(), named));
@@ -216,8 +236,12 @@ pub fn asker() -> i32 {
     let mut first_path = [[0u64; 9]; ROUNDS];
     for path in 0..2 {
         for (round, kept) in first_path.iter_mut().enumerate() {
-            let after = sdk::syscall::raw_syscall_registers(syscall(round).number(), marks(round));
-            expect!(25, after[0], ErrorCode::Ok.raw());
+            let (number, slot) = syscall(round);
+            let after = sdk::syscall::raw_syscall_registers(number.number(), marks(round));
+            // (Polling nothing fails, the same way on both paths.)
+            if !matches!(slot, Some(EMPTY | PAST)) {
+                expect!(25, after[0], ErrorCode::Ok.raw());
+            }
             if path == 0 {
                 *kept = after;
             } else {

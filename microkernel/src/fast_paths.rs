@@ -381,11 +381,40 @@ const CALL_FLAGS: usize = {
 // past the ESR is theirs, and both templates have no capability, no
 // filter waived and nothing forwarded.
 const _: () = {
-    use microkernel::stopped_call::{JudgedCapability, StoppedCall};
+    use microkernel::stopped_call::{
+        CallStop, EntryOutcome, JudgedCapability, StopAnswer, StoppedCall,
+    };
     assert!(l::THREAD_CALL_ESR == l::THREAD_CALL_REGS + 8 * 9);
     assert!(l::THREAD_CALL_CAPABILITY == l::THREAD_CALL_ESR + 8);
     assert!(CALL_FLAGS == l::THREAD_CALL_ESR + 8 + size_of::<Option<JudgedCapability>>());
     assert!(CALL_FLAGS + 8 == l::THREAD_CALL + l::CALL_SLOT_BYTES);
+    // Every field of a kept call, named (a new one fails to build here
+    // until it is placed: the template's words before the registers, or
+    // the tail `keep_call` writes).
+    const fn fields(call: &StoppedCall) {
+        let StoppedCall {
+            regs: _,
+            at: _,
+            answer: _,
+            waived: _,
+            forwarded: _,
+            outcome: _,
+            esr: _,
+            capability: _,
+        } = call;
+    }
+    let _ = fields;
+    // The template's fields lie before the registers (the words it
+    // copies).
+    const CALL: usize = l::THREAD_CALL + align_of::<StoppedCall>();
+    assert!(CALL + offset_of!(StoppedCall, at) + size_of::<CallStop>() <= l::THREAD_CALL_REGS);
+    assert!(
+        CALL + offset_of!(StoppedCall, answer) + size_of::<Option<StopAnswer>>()
+            <= l::THREAD_CALL_REGS
+    );
+    assert!(
+        CALL + offset_of!(StoppedCall, outcome) + size_of::<EntryOutcome>() <= l::THREAD_CALL_REGS
+    );
     const fn kept_bare(slot: CallSlot) -> bool {
         matches!(
             slot,
@@ -457,8 +486,8 @@ const _: () = {
 /// layout put them anywhere else (the length first, then the filters).
 const FILTER_WORDS: [usize; 5] = {
     use microkernel::cap::ObjectRef;
-    use microkernel::thread::{AttachedFilter, FilterServer, MAX_STACKED_FILTERS};
-    type Stack = heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>;
+    use microkernel::thread::MAX_STACKED_FILTERS;
+    use microkernel::thread::{AttachedFilter, FilterServer, FilterStack as Stack};
     const SERVER: usize = 8 + offset_of!(AttachedFilter, server);
     const PAYLOAD: usize = SERVER + align_of::<FilterServer>();
     const ID: usize = PAYLOAD + offset_of!(FilterServer, endpoint) + offset_of!(ObjectRef, id);

@@ -365,7 +365,7 @@ pub struct Thread {
     /// Filters attached to the thread, oldest first, each with the
     /// policy server named when it was attached (it cannot remove them;
     /// they go when it ends).
-    pub(crate) filters: heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>,
+    pub(crate) filters: FilterStack,
     /// The verdicts of `filters` that depend on the syscall number alone.
     pub(crate) verdicts: VerdictCache,
     /// Where its trace stops go (`TcbAttachTracer`): an endpoint and the
@@ -707,6 +707,11 @@ pub struct PolicyRequest {
 }
 
 pub use crate::ids::MAX_STACKED_FILTERS;
+
+/// A thread's filter stack, in attach order (the policy request fast
+/// path finds its length and its first filter's server in it: the binary
+/// checks where at build time, on this type).
+pub type FilterStack = heapless::Vec<AttachedFilter, MAX_STACKED_FILTERS>;
 
 /// A plain table of threads for the unit tests of code that is generic
 /// over [`Threads`] (the IPC engine, the queues): thread `i` is entry `i`.
