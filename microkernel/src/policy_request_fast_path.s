@@ -12,8 +12,8 @@
 // request is the registers, the PC, the thread's number, a new cookie,
 // and the type and badge of the capability x0 names (none for a syscall
 // that names none). The stop's steps are the trace
-// fast path's (`stop_opening`, `endpoint_lives`, `stop_receiver_may_run`,
-// `keep_call`, `wait_for_answer`: `trace_fast_path.s`, assembled before
+// fast path's (`stop_opening`, `referenced_receiver_may_run`, `keep_call`,
+// `wait_for_answer`, `send_to_receiver`: `trace_fast_path.s`, assembled before
 // it), and so are its registers while the checks run; a refusal leaves
 // the syscall to the generic entry as it came.
 
@@ -43,12 +43,7 @@ portcullis_policy_request_fast:
     ldr     x10, [sp, #T_FILTERS_LEN]
     cmp     x10, #1
     b.ne    refuse_locked
-    ldrb    w10, [sp, #T_SERVER]
-    cbz     w10, refuse_locked
-    ldr     w23, [sp, #T_SERVER_ID]
-    ldr     x22, [sp, #T_SERVER_SERIAL]
-    endpoint_lives x22
-    stop_receiver_may_run
+    referenced_receiver_may_run T_SERVER, T_SERVER_ID, T_SERVER_SERIAL
     // Point of no return: `Kernel::syscall_judged`'s changes, then
     // `Kernel::stop_call`'s, `Kernel::notify_policy_server`'s and
     // `ipc::send_kernel_message`'s. The call is kept as stopped at its

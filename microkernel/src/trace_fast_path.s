@@ -141,6 +141,19 @@
     asid_current x19, refuse_locked
 .endm
 
+// The endpoint an optional reference of the thread names (its tag byte
+// at `tag`, 0 for none; the endpoint's granule at `id`, its serial at
+// `serial`), if it still lives, and a receiver waiting there that may
+// take the message (`endpoint_lives`, `stop_receiver_may_run`).
+.macro referenced_receiver_may_run tag, id, serial
+    ldrb    w10, [sp, #\tag]
+    cbz     w10, refuse_locked
+    ldr     w23, [sp, #\id]
+    ldr     x22, [sp, #\serial]
+    endpoint_lives x22
+    stop_receiver_may_run
+.endm
+
 // After the point of no return: the call kept as stopped. Its slot's
 // words before the registers (its tag, where it stopped, no answer yet,
 // what the entry decided) as `template` (a `CallSlot`'s address) has them;
@@ -193,12 +206,7 @@ portcullis_trace_entry_fast:
     // The tracer's endpoint, if it still lives; a receiver waits there
     // (the head: the tracer) that may take the stop, with an IPC buffer
     // for its last seven words.
-    ldrb    w10, [sp, #T_TRACER]
-    cbz     w10, refuse_locked
-    ldr     w23, [sp, #T_TRACER_ID]
-    ldr     x22, [sp, #T_TRACER_SERIAL]
-    endpoint_lives x22
-    stop_receiver_may_run
+    referenced_receiver_may_run T_TRACER, T_TRACER_ID, T_TRACER_SERIAL
     // Point of no return: `Kernel::syscall_traced`'s changes, then
     // `ipc::send_kernel_message`'s. The call is kept as stopped at its
     // entry stop (`CallSlot::TRACE_ENTRY`).
