@@ -60,6 +60,7 @@
 .equ CTX_TPIDR,            {CTX_TPIDR}
 .equ MESSAGE_LENGTH_AND_CAPS_MASK, {MESSAGE_LENGTH_AND_CAPS_MASK}
 .equ REGISTER_MESSAGE_WORDS, {REGISTER_MESSAGE_WORDS}
+.equ SYSCALL_CALL,         {SYSCALL_CALL}          // abi::Syscall::Call
 .equ K_RUN_QUEUE_NONEMPTY, {K_RUN_QUEUE_NONEMPTY}  // CPU 0's bitmap
 .equ T_RUN_QUEUE_WORD,     {T_RUN_QUEUE_WORD}      // its word's offset from there
 .equ T_PRIORITY,           {T_PRIORITY}

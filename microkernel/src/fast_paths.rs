@@ -539,6 +539,7 @@ core::arch::global_asm!(
     N_WAITING = const l::NOTIFICATION_WAITING,
     N_BOUND = const l::NOTIFICATION_BOUND,
     SYSCALL_USER_DISPATCH_RETURN = const abi::Syscall::UserDispatchReturn.number(),
+    SYSCALL_CALL = const abi::Syscall::Call.number(),
     T_UD_START = const USER_DISPATCH_WORDS[0],
     T_UD_END = const USER_DISPATCH_WORDS[1],
     T_UD_HANDLER = const USER_DISPATCH_WORDS[2],

@@ -35,10 +35,10 @@
 // Only a message that fits in registers (x1's length and capability
 // count, read as one number, at most the register words): a longer one
 // goes to the generic entry at once, before anything is saved.
-.macro fits_in_registers_or_slow
+.macro fits_in_registers_or_slow slow
     and     x10, x1, #MESSAGE_LENGTH_AND_CAPS_MASK
     cmp     x10, #REGISTER_MESSAGE_WORDS
-    b.hi    el0_sync_slow_x9_x10_saved
+    b.hi    \slow
 .endm
 
 // What the caller keeps: x19..x30 and the system registers (a refusal
@@ -185,7 +185,7 @@
 // the work word and the no-entry-work mask).
     .global portcullis_ipc_fast_call
 portcullis_ipc_fast_call:
-    fits_in_registers_or_slow
+    fits_in_registers_or_slow el0_ipc_call_slow
     save_and_lock
     endpoint_capability CAP_WRITE_BIT
     receiver_at_head_owing_none
@@ -204,7 +204,7 @@ portcullis_ipc_fast_call:
 // A ReplyRecv whose caller may skip entry work.
     .global portcullis_ipc_fast_reply_recv
 portcullis_ipc_fast_reply_recv:
-    fits_in_registers_or_slow
+    fits_in_registers_or_slow el0_ipc_reply_recv_slow
     save_and_lock
     // The caller it owes a reply, still waiting for it (first: a server
     // answering a kernel message, a trace stop or a policy request, owes
@@ -303,8 +303,10 @@ answer_trace_exit_or_refuse:
     return_to_partner all=1
 
 // A refusal: nothing was changed. The rest of the caller's registers
-// (x0..x8, x11..x18) go to its context and the generic entry takes the
-// syscall.
+// (x0..x8, x11..x18) go to its context and the IPC entry of the path's
+// syscall (x8, the vector's tested number) takes it, as a message too long
+// for registers goes (`el0_ipc_call_slow`): the generic entry if that
+// declines.
 refuse_locked:
     stlr    xzr, [x19]
 refuse:
@@ -312,5 +314,10 @@ refuse:
     mov     x0, sp
     mrs     x21, tpidr_el1
     mov     sp, x21
+    cmp     x8, #SYSCALL_CALL
+    b.ne    1f
+    bl      portcullis_el0_ipc_call
+    bl      portcullis_el0_sync
+1:  bl      portcullis_el0_ipc_reply_recv
     bl      portcullis_el0_sync
     b       .

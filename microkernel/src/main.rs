@@ -16,7 +16,6 @@ use arch::context::{FpState, UserContext};
 use arch::cpu::crash::{Crash, CrashPoint};
 use arch::cpu::cross_core::{self, Waiting};
 use arch::cpu::kernel_cell::KernelCell;
-use arch::cpu::lean_entry::{self, LeanExit};
 use arch::cpu::power::{self, ExitMethod};
 use arch::cpu::smp::{self, this_cpu};
 use arch::cpu::{console, early_map, phys, registers, timer, tlb, user_return};
@@ -28,7 +27,7 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 use microkernel::cap::Memory;
 use microkernel::frames::FrameAllocator;
-use microkernel::kernel::{Interrupt, Kernel, LeanSyscall, Resume};
+use microkernel::kernel::{Interrupt, Kernel, Resume};
 use microkernel::platform::{MemoryMaintenance, PhysMemory, Platform, StalledCpu};
 use microkernel::system_image;
 use microkernel::tick;
@@ -84,6 +83,7 @@ macro_rules! kprintln {
 mod boot_cores;
 use boot_cores::{start_secondaries, GIC_WINDOW};
 mod fast_paths;
+mod syscall_entries;
 
 /// The hardware the kernel core drives through `Platform`.
 struct Machine {
@@ -663,62 +663,6 @@ fn el0_sync() -> ! {
     go(locked(Waiting::El0Sync, move |state| {
         state.kernel.handle_el0_sync(&mut state.machine, esr, far)
     }))
-}
-
-/// The kernel's half of the lean syscall entry (`el0_svc_generic` in
-/// `vectors.s`, `arch::cpu::lean_entry`): a syscall of a thread with no
-/// work, or policy alone, with only `x0..x18` and `x30` saved. It is
-/// carried out here if the kernel lock is free now and
-/// `Kernel::lean_syscall` takes it.
-#[no_mangle]
-extern "C" fn portcullis_el0_svc(context: *mut UserContext) -> LeanExit {
-    lean_entry(context, Kernel::lean_syscall)
-}
-
-/// The lean entry's kernel half for a thread whose only work is audit
-/// (`el0_svc_audited` in `vectors.s`): `Kernel::lean_audited_syscall`.
-#[no_mangle]
-extern "C" fn portcullis_el0_svc_audited(context: *mut UserContext) -> LeanExit {
-    lean_entry(context, Kernel::lean_audited_syscall)
-}
-
-/// The lean entry's kernel half, with the kernel's side of it: `syscall`.
-#[inline(always)]
-fn lean_entry(
-    context: *mut UserContext,
-    syscall: impl FnOnce(&mut Kernel, &mut Machine, u64) -> LeanSyscall,
-) -> LeanExit {
-    user_return::block_user_access();
-    let esr = registers::exception_syndrome_register();
-    let next = STATE.try_with_on_core(|state, token| {
-        state.kernel.on_core(token, this_cpu);
-        match syscall(&mut state.kernel, &mut state.machine, esr) {
-            LeanSyscall::NotLean => (lean_entry::SAVE_REST, false),
-            LeanSyscall::Returns { ttbr0 } => {
-                // A table's address: never mistaken for the two codes.
-                debug_assert!(ttbr0 > lean_entry::FINISH);
-                (ttbr0, false)
-            }
-            // The lock stays held until the frame is whole.
-            LeanSyscall::Finish => (lean_entry::FINISH, true),
-        }
-    });
-    // Taken elsewhere: the generic entry waits for it (and answers stall
-    // requests with the whole frame saved).
-    LeanExit {
-        context,
-        next: next.unwrap_or(lean_entry::SAVE_REST),
-    }
-}
-
-/// The lean entry's end, after `LeanSyscall::Finish` and with the whole
-/// frame saved: as the generic entry would go on.
-#[no_mangle]
-extern "C" fn portcullis_el0_svc_finish() -> ! {
-    // SAFETY: the stub calls this only when `portcullis_el0_svc` returned
-    // `FINISH`, which kept this CPU's hold of the lock; the stub itself
-    // only stored registers since.
-    go(unsafe { STATE.with_kept(|state| state.kernel.finish_lean_syscall(&mut state.machine)) })
 }
 
 /// An interrupt while a thread ran at EL0.

@@ -437,6 +437,23 @@ el0_sync_slow_x9_x10_saved:
     bl      portcullis_el0_sync
     b       .
 
+// The IPC entry (the kernel's `ipc_entry.rs`): a `Call` or `ReplyRecv`
+// the IPC fast path declined (x9/x10 parked). The whole frame is saved,
+// then the kernel half of that syscall's entry runs; if it declines, it
+// returns, and the generic entry takes the exception.
+.macro ipc_entry_stub kernel_half
+    save_user_context x9_x10_saved=1
+    bl      \kernel_half
+    bl      portcullis_el0_sync
+    b       .
+.endm
+    .global el0_ipc_call_slow
+el0_ipc_call_slow:
+    ipc_entry_stub portcullis_el0_ipc_call
+    .global el0_ipc_reply_recv_slow
+el0_ipc_reply_recv_slow:
+    ipc_entry_stub portcullis_el0_ipc_reply_recv
+
 el1_exception_common:
     stp     x2, x3, [sp, #16 * 1]
     stp     x4, x5, [sp, #16 * 2]

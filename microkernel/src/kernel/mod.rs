@@ -33,6 +33,7 @@ mod entry_work;
 pub mod fast_path;
 mod forward;
 mod invariants;
+mod ipc_entry;
 mod lean_entry;
 mod members;
 mod object;

@@ -604,6 +604,17 @@ pub fn set_space_arguments(context: &UserContext) -> Result<SetSpaceArguments, E
 }
 
 fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode> {
+    Ok(Call::Ipc {
+        operation,
+        capability: ipc_capability(context, operation)?,
+    })
+}
+
+/// The checks `decode` makes of an IPC syscall's registers, for
+/// `operation`: the capability pointer it names, or the error to return
+/// (a message longer than any, or capabilities sent with a reply).
+#[inline(always)]
+pub fn ipc_capability(context: &UserContext, operation: IpcOperation) -> Result<u64, ErrorCode> {
     if operation.sends() {
         let info = context.message_info();
         // Capabilities travel with sends and calls, not with replies.
@@ -615,8 +626,5 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
             return Err(ErrorCode::InvalidArgument);
         }
     }
-    Ok(Call::Ipc {
-        operation,
-        capability: context.capability_pointer(),
-    })
+    Ok(context.capability_pointer())
 }

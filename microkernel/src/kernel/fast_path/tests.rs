@@ -25,16 +25,25 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
         )));
     }
     let fast_path = include_str!("../../ipc_fast_path.s");
-    for (number, entry) in [
-        ("SYSCALL_CALL", "portcullis_ipc_fast_call"),
-        ("SYSCALL_REPLY_RECV", "portcullis_ipc_fast_reply_recv"),
+    for (number, entry, slow) in [
+        (
+            "SYSCALL_CALL",
+            "portcullis_ipc_fast_call",
+            "el0_ipc_call_slow",
+        ),
+        (
+            "SYSCALL_REPLY_RECV",
+            "portcullis_ipc_fast_reply_recv",
+            "el0_ipc_reply_recv_slow",
+        ),
     ] {
         let test = format!("cmp     x8, #{number}\n    b.eq    {entry}\n");
         assert!(vectors.contains(&test), "{number} goes to {entry}");
         assert_eq!(vectors.matches(&format!("b.eq    {entry}")).count(), 1);
-        // Each entry first refuses a message longer than the registers.
+        // Each entry first sends a message longer than the registers to
+        // its own syscall's IPC entry.
         assert!(fast_path.contains(&format!(
-            "{entry}:\n    fits_in_registers_or_slow\n    save_and_lock\n"
+            "{entry}:\n    fits_in_registers_or_slow {slow}\n    save_and_lock\n"
         )));
     }
     // Yield goes to its own path, after the two IPC numbers; the numbers
@@ -58,6 +67,36 @@ fn the_vector_sends_exactly_call_and_reply_recv_here() {
     let notification = include_str!("../../notification_fast_path.s");
     assert!(notification.contains("portcullis_notification_fast:\n"));
     assert!(notification.contains("    cbnz    x9, notification_wait\n"));
+}
+
+/// The IPC entry (`kernel/ipc_entry.rs`): each of its stubs saves the
+/// whole frame and calls its own syscall's kernel half, then the generic
+/// entry (reached only when that half declines: it returns); the fast
+/// path's refusal picks the half by `x8`, which the vector tested to be
+/// `Call`'s or `ReplyRecv`'s number.
+#[test]
+fn the_ipc_entry_takes_each_syscall_to_its_own_half_then_the_generic_entry() {
+    let vectors = include_str!("../../../../arch/src/cpu/vectors.s");
+    let stub = ".macro ipc_entry_stub kernel_half\n    save_user_context x9_x10_saved=1\n    bl      \\kernel_half\n    bl      portcullis_el0_sync\n    b       .\n.endm\n";
+    assert!(vectors.contains(stub));
+    for (slow, half) in [
+        ("el0_ipc_call_slow", "portcullis_el0_ipc_call"),
+        ("el0_ipc_reply_recv_slow", "portcullis_el0_ipc_reply_recv"),
+    ] {
+        assert!(vectors.contains(&format!("{slow}:\n    ipc_entry_stub {half}\n")));
+    }
+    let fast_path = include_str!("../../ipc_fast_path.s");
+    let refusal = "    cmp     x8, #SYSCALL_CALL\n    b.ne    1f\n    bl      portcullis_el0_ipc_call\n    bl      portcullis_el0_sync\n1:  bl      portcullis_el0_ipc_reply_recv\n    bl      portcullis_el0_sync\n    b       .\n";
+    assert!(fast_path.contains(&format!("refuse:\n    save_arguments_and_temporaries\n    mov     x0, sp\n    mrs     x21, tpidr_el1\n    mov     sp, x21\n{refusal}")));
+    let halves = include_str!("../../syscall_entries.rs");
+    for (half, reply_recv) in [
+        ("portcullis_el0_ipc_call", false),
+        ("portcullis_el0_ipc_reply_recv", true),
+    ] {
+        assert!(halves.contains(&format!(
+            "extern \"C\" fn {half}(_context: *mut UserContext) {{\n    el0_ipc::<{reply_recv}>()\n}}"
+        )));
+    }
 }
 
 /// `vectors.s` sends an SVC to the trace fast path only from a thread

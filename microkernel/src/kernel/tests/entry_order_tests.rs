@@ -24,6 +24,7 @@ use arch::object_memory::kind;
 use entry::{EntryStop, WorkFlags};
 use std::collections::HashMap;
 
+mod ipc_entry;
 mod lanes;
 mod trace_lane;
 

@@ -101,6 +101,25 @@ pub(in crate::kernel) fn svc_as_the_vector_takes_it<P: crate::platform::Platform
     if !(work.is_empty() || lean_work && number < 64) {
         return kernel.syscall(platform, current, esr);
     }
+    // `Call` and `ReplyRecv` of a thread without entry work for them: the
+    // IPC fast path (not modelled here: the in-guest cases compare it with
+    // these) or, where it declines, the IPC entry, and the generic entry
+    // if that declines too.
+    if kernel.objects[current].skips_entry_work(number) {
+        let ipc = if number == abi::Syscall::Call.number() {
+            Some(kernel.ipc_entry::<P, false>(platform, esr))
+        } else if number == abi::Syscall::ReplyRecv.number() {
+            Some(kernel.ipc_entry::<P, true>(platform, esr))
+        } else {
+            None
+        };
+        if let Some(taken) = ipc {
+            return match taken {
+                Some(resume) => resume,
+                None => kernel.syscall(platform, current, esr),
+            };
+        }
+    }
     // A number the mask excuses goes the ways of a syscall without work,
     // and with the work word not 0, from there to the generic entry.
     if !work.is_empty() && kernel.objects[current].skips_entry_work(number) {
