@@ -32,6 +32,15 @@ impl IpcOperation {
     pub fn sends(self) -> bool {
         !matches!(self, IpcOperation::Recv | IpcOperation::NBRecv)
     }
+
+    /// May the operation's message carry capabilities? Sends and calls,
+    /// not replies (the decoder refuses a reply that names any).
+    pub fn may_carry_caps(self) -> bool {
+        matches!(
+            self,
+            IpcOperation::Send | IpcOperation::NBSend | IpcOperation::Call
+        )
+    }
 }
 
 /// Which notification operation a syscall asks for.

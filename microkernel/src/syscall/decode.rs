@@ -617,12 +617,9 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
 pub fn ipc_capability(context: &UserContext, operation: IpcOperation) -> Result<u64, ErrorCode> {
     if operation.sends() {
         let info = context.message_info();
-        // Capabilities travel with sends and calls, not with replies.
-        let may_carry_caps = matches!(
-            operation,
-            IpcOperation::Send | IpcOperation::NBSend | IpcOperation::Call
-        );
-        if info.length() as usize > MAX_MESSAGE_WORDS || (info.caps() != 0 && !may_carry_caps) {
+        if info.length() as usize > MAX_MESSAGE_WORDS
+            || (info.caps() != 0 && !operation.may_carry_caps())
+        {
             return Err(ErrorCode::InvalidArgument);
         }
     }
