@@ -17,7 +17,7 @@
 
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
-use crate::syscall::{self, IpcOperation};
+use crate::syscall::{self, IpcOperation, SyscallResult};
 use abi::Syscall;
 use entry::WorkFlags;
 
@@ -58,7 +58,12 @@ impl Kernel {
                 } else {
                     self.ipc_operation_inline::<P, false>(platform, current, operation, capability)
                 };
-                self.apply_result(platform, current, esr, None, result);
+                // Its effects first: the common result, tested with one
+                // compare.
+                match result {
+                    SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
+                    result => self.apply_result(platform, current, esr, None, result),
+                }
             }
             Err(code) => Self::write_result(thread, code),
         }

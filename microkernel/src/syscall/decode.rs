@@ -617,9 +617,16 @@ fn ipc(context: &UserContext, operation: IpcOperation) -> Result<Call, ErrorCode
 pub fn ipc_capability(context: &UserContext, operation: IpcOperation) -> Result<u64, ErrorCode> {
     if operation.sends() {
         let info = context.message_info();
-        if info.length() as usize > MAX_MESSAGE_WORDS
-            || (info.caps() != 0 && !operation.may_carry_caps())
-        {
+        // One compare each way: the length alone for an operation whose
+        // message may carry capabilities; else the length and the
+        // capability count read as one number (the count sits above the
+        // length, so any count makes it larger than any length).
+        let checked = if operation.may_carry_caps() {
+            u64::from(info.length())
+        } else {
+            u64::from(info) & abi::MESSAGE_LENGTH_AND_CAPS_MASK
+        };
+        if checked > MAX_MESSAGE_WORDS as u64 {
             return Err(ErrorCode::InvalidArgument);
         }
     }

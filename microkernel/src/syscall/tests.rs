@@ -69,6 +69,51 @@ fn mint_arguments_are_checked() {
     );
 }
 
+/// Every length and capability count of every IPC syscall: a sending
+/// one is refused exactly when its message is longer than any, or names
+/// capabilities that only a send or call may carry (the decoder reads
+/// both fields as one number where no capability may travel); a receive
+/// ignores x1 (it is an output).
+#[test]
+fn every_ipc_message_length_and_count_is_checked_by_the_rule() {
+    let ipc = [
+        (Syscall::Send, IpcOperation::Send),
+        (Syscall::NBSend, IpcOperation::NBSend),
+        (Syscall::Call, IpcOperation::Call),
+        (Syscall::Reply, IpcOperation::Reply),
+        (Syscall::ReplyRecv, IpcOperation::ReplyRecv),
+        (Syscall::Recv, IpcOperation::Recv),
+        (Syscall::NBRecv, IpcOperation::NBRecv),
+    ];
+    for (syscall, operation) in ipc {
+        let may_carry = matches!(syscall, Syscall::Send | Syscall::NBSend | Syscall::Call);
+        assert_eq!(operation.may_carry_caps(), may_carry, "{syscall:?}");
+        for length in 0..=127u8 {
+            for caps in 0..=3u8 {
+                let mut ctx = regs(syscall.number(), 4, 0, 0);
+                ctx.set_message_info(MessageInfo::with(3, length).with_caps(caps));
+                let refused = operation.sends()
+                    && (usize::from(length) > crate::ipc::message::MAX_MESSAGE_WORDS
+                        || (caps != 0 && !may_carry));
+                let expected = if refused {
+                    Err(ErrorCode::InvalidArgument)
+                } else {
+                    Ok(Call::Ipc {
+                        operation,
+                        capability: 4,
+                    })
+                };
+                assert_eq!(decode(&ctx), expected, "{syscall:?} {length} {caps}");
+                assert_eq!(
+                    ipc_capability(&ctx, operation),
+                    expected.map(|_| 4),
+                    "{syscall:?} {length} {caps}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn ipc_messages_are_checked() {
     let mut ctx = regs(9, 4, 0, 0);
