@@ -34,7 +34,8 @@
 
 // Only a message that fits in registers (x1's length and capability
 // count, read as one number, at most the register words): a longer one
-// goes to the generic entry at once, before anything is saved.
+// goes to its syscall's IPC entry (`slow`) at once, before anything is
+// saved.
 .macro fits_in_registers_or_slow slow
     and     x10, x1, #MESSAGE_LENGTH_AND_CAPS_MASK
     cmp     x10, #REGISTER_MESSAGE_WORDS

@@ -429,9 +429,7 @@ el0_sync_slow:
     bl      portcullis_el0_sync
     b       .
 
-// Also where the IPC fast path (the kernel's `ipc_fast_path.s`) sends a
-// message too long for registers.
-    .global el0_sync_slow_x9_x10_saved
+// The same, from the inline checks (x9/x10 parked).
 el0_sync_slow_x9_x10_saved:
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_sync

@@ -19,8 +19,8 @@
 //! # What it saves
 //! The caller's `x9`/`x10` (parked by the vector), `x19..x30`, `SP_EL0`,
 //! `ELR_EL1`, `SPSR_EL1` and `TPIDR_EL0` go to its saved registers;
-//! `x0..x8` and `x11..x18` do not (a refusal saves them before the
-//! generic entry takes the syscall). The partner gets the message in
+//! `x0..x8` and `x11..x18` do not (a refusal saves them before the IPC
+//! entry, `kernel/ipc_entry.rs`, takes the syscall). The partner gets the message in
 //! `x0..x8` and its own `x9..x30` and system registers back from its
 //! saved registers. So after a `Call` or `ReplyRecv` a thread's `x9..x18`
 //! hold values it had itself at some earlier entry to the kernel (or
