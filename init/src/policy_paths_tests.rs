@@ -56,6 +56,16 @@ fn registers_first() -> FilterBuilder {
                 .arg(2, ArgOp::Eq, 7)
                 .action(Action::errno(ErrorCode::Denied)),
         )
+        .rule(
+            RuleBuilder::syscall(Syscall::Call)
+                .arg(2, ArgOp::Eq, REFUSED_X2)
+                .action(Action::errno(ErrorCode::Denied)),
+        )
+        .rule(
+            RuleBuilder::syscall(Syscall::ReplyRecv)
+                .arg(2, ArgOp::Eq, REFUSED_X2)
+                .action(Action::errno(ErrorCode::Denied)),
+        )
 }
 
 /// The second filter: more `Null` rules, so the stack's verdict is the
@@ -88,6 +98,8 @@ fn reads_the_pc() -> FilterBuilder {
     FilterBuilder::new(Action::Allow)
         .rule(never(Syscall::Null))
         .rule(never(Syscall::Yield))
+        .rule(never(Syscall::Call))
+        .rule(never(Syscall::ReplyRecv))
 }
 
 fn attach(slot: usize, rules: FilterBuilder) -> Result<(), ErrorCode> {
@@ -159,6 +171,54 @@ const CALLS: [(Syscall, [u64; 8], u64); 12] = {
     ]
 };
 
+/// The `x2` for which the first filter refuses `Call` and `ReplyRecv`.
+const REFUSED_X2: u64 = 0xdead;
+
+/// A capability pointer past the CSpace.
+const NO_SLOT: u64 = 1 << 40;
+
+/// `Call`s and `ReplyRecv`s of a capability that does not exist, with
+/// message lengths in x1 and an x2: on the first run the policy fast
+/// path allows all but those with `REFUSED_X2`, and sends them on to the
+/// IPC fast path, which declines each (a message too long for registers,
+/// or, after its save, the missing capability) to its IPC entry. That
+/// declines it too (the thread has policy work for it), and the generic
+/// entry takes it, judges it again and refuses it for the capability:
+/// the IPC entry's way back to the generic entry, which nothing else in
+/// the suite takes. On the second run the generic entry takes them at
+/// once. Both runs must leave the same registers and count one syscall
+/// each for those allowed.
+const IPC_CALLS: [(Syscall, u8, u64); 6] = [
+    (Syscall::Call, 2, 1),
+    (Syscall::Call, 7, 1),
+    (Syscall::ReplyRecv, 2, 1),
+    (Syscall::ReplyRecv, 7, 1),
+    (Syscall::Call, 2, REFUSED_X2),
+    (Syscall::ReplyRecv, 7, REFUSED_X2),
+];
+
+/// The registers of `IPC_CALLS[i]`.
+fn ipc_args(i: usize) -> [u64; 8] {
+    let (_, length, x2) = IPC_CALLS[i];
+    [
+        NO_SLOT,
+        MessageInfo::with(3, length).into(),
+        x2,
+        3,
+        4,
+        5,
+        6,
+        7,
+    ]
+}
+
+/// What the allowed ones of `IPC_CALLS` may leave in x0 (no such
+/// capability; for the long message of a thread without an IPC buffer,
+/// that first).
+fn ipc_refusal(x0: u64) -> bool {
+    x0 == ErrorCode::InvalidCapability.raw() || x0 == ErrorCode::InvalidAddress.raw()
+}
+
 /// More calls, their registers drawn from values the rules' edges lie
 /// on; what each gets is compared between the paths.
 const EDGES: [u64; 12] = [0, 1, 2, 3, 5, 7, 0x30, 0x3f, 101, 0x100, 0x135, u64::MAX];
@@ -195,6 +255,17 @@ fn run_all(out: &mut [[u64; 9]; CALLS.len() + DRAWN]) -> Result<u64, ErrorCode> 
     Ok(after - before - 1)
 }
 
+/// `IPC_CALLS`, in order: x0..x8 as each left them, and how many reached
+/// the generic entry.
+fn run_ipc(out: &mut [[u64; 9]; IPC_CALLS.len()]) -> Result<u64, ErrorCode> {
+    let before = sdk::debug::thread_stats(OWN_TCB.0)?.syscalls;
+    for (i, (syscall, _, _)) in IPC_CALLS.iter().enumerate() {
+        out[i] = raw_syscall_registers(syscall.number(), ipc_args(i));
+    }
+    let after = sdk::debug::thread_stats(OWN_TCB.0)?.syscalls;
+    Ok(after - before - 1)
+}
+
 /// `BootProgram::PolicyPaths`: an Untyped in slot 4, its own TCB with the
 /// policy right in slot 7.
 pub fn paths() -> i32 {
@@ -209,11 +280,36 @@ pub fn paths() -> i32 {
     let Ok(fast_counted) = run_all(&mut fast) else {
         return 4;
     };
+    let mut ipc_fast = [[0; 9]; IPC_CALLS.len()];
+    let Ok(ipc_fast_counted) = run_ipc(&mut ipc_fast) else {
+        return 4;
+    };
     expect!(5, attach(2, reads_the_pc()), Ok(()));
     let mut generic = [[0; 9]; CALLS.len() + DRAWN];
     let Ok(generic_counted) = run_all(&mut generic) else {
         return 6;
     };
+    let mut ipc_generic = [[0; 9]; IPC_CALLS.len()];
+    let Ok(ipc_generic_counted) = run_ipc(&mut ipc_generic) else {
+        return 6;
+    };
+    // The IPC calls the filter allowed reached the generic entry once
+    // each on both runs (the IPC entry declined them without counting);
+    // the refused ones only on the second.
+    let allowed = IPC_CALLS.iter().filter(|c| c.2 != REFUSED_X2).count() as u64;
+    expect!(300, ipc_fast_counted, allowed);
+    expect!(301, ipc_generic_counted, IPC_CALLS.len() as u64);
+    for (i, (syscall, _, x2)) in IPC_CALLS.iter().enumerate() {
+        let check = 310 + 3 * i as i32;
+        let x0 = ipc_fast[i][0];
+        if *x2 == REFUSED_X2 {
+            expect!(check, (*syscall, x0), (*syscall, ErrorCode::Denied.raw()));
+        } else {
+            expect!(check, (*syscall, ipc_refusal(x0)), (*syscall, true));
+        }
+        expect!(check + 1, &ipc_fast[i][1..8], &ipc_args(i)[1..8]);
+        expect!(check + 2, ipc_fast[i], ipc_generic[i]);
+    }
     // The vector judged every call of the first run (none reached the
     // generic entry), the generic entry every call of the second.
     expect!(7, fast_counted, 0);

@@ -7,7 +7,7 @@
 // thread, whose saved registers come first. Until the lock is taken only
 // x9/x10 are scratch; after the save below x19..x30 are scratch too (their
 // values are in the context). x11..x18 are never touched: a refusal saves
-// them (`refuse`), and the switch leaves them as the partner's context has
+// them (`ipc_refuse`), and the switch leaves them as the partner's context has
 // them. x0..x8 stay the caller's: x0 the capability, x1 the message info,
 // x2..x7 the message words, which the partner receives in place. They
 // are not saved unless the path refuses: after the switch the caller
@@ -47,7 +47,7 @@
 // CPU's view.
 .macro save_and_lock
     save_callee_saved
-    lock_at_once x19, x20, x9, w9, refuse, refuse, x10
+    lock_at_once x19, x20, x9, w9, ipc_refuse, ipc_refuse, x10
     ldr     x20, [x19, #KERNEL + K_MEMORY_BASE]
 .endm
 
@@ -57,10 +57,10 @@
 // bit must extend the type mask's run: the read right's does).
 .macro endpoint_capability bit, with_type=0
 .if \with_type
-    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, refuse_locked, (1 << \bit)
+    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, ipc_refuse_locked, (1 << \bit)
 .else
-    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, refuse_locked
-    tbz     x21, #\bit, refuse_locked
+    capability_of x20, x9, w9, x21, x22, CAP_ENDPOINT, ipc_refuse_locked
+    tbz     x21, #\bit, ipc_refuse_locked
 .endif
     ubfx    x23, x21, #CAP_OBJECT_SHIFT, #32
     add     x24, x20, x23, lsl #GRANULE_SHIFT
@@ -68,14 +68,14 @@
 
 // A receiver waits at the head of the endpoint whose record is x24,
 // owing no reply (x20 object memory's base): its thread id to w25, its
-// TCB record to x26; else `refuse_locked`.
-.macro receiver_at_head_owing_none
+// TCB record to x26; else `refused`.
+.macro receiver_at_head_owing_none refused
     ldrb    w10, [x24, #EP_WAITING]
-    tbz     w10, #WAITING_RECEIVERS_BIT, refuse_locked
+    tbz     w10, #WAITING_RECEIVERS_BIT, \refused
     ldr     w25, [x24, #EP_HEAD]
     add     x26, x20, x25, lsl #GRANULE_SHIFT
     ldr     w10, [x26, #TCB_BODY + T_REPLY_TO]
-    cbnz    w10, refuse_locked
+    cbnz    w10, \refused
 .endm
 
 // The partner (x25, TCB record in x26) is at least as urgent as the
@@ -85,7 +85,7 @@
     ldrh    w9, [sp, #T_FAST_KEY]
     sub     x10, x10, x9
     cmp     x10, #255
-    b.hi    refuse_locked
+    b.hi    ipc_refuse_locked
 .endm
 
 // The partner (TCB record x26) is the thread the scheduler would run
@@ -94,19 +94,19 @@
 // thread more urgent than it is ready there (no bit above its priority's
 // in its CPU's run-queue bitmap: in its own word, shifted down by the
 // priority, and in each later word). x27..x29 are clobbered.
-.macro partner_most_urgent_here
+.macro partner_most_urgent_here refused
     ldrh    w10, [x26, #TCB_BODY + T_FAST_KEY]
     ldrh    w9, [sp, #T_FAST_KEY]
     eor     w10, w10, w9
     cmp     w10, #511
-    b.hi    refuse_locked
+    b.hi    \refused
     ldr     w28, [x26, #TCB_BODY + T_RUN_QUEUE_WORD]
     ldrb    w29, [x26, #TCB_BODY + T_PRIORITY]
     add     x27, x19, x28
     ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY]
     lsr     x10, x10, x29
     cmp     x10, #1
-    b.hi    refuse_locked
+    b.hi    \refused
     // x27 back to the CPU's word 0 (x28 the own word's offset in the
     // bitmap, 0 to 24); each later word must be zero.
     and     x28, x28, #0x18
@@ -114,14 +114,14 @@
     cmp     x28, #16
     b.hi    .Lmost_urgent\@
     ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 24]
-    cbnz    x10, refuse_locked
+    cbnz    x10, \refused
     b.eq    .Lmost_urgent\@
     ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 16]
-    cbnz    x10, refuse_locked
+    cbnz    x10, \refused
     cmp     x28, #8
     b.eq    .Lmost_urgent\@
     ldr     x10, [x27, #KERNEL + K_RUN_QUEUE_NONEMPTY + 8]
-    cbnz    x10, refuse_locked
+    cbnz    x10, \refused
 .Lmost_urgent\@:
 .endm
 
@@ -132,8 +132,8 @@
     partner_urgent_enough
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY
-    b.ne    refuse_locked
-    asid_current x19, refuse_locked
+    b.ne    ipc_refuse_locked
+    asid_current x19, ipc_refuse_locked
 .endm
 
 // The partner runs: its state, the kernel's current thread, FP/SIMD
@@ -189,7 +189,7 @@ portcullis_ipc_fast_call:
     fits_in_registers_or_slow el0_ipc_call_slow
     save_and_lock
     endpoint_capability CAP_WRITE_BIT
-    receiver_at_head_owing_none
+    receiver_at_head_owing_none ipc_refuse_locked
     partner_may_run
     // Point of no return: `ipc::send`'s changes for a Call. The caller
     // waits for the reply the receiver now owes it.
@@ -213,17 +213,17 @@ portcullis_ipc_fast_reply_recv:
     // before the capability is looked up). No bound notification (its
     // bits would end the receive).
     ldr     w25, [sp, #T_REPLY_TO]
-    cbz     w25, refuse_locked
+    cbz     w25, ipc_refuse_locked
     add     x26, x20, x25, lsl #GRANULE_SHIFT
     ldrb    w10, [x26, #TCB_BODY + T_STATE]
     cmp     w10, #STATE_BLOCKED_ON_REPLY
     b.ne    answer_trace_exit_or_refuse
     ldr     w10, [sp, #T_BOUND_NOTIFICATION]
-    cbnz    w10, refuse_locked
+    cbnz    w10, ipc_refuse_locked
     endpoint_capability CAP_READ_BIT, with_type=1
     // The receive will block: no sender waits.
     ldrb    w10, [x24, #EP_WAITING]
-    tbnz    w10, #WAITING_SENDERS_BIT, refuse_locked
+    tbnz    w10, #WAITING_SENDERS_BIT, ipc_refuse_locked
     partner_may_run
     // Point of no return: `ipc::reply_receive`'s changes. The reply is
     // given, and the thread waits on the endpoint as its last receiver
@@ -256,38 +256,38 @@ answer_trace_exit_or_refuse:
     // (The message's tag first: a policy server's answer, the commonest
     // other, is refused after two more tests.)
     cmp     w10, #STATE_BLOCKED_ON_ANSWER
-    b.ne    refuse_locked
+    b.ne    ipc_refuse_locked
     add     x9, x26, #TCB_BODY
     ldrb    w10, [x9, #T_KERNEL_MESSAGE]
     cmp     w10, #KERNEL_MESSAGE_TRACE_STOP
-    b.ne    refuse_locked
+    b.ne    ipc_refuse_locked
 .if TRACE_REPLY_CONTINUE != 0
     .error "a continue's label is 0: x1 holds no bits above its length and capability count"
 .endif
     tst     x1, #~MESSAGE_LENGTH_AND_CAPS_MASK
-    b.ne    refuse_locked
+    b.ne    ipc_refuse_locked
     ldrb    w10, [x9, #T_KERNEL_MESSAGE + TRACE_STOP_KIND]
     cmp     w10, #STOP_KIND_EXIT
-    b.ne    refuse_locked
+    b.ne    ipc_refuse_locked
     ldr     x10, [x9, #T_WORK]
     cmp     x10, #WORK_TRACE
-    b.ne    refuse_locked
+    b.ne    ipc_refuse_locked
     ldrb    w10, [x9, #T_TRACE_OWED]
-    cbnz    w10, refuse_locked
+    cbnz    w10, ipc_refuse_locked
     ldrb    w10, [x9, #T_CALL]
-    cbnz    w10, refuse_locked
+    cbnz    w10, ipc_refuse_locked
     ldr     x10, [x9, #CTX_ELR_PAIR + 8]
-    tbnz    x10, #SPSR_SS_BIT, refuse_locked
+    tbnz    x10, #SPSR_SS_BIT, ipc_refuse_locked
     add     x9, x19, #KERNEL
     ldrb    w10, [x9, #K_STEP_INSTALLED]
-    cbnz    w10, refuse_locked
+    cbnz    w10, ipc_refuse_locked
     ldr     w10, [sp, #T_BOUND_NOTIFICATION]
-    cbnz    w10, refuse_locked
+    cbnz    w10, ipc_refuse_locked
     endpoint_capability CAP_READ_BIT, with_type=1
     ldrb    w10, [x24, #EP_WAITING]
-    tbnz    w10, #WAITING_SENDERS_BIT, refuse_locked
-    partner_most_urgent_here
-    asid_current x19, refuse_locked
+    tbnz    w10, #WAITING_SENDERS_BIT, ipc_refuse_locked
+    partner_most_urgent_here ipc_refuse_locked
+    asid_current x19, ipc_refuse_locked
     // Point of no return: `ipc::reply_receive`'s changes for such an
     // answer. The exit stop is answered (the kernel message taken), and
     // the caller waits on the endpoint as its last receiver.
@@ -303,22 +303,37 @@ answer_trace_exit_or_refuse:
     run_next x19
     return_to_partner all=1
 
-// A refusal: nothing was changed. The rest of the caller's registers
-// (x0..x8, x11..x18) go to its context and the IPC entry of the path's
-// syscall (x8, the vector's tested number) takes it, as a message too long
-// for registers goes (`el0_ipc_call_slow`): the generic entry if that
-// declines.
-refuse_locked:
-    stlr    xzr, [x19]
-refuse:
+// What a refusal saves: the rest of the caller's registers (x0..x8,
+// x11..x18) to its context, which is then whole; the kernel stack.
+.macro refusal_save
     save_arguments_and_temporaries
     mov     x0, sp
     mrs     x21, tpidr_el1
     mov     sp, x21
+.endm
+
+// A refusal of this path: nothing was changed. The caller's registers
+// are saved (`refusal_save`) and the IPC entry of the path's syscall
+// (x8: the vector sends only Call's and ReplyRecv's number here) takes
+// it, as a message too long for registers goes (`el0_ipc_call_slow`):
+// the generic entry if that declines.
+ipc_refuse_locked:
+    stlr    xzr, [x19]
+ipc_refuse:
+    refusal_save
     cmp     x8, #SYSCALL_CALL
     b.ne    1f
     bl      portcullis_el0_ipc_call
     bl      portcullis_el0_sync
 1:  bl      portcullis_el0_ipc_reply_recv
+    bl      portcullis_el0_sync
+    b       .
+
+// A refusal of the trace and policy request fast paths (which take any
+// number): the same save, then the generic entry.
+refuse_locked:
+    stlr    xzr, [x19]
+refuse:
+    refusal_save
     bl      portcullis_el0_sync
     b       .

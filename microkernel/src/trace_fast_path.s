@@ -11,7 +11,8 @@
 // waits at its stop, and its tracer may read or change any register.
 // x0..x8 and x11..x18 keep the thread's values until the point of no
 // return, so a refusal (`refuse_locked`, `ipc_fast_path.s`, which saves
-// them again) leaves the syscall to the generic entry as it came.
+// them again) leaves the syscall to the generic entry as it came (never
+// to the IPC entry, which the IPC path's own refusal takes).
 //
 // Its steps are macros (below) that the policy request fast path
 // (`policy_request_fast_path.s`, assembled after it) takes too.
@@ -122,7 +123,7 @@
 // to EL0 at once: no work but policy work, an ASID of the current
 // generation (TTBR0 to x27).
 .macro stop_receiver_may_run
-    receiver_at_head_owing_none
+    receiver_at_head_owing_none refuse_locked
     ldrb    w10, [x26, #TCB_BODY + T_IPC_BUFFER]
     cbz     w10, refuse_locked
     ldr     x21, [x26, #TCB_BODY + T_IPC_BUFFER_WORD]
@@ -133,7 +134,7 @@
     sub     x10, x10, x9
     cmp     x10, #255
     b.ls    .Lreceiver_runs_here\@
-    partner_most_urgent_here
+    partner_most_urgent_here refuse_locked
 .Lreceiver_runs_here\@:
     ldr     x10, [x26, #TCB_BODY + T_WORK]
     tst     x10, #WORK_NOT_POLICY

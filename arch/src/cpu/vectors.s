@@ -429,7 +429,10 @@ el0_sync_slow:
     bl      portcullis_el0_sync
     b       .
 
-// The same, from the inline checks (x9/x10 parked).
+// The same with x9/x10 parked: from the inline checks, and where the
+// yield, notification and user-dispatch fast paths (the kernel's) send
+// what they decline.
+    .global el0_sync_slow_x9_x10_saved
 el0_sync_slow_x9_x10_saved:
     save_user_context x9_x10_saved=1
     bl      portcullis_el0_sync

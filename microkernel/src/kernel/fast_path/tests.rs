@@ -87,7 +87,29 @@ fn the_ipc_entry_takes_each_syscall_to_its_own_half_then_the_generic_entry() {
     }
     let fast_path = include_str!("../../ipc_fast_path.s");
     let refusal = "    cmp     x8, #SYSCALL_CALL\n    b.ne    1f\n    bl      portcullis_el0_ipc_call\n    bl      portcullis_el0_sync\n1:  bl      portcullis_el0_ipc_reply_recv\n    bl      portcullis_el0_sync\n    b       .\n";
-    assert!(fast_path.contains(&format!("refuse:\n    save_arguments_and_temporaries\n    mov     x0, sp\n    mrs     x21, tpidr_el1\n    mov     sp, x21\n{refusal}")));
+    assert!(fast_path.contains(&format!(
+        "ipc_refuse_locked:\n    stlr    xzr, [x19]\nipc_refuse:\n    refusal_save\n{refusal}"
+    )));
+    assert!(fast_path.contains(".macro refusal_save\n    save_arguments_and_temporaries\n    mov     x0, sp\n    mrs     x21, tpidr_el1\n    mov     sp, x21\n.endm\n"));
+    // The IPC path refuses only to its own labels (whose x8 test holds
+    // for its two numbers alone); the trace and policy request paths,
+    // which take any number, only to the generic entry's.
+    let (path, labels) = fast_path.split_once("// What a refusal saves").unwrap();
+    let code = path
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""));
+    for word in code.flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_'))) {
+        assert!(word != "refuse" && word != "refuse_locked", "{word}");
+    }
+    assert!(labels.contains(
+        "refuse_locked:\n    stlr    xzr, [x19]\nrefuse:\n    refusal_save\n    bl      portcullis_el0_sync\n    b       .\n"
+    ));
+    for other in [
+        include_str!("../../trace_fast_path.s"),
+        include_str!("../../policy_request_fast_path.s"),
+    ] {
+        assert!(!other.contains("ipc_refuse"));
+    }
     let halves = include_str!("../../syscall_entries.rs");
     for (half, reply_recv) in [
         ("portcullis_el0_ipc_call", false),

@@ -72,12 +72,26 @@ fn a_call_or_reply_recv_taken_by_the_ipc_entry_ends_as_by_the_generic_entry() {
         (Syscall::ReplyRecv, EMPTY, short),
         (Syscall::ReplyRecv, SIGNAL, short),
     ];
+    // No work at all, or exit work alone (which no syscall's entry
+    // waits for: both entries take the syscall, and `resume` does it).
+    let works = [
+        WorkFlags::empty(),
+        WorkFlags::NEED_RESCHED,
+        WorkFlags::NOTIFY_RESUME,
+    ];
     for (number, capability, info) in cases {
-        let mut generic = Scene::with_rules([]);
-        let expected = make(&mut generic, number, capability, info, false);
-        let mut scene = Scene::with_rules([]);
-        let state = make(&mut scene, number, capability, info, true);
-        assert_eq!(state, expected, "{number:?} {capability} {info:?}");
+        for work in works {
+            let scene_with = |work| {
+                let mut scene = Scene::with_rules([]);
+                scene.kernel.objects[scene.thread].work = work;
+                scene
+            };
+            let mut generic = scene_with(work);
+            let expected = make(&mut generic, number, capability, info, false);
+            let mut scene = scene_with(work);
+            let state = make(&mut scene, number, capability, info, true);
+            assert_eq!(state, expected, "{number:?} {capability} {info:?} {work:?}");
+        }
     }
 }
 
@@ -105,6 +119,12 @@ fn the_ipc_entry_declines_what_is_not_its_own_with_nothing_done() {
     for number in [Syscall::Call, Syscall::ReplyRecv] {
         let scene = Scene::new(rule(number, Action::Errno(ERRNO))).filtered();
         assert!(!scene.thread().skips_entry_work(number.number()));
+        declines(scene, number, number == Syscall::ReplyRecv);
+    }
+    // Syscall work the entry has no lane for: single-stepping, alone.
+    for number in [Syscall::Call, Syscall::ReplyRecv] {
+        let mut scene = Scene::with_rules([]);
+        scene.kernel.objects[scene.thread].work = WorkFlags::SINGLESTEP;
         declines(scene, number, number == Syscall::ReplyRecv);
     }
     // No thread on the CPU.
