@@ -12,8 +12,10 @@
 //! for a thread without entry work (count the syscall, decode it, run it,
 //! write its result, `resume`), but with the operation a constant: no
 //! decoding of the exception class and the syscall number, no dispatch
-//! on the decoded call (some 18 instructions of each slow IPC leg,
-//! `portcullis bench`).
+//! on the decoded call, and a locked closure of its own, much smaller
+//! than the generic entry's (a slow `Call` 465 → 424 and a slow
+//! `ReplyRecv` 461 → 423 with that alone, `portcullis bench`; the `Call`
+//! half then runs `ipc_operation` inline: 373).
 
 use crate::kernel::{Kernel, Resume};
 use crate::platform::Platform;
@@ -59,7 +61,8 @@ impl Kernel {
                     self.ipc_operation_inline::<P, false>(platform, current, operation, capability)
                 };
                 // Its effects first: the common result, tested with one
-                // compare.
+                // compare (not the decision tree over every variant: 6
+                // instructions of a slow `ReplyRecv`).
                 match result {
                     SyscallResult::Ipc(effects) => self.apply_ipc(platform, effects),
                     result => self.apply_result(platform, current, esr, None, result),
